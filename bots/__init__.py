@@ -1,0 +1,1 @@
+"""House bots: random, greedy (and, later, search) players for every game."""

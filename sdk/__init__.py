@@ -1,0 +1,1 @@
+"""Domino Arena SDK: the rules library, the Bot interface and local play."""

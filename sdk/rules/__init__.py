@@ -1,0 +1,81 @@
+"""The rules of the four domino games: pure, standard library only (DESIGN.md decision 3).
+
+>>> from domino_arena.sdk.rules import make_game, parse_action
+>>> state = make_game("passing", players=3).new_game(seed=1)
+>>> state = state.apply(state.legal_actions()[0])
+"""
+
+from .actions import (
+    DEAL,
+    DRAW,
+    NO_TRUMP,
+    PASS,
+    TRUMP_DOUBLES,
+    Action,
+    Bid,
+    Deal,
+    Discard,
+    Draw,
+    Pass,
+    Play,
+    Trump,
+    parse_action,
+)
+from .errors import (
+    GameOverError,
+    IllegalActionError,
+    InvalidActionError,
+    PositionError,
+    RulesError,
+)
+from .registry import GAMES, game_options, make_game
+from .state import (
+    CHANCE,
+    TERMINAL,
+    Game,
+    GameState,
+    HandEnd,
+    HandResult,
+    LogEntry,
+    Observation,
+    Outcome,
+)
+from .tiles import DOUBLE_SIX, Tile, parse_tiles, pip_total
+
+__all__ = [
+    "CHANCE",
+    "DEAL",
+    "DOUBLE_SIX",
+    "DRAW",
+    "GAMES",
+    "NO_TRUMP",
+    "PASS",
+    "TERMINAL",
+    "TRUMP_DOUBLES",
+    "Action",
+    "Bid",
+    "Deal",
+    "Discard",
+    "Draw",
+    "Game",
+    "GameOverError",
+    "GameState",
+    "HandEnd",
+    "HandResult",
+    "IllegalActionError",
+    "InvalidActionError",
+    "LogEntry",
+    "Observation",
+    "Outcome",
+    "Pass",
+    "Play",
+    "PositionError",
+    "RulesError",
+    "Tile",
+    "Trump",
+    "game_options",
+    "make_game",
+    "parse_action",
+    "parse_tiles",
+    "pip_total",
+]

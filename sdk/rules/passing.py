@@ -1,0 +1,266 @@
+"""The Passing Game: a line game with voluntary passing and drawing (RULES.md section 2).
+
+Decisions taken in RULES.md and followed here: a draw takes one tile and ends the turn (P1);
+``draw`` is legal only while 3+ tiles remain (P2); pass and draw are allowed even holding a
+playable tile (P3); the opening turn must place a tile (P4); N passes in a row end the hand (P5);
+a dead position ends the hand at once (P6); the unique lowest total scores (others - own), a tie
+scores nothing (P7, P8); partnerships compare team totals (P9); targets 101/61 or pagat's (P10);
+later hands rotate the starter clockwise (P11).
+
+>>> game = PassingGame(players=2)
+>>> state = game.new_game(seed=7)
+>>> state = state.apply(state.legal_actions()[0])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any, ClassVar, Final
+
+from .actions import DEAL, DRAW, PASS, Action, Draw, Play
+from .errors import InvalidActionError, PositionError
+from .linegame import LineGame, LineGameState, LineObservation
+from .state import HandEnd
+from .tiles import Tile
+
+TARGET_RULES: Final = ("gamerules", "pagat")
+RESERVE: Final = 2
+"""The last two tiles of the boneyard can never be drawn (RULES.md 2.2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PassingGame(LineGame):
+    """Passing Game for 2-4 players; 4 may play as partnerships A+C against B+D."""
+
+    name: ClassVar[str] = "passing"
+    title: ClassVar[str] = "Passing Game"
+    HAND_SIZES: ClassVar[dict[int, int]] = {2: 7, 3: 7, 4: 6}
+
+    players: int = 2
+    partnerships: bool = False
+    target_rule: str = "gamerules"
+
+    def __post_init__(self) -> None:
+        if self.players not in (2, 3, 4):
+            raise InvalidActionError(f"passing: players must be 2, 3 or 4, got {self.players}")
+        if self.partnerships and self.players != 4:
+            raise InvalidActionError(f"passing: partnerships need 4 players, got {self.players}")
+        if self.target_rule not in TARGET_RULES:
+            raise InvalidActionError(
+                f"passing: target_rule must be one of {', '.join(TARGET_RULES)}, "
+                f"got '{self.target_rule}'"
+            )
+
+    @property
+    def num_players(self) -> int:
+        return self.players
+
+    @property
+    def sides(self) -> tuple[tuple[int, ...], ...]:
+        if self.partnerships:
+            return ((0, 2), (1, 3))
+        return tuple((s,) for s in range(self.players))
+
+    @property
+    def target(self) -> int:
+        if self.target_rule == "pagat":
+            return 101 if self.players == 2 or self.partnerships else 61
+        return 101 if self.players < 4 else 61
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "players": self.players,
+            "partnerships": self.partnerships,
+            "target_rule": self.target_rule,
+        }
+
+    def new_game(self, seed: int, *, first_seat: int | None = None) -> PassingState:
+        return PassingState._initial(self, seed, first_seat)
+
+    def from_position(self, **position: Any) -> PassingState:
+        """Build a position.
+
+        Fields: ``hands`` (list of tile lists), ``boneyard`` (tiles in draw order), ``line``
+        (tiles placed so far from W to E, each oriented as laid, e.g. ``["1-4", "4-4", "4-6"]``
+        meaning W shows 1 and E shows 6), ``seat`` (to move), optional ``passes`` (passes in a
+        row so far), ``scores``, ``starter``, ``seed``, ``deal``.
+        """
+        return PassingState._from_position(self, **position)
+
+
+@dataclass(frozen=True, slots=True)
+class PassingObservation(LineObservation):
+    """A seat's view: the line, its ends and the passes in a row, besides the common fields."""
+
+    line: tuple[tuple[int, int], ...]
+    """The tiles of the line from W to E, each as (its west number, its east number)."""
+    ends: tuple[int, int] | None
+    """The numbers showing at W and E; None before the opening tile."""
+    passes: int
+    """Passes in a row since the last play or draw."""
+
+
+class PassingState(LineGameState):
+    """A position of the Passing Game."""
+
+    __slots__ = ("ends", "line", "passes")
+
+    game: PassingGame
+    line: tuple[tuple[int, int], ...]
+    ends: tuple[int, int] | None
+    passes: int
+
+    def _start_layout(self) -> None:
+        self.line = ()
+        self.ends = None
+        self.passes = 0
+
+    def _first_to_act(self) -> int:
+        return self.starter
+
+    def _compute_legal(self) -> list[Action]:
+        if self.seat < 0:
+            return [] if self.winner is not None else [DEAL]
+        hand = self.hands[self.seat]
+        if self.ends is None:
+            return [Play(t) for t in hand]
+        west, east = self.ends
+        actions: list[Action] = [PASS]
+        for tile in hand:
+            if tile.high == west or tile.low == west:
+                actions.append(Play(tile, "W"))
+            if tile.high == east or tile.low == east:
+                actions.append(Play(tile, "E"))
+        if len(self.boneyard) > RESERVE:
+            actions.append(DRAW)
+        return actions
+
+    def _why_illegal(self, action: Action) -> str:
+        if self.seat < 0:
+            return "between hands only the 'deal' step is legal"
+        if isinstance(action, Play):
+            why = self._why_not_play(action, True)
+            if why:
+                return why
+            if self.ends is None:
+                return "RULES.md X1: the opening tile names no end"
+            if action.end not in ("W", "E"):
+                return "RULES.md 2.4: the line has only the ends W and E"
+            shown = self.ends[0 if action.end == "W" else 1]
+            return f"RULES.md 2.5: {action.tile} does not match {shown} showing at {action.end}"
+        if self.ends is None:
+            return "RULES.md 2.5 (P4): the opening turn must place a tile"
+        if isinstance(action, Draw):
+            return (
+                f"RULES.md 2.2: draw needs 3 or more tiles in the boneyard, "
+                f"it holds {len(self.boneyard)}"
+            )
+        return "RULES.md 2.5: only play, draw or pass are actions of the Passing Game"
+
+    def _act(self, action: Action) -> None:
+        if isinstance(action, Play):
+            self._place(action.tile, action.end)
+            self.passes = 0
+            if not self._remove_from_hand(action.tile):
+                self._score_hand(HandEnd.DOMINO, f"seat {self.seat} went out")
+                return
+        elif isinstance(action, Draw):
+            self._draw_into_hand()
+            self.passes = 0
+        else:
+            self.passes += 1
+        if self._is_dead():
+            self._score_hand(HandEnd.BLOCKED, "nobody can play and nothing can be drawn")
+        elif self.passes == self.game.players:
+            self._score_hand(HandEnd.PASSED_OUT, f"{self.passes} passes in a row")
+        else:
+            self._advance()
+
+    def _place(self, tile: Tile, end: str | None) -> None:
+        if self.ends is None:
+            self.line = ((tile.low, tile.high),)
+            self.ends = (tile.low, tile.high)
+        elif end == "W":
+            shown = self.ends[0]
+            self.line = ((tile.other(shown), shown), *self.line)
+            self.ends = (tile.other(shown), self.ends[1])
+        else:
+            shown = self.ends[1]
+            self.line = (*self.line, (shown, tile.other(shown)))
+            self.ends = (self.ends[0], tile.other(shown))
+
+    def _is_dead(self) -> bool:
+        """RULES.md 2.6 b: nobody holds a match and the boneyard holds 2 or fewer tiles."""
+        if len(self.boneyard) > RESERVE or self.ends is None:
+            return False
+        west, east = self.ends
+        return not any(t.has(west) or t.has(east) for hand in self.hands for t in hand)
+
+    def _score_hand(self, end: HandEnd, how: str) -> None:
+        """RULES.md 2.7: the unique lowest side scores (others' total) - (own total)."""
+        totals = self.side_totals()
+        winner = self._unique_lowest_side()
+        if winner is None:
+            self._end_hand(
+                end, None, 0, f"{how}; pip totals {_show(totals)} tie for lowest: nobody scores"
+            )
+            return
+        points = sum(totals) - 2 * totals[winner]
+        self._end_hand(
+            end, winner, points, f"{how}; pip totals {_show(totals)}: side {winner} scores {points}"
+        )
+
+    def observe(self, seat: int) -> PassingObservation:
+        return PassingObservation(
+            **self._base_observation(seat), line=self.line, ends=self.ends, passes=self.passes
+        )
+
+    @classmethod
+    def _from_position(
+        cls,
+        game: PassingGame,
+        *,
+        hands: list[list[str]],
+        boneyard: list[str],
+        line: list[str] | tuple[str, ...] = (),
+        seat: int = 0,
+        passes: int = 0,
+        scores: list[int] | None = None,
+        starter: int | None = None,
+        seed: int = 0,
+        deal: int = 1,
+    ) -> PassingState:
+        laid = tuple(_oriented_text(text) for text in line)
+        state = cls._position_common(
+            game,
+            hands,
+            boneyard,
+            tuple(t for t, _, _ in laid),
+            seat=seat,
+            starter=starter,
+            scores=scores,
+            seed=seed,
+            deal=deal,
+        )
+        for (_, _, right), (_, left, _) in pairwise(laid):
+            if right != left:
+                raise PositionError(f"line: the tiles do not join ({right} next to {left})")
+        state.line = tuple((left, right) for _, left, right in laid)
+        state.ends = (laid[0][1], laid[-1][2]) if laid else None
+        state.passes = passes
+        return state
+
+
+def _oriented_text(text: str) -> tuple[Tile, int, int]:
+    """Parse a laid tile ``"4-6"`` written west number first; the tile is 6-4."""
+    try:
+        tile = Tile.parse(text)
+    except ValueError as exc:
+        raise PositionError(f"line: {exc}") from None
+    left, right = (int(x) for x in text.strip("[] ").split("-"))
+    return tile, left, right
+
+
+def _show(totals: tuple[int, ...]) -> str:
+    return "/".join(str(t) for t in totals)

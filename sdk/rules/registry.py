@@ -1,0 +1,50 @@
+"""The games by name, with their options (python-chess ``VARIANTS`` style).
+
+>>> make_game("passing", players=4, partnerships=True).describe()
+'Passing Game, 4 players in partnerships, to 61'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Final
+
+from .errors import InvalidActionError
+from .passing import PassingGame
+from .state import Game
+
+GAMES: Final[dict[str, type[Game]]] = {
+    PassingGame.name: PassingGame,
+}
+
+
+def make_game(name: str, **options: Any) -> Game:
+    """Return the game called ``name`` configured with ``options``.
+
+    Raises:
+        InvalidActionError: an unknown game or option, or a value the game refuses; the
+            message lists what is accepted.
+    """
+    try:
+        cls = GAMES[name]
+    except KeyError:
+        raise InvalidActionError(
+            f"unknown game '{name}': expected one of {', '.join(sorted(GAMES))}"
+        ) from None
+    accepted = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for key, value in options.items():
+        if key not in accepted:
+            known = ", ".join(accepted) or "none"
+            raise InvalidActionError(f"{name}: unknown option '{key}' (options: {known})")
+        expected = type(accepted[key].default)
+        if type(value) is not expected:
+            raise InvalidActionError(
+                f"{name}: option '{key}' must be {expected.__name__}, got {value!r}"
+            )
+    return cls(**options)
+
+
+def game_options(name: str) -> dict[str, Any]:
+    """Return the options of game ``name`` with their default values."""
+    cls = GAMES[name]
+    return {f.name: f.default for f in dataclasses.fields(cls)}  # type: ignore[arg-type]

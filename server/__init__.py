@@ -1,0 +1,1 @@
+"""The Domino Arena referee service and command line."""

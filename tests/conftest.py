@@ -1,0 +1,6 @@
+"""Shared pytest configuration."""
+
+from hypothesis import settings
+
+settings.register_profile("ci", deadline=None, print_blob=True)
+settings.load_profile("ci")

@@ -1,1 +1,50 @@
-"""House bots: random, greedy (and, later, search) players for every game."""
+"""House bots: random and greedy players for every game, by name.
+
+>>> make_bot("random", seed=1).name
+'random'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from domino_arena.sdk.bot import Bot
+
+from .greedy import GreedyBot, UnsupportedGameError
+from .random_bot import RandomBot
+
+HOUSE_BOTS: Final[dict[str, Callable[[int], Bot]]] = {
+    "random": RandomBot,
+    "greedy": GreedyBot,
+}
+"""Each house bot's name -> a factory taking the bot's seed."""
+
+
+class UnknownBotError(ValueError):
+    """A bot name that is not in :data:`HOUSE_BOTS`."""
+
+
+def make_bot(name: str, seed: int) -> Bot:
+    """Return a new house bot called ``name``, seeded with ``seed``.
+
+    Raises:
+        UnknownBotError: no house bot has that name; the message lists the known ones.
+    """
+    try:
+        factory = HOUSE_BOTS[name]
+    except KeyError:
+        raise UnknownBotError(
+            f"unknown bot '{name}': expected one of {', '.join(sorted(HOUSE_BOTS))}"
+        ) from None
+    return factory(seed)
+
+
+__all__ = [
+    "HOUSE_BOTS",
+    "GreedyBot",
+    "RandomBot",
+    "UnknownBotError",
+    "UnsupportedGameError",
+    "make_bot",
+]

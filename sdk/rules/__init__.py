@@ -28,7 +28,7 @@ from .errors import (
     PositionError,
     RulesError,
 )
-from .registry import GAMES, game_options, make_game
+from .registry import GAMES, configurations, game_options, make_game
 from .state import (
     CHANCE,
     TERMINAL,
@@ -73,6 +73,7 @@ __all__ = [
     "RulesError",
     "Tile",
     "Trump",
+    "configurations",
     "game_options",
     "make_game",
     "parse_action",

@@ -28,6 +28,7 @@ _TRUMP_TEXT: Final = {**{n: str(n) for n in range(7)}, TRUMP_DOUBLES: "doubles",
 _TRUMP_BY_TEXT: Final = {text: code for code, text in _TRUMP_TEXT.items()}
 LINE_ENDS: Final = ("W", "E", "N", "S")
 """End names in Passing and Straight; Doubles names ends by the digit they show."""
+_DIGIT_ENDS: Final = ("0", "1", "2", "3", "4", "5", "6")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,12 @@ class Trump:
 
     suit: int
 
+    def __post_init__(self) -> None:
+        if self.suit not in _TRUMP_TEXT:
+            raise InvalidActionError(
+                f"no trump {self.suit!r}: expected 0-6, TRUMP_DOUBLES (7) or NO_TRUMP (8)"
+            )
+
     def __str__(self) -> str:
         return f"trump {_TRUMP_TEXT[self.suit]}"
 
@@ -132,6 +139,8 @@ DEAL: Final = Deal()
 
 def sort_actions(actions: list[Action]) -> tuple[Action, ...]:
     """Return ``actions`` de-duplicated, in the canonical order every engine uses."""
+    if len(actions) < 2:
+        return tuple(actions)
     return tuple(sorted(set(actions), key=lambda a: a.sort_key))
 
 
@@ -155,13 +164,13 @@ def parse_action(text: str) -> Action:
         if len(args) not in (1, 2):
             raise InvalidActionError(f"bad action '{text}': expected 'play TILE [END]'")
         end = args[1].upper() if len(args) == 2 else None
-        if end is not None and end not in LINE_ENDS and not (end.isdigit() and int(end) <= 6):
+        if end is not None and end not in LINE_ENDS and end not in _DIGIT_ENDS:
             raise InvalidActionError(
                 f"bad action '{text}': end must be one of W, E, N, S or (Doubles) a digit 0-6"
             )
         return Play(Tile.parse(args[0]), end)
     if verb == "bid":
-        if len(args) != 1 or not args[0].isdigit():
+        if len(args) != 1 or not (args[0].isascii() and args[0].isdigit()):
             raise InvalidActionError(f"bad action '{text}': expected 'bid N' with N a number")
         return Bid(int(args[0]))
     if verb == "discard":

@@ -300,6 +300,8 @@ class LineGameState(GameState):
         if not 0 <= seat < n:
             raise PositionError(f"seat: {seat} is not a seat of a {n}-player game")
         state.seat = seat
+        if starter is not None and not 0 <= starter < n:
+            raise PositionError(f"starter: {starter} is not a seat of a {n}-player game")
         state.starter = seat if starter is None else starter
         side_count = len(game.sides)
         state.side_scores = tuple(scores) if scores is not None else (0,) * side_count

@@ -138,11 +138,11 @@ class PassingState(LineGameState):
 
     def _why_illegal(self, action: Action) -> str:
         if self.seat < 0:
-            return "between hands only the 'deal' step is legal"
+            return "RULES.md X6: between hands only the 'deal' step is legal"
         if isinstance(action, Play):
             why = self._why_not_play(action, True)
             if why:
-                return why
+                return f"RULES.md 2.5: {why}"
             if self.ends is None:
                 return "RULES.md X1: the opening tile names no end"
             if action.end not in ("W", "E"):
@@ -248,6 +248,11 @@ class PassingState(LineGameState):
                 raise PositionError(f"line: the tiles do not join ({right} next to {left})")
         state.line = tuple((left, right) for _, left, right in laid)
         state.ends = (laid[0][1], laid[-1][2]) if laid else None
+        if not 0 <= passes < game.players:
+            raise PositionError(
+                f"passes: expected 0 to {game.players - 1} passes in a row "
+                f"({game.players} end the hand, RULES.md 2.6 c), got {passes}"
+            )
         state.passes = passes
         return state
 

@@ -7,14 +7,21 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
+from .doubles import DoublesGame
 from .errors import InvalidActionError
+from .moon import MoonGame
 from .passing import PassingGame
 from .state import Game
+from .straight import StraightGame
 
 GAMES: Final[dict[str, type[Game]]] = {
     PassingGame.name: PassingGame,
+    StraightGame.name: StraightGame,
+    DoublesGame.name: DoublesGame,
+    MoonGame.name: MoonGame,
 }
 
 
@@ -48,3 +55,25 @@ def game_options(name: str) -> dict[str, Any]:
     """Return the options of game ``name`` with their default values."""
     cls = GAMES[name]
     return {f.name: f.default for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+
+
+def configurations(names: Iterable[str] | None = None) -> Iterator[Game]:
+    """Yield every registered game (or those named) in every seating it accepts.
+
+    That is each player count from 2 to 4 the game allows, and 4 in partnerships where the game
+    has them; a game without a ``players`` option (Moon) is yielded once.
+    """
+    for name in sorted(GAMES) if names is None else names:
+        accepted = game_options(name)
+        if "players" not in accepted:
+            yield make_game(name)
+            continue
+        for players in (2, 3, 4):
+            seatings: list[dict[str, Any]] = [{"players": players}]
+            if "partnerships" in accepted and players == 4:
+                seatings.append({"players": players, "partnerships": True})
+            for options in seatings:
+                try:
+                    yield make_game(name, **options)
+                except InvalidActionError:
+                    continue

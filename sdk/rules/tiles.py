@@ -97,7 +97,7 @@ class Tile:
         """
         body = text.strip().removeprefix("[").removesuffix("]")
         parts = body.split("-")
-        if len(parts) != 2 or not all(p.isdigit() and len(p) == 1 for p in parts):
+        if len(parts) != 2 or not all(len(p) == 1 and p in "0123456789" for p in parts):
             raise InvalidActionError(
                 f"bad tile '{text}': expected two numbers 0-{MAX_PIP} joined by '-', e.g. '6-4'"
             )

@@ -1,0 +1,33 @@
+"""A one-ply greedy player for Straight Dominoes.
+
+It plays the tile that scores the most points at once (RULES.md 3.7), and among those the
+heaviest, since pips left in hand feed the opponents' score at the end of the hand (3.9). It
+looks no further ahead; it is the house baseline a real bot should beat.
+"""
+
+from __future__ import annotations
+
+import random
+
+from domino_arena.sdk.rules.actions import Action, Play
+from domino_arena.sdk.rules.straight import StraightObservation
+
+
+def choose(observation: StraightObservation, rng: random.Random) -> Action:
+    """Return the legal action that scores most now, then sheds most pips; ties by ``rng``."""
+    legal = observation.legal_actions
+    layout = observation.layout
+    best: list[Action] = []
+    best_key = (-1, -1)
+    for action in legal:
+        if not isinstance(action, Play):
+            continue
+        count = layout.place(action.tile, action.end).count
+        key = (count if count % 5 == 0 else 0, action.tile.pips)
+        if key > best_key:
+            best, best_key = [action], key
+        elif key == best_key:
+            best.append(action)
+    if not best:
+        return legal[0]  # a lone draw or pass (RULES.md 3.6)
+    return best[0] if len(best) == 1 else rng.choice(best)

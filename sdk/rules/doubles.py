@@ -1,0 +1,536 @@
+"""Doubles: a draw game where every double is a spinner and numbers stay locked (RULES.md §4).
+
+Decisions taken in RULES.md and followed here: a locked end accepts only its own double (D1);
+only the matched number must be unlocked, so a tile's other number may sit exposed as a locked
+end (D2); a double opens three new ends, filled in any order (D3); a player who cannot play
+draws exactly one tile (D4) and must play it at once if it fits (D5); play is compulsory when
+possible (D6); the last two tiles of the boneyard are never drawn (D7); every hand is opened by
+the holder of the highest double, and a deal without doubles is void (D8); a block scores the
+others' pips to the unique lowest hand, a tie scores nothing (D9); going out scores every other
+hand's pips (D10); no partnerships (D11); ends showing the same number are interchangeable, so a
+play names its end by that number, ``play 6-4 6`` (D12).
+
+The layout is kept as what matters for play: the tiles placed so far, how many open ends show
+each number, and which numbers are unlocked.
+
+>>> game = DoublesGame(players=2)
+>>> state = game.new_game(seed=7)
+>>> [str(a) for a in state.legal_actions()]
+['play 5-5']
+>>> state = state.apply(state.legal_actions()[0])
+>>> state.ends, sorted(state.unlocked)
+((5, 5, 5, 5), [5])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+from .actions import DEAL, DRAW, PASS, Action, Deal, Draw, Pass, Play
+from .errors import InvalidActionError, PositionError
+from .linegame import LineGame, LineGameState, LineObservation
+from .state import HandEnd
+from .tiles import DOUBLE_SIX, MAX_PIP, Tile
+
+RESERVE: Final = 2
+"""The last two tiles of the boneyard can never be drawn (RULES.md 4.2, D7)."""
+
+NUMBERS: Final = range(MAX_PIP + 1)
+END_NAMES: Final = tuple(str(n) for n in NUMBERS)
+"""An end is named by the digit it shows (RULES.md D12)."""
+_END_NUMBER: Final = {name: n for n, name in enumerate(END_NAMES)}
+
+_PLAYS: Final[tuple[dict[int, Play], ...]] = tuple(
+    {n: Play(t, END_NAMES[n]) for n in {t.high, t.low}} for t in DOUBLE_SIX
+)
+"""``_PLAYS[tile.index][n]``: the one shared action placing ``tile`` on an end showing ``n``."""
+_OPENINGS: Final[tuple[Play, ...]] = tuple(Play(t) for t in DOUBLE_SIX)
+DOUBLES_HIGH_FIRST: Final = tuple(Tile(n, n) for n in reversed(NUMBERS))
+"""The order in which the opening double is looked for (RULES.md 4.3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DoublesGame(LineGame):
+    """Doubles for 2-4 players, each playing alone (RULES.md 4.1, D11)."""
+
+    name: ClassVar[str] = "doubles"
+    title: ClassVar[str] = "Doubles"
+    HAND_SIZES: ClassVar[dict[int, int]] = {2: 8, 3: 6, 4: 6}
+    TARGET: ClassVar[int] = 100
+
+    players: int = 2
+
+    def __post_init__(self) -> None:
+        if self.players not in (2, 3, 4):
+            raise InvalidActionError(f"doubles: players must be 2, 3 or 4, got {self.players}")
+
+    @property
+    def num_players(self) -> int:
+        return self.players
+
+    @property
+    def sides(self) -> tuple[tuple[int, ...], ...]:
+        return tuple((s,) for s in range(self.players))
+
+    @property
+    def target(self) -> int:
+        return self.TARGET
+
+    def options(self) -> dict[str, Any]:
+        return {"players": self.players}
+
+    def new_game(self, seed: int, *, first_seat: int | None = None) -> DoublesState:
+        """Deal the first hand from ``seed``.
+
+        ``first_seat`` only moves the (unused) rotation: in Doubles the holder of the highest
+        double always opens (RULES.md 4.3, D8).
+        """
+        return DoublesState._initial(self, seed, first_seat)
+
+    def from_position(self, **position: Any) -> DoublesState:
+        """Build a position.
+
+        Fields:
+
+        - ``hands``: one list of tiles per seat, e.g. ``[["6-6", "5-4"], ["3-1"]]``.
+        - ``boneyard``: its tiles in draw order (the first is drawn next).
+        - The layout, in one of two forms (omit both for an opening position):
+
+          - ``placed``: the plays so far in order, as the text of each play without the word
+            ``play``: ``["6-6", "6-4 6", "4-4 4"]``. They are replayed under RULES.md 4.4-4.5.
+          - ``laid`` (the tiles in the layout, in any order) with ``ends`` (the numbers the open
+            ends show, e.g. ``[4, 4, 4, 6, 6, 6]``) and optionally ``unlocked`` (must be exactly
+            the numbers whose double is laid). They are checked for consistency.
+
+        - ``seat``: the seat to move. Before the opening it defaults to the holder of the
+          highest double (and must be that seat); afterwards it is required.
+        - ``drawn``: a tile the seat to move has just drawn and must play now (RULES.md D5).
+        - ``scores`` (one per seat), ``starter`` (the seat that opened), ``seed``, ``deal``.
+        """
+        return DoublesState._from_position(self, **position)
+
+
+@dataclass(frozen=True, slots=True)
+class DoublesObservation(LineObservation):
+    """A seat's view: the layout and the unlocked numbers, besides the common fields."""
+
+    placed: tuple[Tile, ...]
+    """The tiles of the layout, in the order they were placed."""
+    ends: tuple[int, ...]
+    """The numbers shown by the open ends, sorted (a multiset: equal ends are alike, D12)."""
+    unlocked: frozenset[int]
+    """The numbers whose double is in the layout (RULES.md 4.5)."""
+    drawn: Tile | None
+    """In the mover's own view only: the tile just drawn that must be played now (D5)."""
+
+
+class DoublesState(LineGameState):
+    """A position of Doubles.
+
+    The layout lives in ``placed`` (tiles in order), ``counts`` (open ends showing each number),
+    and two bit masks over the numbers 0-6: ``open_mask`` (some end shows n) and
+    ``unlocked_mask`` (``[n-n]`` is laid).
+    """
+
+    __slots__ = ("counts", "drawn", "open_mask", "placed", "unlocked_mask")
+
+    game: DoublesGame
+    placed: tuple[Tile, ...]
+    counts: tuple[int, ...]
+    open_mask: int
+    unlocked_mask: int
+    drawn: Tile | None
+    """The tile the mover just drew and must play at once (RULES.md 4.6, D5), else None."""
+
+    # -- public views of the layout -----------------------------------------------------------
+
+    @property
+    def ends(self) -> tuple[int, ...]:
+        """The numbers shown by the open ends, sorted."""
+        return tuple(n for n in NUMBERS for _ in range(self.counts[n]))
+
+    @property
+    def unlocked(self) -> frozenset[int]:
+        """The unlocked numbers (RULES.md 4.5)."""
+        return frozenset(n for n in NUMBERS if self.unlocked_mask >> n & 1)
+
+    def can_place(self, tile: Tile) -> bool:
+        """Return whether ``tile`` fits some open end under the locking rule (RULES.md 4.5)."""
+        if tile.is_double:
+            return bool(self.open_mask >> tile.high & 1)
+        free = self.open_mask & self.unlocked_mask
+        return bool((free >> tile.high | free >> tile.low) & 1)
+
+    def _start_layout(self) -> None:
+        self.placed = ()
+        self.counts = (0,) * len(NUMBERS)
+        self.open_mask = 0
+        self.unlocked_mask = 0
+        self.drawn = None
+
+    def _first_to_act(self) -> int | None:
+        """RULES.md 4.3: the holder of the highest double; None (a void deal) if nobody has one."""
+        for double in DOUBLES_HIGH_FIRST:
+            for seat, hand in enumerate(self.hands):
+                if double in hand:
+                    return seat
+        return None
+
+    def _compute_legal(self) -> list[Action]:
+        if self.seat < 0:
+            return [] if self.winner is not None else [DEAL]
+        hand = self.hands[self.seat]
+        if not self.placed:
+            return [_OPENINGS[_highest_double(hand).index]]
+        opened = self.open_mask
+        free = opened & self.unlocked_mask
+        actions: list[Action] = []
+        for tile in (self.drawn,) if self.drawn is not None else hand:
+            high = tile.high
+            low = tile.low
+            if high == low:
+                if opened >> high & 1:
+                    actions.append(_PLAYS[tile.index][high])
+            else:
+                if free >> low & 1:
+                    actions.append(_PLAYS[tile.index][low])
+                if free >> high & 1:
+                    actions.append(_PLAYS[tile.index][high])
+        if actions:
+            return actions
+        return [DRAW] if len(self.boneyard) > RESERVE else [PASS]
+
+    def _why_illegal(self, action: Action) -> str:
+        if self.seat < 0:
+            return "RULES.md X6: between hands only the 'deal' step is legal"
+        if not self.placed:
+            double = _highest_double(self.hands[self.seat])
+            if isinstance(action, Play) and action.tile is double:
+                return "RULES.md X1: the opening tile names no end"
+            return f"RULES.md 4.3: the hand must open with {double}, the highest double"
+        if self.drawn is not None and not (isinstance(action, Play) and action.tile is self.drawn):
+            return (
+                f"RULES.md 4.6 (D5): {self.drawn} was just drawn and fits, "
+                "so it must be played at once"
+            )
+        if isinstance(action, Play):
+            return self._why_not_placed(action)
+        can_play = any(isinstance(a, Play) for a in self.legal_actions())
+        if isinstance(action, Draw):
+            if can_play:
+                return "RULES.md 4.6: you can play, so you may not draw"
+            return (
+                f"RULES.md 4.2 (D7): the last two tiles of the boneyard cannot be drawn; "
+                f"it holds {len(self.boneyard)}"
+            )
+        if isinstance(action, Pass):
+            if can_play:
+                return "RULES.md 4.6: you can play, so you may not pass"
+            return (
+                f"RULES.md 4.6: you cannot play and the boneyard holds {len(self.boneyard)}, "
+                "so you must draw"
+            )
+        if isinstance(action, Deal):
+            return "RULES.md X6: a deal happens only between hands"
+        return "RULES.md 0.4: the actions of Doubles are play, draw and pass"
+
+    def _why_not_placed(self, action: Play) -> str:
+        why = self._why_not_play(action, True) or self._placement_error(action.tile, action.end)
+        return why or "RULES.md 4.5: that play is not legal here"
+
+    def _act(self, action: Action) -> None:
+        if isinstance(action, Play):
+            self._place(action.tile, action.end)
+            self.drawn = None
+            if not self._remove_from_hand(action.tile):
+                self._score_domino()
+                return
+        elif isinstance(action, Draw):
+            tile = self._draw_into_hand()
+            if self.can_place(tile):
+                self.drawn = tile
+                return
+        # RULES.md 0.7: after every action; a domino was reported first (X4).
+        if self._is_blocked():
+            self._score_block()
+        else:
+            self._advance()
+
+    def _place(self, tile: Tile, end: str | None) -> None:
+        """Lay ``tile`` (RULES.md 4.4): on the end showing ``end``, or as the opening double."""
+        counts = list(self.counts)
+        number = tile.high
+        if end is None:
+            counts[number] = 4
+            self.open_mask = 1 << number
+            self.unlocked_mask = 1 << number
+        else:
+            shown = _END_NUMBER[end]
+            if tile.is_double:
+                counts[shown] += 2
+                self.unlocked_mask |= 1 << shown
+            else:
+                counts[shown] -= 1
+                other = tile.low if number == shown else number
+                counts[other] += 1
+                self.open_mask |= 1 << other
+                if not counts[shown]:
+                    self.open_mask &= ~(1 << shown)
+        self.counts = tuple(counts)
+        self.placed = (*self.placed, tile)
+
+    def _is_blocked(self) -> bool:
+        """RULES.md 4.7: the boneyard holds 2 or fewer and nobody has a legal play."""
+        if len(self.boneyard) > RESERVE:
+            return False
+        opened = self.open_mask
+        free = opened & self.unlocked_mask
+        for hand in self.hands:
+            for tile in hand:
+                if tile.high == tile.low:
+                    if opened >> tile.high & 1:
+                        return False
+                elif (free >> tile.high | free >> tile.low) & 1:
+                    return False
+        return True
+
+    def _score_domino(self) -> None:
+        """RULES.md 4.8, D10: going out scores every other hand's pips."""
+        points = sum(self.seat_totals())
+        self._end_hand(
+            HandEnd.DOMINO,
+            self.seat,
+            points,
+            f"seat {self.seat} went out; {points} pips in other hands: seat {self.seat} "
+            f"scores {points}",
+        )
+
+    def _score_block(self) -> None:
+        """RULES.md 4.8, D9: the unique lowest hand scores the others' pips; a tie, nobody."""
+        totals = self.seat_totals()
+        shown = "/".join(str(t) for t in totals)
+        winner = self._unique_lowest_side()
+        if winner is None:
+            self._end_hand(
+                HandEnd.BLOCKED,
+                None,
+                0,
+                f"blocked; pip totals {shown} tie for lowest: nobody scores",
+            )
+            return
+        points = sum(totals) - totals[winner]
+        self._end_hand(
+            HandEnd.BLOCKED,
+            winner,
+            points,
+            f"blocked; pip totals {shown}: seat {winner} scores {points}",
+        )
+
+    def observe(self, seat: int) -> DoublesObservation:
+        return DoublesObservation(
+            **self._base_observation(seat),
+            placed=self.placed,
+            ends=self.ends,
+            unlocked=self.unlocked,
+            drawn=self.drawn if seat == self.seat else None,
+        )
+
+    # -- explicit positions -------------------------------------------------------------------
+
+    @classmethod
+    def _from_position(
+        cls,
+        game: DoublesGame,
+        *,
+        hands: Sequence[Sequence[str | Tile]],
+        boneyard: Sequence[str | Tile],
+        placed: Sequence[str] | None = None,
+        laid: Sequence[str | Tile] | None = None,
+        ends: Sequence[int] | None = None,
+        unlocked: Sequence[int] | None = None,
+        seat: int | None = None,
+        drawn: str | Tile | None = None,
+        scores: Sequence[int] | None = None,
+        starter: int | None = None,
+        seed: int = 0,
+        deal: int = 1,
+    ) -> DoublesState:
+        layout = cls.__new__(cls)
+        layout._start_layout()
+        if placed is not None:
+            if laid is not None or ends is not None or unlocked is not None:
+                raise PositionError(
+                    "placed: give the layout either as 'placed' or as 'laid' + 'ends', not both"
+                )
+            layout._replay(placed)
+        else:
+            layout._check_layout(laid or (), ends or (), unlocked)
+        opening = not layout.placed
+        if seat is None and not opening:
+            raise PositionError("seat: required once tiles are laid")
+        state = cls._position_common(
+            game,
+            hands,
+            boneyard,
+            layout.placed,
+            seat=0 if seat is None else seat,
+            starter=starter,
+            scores=tuple(scores) if scores is not None else None,
+            seed=seed,
+            deal=deal,
+        )
+        state.placed = layout.placed
+        state.counts = layout.counts
+        state.open_mask = layout.open_mask
+        state.unlocked_mask = layout.unlocked_mask
+        state.drawn = None
+        for i, hand in enumerate(state.hands):
+            if not hand:
+                raise PositionError(f"hands[{i}]: empty, so the hand is already over (domino)")
+        for side, score in enumerate(state.side_scores):
+            if score >= game.target:
+                raise PositionError(
+                    f"scores: seat {side} has {score}, the target is {game.target}, "
+                    "so the game is over"
+                )
+        if opening:
+            holder = state._first_to_act()
+            if holder is None:
+                raise PositionError("hands: nobody holds a double, so the deal is void (4.3)")
+            if seat is None:
+                state.seat = holder
+                state.starter = holder if starter is None else starter
+            elif seat != holder:
+                double = _highest_double(state.hands[holder])
+                raise PositionError(
+                    f"seat: {double}, the highest double, is in hands[{holder}], "
+                    f"so seat {holder} opens (4.3), not seat {seat}"
+                )
+        if drawn is not None:
+            state.drawn = state._check_drawn(drawn)
+        if not opening and state._is_blocked():
+            raise PositionError(
+                "hands: nobody can play and the boneyard holds 2 or fewer, "
+                "so the hand is already over (blocked, 4.7)"
+            )
+        return state
+
+    def _placement_error(self, tile: Tile, end: str | None) -> str | None:
+        """Return why ``tile`` cannot go on ``end`` of this non-empty layout, or None."""
+        if end is None:
+            return "RULES.md X1: every play after the opening names its end"
+        number = _END_NUMBER.get(end)
+        if number is None:
+            return f"RULES.md D12: an end is named by the digit it shows, not '{end}'"
+        if not self.open_mask >> number & 1:
+            return f"RULES.md 4.4: no open end shows {number}"
+        if not tile.has(number):
+            return f"RULES.md 4.5: {tile} does not contain {number}"
+        if not tile.is_double and not self.unlocked_mask >> number & 1:
+            return f"RULES.md 4.5: {number} is locked until {number}-{number} is played"
+        return None
+
+    def _replay(self, placed: Sequence[str]) -> None:
+        """Lay the plays ``placed`` (``"6-6"``, ``"6-4 6"``, ...) in order, checking each."""
+        for i, text in enumerate(placed):
+            field = f"placed[{i}]"
+            words = str(text).split()
+            if words and words[0].lower() == "play":
+                words = words[1:]
+            if len(words) not in (1, 2):
+                raise PositionError(f"{field}: expected 'TILE' or 'TILE END', got '{text}'")
+            tile = _parse_tile(words[0], field)
+            end = words[1] if len(words) == 2 else None
+            if tile in self.placed:
+                raise PositionError(f"{field}: {tile} is already laid")
+            if i == 0:
+                if end is not None or not tile.is_double:
+                    raise PositionError(
+                        f"{field}: a hand opens with a double that names no end (4.3, X1), "
+                        f"got '{text}'"
+                    )
+            else:
+                why = self._placement_error(tile, end)
+                if why:
+                    raise PositionError(f"{field}: {why}")
+            self._place(tile, end)
+
+    def _check_layout(
+        self,
+        laid: Sequence[str | Tile],
+        ends: Sequence[int],
+        unlocked: Sequence[int] | None,
+    ) -> None:
+        """Take a layout given as its tiles and open ends, if it could arise in play."""
+        tiles = tuple(t if isinstance(t, Tile) else _parse_tile(t, "laid") for t in laid)
+        for end in ends:
+            if type(end) is not int or end not in NUMBERS:
+                raise PositionError(f"ends: {end!r} is not a number from 0 to {MAX_PIP}")
+        if not tiles:
+            if ends or unlocked:
+                raise PositionError("laid: no tile is laid, so no end is open or unlocked")
+            return
+        doubles = {t.high for t in tiles if t.is_double}
+        if not doubles:
+            raise PositionError("laid: no double is laid, but every hand opens with one (4.3)")
+        if unlocked is not None and set(unlocked) != doubles:
+            raise PositionError(
+                f"unlocked: must be the numbers whose double is laid (4.5): {sorted(doubles)}"
+            )
+        for tile in tiles:
+            if not tile.is_double and tile.high not in doubles and tile.low not in doubles:
+                raise PositionError(
+                    f"laid: {tile} could not have been placed, {tile.high} and {tile.low} "
+                    "are both locked (4.5)"
+                )
+        expected = 2 * len(doubles) + 2
+        if len(ends) != expected:
+            raise PositionError(
+                f"ends: {len(doubles)} laid doubles leave {expected} open ends (4.4), "
+                f"got {len(ends)}"
+            )
+        counts = [0] * len(NUMBERS)
+        for n in NUMBERS:
+            halves = 4 * (n in doubles) + sum(1 for t in tiles if not t.is_double and t.has(n))
+            shown = sum(1 for e in ends if e == n)
+            if n not in doubles and shown != halves:
+                raise PositionError(
+                    f"ends: {n} is locked, so each of the {halves} laid halves showing {n} "
+                    f"is still an open end (4.5), got {shown}"
+                )
+            if shown > halves or (halves - shown) % 2:
+                raise PositionError(
+                    f"ends: {shown} ends showing {n} cannot come from the laid tiles (4.4)"
+                )
+            counts[n] = shown
+        self.placed = tiles
+        self.counts = tuple(counts)
+        self.open_mask = sum(1 << n for n in NUMBERS if counts[n])
+        self.unlocked_mask = sum(1 << n for n in doubles)
+
+    def _check_drawn(self, drawn: str | Tile) -> Tile:
+        tile = drawn if isinstance(drawn, Tile) else _parse_tile(drawn, "drawn")
+        if tile not in self.hands[self.seat]:
+            raise PositionError(f"drawn: {tile} is not in hands[{self.seat}], the seat to move")
+        if not self.placed:
+            raise PositionError("drawn: nobody draws before the opening double (4.3)")
+        if not self.can_place(tile):
+            raise PositionError(f"drawn: {tile} fits no end, so the turn would have ended (4.6)")
+        return tile
+
+
+def _parse_tile(text: str, field: str) -> Tile:
+    try:
+        return Tile.parse(text)
+    except ValueError as exc:
+        raise PositionError(f"{field}: {exc}") from None
+
+
+def _highest_double(hand: Sequence[Tile]) -> Tile:
+    """Return the highest double in ``hand`` (hands are sorted, so it is the last double)."""
+    for tile in reversed(hand):
+        if tile.is_double:
+            return tile
+    raise AssertionError("the opener holds a double")

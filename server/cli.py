@@ -41,6 +41,8 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 
+from .local_round_robin import entrant_bot, play_configuration
+
 PROG: Final = "domino-arena"
 
 
@@ -357,8 +359,6 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _round_robin(args: argparse.Namespace) -> int:
-    from .local_round_robin import entrant_bot, play_configuration
-
     names = [n.strip() for n in args.games.split(",") if n.strip()]
     for name in names:
         if name not in GAMES:

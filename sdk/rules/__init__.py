@@ -21,6 +21,7 @@ from .actions import (
     Trump,
     parse_action,
 )
+from .doubles import DoublesGame, DoublesObservation, DoublesState
 from .errors import (
     GameOverError,
     IllegalActionError,
@@ -28,6 +29,10 @@ from .errors import (
     PositionError,
     RulesError,
 )
+from .linegame import LineObservation
+from .moon import MoonGame, MoonObservation, MoonState, Trick
+from .passing import PassingGame, PassingObservation, PassingState
+from .perft import perft
 from .registry import GAMES, configurations, game_options, make_game
 from .state import (
     CHANCE,
@@ -40,6 +45,7 @@ from .state import (
     Observation,
     Outcome,
 )
+from .straight import StraightGame, StraightLayout, StraightObservation, StraightState
 from .tiles import DOUBLE_SIX, Tile, parse_tiles, pip_total
 
 __all__ = [
@@ -56,6 +62,9 @@ __all__ = [
     "Bid",
     "Deal",
     "Discard",
+    "DoublesGame",
+    "DoublesObservation",
+    "DoublesState",
     "Draw",
     "Game",
     "GameOverError",
@@ -64,19 +73,32 @@ __all__ = [
     "HandResult",
     "IllegalActionError",
     "InvalidActionError",
+    "LineObservation",
     "LogEntry",
+    "MoonGame",
+    "MoonObservation",
+    "MoonState",
     "Observation",
     "Outcome",
     "Pass",
+    "PassingGame",
+    "PassingObservation",
+    "PassingState",
     "Play",
     "PositionError",
     "RulesError",
+    "StraightGame",
+    "StraightLayout",
+    "StraightObservation",
+    "StraightState",
     "Tile",
+    "Trick",
     "Trump",
     "configurations",
     "game_options",
     "make_game",
     "parse_action",
     "parse_tiles",
+    "perft",
     "pip_total",
 ]

@@ -29,7 +29,12 @@ from domino_arena.sdk.rules.actions import (
     sort_actions,
 )
 from domino_arena.sdk.rules.dealing import deal_round_robin, first_seat, shuffled
-from domino_arena.sdk.rules.errors import GameOverError, IllegalActionError, PositionError
+from domino_arena.sdk.rules.errors import (
+    GameOverError,
+    IllegalActionError,
+    InvalidActionError,
+    PositionError,
+)
 from domino_arena.sdk.rules.moon import (
     MOON_TILES,
     TRUMP_LED,
@@ -177,7 +182,7 @@ def test_game_configuration() -> None:
         21,
     )
     assert GAME.sides == ((0,), (1,), (2,))
-    assert GAME.options() == {}
+    assert GAME.options() == {"deal_limit": 100}
     assert MoonGame() == GAME
     assert GAME.describe() == "Three-Player Moon, 3 players, to 21"
 
@@ -903,3 +908,89 @@ def test_greedy_beats_random_players() -> None:
         assert outcome is not None
         wins += outcome.winner == greedy_seat
     assert wins >= 20, f"greedy won {wins} of {games} (chance is 10)"
+
+
+# -- the deal limit: docs/rules.md 7.2 (RULES.md is silent on a game nobody can win) ------------
+
+
+def at_last_trick(game: MoonGame, scores: list[int], deal: int) -> MoonState:
+    """Seat 0 bid 4, took 6 of 7 tricks so far; the last trick is forced; seat 0 wins it."""
+    rest = [str(t) for t in MOON_TILES if str(t) not in ("6-6", "2-1", "3-1")]
+    return game.from_position(
+        hands=[["6-6"], ["2-1"], ["3-1"]],
+        first_bidder=0,
+        bidder=0,
+        contract=4,
+        discard=rest[0],
+        trump=6,
+        tricks_won=[4, 1, 1],
+        leader=0,
+        played=rest[1:],
+        scores=scores,
+        seed=5,
+        deal=deal,
+    )
+
+
+def test_at_the_deal_limit_the_unique_highest_score_wins_even_below_21() -> None:
+    state = finish(at_last_trick(MoonGame(deal_limit=3), [-30, 2, -4], deal=3))
+    assert state.is_terminal()
+    assert state.scores == (-26, 3, -3)
+    outcome = state.outcome()
+    assert outcome is not None and outcome.winner == 1
+    assert "deal limit of 3 deals" in outcome.detail
+
+
+def test_before_the_deal_limit_play_goes_on() -> None:
+    state = finish(at_last_trick(MoonGame(deal_limit=4), [-30, 2, -4], deal=3))
+    assert state.current_seat == CHANCE and state.outcome() is None
+
+
+def test_a_tie_for_highest_at_the_deal_limit_plays_on_until_one_leads() -> None:
+    state = finish(at_last_trick(MoonGame(deal_limit=3), [-30, 3, 2], deal=3))
+    assert state.scores == (-26, 4, 3)
+    assert state.is_terminal()  # 4 against 3: seat 1 is strictly highest
+    tied = finish(at_last_trick(MoonGame(deal_limit=3), [-30, 2, 3], deal=3))
+    assert tied.scores == (-26, 3, 4) and tied.outcome() is not None
+    level = finish(at_last_trick(MoonGame(deal_limit=3), [-30, 3, 3], deal=3))
+    assert level.scores == (-26, 4, 4)
+    assert level.current_seat == CHANCE, "a tie for highest at the limit deals again"
+
+
+def test_a_void_deal_at_the_limit_also_ends_the_game() -> None:
+    tiles = [str(t) for t in MOON_TILES]
+    position: dict[str, Any] = {
+        "hands": [tiles[0:7], tiles[7:14], tiles[14:21]],
+        "widow": tiles[21],
+        "first_bidder": 0,
+        "bids": [None, None],
+        "scores": [1, 0, 0],
+        "deal": 2,
+        "seed": 3,
+    }
+    ended = run(MoonGame(deal_limit=2).from_position(**position), "pass")
+    assert ended.hand_results[-1].end is HandEnd.VOID
+    outcome = ended.outcome()
+    assert outcome is not None and outcome.winner == 0
+    going_on = run(MoonGame(deal_limit=3).from_position(**position), "pass")
+    assert going_on.current_seat == CHANCE
+    level = run(MoonGame(deal_limit=2).from_position(**{**position, "scores": [1, 1, 0]}), "pass")
+    assert level.current_seat == CHANCE, "a tie for highest at the limit deals again"
+
+
+def test_deal_limit_zero_turns_the_limit_off_and_bad_values_are_refused() -> None:
+    state = finish(at_last_trick(MoonGame(deal_limit=0), [-30, 2, -4], deal=500))
+    assert state.current_seat == CHANCE
+    with pytest.raises(InvalidActionError, match="deal_limit must be 0"):
+        MoonGame(deal_limit=-1)
+    with pytest.raises(InvalidActionError, match="deal_limit must be an integer"):
+        MoonGame(deal_limit=True)
+
+
+def test_uniformly_random_players_always_finish_within_the_limit() -> None:
+    for seed in range(40):
+        state = GAME.new_game(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            state = state.apply(rng.choice(state.legal_actions()))
+        assert state.deal_number <= GAME.deal_limit + 20

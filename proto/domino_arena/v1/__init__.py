@@ -1,0 +1,1 @@
+"""Generated protocol code (``proto/generate.py``); never edit by hand."""

@@ -14,6 +14,23 @@ Step ``i`` is always on line ``i + 2`` (blank lines are refused), so every messa
 both. Nothing in a record depends on the clock unless the caller passes a ``created`` time or
 think times, so the same game always writes the same bytes.
 
+Format 2 adds what a refereed match needs (format 1 records are still read and replayed):
+
+* a ``fault`` line per fault charged to a seat, after the last step and before the result
+  (DESIGN.md decision 9)::
+
+    {"type": "fault", "seat": 1, "turn": 7, "step": 12, "kind": "timeout", "reason": "...",
+     "strikes": 1, "forfeited": false}
+
+  ``step`` is the index of the step that was due; ``turn`` the request it answered.
+* ``"substituted": true`` on a step the referee played for a faulting seat;
+* ``"termination"`` on the result line when the match did not end by the rules: ``forfeit``
+  (the winner is then :func:`forfeit_winner`'s), ``void`` or ``aborted`` (``winner`` null);
+  the scores and hands are those reached when play stopped;
+* optional header fields ``match_id`` and ``fault_policy``.
+
+A record written without any of these is a format 1 record with ``"format": 2``.
+
 >>> from domino_arena.sdk.rules import make_game
 >>> state = make_game("passing").new_game(seed=7, first_seat=0)
 >>> while not state.is_terminal():
@@ -25,6 +42,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -45,8 +63,20 @@ from .rules import (
     parse_action,
 )
 
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 """Version of the record layout written by :func:`write_record`."""
+
+READABLE_FORMATS: Final = (1, 2)
+"""Record layouts :func:`read_record` and :func:`replay` accept."""
+
+NORMAL: Final = "normal"
+"""The termination of a match played to the end by the rules."""
+
+TERMINATIONS: Final = (NORMAL, "forfeit", "void", "aborted")
+"""How a match can end (the referee's ``Termination`` values)."""
+
+FAULT_KINDS: Final = ("timeout", "illegal", "malformed", "disconnected")
+"""What a seat can be charged with (the referee's ``FaultKind`` values)."""
 
 RULES_VERSION: Final = "1"
 """Version of RULES.md the engines implement."""
@@ -64,14 +94,34 @@ class RecordStep:
     action: Action
     think_ms: float | None = None
     """Time the bot took to answer, in milliseconds; None for chance steps or when not timed."""
+    substituted: bool = False
+    """The referee played this step for a faulting seat (format 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFault:
+    """A fault charged to a seat (format 2): what it did, and what the policy did about it."""
+
+    seat: int
+    turn: int
+    """The request the fault belongs to (numbered from 1 through the match)."""
+    step: int
+    """Index of the step that was due; equal to the number of steps when the seat forfeited."""
+    kind: str
+    """One of :data:`FAULT_KINDS`."""
+    reason: str
+    strikes: int
+    """Faults charged to this seat so far in the match, this one included."""
+    forfeited: bool
+    """This fault lost the seat the match."""
 
 
 @dataclass(frozen=True, slots=True)
 class RecordResult:
-    """The result line: the engine's outcome and every scored hand."""
+    """The result line: the engine's outcome (or how the referee ended the match) and hands."""
 
-    winner: int
-    """The winning side."""
+    winner: int | None
+    """The winning side; None only for a ``void`` or ``aborted`` match."""
     scores: tuple[int, ...]
     """Final score of each side."""
     sides: tuple[tuple[int, ...], ...]
@@ -79,6 +129,8 @@ class RecordResult:
     hands: tuple[HandResult, ...]
     """Every deal of the game, void deals included."""
     detail: str
+    termination: str = NORMAL
+    """One of :data:`TERMINATIONS` (format 2); anything but ``normal`` means play stopped early."""
 
     @classmethod
     def from_state(cls, state: GameState) -> RecordResult:
@@ -118,6 +170,24 @@ class MatchRecord:
     """When the match was played (any text, e.g. ISO 8601); None keeps records reproducible."""
     rules_version: str = RULES_VERSION
     format_version: int = FORMAT_VERSION
+    faults: tuple[RecordFault, ...] = ()
+    """Every fault charged to a seat, in order (format 2)."""
+    match_id: str | None = None
+    fault_policy: dict[str, Any] | None = None
+    """The referee's fault policy, e.g. ``{"policy": "substitute", "max_strikes": 3}``."""
+
+
+def forfeit_winner(scores: Sequence[int], loser: int) -> int:
+    """Return the side that wins when side ``loser`` forfeits.
+
+    With two sides it is the other one. With three or more, it is the side with the highest
+    score among the others, the lowest side index breaking a tie: the forfeit ends the game,
+    so the game's own "most points wins" order decides between those still in it.
+    """
+    others = [side for side in range(len(scores)) if side != loser]
+    if not others:
+        raise ValueError("a forfeit needs at least two sides")
+    return max(others, key=lambda side: (scores[side], -side))
 
 
 def record_from_state(
@@ -129,18 +199,31 @@ def record_from_state(
     think_ms: Sequence[float | None] | None = None,
     time_control: dict[str, Any] | None = None,
     created: str | None = None,
+    termination: str = NORMAL,
+    winner: int | None = None,
+    detail: str | None = None,
+    faults: Sequence[RecordFault] = (),
+    substituted: Iterable[int] = (),
+    match_id: str | None = None,
+    fault_policy: dict[str, Any] | None = None,
 ) -> MatchRecord:
-    """Build the record of a finished game from its final state (the log is ``state.history``).
+    """Build the record of a game from its last state (the log is ``state.history``).
 
     Args:
-        final_state: the state at the end of the game.
+        final_state: the state at the end of the game, or where the referee stopped it.
         seats: the name of the player in each seat.
         seed, first_seat: the arguments the game was started with (``first_seat`` resolved:
             pass the seat that actually started, not None).
         think_ms: one entry per step of ``final_state.history``, or None for untimed play.
+        termination: one of :data:`TERMINATIONS`; ``normal`` takes the result from the
+            engine's outcome, the others from ``winner`` and ``detail``.
+        winner, detail: the result of a match that did not end by the rules (``winner`` must
+            be None for ``void`` and ``aborted``).
+        faults, substituted: the faults charged, and the indices of the steps the referee
+            played for a faulting seat.
 
     Raises:
-        ValueError: the game is not over, or ``seats``/``think_ms`` have the wrong length.
+        ValueError: a normal game is not over, or an argument does not fit the others.
     """
     game = final_state.game
     history = final_state.history
@@ -152,6 +235,26 @@ def record_from_state(
         raise ValueError(f"expected {len(history)} think times, one per step, got {len(think_ms)}")
     else:
         times = think_ms
+    if termination not in TERMINATIONS:
+        raise ValueError(f"unknown termination '{termination}': expected one of {TERMINATIONS}")
+    if termination == NORMAL:
+        if winner is not None or detail is not None:
+            raise ValueError("a normal result comes from the engine: pass no winner or detail")
+        result = RecordResult.from_state(final_state)
+    else:
+        if (winner is None) != (termination != "forfeit"):
+            raise ValueError(
+                f"a {termination} result needs {'a' if winner is None else 'no'} winner"
+            )
+        result = RecordResult(
+            winner=winner,
+            scores=final_state.scores,
+            sides=game.sides,
+            hands=final_state.hand_results,
+            detail=detail or termination,
+            termination=termination,
+        )
+    played_for = set(substituted)
     return MatchRecord(
         game=game.name,
         options=game.options(),
@@ -159,12 +262,15 @@ def record_from_state(
         seed=seed,
         first_seat=first_seat,
         steps=tuple(
-            RecordStep(entry.seat, entry.action, ms)
-            for entry, ms in zip(history, times, strict=True)
+            RecordStep(entry.seat, entry.action, ms, index in played_for)
+            for index, (entry, ms) in enumerate(zip(history, times, strict=True))
         ),
-        result=RecordResult.from_state(final_state),
+        result=result,
         time_control=time_control,
         created=created,
+        faults=tuple(faults),
+        match_id=match_id,
+        fault_policy=fault_policy,
     )
 
 
@@ -187,33 +293,50 @@ def record_lines(record: MatchRecord) -> list[str]:
         header["time_control"] = record.time_control
     if record.created is not None:
         header["created"] = record.created
+    if record.match_id is not None:
+        header["match_id"] = record.match_id
+    if record.fault_policy is not None:
+        header["fault_policy"] = record.fault_policy
     lines = [_dump(header)]
     for index, step in enumerate(record.steps):
         ms = None if step.think_ms is None else round(step.think_ms, 3)
+        line: dict[str, Any] = {
+            "type": "step",
+            "index": index,
+            "seat": step.seat,
+            "action": str(step.action),
+            "think_ms": ms,
+        }
+        if step.substituted:
+            line["substituted"] = True
+        lines.append(_dump(line))
+    for fault in record.faults:
         lines.append(
             _dump(
                 {
-                    "type": "step",
-                    "index": index,
-                    "seat": step.seat,
-                    "action": str(step.action),
-                    "think_ms": ms,
+                    "type": "fault",
+                    "seat": fault.seat,
+                    "turn": fault.turn,
+                    "step": fault.step,
+                    "kind": fault.kind,
+                    "reason": fault.reason,
+                    "strikes": fault.strikes,
+                    "forfeited": fault.forfeited,
                 }
             )
         )
     result = record.result
-    lines.append(
-        _dump(
-            {
-                "type": "result",
-                "winner": result.winner,
-                "scores": list(result.scores),
-                "sides": [list(side) for side in result.sides],
-                "hands": [_hand_json(hand) for hand in result.hands],
-                "detail": result.detail,
-            }
-        )
-    )
+    last: dict[str, Any] = {
+        "type": "result",
+        "winner": result.winner,
+        "scores": list(result.scores),
+        "sides": [list(side) for side in result.sides],
+        "hands": [_hand_json(hand) for hand in result.hands],
+        "detail": result.detail,
+    }
+    if result.termination != NORMAL:
+        last["termination"] = result.termination
+    lines.append(_dump(last))
     return lines
 
 
@@ -286,14 +409,17 @@ class _Reader:
     def __init__(self, lines: list[str], ends_with_newline: bool) -> None:
         self.lines = lines
         self.ends_with_newline = ends_with_newline
+        self.format = FORMAT_VERSION
 
     def read(self) -> MatchRecord:
         header = self._object(1, "header")
         fmt = self._field(1, header, "format", int)
-        if fmt != FORMAT_VERSION:
+        if fmt not in READABLE_FORMATS:
+            known = " and ".join(str(f) for f in READABLE_FORMATS)
             raise RecordError(
-                f"line 1: record format {fmt} is not supported (this reader knows {FORMAT_VERSION})"
+                f"line 1: record format {fmt} is not supported (this reader knows {known})"
             )
+        self.format = fmt
         rules = self._field(1, header, "rules", str)
         if rules != RULES_VERSION:
             raise RecordError(
@@ -319,14 +445,18 @@ class _Reader:
             )
         time_control = self._optional(1, header, "time_control", dict)
         created = self._optional(1, header, "created", str)
+        match_id = self._newer(1, header, "match_id", str)
+        fault_policy = self._newer(1, header, "fault_policy", dict)
         self._no_extra(
             1,
             header,
             {"type", "format", "rules", "game", "options", "seats", "seed", "first_seat"}
-            | {"time_control", "created"},
+            | {"time_control", "created"}
+            | self._since_2({"match_id", "fault_policy"}),
         )
 
         steps: list[RecordStep] = []
+        faults: list[RecordFault] = []
         number = 2
         while True:
             if number > len(self.lines):
@@ -337,11 +467,17 @@ class _Reader:
             if obj["type"] == "result":
                 result = self._result(number, obj)
                 break
-            if obj["type"] != "step":
+            if obj["type"] == "fault" and self.format >= 2:
+                faults.append(self._fault(number, obj, len(steps), game.num_players))
+            elif obj["type"] != "step":
+                # Fault lines are optional extras of format 2; the message names the usual lines.
                 raise RecordError(
                     f"line {number}: expected a step or the result, got type {obj['type']!r}"
                 )
-            steps.append(self._step(number, obj, len(steps), game.num_players))
+            elif faults:
+                raise RecordError(f"line {number}: a step cannot follow the fault lines")
+            else:
+                steps.append(self._step(number, obj, len(steps), game.num_players))
             number += 1
         if number < len(self.lines):
             raise RecordError(f"line {number + 1}: nothing may follow the result line")
@@ -357,7 +493,18 @@ class _Reader:
             created=created,
             rules_version=rules,
             format_version=fmt,
+            faults=tuple(faults),
+            match_id=match_id,
+            fault_policy=fault_policy,
         )
+
+    def _since_2(self, keys: set[str]) -> set[str]:
+        """Return ``keys`` if the record is format 2 or later, else nothing (they are unknown)."""
+        return keys if self.format >= 2 else set()
+
+    def _newer(self, number: int, obj: dict[str, Any], key: str, kind: type[Any]) -> Any:
+        """Read an optional field of format 2; a format 1 record refuses it as unknown."""
+        return self._optional(number, obj, key, kind) if self.format >= 2 else None
 
     def _object(self, number: int, expected_type: str | None) -> dict[str, Any]:
         line = self.lines[number - 1]
@@ -396,11 +543,53 @@ class _Reader:
         think_ms = self._field(number, obj, "think_ms", float, nullable=True)
         if think_ms is not None and think_ms < 0:
             raise RecordError(f"line {number}: think_ms must be 0 or more, got {think_ms}")
-        self._no_extra(number, obj, {"type", "index", "seat", "action", "think_ms"})
-        return RecordStep(seat, action, think_ms)
+        substituted = self._newer(number, obj, "substituted", bool) or False
+        self._no_extra(
+            number,
+            obj,
+            {"type", "index", "seat", "action", "think_ms"} | self._since_2({"substituted"}),
+        )
+        if substituted and seat == CHANCE:
+            raise RecordError(f"line {number}: the deal cannot be substituted")
+        return RecordStep(seat, action, think_ms, substituted)
+
+    def _fault(self, number: int, obj: dict[str, Any], steps: int, players: int) -> RecordFault:
+        seat = self._field(number, obj, "seat", int)
+        if not 0 <= seat < players:
+            raise RecordError(
+                f"line {number}: seat {seat} is not a seat of a {players}-player game"
+            )
+        turn = self._field(number, obj, "turn", int)
+        step = self._field(number, obj, "step", int)
+        if not 0 <= step <= steps:
+            raise RecordError(f"line {number}: fault at step {step}, but the record has {steps}")
+        kind = self._field(number, obj, "kind", str)
+        if kind not in FAULT_KINDS:
+            raise RecordError(
+                f"line {number}: unknown fault kind '{kind}' (expected one of "
+                f"{', '.join(FAULT_KINDS)})"
+            )
+        reason = self._field(number, obj, "reason", str)
+        strikes = self._field(number, obj, "strikes", int)
+        if turn < 0 or strikes < 1:
+            raise RecordError(f"line {number}: a fault needs turn >= 0 and strikes >= 1")
+        forfeited = self._field(number, obj, "forfeited", bool)
+        self._no_extra(
+            number,
+            obj,
+            {"type", "seat", "turn", "step", "kind", "reason", "strikes", "forfeited"},
+        )
+        return RecordFault(seat, turn, step, kind, reason, strikes, forfeited)
 
     def _result(self, number: int, obj: dict[str, Any]) -> RecordResult:
-        winner = self._field(number, obj, "winner", int)
+        termination = self._newer(number, obj, "termination", str) or NORMAL
+        if termination not in TERMINATIONS:
+            raise RecordError(
+                f"line {number}: unknown termination '{termination}' (expected one of "
+                f"{', '.join(TERMINATIONS)})"
+            )
+        stopped = termination in ("void", "aborted")
+        winner = self._field(number, obj, "winner", int, nullable=stopped)
         scores = tuple(self._int_list(number, obj, "scores"))
         raw_sides = self._field(number, obj, "sides", list)
         sides = []
@@ -413,8 +602,15 @@ class _Reader:
             for i, hand in enumerate(self._field(number, obj, "hands", list))
         )
         detail = self._field(number, obj, "detail", str)
-        self._no_extra(number, obj, {"type", "winner", "scores", "sides", "hands", "detail"})
-        return RecordResult(winner, scores, tuple(sides), hands, detail)
+        self._no_extra(
+            number,
+            obj,
+            {"type", "winner", "scores", "sides", "hands", "detail"}
+            | self._since_2({"termination"}),
+        )
+        if stopped and winner is not None:
+            raise RecordError(f"line {number}: a {termination} match has no winner (null)")
+        return RecordResult(winner, scores, tuple(sides), hands, detail, termination)
 
     def _hand(self, number: int, i: int, hand: object) -> HandResult:
         where = f"hands[{i}]"
@@ -459,7 +655,7 @@ class _Reader:
             return None
         if kind is float and _is_int(value):
             value = float(value)
-        if isinstance(value, bool) or not isinstance(value, kind):
+        if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
             raise RecordError(
                 f"line {number}: {_where(where)}'{key}' must be {_KIND_TEXT[kind]}"
                 f"{' or null' if nullable else ''}, got {json.dumps(value)}"
@@ -483,6 +679,7 @@ class _Reader:
 
 
 _KIND_TEXT: Final[dict[type[Any], str]] = {
+    bool: "true or false",
     int: "an integer",
     float: "a number",
     str: "a string",
@@ -533,8 +730,15 @@ def replay(record: MatchRecord) -> ReplayReport:
     The game is rebuilt as ``make_game(game, **options).new_game(seed, first_seat=...)``; each
     step must be taken by the seat to move and be legal, and at the end the engine's outcome
     and hand results must equal the result line.
+
+    A match the referee stopped (format 2: ``forfeit``, ``void``, ``aborted``) is checked the
+    same way up to where it stopped: the scores and hands must be the engine's at that point,
+    a forfeit must leave the game unfinished and name the winner :func:`forfeit_winner` gives.
+    Each fault must be charged to the seat that was to move at its step, and the substituted
+    steps must be exactly the steps of faults that did not forfeit.
     """
     total = len(record.steps)
+    result_line = total + len(record.faults) + 2
 
     def fail(message: str, applied: int, step: int | None, state: GameState | None) -> ReplayReport:
         return ReplayReport(total, applied, message, step, state)
@@ -551,9 +755,11 @@ def replay(record: MatchRecord) -> ReplayReport:
             None,
             state,
         )
+    movers: list[int] = []
     for index, step in enumerate(record.steps):
         where = f"step {index} (line {index + 2})"
         to_move = state.current_seat
+        movers.append(to_move)
         if state.is_terminal():
             return fail(
                 f"{where}: the game is already over, but the record goes on with "
@@ -574,23 +780,96 @@ def replay(record: MatchRecord) -> ReplayReport:
             state = state.apply(step.action)
         except (IllegalActionError, GameOverError) as exc:
             return fail(f"{where}: {_who(step.seat)}: {exc}", index, index, state)
-    where = f"result (line {total + 2})"
-    if not state.is_terminal():
-        return fail(
-            f"{where}: the record ends after {total} steps but the game is not over "
-            f"({_who(state.current_seat)} to move)",
-            total,
-            None,
-            state,
+    movers.append(state.current_seat)
+    fault_error = _fault_difference(record, movers)
+    if fault_error is not None:
+        return fail(fault_error, total, None, state)
+    where = f"result (line {result_line})"
+    termination = record.result.termination
+    if termination == NORMAL or (termination != "forfeit" and state.is_terminal()):
+        if not state.is_terminal():
+            return fail(
+                f"{where}: the record ends after {total} steps but the game is not over "
+                f"({_who(state.current_seat)} to move)",
+                total,
+                None,
+                state,
+            )
+        expected = RecordResult.from_state(state)
+        if termination != NORMAL:
+            # A match voided or aborted after the last step: the engine's outcome stands
+            # beside it, but nobody won.
+            expected = dataclasses.replace(
+                expected, winner=None, detail=record.result.detail, termination=termination
+            )
+    else:
+        if state.is_terminal():
+            return fail(
+                f"{where}: the record says '{termination}', but its steps end the game",
+                total,
+                None,
+                state,
+            )
+        winner = None
+        if termination == "forfeit":
+            forfeits = [f for f in record.faults if f.forfeited]
+            if not forfeits:
+                return fail(f"{where}: a forfeit without a forfeiting fault", total, None, state)
+            loser = game.side_of(forfeits[-1].seat)
+            winner = forfeit_winner(state.scores, loser)
+        expected = RecordResult(
+            winner,
+            state.scores,
+            game.sides,
+            state.hand_results,
+            record.result.detail,
+            termination,
         )
-    difference = _result_difference(record.result, RecordResult.from_state(state))
+    difference = _result_difference(record.result, expected)
     if difference is not None:
         return fail(f"{where}: {difference}", total, None, state)
     return ReplayReport(total, total, None, None, state)
 
 
+def _fault_difference(record: MatchRecord, movers: Sequence[int]) -> str | None:
+    """Check the fault lines against who was to move at each step (``movers``, one per step
+    and one for the position after the last).
+    """
+    total = len(record.steps)
+    substituted = {i for i, step in enumerate(record.steps) if step.substituted}
+    charged: set[int] = set()
+    for k, fault in enumerate(record.faults):
+        where = f"fault (line {total + k + 2})"
+        to_move = movers[fault.step]
+        if fault.seat != to_move:
+            return (
+                f"{where}: charged to seat {fault.seat} at step {fault.step}, "
+                f"but {_who(to_move)} was to move"
+            )
+        if fault.forfeited:
+            if fault.step != total or k != len(record.faults) - 1:
+                return f"{where}: a forfeit must be the last fault, after the last step"
+        elif fault.step not in substituted:
+            return (
+                f"{where}: seat {fault.seat} kept its seat, so the referee played step "
+                f"{fault.step} for it, but that step is not marked substituted"
+            )
+        else:
+            charged.add(fault.step)
+    for index in sorted(substituted - charged):
+        return f"step {index} (line {index + 2}): substituted, but no fault is charged there"
+    if record.result.termination == NORMAL and any(f.forfeited for f in record.faults):
+        return f"result (line {total + len(record.faults) + 2}): a forfeit ended a normal match?"
+    return None
+
+
 def _result_difference(recorded: RecordResult, engine: RecordResult) -> str | None:
     """Name the first field where the recorded result differs from the engine's."""
+    if recorded.termination != engine.termination:
+        return (
+            f"'termination' differs: the record has {_json(recorded.termination)}, "
+            f"the replay has {_json(engine.termination)}"
+        )
     for key in ("winner", "scores", "sides"):
         mine, theirs = getattr(recorded, key), getattr(engine, key)
         if mine != theirs:

@@ -51,6 +51,13 @@ DOUBLES_HIGH_FIRST: Final = tuple(Tile(n, n) for n in reversed(NUMBERS))
 """The order in which the opening double is looked for (RULES.md 4.3)."""
 
 
+_ENDS_BY_COUNTS: dict[tuple[int, ...], tuple[int, ...]] = {}
+"""The sorted open ends for each count vector seen; the layouts of a game repeat often."""
+_UNLOCKED_BY_MASK: Final = tuple(
+    frozenset(n for n in NUMBERS if mask >> n & 1) for mask in range(1 << len(NUMBERS))
+)
+
+
 @dataclass(frozen=True, slots=True)
 class DoublesGame(LineGame):
     """Doubles for 2-4 players, each playing alone (RULES.md 4.1, D11)."""
@@ -149,12 +156,17 @@ class DoublesState(LineGameState):
     @property
     def ends(self) -> tuple[int, ...]:
         """The numbers shown by the open ends, sorted."""
-        return tuple(n for n in NUMBERS for _ in range(self.counts[n]))
+        counts = self.counts
+        try:
+            return _ENDS_BY_COUNTS[counts]
+        except KeyError:
+            ends = _ENDS_BY_COUNTS[counts] = tuple(n for n in NUMBERS for _ in range(counts[n]))
+            return ends
 
     @property
     def unlocked(self) -> frozenset[int]:
         """The unlocked numbers (RULES.md 4.5)."""
-        return frozenset(n for n in NUMBERS if self.unlocked_mask >> n & 1)
+        return _UNLOCKED_BY_MASK[self.unlocked_mask]
 
     def can_place(self, tile: Tile) -> bool:
         """Return whether ``tile`` fits some open end under the locking rule (RULES.md 4.5)."""

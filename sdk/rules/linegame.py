@@ -124,6 +124,8 @@ class LineGameState(GameState):
         state.game = game
         state._legal = None
         state._log = None
+        state._deal_steps = state._public_steps = ()
+        state._hidden_by = frozenset()
         state.seed = seed
         state.side_scores = (0,) * len(game.sides)
         state.results = ()
@@ -237,7 +239,7 @@ class LineGameState(GameState):
             "current_seat": self.seat,
             "legal_actions": self.legal_actions() if seat == self.seat else (),
             "hand": self.hands[seat],
-            "hand_sizes": tuple(len(h) for h in self.hands),
+            "hand_sizes": tuple(map(len, self.hands)),
             "scores": self.side_scores,
             "deal": self.deal_number,
             "history": self.deal_history(seat),
@@ -274,6 +276,8 @@ class LineGameState(GameState):
         state.game = game
         state._legal = None
         state._log = None
+        state._deal_steps = state._public_steps = ()
+        state._hidden_by = frozenset()
         state.seed = seed
         if deal < 1:
             raise PositionError(f"deal must be 1 or more, got {deal}")

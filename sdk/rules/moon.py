@@ -289,6 +289,8 @@ class MoonObservation(Observation):
 class MoonState(GameState):
     """A position of Three-Player Moon."""
 
+    _hides_steps = True
+
     __slots__ = (
         "bidder",
         "bids",
@@ -661,6 +663,8 @@ class MoonState(GameState):
         state.game = game
         state._legal = None
         state._log = None
+        state._deal_steps = state._public_steps = ()
+        state._hidden_by = frozenset()
         state.seed = seed
         state.side_scores = (0,) * PLAYERS
         state.results = ()

@@ -22,9 +22,11 @@ from .actions import DEAL, DRAW, PASS, Action, Draw, Play
 from .errors import InvalidActionError, PositionError
 from .linegame import LineGame, LineGameState, LineObservation
 from .state import HandEnd
-from .tiles import Tile
+from .tiles import DOUBLE_SIX, Tile
 
 TARGET_RULES: Final = ("gamerules", "pagat")
+_PLAYS: Final = {end: {t: Play(t, end) for t in DOUBLE_SIX} for end in (None, "W", "E")}
+"""Every play, made once: legal actions are listed on every move."""
 RESERVE: Final = 2
 """The last two tiles of the boneyard can never be drawn (RULES.md 2.2)."""
 
@@ -106,6 +108,8 @@ class PassingState(LineGameState):
 
     __slots__ = ("ends", "line", "passes")
 
+    _builds_sorted = True
+
     game: PassingGame
     line: tuple[tuple[int, int], ...]
     ends: tuple[int, int] | None
@@ -124,16 +128,20 @@ class PassingState(LineGameState):
             return [] if self.winner is not None else [DEAL]
         hand = self.hands[self.seat]
         if self.ends is None:
-            return [Play(t) for t in hand]
+            opening = _PLAYS[None]
+            return [opening[t] for t in hand]
         west, east = self.ends
-        actions: list[Action] = [PASS]
+        on_east, on_west = _PLAYS["E"], _PLAYS["W"]
+        actions: list[Action] = []
+        # Built in the canonical order (plays by tile, "E" before "W"; draw; pass): no sort.
         for tile in hand:
-            if tile.high == west or tile.low == west:
-                actions.append(Play(tile, "W"))
             if tile.high == east or tile.low == east:
-                actions.append(Play(tile, "E"))
+                actions.append(on_east[tile])
+            if tile.high == west or tile.low == west:
+                actions.append(on_west[tile])
         if len(self.boneyard) > RESERVE:
             actions.append(DRAW)
+        actions.append(PASS)
         return actions
 
     def _why_illegal(self, action: Action) -> str:

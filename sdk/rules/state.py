@@ -186,12 +186,22 @@ class GameState(ABC):
     returned; :meth:`apply` works on a private copy.
     """
 
-    __slots__ = ("_legal", "_log", "game")
+    __slots__ = ("_deal_steps", "_hidden_by", "_legal", "_log", "_public_steps", "game")
 
     game: Game
     _legal: tuple[Action, ...] | None
     _log: tuple[Any, LogEntry] | None
     """The game's log as a linked list ``(previous, entry)``, so apply stays O(1)."""
+    _deal_steps: tuple[LogEntry, ...]
+    """The steps of the current deal, kept apart because every observation carries them."""
+    _public_steps: tuple[LogEntry, ...]
+    """With ``_hides_steps``: the same steps as a seat that took none of them may see them."""
+    _hidden_by: frozenset[int]
+    """With ``_hides_steps``: the seats that took a step hidden from the others this deal."""
+    _builds_sorted: ClassVar[bool] = False
+    """Whether :meth:`_compute_legal` already returns the canonical order, unique (no sort)."""
+    _hides_steps: ClassVar[bool] = False
+    """Whether some steps must be masked per viewer (Moon's discard); see :func:`public_entry`."""
 
     # -- what a subclass provides -------------------------------------------------------------
 
@@ -251,7 +261,8 @@ class GameState(ABC):
         """Return the legal actions of the seat to move: sorted, unique, empty only at the end."""
         legal = self._legal
         if legal is None:
-            legal = sort_actions(self._compute_legal())
+            actions = self._compute_legal()
+            legal = tuple(actions) if self._builds_sorted else sort_actions(actions)
             self._legal = legal
         return legal
 
@@ -271,8 +282,19 @@ class GameState(ABC):
                 str(action), self._why_illegal(action), tuple(str(a) for a in self.legal_actions())
             )
         after = self._next(action)
+        entry = LogEntry(seat, action)
         after._legal = None
-        after._log = (self._log, LogEntry(seat, action))
+        after._log = (self._log, entry)
+        if seat == CHANCE:
+            after._deal_steps = after._public_steps = ()
+            after._hidden_by = frozenset()
+        else:
+            after._deal_steps = (*self._deal_steps, entry)
+            if self._hides_steps:
+                public = public_entry(entry, CHANCE)
+                after._public_steps = (*self._public_steps, public)
+                if public is not entry:
+                    after._hidden_by = self._hidden_by | {seat}
         return after
 
     @property
@@ -288,15 +310,12 @@ class GameState(ABC):
 
     def deal_history(self, viewer: int) -> tuple[LogEntry, ...]:
         """Return the public steps of the current deal as ``viewer`` may see them."""
-        entries: list[LogEntry] = []
-        node = self._log
-        while node is not None:
-            node, entry = node
-            if entry.seat == CHANCE:
-                break
-            entries.append(public_entry(entry, viewer))
-        entries.reverse()
-        return tuple(entries)
+        hidden_by = self._hidden_by if self._hides_steps else None
+        if not hidden_by or hidden_by == {viewer}:
+            return self._deal_steps
+        if viewer not in hidden_by:
+            return self._public_steps
+        return tuple(public_entry(entry, viewer) for entry in self._deal_steps)
 
     def _clone(self) -> Self:
         """Return a shallow copy to be changed by :meth:`_next` before anyone else sees it."""

@@ -83,9 +83,9 @@ from domino_arena.sdk.rules.passing import PassingObservation, PassingState
 GAMES_PER_CONFIG: Final = 2000
 CHUNK: Final = 125
 """Games per test case; the chunks spread over pytest-xdist workers."""
-FULL_CHECK_STEPS: Final = 2500
+FULL_CHECK_STEPS: Final = 1500
 """Steps per chunk that check every seat's observation and every state field: the chunk's first
-games are checked that way until this many steps are (about 12 line games, or two Moon games:
+games are checked that way until this many steps are (about 7 line games, or one Moon game:
 random Moon games are some 10 times longer)."""
 STRICT_CHECK_STEPS: Final = 40_000
 """Steps per chunk (the full ones included) checked at the strict level; the rest of the chunk's
@@ -98,7 +98,7 @@ much engine time as the game itself, and random Moon games are long)."""
 STEP_CAP: Final = 50_000
 """A loop guard. Random line games stay under 1,000 steps; random Moon games run to the deal
 limit of 100 deals (most random contracts fail, so nobody reaches 21), under 3,000 steps."""
-HYPOTHESIS_EXAMPLES: Final = 25
+HYPOTHESIS_EXAMPLES: Final = 15
 
 CANDIDATE_OPTIONS: Final[tuple[dict[str, Any], ...]] = (
     {"players": 2},
@@ -1301,6 +1301,12 @@ def test_configurations_cover_the_registry() -> None:
     for name in GAMES:
         counts = sorted({c.game.num_players for c in CONFIGS if c.name == name})
         assert counts == sorted(HAND_SIZES[name]), f"{name}: player counts {counts}"
+    teams = {c.name for c in CONFIGS if len(c.game.sides) != c.game.num_players}
+    # RULES.md 2.1 and 3.1 allow partnerships; D11: Doubles has none; Moon is 3 players alone.
+    assert teams == {"passing", "straight"} & set(GAMES), f"partnership games: {teams}"
+    for config in CONFIGS:
+        if len(config.game.sides) != config.game.num_players:
+            assert config.game.sides == ((0, 2), (1, 3)), "RULES.md 0.2: A+C against B+D"
 
 
 @pytest.mark.slow

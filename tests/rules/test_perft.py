@@ -81,22 +81,32 @@ def test_data_file_is_complete(path: Path) -> None:
         assert all(isinstance(n, int) and n >= 0 for n in pos["perft"]), pos["id"]
 
 
-@pytest.mark.parametrize(("game", "pos"), _positions())
-def test_perft(game: str, pos: dict[str, Any]) -> None:
+def check_position(game: str, pos: dict[str, Any]) -> None:
+    """Check every depth of one position; fail with the engine's breakdown on a mismatch."""
     state = make_game(game, **pos["options"]).from_position(**pos["position"])
     brute = _brute(game)
     for depth, want in enumerate(pos["perft"], start=1):
         got = perft(state, depth)
-        if got != want:
-            breakdown = "\n".join(f"  {a}: {n}" for a, n in divide(state, depth).items())
-            pytest.fail(
-                f"{game} {pos['id']} depth {depth}: engine perft {got}, data {want}\n"
-                f"engine divide:\n{breakdown}"
-            )
         forced = brute.perft(pos["options"], pos["position"], depth)
-        if forced != want:
+        if got != want or forced != want:
             breakdown = "\n".join(f"  {a}: {n}" for a, n in divide(state, depth).items())
             pytest.fail(
-                f"{game} {pos['id']} depth {depth}: brute force {forced}, data and engine "
-                f"{want}\nengine divide:\n{breakdown}"
+                f"{game} {pos['id']} depth {depth}: data {want}, engine {got}, brute force "
+                f"{forced}\nengine divide (perft {depth - 1} below each action):\n{breakdown}"
             )
+
+
+@pytest.mark.parametrize(("game", "pos"), _positions())
+def test_perft(game: str, pos: dict[str, Any]) -> None:
+    check_position(game, pos)
+
+
+def test_mismatch_shows_the_breakdown() -> None:
+    """A wrong count fails with the per-action breakdown, so the wrong branch shows at once."""
+    path = DATA / "passing.perft.json"
+    if "passing" not in GAMES or not path.exists():
+        pytest.skip("needs the Passing Game and its perft data")
+    pos = dict(_load(path)["positions"][0])
+    pos["perft"] = [pos["perft"][0] + 1]
+    with pytest.raises(pytest.fail.Exception, match=r"(?s)depth 1: data .*engine divide.*: 1"):
+        check_position("passing", pos)

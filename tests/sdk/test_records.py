@@ -246,6 +246,7 @@ def test_replay_names_a_wrong_result_field() -> None:
         f"the engine has {list(scores)}"
     )
     winner = record.result.winner
+    assert winner is not None
     report = replay(_replace(record, result=_result(record, winner=1 - winner)))
     assert str(report) == (
         f"result (line {last}): 'winner' differs: the record has {1 - winner}, "
@@ -358,7 +359,7 @@ def test_an_unknown_action_is_refused() -> None:
     ("change", "message"),
     [
         ({"type": "step"}, "line 1: expected the header line, got 'step'"),
-        ({"format": 2}, "line 1: record format 2 is not supported (this reader knows 1)"),
+        ({"format": 3}, "line 1: record format 3 is not supported (this reader knows 1 and 2)"),
         (
             {"rules": "2"},
             "line 1: rules version '2' is not supported (the engines implement RULES.md version 1)",

@@ -1,0 +1,436 @@
+"""The wire never carries a tile its seat may not see (issue 3; RULES.md "What each player sees").
+
+Over whole seeded games of every configuration, every message the referee sends a seat (its
+observation in a request or a resume snapshot, the public step of every action, every hand end)
+is built with sdk/convert.py, serialized to bytes and parsed back as the wire would, and every
+``Tile`` and ``LaidTile`` anywhere in it is checked against the omniscient state: it must be in the
+seat's own hand, on the table, or the seat's own Moon widow or discard when it is the bidder.
+The walk follows the protobuf descriptors (``ListFields``), so a field added later is covered
+without touching this file; a structural check makes a new tile-bearing field fail until someone
+has reviewed it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator
+from typing import Final
+
+import pytest
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+from domino_arena.sdk.convert import (
+    game_to_proto,
+    hand_result_to_proto,
+    observation_to_proto,
+    step_to_proto,
+)
+from domino_arena.sdk.rules import (
+    DEAL,
+    Discard,
+    DoublesState,
+    Game,
+    GameState,
+    LogEntry,
+    MoonGame,
+    MoonState,
+    PassingState,
+    StraightGame,
+    StraightState,
+    Tile,
+    configurations,
+)
+from domino_arena.sdk.rules.state import public_entry
+from domino_arena.v1 import games_pb2, referee_pb2
+
+CONFIGS: Final = list(configurations())
+CONFIG_IDS: Final = [
+    "-".join([g.name, *(f"{k}={v}" for k, v in g.options().items())]) for g in CONFIGS
+]
+MATCH_ID: Final = "leak-test"
+TILE_TYPES: Final = (games_pb2.Tile.DESCRIPTOR.full_name, games_pb2.LaidTile.DESCRIPTOR.full_name)
+
+
+def seeds_for(game: Game) -> tuple[int, ...]:
+    """Moon seed 2 names every kind of trump; random Moon games are long, so two seeds."""
+    return (2, 5) if isinstance(game, MoonGame) else (0, 1)
+
+
+# -- what a seat may see ---------------------------------------------------------------------------
+
+
+def table_tiles(state: GameState) -> set[Tile]:
+    """The tiles face up in the current deal: the layout, or the Moon tricks so far."""
+    if isinstance(state, PassingState):
+        return {Tile(a, b) for a, b in state.line}
+    if isinstance(state, StraightState):
+        return set(state.layout.tiles())
+    if isinstance(state, DoublesState):
+        return set(state.placed)
+    assert isinstance(state, MoonState)
+    return {t for trick in state.tricks for _, t in trick.plays} | {t for _, t in state.trick}
+
+
+def own_secrets(state: GameState, seat: int) -> set[Tile]:
+    """The Moon bidder's own knowledge beyond its hand: the widow it took and its discard."""
+    if isinstance(state, MoonState) and state.bidder == seat:
+        return {t for t in (state.widow, state.discard) if t is not None}
+    return set()
+
+
+def hidden_from(state: GameState, seat: int) -> dict[Tile, str]:
+    """Every tile ``seat`` must not see, with where it is; table tiles are public."""
+    hidden: dict[Tile, str] = {}
+    for other in range(state.game.num_players):
+        if other != seat:
+            hidden.update((t, f"seat {other}'s hand") for t in state.hand(other))
+    if isinstance(state, PassingState | StraightState | DoublesState):
+        hidden.update((t, "the boneyard") for t in state.boneyard)
+    if isinstance(state, MoonState) and state.bidder != seat:
+        if state.widow is not None:
+            hidden[state.widow] = "the widow"
+        if state.discard is not None:
+            hidden[state.discard] = "the bidder's discard"
+    for tile in table_tiles(state):
+        hidden.pop(tile, None)
+    return hidden
+
+
+_BRANCHES: dict[str, bool] = {}
+
+
+def has_message_fields(message: Message) -> bool:
+    """Whether messages of this type can hold other messages (a Tile is a leaf)."""
+    descriptor = message.DESCRIPTOR
+    known = _BRANCHES.get(descriptor.full_name)
+    if known is None:
+        known = any(f.type == FieldDescriptor.TYPE_MESSAGE for f in descriptor.fields)
+        _BRANCHES[descriptor.full_name] = known
+    return known
+
+
+def tiles_in(message: Message) -> list[Tile]:
+    """Return every tile in ``message``, found by walking its set fields recursively."""
+    found: list[Tile] = []
+    stack = [message]
+    while stack:
+        current = stack.pop()
+        name = current.DESCRIPTOR.full_name
+        if name == TILE_TYPES[0]:
+            assert isinstance(current, games_pb2.Tile)
+            found.append(Tile(current.high, current.low))
+        elif name == TILE_TYPES[1]:
+            assert isinstance(current, games_pb2.LaidTile)
+            found.append(Tile(current.inner, current.outer))
+        if not has_message_fields(current):
+            continue
+        for field, value in current.ListFields():
+            if field.type != FieldDescriptor.TYPE_MESSAGE:
+                continue
+            if field.is_repeated:
+                stack.extend(value)
+            else:
+                stack.append(value)
+    return found
+
+
+def leaks(tiles: list[Tile], state: GameState, seat: int) -> list[str]:
+    """Return a line for every tile of ``tiles`` that ``seat`` may not see in ``state``."""
+    allowed = set(state.hand(seat)) | table_tiles(state) | own_secrets(state, seat)
+    hidden = hidden_from(state, seat)
+    found = []
+    for tile in tiles:
+        if tile in hidden:
+            found.append(f"{tile} from {hidden[tile]}")
+        elif tile not in allowed:
+            found.append(f"{tile}, which is neither in the hand nor on the table")
+    return found
+
+
+def on_the_wire(message: referee_pb2.RefereeMessage) -> referee_pb2.RefereeMessage:
+    """Serialize and parse back, as the seat's end of the stream decodes it."""
+    return referee_pb2.RefereeMessage.FromString(message.SerializeToString())
+
+
+# -- the messages a seat receives ------------------------------------------------------------------
+
+
+def view_message(state: GameState, seat: int, turn: int) -> referee_pb2.RefereeMessage:
+    """The seat's observation: a request when it is to move, else a resume snapshot."""
+    observation = observation_to_proto(state.observe(seat))
+    if seat == state.current_seat:
+        return referee_pb2.RefereeMessage(
+            request=referee_pb2.ActionRequest(
+                match_id=MATCH_ID,
+                turn=turn,
+                observation=observation,
+                clock=referee_pb2.Clock(move_ms=1000, bank_ms=10000),
+            )
+        )
+    game = state.game
+    return referee_pb2.RefereeMessage(
+        match_start=referee_pb2.MatchStart(
+            match_id=MATCH_ID,
+            game=game_to_proto(game),
+            seat=seat,
+            partners=[s for s in game.sides[game.side_of(seat)] if s != seat],
+            players=[f"bot{s}" for s in range(game.num_players)],
+            resumed=True,
+            snapshot=observation,
+        )
+    )
+
+
+def observation_of(message: referee_pb2.RefereeMessage) -> games_pb2.Observation:
+    """The observation inside a request or a resume snapshot."""
+    if message.HasField("request"):
+        return message.request.observation
+    return message.match_start.snapshot
+
+
+def event_message(entry: LogEntry, after: GameState, seat: int) -> referee_pb2.RefereeMessage:
+    """The public step of ``entry`` as ``seat`` sees it."""
+    seen = public_entry(entry, seat)
+    if entry.action != DEAL:
+        assert after.deal_history(seat)[-1] == seen
+    return referee_pb2.RefereeMessage(
+        event=referee_pb2.Event(
+            match_id=MATCH_ID,
+            step=step_to_proto(seen),
+            scores=after.scores,
+            deal=after.deal_number,
+        )
+    )
+
+
+def seat_messages(
+    game: Game, seed: int
+) -> Iterator[tuple[GameState, int, referee_pb2.RefereeMessage]]:
+    """Yield ``(state, seat, message)`` for every message of a seeded random game, decoded."""
+    rng = random.Random(seed)
+    state = game.new_game(seed)
+    seats = range(game.num_players)
+    turn = 0
+    while True:
+        for seat in seats:
+            yield state, seat, on_the_wire(view_message(state, seat, turn))
+        if state.is_terminal():
+            return
+        entry = LogEntry(state.current_seat, rng.choice(state.legal_actions()))
+        after = state.apply(entry.action)
+        turn += 1
+        for seat in seats:
+            yield after, seat, on_the_wire(event_message(entry, after, seat))
+        if len(after.hand_results) > len(state.hand_results):
+            hand_end = hand_result_to_proto(after.hand_results[-1], after.scores, MATCH_ID)
+            for seat in seats:
+                yield after, seat, on_the_wire(referee_pb2.RefereeMessage(hand_end=hand_end))
+        state = after
+
+
+# -- the leak test ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", CONFIGS, ids=CONFIG_IDS)
+def test_no_message_carries_a_tile_its_seat_may_not_see(game: Game) -> None:
+    messages = tiles = 0
+    kinds: set[str] = set()
+    for seed in seeds_for(game):
+        for state, seat, message in seat_messages(game, seed):
+            carried = tiles_in(message)
+            found = leaks(carried, state, seat)
+            assert not found, (
+                f"seed {seed}, seat {seat}, {state}: {message.WhichOneof('message')} leaks "
+                + "; ".join(found)
+            )
+            messages += 1
+            tiles += len(carried)
+            kinds.add(str(message.WhichOneof("message")))
+    assert messages > 500 and tiles > 5000
+    assert kinds == {"request", "match_start", "event", "hand_end"}
+
+
+def test_the_moon_bidder_sees_its_widow_and_discard_and_nobody_else_does() -> None:
+    """The allowance for the bidder's own knowledge is exercised, and it is the bidder's only."""
+    bidder_saw = hidden_discards = 0
+    for state, seat, message in seat_messages(MoonGame(), 5):
+        assert not leaks(tiles_in(message), state, seat)
+        if message.HasField("request") or message.HasField("match_start"):
+            view = observation_of(message).moon
+            assert isinstance(state, MoonState)
+            is_bidder = state.bidder == seat
+            assert view.HasField("widow") == (is_bidder and state.widow is not None)
+            assert view.HasField("discard") == (is_bidder and state.discard is not None)
+            bidder_saw += view.HasField("widow") and view.HasField("discard")
+        elif message.HasField("event") and message.event.step.action.HasField("discard"):
+            own = message.event.step.seat == seat
+            assert message.event.step.action.discard.HasField("tile") == own
+            hidden_discards += not own
+    assert bidder_saw > 10 and hidden_discards > 2
+
+
+# -- the checker itself finds leaks ----------------------------------------------------------------
+
+
+def first_state(game: Game, want: Callable[[GameState], bool] = lambda s: True) -> GameState:
+    """Return the first state of a seeded random game that ``want`` accepts."""
+    for seed in range(20):
+        rng = random.Random(seed)
+        state = game.new_game(seed)
+        while not state.is_terminal():
+            if want(state):
+                return state
+            state = state.apply(rng.choice(state.legal_actions()))
+    raise AssertionError("no such state")
+
+
+def widow_in_hand(state: GameState) -> bool:
+    """A Moon trick under way while the widow is still in the bidder's hand."""
+    return (
+        isinstance(state, MoonState)
+        and state.bidder is not None
+        and bool(state.trick)
+        and state.widow in state.hand(state.bidder)
+    )
+
+
+@pytest.mark.parametrize("game", CONFIGS, ids=CONFIG_IDS)
+def test_the_checker_flags_another_seats_tile(game: Game) -> None:
+    state = first_state(game)
+    message = view_message(state, 0, 0)
+    assert not leaks(tiles_in(message), state, 0)
+    stolen = state.hand(1)[0]
+    observation_of(message).hand.add(high=stolen.high, low=stolen.low)
+    assert leaks(tiles_in(on_the_wire(message)), state, 0) == [f"{stolen} from seat 1's hand"]
+
+
+def test_the_checker_flags_boneyard_tiles_deep_in_a_layout() -> None:
+    state = first_state(StraightGame(players=2))
+    assert isinstance(state, StraightState) and state.boneyard
+    message = view_message(state, 0, 0)
+    buried = state.boneyard[-1]
+    observation_of(message).straight.south.tiles.add(inner=buried.high, outer=buried.low)
+    assert leaks(tiles_in(on_the_wire(message)), state, 0) == [f"{buried} from the boneyard"]
+
+
+def test_the_checker_flags_the_widow_for_a_non_bidder() -> None:
+    state = first_state(MoonGame(), widow_in_hand)
+    assert isinstance(state, MoonState) and state.bidder is not None and state.widow is not None
+    widow = state.widow
+    bidder_view = view_message(state, state.bidder, 0)
+    assert observation_of(bidder_view).moon.HasField("widow")
+    assert not leaks(tiles_in(on_the_wire(bidder_view)), state, state.bidder)
+    other = (state.bidder + 1) % 3
+    message = view_message(state, other, 0)
+    assert not leaks(tiles_in(message), state, other)
+    observation_of(message).moon.widow.CopyFrom(games_pb2.Tile(high=widow.high, low=widow.low))
+    assert leaks(tiles_in(on_the_wire(message)), state, other) == [f"{widow} from the widow"]
+
+
+def test_the_checker_flags_a_discard_shown_to_another_seat() -> None:
+    state = first_state(MoonGame(), widow_in_hand)
+    assert isinstance(state, MoonState) and state.bidder is not None
+    entry = next(e for e in state.history if isinstance(e.action, Discard))
+    other = (state.bidder + 2) % 3
+    unfiltered = referee_pb2.RefereeMessage(event=referee_pb2.Event(step=step_to_proto(entry)))
+    assert leaks(tiles_in(on_the_wire(unfiltered)), state, other) == [
+        f"{state.discard} from the bidder's discard"
+    ]
+    filtered = referee_pb2.RefereeMessage(
+        event=referee_pb2.Event(step=step_to_proto(public_entry(entry, other)))
+    )
+    assert not leaks(tiles_in(on_the_wire(filtered)), state, other)
+
+
+# -- the contract's shape --------------------------------------------------------------------------
+
+APPROVED_OBSERVATION_TILES: Final = frozenset(
+    {
+        "hand",
+        "legal_actions.play.tile",
+        "legal_actions.discard.tile",
+        "history.action.play.tile",
+        "history.action.discard.tile",
+        "passing.line",
+        "straight.line",
+        "straight.west.tiles",
+        "straight.east.tiles",
+        "straight.north.tiles",
+        "straight.south.tiles",
+        "doubles.placed",
+        "doubles.drawn",
+        "moon.trick.tile",
+        "moon.tricks.plays.tile",
+        "moon.discard",
+        "moon.widow",
+    }
+)
+"""Every field of an Observation that holds tiles, each reviewed against RULES.md."""
+
+
+def message_type(field: FieldDescriptor) -> Descriptor:
+    descriptor = field.message_type
+    assert descriptor is not None, field.full_name
+    return descriptor
+
+
+def tile_paths(descriptor: Descriptor, prefix: str = "") -> set[str]:
+    """Return the dotted paths of every tile-typed field reachable from ``descriptor``."""
+    paths: set[str] = set()
+    for field in descriptor.fields:
+        if field.type != FieldDescriptor.TYPE_MESSAGE:
+            continue
+        path = f"{prefix}{field.name}"
+        if message_type(field).full_name in TILE_TYPES:
+            paths.add(path)
+        else:
+            paths |= tile_paths(message_type(field), f"{path}.")
+    return paths
+
+
+def all_fields(descriptor: Descriptor, prefix: str = "") -> Iterator[tuple[str, FieldDescriptor]]:
+    for field in descriptor.fields:
+        path = f"{prefix}{field.name}"
+        yield path, field
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            yield from all_fields(message_type(field), f"{path}.")
+
+
+def test_every_tile_field_of_an_observation_is_reviewed() -> None:
+    """A new tile-bearing field fails here until it is checked and added to the approved list."""
+    assert tile_paths(games_pb2.Observation.DESCRIPTOR) == APPROVED_OBSERVATION_TILES
+
+
+def test_every_tile_the_referee_sends_travels_in_an_observation_or_a_step() -> None:
+    observation_holders = ("request.observation.", "match_start.snapshot.")
+    expected = {
+        holder + path for holder in observation_holders for path in APPROVED_OBSERVATION_TILES
+    } | {"event.step.action.play.tile", "event.step.action.discard.tile"}
+    assert tile_paths(referee_pb2.RefereeMessage.DESCRIPTOR) == expected
+
+
+SECRET_NAMES: Final = re.compile(
+    r"boneyard|hands|other|opponent|deck|stock|shuffle|seed|widow|secret|hidden"
+)
+
+
+def test_no_field_sent_to_a_bot_is_named_for_hidden_information() -> None:
+    """Boneyard only as a count, no hands but one's own, no seed, the widow only in MoonView."""
+    offenders = []
+    for path, field in all_fields(referee_pb2.RefereeMessage.DESCRIPTOR):
+        if not SECRET_NAMES.search(field.name):
+            continue
+        if field.name == "boneyard_size" and field.type == FieldDescriptor.TYPE_UINT32:
+            continue
+        if (
+            field.name == "widow"
+            and field.containing_type is games_pb2.MoonView.DESCRIPTOR
+            and not field.is_repeated
+        ):
+            continue
+        offenders.append(path)
+    assert offenders == []
+    widows = [p for p, f in all_fields(referee_pb2.RefereeMessage.DESCRIPTOR) if f.name == "widow"]
+    assert widows and all(p.endswith("moon.widow") for p in widows)

@@ -11,6 +11,8 @@ line on stderr, ``domino-arena: error: ...``, with exit status 2; never a traceb
 from __future__ import annotations
 
 import argparse
+import itertools
+import logging
 import os
 import secrets
 import sys
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from domino_arena.bots import HOUSE_BOTS, UnknownBotError, UnsupportedGameError, make_bot
+from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import (
     DEFAULT_MAX_DEALS,
     BotActionError,
@@ -42,6 +45,7 @@ from domino_arena.sdk.rules import (
 )
 
 from .local_round_robin import entrant_bot, play_configuration
+from .timecontrol import TimeControl
 
 PROG: Final = "domino-arena"
 
@@ -400,6 +404,362 @@ def _round_robin(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- serve ---------------------------------------------------------------------------------------
+# The service commands import grpc, trio and SQLAlchemy inside their functions (PLC0415), so
+# that play, replay and the rest start without them (see the module docstring).
+
+DEFAULT_SERVER: Final = "127.0.0.1:50051"
+"""The referee ``bot run`` and ``match run`` talk to unless told otherwise."""
+
+
+def _serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default="127.0.0.1", metavar="HOST", help="address to listen on (127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=50051, metavar="PORT", help="port (50051; 0: any free port)"
+    )
+    _db_argument(parser)
+    parser.add_argument(
+        "--reconnect-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a bot that dropped mid-match has to come back (default 10)",
+    )
+    parser.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="how long open calls get to end at shutdown (default 2)",
+    )
+
+
+def _db_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default="sqlite:///domino-arena.db",
+        metavar="URL",
+        help="database URL (default sqlite:///domino-arena.db; "
+        "PostgreSQL: postgresql://user@host/db)",
+    )
+
+
+def _open_storage(url: str) -> Any:
+    from .storage import Storage, StorageError  # noqa: PLC0415
+
+    storage = Storage(url)
+    try:
+        storage.open()
+    except StorageError as exc:
+        raise CliError(str(exc), code=1) from None
+    return storage
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .app import Config, run  # noqa: PLC0415
+    from .storage import display_url  # noqa: PLC0415
+
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port: must be 0-65535, got {args.port}")
+    if args.reconnect_grace < 0 or args.shutdown_grace < 0:
+        raise CliError("--reconnect-grace and --shutdown-grace must not be negative")
+    storage = _open_storage(args.db)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    root = logging.getLogger("domino_arena")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    config = Config(
+        host=args.host,
+        port=args.port,
+        reconnect_grace=args.reconnect_grace,
+        shutdown_grace=args.shutdown_grace,
+    )
+
+    def ready(port: int) -> None:
+        print(f"{PROG}: database {display_url(args.db)}")
+        print(f"{PROG}: serving on {args.host}:{port}", flush=True)
+
+    try:
+        run(config, storage, ready)
+    except OSError as exc:
+        raise CliError(str(exc), code=1) from None
+    finally:
+        storage.close()
+        root.removeHandler(handler)
+    print(f"{PROG}: stopped", flush=True)
+    return 0
+
+
+# -- bot ------------------------------------------------------------------------------------------
+
+
+def _bot_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="bot_action", metavar="ACTION", required=True)
+    add = actions.add_parser(
+        "add",
+        help="create a bot and print its token (shown only once)",
+        description="Create a bot and print its token. Only a hash of the token is kept, "
+        "so it is shown this once.",
+    )
+    add.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
+    _db_argument(add)
+    add.set_defaults(bot_run=_bot_add)
+    play = actions.add_parser(
+        "run",
+        help="run a house bot against a referee (until Ctrl-C)",
+        description="Connect a house bot to a referee as the bot NAME and play every match "
+        "it is seated in, until Ctrl-C or SIGTERM; reconnects after a lost connection.",
+    )
+    play.add_argument("name", metavar="NAME", help="the bot's name, as created by 'bot add'")
+    play.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        metavar="HOST:PORT",
+        help=f"the referee (default {DEFAULT_SERVER})",
+    )
+    play.add_argument(
+        "--token",
+        metavar="T",
+        help="the token 'bot add' printed (default: $DOMINO_ARENA_TOKEN)",
+    )
+    play.add_argument(
+        "--bot",
+        default="greedy",
+        metavar="KIND",
+        help=f"which house bot plays: {', '.join(sorted(HOUSE_BOTS))} (default greedy)",
+    )
+    play.add_argument(
+        "--games",
+        metavar="G1,G2",
+        help=f"games to offer (default: all: {', '.join(sorted(GAMES))})",
+    )
+    play.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
+    play.set_defaults(bot_run=_bot_play)
+
+
+def _bot(args: argparse.Namespace) -> int:
+    run: Callable[[argparse.Namespace], int] = args.bot_run
+    return run(args)
+
+
+def _bot_add(args: argparse.Namespace) -> int:
+    from .storage import BadBotNameError, DuplicateBotError, check_name  # noqa: PLC0415
+
+    try:
+        check_name(args.name)
+    except BadBotNameError as exc:
+        raise CliError(str(exc)) from None
+    storage = _open_storage(args.db)
+    try:
+        token = storage.add_bot(args.name)
+    except DuplicateBotError as exc:
+        raise CliError(f"{exc}; pick another name") from None
+    finally:
+        storage.close()
+    print(f"{PROG}: created bot '{args.name}'; its token, shown only this once:", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def _bot_play(args: argparse.Namespace) -> int:
+    from domino_arena.sdk import runner  # noqa: PLC0415
+    from domino_arena.sdk.client import RefereeError  # noqa: PLC0415
+
+    if args.bot not in HOUSE_BOTS:
+        raise CliError(
+            f"--bot: unknown bot '{args.bot}': expected one of {', '.join(sorted(HOUSE_BOTS))}"
+        )
+    token = args.token or os.environ.get(runner.TOKEN_ENV)
+    if not token:
+        raise CliError(
+            f"no token for bot '{args.name}': pass --token or set ${runner.TOKEN_ENV} "
+            f"(the token 'domino-arena bot add {args.name}' printed)"
+        )
+    games = None
+    if args.games is not None:
+        games = [g.strip() for g in args.games.split(",") if g.strip()]
+        unknown = [g for g in games if g not in GAMES]
+        if unknown or not games:
+            raise CliError(
+                f"--games: expected some of {', '.join(sorted(GAMES))}, got {args.games}"
+            )
+    seed: int = args.seed if args.seed is not None else secrets.randbelow(10**9)
+    seeds = itertools.count(seed)
+    kind: str = args.bot
+
+    def new_bot() -> Bot:
+        """A fresh house bot for every match, each with its own seed."""
+        return make_bot(kind, next(seeds))
+
+    try:
+        runner.run(new_bot, server=args.server, name=args.name, token=token, games=games)
+    except RefereeError as exc:
+        raise CliError(str(exc), code=1) from None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+# -- match -----------------------------------------------------------------------------------------
+
+
+def _match_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="match_action", metavar="ACTION", required=True)
+    play = actions.add_parser(
+        "run",
+        help="run one match between bots connected to a referee",
+        description="Ask a referee to run one match between connected bots; print the "
+        "result and optionally write the record.",
+    )
+    play.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
+    play.add_argument(
+        "--bots",
+        required=True,
+        metavar="B1,B2[,...]",
+        help="one connected bot per seat, seat 0 first",
+    )
+    play.add_argument(
+        "--players", type=int, metavar="N", help="number of players (default: the game's)"
+    )
+    play.add_argument(
+        "--partners", action="store_true", help="4 players as two teams, seats 0+2 and 1+3"
+    )
+    play.add_argument("--target-rule", metavar="R", help="passing: gamerules or pagat")
+    play.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any game option (see 'domino-arena games'); may be repeated",
+    )
+    play.add_argument("--seed", type=int, metavar="S", help="the game's seed (default: random)")
+    play.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        metavar="HOST:PORT",
+        help=f"the referee (default {DEFAULT_SERVER})",
+    )
+    play.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
+    play.add_argument(
+        "--time-control",
+        metavar="TC",
+        help="MOVE[+BANK][/GRACE], e.g. 1s+10s/50ms (default: the referee's, 1s+10s/50ms)",
+    )
+    play.add_argument(
+        "--fault-policy",
+        choices=("forfeit", "substitute"),
+        help="what a fault costs (default substitute)",
+    )
+    play.add_argument(
+        "--max-strikes",
+        type=int,
+        metavar="K",
+        help="substitute: faults that forfeit (default 3)",
+    )
+    play.set_defaults(match_run=_match_run)
+
+
+def _match(args: argparse.Namespace) -> int:
+    run: Callable[[argparse.Namespace], int] = args.match_run
+    return run(args)
+
+
+def _match_run(args: argparse.Namespace) -> int:
+    import grpc  # noqa: PLC0415
+
+    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.v1 import referee_pb2, referee_pb2_grpc  # noqa: PLC0415
+
+    game = _game_from_args(args)
+    bots = [name.strip() for name in args.bots.split(",")]
+    if len(bots) != game.num_players:
+        raise CliError(
+            f"--bots: {game.num_players} bots are needed, one per seat ({game.describe()}), "
+            f"got {len(bots)}: {args.bots}"
+        )
+    request = referee_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots)
+    if args.seed is not None:
+        if args.seed < 0:
+            raise CliError(f"--seed: must be 0 or more, got {args.seed}")
+        request.has_seed = True
+        request.seed = args.seed
+    if args.time_control is not None:
+        try:
+            move_ms, bank_ms, grace_ms = TimeControl.parse(args.time_control).to_ms()
+        except ValueError as exc:
+            raise CliError(f"--time-control: {exc}") from None
+        request.time_control.CopyFrom(
+            referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms, grace_ms=grace_ms)
+        )
+    if args.fault_policy is not None:
+        request.fault_policy = (
+            referee_pb2.FAULT_POLICY_FORFEIT
+            if args.fault_policy == "forfeit"
+            else referee_pb2.FAULT_POLICY_SUBSTITUTE
+        )
+    if args.max_strikes is not None:
+        if args.max_strikes < 1:
+            raise CliError(f"--max-strikes: must be 1 or more, got {args.max_strikes}")
+        request.max_strikes = args.max_strikes
+    if args.record is not None:
+        _check_writable(args.record)
+    with grpc.insecure_channel(args.server) as channel:
+        stub = referee_pb2_grpc.AdminServiceStub(channel)
+        try:
+            response = stub.RunMatch(request)
+        except grpc.RpcError as exc:
+            raise CliError(_rpc_failure(args.server, exc), code=1) from None
+    _print_match(game, bots, response)
+    if args.record is not None and response.record:
+        try:
+            Path(args.record).write_text(response.record, encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"cannot write the record to {args.record}: {exc.strerror}") from None
+        print(f"record written to {args.record}")
+    return 0
+
+
+def _rpc_failure(server: str, exc: Any) -> str:
+    """One line for a failed call: unreachable referee, or its refusal and reason."""
+    import grpc  # noqa: PLC0415
+
+    code: grpc.StatusCode = exc.code()
+    details: str = exc.details() or ""
+    if code is grpc.StatusCode.UNAVAILABLE and "connect" in details.lower():
+        return f"cannot reach the referee at {server}: {details}"
+    return f"the referee at {server} answered {code.name}: {details}"
+
+
+def _print_match(game: Game, bots: Sequence[str], response: Any) -> None:
+    from domino_arena.v1 import referee_pb2  # noqa: PLC0415
+
+    result = response.result
+    termination = referee_pb2.Termination.Name(result.termination)
+    termination = termination.removeprefix("TERMINATION_").lower()
+    print(f"match {response.match_id}: {game.describe()}")
+    winner = result.winner
+    if winner >= 0:
+        seats = ", ".join(str(s) for s in game.sides[winner])
+        score = "-".join(str(s) for s in result.scores)
+        plural = "s" if len(game.sides[winner]) > 1 else ""
+        print(f"result: {termination}; side {winner} (seat{plural} {seats}) wins {score}")
+    else:
+        print(f"result: {termination}; no winner")
+    if result.detail:
+        print(f"  {result.detail}")
+    for side, seats_of_side in enumerate(game.sides):
+        who = ", ".join(f"seat {s} {bots[s]}" for s in seats_of_side)
+        mark = "  winner" if side == winner else ""
+        score_text = result.scores[side] if side < len(result.scores) else "?"
+        print(f"  side {side} ({who}): {score_text}{mark}")
+
+
 # -- the command line ---------------------------------------------------------------------------
 
 COMMANDS: Final[tuple[Command, ...]] = (
@@ -411,6 +771,19 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "play a round robin of house bots in every game and print the standings",
         _round_robin_arguments,
         _round_robin,
+    ),
+    Command("serve", "run the referee: bots connect to it over gRPC", _serve_arguments, _serve),
+    Command(
+        "bot",
+        "'bot add NAME': create a bot and its token; 'bot run NAME': play a house bot remotely",
+        _bot_arguments,
+        _bot,
+    ),
+    Command(
+        "match",
+        "'match run GAME --bots A,B': run one match between bots connected to a referee",
+        _match_arguments,
+        _match,
     ),
 )
 

@@ -1,0 +1,52 @@
+"""Run a house bot against a referee: ``python -m domino_arena.bots NAME --server HOST:PORT``.
+
+The same as ``domino-arena bot run NAME ...``, without loading the referee's code: only the
+SDK and the house bots. The token comes from ``--token`` or ``$DOMINO_ARENA_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import secrets
+import sys
+from collections.abc import Sequence
+
+from domino_arena.sdk import runner
+from domino_arena.sdk.bot import Bot
+from domino_arena.sdk.client import RefereeError
+from domino_arena.sdk.rules import GAMES
+
+from . import HOUSE_BOTS, make_bot
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m domino_arena.bots",
+        description="Connect a house bot to a referee as the bot NAME and play every match it "
+        "is seated in, until Ctrl-C or SIGTERM.",
+    )
+    parser.add_argument("name", metavar="NAME", help="the bot's name, as created by 'bot add'")
+    parser.add_argument("--server", default=runner.DEFAULT_SERVER, metavar="HOST:PORT")
+    parser.add_argument("--token", metavar="T", help=f"default: ${runner.TOKEN_ENV}")
+    parser.add_argument("--bot", default="greedy", choices=sorted(HOUSE_BOTS))
+    parser.add_argument("--games", metavar="G1,G2", help=f"default: {','.join(sorted(GAMES))}")
+    parser.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
+    args = parser.parse_args(argv)
+    seeds = itertools.count(args.seed if args.seed is not None else secrets.randbelow(10**9))
+    kind: str = args.bot
+
+    def new_bot() -> Bot:
+        return make_bot(kind, next(seeds))
+
+    games = None if args.games is None else [g for g in args.games.split(",") if g]
+    try:
+        runner.run(new_bot, server=args.server, name=args.name, token=args.token, games=games)
+    except (RefereeError, ValueError) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

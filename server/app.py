@@ -1,0 +1,184 @@
+"""The composition root of the referee: storage, the gRPC server and the trio guest.
+
+asyncio owns the process and gRPC (grpc.aio is bound to an asyncio loop); trio runs as a guest
+on the same thread (``trio.lowlevel.start_guest_run``) with one nursery that owns every match
+(DESIGN.md decision 10, research/trio-grpc.md). The gRPC server serves the bot stream, the
+admin API, gRPC health checking and server reflection.
+
+Shutdown, on SIGINT/SIGTERM or when the caller sets ``stop``, follows the research's order:
+
+1. health goes NOT_SERVING and no new match or stream is accepted;
+2. the trio scope is cancelled: running matches end ABORTED (their bots are told) and the
+   admin calls waiting on them get UNAVAILABLE; finished matches are already stored;
+3. trio finishes (it must finish before the host loop stops);
+4. every bot stream is closed with SHUTTING_DOWN and UNAVAILABLE;
+5. ``server.stop(grace)`` lets the handlers end; nothing is left running.
+
+``wait_for_termination`` is never used (cancelling it breaks ``stop``'s grace).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import grpc
+import outcome as outcome_module
+import trio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from domino_arena.v1 import referee_pb2 as pb
+from domino_arena.v1 import referee_pb2_grpc as pb_grpc
+
+from .service import LOG, SERVICE_NAMES, SHUTTING_DOWN, AdminServicer, Arena, BotServicer
+from .storage import Storage
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 50051
+DEFAULT_RECONNECT_GRACE: Final = 10.0
+DEFAULT_SHUTDOWN_GRACE: Final = 2.0
+
+SERVER_OPTIONS: Final[list[tuple[str, Any]]] = [
+    # Refuse a port another process holds instead of silently sharing it (grpc's default).
+    ("grpc.so_reuseport", 0),
+    # Notice bots whose network vanished without a FIN.
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """How to serve: the address, the reconnect and shutdown graces (seconds)."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    reconnect_grace: float = DEFAULT_RECONNECT_GRACE
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
+
+
+class App:
+    """One referee: :meth:`serve` runs it in the current asyncio loop until ``stop`` is set.
+
+    The storage is opened by the caller (so a bad database is reported before any port is
+    bound) and is not closed here.
+    """
+
+    def __init__(self, config: Config, storage: Storage) -> None:
+        self.config = config
+        self.arena = Arena(storage, reconnect_grace=config.reconnect_grace)
+        self.port: int | None = None
+
+    async def serve(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
+        """Serve until ``stop`` is set (or trio fails), then shut down cleanly.
+
+        ``on_ready`` gets the bound port (the real one when the config asks for port 0) once
+        the server accepts calls.
+
+        Raises:
+            OSError: the address cannot be bound.
+        """
+        loop = asyncio.get_running_loop()
+        server = grpc.aio.server(options=SERVER_OPTIONS)
+        pb_grpc.add_BotServiceServicer_to_server(BotServicer(self.arena), server)
+        pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        reflection.enable_server_reflection(
+            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
+        address = f"{self.config.host}:{self.config.port}"
+        try:
+            port = server.add_insecure_port(address)
+        except RuntimeError as exc:
+            raise OSError(f"cannot listen on {address}: {exc}") from None
+        if port == 0:
+            raise OSError(f"cannot listen on {address}")
+
+        trio_ready: asyncio.Future[None] = loop.create_future()
+        trio_done: asyncio.Future[outcome_module.Outcome[None]] = loop.create_future()
+        top = trio.CancelScope()
+
+        async def trio_main() -> None:
+            with top:
+                async with trio.open_nursery() as nursery:
+                    self.arena.nursery = nursery
+                    if not trio_ready.done():
+                        trio_ready.set_result(None)
+                    await trio.sleep_forever()
+            self.arena.nursery = None
+
+        def trio_finished(result: outcome_module.Outcome[None]) -> None:
+            if not trio_done.done():
+                trio_done.set_result(result)
+            if not trio_ready.done():
+                trio_ready.set_result(None)
+
+        trio.lowlevel.start_guest_run(
+            trio_main,
+            run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+            run_sync_soon_not_threadsafe=loop.call_soon,
+            done_callback=trio_finished,
+            host_uses_signal_set_wakeup_fd=True,
+        )
+        started = False
+        try:
+            await asyncio.shield(trio_ready)
+            await server.start()
+            started = True
+            for name in ("", *SERVICE_NAMES):
+                await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+            self.port = port
+            on_ready(port)
+            stopping = asyncio.ensure_future(stop.wait())
+            waits: list[asyncio.Future[Any]] = [stopping, asyncio.shield(trio_done)]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+        finally:
+            # Also reached when this task is cancelled: every await below is shielded or runs
+            # after the cancellation was delivered.
+            LOG.info(
+                "shutting down: %d matches running, %d bots connected",
+                len(self.arena.running),
+                len(self.arena.lobby.connections()),
+            )
+            await health_servicer.enter_graceful_shutdown()
+            self.arena.shutting_down = True
+            self.arena.lobby.closing = True
+            top.cancel()
+            result = await asyncio.shield(trio_done)
+            LOG.debug("the matches ended")
+            self.arena.lobby.close_all(
+                grpc.StatusCode.UNAVAILABLE,
+                SHUTTING_DOWN,
+                pb.Error(code=pb.ERROR_CODE_SHUTTING_DOWN, message=SHUTTING_DOWN),
+            )
+            if started:
+                await server.stop(self.config.shutdown_grace)
+            LOG.debug("the gRPC server stopped")
+            result.unwrap()
+
+
+def run(config: Config, storage: Storage, on_ready: Callable[[int], None]) -> None:
+    """Serve in a new asyncio loop until SIGINT or SIGTERM (main thread only)."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            await App(config, storage).serve(stop, on_ready)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+
+    asyncio.run(main())

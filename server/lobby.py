@@ -1,0 +1,184 @@
+"""Who is connected: one :class:`Connection` per authenticated bot, by name.
+
+A :class:`Connection` is the bridge of one ``Play`` stream (DESIGN.md decision 10): the gRPC
+handler (asyncio) drains its ``outbox`` onto the wire, and hands every reply to the seat of its
+match through :meth:`Connection.route`; the seats (:mod:`.remote`, run by trio matches) put
+their messages in the outbox with :meth:`Connection.send`. Both loops share one thread, so these
+are plain calls, and none of them blocks or awaits.
+
+A bot has at most one connection. A new authenticated stream for a connected bot *takes over*:
+the lobby points at the new stream and the old one is closed with ``ALREADY_CONNECTED``. This
+is what lets a bot whose network dropped come back before the referee has noticed the drop;
+a stream with a wrong token never gets this far, so it cannot steal a seat. Seats bound to the
+old stream see it die and resume on the new one (the referee sends a snapshot).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+import grpc
+import trio
+
+from domino_arena.v1 import referee_pb2 as pb
+
+LOG: Final = logging.getLogger("domino_arena.server")
+
+
+class Route(Protocol):
+    """What a connection hands the replies of one match to (a :class:`~.remote.RemoteSeat`)."""
+
+    def deliver(self, connection: Connection, reply: pb.ActionReply) -> None:
+        """Take a reply that arrived on ``connection``; never blocks."""
+
+    def connection_lost(self, connection: Connection) -> None:
+        """Learn that ``connection`` is closed; never blocks."""
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """The last item of an outbox: end the stream with ``status`` (None: OK)."""
+
+    status: grpc.StatusCode | None
+    details: str = ""
+
+
+class Connection:
+    """One authenticated ``Play`` stream of the bot ``name``, which plays ``games``."""
+
+    def __init__(self, name: str, games: Iterable[str], peer: str = "", client: str = "") -> None:
+        self.name = name
+        self.games: tuple[str, ...] = tuple(sorted(set(games)))
+        self.peer = peer
+        self.client = client
+        """What the bot says it runs (``Hello.client``), for the logs."""
+        self.outbox: asyncio.Queue[pb.RefereeMessage | Close] = asyncio.Queue()
+        self.routes: dict[str, Route] = {}
+        """The match id -> the seat this stream plays in it."""
+        self.closed = False
+
+    def send(self, message: pb.RefereeMessage) -> bool:
+        """Queue ``message`` for the bot; False (and nothing sent) once the stream is closed."""
+        if self.closed:
+            return False
+        self.outbox.put_nowait(message)
+        return True
+
+    def route(self, reply: pb.ActionReply) -> bool:
+        """Hand ``reply`` to the seat of its match; False if this stream plays no such match."""
+        seat = self.routes.get(reply.match_id)
+        if seat is None:
+            return False
+        seat.deliver(self, reply)
+        return True
+
+    def close(
+        self,
+        status: grpc.StatusCode | None = None,
+        details: str = "",
+        error: pb.Error | None = None,
+    ) -> None:
+        """End the stream: send ``error`` (if any), then the status; tell every seat it is gone.
+
+        Closing twice does nothing; what was queued before is still written first.
+        """
+        if self.closed:
+            return
+        if error is not None:
+            self.outbox.put_nowait(pb.RefereeMessage(error=error))
+        self.closed = True
+        self.outbox.put_nowait(Close(status, details))
+        routes, self.routes = list(self.routes.values()), {}
+        for seat in routes:
+            seat.connection_lost(self)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<Connection {self.name} {self.peer or '?'} {state}>"
+
+
+class Lobby:
+    """The connected bots by name, how many matches each is seated in, and who waits for whom."""
+
+    def __init__(self) -> None:
+        self._connections: dict[str, Connection] = {}
+        self._waiters: dict[str, set[trio.Event]] = collections.defaultdict(set)
+        self.seated: collections.Counter[str] = collections.Counter()
+        """The bot name -> matches it is seated in now (connected or not)."""
+        self.closing = False
+        """Set at shutdown: no new connection is accepted."""
+
+    def get(self, name: str) -> Connection | None:
+        """Return the live connection of the bot ``name``, or None."""
+        connection = self._connections.get(name)
+        return connection if connection is not None and not connection.closed else None
+
+    def connections(self) -> list[Connection]:
+        """Return every live connection, sorted by bot name."""
+        return [c for _, c in sorted(self._connections.items()) if not c.closed]
+
+    def connect(self, connection: Connection) -> Connection | None:
+        """Make ``connection`` the bot's stream; return the live stream it replaces, if any.
+
+        The caller closes the replaced stream (with ``ALREADY_CONNECTED``); seats waiting for
+        the bot are woken.
+        """
+        old = self.get(connection.name)
+        self._connections[connection.name] = connection
+        LOG.info(
+            "bot connected: name=%s games=%s peer=%s client=%s%s",
+            connection.name,
+            ",".join(connection.games),
+            connection.peer,
+            connection.client or "?",
+            " (takes over its previous stream)" if old is not None else "",
+        )
+        for event in self._waiters.pop(connection.name, set()):
+            event.set()
+        return old
+
+    def disconnect(self, connection: Connection) -> None:
+        """Forget ``connection`` if it is still the bot's stream, and close it."""
+        if self._connections.get(connection.name) is connection:
+            del self._connections[connection.name]
+            LOG.info("bot disconnected: name=%s peer=%s", connection.name, connection.peer)
+        connection.close()
+
+    def unseat(self, names: Iterable[str]) -> None:
+        """Count one match fewer for each bot in ``names`` (its match ended)."""
+        for name in names:
+            self.seated[name] -= 1
+            if self.seated[name] <= 0:
+                del self.seated[name]
+
+    async def wait_connected(self, name: str, *, other_than: Connection | None = None) -> None:
+        """Return (trio) once the bot ``name`` has a live stream other than ``other_than``.
+
+        Safe to cancel: the referee bounds this wait by its reconnect grace.
+        """
+        while True:
+            connection = self.get(name)
+            if connection is not None and connection is not other_than:
+                return
+            event = trio.Event()
+            self._waiters[name].add(event)
+            try:
+                await event.wait()
+            finally:
+                waiters = self._waiters.get(name)
+                if waiters is not None:
+                    waiters.discard(event)
+                    if not waiters:
+                        del self._waiters[name]
+
+    def close_all(self, status: grpc.StatusCode, details: str, error: pb.Error) -> None:
+        """Refuse new streams and close every live one (shutdown)."""
+        self.closing = True
+        for connection in list(self._connections.values()):
+            connection.close(status, details, error)
+        self._connections.clear()

@@ -1,0 +1,227 @@
+"""End to end: the referee, house bots and the admin call as separate processes over real gRPC.
+
+``domino-arena serve --port 0`` runs as a subprocess on a fresh SQLite file; four bots are
+created with ``bot add`` and connected with ``bot run`` (the SDK's ``run``, each in its own
+process); then one ``match run`` per game configuration (every game and player count) runs,
+all at once, so each bot's single stream plays several matches concurrently. Every record must
+replay, every match must be stored, and SIGTERM must stop the referee with status 0 quickly.
+
+The test waits on the processes' output lines (the referee logs each connection), never on a
+timer; the timeouts only bound a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
+
+import pytest
+
+from domino_arena.sdk.records import read_record, replay
+from domino_arena.sdk.rules import Game, configurations
+from domino_arena.server.cli import main
+from domino_arena.server.storage import Storage
+
+WAIT: Final = 60.0
+"""Seconds a step may take before the test fails (never reached when it passes)."""
+
+BOTS: Final = {
+    "greedy-1": "greedy",
+    "greedy-2": "greedy",
+    "greedy-3": "greedy",
+    "random-4": "random",
+}
+"""The bots of the arena and the house bot each one runs. Moon is played by greedy bots only:
+uniformly random Moon players seldom finish a game."""
+
+TIME_CONTROL: Final = "2s+10s/200ms"
+SHUTDOWN_LIMIT: Final = 5.0
+"""Seconds SIGTERM may take to stop the referee (its shutdown grace is 2 s)."""
+
+
+def command(*args: str) -> list[str]:
+    """The ``domino-arena`` command line: the installed script, or the module if there is none."""
+    script = Path(sys.executable).with_name("domino-arena")
+    if script.exists():
+        return [str(script), *args]
+    return [sys.executable, "-m", "domino_arena.server.cli", *args]
+
+
+class Process:
+    """A subprocess whose output lines are collected by a thread, to be waited on."""
+
+    def __init__(self, args: Sequence[str], cwd: Path) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.args = list(args)
+        self.popen = subprocess.Popen(
+            self.args,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._new: queue.Queue[str | None] = queue.Queue()
+        assert self.popen.stdout is not None
+        self._reader = threading.Thread(target=self._read, args=(self.popen.stdout,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.lines.append(line.rstrip("\n"))
+            self._new.put(line.rstrip("\n"))
+        self._new.put(None)
+
+    def wait_line(self, fragment: str) -> str:
+        """Return the next output line containing ``fragment``."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                line = self._new.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line with {fragment!r} from {self}") from None
+            if line is None:
+                raise AssertionError(f"{self} ended without a line with {fragment!r}")
+            if fragment in line:
+                return line
+
+    def finish(self) -> tuple[int, str]:
+        """Wait for the process to exit; return its status and its whole output."""
+        code = self.popen.wait(WAIT)
+        self._reader.join(WAIT)
+        return code, "\n".join(self.lines)
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait(WAIT)
+
+    def __str__(self) -> str:
+        return f"'{' '.join(self.args[1:4])} ...' (output: {self.lines[-20:]})"
+
+
+@dataclass
+class Arena:
+    """The running referee and its bots."""
+
+    folder: Path
+    db: str
+    port: int
+    server: Process
+    bots: list[Process]
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    folder = tmp_path_factory.mktemp("e2e")
+    db = f"sqlite:///{folder / 'arena.db'}"
+    adds = {name: Process(command("bot", "add", name, "--db", db), folder) for name in BOTS}
+    tokens: dict[str, str] = {}
+    for name, process in adds.items():
+        code, output = process.finish()
+        assert code == 0, output
+        tokens[name] = output.splitlines()[-1]
+    server = Process(command("serve", "--port", "0", "--db", db), folder)
+    processes = [server]
+    try:
+        line = server.wait_line("serving on 127.0.0.1:")
+        port = int(line.rsplit(":", 1)[1])
+        bots = [
+            Process(
+                command(
+                    "bot",
+                    "run",
+                    name,
+                    "--server",
+                    f"127.0.0.1:{port}",
+                    "--token",
+                    tokens[name],
+                    "--bot",
+                    kind,
+                    "--seed",
+                    str(seat),
+                ),
+                folder,
+            )
+            for seat, (name, kind) in enumerate(BOTS.items())
+        ]
+        processes += bots
+        connected = {
+            server.wait_line("bot connected: name=").split("name=")[1].split()[0] for _ in BOTS
+        }
+        assert connected == set(BOTS)
+        yield Arena(folder, db, port, server, bots)
+    finally:
+        for process in processes:
+            process.stop()
+
+
+def match_args(game: Game) -> list[str]:
+    """The ``match run`` arguments of one configuration, moon played by greedy bots only."""
+    names = list(BOTS)[: game.num_players]
+    args = ["match", "run", game.name, "--bots", ",".join(names)]
+    args += ["--players", str(game.num_players)]
+    if game.options().get("partnerships"):
+        args.append("--partners")
+    return args
+
+
+def config_id(game: Game) -> str:
+    teams = "-partners" if len(game.sides) != game.num_players else ""
+    return f"{game.name}-{game.num_players}{teams}"
+
+
+def test_every_game_plays_over_grpc_and_replays(arena: Arena) -> None:
+    games = list(configurations())
+    assert len(games) == 12
+    runs = {}
+    for seed, game in enumerate(games):
+        record = arena.folder / f"{config_id(game)}.jsonl"
+        args = [*match_args(game), "--server", f"127.0.0.1:{arena.port}", "--seed", str(seed)]
+        args += ["--time-control", TIME_CONTROL, "--record", str(record)]
+        runs[config_id(game)] = (record, Process(command(*args), arena.folder))
+    for name, (record, process) in runs.items():
+        code, output = process.finish()
+        assert code == 0, f"{name}: {output}"
+        assert "result: normal; side " in output, f"{name}: {output}"
+        assert f"record written to {record}" in output
+        parsed = read_record(record)
+        assert parsed.faults == (), f"{name}: {parsed.faults}"
+        report = replay(parsed)
+        assert report.ok, f"{name}: {report}"
+        assert main(["replay", str(record)]) == 0
+    storage = Storage(arena.db)
+    storage.open()
+    try:
+        stored = storage.matches(limit=100)
+    finally:
+        storage.close()
+    assert len(stored) == len(games)
+    assert {m.termination for m in stored} == {"normal"}
+
+
+def test_sigterm_stops_the_referee_quickly_and_cleanly(arena: Arena) -> None:
+    started = time.monotonic()
+    arena.server.popen.send_signal(signal.SIGTERM)
+    code, output = arena.server.finish()
+    elapsed = time.monotonic() - started
+    assert code == 0, output
+    assert elapsed < SHUTDOWN_LIMIT, f"{elapsed:.2f} s"
+    assert output.splitlines()[-1] == "domino-arena: stopped"
+    assert "Traceback" not in output
+    for bot in arena.bots:
+        bot.popen.send_signal(signal.SIGINT)
+        bot_code, bot_output = bot.finish()
+        assert bot_code == 0, bot_output
+        assert "Traceback" not in bot_output

@@ -1,0 +1,763 @@
+"""The referee service over real gRPC: a grpc.aio server on port 0 in a background thread.
+
+The bots here are raw gRPC clients (no SDK): each sends exactly the messages a test wants, so
+refusals, malformed and late replies, unknown matches and reconnections are exercised at the
+wire. A raw bot answers requests from a background thread with a *policy* (a function of the
+request), so a whole match runs while the test thread waits on ``RunMatch``. Every wait is on a
+queue or condition with a timeout that only matters if the test fails: nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
+
+from domino_arena.sdk.convert import game_to_proto
+from domino_arena.sdk.records import parse_record, read_record, replay
+from domino_arena.sdk.rules import make_game
+from domino_arena.server.app import App, Config
+from domino_arena.server.cli import main
+from domino_arena.server.storage import BotCheck, Storage, StorageError
+from domino_arena.v1 import games_pb2
+from domino_arena.v1 import referee_pb2 as pb
+from domino_arena.v1 import referee_pb2_grpc as pb_grpc
+
+WAIT: Final = 20.0
+"""Seconds any single wait may take before the test fails (never reached when it passes)."""
+
+BOTS: Final = ("alice", "bob", "carol")
+ALL_GAMES: Final = ("doubles", "moon", "passing", "straight")
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The end of a stream as the bot saw it: the gRPC status and its details."""
+
+    code: grpc.StatusCode
+    details: str
+
+
+Policy = Callable[["RawBot", pb.ActionRequest], None]
+"""What a raw bot does with a request (usually: send one reply)."""
+
+
+def first_legal(bot: RawBot, request: pb.ActionRequest) -> None:
+    """Answer with the first legal action, echoing the match and the turn."""
+    bot.reply(request, request.observation.legal_actions[0])
+
+
+class RawBot:
+    """A bot speaking the protocol by hand over one ``Play`` stream.
+
+    Every message received is kept in ``received`` (in order); requests are answered by
+    ``policy`` on the reader thread unless it is None.
+    """
+
+    def __init__(self, channel: grpc.Channel, policy: Policy | None = None) -> None:
+        self.policy = policy
+        self.received: list[pb.RefereeMessage | Ended] = []
+        self._outgoing: queue.Queue[pb.BotMessage | None] = queue.Queue()
+        self._changed = threading.Condition()
+        stub = pb_grpc.BotServiceStub(channel)
+        self.call = stub.Play(iter(self._outgoing.get, None))
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        try:
+            for message in self.call:
+                if message.WhichOneof("message") == "request" and self.policy is not None:
+                    self.policy(self, message.request)
+                self._add(message)
+            end = Ended(self.call.code(), self.call.details() or "")
+        except grpc.RpcError as exc:
+            end = Ended(exc.code(), exc.details() or "")
+        self._add(end)
+
+    def _add(self, item: pb.RefereeMessage | Ended) -> None:
+        with self._changed:
+            self.received.append(item)
+            self._changed.notify_all()
+
+    def send(self, message: pb.BotMessage) -> None:
+        self._outgoing.put(message)
+
+    def hello(self, name: str, token: str, games: tuple[str, ...] = ALL_GAMES) -> None:
+        self.send(
+            pb.BotMessage(hello=pb.Hello(name=name, token=token, games=games, protocol_version=1))
+        )
+
+    def reply(self, request: pb.ActionRequest, action: games_pb2.Action, turn: int = -1) -> None:
+        self.send(
+            pb.BotMessage(
+                reply=pb.ActionReply(
+                    match_id=request.match_id,
+                    turn=request.turn if turn < 0 else turn,
+                    action=action,
+                )
+            )
+        )
+
+    def wait_for(
+        self, predicate: Callable[[pb.RefereeMessage | Ended], bool], what: str
+    ) -> pb.RefereeMessage | Ended:
+        """Return the first message received (so far or later) that ``predicate`` accepts."""
+        with self._changed:
+            found: list[pb.RefereeMessage | Ended] = []
+
+            def seen() -> bool:
+                found[:] = [m for m in self.received if predicate(m)]
+                return bool(found)
+
+            if not self._changed.wait_for(seen, timeout=WAIT):
+                raise AssertionError(f"no {what} within {WAIT} s; got {self.received}")
+            return found[0]
+
+    def wait_kind(self, kind: str) -> pb.RefereeMessage:
+        message = self.wait_for(
+            lambda m: isinstance(m, pb.RefereeMessage) and m.WhichOneof("message") == kind, kind
+        )
+        assert isinstance(message, pb.RefereeMessage)
+        return message
+
+    def wait_end(self) -> Ended:
+        end = self.wait_for(lambda m: isinstance(m, Ended), "end of stream")
+        assert isinstance(end, Ended)
+        return end
+
+    def messages(self, kind: str) -> list[pb.RefereeMessage]:
+        with self._changed:
+            return [
+                m
+                for m in self.received
+                if isinstance(m, pb.RefereeMessage) and m.WhichOneof("message") == kind
+            ]
+
+    def ended(self) -> bool:
+        with self._changed:
+            return any(isinstance(m, Ended) for m in self.received)
+
+    def close(self) -> None:
+        self.call.cancel()
+        self._reader.join(WAIT)
+
+
+class Referee:
+    """An :class:`App` serving on 127.0.0.1:0 in a background thread, with its own loop."""
+
+    def __init__(self, storage: Storage, reconnect_grace: float = 10.0) -> None:
+        self.app = App(Config(port=0, reconnect_grace=reconnect_grace), storage)
+        self.port = 0
+        self.error: BaseException | None = None
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._thread.start()
+        assert self._ready.wait(WAIT), "the referee did not start"
+        if self.error is not None:
+            raise self.error
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        self.admin = pb_grpc.AdminServiceStub(self.channel)
+        self.bots: list[RawBot] = []
+
+    def _main(self) -> None:
+        async def body() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            await self.app.serve(self._stop, self._on_ready)
+
+        try:
+            asyncio.run(body())
+        except BaseException as exc:
+            self.error = exc
+        finally:
+            self._ready.set()
+
+    def _on_ready(self, port: int) -> None:
+        self.port = port
+        self._ready.set()
+
+    def bot(self, policy: Policy | None = None) -> RawBot:
+        bot = RawBot(self.channel, policy)
+        self.bots.append(bot)
+        return bot
+
+    def connect(
+        self,
+        name: str,
+        token: str,
+        policy: Policy | None = first_legal,
+        games: tuple[str, ...] = ALL_GAMES,
+    ) -> RawBot:
+        """Return a raw bot that is welcomed as ``name``."""
+        bot = self.bot(policy)
+        bot.hello(name, token, games)
+        bot.wait_kind("welcome")
+        return bot
+
+    def connected(self) -> dict[str, tuple[tuple[str, ...], int]]:
+        response = self.admin.ListConnected(pb.ListConnectedRequest(), timeout=WAIT)
+        return {b.name: (tuple(b.games), b.matches) for b in response.bots}
+
+    def stop(self) -> None:
+        """Shut the referee down the way SIGTERM does, and wait for its thread."""
+        if self._thread.is_alive():
+            assert self._loop is not None and self._stop is not None
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(WAIT)
+            assert not self._thread.is_alive(), "the referee did not stop"
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        for bot in self.bots:
+            bot.call.cancel()
+        self.stop()
+        self.channel.close()
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+    """One SQLite file with the test bots, shared by the module (token hashing is slow)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('referee') / 'referee.db'}"
+    storage = Storage(url)
+    storage.open()
+    tokens = {name: storage.add_bot(name) for name in BOTS}
+    storage.close()
+    return url, tokens
+
+
+@pytest.fixture
+def storage(database: tuple[str, dict[str, str]]) -> Iterator[Storage]:
+    storage = Storage(database[0])
+    storage.open()
+    yield storage
+    storage.close()
+
+
+@pytest.fixture
+def tokens(database: tuple[str, dict[str, str]]) -> dict[str, str]:
+    return database[1]
+
+
+@pytest.fixture
+def referee(storage: Storage) -> Iterator[Referee]:
+    referee = Referee(storage)
+    yield referee
+    referee.close()
+
+
+def passing_request(*bots: str, seed: int = 7) -> pb.RunMatchRequest:
+    return pb.RunMatchRequest(
+        game=game_to_proto(make_game("passing", players=len(bots))),
+        bots=bots,
+        has_seed=True,
+        seed=seed,
+    )
+
+
+# -- health and reflection ----------------------------------------------------------------------
+
+
+def test_health_check_says_serving(referee: Referee) -> None:
+    check = referee.channel.unary_unary(
+        "/grpc.health.v1.Health/Check",
+        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+        response_deserializer=health_pb2.HealthCheckResponse.FromString,
+    )
+    for service in ("", "domino_arena.v1.BotService", "domino_arena.v1.AdminService"):
+        response = check(health_pb2.HealthCheckRequest(service=service), timeout=WAIT)
+        assert response.status == health_pb2.HealthCheckResponse.SERVING, service
+
+
+def test_reflection_lists_the_services(referee: Referee) -> None:
+    info = referee.channel.stream_stream(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    (response,) = list(info(iter([request]), timeout=WAIT))
+    names = {s.name for s in response.list_services_response.service}
+    assert {
+        "domino_arena.v1.BotService",
+        "domino_arena.v1.AdminService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    } <= names
+
+
+# -- the hello ------------------------------------------------------------------------------------
+
+
+def refusal(bot: RawBot) -> tuple[pb.Error, Ended]:
+    """The in-band error and the final status of a refused stream (and nothing else)."""
+    end = bot.wait_end()
+    messages = [m for m in bot.received if isinstance(m, pb.RefereeMessage)]
+    assert [m.WhichOneof("message") for m in messages] == ["error"], bot.received
+    return messages[0].error, end
+
+
+def test_a_wrong_token_is_refused_and_changes_nothing(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    alice = referee.connect("alice", tokens["alice"], policy=None)
+    intruder = referee.bot()
+    intruder.hello("alice", tokens["bob"])
+    error, end = refusal(intruder)
+    assert error.code == pb.ERROR_CODE_UNAUTHENTICATED
+    assert error.field == "hello.token"
+    assert "wrong token for bot 'alice'" in error.message
+    assert end.code == grpc.StatusCode.UNAUTHENTICATED
+    # The real alice keeps her stream and plays on it.
+    assert not alice.ended()
+    assert referee.connected() == {"alice": (ALL_GAMES, 0)}
+    alice.policy = first_legal
+    referee.connect("bob", tokens["bob"])
+    response = referee.admin.RunMatch(passing_request("alice", "bob"), timeout=WAIT)
+    assert response.result.termination == pb.TERMINATION_NORMAL
+    assert alice.messages("match_start")
+
+
+def test_an_unknown_name_is_refused(referee: Referee) -> None:
+    bot = referee.bot()
+    bot.hello("mallory", "anything")
+    error, end = refusal(bot)
+    assert error.code == pb.ERROR_CODE_UNAUTHENTICATED
+    assert error.field == "hello.name"
+    assert "unknown bot 'mallory'" in error.message
+    assert end.code == grpc.StatusCode.UNAUTHENTICATED
+    assert referee.connected() == {}
+
+
+@pytest.mark.parametrize(
+    ("first", "code", "field"),
+    [
+        (
+            pb.BotMessage(reply=pb.ActionReply(match_id="m", turn=1)),
+            pb.ERROR_CODE_BAD_HELLO,
+            "hello",
+        ),
+        (pb.BotMessage(), pb.ERROR_CODE_BAD_HELLO, "hello"),
+        (
+            pb.BotMessage(hello=pb.Hello(name="alice", token="t", games=["moon"])),
+            pb.ERROR_CODE_BAD_HELLO,
+            "hello.protocol_version",
+        ),
+        (
+            pb.BotMessage(hello=pb.Hello(token="t", games=["moon"], protocol_version=1)),
+            pb.ERROR_CODE_BAD_HELLO,
+            "hello.name",
+        ),
+        (
+            pb.BotMessage(hello=pb.Hello(name="alice", games=["moon"], protocol_version=1)),
+            pb.ERROR_CODE_BAD_HELLO,
+            "hello.token",
+        ),
+    ],
+    ids=["reply-first", "empty", "no-version", "no-name", "no-token"],
+)
+def test_a_bad_first_message_is_refused(
+    referee: Referee, first: pb.BotMessage, code: int, field: str
+) -> None:
+    bot = referee.bot()
+    bot.send(first)
+    error, end = refusal(bot)
+    assert (error.code, error.field) == (code, field), error
+    assert end.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert referee.connected() == {}
+
+
+def test_an_unknown_game_is_refused_after_the_token(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    bot = referee.bot()
+    bot.hello("alice", tokens["alice"], games=("moon", "chess"))
+    error, end = refusal(bot)
+    assert error.code == pb.ERROR_CODE_UNKNOWN_GAME
+    assert "unknown game 'chess'" in error.message
+    assert end.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert referee.connected() == {}
+
+
+def test_a_database_failure_during_the_hello_is_unavailable_not_a_refusal(
+    referee: Referee, storage: Storage, tokens: dict[str, str]
+) -> None:
+    storage.close()  # the referee's storage: every query now fails
+    bot = referee.bot()
+    bot.hello("alice", tokens["alice"])
+    error, end = refusal(bot)
+    assert "cannot check tokens now" in error.message
+    assert end.code == grpc.StatusCode.UNAVAILABLE  # a client retries this one
+
+
+def test_welcome_and_list_connected(referee: Referee, tokens: dict[str, str]) -> None:
+    alice = referee.connect("alice", tokens["alice"], games=("passing", "moon", "passing"))
+    referee.connect("bob", tokens["bob"])
+    welcome = alice.messages("welcome")[0].welcome
+    assert (welcome.name, welcome.protocol_version) == ("alice", 1)
+    assert list(welcome.games) == ["moon", "passing"]
+    assert referee.connected() == {"alice": (("moon", "passing"), 0), "bob": (ALL_GAMES, 0)}
+
+
+def test_a_new_stream_of_a_connected_bot_takes_over(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    first = referee.connect("alice", tokens["alice"])
+    second = referee.connect("alice", tokens["alice"], games=("moon",))
+    end = first.wait_end()
+    assert end.code == grpc.StatusCode.ABORTED
+    errors = first.messages("error")
+    assert [e.error.code for e in errors] == [pb.ERROR_CODE_ALREADY_CONNECTED]
+    assert not second.ended()
+    assert referee.connected() == {"alice": (("moon",), 0)}
+
+
+# -- matches --------------------------------------------------------------------------------------
+
+
+def test_run_match_plays_stores_and_returns_the_record(
+    referee: Referee, tokens: dict[str, str], storage: Storage
+) -> None:
+    alice = referee.connect("alice", tokens["alice"])
+    bob = referee.connect("bob", tokens["bob"])
+    response = referee.admin.RunMatch(passing_request("alice", "bob", seed=11), timeout=WAIT)
+    result = response.result
+    assert result.termination == pb.TERMINATION_NORMAL
+    assert result.winner in (0, 1)
+    assert list(result.side_of_seat) == [0, 1]
+    assert result.faulted_seat == -1
+    record = parse_record(response.record)
+    assert record.seats == ("alice", "bob")
+    assert record.seed == 11
+    assert replay(record).ok, replay(record)
+    stored = storage.match(response.match_id)
+    assert stored is not None
+    assert stored.record == response.record
+    assert (stored.termination, stored.winner, stored.seats) == (
+        "normal",
+        result.winner,
+        ("alice", "bob"),
+    )
+    for bot, seat in ((alice, 0), (bob, 1)):
+        start = bot.messages("match_start")[0].match_start
+        assert (start.match_id, start.seat, list(start.players)) == (
+            response.match_id,
+            seat,
+            ["alice", "bob"],
+        )
+        assert not start.resumed
+        end = bot.wait_kind("match_end").match_end
+        assert end.result == result
+        assert bot.messages("event")
+    assert referee.connected() == {"alice": (ALL_GAMES, 0), "bob": (ALL_GAMES, 0)}
+
+
+@pytest.mark.parametrize(
+    ("request_", "status", "words"),
+    [
+        (
+            pb.RunMatchRequest(game=game_to_proto(make_game("passing")), bots=["alice"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "needs 2 bots, one per seat, got 1",
+        ),
+        (
+            pb.RunMatchRequest(game=game_to_proto(make_game("passing")), bots=["alice", "carol"]),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "bot 'carol' is not connected",
+        ),
+        (
+            pb.RunMatchRequest(game=game_to_proto(make_game("moon")), bots=["alice", "bob", "bob"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "bob listed twice",
+        ),
+        (
+            pb.RunMatchRequest(game=game_to_proto(make_game("doubles")), bots=["alice", "bob"]),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "bot 'bob' does not play doubles",
+        ),
+        (
+            pb.RunMatchRequest(bots=["alice", "bob"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "game",
+        ),
+    ],
+    ids=["seat-count", "not-connected", "twice", "game-not-played", "no-game"],
+)
+def test_run_match_refuses_what_cannot_be_played(
+    referee: Referee,
+    tokens: dict[str, str],
+    request_: pb.RunMatchRequest,
+    status: grpc.StatusCode,
+    words: str,
+) -> None:
+    referee.connect("alice", tokens["alice"])
+    referee.connect("bob", tokens["bob"], games=("passing", "moon"))
+    with pytest.raises(grpc.RpcError) as caught:
+        referee.admin.RunMatch(request_, timeout=WAIT)
+    assert caught.value.code() == status
+    assert words in (caught.value.details() or "")
+
+
+def test_a_malformed_action_is_a_fault_and_play_goes_on(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    faulted: list[int] = []
+
+    def once_malformed(bot: RawBot, request: pb.ActionRequest) -> None:
+        if not faulted:
+            faulted.append(request.turn)
+            # A play with no tile: the action cannot be converted.
+            bot.reply(request, games_pb2.Action(play=games_pb2.PlayAction()))
+        else:
+            first_legal(bot, request)
+
+    alice = referee.connect("alice", tokens["alice"], policy=once_malformed)
+    referee.connect("bob", tokens["bob"])
+    response = referee.admin.RunMatch(passing_request("alice", "bob"), timeout=WAIT)
+    assert response.result.termination == pb.TERMINATION_NORMAL
+    (fault,) = [m.fault for m in alice.messages("fault")]
+    assert (fault.turn, fault.kind, fault.strikes, fault.forfeited) == (
+        faulted[0],
+        pb.FAULT_KIND_MALFORMED,
+        1,
+        False,
+    )
+    assert "play" in fault.reason
+    record = parse_record(response.record)
+    assert [(f.seat, f.kind) for f in record.faults] == [(0, "malformed")]
+    assert replay(record).ok
+
+
+def test_a_reply_for_an_old_turn_is_dropped(referee: Referee, tokens: dict[str, str]) -> None:
+    def late_then_right(bot: RawBot, request: pb.ActionRequest) -> None:
+        # First a stale answer (an empty action, which would be a fault if it were used).
+        bot.reply(request, games_pb2.Action(), turn=request.turn - 1)
+        first_legal(bot, request)
+
+    alice = referee.connect("alice", tokens["alice"], policy=late_then_right)
+    bob = referee.connect("bob", tokens["bob"])
+    response = referee.admin.RunMatch(passing_request("alice", "bob"), timeout=WAIT)
+    assert response.result.termination == pb.TERMINATION_NORMAL
+    assert alice.messages("request")
+    assert alice.messages("fault") == bob.messages("fault") == []
+    assert alice.messages("error") == []
+    assert parse_record(response.record).faults == ()
+
+
+def test_a_reply_for_an_unknown_match_gets_an_error(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    alice = referee.connect("alice", tokens["alice"])
+    alice.send(pb.BotMessage(reply=pb.ActionReply(match_id="no-such-match", turn=1)))
+    error = alice.wait_kind("error").error
+    assert (error.code, error.match_id, error.field) == (
+        pb.ERROR_CODE_UNKNOWN_MATCH,
+        "no-such-match",
+        "reply.match_id",
+    )
+    assert not alice.ended()
+    assert "alice" in referee.connected()
+
+
+def test_a_bot_that_reconnects_gets_its_seat_back(referee: Referee, tokens: dict[str, str]) -> None:
+    dropped = threading.Event()
+
+    def drop_on_third_request(bot: RawBot, request: pb.ActionRequest) -> None:
+        if request.turn >= 3 and not dropped.is_set():
+            dropped.set()
+            bot.call.cancel()
+        else:
+            first_legal(bot, request)
+
+    first = referee.connect("alice", tokens["alice"], policy=drop_on_third_request)
+    bob = referee.connect("bob", tokens["bob"])
+    future = referee.admin.RunMatch.future(passing_request("alice", "bob"), timeout=WAIT)
+    first.wait_end()
+    assert dropped.is_set()
+    second = referee.connect("alice", tokens["alice"])
+    response = future.result(timeout=WAIT)
+    assert response.result.termination == pb.TERMINATION_NORMAL
+    start = second.messages("match_start")[0].match_start
+    assert start.resumed
+    assert start.match_id == response.match_id
+    assert start.snapshot.seat == 0
+    assert len(start.snapshot.hand) > 0
+    assert second.messages("request")
+    assert parse_record(response.record).faults == ()
+    assert bob.messages("fault") == []
+
+
+def test_shutdown_aborts_running_matches(referee: Referee, tokens: dict[str, str]) -> None:
+    asked = threading.Event()
+
+    def never_answer(bot: RawBot, request: pb.ActionRequest) -> None:
+        asked.set()
+
+    alice = referee.connect("alice", tokens["alice"], policy=never_answer)
+    bob = referee.connect("bob", tokens["bob"], policy=never_answer)
+    future = referee.admin.RunMatch.future(passing_request("alice", "bob"), timeout=WAIT)
+    assert asked.wait(WAIT)
+    assert referee.connected() == {"alice": (ALL_GAMES, 1), "bob": (ALL_GAMES, 1)}
+    referee.stop()
+    with pytest.raises(grpc.RpcError) as caught:
+        future.result(timeout=WAIT)
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "aborted" in (caught.value.details() or "")
+    for bot in (alice, bob):
+        end = bot.wait_kind("match_end").match_end
+        assert end.result.termination == pb.TERMINATION_ABORTED
+        stream_end = bot.wait_end()
+        assert stream_end.code == grpc.StatusCode.UNAVAILABLE
+        assert [e.error.code for e in bot.messages("error")] == [pb.ERROR_CODE_SHUTTING_DOWN]
+
+
+def test_the_record_json_is_one_object_per_line(referee: Referee, tokens: dict[str, str]) -> None:
+    referee.connect("alice", tokens["alice"])
+    referee.connect("bob", tokens["bob"])
+    response = referee.admin.RunMatch(passing_request("alice", "bob"), timeout=WAIT)
+    lines = response.record.splitlines()
+    assert response.record.endswith("\n")
+    assert json.loads(lines[0])["type"] == "header"
+    assert json.loads(lines[-1])["type"] == "result"
+
+
+def test_a_database_path_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'missing' / 'x.db'}"
+    with pytest.raises(StorageError, match="cannot open the database sqlite:///"):
+        Storage(url).open()
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bot_add_prints_the_token_once_and_refuses_a_duplicate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    code, out, err = cli(capsys, "bot", "add", "dora", "--db", url)
+    assert code == 0, err
+    token = out.strip()
+    assert "\n" not in token and len(token) >= 40
+    assert "shown only this once" in err
+    code, out, err = cli(capsys, "bot", "add", "dora", "--db", url)
+    assert (code, out) == (2, "")
+    assert err == "domino-arena: error: a bot named 'dora' exists already; pick another name\n"
+    storage = Storage(url)
+    storage.open()
+    try:
+        assert storage.check_bot("dora", token) is BotCheck.OK
+    finally:
+        storage.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["bot", "add", "no way"], 2, "bad bot name 'no way'"),
+        (
+            ["bot", "add", "x", "--db", "sqlite:////no/such/folder/x.db"],
+            1,
+            "cannot open the database sqlite:////no/such/folder/x.db: unable to open",
+        ),
+        (
+            ["serve", "--db", "sqlite:////no/such/folder/x.db"],
+            1,
+            "cannot open the database sqlite:////no/such/folder/x.db: unable to open",
+        ),
+        (["serve", "--port", "70000"], 2, "--port: must be 0-65535"),
+        (["bot", "run", "x", "--bot", "nobody", "--token", "t"], 2, "--bot: unknown bot"),
+        (["bot", "run", "x", "--games", "chess", "--token", "t"], 2, "--games: expected some"),
+        (["match", "run", "moon", "--bots", "a,b"], 2, "--bots: 3 bots are needed"),
+        (
+            ["match", "run", "passing", "--bots", "a,b", "--time-control", "fast"],
+            2,
+            "--time-control: bad time control 'fast'",
+        ),
+        (
+            ["match", "run", "passing", "--bots", "a,b", "--server", "127.0.0.1:1"],
+            1,
+            "cannot reach the referee at 127.0.0.1:1",
+        ),
+    ],
+    ids=[
+        "bad-name",
+        "add-bad-db",
+        "serve-bad-db",
+        "bad-port",
+        "unknown-house-bot",
+        "unknown-game",
+        "seat-count",
+        "bad-time-control",
+        "no-referee",
+    ],
+)
+def test_service_commands_report_mistakes_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    code: int,
+    words: str,
+) -> None:
+    monkeypatch.delenv("DOMINO_ARENA_TOKEN", raising=False)
+    got, out, err = cli(capsys, *args)
+    assert got == code, err
+    assert out == ""
+    assert err.startswith("domino-arena: error: ")
+    assert err.count("\n") == 1
+    assert words in err
+
+
+def test_match_run_prints_the_result_and_writes_the_record(
+    capsys: pytest.CaptureFixture[str], referee: Referee, tokens: dict[str, str], tmp_path: Path
+) -> None:
+    referee.connect("alice", tokens["alice"])
+    referee.connect("bob", tokens["bob"])
+    record = tmp_path / "match.jsonl"
+    code, out, err = cli(
+        capsys,
+        "match",
+        "run",
+        "passing",
+        "--bots",
+        "alice,bob",
+        "--seed",
+        "5",
+        "--server",
+        f"127.0.0.1:{referee.port}",
+        "--time-control",
+        "2s+5s/100ms",
+        "--fault-policy",
+        "forfeit",
+        "--record",
+        str(record),
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("match ")
+    assert lines[0].endswith(": Passing Game, 2 players, to 101")
+    assert lines[1].startswith("result: normal; side ")
+    assert lines[-1] == f"record written to {record}"
+    parsed = read_record(record)
+    assert parsed.seed == 5
+    assert parsed.time_control == {"move_ms": 2000, "bank_ms": 5000, "grace_ms": 100}
+    assert parsed.fault_policy == {"policy": "forfeit", "max_strikes": 3}
+    assert replay(parsed).ok

@@ -1,0 +1,196 @@
+"""Run a bot against a referee until it is stopped: ``run(MyBot, name=..., token=...)``.
+
+:func:`run` blocks. It connects (:class:`~.client.Connection`), plays every match the referee
+seats the bot in, and when the connection is refused or lost (the referee restarts, the network
+drops) it reconnects with exponential backoff and jitter, so a bot that drops mid-match gets its
+seat back if it returns within the referee's grace window. An authentication or protocol error
+is not retried: it is raised with the referee's reason. Ctrl-C (SIGINT) or SIGTERM closes the
+stream and returns, without a traceback.
+
+:func:`run_async` is the same loop as a coroutine, for programs that run their own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from .client import BotSource, Connection, Players, RefereeError, check_games
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SERVER: Final = "127.0.0.1:50051"
+SERVER_ENV: Final = "DOMINO_ARENA_SERVER"
+"""Environment variable read for the referee's address when ``server`` is not given."""
+NAME_ENV: Final = "DOMINO_ARENA_BOT"
+"""Environment variable read for the bot's name when ``name`` is not given."""
+TOKEN_ENV: Final = "DOMINO_ARENA_TOKEN"
+"""Environment variable read for the bot's token when ``token`` is not given."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Exponential backoff with jitter between reconnection attempts (in seconds).
+
+    Attempt ``n`` (from 0) waits ``min(maximum, initial * factor**n)``, less a random part of
+    up to ``jitter`` of it, so many bots dropped together do not return in step. The count
+    starts again after every successful welcome.
+    """
+
+    initial: float = 0.1
+    maximum: float = 5.0
+    factor: float = 2.0
+    jitter: float = 0.5
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """Return the wait before reconnection attempt ``attempt`` (0 is the first)."""
+        base = min(self.maximum, self.initial * self.factor ** min(attempt, 64))
+        return base * (1.0 - self.jitter * rng.random())
+
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+async def run_async(
+    bot: BotSource,
+    *,
+    server: str,
+    name: str,
+    token: str,
+    games: Sequence[str] | None = None,
+    reconnect: bool = True,
+    backoff: Backoff | None = None,
+    sleep: Sleep = asyncio.sleep,
+    rng: random.Random | None = None,
+) -> None:
+    """Serve the referee until cancelled: connect, play, reconnect after a loss.
+
+    Args:
+        bot: a :class:`~.bot.Bot` or :class:`~.bot.AsyncBot` object, which plays every match,
+            or a callable returning one (e.g. the bot's class), called for each new match;
+            see :class:`~.client.Players`.
+        reconnect: False raises the first :class:`~.client.ConnectionLostError` instead.
+        sleep, rng: the wait between attempts and the jitter's source (tests replace them).
+
+    Raises:
+        AuthenticationError: unknown name or wrong token (never retried).
+        ProtocolError: the referee refused the hello for a lasting reason (never retried).
+        RefereeError: any loss or refusal, when ``reconnect`` is False.
+    """
+    players = Players(bot)
+    policy = backoff or Backoff()
+    jitter = rng or random.Random()
+    attempt = 0
+    try:
+        while True:
+            connection = Connection(players, server=server, name=name, token=token, games=games)
+            try:
+                await connection.serve()
+            except RefereeError as exc:
+                if not (reconnect and exc.retryable):
+                    raise
+                if connection.welcome is not None:
+                    attempt = 0
+                delay = policy.delay(attempt, jitter)
+                attempt += 1
+                logger.warning("%s; reconnecting in %.2f s (attempt %d)", exc, delay, attempt)
+                await sleep(delay)
+    finally:
+        players.close()
+
+
+def run(
+    bot: BotSource,
+    *,
+    server: str | None = None,
+    name: str | None = None,
+    token: str | None = None,
+    games: Sequence[str] | None = None,
+    reconnect: bool = True,
+    backoff: Backoff | None = None,
+    log_level: int | str | None = "INFO",
+) -> None:
+    """Connect ``bot`` to the referee and play until Ctrl-C or SIGTERM; blocks.
+
+    Args:
+        bot: a bot object, or a callable that returns a new bot for each match (the bot's
+            class will do); see :class:`~.client.Players`.
+        server: ``host:port`` of the referee; ``$DOMINO_ARENA_SERVER`` or 127.0.0.1:50051.
+        name: the bot's registered name; ``$DOMINO_ARENA_BOT`` if not given.
+        token: the token ``domino-arena bot add NAME`` printed; ``$DOMINO_ARENA_TOKEN`` if not
+            given (keep tokens out of source files).
+        games: the registry names of the games to play; all of them by default.
+        reconnect: reconnect with backoff after a lost connection (not after a refusal).
+        log_level: configures :mod:`logging` (``basicConfig``) unless the program already has;
+            None leaves logging alone.
+
+    Raises:
+        ValueError: no name or token, or an unknown game.
+        TypeError: ``bot`` is neither a bot nor a callable.
+        AuthenticationError: the referee does not know this name and token.
+        ProtocolError: the referee refused the hello for a lasting reason.
+    """
+    address = server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER
+    bot_name = name or os.environ.get(NAME_ENV)
+    bot_token = token or os.environ.get(TOKEN_ENV)
+    if not bot_name:
+        raise ValueError(f"no bot name: pass name=... or set ${NAME_ENV}")
+    if not bot_token:
+        raise ValueError(
+            f"no token for bot '{bot_name}': pass token=... or set ${TOKEN_ENV} "
+            f"(the token 'domino-arena bot add {bot_name}' printed)"
+        )
+    Players(bot)  # a wrong kind of bot fails here, before any connection
+    check_games(games)
+    if log_level is not None:
+        logging.basicConfig(
+            level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+    coroutine = run_async(
+        bot,
+        server=address,
+        name=bot_name,
+        token=bot_token,
+        games=games,
+        reconnect=reconnect,
+        backoff=backoff,
+    )
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown
+        asyncio.run(_until_signal(coroutine))
+    logger.info("stopped")
+
+
+async def _until_signal(work: Awaitable[None]) -> None:
+    """Await ``work``; SIGINT or SIGTERM cancels it (closing the stream) and returns quietly."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work)
+    stopped: list[int] = []
+
+    def stop(signum: int) -> None:
+        stopped.append(signum)
+        task.cancel()
+
+    installed: list[int] = []
+    for signum in (int(signal.SIGINT), int(signal.SIGTERM)):
+        try:
+            loop.add_signal_handler(signum, stop, signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not main thread
+            continue
+        installed.append(signum)
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        logger.info("%s received: closing the connection", signal.Signals(stopped[0]).name)
+    finally:
+        for signum in installed:
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)

@@ -1,0 +1,631 @@
+"""A compliance check a bot author runs on their own bot, locally, before connecting it.
+
+:func:`check_bot` asks the bot for an action in seeded positions of every game configuration
+(random playouts, the opening included), each presented as a match that resumes there, and
+checks that every answer is an :class:`~.rules.Action`, is legal, and came within the time limit.
+Then it plays one whole local game per configuration (:func:`~.local.play_game`) with the bot
+in every seat, delivering every hook the referee would, and checks that the game finishes.
+The :class:`ComplianceReport` lists each failure precisely: the game, the position, what the bot
+returned, the legal actions and the time it took.
+
+>>> from domino_arena.bots import RandomBot
+>>> report = check_bot(lambda: RandomBot(1), games=["passing"], positions=3)
+>>> report.passed, report.positions
+(True, 12)
+
+From a shell (exit status 0 when the bot passes, 1 when it fails, 2 on a usage error)::
+
+    python -m domino_arena.sdk.testing mybot:MyBot [--games passing,moon] [--positions 20]
+
+The same seed always gives the same positions, so a failure can be reproduced by running the
+check again; ``--seed`` chooses other positions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.util
+import random
+import sys
+import time
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias
+
+from .bot import (
+    AnyBot,
+    AsyncBot,
+    Bot,
+    Clock,
+    HandEndInfo,
+    MatchEndInfo,
+    MatchEvent,
+    MatchStartInfo,
+    TimeLimits,
+    set_current_clock,
+)
+from .local import GameTooLongError, Step, play_game
+from .rules import (
+    GAMES,
+    Action,
+    Bid,
+    Deal,
+    Discard,
+    Draw,
+    Game,
+    GameState,
+    IllegalActionError,
+    LogEntry,
+    Observation,
+    Outcome,
+    Pass,
+    Play,
+    Trump,
+    configurations,
+)
+from .rules.dealing import first_seat
+from .rules.state import public_entry
+
+BotOrFactory: TypeAlias = AnyBot | Callable[[], AnyBot]
+
+DEFAULT_POSITIONS: Final = 20
+"""Positions checked per game configuration."""
+PER_PLAYOUT: Final = 5
+"""Positions per random playout: ``count`` positions come from ``count / 5`` playouts."""
+
+_ACTION_TYPES: Final = (Play, Draw, Pass, Bid, Discard, Trump, Deal)
+
+Problem = Literal["raised", "not an action", "illegal", "too slow", "hook raised", "unfinished"]
+"""What went wrong in one :class:`Failure`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One thing the bot got wrong, with everything needed to see why."""
+
+    game: str
+    """The configuration, e.g. ``"Passing Game, 3 players, to 101"``."""
+    position: str
+    """Which position: its id and how to rebuild it, or the local game's seed and step."""
+    problem: Problem
+    message: str
+    """What happened, in words (the exception, the rule an illegal action breaks, ...)."""
+    returned: str = ""
+    """What the bot returned: the action's text, or the ``repr`` of anything else."""
+    legal: tuple[str, ...] = ()
+    """The legal actions it could have chosen."""
+    seconds: float | None = None
+    """How long it took to answer."""
+
+    def __str__(self) -> str:
+        lines = [f"{self.problem}: {self.game}, {self.position}: {self.message}"]
+        if self.returned:
+            lines.append(f"    returned: {self.returned}")
+        if self.legal:
+            lines.append(f"    legal:    {', '.join(self.legal)}")
+        if self.seconds is not None:
+            lines.append(f"    took:     {self.seconds:.3f} s")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ComplianceReport:
+    """The result of :func:`check_bot`: what was checked and every failure found."""
+
+    bot: str
+    configurations: tuple[str, ...]
+    positions: int
+    """Positions the bot was asked about."""
+    games: int
+    """Local games played to the end."""
+    time_limit: float
+    slowest: float
+    """The longest answer, in seconds, positions and local games together."""
+    failures: tuple[Failure, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def __str__(self) -> str:
+        verdict = "PASSED" if self.passed else f"FAILED ({len(self.failures)} failures)"
+        lines = [
+            f"{self.bot}: {verdict}",
+            f"  {len(self.configurations)} game configurations, {self.positions} positions, "
+            f"{self.games} full games; slowest answer {self.slowest:.3f} s "
+            f"(limit {self.time_limit:g} s)",
+        ]
+        shown = 20
+        for failure in self.failures[:shown]:
+            lines.append("  " + str(failure).replace("\n", "\n  "))
+        if len(self.failures) > shown:
+            lines.append(f"  ... and {len(self.failures) - shown} more")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A position to ask about: a state with a seat to move, and where it came from."""
+
+    id: str
+    """Unique within a check, e.g. ``"passing-3p/7"``."""
+    state: GameState
+    seed: int
+    """The seed of the playout's game."""
+    step: int
+    """Actions applied to ``game.new_game(seed)`` (deals included) to reach the position."""
+
+    def describe(self) -> str:
+        seat = self.state.current_seat
+        hand = " ".join(str(tile) for tile in self.state.hand(seat)) or "empty"
+        return (
+            f"position {self.id} (game seed {self.seed}, step {self.step}, deal "
+            f"{self.state.deal_number}, seat {seat} to move, hand {hand})"
+        )
+
+
+def label(game: Game) -> str:
+    """A short name for a configuration: ``passing-4p``, ``straight-4p-teams``, ``moon``."""
+    if game.name == "moon":
+        return "moon"
+    teams = "-teams" if len(game.sides) != game.num_players else ""
+    return f"{game.name}-{game.num_players}p{teams}"
+
+
+def sample_positions(game: Game, count: int, seed: int) -> list[Position]:
+    """Return ``count`` positions of ``game`` from seeded random playouts.
+
+    The first is the first decision of a new game. Then comes one position of every kind of
+    decision the playouts met (the set of action types that are legal: bidding, discarding,
+    naming trumps, playing, drawing, passing...), so rare kinds are asked about too, and the
+    rest are drawn at random. The same arguments always give the same positions, so
+    ``sample_positions(game, count, seed)[n]`` rebuilds position ``n`` of a report.
+    """
+    name = label(game)
+    rng = random.Random(f"domino-arena/check/{name}/{seed}")
+    pool: list[tuple[int, int, GameState]] = []
+    for _ in range(max(1, -(-(count - 1) // PER_PLAYOUT))):
+        game_seed = rng.getrandbits(32)
+        pool += [(game_seed, step, state) for step, state in _decisions(game, game_seed, rng)]
+    chosen = [0][:count]
+    kinds: dict[tuple[str, ...], list[int]] = {}
+    for index, (_, _, state) in enumerate(pool):
+        kinds.setdefault(_kind(state), []).append(index)
+    for indices in kinds.values():
+        options = [i for i in indices if i not in chosen]
+        if len(chosen) < count and options:
+            chosen.append(rng.choice(options))
+    taken = set(chosen)
+    rest = [i for i in range(len(pool)) if i not in taken]
+    chosen += rng.sample(rest, min(count - len(chosen), len(rest)))
+    return [
+        Position(f"{name}/{n}", pool[i][2], pool[i][0], pool[i][1]) for n, i in enumerate(chosen)
+    ]
+
+
+def _kind(state: GameState) -> tuple[str, ...]:
+    """The kind of decision: the names of the action types that are legal, e.g. (bid, pass)."""
+    return tuple(sorted({type(action).__name__.lower() for action in state.legal_actions()}))
+
+
+def _decisions(game: Game, seed: int, rng: random.Random) -> Iterator[tuple[int, GameState]]:
+    """Yield every state of a random playout where a seat is to move, with its step number."""
+    state = game.new_game(seed)
+    step = 0
+    while not state.is_terminal():
+        if not state.is_chance():
+            yield step, state
+        state = state.apply(rng.choice(state.legal_actions()))
+        step += 1
+
+
+def check_bot(
+    bot: BotOrFactory,
+    games: Sequence[str] | None = None,
+    positions: int = DEFAULT_POSITIONS,
+    time_limit: float = 1.0,
+    *,
+    seed: int = 0,
+    clock: Callable[[], float] = time.perf_counter,
+    full_games: bool = True,
+) -> ComplianceReport:
+    """Check that ``bot`` answers every kind of position legally and in time.
+
+    Args:
+        bot: a bot object (it answers every position and plays every seat), or a callable
+            returning a new one (a new bot per position and per seat of each local game).
+        games: registry names of the games to check; all of them by default.
+        positions: positions per game configuration.
+        time_limit: the longest an answer may take, in seconds (the referee's move time).
+        seed: chooses the positions and the local games' deals.
+        clock: the timer, in seconds (tests pass a fake one).
+        full_games: also play one whole local game per configuration.
+    """
+    source = _source(bot)
+    unknown = sorted(set(games or ()) - set(GAMES))
+    if unknown or (games is not None and not games):
+        raise ValueError(
+            f"unknown game(s) {', '.join(unknown) or '(none given)'}: "
+            f"expected some of {', '.join(sorted(GAMES))}"
+        )
+    sample = source()
+    name = f"{type(sample).__name__} '{getattr(sample, 'name', '?')}'"
+    failures: list[Failure] = []
+    names: list[str] = []
+    asked = played = 0
+    with asyncio.Runner() as runner:
+        caller = _Caller(runner, clock, time_limit)
+        for game in configurations(games):
+            names.append(game.describe())
+            for position in sample_positions(game, positions, seed):
+                asked += 1
+                failures += _check_position(source(), game, position, caller)
+            if full_games:
+                found, finished = _check_game(source, game, seed, caller)
+                failures += found
+                played += finished
+        slowest = caller.slowest
+    return ComplianceReport(
+        bot=name,
+        configurations=tuple(names),
+        positions=asked,
+        games=played,
+        time_limit=time_limit,
+        slowest=slowest,
+        failures=tuple(failures),
+    )
+
+
+def _source(bot: BotOrFactory) -> Callable[[], AnyBot]:
+    """Return a callable giving the bot to use: the same object, or a new one each time."""
+    if isinstance(bot, Bot | AsyncBot):
+        shared: AnyBot = bot
+        return lambda: shared
+    if not callable(bot):
+        raise TypeError(f"expected a Bot, an AsyncBot or a callable returning one, got {bot!r}")
+
+    def make() -> AnyBot:
+        made = bot()
+        if not isinstance(made, Bot | AsyncBot):
+            raise TypeError(f"the bot factory returned {made!r}, not a Bot or an AsyncBot")
+        return made
+
+    return make
+
+
+class _Caller:
+    """Calls a bot's ``choose`` and hooks, sync or async, timing ``choose`` with ``clock``."""
+
+    def __init__(self, runner: asyncio.Runner, clock: Callable[[], float], limit: float) -> None:
+        self.runner = runner
+        self.clock = clock
+        self.limit = limit
+        self.slowest = 0.0
+
+    def choose(self, bot: AnyBot, observation: Observation) -> tuple[object, float]:
+        """Return what ``choose`` returned and the seconds it took (exceptions propagate)."""
+        set_current_clock(Clock(round(self.limit * 1000), 0))
+        began = self.clock()
+        try:
+            if isinstance(bot, AsyncBot):
+                answer: object = self._await(bot.choose(observation))
+            else:
+                answer = bot.choose(observation)
+        finally:
+            seconds = self.clock() - began
+            self.slowest = max(self.slowest, seconds)
+            set_current_clock(None)
+        return answer, seconds
+
+    def hook(self, bot: AnyBot, hook: str, info: object) -> None:
+        result = getattr(bot, hook)(info)
+        if isinstance(bot, AsyncBot):
+            self._await(result)
+
+    def _await(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        return self.runner.run(coroutine)
+
+
+def _match_start(
+    match_id: str, game: Game, seat: int, limit: float, snapshot: Observation | None
+) -> MatchStartInfo:
+    side = game.sides[game.side_of(seat)]
+    return MatchStartInfo(
+        match_id=match_id,
+        game=game,
+        seat=seat,
+        partners=tuple(s for s in side if s != seat),
+        players=tuple(f"seat{s}" for s in range(game.num_players)),
+        time_limits=TimeLimits(round(limit * 1000), 0, 0),
+        fault_policy="substitute",
+        max_strikes=3,
+        resumed=snapshot is not None,
+        snapshot=snapshot,
+    )
+
+
+def _match_end(
+    match_id: str, game: Game, seat: int, scores: tuple[int, ...], outcome: Outcome | None
+) -> MatchEndInfo:
+    return MatchEndInfo(
+        match_id=match_id,
+        seat=seat,
+        termination="normal" if outcome is not None else "aborted",
+        winner=outcome.winner if outcome is not None else None,
+        scores=scores,
+        side_of_seat=tuple(game.side_of(s) for s in range(game.num_players)),
+        faulted_seat=None,
+        fault=None,
+        detail=outcome.detail if outcome is not None else "compliance check: one position only",
+        outcome=outcome,
+    )
+
+
+def _check_position(bot: AnyBot, game: Game, position: Position, caller: _Caller) -> list[Failure]:
+    """Present one position as a resumed match, ask for an action, judge the answer."""
+    state = position.state
+    seat = state.current_seat
+    observation = state.observe(seat)
+    match_id = f"check/{position.id}"
+    where = position.describe()
+    legal = tuple(str(a) for a in observation.legal_actions)
+    described = game.describe()
+    try:
+        caller.hook(
+            bot, "on_match_start", _match_start(match_id, game, seat, caller.limit, observation)
+        )
+    except Exception as exc:
+        return [Failure(described, where, "hook raised", f"on_match_start raised {_error(exc)}")]
+    try:
+        answer, seconds = caller.choose(bot, observation)
+    except Exception as exc:
+        return [Failure(described, where, "raised", f"choose raised {_error(exc)}", legal=legal)]
+    failures = _judge(
+        answer, seconds, state, limit=caller.limit, game=described, where=where, legal=legal
+    )
+    try:
+        end = _match_end(match_id, game, seat, state.scores, None)
+        caller.hook(bot, "on_match_end", end)
+    except Exception as exc:
+        failures.append(
+            Failure(described, where, "hook raised", f"on_match_end raised {_error(exc)}")
+        )
+    return failures
+
+
+def _judge(
+    answer: object,
+    seconds: float,
+    state: GameState | None,
+    *,
+    limit: float,
+    game: str,
+    where: str,
+    legal: tuple[str, ...],
+) -> list[Failure]:
+    failures: list[Failure] = []
+    if not isinstance(answer, _ACTION_TYPES):
+        hint = " (parse text with sdk.rules.parse_action)" if isinstance(answer, str) else ""
+        failures.append(
+            Failure(
+                game,
+                where,
+                "not an action",
+                f"choose returned a {type(answer).__name__}, not an Action{hint}",
+                repr(answer),
+                legal,
+                seconds,
+            )
+        )
+    elif state is not None:
+        action: Action = answer
+        try:
+            state.apply(action)
+        except IllegalActionError as exc:
+            failures.append(
+                Failure(game, where, "illegal", exc.rule, f"'{action}'", legal, seconds)
+            )
+    if seconds > limit:
+        failures.append(
+            Failure(
+                game,
+                where,
+                "too slow",
+                f"answered in {seconds:.3f} s, over the {limit:g} s limit",
+                str(answer) if isinstance(answer, _ACTION_TYPES) else repr(answer),
+                legal,
+                seconds,
+            )
+        )
+    return failures
+
+
+class _FailedError(Exception):
+    """Ends a local game early with the failure that stopped it."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Where a local game is now, shared by its seats: the state and how to name the place."""
+
+    state: GameState
+    where: str
+
+
+class _LocalSeat(Bot):
+    """Puts a bot under test in one seat of :func:`play_game`, with the referee's hooks.
+
+    It judges every answer as :func:`check_bot` judges a position and stops the game at the
+    first fault, so a failure in a whole game reads like a failure in a position.
+    """
+
+    def __init__(self, inner: AnyBot, caller: _Caller, match_id: str, now: _Progress) -> None:
+        self.inner = inner
+        self.caller = caller
+        self.match_id = match_id
+        self.name = str(getattr(inner, "name", "bot"))
+        self.now = now
+        self.slow: Failure | None = None
+
+    def choose(self, observation: Observation) -> Action:
+        legal = tuple(str(a) for a in observation.legal_actions)
+        game = self.now.state.game.describe()
+        try:
+            answer, seconds = self.caller.choose(self.inner, observation)
+        except Exception as exc:
+            message = f"choose raised {_error(exc)}"
+            raise _FailedError(
+                Failure(game, self.now.where, "raised", message, legal=legal)
+            ) from exc
+        judged = _judge(
+            answer,
+            seconds,
+            self.now.state,
+            limit=self.caller.limit,
+            game=game,
+            where=self.now.where,
+            legal=legal,
+        )
+        for failure in judged:
+            if failure.problem != "too slow":
+                raise _FailedError(failure)
+            self.slow = self.slow or failure  # a slow answer is reported once, play goes on
+        assert isinstance(answer, _ACTION_TYPES)  # anything else failed above
+        return answer
+
+    def on_game_start(self, game: Game, seat: int) -> None:
+        self.hook(
+            "on_match_start", _match_start(self.match_id, game, seat, self.caller.limit, None)
+        )
+
+    def on_game_end(self, outcome: Outcome, seat: int) -> None:
+        game = self.now.state.game
+        self.hook("on_match_end", _match_end(self.match_id, game, seat, outcome.scores, outcome))
+
+    def hook(self, hook: str, info: object) -> None:
+        try:
+            self.caller.hook(self.inner, hook, info)
+        except Exception as exc:
+            message = f"{hook} raised {_error(exc)}"
+            game = self.now.state.game.describe()
+            raise _FailedError(Failure(game, self.now.where, "hook raised", message)) from exc
+
+
+def _check_game(
+    source: Callable[[], AnyBot], game: Game, seed: int, caller: _Caller
+) -> tuple[list[Failure], bool]:
+    """Play one whole local game with the bot in every seat; report what went wrong.
+
+    Returns the failures and whether the game was played to its end.
+    """
+    game_seed = random.Random(f"domino-arena/check-game/{label(game)}/{seed}").getrandbits(32)
+    start = first_seat(game_seed, game.num_players)
+    match_id = f"check/{label(game)}/game"
+    place = f"local game (game seed {game_seed}, first seat {start})"
+    now = _Progress(game.new_game(game_seed, first_seat=start), f"{place}, step 0")
+    seats = [_LocalSeat(source(), caller, match_id, now) for _ in range(game.num_players)]
+
+    def on_step(step: Step) -> None:
+        after = now.state = step.after
+        now.where = f"{place}, step {step.index + 1}"
+        for viewer, seat in enumerate(seats):
+            entry = public_entry(LogEntry(step.seat, step.action), viewer)
+            seat.hook("on_event", MatchEvent(match_id, entry, after.scores, after.deal_number))
+        for result in after.hand_results[len(step.before.hand_results) :]:
+            for seat in seats:
+                seat.hook("on_hand_end", HandEndInfo(match_id, result, after.scores))
+
+    failures: list[Failure] = []
+    finished = False
+    try:
+        play_game(game, seats, game_seed, first_seat=start, on_step=on_step, timer=None)
+        finished = True
+    except _FailedError as stop:
+        failures.append(stop.failure)
+    except GameTooLongError as exc:
+        failures.append(Failure(game.describe(), now.where, "unfinished", str(exc)))
+    slow = [seat.slow for seat in seats if seat.slow is not None]
+    return slow[:1] + failures, finished
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+# -- command line ---------------------------------------------------------------------------------
+
+
+def load_bot(spec: str) -> BotOrFactory:
+    """Return the bot named by ``module:NAME`` (``module`` may be a path to a ``.py`` file).
+
+    NAME is a Bot subclass (made anew per position and seat), a bot object, or a function
+    taking no arguments that returns a bot.
+
+    Raises:
+        ValueError: the spec is not ``module:NAME`` or NAME is none of those.
+        ImportError: the module cannot be imported.
+        AttributeError: the module has no NAME.
+    """
+    module_name, _, attribute = spec.rpartition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"expected MODULE:NAME (e.g. mybot:MyBot), got '{spec}'")
+    if module_name.endswith(".py") or "/" in module_name:
+        path = Path(module_name).resolve()
+        sys.path.insert(0, str(path.parent))
+        loaded = importlib.util.spec_from_file_location(path.stem, path)
+        if loaded is None or loaded.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(loaded)
+        sys.modules[path.stem] = module
+        loaded.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    found = getattr(module, attribute)
+    if isinstance(found, Bot | AsyncBot) or callable(found):
+        result: BotOrFactory = found
+        return result
+    raise ValueError(f"{spec} is {found!r}: expected a Bot class, a bot, or a bot factory")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the check from the command line; return the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m domino_arena.sdk.testing",
+        description="Check that a bot answers every game legally and in time, locally.",
+    )
+    parser.add_argument("bot", metavar="MODULE:NAME", help="e.g. mybot:MyBot or ./mybot.py:MyBot")
+    parser.add_argument("--games", metavar="G1,G2", help="games to check (default: all)")
+    parser.add_argument(
+        "--positions", type=int, default=DEFAULT_POSITIONS, metavar="N", help="per configuration"
+    )
+    parser.add_argument("--time-limit", type=float, default=1.0, metavar="S", help="seconds")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="other positions")
+    parser.add_argument("--no-games", action="store_true", help="skip the full local games")
+    args = parser.parse_args(argv)
+    games = [g.strip() for g in args.games.split(",")] if args.games else None
+    try:
+        bot = load_bot(args.bot)
+        report = check_bot(
+            bot,
+            games=games,
+            positions=args.positions,
+            time_limit=args.time_limit,
+            seed=args.seed,
+            full_games=not args.no_games,
+        )
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(report)
+    return 0 if report.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -126,10 +126,9 @@ class Arena:
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     folder = tmp_path_factory.mktemp("e2e")
     db = f"sqlite:///{folder / 'arena.db'}"
-    adds = {name: Process(command("bot", "add", name, "--db", db), folder) for name in BOTS}
     tokens: dict[str, str] = {}
-    for name, process in adds.items():
-        code, output = process.finish()
+    for name in BOTS:  # one at a time, as a person types them
+        code, output = Process(command("bot", "add", name, "--db", db), folder).finish()
         assert code == 0, output
         tokens[name] = output.splitlines()[-1]
     server = Process(command("serve", "--port", "0", "--db", db), folder)

@@ -30,6 +30,7 @@ from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import Game, configurations
 from domino_arena.server.cli import main
 from domino_arena.server.storage import Storage
+from tests.sdk.test_readme_example import example
 
 WAIT: Final = 60.0
 """Seconds a step may take before the test fails (never reached when it passes)."""
@@ -59,8 +60,8 @@ def command(*args: str) -> list[str]:
 class Process:
     """A subprocess whose output lines are collected by a thread, to be waited on."""
 
-    def __init__(self, args: Sequence[str], cwd: Path) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    def __init__(self, args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         self.args = list(args)
         self.popen = subprocess.Popen(
             self.args,
@@ -208,6 +209,37 @@ def test_every_game_plays_over_grpc_and_replays(arena: Arena) -> None:
         storage.close()
     assert len(stored) == len(games)
     assert {m.termination for m in stored} == {"normal"}
+
+
+def test_the_readme_example_bot_joins_and_plays(arena: Arena) -> None:
+    """Issue 3: a bot written from the README example joins the referee and plays a match."""
+    _, filename, code = example()
+    (arena.folder / filename).write_text(code, encoding="utf-8")
+    status, output = Process(
+        command("bot", "add", "mybot", "--db", arena.db), arena.folder
+    ).finish()
+    assert status == 0, output
+    env = {
+        "DOMINO_ARENA_TOKEN": output.splitlines()[-1],
+        "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",
+    }
+    bot = Process([sys.executable, filename], arena.folder, env)
+    try:
+        arena.server.wait_line("bot connected: name=mybot")
+        record = arena.folder / "mybot.jsonl"
+        args = ["match", "run", "passing", "--bots", "mybot,greedy-1", "--seed", "5"]
+        args += ["--server", f"127.0.0.1:{arena.port}", "--time-control", TIME_CONTROL]
+        status, output = Process(command(*args, "--record", str(record)), arena.folder).finish()
+        assert status == 0, output
+        assert "result: normal; side " in output, output
+        parsed = read_record(record)
+        assert parsed.seats[0] == "mybot" and parsed.faults == ()
+        assert replay(parsed).ok
+    finally:
+        bot.popen.send_signal(signal.SIGINT)
+        bot_status, bot_output = bot.finish()
+    assert bot_status == 0, bot_output
+    assert "Traceback" not in bot_output
 
 
 def test_sigterm_stops_the_referee_quickly_and_cleanly(arena: Arena) -> None:

@@ -1,4 +1,4 @@
-"""House bots: random and greedy players for every game, by name.
+"""House bots: random, greedy and search players for every game, by name.
 
 >>> make_bot("random", seed=1).name
 'random'
@@ -13,10 +13,12 @@ from domino_arena.sdk.bot import Bot
 
 from .greedy import GreedyBot, UnsupportedGameError
 from .random_bot import RandomBot
+from .search import SearchBot
 
 HOUSE_BOTS: Final[dict[str, Callable[[int], Bot]]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
+    "search": SearchBot,
 }
 """Each house bot's name -> a factory taking the bot's seed."""
 
@@ -44,6 +46,7 @@ __all__ = [
     "HOUSE_BOTS",
     "GreedyBot",
     "RandomBot",
+    "SearchBot",
     "UnknownBotError",
     "UnsupportedGameError",
     "make_bot",

@@ -78,17 +78,13 @@ class Command:
 # -- play ---------------------------------------------------------------------------------------
 
 
-def _play_arguments(parser: argparse.ArgumentParser) -> None:
+def _game_arguments(parser: argparse.ArgumentParser, bots_help: str) -> None:
+    """Add the arguments that choose a game and its seats: read by :func:`_game_from_args`."""
     parser.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
     parser.add_argument(
         "--players", type=int, metavar="N", help="number of players (default: the game's)"
     )
-    parser.add_argument(
-        "--bots",
-        required=True,
-        metavar="B1,B2[,...]",
-        help=f"one house bot per seat, seat 0 first: {', '.join(sorted(HOUSE_BOTS))}",
-    )
+    parser.add_argument("--bots", required=True, metavar="B1,B2[,...]", help=bots_help)
     parser.add_argument(
         "--partners", action="store_true", help="4 players as two teams, seats 0+2 and 1+3"
     )
@@ -102,6 +98,12 @@ def _play_arguments(parser: argparse.ArgumentParser) -> None:
         help="any game option (see 'domino-arena games'); may be repeated",
     )
     parser.add_argument("--seed", type=int, metavar="S", help="the game's seed (default: random)")
+
+
+def _play_arguments(parser: argparse.ArgumentParser) -> None:
+    _game_arguments(
+        parser, f"one house bot per seat, seat 0 first: {', '.join(sorted(HOUSE_BOTS))}"
+    )
     parser.add_argument(
         "--first-seat", type=int, metavar="K", help="seat that starts (default: from the seed)"
     )
@@ -616,29 +618,7 @@ def _match_arguments(parser: argparse.ArgumentParser) -> None:
         description="Ask a referee to run one match between connected bots; print the "
         "result and optionally write the record.",
     )
-    play.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
-    play.add_argument(
-        "--bots",
-        required=True,
-        metavar="B1,B2[,...]",
-        help="one connected bot per seat, seat 0 first",
-    )
-    play.add_argument(
-        "--players", type=int, metavar="N", help="number of players (default: the game's)"
-    )
-    play.add_argument(
-        "--partners", action="store_true", help="4 players as two teams, seats 0+2 and 1+3"
-    )
-    play.add_argument("--target-rule", metavar="R", help="passing: gamerules or pagat")
-    play.add_argument(
-        "-o",
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="any game option (see 'domino-arena games'); may be repeated",
-    )
-    play.add_argument("--seed", type=int, metavar="S", help="the game's seed (default: random)")
+    _game_arguments(play, "one connected bot per seat, seat 0 first")
     play.add_argument(
         "--server",
         default=DEFAULT_SERVER,

@@ -73,10 +73,9 @@ from domino_arena.sdk.rules import (
     Observation,
     Pass,
     Play,
-    RulesError,
     Tile,
     Trump,
-    make_game,
+    configurations,
 )
 from domino_arena.sdk.rules.passing import PassingObservation, PassingState
 
@@ -100,15 +99,6 @@ STEP_CAP: Final = 50_000
 limit of 100 deals (most random contracts fail, so nobody reaches 21), under 3,000 steps."""
 HYPOTHESIS_EXAMPLES: Final = 15
 
-CANDIDATE_OPTIONS: Final[tuple[dict[str, Any], ...]] = (
-    {"players": 2},
-    {"players": 3},
-    {"players": 4},
-    {"players": 4, "partnerships": True},
-    {},
-)
-"""Options tried with every registered game; what a game refuses is skipped."""
-
 
 # -- the configurations -----------------------------------------------------------------------
 
@@ -126,21 +116,8 @@ class Config:
         return f"{self.name}-{self.game.num_players}{teams}"
 
 
-def _configurations() -> list[Config]:
-    """Every distinct game the registry makes from the candidate options."""
-    configs: list[Config] = []
-    for name in sorted(GAMES):
-        for options in CANDIDATE_OPTIONS:
-            try:
-                game = make_game(name, **options)
-            except RulesError:
-                continue
-            if all(c.game != game for c in configs):
-                configs.append(Config(name, game))
-    return configs
-
-
-CONFIGS: Final = _configurations()
+CONFIGS: Final = [Config(game.name, game) for game in configurations()]
+"""Every registered game in every seating it accepts (the registry's own list)."""
 CHUNKS: Final = [
     pytest.param(config, start, id=f"{config.id}-{start // CHUNK}")
     for config in CONFIGS

@@ -1,0 +1,1 @@
+"""The Elo ladder: ratings per game type (pure), and what keeps them."""

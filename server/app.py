@@ -34,7 +34,9 @@ from grpc_reflection.v1alpha import reflection
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 
-from .service import LOG, SERVICE_NAMES, SHUTTING_DOWN, AdminServicer, Arena, BotServicer
+from .admin import SERVICE_NAMES, AdminServicer
+from .arena import LOG, SHUTTING_DOWN, Arena
+from .service import BotServicer
 from .storage import Storage
 
 DEFAULT_HOST: Final = "127.0.0.1"

@@ -52,6 +52,16 @@ class MatchSpec:
     fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
     max_strikes: int = DEFAULT_MAX_STRIKES
     match_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    rated: bool = True
+    """Counts for the Elo ladder (only normal and forfeit endings are ever rated)."""
+    reconnect_grace: float | None = None
+    """Seconds an absent seat has to come back; None: the arena's default."""
+    tournament_id: str | None = None
+    game_index: int | None = None
+    """The game's position in its tournament's schedule."""
+    deal_id: int | None = None
+    """Games of a tournament with the same deal id are played from the same seed."""
+    rotation: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +71,8 @@ class FinishedMatch:
     spec: MatchSpec
     result: MatchResult
     record: str | None
+    faults: tuple[int, ...]
+    """Faults charged to each seat."""
 
 
 @dataclass
@@ -91,7 +103,28 @@ class Arena:
         return await asyncio.shield(done)
 
     async def _match_task(self, spec: MatchSpec, done: asyncio.Future[FinishedMatch]) -> None:
-        """Play one match with its own error boundary: nothing it raises reaches the nursery."""
+        """Run :meth:`play` for an asyncio caller, settling ``done`` with what it gives."""
+        try:
+            finished = await self.play(spec)
+        except Exception as exc:
+            _settle(done, error=exc)
+        except BaseException:
+            _settle(
+                done, error=MatchAbortedError(f"match {spec.match_id} aborted: {SHUTTING_DOWN}")
+            )
+            raise
+        else:
+            _settle(done, result=finished)
+
+    async def play(self, spec: MatchSpec) -> FinishedMatch:
+        """Play ``spec`` and store it (trio side); return once it is stored.
+
+        The match has its own error boundary: a failure of ours voids it. Cancellation aborts
+        it (its bots are told) and propagates; an aborted match is not stored.
+
+        Raises:
+            Exception: the finished match could not be stored (the storage's error).
+        """
         seats = [RemoteSeat(self.lobby, name, spec.match_id) for name in spec.bots]
         self.running[spec.match_id] = seats
         self.lobby.seated.update(spec.bots)
@@ -103,6 +136,7 @@ class Arena:
             spec.seed,
         )
         finished: FinishedMatch | None = None
+        grace = self.reconnect_grace if spec.reconnect_grace is None else spec.reconnect_grace
         try:
             report = await play_match(
                 spec.game,
@@ -112,10 +146,13 @@ class Arena:
                 time_control=spec.time_control,
                 fault_policy=spec.fault_policy,
                 max_strikes=spec.max_strikes,
-                reconnect_grace=self.reconnect_grace,
+                reconnect_grace=grace,
             )
             record = "".join(line + "\n" for line in record_lines(report.record))
-            finished = FinishedMatch(spec, report.result, record)
+            faults = [0] * len(spec.bots)
+            for fault in report.faults:
+                faults[fault.seat] += 1
+            finished = FinishedMatch(spec, report.result, record, tuple(faults))
         except Exception as exc:  # our failure: the match is void, never charged to a bot
             LOG.exception("match failed: id=%s", spec.match_id)
             void = MatchResult(
@@ -124,7 +161,7 @@ class Arena:
                 (0,) * len(spec.game.sides),
                 detail=f"the referee failed: {type(exc).__name__}: {exc}",
             )
-            finished = FinishedMatch(spec, void, None)
+            finished = FinishedMatch(spec, void, None, (0,) * len(spec.bots))
         except BaseException:  # cancelled: the referee is shutting down
             aborted = MatchResult(
                 Termination.ABORTED,
@@ -134,9 +171,6 @@ class Arena:
             )
             for seat in seats:
                 seat.end(aborted)
-            _settle(
-                done, error=MatchAbortedError(f"match {spec.match_id} aborted: {SHUTTING_DOWN}")
-            )
             LOG.info("match aborted: id=%s", spec.match_id)
             raise
         finally:
@@ -150,10 +184,9 @@ class Arena:
             # A finished match is written whole even if shutdown begins meanwhile.
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self.storage.save_match, _row(finished))
-        except Exception as exc:
+        except Exception:
             LOG.exception("match not stored: id=%s", spec.match_id)
-            _settle(done, error=exc)
-            return
+            raise
         LOG.info(
             "match ended: id=%s termination=%s winner=%s scores=%s%s",
             spec.match_id,
@@ -162,7 +195,7 @@ class Arena:
             "/".join(str(s) for s in finished.result.scores),
             f" detail={finished.result.detail!r}" if finished.result.detail else "",
         )
-        _settle(done, result=finished)
+        return finished
 
 
 def _settle(

@@ -17,10 +17,12 @@ from typing import Final
 
 import trio
 
+from domino_arena.sdk.local import Step
 from domino_arena.sdk.records import record_lines
 from domino_arena.sdk.rules import Game
 
 from .lobby import Lobby
+from .metrics import Metrics
 from .referee import play_match
 from .remote import RemoteSeat
 from .seats import FaultPolicy, MatchResult, Termination
@@ -87,6 +89,11 @@ class Arena:
     shutting_down: bool = False
     running: dict[str, list[RemoteSeat]] = field(default_factory=dict)
     """The match id -> its seats, while it runs."""
+    metrics: Metrics = field(default_factory=Metrics)
+
+    def _save(self, match: StoredMatch) -> None:
+        with self.metrics.storage("save_match"):
+            self.storage.save_match(match)
 
     async def run_match(self, spec: MatchSpec) -> FinishedMatch:
         """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side).
@@ -137,6 +144,14 @@ class Arena:
         )
         finished: FinishedMatch | None = None
         grace = self.reconnect_grace if spec.reconnect_grace is None else spec.reconnect_grace
+        game_name = spec.game.name
+        metrics = self.metrics
+
+        def on_step(step: Step) -> None:
+            if step.seat >= 0 and step.think_ms is not None:
+                metrics.move(game_name, step.think_ms / 1000)
+
+        metrics.match_started(game_name)
         try:
             report = await play_match(
                 spec.game,
@@ -147,11 +162,13 @@ class Arena:
                 fault_policy=spec.fault_policy,
                 max_strikes=spec.max_strikes,
                 reconnect_grace=grace,
+                on_step=on_step,
             )
             record = "".join(line + "\n" for line in record_lines(report.record))
             faults = [0] * len(spec.bots)
             for fault in report.faults:
                 faults[fault.seat] += 1
+                metrics.fault(game_name, fault.kind)
             finished = FinishedMatch(spec, report.result, record, tuple(faults))
         except Exception as exc:  # our failure: the match is void, never charged to a bot
             LOG.exception("match failed: id=%s", spec.match_id)
@@ -172,6 +189,7 @@ class Arena:
             for seat in seats:
                 seat.end(aborted)
             LOG.info("match aborted: id=%s", spec.match_id)
+            metrics.match_ended(game_name, Termination.ABORTED)
             raise
         finally:
             for seat in seats:
@@ -183,10 +201,12 @@ class Arena:
         try:
             # A finished match is written whole even if shutdown begins meanwhile.
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self.storage.save_match, _row(finished))
+                await trio.to_thread.run_sync(self._save, _row(finished))
         except Exception:
             LOG.exception("match not stored: id=%s", spec.match_id)
             raise
+        finally:
+            metrics.match_ended(game_name, finished.result.termination)
         LOG.info(
             "match ended: id=%s termination=%s winner=%s scores=%s%s",
             spec.match_id,

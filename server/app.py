@@ -31,11 +31,13 @@ import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 
 from .admin import SERVICE_NAMES, AdminServicer
 from .arena import LOG, SHUTTING_DOWN, Arena
+from .metrics import MetricsServer
 from .service import BotServicer
 from .storage import Storage
 
@@ -57,12 +59,16 @@ SERVER_OPTIONS: Final[list[tuple[str, Any]]] = [
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """How to serve: the address, the reconnect and shutdown graces (seconds)."""
+    """How to serve: the address, the graces (seconds), the admin token, the metrics port."""
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     reconnect_grace: float = DEFAULT_RECONNECT_GRACE
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
+    admin_token: str = ""
+    """The admin API's token; empty: every admin call is refused."""
+    metrics_port: int | None = None
+    """Serve Prometheus metrics on this port (0: any free port); None: no metrics server."""
 
 
 class App:
@@ -74,8 +80,11 @@ class App:
 
     def __init__(self, config: Config, storage: Storage) -> None:
         self.config = config
-        self.arena = Arena(storage, reconnect_grace=config.reconnect_grace)
+        self.arena = Arena(
+            storage, reconnect_grace=config.reconnect_grace, admin_token=config.admin_token
+        )
         self.port: int | None = None
+        self.metrics_port: int | None = None
 
     async def serve(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
         """Serve until ``stop`` is set (or trio fails), then shut down cleanly.
@@ -87,9 +96,16 @@ class App:
             OSError: the address cannot be bound.
         """
         loop = asyncio.get_running_loop()
+        metrics_server: MetricsServer | None = None
+        if self.config.metrics_port is not None:
+            metrics_server = self.arena.metrics.serve(self.config.host, self.config.metrics_port)
+            self.metrics_port = metrics_server.port
+            LOG.info("metrics on http://%s:%d/metrics", self.config.host, metrics_server.port)
+        lobby = self.arena.lobby
+        self.arena.metrics.watch_connected(lambda: len(lobby))
         server = grpc.aio.server(options=SERVER_OPTIONS)
         pb_grpc.add_BotServiceServicer_to_server(BotServicer(self.arena), server)
-        pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
+        admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection(
@@ -166,6 +182,8 @@ class App:
             if started:
                 await server.stop(self.config.shutdown_grace)
             LOG.debug("the gRPC server stopped")
+            if metrics_server is not None:
+                metrics_server.stop()
             result.unwrap()
 
 

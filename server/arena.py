@@ -90,6 +90,8 @@ class Arena:
     running: dict[str, list[RemoteSeat]] = field(default_factory=dict)
     """The match id -> its seats, while it runs."""
     metrics: Metrics = field(default_factory=Metrics)
+    admin_token: str = ""
+    """The admin API's token; empty: every admin call is refused."""
 
     def _save(self, match: StoredMatch) -> None:
         with self.metrics.storage("save_match"):

@@ -118,6 +118,10 @@ class Lobby:
         connection = self._connections.get(name)
         return connection if connection is not None and not connection.closed else None
 
+    def __len__(self) -> int:
+        """The number of connected bots (read by the metrics scrape thread: only a len())."""
+        return len(self._connections)
+
     def connections(self) -> list[Connection]:
         """Return every live connection, sorted by bot name."""
         return [c for _, c in sorted(self._connections.items()) if not c.closed]

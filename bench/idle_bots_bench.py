@@ -47,6 +47,8 @@ from typing import IO, Any, Final
 
 import grpc
 
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 
@@ -304,8 +306,8 @@ def run(args: argparse.Namespace, folder: Path) -> Figures:
 
         time.sleep(args.settle)
         with grpc.insecure_channel(address) as channel:
-            admin = pb_grpc.AdminServiceStub(channel)
-            listed = admin.ListConnected(pb.ListConnectedRequest(), timeout=30)
+            admin = admin_pb_grpc.AdminServiceStub(channel)
+            listed = admin.ListConnected(admin_pb.ListConnectedRequest(), timeout=30)
         figures.listed = sum(bot.name.startswith(PREFIX) for bot in listed.bots)
         status = memory(referee.pid)
         figures.idle_rss = status["VmRSS"]

@@ -69,8 +69,9 @@ from domino_arena.bots.random_bot import RandomBot
 from domino_arena.sdk.convert import action_to_proto, game_to_proto, observation_to_proto
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.timecontrol import TimeControl
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
-from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 
 FLOOR: Final = 0.6
 FLOOR_LEVELS: Final = (16, 256)
@@ -420,11 +421,11 @@ def count_moves(record: str) -> tuple[int, int]:
 async def wait_connected(address: str, names: Sequence[str]) -> None:
     """Return once every bot in ``names`` is connected to the referee at ``address``."""
     async with grpc.aio.insecure_channel(address) as channel:
-        admin = pb_grpc.AdminServiceStub(channel)
+        admin = admin_pb_grpc.AdminServiceStub(channel)
         deadline = time.monotonic() + STARTUP_WAIT
         while time.monotonic() < deadline:
             with contextlib.suppress(grpc.aio.AioRpcError):
-                listed = await admin.ListConnected(pb.ListConnectedRequest(), timeout=5)
+                listed = await admin.ListConnected(admin_pb.ListConnectedRequest(), timeout=5)
                 if {bot.name for bot in listed.bots} >= set(names):
                     return
             await asyncio.sleep(0.1)
@@ -444,7 +445,7 @@ class Lanes:
 
 async def run_ours(
     lanes: Lanes, level: int, seconds: float, seed_base: int
-) -> tuple[list[pb.RunMatchResponse], float]:
+) -> tuple[list[admin_pb.RunMatchResponse], float]:
     """Keep ``level`` matches running for about ``seconds``; return the responses and wall time.
 
     Each of ``level`` lanes runs matches one after the other (lane i plays the bot pair
@@ -454,16 +455,16 @@ async def run_ours(
     clock = pb.TimeControl(move_ms=move_ms, bank_ms=bank_ms, grace_ms=grace_ms)
     config = game_to_proto(lanes.game)
     seeds = itertools.count(seed_base)
-    responses: list[pb.RunMatchResponse] = []
+    responses: list[admin_pb.RunMatchResponse] = []
     async with grpc.aio.insecure_channel(lanes.address) as channel:
-        admin = pb_grpc.AdminServiceStub(channel)
+        admin = admin_pb_grpc.AdminServiceStub(channel)
         start = time.perf_counter()
 
         async def lane(index: int) -> None:
             a, b = lanes.pairs[index % len(lanes.pairs)]
             played = 0
             while True:
-                request = pb.RunMatchRequest(
+                request = admin_pb.RunMatchRequest(
                     game=config,
                     bots=[a, b] if played % 2 == 0 else [b, a],
                     has_seed=True,

@@ -14,8 +14,9 @@ from typing import Final
 import grpc
 
 from domino_arena.sdk.convert import ConversionError, game_from_proto
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
-from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 
 from .arena import DEFAULT_MAX_STRIKES, Arena, MatchAbortedError, MatchSpec, NotAcceptingError
 from .lobby import Lobby
@@ -39,7 +40,7 @@ class RequestError(Exception):
         self.status = status
 
 
-def match_spec(request: pb.RunMatchRequest, lobby: Lobby) -> MatchSpec:
+def match_spec(request: admin_pb.RunMatchRequest, lobby: Lobby) -> MatchSpec:
     """Check ``request`` against the game and the lobby and return the match to run.
 
     Raises:
@@ -99,7 +100,7 @@ def match_spec(request: pb.RunMatchRequest, lobby: Lobby) -> MatchSpec:
     )
 
 
-class AdminServicer(pb_grpc.AdminServiceServicer):
+class AdminServicer(admin_pb_grpc.AdminServiceServicer):
     """``RunMatch`` and ``ListConnected``."""
 
     def __init__(self, arena: Arena) -> None:
@@ -107,9 +108,9 @@ class AdminServicer(pb_grpc.AdminServiceServicer):
 
     async def RunMatch(  # noqa: N802
         self,
-        request: pb.RunMatchRequest,
-        context: grpc.aio.ServicerContext[pb.RunMatchRequest, pb.RunMatchResponse],
-    ) -> pb.RunMatchResponse:
+        request: admin_pb.RunMatchRequest,
+        context: grpc.aio.ServicerContext[admin_pb.RunMatchRequest, admin_pb.RunMatchResponse],
+    ) -> admin_pb.RunMatchResponse:
         try:
             spec = match_spec(request, self.arena.lobby)
             finished = await self.arena.run_match(spec)
@@ -124,7 +125,7 @@ class AdminServicer(pb_grpc.AdminServiceServicer):
             )
         game = spec.game
         sides = tuple(game.side_of(s) for s in range(game.num_players))
-        return pb.RunMatchResponse(
+        return admin_pb.RunMatchResponse(
             match_id=spec.match_id,
             result=result_to_proto(finished.result, sides),
             record=finished.record or "",
@@ -132,13 +133,15 @@ class AdminServicer(pb_grpc.AdminServiceServicer):
 
     async def ListConnected(  # noqa: N802
         self,
-        request: pb.ListConnectedRequest,
-        context: grpc.aio.ServicerContext[pb.ListConnectedRequest, pb.ListConnectedResponse],
-    ) -> pb.ListConnectedResponse:
+        request: admin_pb.ListConnectedRequest,
+        context: grpc.aio.ServicerContext[
+            admin_pb.ListConnectedRequest, admin_pb.ListConnectedResponse
+        ],
+    ) -> admin_pb.ListConnectedResponse:
         lobby = self.arena.lobby
-        return pb.ListConnectedResponse(
+        return admin_pb.ListConnectedResponse(
             bots=[
-                pb.ConnectedBot(name=c.name, games=c.games, matches=lobby.seated[c.name])
+                admin_pb.ConnectedBot(name=c.name, games=c.games, matches=lobby.seated[c.name])
                 for c in lobby.connections()
             ]
         )
@@ -146,6 +149,6 @@ class AdminServicer(pb_grpc.AdminServiceServicer):
 
 SERVICE_NAMES: Final[Sequence[str]] = (
     pb.DESCRIPTOR.services_by_name["BotService"].full_name,
-    pb.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    admin_pb.DESCRIPTOR.services_by_name["AdminService"].full_name,
 )
 """The full names of the services of the referee (for health checking and reflection)."""

@@ -654,7 +654,7 @@ def _match_run(args: argparse.Namespace) -> int:
     import grpc  # noqa: PLC0415
 
     from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
-    from domino_arena.v1 import referee_pb2, referee_pb2_grpc  # noqa: PLC0415
+    from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2  # noqa: PLC0415
 
     game = _game_from_args(args)
     bots = [name.strip() for name in args.bots.split(",")]
@@ -663,7 +663,7 @@ def _match_run(args: argparse.Namespace) -> int:
             f"--bots: {game.num_players} bots are needed, one per seat ({game.describe()}), "
             f"got {len(bots)}: {args.bots}"
         )
-    request = referee_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots)
+    request = admin_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots)
     if args.seed is not None:
         if args.seed < 0:
             raise CliError(f"--seed: must be 0 or more, got {args.seed}")
@@ -690,7 +690,7 @@ def _match_run(args: argparse.Namespace) -> int:
     if args.record is not None:
         _check_writable(args.record)
     with grpc.insecure_channel(args.server) as channel:
-        stub = referee_pb2_grpc.AdminServiceStub(channel)
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
         try:
             response = stub.RunMatch(request)
         except grpc.RpcError as exc:

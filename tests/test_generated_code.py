@@ -41,7 +41,7 @@ def test_committed_protocol_code_is_up_to_date(tmp_path: Path) -> None:
 
 def test_every_proto_file_has_its_generated_code() -> None:
     protos = sorted(p.stem for p in GENERATED.glob("*.proto"))
-    assert protos == ["games", "referee"]
+    assert protos == ["admin", "games", "referee"]
     for stem in protos:
         for suffix in SUFFIXES:
             assert (GENERATED / f"{stem}{suffix}").exists(), f"{stem}{suffix} is missing"

@@ -59,9 +59,10 @@ from domino_arena.sdk.rules import (
 )
 from domino_arena.sdk.rules.state import public_entry
 from domino_arena.server.storage import Storage
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
-from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 from tests.sdk.test_wire_leaks import leaks, tiles_in
 from tests.server.test_service import Referee
 
@@ -208,7 +209,7 @@ class Played:
 
     game: Game
     seed: int
-    response: pb.RunMatchResponse
+    response: admin_pb.RunMatchResponse
     seats: tuple[SeatLog, ...]
     """Indexed by seat."""
 
@@ -221,14 +222,14 @@ class Played:
 
 
 async def run_matches(
-    admin: pb_grpc.AdminServiceAsyncStub, plan: Sequence[tuple[Game, int]]
-) -> list[pb.RunMatchResponse]:
+    admin: admin_pb_grpc.AdminServiceAsyncStub, plan: Sequence[tuple[Game, int]]
+) -> list[admin_pb.RunMatchResponse]:
     """Run every match of ``plan`` at once through ``AdminService.RunMatch``."""
     return list(
         await asyncio.gather(
             *(
                 admin.RunMatch(
-                    pb.RunMatchRequest(
+                    admin_pb.RunMatchRequest(
                         game=game_to_proto(game),
                         bots=BOTS[: game.num_players],
                         has_seed=True,
@@ -256,7 +257,9 @@ async def play_all(
                 welcome = await asyncio.wait_for(bot.hello(), WAIT)
                 assert welcome.name == bot.name
                 readers.append(asyncio.create_task(bot.serve()))
-            matches = asyncio.create_task(run_matches(pb_grpc.AdminServiceStub(channel), plan))
+            matches = asyncio.create_task(
+                run_matches(admin_pb_grpc.AdminServiceStub(channel), plan)
+            )
             waits: list[asyncio.Future[Any]] = [matches, *readers]
             done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             if matches not in done:

@@ -29,6 +29,8 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.server.app import App, Config
 from domino_arena.server.cli import main
 from domino_arena.server.storage import BotCheck, Storage, StorageError
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
@@ -169,7 +171,7 @@ class Referee:
         if self.error is not None:
             raise self.error
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
-        self.admin = pb_grpc.AdminServiceStub(self.channel)
+        self.admin = admin_pb_grpc.AdminServiceStub(self.channel)
         self.bots: list[RawBot] = []
 
     def _main(self) -> None:
@@ -208,7 +210,7 @@ class Referee:
         return bot
 
     def connected(self) -> dict[str, tuple[tuple[str, ...], int]]:
-        response = self.admin.ListConnected(pb.ListConnectedRequest(), timeout=WAIT)
+        response = self.admin.ListConnected(admin_pb.ListConnectedRequest(), timeout=WAIT)
         return {b.name: (tuple(b.games), b.matches) for b in response.bots}
 
     def stop(self) -> None:
@@ -259,8 +261,8 @@ def referee(storage: Storage) -> Iterator[Referee]:
     referee.close()
 
 
-def passing_request(*bots: str, seed: int = 7) -> pb.RunMatchRequest:
-    return pb.RunMatchRequest(
+def passing_request(*bots: str, seed: int = 7) -> admin_pb.RunMatchRequest:
+    return admin_pb.RunMatchRequest(
         game=game_to_proto(make_game("passing", players=len(bots))),
         bots=bots,
         has_seed=True,
@@ -469,27 +471,33 @@ def test_run_match_plays_stores_and_returns_the_record(
     ("request_", "status", "words"),
     [
         (
-            pb.RunMatchRequest(game=game_to_proto(make_game("passing")), bots=["alice"]),
+            admin_pb.RunMatchRequest(game=game_to_proto(make_game("passing")), bots=["alice"]),
             grpc.StatusCode.INVALID_ARGUMENT,
             "needs 2 bots, one per seat, got 1",
         ),
         (
-            pb.RunMatchRequest(game=game_to_proto(make_game("passing")), bots=["alice", "carol"]),
+            admin_pb.RunMatchRequest(
+                game=game_to_proto(make_game("passing")), bots=["alice", "carol"]
+            ),
             grpc.StatusCode.FAILED_PRECONDITION,
             "bot 'carol' is not connected",
         ),
         (
-            pb.RunMatchRequest(game=game_to_proto(make_game("moon")), bots=["alice", "bob", "bob"]),
+            admin_pb.RunMatchRequest(
+                game=game_to_proto(make_game("moon")), bots=["alice", "bob", "bob"]
+            ),
             grpc.StatusCode.INVALID_ARGUMENT,
             "bob listed twice",
         ),
         (
-            pb.RunMatchRequest(game=game_to_proto(make_game("doubles")), bots=["alice", "bob"]),
+            admin_pb.RunMatchRequest(
+                game=game_to_proto(make_game("doubles")), bots=["alice", "bob"]
+            ),
             grpc.StatusCode.FAILED_PRECONDITION,
             "bot 'bob' does not play doubles",
         ),
         (
-            pb.RunMatchRequest(bots=["alice", "bob"]),
+            admin_pb.RunMatchRequest(bots=["alice", "bob"]),
             grpc.StatusCode.INVALID_ARGUMENT,
             "game",
         ),
@@ -499,7 +507,7 @@ def test_run_match_plays_stores_and_returns_the_record(
 def test_run_match_refuses_what_cannot_be_played(
     referee: Referee,
     tokens: dict[str, str],
-    request_: pb.RunMatchRequest,
+    request_: admin_pb.RunMatchRequest,
     status: grpc.StatusCode,
     words: str,
 ) -> None:

@@ -7,28 +7,39 @@ repeated runs never see each other's rows.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import math
+import random
 import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from domino_arena.server import migrations
+from domino_arena.server.ladder import elo
 from domino_arena.server.storage import (
     BOTS,
+    MATCHES,
     MAX_SEED,
     BadBotNameError,
     BotCheck,
     DuplicateBotError,
+    DuplicateTournamentError,
     Storage,
     StorageError,
     StoredMatch,
+    StoredTournament,
+    TournamentState,
+    UnknownTournamentError,
     display_url,
     hash_token,
+    rated_game_of,
     token_matches,
 )
 
@@ -169,13 +180,17 @@ def test_matches_are_listed_newest_first(storage: Storage) -> None:
 
 
 def test_a_match_is_written_whole_or_not_at_all(storage: Storage) -> None:
-    storage.save_match(a_match("m1"))
-    with pytest.raises(IntegrityError):
-        storage.save_match(a_match("m1", seed=7))
-    assert storage.match("m1") == a_match("m1")
+    assert storage.save_match(a_match("m1"))
     with pytest.raises(ValueError, match="does not fit"):
         storage.save_match(a_match("m3", seed=MAX_SEED + 1))
     assert storage.match("m3") is None
+
+
+def test_a_match_saved_twice_is_stored_once(storage: Storage) -> None:
+    assert storage.save_match(a_match("m1"))
+    assert not storage.save_match(a_match("m1", seed=7))
+    assert storage.match("m1") == a_match("m1")
+    assert [m.id for m in storage.matches()] == ["m1"]
 
 
 # -- opening --------------------------------------------------------------------------------------
@@ -208,3 +223,366 @@ def test_a_printed_url_hides_the_password() -> None:
 def test_a_stored_hash_that_is_not_ours_matches_nothing() -> None:
     assert not token_matches("token", "plain-text-token")
     assert token_matches("token", hash_token("token"))
+
+
+def test_the_schema_is_at_the_newest_revision(storage: Storage) -> None:
+    assert storage.schema_version() == migrations.head() == "0002"
+
+
+def test_a_schema_that_is_no_identifier_is_refused() -> None:
+    with pytest.raises(ValueError, match="schema: expected 1-63 lowercase letters"):
+        Storage(POSTGRES_URL, schema="x; drop table bots")
+
+
+# -- tournaments ----------------------------------------------------------------------------------
+
+
+def a_tournament(
+    tournament_id: str = "t1", *, day: int = 1, state: TournamentState = TournamentState.CREATED
+) -> StoredTournament:
+    moment = dt.datetime(2026, 3, day, 12, 0, tzinfo=dt.UTC)
+    return StoredTournament(
+        id=tournament_id,
+        name=f"Spring cup {tournament_id}",
+        game="moon",
+        options={"deal_limit": 5},
+        entrants=("alice", "bob", "carol"),
+        games_per_pairing=4,
+        duplicate_deals=True,
+        time_control_ms=(1000, 10000, 250),
+        fault_policy="substitute",
+        max_strikes=3,
+        concurrency=2,
+        wait_seconds=30.5,
+        seed=MAX_SEED,
+        rated=True,
+        state=state,
+        created=moment,
+        updated=moment,
+    )
+
+
+def test_a_tournament_reads_back_as_it_was_added(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    assert storage.tournament("t1") == a_tournament("t1")
+    assert storage.tournament("t2") is None
+
+
+def test_a_tournament_id_is_taken_once(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    with pytest.raises(DuplicateTournamentError, match="a tournament with id 't1' exists already"):
+        storage.add_tournament(a_tournament("t1", day=9))
+    assert storage.tournament("t1") == a_tournament("t1")
+
+
+def test_tournaments_are_listed_oldest_first_and_by_state(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("late", day=3))
+    storage.add_tournament(a_tournament("early", day=1, state=TournamentState.RUNNING))
+    storage.add_tournament(a_tournament("mid", day=2, state=TournamentState.PAUSED))
+    assert [t.id for t in storage.tournaments()] == ["early", "mid", "late"]
+    active = {TournamentState.RUNNING, TournamentState.PAUSED}
+    assert [t.id for t in storage.tournaments(active)] == ["early", "mid"]
+    assert storage.tournaments([TournamentState.FINISHED]) == []
+
+
+def test_a_tournament_changes_state(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    storage.set_tournament_state("t1", TournamentState.RUNNING)
+    stored = storage.tournament("t1")
+    assert stored is not None
+    assert stored.state is TournamentState.RUNNING
+    assert stored.updated > a_tournament("t1").updated
+    assert stored.created == a_tournament("t1").created
+    with pytest.raises(UnknownTournamentError, match=r"^no tournament has id 'nope'$"):
+        storage.set_tournament_state("nope", TournamentState.RUNNING)
+    assert isinstance(UnknownTournamentError("x"), KeyError)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"id": ""}, "id: expected 1-64 characters"),
+        ({"entrants": ("a", "b", "a")}, "entrants: 'a' is listed twice"),
+        ({"games_per_pairing": 0}, "games_per_pairing: expected at least 1, got 0"),
+        ({"concurrency": 0}, "concurrency: expected at least 1"),
+        ({"max_strikes": 0}, "max_strikes: expected at least 1"),
+        ({"time_control_ms": (1000, -1, 0)}, "time_control_ms: expected"),
+        ({"fault_policy": "ignore"}, "fault_policy: expected one of"),
+        ({"wait_seconds": -1.0}, "wait_seconds: expected at least 0"),
+        ({"wait_seconds": math.nan}, "wait_seconds: expected at least 0"),
+        ({"seed": -1}, "seed: expected 0 to"),
+    ],
+)
+def test_a_tournament_out_of_range_is_refused(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        dataclasses.replace(a_tournament(), **change)
+
+
+def test_the_stored_game_indexes_of_a_tournament(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    storage.add_tournament(a_tournament("t2"))
+    assert storage.tournament_game_indexes("t1") == set()
+    for index in (0, 1, 5):
+        storage.save_match(tournament_game("t1", index))
+    storage.save_match(tournament_game("t2", 3))
+    storage.save_match(a_match("loose"))
+    assert storage.tournament_game_indexes("t1") == {0, 1, 5}
+    assert storage.tournament_game_indexes("t2") == {3}
+    assert storage.tournament_game_indexes("nope") == set()
+
+
+def tournament_game(tournament_id: str, index: int, *, match_id: str | None = None) -> StoredMatch:
+    return dataclasses.replace(
+        a_match(match_id or f"{tournament_id}-{index}"),
+        tournament_id=tournament_id,
+        game_index=index,
+        deal_id=index // 2,
+        rotation=index % 2,
+    )
+
+
+def test_a_tournament_game_reads_back_with_its_fields(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    match = dataclasses.replace(
+        tournament_game("t1", 7), side_of_seat=(0, 1), faults=(2, 0), rated=True
+    )
+    assert storage.save_match(match)
+    assert storage.match(match.id) == match
+
+
+def test_a_tournament_game_is_stored_once_whatever_its_match_id(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    assert storage.save_match(tournament_game("t1", 0, match_id="first"))
+    assert not storage.save_match(tournament_game("t1", 0, match_id="retry"))
+    assert storage.match("retry") is None
+    assert storage.save_match(tournament_game("t1", 1, match_id="retry"))
+
+
+def test_the_database_refuses_a_second_row_for_a_tournament_game(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    storage.save_match(tournament_game("t1", 0, match_id="first"))
+    row = {
+        "id": "second",
+        "game": "passing",
+        "options": {},
+        "seats": ["a", "b"],
+        "seed": 0,
+        "termination": "normal",
+        "scores": [0, 0],
+        "detail": "",
+        "created": dt.datetime.now(dt.UTC),
+        "tournament_id": "t1",
+        "game_index": 0,
+    }
+    with pytest.raises(IntegrityError), storage.engine.begin() as connection:
+        connection.execute(MATCHES.insert().values(row))
+
+
+def test_a_game_of_an_unknown_tournament_is_refused(storage: Storage) -> None:
+    with pytest.raises(IntegrityError):
+        storage.save_match(tournament_game("nope", 0))
+    assert storage.match("nope-0") is None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"side_of_seat": (0, 1, 1)}, "side_of_seat: expected one entry per seat (2) or none"),
+        ({"faults": (1,)}, "faults: expected one entry per seat (2) or none"),
+        ({"tournament_id": "t1"}, "tournament_id and game_index go together"),
+        ({"game_index": 3}, "tournament_id and game_index go together"),
+    ],
+)
+def test_a_match_whose_fields_disagree_is_refused(
+    storage: Storage, change: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        storage.save_match(dataclasses.replace(a_match("m1"), **change))
+    assert storage.match("m1") is None
+
+
+# -- matches: filters -----------------------------------------------------------------------------
+
+
+def test_matches_are_filtered_by_tournament_bot_and_game(storage: Storage) -> None:
+    storage.add_tournament(a_tournament("t1"))
+    games = [
+        dataclasses.replace(tournament_game("t1", 0), seats=("alice", "bob")),
+        dataclasses.replace(a_match("m1", minute=1), seats=("bob", "carol"), game="moon"),
+        dataclasses.replace(a_match("m2", minute=2), seats=("carol", "dave")),
+        dataclasses.replace(tournament_game("t1", 1), seats=("alice", "carol")),
+        dataclasses.replace(a_match("m3", minute=4), seats=("alicea", "bo")),
+    ]
+    for game in games:
+        storage.save_match(game)
+    assert {m.id for m in storage.matches(tournament_id="t1")} == {"t1-0", "t1-1"}
+    assert [m.id for m in storage.matches(bot="carol")] == ["m2", "m1", "t1-1"]
+    assert [m.id for m in storage.matches(bot="alice")] == ["t1-0", "t1-1"]  # same time: by id
+    assert [m.id for m in storage.matches(bot="al")] == []
+    assert [m.id for m in storage.matches(game="moon")] == ["m1"]
+    assert [m.id for m in storage.matches(bot="carol", game="passing")] == ["m2", "t1-1"]
+    assert [m.id for m in storage.matches(1, bot="carol")] == ["m2"]
+    assert storage.matches(tournament_id="t1", bot="dave") == []
+
+
+# -- ratings --------------------------------------------------------------------------------------
+
+
+def rated(
+    match_id: str,
+    seats: tuple[str, ...],
+    scores: tuple[int, ...],
+    winner: int | None,
+    *,
+    game: str = "passing",
+    side_of_seat: tuple[int, ...] = (),
+    termination: str = "normal",
+    faulted_seat: int | None = None,
+    faults: tuple[int, ...] = (),
+    minute: int = 0,
+) -> StoredMatch:
+    return dataclasses.replace(
+        a_match(match_id, minute=minute),
+        game=game,
+        seats=seats,
+        scores=scores,
+        winner=winner,
+        side_of_seat=side_of_seat,
+        termination=termination,
+        faulted_seat=faulted_seat,
+        fault="timeout" if faulted_seat is not None else None,
+        faults=faults,
+        rated=True,
+    )
+
+
+def test_a_rated_match_moves_its_bots_ratings(storage: Storage) -> None:
+    assert storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    ratings = storage.ratings("passing")
+    assert ratings == elo.rate_game({}, elo.RatedGame(("ann", "bob"), (0, 1), (0, 1), (0, 0)))
+    assert ratings["ann"].rating > elo.INITIAL_RATING > ratings["bob"].rating
+    assert storage.pools() == ["passing"]
+    assert storage.ratings("moon") == {}
+
+
+def test_a_match_stored_twice_is_rated_once(storage: Storage) -> None:
+    storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    once = storage.ratings("passing")
+    assert not storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    assert storage.ratings("passing") == once
+    assert len(storage.rated_games("passing")) == 1
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        dataclasses.replace(rated("m1", ("ann", "bob"), (7, 3), 0), rated=False),
+        rated("m1", ("ann", "bob"), (0, 0), None, termination="void"),
+        rated("m1", ("ann", "bob"), (0, 0), None, termination="aborted"),
+    ],
+    ids=["unrated", "void", "aborted"],
+)
+def test_unrated_void_and_aborted_matches_move_no_rating(
+    storage: Storage, match: StoredMatch
+) -> None:
+    assert storage.save_match(match)
+    assert storage.match("m1") == match
+    assert storage.ratings("passing") == {}
+    assert storage.rated_games("passing") == []
+    assert storage.pools() == []
+
+
+def test_a_forfeit_ranks_the_forfeiting_side_last() -> None:
+    match = rated(
+        "m1",
+        ("a", "b", "c", "d"),
+        (40, 10),
+        1,
+        side_of_seat=(0, 1, 0, 1),
+        termination="forfeit",
+        faulted_seat=2,
+        faults=(0, 0, 3, 0),
+    )
+    assert rated_game_of(match) == elo.RatedGame(
+        ("a", "b", "c", "d"), (0, 1, 0, 1), (1, 0), (0, 0, 3, 0)
+    )
+    free_for_all = rated(
+        "m2", ("a", "b", "c"), (50, 90, 70), 0, termination="forfeit", faulted_seat=1
+    )
+    assert rated_game_of(free_for_all).standing == (0, 2, 1)
+
+
+@pytest.mark.parametrize(
+    ("match", "message"),
+    [
+        (rated("m1", ("ann", "ann"), (7, 3), 0), "'ann' sits in seats 0 and 1"),
+        (rated("m1", ("a", "b", "c", "d"), (7, 3), 0), "side_of_seat is empty but there are 2"),
+        (rated("m1", ("a", "b"), (7, 3), 0, termination="forfeit"), "a forfeit needs the seat"),
+        (rated("m1", ("a", "b"), (0, 0), None, termination="void"), "'void' is never rated"),
+    ],
+    ids=["bot-twice", "no-sides", "forfeit-without-seat", "void"],
+)
+def test_a_match_the_ladder_cannot_rate_is_named(match: StoredMatch, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rated_game_of(match)
+
+
+def test_a_rated_match_the_ladder_refuses_is_not_stored(storage: Storage) -> None:
+    with pytest.raises(ValueError, match="'ann' sits in seats 0 and 1"):
+        storage.save_match(rated("m1", ("ann", "ann"), (7, 3), 0))
+    assert storage.match("m1") is None
+    assert storage.ratings("passing") == {}
+
+
+def test_a_match_whose_rating_fails_is_not_stored(storage: Storage) -> None:
+    storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    before = storage.ratings("passing")
+    with storage.engine.begin() as connection:  # the rating step will find no table
+        connection.execute(sa.text("ALTER TABLE ratings RENAME TO ratings_gone"))
+    try:
+        with pytest.raises(SQLAlchemyError, match="ratings"):
+            storage.save_match(rated("m2", ("ann", "bob"), (3, 7), 1))
+    finally:
+        with storage.engine.begin() as connection:
+            connection.execute(sa.text("ALTER TABLE ratings_gone RENAME TO ratings"))
+    assert storage.match("m2") is None
+    assert storage.ratings("passing") == before
+    assert storage.save_match(rated("m2", ("ann", "bob"), (3, 7), 1))
+
+
+def test_stored_ratings_equal_the_replay_of_the_rated_games(storage: Storage) -> None:
+    rng = random.Random(2026)
+    bots = [f"bot{n}" for n in range(7)]
+    expected: dict[str, list[elo.RatedGame]] = {"passing": [], "moon": [], "doubles": []}
+    for number in range(60):
+        pool = rng.choice(sorted(expected))
+        seats = tuple(rng.sample(bots, rng.choice((2, 3, 4))))
+        partnerships = len(seats) == 4 and rng.random() < 0.5
+        sides = (0, 1, 0, 1) if partnerships else tuple(range(len(seats)))
+        scores = tuple(rng.randrange(0, 100) for _ in range(len(set(sides))))
+        kind = rng.choice(("normal", "normal", "forfeit", "void", "unrated"))
+        faulted = rng.randrange(len(seats)) if kind == "forfeit" else None
+        winner = None if kind == "void" else rng.choice([None, *range(len(set(sides)))])
+        if faulted is not None and winner == sides[faulted]:
+            winner = None
+        match = rated(
+            f"g{number}",
+            seats,
+            scores,
+            winner,
+            game=pool,
+            side_of_seat=sides if partnerships or rng.random() < 0.5 else (),
+            termination="void" if kind == "void" else kind if kind == "forfeit" else "normal",
+            faulted_seat=faulted,
+            faults=tuple(rng.randrange(3) for _ in seats) if rng.random() < 0.5 else (),
+            minute=number % 60,
+        )
+        if kind == "unrated":
+            match = dataclasses.replace(match, rated=False)
+        assert storage.save_match(match)
+        if kind in ("normal", "forfeit"):
+            expected[pool].append(rated_game_of(match))
+    assert storage.pools() == sorted(pool for pool, games in expected.items() if games)
+    for pool, games in expected.items():
+        assert storage.rated_games(pool) == games
+        assert storage.recompute_ratings(pool) == storage.ratings(pool) == elo.replay(games)

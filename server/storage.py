@@ -417,7 +417,7 @@ class Storage:
         try:
             engine = self._create_engine()
         except (ArgumentError, NoSuchModuleError, ImportError, ValueError) as exc:
-            raise StorageError(f"cannot open the database {where}: {_reason(exc)}") from None
+            raise StorageError(f"cannot open the database {where}: {error_reason(exc)}") from None
         attempts = 3
         for attempt in range(1, attempts + 1):
             try:
@@ -430,7 +430,9 @@ class Storage:
                 if attempt < attempts and _is_race(exc):
                     continue
                 engine.dispose()
-                raise StorageError(f"cannot open the database {where}: {_reason(exc)}") from None
+                raise StorageError(
+                    f"cannot open the database {where}: {error_reason(exc)}"
+                ) from None
         self._engine = engine
 
     def _create_engine(self) -> Engine:
@@ -907,7 +909,7 @@ def _is_race(exc: SQLAlchemyError) -> bool:
     return any(word in text for word in ("exist", "duplicate", "locked"))
 
 
-def _reason(exc: BaseException) -> str:
+def error_reason(exc: BaseException) -> str:
     """The first line of what the driver said, without SQLAlchemy's background links."""
     orig = getattr(exc, "orig", None)
     text = str(orig if orig is not None else exc).strip()

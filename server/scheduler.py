@@ -1,18 +1,36 @@
-"""Pure pairing: which entrants sit where in a round robin (cutechess's tournament split).
+"""Pure pairing: which entrants sit where in a round robin, and in which round (cutechess split).
 
 Every table of a game's size is seated with every rotation of its entrants, so each entrant
 plays each seat equally often. With duplicate deals (the default) every rotation of a table is
 played on the same deal, so the luck of the deal cancels out: the games of one table and one
 deal share a ``deal_id`` and differ in ``rotation``.
 
->>> [g.seats for g in round_robin(["a", "b"], seats=2)]
-[('a', 'b'), ('b', 'a')]
+Games are grouped into *rounds* in which no entrant plays twice, so a round's games can all run
+at once; the entrants left out of a round have a bye (:func:`byes`). Two-seat schedules use the
+circle method (Berger tables): every round seats ``n // 2`` pairs, an odd count gives one bye
+per round, and the whole Berger cycle is repeated once per deal and rotation, so the rotations
+of one deal fall in different rounds (an entrant cannot play both at once). Three- and
+four-seat tables (and partnerships) are packed greedily: each round takes, first, the tables
+whose entrants have the most games left, as long as they share no entrant.
+
+What is guaranteed, for every schedule:
+
+* every round is *maximal*: each game of a later round shares an entrant with the round, so no
+  game waits for a round it could have joined;
+* every entrant has exactly the same number of byes over the schedule (each plays the same
+  number of games, at most one per round); with two seats, also within every Berger cycle.
+
+>>> [(g.round, g.seats) for g in round_robin(["a", "b"], seats=2)]
+[(0, ('a', 'b')), (1, ('b', 'a'))]
+>>> byes(round_robin(["a", "b", "c"], seats=2), ["a", "b", "c"])[0]
+('a',)
 """
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 
@@ -21,13 +39,15 @@ class ScheduledGame:
     """One game of a round robin."""
 
     index: int
-    """Position in the schedule, from 0."""
+    """Position in the schedule, from 0; the schedule is sorted by round."""
     seats: tuple[str, ...]
     """The entrant in each seat."""
     deal_id: int
     """Games with the same deal id are played from the same seed."""
     rotation: int
     """Which rotation of the table this is (0 = the table as first listed)."""
+    round: int = 0
+    """The round it belongs to, from 0; no entrant plays twice in one round."""
 
 
 def tables(
@@ -63,20 +83,112 @@ def round_robin(
 ) -> list[ScheduledGame]:
     """Return the schedule: every table, every rotation, ``games_per_pairing`` deals each.
 
+    The games come sorted by round (then by table), indexed in that order.
+
     Raises:
         ValueError: fewer entrants than seats, repeated names, or no games requested.
     """
     if games_per_pairing < 1:
         raise ValueError(f"games_per_pairing must be at least 1, got {games_per_pairing}")
-    schedule: list[ScheduledGame] = []
+    # Per table, its games in order: deal by deal, each deal under every rotation.
+    by_table: list[list[ScheduledGame]] = []
     deal_id = 0
     for table in tables(entrants, seats, partnerships=partnerships):
+        games: list[ScheduledGame] = []
         for _ in range(games_per_pairing):
             for rotation in range(seats):
                 seated = table[rotation:] + table[:rotation]
-                schedule.append(ScheduledGame(len(schedule), seated, deal_id, rotation))
+                games.append(ScheduledGame(-1, seated, deal_id, rotation))
                 if not duplicate_deals:
                     deal_id += 1
             if duplicate_deals:
                 deal_id += 1
-    return schedule
+        by_table.append(games)
+    if seats == 2 and not partnerships:
+        placed = _berger_rounds(entrants, by_table)
+    else:
+        placed = _packed_rounds(len(entrants) // seats, by_table)
+    placed.sort(key=lambda g: g.round)  # stable: tables keep their order within a round
+    return [replace(g, index=i) for i, g in enumerate(placed)]
+
+
+def byes(schedule: Sequence[ScheduledGame], entrants: Sequence[str]) -> dict[int, tuple[str, ...]]:
+    """Return, for every round of ``schedule``, the entrants who do not play in it (in order)."""
+    playing: dict[int, set[str]] = {}
+    for game in schedule:
+        playing.setdefault(game.round, set()).update(game.seats)
+    return {
+        round_: tuple(e for e in entrants if e not in playing[round_]) for round_ in sorted(playing)
+    }
+
+
+def berger_pairs(entrants: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """Return the rounds of a single round robin by the circle method (Berger tables).
+
+    Each round pairs ``len(entrants) // 2`` disjoint pairs; with an odd count one entrant sits
+    out each round, everyone exactly once. Pairs keep the order of ``entrants``.
+    """
+    order = {e: i for i, e in enumerate(entrants)}
+    circle: list[str | None] = list(entrants)
+    if len(circle) % 2:
+        circle.append(None)  # whoever meets None has the bye
+    n = len(circle)
+    rounds: list[list[tuple[str, str]]] = []
+    for _ in range(n - 1):
+        pairs: list[tuple[str, str]] = []
+        for i in range(n // 2):
+            a, b = circle[i], circle[n - 1 - i]
+            if a is not None and b is not None:
+                pairs.append((a, b) if order[a] < order[b] else (b, a))
+        rounds.append(pairs)
+        circle = [circle[0], circle[-1], *circle[1:-1]]
+    return rounds
+
+
+def _berger_rounds(
+    entrants: Sequence[str], by_table: list[list[ScheduledGame]]
+) -> list[ScheduledGame]:
+    """Place two-seat games: the k-th game of every pair in the k-th repeat of the Berger cycle."""
+    cycle = berger_pairs(entrants)
+    round_of_pair: dict[tuple[str, ...], int] = {
+        pair: r for r, pairs in enumerate(cycle) for pair in pairs
+    }
+    placed: list[ScheduledGame] = []
+    for games in by_table:
+        base = round_of_pair[games[0].seats]
+        placed.extend(replace(g, round=k * len(cycle) + base) for k, g in enumerate(games))
+    return placed
+
+
+def _packed_rounds(capacity: int, by_table: list[list[ScheduledGame]]) -> list[ScheduledGame]:
+    """Place games greedily: each round takes disjoint tables, those with most games left first.
+
+    Preferring the entrants with the most games left keeps everyone's pace even, so the last
+    rounds are not left with tables that all share one entrant.
+    """
+    pending = [deque(games) for games in by_table]
+    left: Counter[str] = Counter()
+    for games in by_table:
+        for game in games:
+            left.update(game.seats)
+    placed: list[ScheduledGame] = []
+    round_ = 0
+    while left:
+        order = sorted(
+            (t for t, games in enumerate(pending) if games),
+            key=lambda t: (-sum(left[e] for e in pending[t][0].seats), -len(pending[t]), t),
+        )
+        busy: set[str] = set()
+        taken = 0
+        for t in order:
+            seats = pending[t][0].seats
+            if busy.isdisjoint(seats):
+                busy.update(seats)
+                placed.append(replace(pending[t].popleft(), round=round_))
+                taken += 1
+                if taken == capacity:
+                    break
+        left.subtract(busy)
+        left = +left  # drop entrants with nothing left
+        round_ += 1
+    return placed

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domino_arena.server.scheduler import round_robin
+from domino_arena.server.scheduler import berger_pairs, byes, round_robin
 
 
 @given(
@@ -75,3 +75,88 @@ def test_bad_requests_are_refused_with_the_reason() -> None:
         round_robin(["a", "b"], 2, games_per_pairing=0)
     with pytest.raises(ValueError, match="unique"):
         round_robin(["a", "a"], 2)
+
+
+@given(
+    count=st.integers(min_value=2, max_value=8),
+    seats=st.integers(min_value=2, max_value=4),
+    repeats=st.integers(min_value=1, max_value=2),
+    partnerships=st.booleans(),
+    duplicate_deals=st.booleans(),
+)
+def test_rounds_seat_every_entrant_at_most_once_and_are_maximal(
+    count: int, seats: int, repeats: int, partnerships: bool, duplicate_deals: bool
+) -> None:
+    partnerships = partnerships and seats == 4
+    if count < seats:
+        return
+    entrants = [f"b{i}" for i in range(count)]
+    schedule = round_robin(
+        entrants,
+        seats,
+        games_per_pairing=repeats,
+        partnerships=partnerships,
+        duplicate_deals=duplicate_deals,
+    )
+    assert [g.index for g in schedule] == list(range(len(schedule)))
+    assert [g.round for g in schedule] == sorted(g.round for g in schedule)
+    rounds: dict[int, list[tuple[str, ...]]] = defaultdict(list)
+    for game in schedule:
+        rounds[game.round].append(game.seats)
+    assert sorted(rounds) == list(range(len(rounds)))
+    for round_, seatings in rounds.items():
+        playing = [name for seated in seatings for name in seated]
+        assert len(playing) == len(set(playing)), f"round {round_} seats someone twice"
+        # Maximal: every later game shares an entrant with this round.
+        later = (g for g in schedule if g.round > round_)
+        assert all(not set(g.seats).isdisjoint(playing) for g in later)
+    # Every entrant sits out the same number of rounds.
+    sat_out = Counter(name for out in byes(schedule, entrants).values() for name in out)
+    assert len({sat_out[name] for name in entrants}) == 1
+    assert set(byes(schedule, entrants)) == set(rounds)
+
+
+@given(
+    count=st.integers(min_value=2, max_value=9),
+    repeats=st.integers(min_value=1, max_value=3),
+)
+def test_two_seat_rounds_follow_berger_tables(count: int, repeats: int) -> None:
+    entrants = [f"b{i}" for i in range(count)]
+    schedule = round_robin(entrants, 2, games_per_pairing=repeats)
+    cycle = count - 1 if count % 2 == 0 else count
+    assert len({g.round for g in schedule}) == cycle * 2 * repeats
+    for game in schedule:
+        assert sum(1 for g in schedule if g.round == game.round) == count // 2
+    # Within each Berger cycle everyone has exactly one bye (odd count) or none (even count).
+    for start in range(0, cycle * 2 * repeats, cycle):
+        out = Counter(
+            name
+            for round_, names in byes(schedule, entrants).items()
+            if start <= round_ < start + cycle
+            for name in names
+        )
+        assert out == (Counter(entrants) if count % 2 else Counter())
+
+
+def test_berger_pairs_meets_everyone_once() -> None:
+    rounds = berger_pairs(["a", "b", "c", "d", "e"])
+    pairs = [pair for pairs in rounds for pair in pairs]
+    assert sorted(pairs) == sorted(combinations("abcde", 2))
+    assert [len(pairs) for pairs in rounds] == [2] * 5
+
+
+def test_rotations_of_a_deal_fall_in_different_rounds() -> None:
+    schedule = round_robin(["a", "b", "c", "d", "e"], 3)
+    rounds_of_deal: dict[int, set[int]] = defaultdict(set)
+    for game in schedule:
+        rounds_of_deal[game.deal_id].add(game.round)
+    assert all(len(rounds) == 3 for rounds in rounds_of_deal.values())
+
+
+def test_four_seats_among_eight_fill_most_rounds() -> None:
+    schedule = round_robin([f"b{i}" for i in range(8)], 4)
+    rounds = Counter(g.round for g in schedule)
+    full = sum(1 for tables_in_round in rounds.values() if tables_in_round == 2)
+    # 280 games, at best 140 rounds of two tables; greedy packing must come close.
+    assert len(schedule) == 280
+    assert full >= 0.9 * len(rounds)

@@ -1,0 +1,193 @@
+"""The continuous ladder: keep pairing the connected bots of one game into rated games.
+
+The issue: "the referee keeps pairing connected bots into rated games (each connected bot gets
+games; opponents near in rating preferred), until stopped". Whenever a slot is free the runner
+asks :func:`.matchmaking.pick_tables` for tables among the bots that are connected, play this
+game and are not in one of its games already, and starts them through ``play`` (the arena's
+:meth:`~domino_arena.server.arena.Arena.play`, which stores and rates them). It looks again
+when a game ends and every ``recheck`` seconds, which is how newly connected bots are noticed.
+
+A seeded :class:`random.Random` breaks the ties of the matchmaking and draws every game's
+seed, so a session with the same seed and the same arrivals plays the same games.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Final
+
+import trio
+
+from domino_arena.sdk.rules import Game
+
+from ..arena import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from ..lobby import Lobby
+from ..seats import FaultPolicy
+from ..storage import MAX_SEED
+from ..timecontrol import TimeControl
+from .elo import INITIAL_RATING, Rating
+from .matchmaking import Candidate, pick_tables
+
+LOG: Final = logging.getLogger("domino_arena.server")
+
+RECHECK_SECONDS: Final = 1.0
+"""How often an idle ladder looks for newly connected bots."""
+
+
+class LadderRunner:
+    """Pair the connected bots of ``game`` into rated games until stopped or cancelled.
+
+    Args:
+        game: the game every ladder game is played in.
+        lobby: who is connected, and which games each plays (``Connection.games``).
+        play: plays one match and returns once it is stored (``Arena.play``).
+        ratings: returns the current ratings of the game's pool; unrated bots count as 1500.
+            With the storage: ``lambda: trio.to_thread.run_sync(storage.ratings, game.name)``
+            (async, so the caller decides where blocking work runs).
+        concurrency: games at once, at most.
+        seed: fixes the pairing ties and the deals; None draws one.
+        recheck: seconds between looks for new bots while nothing ends.
+        on_game: called with every finished game.
+
+    Raises:
+        ValueError: ``concurrency`` below 1, a negative ``max_strikes`` or a ``recheck`` that is
+            not a positive number.
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        lobby: Lobby,
+        play: Callable[[MatchSpec], Awaitable[FinishedMatch]],
+        ratings: Callable[[], Awaitable[Mapping[str, Rating]]],
+        concurrency: int = 4,
+        time_control: TimeControl | None = None,
+        fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE,
+        max_strikes: int = DEFAULT_MAX_STRIKES,
+        seed: int | None = None,
+        recheck: float = RECHECK_SECONDS,
+        on_game: Callable[[FinishedMatch], None] | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"ladder: concurrency must be at least 1, got {concurrency}")
+        if max_strikes < 1:
+            raise ValueError(f"ladder: max_strikes must be at least 1, got {max_strikes}")
+        if not (recheck > 0 and math.isfinite(recheck)):
+            raise ValueError(f"ladder: recheck must be a positive number of seconds, got {recheck}")
+        self.game = game
+        self.lobby = lobby
+        self.play = play
+        self.ratings = ratings
+        self.concurrency = concurrency
+        self.time_control = time_control if time_control is not None else TimeControl()
+        self.fault_policy = fault_policy
+        self.max_strikes = max_strikes
+        self.recheck = recheck
+        self.on_game = on_game
+        self.seed = seed if seed is not None else random.SystemRandom().randrange(MAX_SEED + 1)
+        self._rng = random.Random(self.seed)
+        self.session = uuid.uuid4().hex[:12]
+        """Part of every match id, so ids stay unique across sessions with the same seed."""
+        self.games: Counter[str] = Counter()
+        """Games started this session, per bot."""
+        self.playing: dict[str, tuple[str, ...]] = {}
+        """The match id -> its bots, for the games running now."""
+        self.started = 0
+        self.finished = 0
+        self._stopping = False
+        self._changed = trio.Event()
+        self._error: Exception | None = None
+        self._nursery: trio.Nursery | None = None
+
+    def stop(self) -> None:
+        """Start no new game; :meth:`run` returns once the running games have ended."""
+        self._stopping = True
+        self._changed.set()
+
+    async def run(self) -> None:
+        """Keep the slots full until :meth:`stop`; cancelling it aborts the running games.
+
+        Raises:
+            Exception: what ``play`` raised (the storage failed); the other games are aborted.
+        """
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            while not self._stopping:
+                self._changed = trio.Event()
+                free = self.concurrency - len(self.playing)
+                if free > 0:
+                    for bots in await self._pick(free):
+                        self._start(nursery, bots)
+                with trio.move_on_after(self.recheck):
+                    await self._changed.wait()
+        if self._error is not None:
+            raise self._error
+        LOG.info("ladder stopped: game=%s games=%d", self.game.describe(), self.finished)
+
+    async def _pick(self, free: int) -> list[tuple[str, ...]]:
+        busy = {name for bots in self.playing.values() for name in bots}
+        connected = [
+            c.name
+            for c in self.lobby.connections()
+            if self.game.name in c.games and c.name not in busy
+        ]
+        if len(connected) < self.game.num_players:
+            return []
+        ratings = await self.ratings()
+        if self._stopping:
+            return []
+        candidates = [
+            Candidate(
+                name,
+                ratings[name].rating if name in ratings else INITIAL_RATING,
+                self.games[name],
+            )
+            for name in connected
+            if self.lobby.get(name) is not None  # it may have left while the ratings were read
+        ]
+        return pick_tables(
+            candidates,
+            self.game.num_players,
+            rng=self._rng,
+            partnerships=len(self.game.sides) != self.game.num_players,
+            max_tables=free,
+        )
+
+    def _start(self, nursery: trio.Nursery, bots: tuple[str, ...]) -> None:
+        self.started += 1
+        spec = MatchSpec(
+            game=self.game,
+            bots=bots,
+            seed=self._rng.randrange(MAX_SEED + 1),
+            time_control=self.time_control,
+            fault_policy=self.fault_policy,
+            max_strikes=self.max_strikes,
+            match_id=f"ladder-{self.game.name}-{self.session}-{self.started:06d}",
+            rated=True,
+        )
+        self.playing[spec.match_id] = bots
+        self.games.update(bots)
+        nursery.start_soon(self._play, spec, name=f"ladder game {spec.match_id}")
+
+    async def _play(self, spec: MatchSpec) -> None:
+        try:
+            finished = await self.play(spec)
+        except Exception as exc:  # surfaced by run() as itself, not in an exception group
+            LOG.error("ladder game failed: id=%s: %s", spec.match_id, exc)
+            self._error = exc
+            self._stopping = True
+            assert self._nursery is not None
+            self._nursery.cancel_scope.cancel()
+            return
+        finally:
+            del self.playing[spec.match_id]
+            self._changed.set()
+        self.finished += 1
+        if self.on_game is not None:
+            self.on_game(finished)

@@ -1,0 +1,422 @@
+"""Run a round robin tournament: bounded concurrency, resumable, never stuck on an absent bot.
+
+A tournament is a row (:class:`~.storage.StoredTournament`); its schedule follows from the row
+alone (:func:`schedule_of`), and so does every game's match id and seed (:func:`match_spec`).
+That is what makes it resumable: the games already stored are known by their index
+(``Storage.tournament_game_indexes``), a new :class:`TournamentRunner` plays the others, and a
+game interrupted by a crash is replayed under the same match id on the same deal. The storage's
+unique (tournament, game index) keeps every game exactly once even if a replay races a commit.
+
+Waiting for bots (the issue: "a bot that is not connected when its game is due waits within a
+limit, then the game is scored by the fault policy; the tournament never hangs"). The runner
+fills its ``concurrency`` slots with the earliest games (by round) whose bots are all connected
+and not already playing in this tournament. When a slot is free and no such game exists, the
+earliest game that lacks a bot becomes *due*: a waiter task (which holds no slot) waits for its
+absent bots for up to ``wait_seconds``. If they connect, the game is ready at once; if not, it
+is played anyway with ``reconnect_grace=0``, so the referee charges the absent seats
+``disconnected`` and the fault policy scores it (forfeit at once, or substitute moves with
+strikes until forfeited). A bot whose wait ran out is then *given up on*: its later games start
+without waiting again until it is seen connected, so a bot that is gone for good costs one wait,
+not one per game. No more games wait at once than there are free slots, ready games take slots
+before waiting ones, and every wait has a deadline: the tournament cannot hang.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import random
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import trio
+
+from domino_arena.sdk.rules import Game, make_game
+
+from .arena import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from .lobby import Lobby
+from .scheduler import ScheduledGame, round_robin
+from .seats import FaultPolicy
+from .storage import MAX_SEED, Storage, StoredTournament, TournamentState
+from .timecontrol import TimeControl
+
+LOG: Final = logging.getLogger("domino_arena.server")
+
+DEFAULT_CONCURRENCY: Final = 4
+DEFAULT_WAIT_SECONDS: Final = 60.0
+MAX_GAMES: Final = 100_000
+"""The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
+RECHECK_SECONDS: Final = 1.0
+"""How often a runner with a free slot looks again for bots that connected meanwhile."""
+
+
+class TournamentError(ValueError):
+    """An impossible tournament request; the message says which field and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a tournament stands, for a progress bar and the status RPC."""
+
+    total: int
+    done: int
+    """Games stored, from this run and earlier ones."""
+    running: int
+    waiting: int
+    """Due games waiting for absent bots."""
+
+
+def new_tournament(
+    *,
+    name: str,
+    game: Game,
+    entrants: Sequence[str],
+    known_bots: Collection[str],
+    games_per_pairing: int = 1,
+    duplicate_deals: bool = True,
+    time_control: TimeControl,
+    fault_policy: FaultPolicy,
+    max_strikes: int = DEFAULT_MAX_STRIKES,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    wait_seconds: float = DEFAULT_WAIT_SECONDS,
+    seed: int | None,
+    rated: bool = True,
+    tournament_id: str | None = None,
+) -> StoredTournament:
+    """Check a tournament request and return its row, in state CREATED (not stored yet).
+
+    Raises:
+        TournamentError: the request is impossible; the message names the field and the rule.
+    """
+    if not name.strip():
+        raise TournamentError("name: must not be empty")
+    if tournament_id is not None and not tournament_id.strip():
+        raise TournamentError("tournament_id: must not be empty (or None for a new id)")
+    entrants = tuple(entrants)
+    twice = sorted(e for e, n in Counter(entrants).items() if n > 1)
+    if twice:
+        raise TournamentError(f"entrants: {', '.join(twice)} entered more than once")
+    known = set(known_bots)
+    unknown = [e for e in entrants if e not in known]
+    if unknown:
+        raise TournamentError(f"entrants: unknown bot(s) {', '.join(unknown)}")
+    seats = game.num_players
+    if len(entrants) < seats:
+        raise TournamentError(
+            f"entrants: {game.describe()} needs at least {seats} entrants, got {len(entrants)}"
+        )
+    if games_per_pairing < 1:
+        raise TournamentError(f"games_per_pairing: must be at least 1, got {games_per_pairing}")
+    if concurrency < 1:
+        raise TournamentError(f"concurrency: must be at least 1, got {concurrency}")
+    if not (wait_seconds >= 0 and math.isfinite(wait_seconds)):
+        raise TournamentError(
+            f"wait_seconds: must be a finite number of seconds, 0 or more, got {wait_seconds}"
+        )
+    if max_strikes < 1:
+        raise TournamentError(f"max_strikes: must be at least 1, got {max_strikes}")
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise TournamentError(f"seed: must be from 0 to {MAX_SEED}, got {seed}")
+    games = _schedule_size(len(entrants), seats, _partnerships(game), games_per_pairing)
+    if games > MAX_GAMES:
+        raise TournamentError(
+            f"entrants: {len(entrants)} entrants with games_per_pairing={games_per_pairing} make "
+            f"{games} games, more than the {MAX_GAMES} a tournament may have"
+        )
+    now = _now()
+    try:
+        return StoredTournament(
+            id=tournament_id if tournament_id is not None else uuid.uuid4().hex[:16],
+            name=name.strip(),
+            game=game.name,
+            options=game.options(),
+            entrants=entrants,
+            games_per_pairing=games_per_pairing,
+            duplicate_deals=duplicate_deals,
+            time_control_ms=time_control.to_ms(),
+            fault_policy=fault_policy.value,
+            max_strikes=max_strikes,
+            concurrency=concurrency,
+            wait_seconds=float(wait_seconds),
+            seed=seed if seed is not None else random.SystemRandom().randrange(MAX_SEED + 1),
+            rated=rated,
+            state=TournamentState.CREATED,
+            created=now,
+            updated=now,
+        )
+    except ValueError as exc:  # the row's own checks (lengths of id and name)
+        raise TournamentError(str(exc)) from None
+
+
+def game_of(t: StoredTournament) -> Game:
+    """Return the game a stored tournament plays."""
+    return make_game(t.game, **t.options)
+
+
+def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
+    """Return the tournament's schedule; the same row always gives the same schedule."""
+    game = game_of(t)
+    return round_robin(
+        t.entrants,
+        game.num_players,
+        games_per_pairing=t.games_per_pairing,
+        partnerships=_partnerships(game),
+        duplicate_deals=t.duplicate_deals,
+    )
+
+
+def deal_seed(seed: int, deal_id: int) -> int:
+    """Return the seed of deal ``deal_id`` of a tournament seeded ``seed`` (fits a match row)."""
+    return random.Random(f"domino-arena/deal/{seed}/{deal_id}").getrandbits(63)
+
+
+def match_id_of(t: StoredTournament, index: int) -> str:
+    """Return the match id of game ``index``: the same on every replay of it."""
+    return f"{t.id}-{index:05d}"
+
+
+def match_spec(
+    t: StoredTournament,
+    g: ScheduledGame,
+    *,
+    reconnect_grace: float | None = None,
+    game: Game | None = None,
+) -> MatchSpec:
+    """Return the match of game ``g`` of ``t``: every rotation of a deal gets the same seed.
+
+    ``reconnect_grace`` None leaves the arena's default; 0 is for a game played without its
+    absent bots. ``game`` saves rebuilding the tournament's game for every spec.
+    """
+    return MatchSpec(
+        game=game if game is not None else game_of(t),
+        bots=g.seats,
+        seed=deal_seed(t.seed, g.deal_id),
+        time_control=TimeControl.from_ms(*t.time_control_ms),
+        fault_policy=FaultPolicy(t.fault_policy),
+        max_strikes=t.max_strikes,
+        match_id=match_id_of(t, g.index),
+        rated=t.rated,
+        reconnect_grace=reconnect_grace,
+        tournament_id=t.id,
+        game_index=g.index,
+        deal_id=g.deal_id,
+        rotation=g.rotation,
+    )
+
+
+class TournamentRunner:
+    """Play the games of ``t`` that are not stored yet; one runner per run (see module doc).
+
+    Args:
+        t: the tournament.
+        storage: where the stored games are found and the state is kept (blocking calls, run
+            in worker threads).
+        play: plays one match and returns once it is stored (``Arena.play``).
+        lobby: who is connected.
+        on_game: called with every game this runner finished.
+        recheck: seconds between looks for newly connected bots while a slot is free.
+    """
+
+    def __init__(
+        self,
+        t: StoredTournament,
+        *,
+        storage: Storage,
+        play: Callable[[MatchSpec], Awaitable[FinishedMatch]],
+        lobby: Lobby,
+        on_game: Callable[[FinishedMatch], None] | None = None,
+        recheck: float = RECHECK_SECONDS,
+    ) -> None:
+        if not (recheck > 0 and math.isfinite(recheck)):
+            raise ValueError(f"recheck must be a positive number of seconds, got {recheck}")
+        self.t = t
+        self.storage = storage
+        self.play = play
+        self.lobby = lobby
+        self.on_game = on_game
+        self.recheck = recheck
+        self.game = game_of(t)
+        self.schedule = schedule_of(t)
+        self._done = 0
+        self._pending: list[ScheduledGame] = []
+        """Games neither started nor finished, earliest round first."""
+        self._running: dict[int, tuple[str, ...]] = {}
+        """The game index -> its bots, while it plays."""
+        self._waiting: set[int] = set()
+        """Indexes of the due games whose waiter runs."""
+        self._ready: set[int] = set()
+        """Indexes of the games whose wait ended (their bots came, or the time ran out)."""
+        self._given_up: set[str] = set()
+        """Bots whose wait ran out; their games do not wait again until they are back."""
+        self._pausing = False
+        self._cancelling = False
+        self._error: Exception | None = None
+        self._changed = trio.Event()
+        self._games_scope: trio.CancelScope | None = None
+
+    @property
+    def progress(self) -> Progress:
+        return Progress(
+            total=len(self.schedule),
+            done=self._done,
+            running=len(self._running),
+            waiting=len(self._waiting),
+        )
+
+    def pause(self) -> None:
+        """Start no new game; :meth:`run` returns PAUSED once the running games have ended."""
+        self._pausing = True
+        self._changed.set()
+
+    def cancel(self) -> None:
+        """Abort the running games (they are not stored); :meth:`run` returns CANCELLED."""
+        self._cancelling = True
+        if self._games_scope is not None:
+            self._games_scope.cancel()
+        self._changed.set()
+
+    async def run(self) -> TournamentState:
+        """Play every game not stored yet; return the state the tournament is left in.
+
+        A tournament that is FINISHED or CANCELLED is left alone (its state is returned).
+
+        Raises:
+            Exception: a game's ``play`` raised (the storage failed); the state stays RUNNING
+                so a new runner resumes, and the other running games were aborted.
+        """
+        row = await trio.to_thread.run_sync(self.storage.tournament, self.t.id)
+        if row is None:
+            raise TournamentError(f"tournament {self.t.id}: not stored")
+        if row.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
+            return row.state
+        stored = await trio.to_thread.run_sync(self.storage.tournament_game_indexes, self.t.id)
+        self._done = sum(1 for g in self.schedule if g.index in stored)
+        self._pending = [g for g in self.schedule if g.index not in stored]
+        await self._set_state(TournamentState.RUNNING)
+        LOG.info(
+            "tournament running: id=%s games=%d stored=%d",
+            self.t.id,
+            len(self.schedule),
+            self._done,
+        )
+        with trio.CancelScope() as scope:
+            self._games_scope = scope
+            if self._cancelling:
+                scope.cancel()
+            async with trio.open_nursery() as games, trio.open_nursery() as waiters:
+                await self._dispatch(games, waiters)
+        if self._error is not None:
+            raise self._error
+        if self._cancelling:
+            state = TournamentState.CANCELLED
+        elif self._pending:
+            state = TournamentState.PAUSED
+        else:
+            state = TournamentState.FINISHED
+        await self._set_state(state)
+        LOG.info("tournament %s: id=%s done=%d", state.value, self.t.id, self._done)
+        return state
+
+    async def _dispatch(self, games: trio.Nursery, waiters: trio.Nursery) -> None:
+        """Fill the slots until every game is done, or until paused (then let the rest end)."""
+        while self._pending or self._running:
+            self._changed = trio.Event()
+            if self._pausing:
+                waiters.cancel_scope.cancel()
+                if not self._running:
+                    break
+            else:
+                self._fill(games, waiters)
+            with trio.move_on_after(self.recheck):
+                await self._changed.wait()
+        waiters.cancel_scope.cancel()
+
+    def _fill(self, games: trio.Nursery, waiters: trio.Nursery) -> None:
+        """Start ready games in the free slots, then make games due for the slots still free."""
+        busy = {name for bots in self._running.values() for name in bots}
+        for name in list(self._given_up):
+            if self.lobby.get(name) is not None:
+                self._given_up.discard(name)
+        free = self.t.concurrency - len(self._running)
+        for g in list(self._pending):
+            if free == 0:
+                return
+            if not busy.isdisjoint(g.seats) or g.index in self._waiting:
+                continue
+            absent = [name for name in g.seats if self.lobby.get(name) is None]
+            if absent and g.index not in self._ready and not self._given_up.issuperset(absent):
+                continue
+            busy.update(g.seats)
+            self._pending.remove(g)
+            self._ready.discard(g.index)
+            self._running[g.index] = g.seats
+            games.start_soon(self._play, g, bool(absent), name=f"tournament game {g.index}")
+            free -= 1
+        # No ready game for the slots left: the earliest games missing bots become due.
+        free -= len(self._waiting)
+        for g in self._pending:
+            if free <= 0:
+                return
+            if g.index in self._waiting or g.index in self._ready or not busy.isdisjoint(g.seats):
+                continue
+            self._waiting.add(g.index)
+            waiters.start_soon(self._wait_for, g, name=f"tournament game {g.index} waits")
+            free -= 1
+
+    async def _wait_for(self, g: ScheduledGame) -> None:
+        """Wait up to ``wait_seconds`` for the absent bots of ``g``, then mark it ready."""
+        absent = [name for name in g.seats if self.lobby.get(name) is None]
+        try:
+            with trio.move_on_after(self.t.wait_seconds) as timer:
+                for name in absent:
+                    await self.lobby.wait_connected(name)
+        finally:  # a pause cancels the wait: the game stays pending, not ready
+            self._waiting.discard(g.index)
+        if timer.cancelled_caught:
+            late = [name for name in g.seats if self.lobby.get(name) is None]
+            self._given_up.update(late)
+            LOG.warning(
+                "tournament game %s: %s not connected after %g s; playing without them",
+                match_id_of(self.t, g.index),
+                ", ".join(late),
+                self.t.wait_seconds,
+            )
+        self._ready.add(g.index)
+        self._changed.set()
+
+    async def _play(self, g: ScheduledGame, absent: bool) -> None:
+        spec = match_spec(self.t, g, reconnect_grace=0.0 if absent else None, game=self.game)
+        try:
+            finished = await self.play(spec)
+        except Exception as exc:  # surfaced by run() as itself, not in an exception group
+            LOG.error("tournament game %s failed: %s", spec.match_id, exc)
+            self._error = exc
+            if self._games_scope is not None:
+                self._games_scope.cancel()
+            return
+        finally:
+            del self._running[g.index]
+            self._changed.set()
+        self._done += 1
+        if self.on_game is not None:
+            self.on_game(finished)
+
+    async def _set_state(self, state: TournamentState) -> None:
+        await trio.to_thread.run_sync(self.storage.set_tournament_state, self.t.id, state)
+
+
+def _partnerships(game: Game) -> bool:
+    return len(game.sides) != game.num_players
+
+
+def _schedule_size(entrants: int, seats: int, partnerships: bool, repeats: int) -> int:
+    tables = math.comb(entrants, seats) * (3 if partnerships else 1)
+    return tables * seats * repeats
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)

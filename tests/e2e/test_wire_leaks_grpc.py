@@ -64,7 +64,7 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
 from tests.sdk.test_wire_leaks import leaks, tiles_in
-from tests.server.test_service import Referee
+from tests.server.test_service import ADMIN_METADATA, Referee
 
 WAIT: Final = 60.0
 """Seconds any single wait may take before the test fails (never reached when it passes)."""
@@ -236,6 +236,7 @@ async def run_matches(
                         seed=seed,
                         time_control=TIME_CONTROL,
                     ),
+                    metadata=ADMIN_METADATA,
                     timeout=WAIT,
                 )
                 for game, seed in plan

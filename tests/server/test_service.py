@@ -10,13 +10,14 @@ queue or condition with a timeout that only matters if the test fails: nothing s
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import grpc
 import pytest
@@ -38,6 +39,8 @@ from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 WAIT: Final = 20.0
 """Seconds any single wait may take before the test fails (never reached when it passes)."""
 
+ADMIN_TOKEN: Final = "test-admin-token"
+ADMIN_METADATA: Final = (("authorization", f"Bearer {ADMIN_TOKEN}"),)
 BOTS: Final = ("alice", "bob", "carol")
 ALL_GAMES: Final = ("doubles", "moon", "passing", "straight")
 
@@ -155,11 +158,40 @@ class RawBot:
         self._reader.join(WAIT)
 
 
+class _CallDetails(
+    collections.namedtuple(
+        "_CallDetails",
+        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
+    ),
+    grpc.ClientCallDetails,
+):
+    pass
+
+
+class BearerToken(grpc.UnaryUnaryClientInterceptor):
+    """Send the admin token with every call, as the CLI does."""
+
+    def __init__(self, token: str) -> None:
+        self.metadata = (("authorization", f"Bearer {token}"),)
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        with_token = _CallDetails(
+            details.method,
+            details.timeout,
+            (*(details.metadata or ()), *self.metadata),
+            details.credentials,
+            details.wait_for_ready,
+            details.compression,
+        )
+        return continuation(with_token, request)
+
+
 class Referee:
     """An :class:`App` serving on 127.0.0.1:0 in a background thread, with its own loop."""
 
     def __init__(self, storage: Storage, reconnect_grace: float = 10.0) -> None:
-        self.app = App(Config(port=0, reconnect_grace=reconnect_grace), storage)
+        config = Config(port=0, reconnect_grace=reconnect_grace, admin_token=ADMIN_TOKEN)
+        self.app = App(config, storage)
         self.port = 0
         self.error: BaseException | None = None
         self._ready = threading.Event()
@@ -171,7 +203,9 @@ class Referee:
         if self.error is not None:
             raise self.error
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
-        self.admin = admin_pb_grpc.AdminServiceStub(self.channel)
+        self.admin = admin_pb_grpc.AdminServiceStub(
+            grpc.intercept_channel(self.channel, BearerToken(ADMIN_TOKEN))
+        )
         self.bots: list[RawBot] = []
 
     def _main(self) -> None:

@@ -868,7 +868,7 @@ class StartLadderRequest(_message.Message):
     max_strikes: _builtins.int
     """0: the default (3)"""
     concurrency: _builtins.int
-    """games at once; 0: 1"""
+    """games at once; 0: 4"""
     seed: _builtins.int
     """of the pairing; unset: random"""
     @_builtins.property
@@ -906,9 +906,17 @@ class Ladder(_message.Message):
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     concurrency: _builtins.int
+    seed: _builtins.int
+    started: _builtins.int
+    """games started since the ladder started"""
+    finished: _builtins.int
+    """of those, games over"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -921,10 +929,13 @@ class Ladder(_message.Message):
         fault_policy: _referee_pb2.FaultPolicy.ValueType = ...,
         max_strikes: _builtins.int = ...,
         concurrency: _builtins.int = ...,
+        seed: _builtins.int = ...,
+        started: _builtins.int = ...,
+        finished: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "fault_policy", b"fault_policy", "game", b"game", "max_strikes", b"max_strikes", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "max_strikes", b"max_strikes", "seed", b"seed", "started", b"started", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,330 @@
+"""Spectators: the hub the arena feeds, and ``SpectatorService.Watch`` over real gRPC.
+
+The leak test drives the hub through whole seeded games of every configuration, exactly as the
+referee's ``on_step`` does, and walks every message a spectator receives (decoded from bytes,
+as the wire delivers it) with the descriptor walk of tests/sdk/test_wire_leaks.py: a spectator
+is no seat, so no tile of any hand, the boneyard, the widow or a discard may appear; every
+tile it sees must be on the table.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+import pytest
+
+from domino_arena.sdk.local import Step
+from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
+from domino_arena.server.arena import MatchSpec
+from domino_arena.server.seats import MatchResult, Termination
+from domino_arena.server.spectators import (
+    SPECTATOR,
+    Dropped,
+    NotWatchableError,
+    SpectatorHub,
+    Subscription,
+)
+from domino_arena.server.storage import Storage
+from domino_arena.server.timecontrol import TimeControl
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import referee_pb2 as pb
+from tests.sdk.test_wire_leaks import (
+    CONFIG_IDS,
+    CONFIGS,
+    hidden_from,
+    seeds_for,
+    table_tiles,
+    tiles_in,
+)
+from tests.server.test_admin import WAIT, AdminServer, FakeArena, stored_match
+
+MATCH_ID: Final = "watched"
+
+
+def spec_of(game: Game, seed: int = 1, match_id: str = MATCH_ID) -> MatchSpec:
+    bots = tuple(f"bot{seat}" for seat in range(game.num_players))
+    return MatchSpec(game=game, bots=bots, seed=seed, time_control=TimeControl(), match_id=match_id)
+
+
+def steps(game: Game, seed: int) -> Iterator[Step]:
+    """Every step of a seeded random game, as the referee hands them to ``on_step``."""
+    rng = random.Random(seed)
+    state = game.new_game(seed)
+    index = 0
+    while not state.is_terminal():
+        seat = state.current_seat
+        action = rng.choice(state.legal_actions())
+        after = state.apply(action)
+        yield Step(index, seat, action, None, state, after)
+        state = after
+        index += 1
+
+
+def drain(subscription: Subscription) -> list[admin_pb.SpectatorMessage | Dropped]:
+    """Take every queued item, each message decoded from its bytes as the wire would."""
+    items: list[admin_pb.SpectatorMessage | Dropped] = []
+    while not subscription.queue.empty():
+        item = subscription.queue.get_nowait()
+        if isinstance(item, admin_pb.SpectatorMessage):
+            item = admin_pb.SpectatorMessage.FromString(item.SerializeToString())
+        items.append(item)
+    return items
+
+
+def normal_end(state: GameState) -> MatchResult:
+    outcome = state.outcome()
+    assert outcome is not None
+    return MatchResult(Termination.NORMAL, outcome.winner, outcome.scores, outcome=outcome)
+
+
+# -- nothing hidden is ever shown ------------------------------------------------------------------
+
+
+def spectator_leaks(message: admin_pb.SpectatorMessage, state: GameState) -> list[str]:
+    hidden = hidden_from(state, SPECTATOR)
+    table = table_tiles(state)
+    found = []
+    for tile in tiles_in(message):
+        if tile in hidden:
+            found.append(f"{tile} from {hidden[tile]}")
+        elif tile not in table:
+            found.append(f"{tile}, which is not on the table")
+    return found
+
+
+@pytest.mark.parametrize("game", CONFIGS, ids=CONFIG_IDS)
+def test_a_spectator_never_receives_a_hidden_tile(game: Game) -> None:
+    kinds: set[str] = set()
+    tiles = 0
+    for seed in seeds_for(game):
+        hub = SpectatorHub(max_pending=100_000)
+        hub.started(spec_of(game, seed))
+        early = hub.subscribe(MATCH_ID)
+        feed = hub.on_step(MATCH_ID)
+        seen: list[bytes] = []
+        late: Subscription | None = None
+        state = game.new_game(seed)
+        for number, step in enumerate(steps(game, seed)):
+            feed(step)
+            state = step.after
+            for item in drain(early):
+                assert isinstance(item, admin_pb.SpectatorMessage)
+                kind = item.WhichOneof("message")
+                assert kind is not None
+                kinds.add(kind)
+                found = spectator_leaks(item, state)
+                assert not found, f"seed {seed}, step {step.index}: {found} in {item}"
+                tiles += len(tiles_in(item))
+                seen.append(item.SerializeToString())
+            if number == 40:
+                late = hub.subscribe(MATCH_ID)
+                backlog = drain(late)
+                assert [m.SerializeToString() for m in backlog if not isinstance(m, Dropped)] == (
+                    seen
+                ), "a late spectator gets exactly the messages so far"
+        hub.ended(MATCH_ID, normal_end(state))
+        (end,) = drain(early)
+        assert isinstance(end, admin_pb.SpectatorMessage)
+        assert end.match_end.result.termination == pb.TERMINATION_NORMAL
+        if late is not None:
+            assert drain(late)[-1] == end
+    assert kinds == {"start", "event", "hand_end"}
+    assert tiles > 0, "the walk found no tile at all: it checks nothing"
+
+
+def test_a_moon_discard_reaches_spectators_without_its_tile() -> None:
+    game = make_game("moon")
+    hub = SpectatorHub(max_pending=100_000)
+    hub.started(spec_of(game, 2))
+    watcher = hub.subscribe(MATCH_ID)
+    feed = hub.on_step(MATCH_ID)
+    discards = 0
+    for step in steps(game, 2):
+        feed(step)
+        for item in drain(watcher):
+            assert isinstance(item, admin_pb.SpectatorMessage)
+            if item.WhichOneof("message") == "event" and isinstance(step.action, Discard):
+                action = item.event.step.action
+                assert action.WhichOneof("kind") == "discard"
+                assert not action.discard.HasField("tile")
+                discards += 1
+    assert discards > 0
+
+
+def test_the_start_names_the_game_and_the_bots_and_a_deal_carries_no_hand() -> None:
+    game = make_game("passing", players=3)
+    hub = SpectatorHub(max_pending=100_000)
+    hub.started(spec_of(game, 4))
+    watcher = hub.subscribe(MATCH_ID)
+    feed = hub.on_step(MATCH_ID)
+    for step in steps(game, 4):
+        feed(step)
+    start, *rest = drain(watcher)
+    assert isinstance(start, admin_pb.SpectatorMessage)
+    assert list(start.start.players) == ["bot0", "bot1", "bot2"]
+    assert start.start.game.passing.players == 3
+    assert start.start.time_control.move_ms == 1000
+    deals = [
+        m
+        for m in rest
+        if isinstance(m, admin_pb.SpectatorMessage)
+        and m.WhichOneof("message") == "event"
+        and m.event.step.seat == CHANCE
+    ]
+    assert deals, "a whole Passing Game has more than one deal"
+    for deal in deals:
+        assert deal.event.step.action.WhichOneof("kind") == "deal"
+        assert tiles_in(deal) == []
+
+
+# -- the hub's bookkeeping -------------------------------------------------------------------------
+
+
+def test_a_slow_spectator_is_dropped_and_told_why_while_others_go_on() -> None:
+    game = make_game("passing")
+    hub = SpectatorHub(max_pending=5)
+    hub.started(spec_of(game))
+    slow = hub.subscribe(MATCH_ID)
+    quick = hub.subscribe(MATCH_ID)
+    feed = hub.on_step(MATCH_ID)
+    for step in list(steps(game, 3))[:20]:
+        feed(step)
+        drain(quick)
+    items = drain(slow)
+    assert isinstance(items[-1], Dropped)
+    assert items[-1].reason.startswith(f"dropped: 6 messages of match {MATCH_ID} were waiting")
+    assert "watch again" in items[-1].reason
+    assert len(items) == 7  # the start, 5 more, then the notice: nothing after it
+    assert hub.watchers(MATCH_ID) == 1
+    assert slow.dropped == items[-1].reason
+
+
+def test_unknown_and_ended_matches_cannot_be_watched() -> None:
+    hub = SpectatorHub()
+    with pytest.raises(NotWatchableError, match="no running match has id 'x'"):
+        hub.subscribe("x")
+    game = make_game("passing")
+    hub.started(spec_of(game))
+    assert hub.running() == [MATCH_ID]
+    watcher = hub.subscribe(MATCH_ID)
+    hub.unsubscribe(watcher)
+    assert hub.watchers(MATCH_ID) == 0
+    aborted = MatchResult(Termination.ABORTED, None, (0, 0), detail="referee shutting down")
+    hub.ended(MATCH_ID, aborted)
+    assert hub.running() == [] and hub.ended_recently(MATCH_ID)
+    assert not hub.ended_recently("x")
+    with pytest.raises(NotWatchableError):
+        hub.subscribe(MATCH_ID)
+    hub.step(MATCH_ID, LogEntry(CHANCE, DEAL), (0, 0), 1)  # ignored, no error
+    hub.ended(MATCH_ID, aborted)  # twice: ignored
+
+
+def test_a_spectator_of_a_match_that_ends_gets_the_end_last() -> None:
+    game = make_game("passing")
+    hub = SpectatorHub()
+    hub.started(spec_of(game))
+    watcher = hub.subscribe(MATCH_ID)
+    forfeit = MatchResult(Termination.FORFEIT, 1, (3, 0), faulted_seat=0, detail="seat 0 forfeits")
+    hub.ended(MATCH_ID, forfeit)
+    _, end = drain(watcher)
+    assert isinstance(end, admin_pb.SpectatorMessage)
+    result = end.match_end.result
+    assert (result.termination, result.winner, result.faulted_seat) == (
+        pb.TERMINATION_FORFEIT,
+        1,
+        0,
+    )
+    assert list(result.side_of_seat) == [0, 1]
+
+
+# -- Watch over gRPC -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def referee(tmp_path: Path) -> Iterator[AdminServer]:
+    """The spectator service (and the admin API) over a fake arena, on port 0."""
+    storage = Storage(f"sqlite:///{tmp_path / 'watch.db'}")
+    storage.open()
+    server = AdminServer(FakeArena(storage))
+    yield server
+    server.close()
+    storage.close()
+
+
+def test_watch_streams_the_backlog_then_live_steps_then_the_end(referee: AdminServer) -> None:
+    game = make_game("passing")
+    hub = referee.hub
+    game_steps = list(steps(game, 8))
+    feed = hub.on_step(MATCH_ID)
+    referee.call(lambda: hub.started(spec_of(game, 8)))
+    for step in game_steps[:3]:
+        referee.call(functools.partial(feed, step))
+    stream: Any = referee.spectators.Watch(admin_pb.WatchRequest(match_id=MATCH_ID), timeout=WAIT)
+    first = [next(stream) for _ in range(4)]
+    assert [m.WhichOneof("message") for m in first] == ["start", "event", "event", "event"]
+    assert referee.call(lambda: hub.watchers(MATCH_ID)) == 1
+    for step in game_steps[3:]:
+        referee.call(functools.partial(feed, step))
+    final = game_steps[-1].after
+    referee.call(lambda: hub.ended(MATCH_ID, normal_end(final)))
+    rest = list(stream)
+    assert rest[-1].WhichOneof("message") == "match_end"
+    events = [m for m in first + rest if m.WhichOneof("message") == "event"]
+    assert len(events) == len(game_steps)
+    assert [e.event.step.seat for e in events] == [s.seat for s in game_steps]
+    assert stream.code() is grpc.StatusCode.OK
+
+
+def test_watch_refuses_unknown_finished_and_missing_ids(
+    referee: AdminServer,
+) -> None:
+    storage = referee.arena.storage
+
+    def status(match_id: str) -> tuple[grpc.StatusCode, str]:
+        with pytest.raises(grpc.RpcError) as info:
+            list(referee.spectators.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT))
+        error: Any = info.value
+        return error.code(), error.details()
+
+    assert status("") == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "match_id: missing; expected a match id",
+    )
+    assert status("nope") == (grpc.StatusCode.NOT_FOUND, "no match has id 'nope'")
+    storage.save_match(stored_match("stored", ("alice", "bob"), 0))
+    assert status("stored") == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "match stored is over: get its record with 'domino-arena record stored'",
+    )
+    game = make_game("passing")
+    referee.call(lambda: referee.hub.started(spec_of(game, match_id="just-ended")))
+    aborted = MatchResult(Termination.ABORTED, None, (0, 0))
+    referee.call(lambda: referee.hub.ended("just-ended", aborted))
+    code, _ = status("just-ended")
+    assert code is grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_a_spectator_that_falls_behind_ends_resource_exhausted(referee: AdminServer) -> None:
+    game = make_game("passing")
+    referee.hub.max_pending = 3
+    referee.call(lambda: referee.hub.started(spec_of(game, 5)))
+    stream: Any = referee.spectators.Watch(admin_pb.WatchRequest(match_id=MATCH_ID), timeout=WAIT)
+    assert next(stream).WhichOneof("message") == "start"
+    feed = referee.hub.on_step(MATCH_ID)
+    ten = list(steps(game, 5))[:10]
+    referee.call(lambda: [feed(step) for step in ten])  # at once: the stream cannot read between
+    with pytest.raises(grpc.RpcError) as info:
+        list(stream)
+    error: Any = info.value
+    assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "a match never waits for its spectators" in error.details()
+
+
+def test_the_hub_refuses_a_queue_bound_below_one() -> None:
+    with pytest.raises(ValueError, match="max_pending: expected at least 1, got 0"):
+        SpectatorHub(max_pending=0)

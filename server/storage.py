@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import sqlalchemy as sa
+from alembic.util import CommandError
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine, RowMapping, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
@@ -424,10 +425,10 @@ class Storage:
                 with engine.connect() as connection:
                     self._migrate(connection)
                 break
-            except SQLAlchemyError as exc:
+            except (SQLAlchemyError, CommandError) as exc:
                 # Two processes opening a new database at once race to create the tables; the
                 # loser's next look finds the winner's revision and goes on from there.
-                if attempt < attempts and _is_race(exc):
+                if attempt < attempts and isinstance(exc, SQLAlchemyError) and _is_race(exc):
                     continue
                 engine.dispose()
                 raise StorageError(
@@ -452,6 +453,9 @@ class Storage:
 
     def _migrate(self, connection: sa.Connection) -> None:
         postgres = connection.dialect.name == "postgresql"
+        # SQLite openers take the write lock as they begin, so they wait for each other
+        # (a deferred BEGIN that reads and then writes fails at once when another one did).
+        connection.execution_options(**{_SQLITE_IMMEDIATE: True})
         if self.schema is not None:
             connection.execute(sa.schema.CreateSchema(self.schema, if_not_exists=True))
             connection.commit()

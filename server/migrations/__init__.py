@@ -12,6 +12,7 @@ new one copies the shape of the last and must leave the database equal to ``stor
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,6 +28,8 @@ BASELINE: Final = "0001"
 """The revision of the schema the first release created with ``create_all`` (no version table)."""
 
 VERSION_TABLE: Final = "alembic_version"
+
+_MIGRATING: Final = threading.Lock()
 
 
 def config(connection: sa.Connection) -> Config:
@@ -56,6 +59,13 @@ def upgrade(connection: sa.Connection) -> None:
     as :data:`BASELINE` first, so its rows are kept and only the later revisions run. The
     connection must not be in a transaction: each revision commits its own.
     """
+    # Alembic keeps the running migration in module globals (``alembic.context``, ``op``), so
+    # two threads of one process migrate one after the other; processes each have their own.
+    with _MIGRATING:
+        _upgrade(connection)
+
+
+def _upgrade(connection: sa.Connection) -> None:
     tables = set(sa.inspect(connection).get_table_names())
     connection.rollback()  # the inspection began a transaction; every revision starts its own
     sqlite = connection.dialect.name == "sqlite"

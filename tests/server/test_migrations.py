@@ -1,0 +1,248 @@
+"""The storage's migrations (server/migrations/) on SQLite and PostgreSQL.
+
+The schema that queries use is ``storage.METADATA``; the migrations must build exactly that,
+from nothing and from a database the first release made with ``create_all`` (no version
+table), keeping its rows.
+"""
+
+# The storage tests' fixtures are imported; pytest passes them by name (ruff sees redefinitions).
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+import datetime as dt
+import multiprocessing
+import threading
+from collections.abc import Iterator
+from typing import Any, Final
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from domino_arena.server import migrations
+from domino_arena.server.storage import (
+    METADATA,
+    BotCheck,
+    Storage,
+    StorageError,
+    hash_token,
+)
+from tests.server.test_storage import a_match, storage, url_and_schema  # noqa: F401 (fixtures)
+
+FIRST_RELEASE: Final = sa.MetaData()
+"""The tables as the first release created them, with ``create_all`` and no version table."""
+
+sa.Table(
+    "bots",
+    FIRST_RELEASE,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(64), nullable=False, unique=True),
+    sa.Column("token_hash", sa.String(255), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+sa.Table(
+    "matches",
+    FIRST_RELEASE,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("game", sa.String(32), nullable=False),
+    sa.Column("options", sa.JSON, nullable=False),
+    sa.Column("seats", sa.JSON, nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("termination", sa.String(16), nullable=False),
+    sa.Column("winner", sa.Integer, nullable=True),
+    sa.Column("scores", sa.JSON, nullable=False),
+    sa.Column("faulted_seat", sa.Integer, nullable=True),
+    sa.Column("fault", sa.String(16), nullable=True),
+    sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("record", sa.Text, nullable=True),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+
+TOKEN: Final = "a-token-of-the-first-release"
+
+
+def differences(storage: Storage) -> list[Any]:
+    """What autogenerate would change to make the database equal ``METADATA``."""
+    with storage.engine.connect() as connection:
+        return list(compare_metadata(MigrationContext.configure(connection), METADATA))
+
+
+@pytest.fixture
+def engine(url_and_schema: tuple[str, str | None]) -> Iterator[sa.Engine]:
+    """A plain engine on the test's database (and schema), as the first release opened it."""
+    url, schema = url_and_schema
+    url = url.replace("postgresql://", "postgresql+psycopg://")
+    args = {} if schema is None else {"options": f"-c search_path={schema}"}
+    engine = sa.create_engine(url, connect_args=args)
+    if schema is not None:
+        with engine.begin() as connection:
+            connection.execute(sa.schema.CreateSchema(schema))
+    yield engine
+    if schema is not None:
+        with engine.begin() as connection:
+            connection.execute(sa.schema.DropSchema(schema, cascade=True))
+    engine.dispose()
+
+
+def test_a_new_database_is_migrated_to_exactly_the_schema_queries_use(storage: Storage) -> None:
+    assert storage.schema_version() == migrations.head()
+    assert differences(storage) == []
+
+
+def test_the_version_table_lives_with_the_tables(storage: Storage) -> None:
+    with storage.engine.connect() as connection:
+        tables = set(sa.inspect(connection).get_table_names())
+        if storage.schema is not None:
+            where = connection.execute(
+                sa.text("SELECT table_schema FROM information_schema.tables WHERE table_name = :t"),
+                {"t": migrations.VERSION_TABLE},
+            ).scalars()
+            assert storage.schema in set(where)
+    assert migrations.VERSION_TABLE in tables
+    assert set(METADATA.tables) <= tables
+
+
+def test_a_first_release_database_is_upgraded_with_its_rows(
+    engine: sa.Engine, url_and_schema: tuple[str, str | None]
+) -> None:
+    created = dt.datetime(2025, 12, 1, 9, 30, tzinfo=dt.UTC)
+    old = a_match("old")
+    with engine.begin() as connection:
+        FIRST_RELEASE.create_all(connection)
+        connection.execute(
+            FIRST_RELEASE.tables["bots"].insert(),
+            {"name": "alice", "token_hash": hash_token(TOKEN), "created": created},
+        )
+        connection.execute(
+            FIRST_RELEASE.tables["matches"].insert(),
+            {
+                "id": old.id,
+                "game": old.game,
+                "options": old.options,
+                "seats": list(old.seats),
+                "seed": old.seed,
+                "termination": old.termination,
+                "winner": old.winner,
+                "scores": list(old.scores),
+                "faulted_seat": old.faulted_seat,
+                "fault": old.fault,
+                "detail": old.detail,
+                "record": old.record,
+                "created": old.created,
+            },
+        )
+    url, schema = url_and_schema
+    storage = Storage(url, schema=schema)
+    storage.open()
+    try:
+        assert storage.schema_version() == migrations.head()
+        assert differences(storage) == []
+        assert storage.bot_names() == ["alice"]
+        assert storage.check_bot("alice", TOKEN) is BotCheck.OK
+        assert storage.match("old") == old
+        assert storage.save_match(a_match("new", minute=9))
+        assert [m.id for m in storage.matches()] == ["new", "old"]
+    finally:
+        storage.close()
+
+
+def test_a_database_at_an_unknown_revision_is_named(storage: Storage) -> None:
+    with storage.engine.begin() as connection:
+        connection.execute(sa.text(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0999'"))
+    again = Storage(storage.url, schema=storage.schema)
+    with pytest.raises(StorageError, match="0999") as caught:
+        again.open()
+    assert str(caught.value).startswith(f"cannot open the database {storage.url}: ")
+    assert "\n" not in str(caught.value)
+    with storage.engine.begin() as connection:  # so the fixture can drop it
+        connection.execute(sa.text(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0002'"))
+
+
+def test_the_newest_revision_goes_down_to_the_first_release_and_up_again(
+    storage: Storage,
+) -> None:
+    storage.save_match(a_match("m1"))
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), migrations.BASELINE)
+        assert migrations.current(connection) == migrations.BASELINE
+        tables = set(sa.inspect(connection).get_table_names())
+        assert tables - {migrations.VERSION_TABLE} == set(FIRST_RELEASE.tables)
+        diff = compare_metadata(MigrationContext.configure(connection), FIRST_RELEASE)
+        assert list(diff) == []
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    assert storage.match("m1") == a_match("m1")
+
+
+def open_at_the_signal(url: str, schema: str | None, signal: Any, errors: Any) -> None:
+    """In a process of its own: wait for every opener to be ready, then open the database."""
+    storage = Storage(url, schema=schema)
+    signal.wait()
+    try:
+        storage.open()
+    except StorageError as exc:
+        errors.put(str(exc))
+    finally:
+        storage.close()
+
+
+def test_processes_opening_a_new_database_at_once_all_succeed(
+    url_and_schema: tuple[str, str | None],
+) -> None:
+    url, schema = url_and_schema
+    spawn = multiprocessing.get_context("spawn")
+    signal, errors = spawn.Barrier(4), spawn.Queue()
+    processes = [
+        spawn.Process(target=open_at_the_signal, args=(url, schema, signal, errors))
+        for _ in range(4)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+    storage = Storage(url, schema=schema)
+    storage.open()
+    try:
+        assert [process.exitcode for process in processes] == [0] * 4
+        assert errors.empty(), errors.get()
+        assert storage.schema_version() == migrations.head()
+        assert differences(storage) == []
+    finally:
+        if schema is not None:
+            storage.drop()
+        storage.close()
+
+
+def test_threads_opening_a_new_database_at_once_all_succeed(
+    url_and_schema: tuple[str, str | None],
+) -> None:
+    url, schema = url_and_schema
+    openers = [Storage(url, schema=schema) for _ in range(4)]
+    signal = threading.Barrier(len(openers))
+    errors: list[BaseException] = []
+
+    def open_it(opener: Storage) -> None:
+        signal.wait()
+        try:
+            opener.open()
+        except StorageError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it, args=(opener,)) for opener in openers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert errors == []
+        token = openers[0].add_bot("alice")
+        assert openers[-1].check_bot("alice", token) is BotCheck.OK
+        assert differences(openers[-1]) == []
+    finally:
+        if schema is not None:
+            openers[0].drop()
+        for opener in openers:
+            opener.close()

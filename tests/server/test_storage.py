@@ -12,6 +12,7 @@ import datetime as dt
 import math
 import random
 import re
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -586,3 +587,30 @@ def test_stored_ratings_equal_the_replay_of_the_rated_games(storage: Storage) ->
     for pool, games in expected.items():
         assert storage.rated_games(pool) == games
         assert storage.recompute_ratings(pool) == storage.ratings(pool) == elo.replay(games)
+
+
+def test_rated_saves_from_many_threads_at_once_replay_exactly(storage: Storage) -> None:
+    bots = ("ann", "bob", "cid", "dee", "eve")
+    matches = [
+        rated(f"g{n}", (bots[n % 5], bots[(n + 1) % 5], bots[(n + 3) % 5]), (n % 7, 3, 5), None)
+        for n in range(40)
+    ]
+    errors: list[BaseException] = []
+
+    def save(part: list[StoredMatch]) -> None:
+        try:
+            for match in part:
+                assert storage.save_match(match)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save, args=(matches[n::4],)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    games = storage.rated_games("passing")
+    assert sorted(games, key=repr) == sorted((rated_game_of(m) for m in matches), key=repr)
+    assert storage.recompute_ratings("passing") == storage.ratings("passing")
+    assert sum(rating.games for rating in storage.ratings("passing").values()) == 3 * 40

@@ -39,6 +39,7 @@ from .admin import SERVICE_NAMES, AdminServicer
 from .arena import LOG, SHUTTING_DOWN, Arena
 from .metrics import MetricsServer
 from .service import BotServicer
+from .spectators import SpectatorServicer
 from .storage import Storage
 
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -106,6 +107,9 @@ class App:
         server = grpc.aio.server(options=SERVER_OPTIONS)
         pb_grpc.add_BotServiceServicer_to_server(BotServicer(self.arena), server)
         admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
+        admin_pb_grpc.add_SpectatorServiceServicer_to_server(
+            SpectatorServicer(self.arena.spectators, self.arena.storage), server
+        )
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection(
@@ -129,6 +133,7 @@ class App:
                     self.arena.nursery = nursery
                     if not trio_ready.done():
                         trio_ready.set_result(None)
+                    nursery.start_soon(self.arena.resume_tournaments)
                     await trio.sleep_forever()
             self.arena.nursery = None
 

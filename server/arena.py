@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import uuid
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -21,17 +20,22 @@ from domino_arena.sdk.local import Step
 from domino_arena.sdk.records import record_lines
 from domino_arena.sdk.rules import Game
 
+from .ladder.elo import Rating
+from .ladder.runner import LadderRunner
 from .lobby import Lobby
+from .match_spec import FinishedMatch, MatchSpec
 from .metrics import Metrics
 from .referee import play_match
 from .remote import RemoteSeat
 from .seats import FaultPolicy, MatchResult, Termination
-from .storage import Storage, StoredMatch
+from .spectators import SpectatorHub
+from .storage import Storage, StoredMatch, StoredTournament, TournamentState
 from .timecontrol import TimeControl
+from .tournament import Progress, TournamentRunner
+from .writer import Writer
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
-DEFAULT_MAX_STRIKES: Final = 3
 SHUTTING_DOWN: Final = "referee shutting down"
 
 
@@ -41,40 +45,6 @@ class NotAcceptingError(Exception):
 
 class MatchAbortedError(Exception):
     """The referee shut down while the match was running."""
-
-
-@dataclass(frozen=True, slots=True)
-class MatchSpec:
-    """One match to run: the game, a connected bot per seat, the seed and the policies."""
-
-    game: Game
-    bots: tuple[str, ...]
-    seed: int
-    time_control: TimeControl = field(default_factory=TimeControl)
-    fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
-    max_strikes: int = DEFAULT_MAX_STRIKES
-    match_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    rated: bool = True
-    """Counts for the Elo ladder (only normal and forfeit endings are ever rated)."""
-    reconnect_grace: float | None = None
-    """Seconds an absent seat has to come back; None: the arena's default."""
-    tournament_id: str | None = None
-    game_index: int | None = None
-    """The game's position in its tournament's schedule."""
-    deal_id: int | None = None
-    """Games of a tournament with the same deal id are played from the same seed."""
-    rotation: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FinishedMatch:
-    """What :meth:`Arena.run_match` returns: the stored row's content."""
-
-    spec: MatchSpec
-    result: MatchResult
-    record: str | None
-    faults: tuple[int, ...]
-    """Faults charged to each seat."""
 
 
 @dataclass
@@ -92,10 +62,15 @@ class Arena:
     metrics: Metrics = field(default_factory=Metrics)
     admin_token: str = ""
     """The admin API's token; empty: every admin call is refused."""
+    spectators: SpectatorHub = field(default_factory=SpectatorHub)
+    tournaments: dict[str, TournamentRunner] = field(default_factory=dict)
+    """The tournament id -> its runner, while it runs."""
+    ladders: dict[str, LadderRunner] = field(default_factory=dict)
+    """The game name -> its continuous ladder, while it runs."""
+    writer: Writer = field(init=False)
 
-    def _save(self, match: StoredMatch) -> None:
-        with self.metrics.storage("save_match"):
-            self.storage.save_match(match)
+    def __post_init__(self) -> None:
+        self.writer = Writer(self.storage)
 
     async def run_match(self, spec: MatchSpec) -> FinishedMatch:
         """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side).
@@ -110,6 +85,185 @@ class Arena:
         self.nursery.start_soon(self._match_task, spec, done, name=f"match {spec.match_id}")
         # The match owns itself: cancelling this call (the admin went away) does not stop it.
         return await asyncio.shield(done)
+
+    # -- tournaments and ladders (called from asyncio: the admin API, the main job) -------------
+
+    def _check_running(self) -> trio.Nursery:
+        if self.nursery is None or self.shutting_down:
+            raise NotAcceptingError(SHUTTING_DOWN if self.shutting_down else "referee starting")
+        return self.nursery
+
+    async def create_tournament(self, t: StoredTournament, start: bool) -> None:
+        """Store the new tournament ``t`` and, if ``start``, start it."""
+        await asyncio.to_thread(self.storage.add_tournament, t)
+        LOG.info("tournament created: id=%s name=%r game=%s", t.id, t.name, t.game)
+        if start:
+            await self.start_tournament(t.id)
+
+    async def start_tournament(self, tournament_id: str) -> None:
+        """Start (or resume) a created or paused tournament.
+
+        Raises:
+            KeyError: no such tournament.
+            ValueError: it is finished, cancelled, or still pausing.
+            NotAcceptingError: the referee is starting or shutting down.
+        """
+        nursery = self._check_running()
+        t = await asyncio.to_thread(self.storage.tournament, tournament_id)
+        if t is None:
+            raise KeyError(f"no tournament '{tournament_id}'")
+        runner = self.tournaments.get(tournament_id)
+        if runner is not None:
+            if runner.pausing:
+                raise ValueError(
+                    f"tournament '{tournament_id}' is pausing: start it again once its "
+                    f"{runner.progress.running} running games have ended"
+                )
+            return  # running already
+        if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
+            raise ValueError(f"tournament '{tournament_id}' is {t.state.value}: it cannot start")
+        await asyncio.to_thread(
+            self.storage.set_tournament_state, tournament_id, TournamentState.RUNNING
+        )
+        self._launch(nursery, t)
+
+    def _launch(self, nursery: trio.Nursery, t: StoredTournament) -> None:
+        runner = TournamentRunner(t, storage=self.storage, play=self.play, lobby=self.lobby)
+        self.tournaments[t.id] = runner
+        nursery.start_soon(self._run_tournament, runner, name=f"tournament {t.id}")
+
+    async def _run_tournament(self, runner: TournamentRunner) -> None:
+        tournament_id = runner.t.id
+        LOG.info("tournament running: id=%s games=%d", tournament_id, runner.progress.total)
+        try:
+            state = await runner.run()
+            LOG.info("tournament %s: id=%s", state.value, tournament_id)
+        except Exception:
+            # Its state stays RUNNING: the next start of the referee resumes it.
+            LOG.exception("tournament stopped by an error: id=%s", tournament_id)
+        finally:
+            if self.tournaments.get(tournament_id) is runner:
+                del self.tournaments[tournament_id]
+
+    async def resume_tournaments(self) -> None:
+        """Start a runner for every tournament left running (after a crash or a restart)."""
+        nursery = self._check_running()
+        try:
+            running = await trio.to_thread.run_sync(
+                self.storage.tournaments, [TournamentState.RUNNING]
+            )
+        except Exception:
+            LOG.exception("the running tournaments could not be read: none resumed")
+            return
+        for t in running:
+            if t.id not in self.tournaments:
+                LOG.info("tournament resumed: id=%s", t.id)
+                self._launch(nursery, t)
+
+    async def pause_tournament(self, tournament_id: str) -> None:
+        """Start no new game of the tournament; its running games finish and are kept.
+
+        Raises:
+            KeyError: no such tournament.
+            ValueError: it is finished or cancelled.
+        """
+        runner = self.tournaments.get(tournament_id)
+        if runner is not None:
+            runner.pause()
+            return
+        t = await asyncio.to_thread(self.storage.tournament, tournament_id)
+        if t is None:
+            raise KeyError(f"no tournament '{tournament_id}'")
+        if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
+            raise ValueError(f"tournament '{tournament_id}' is {t.state.value}: it cannot pause")
+        await asyncio.to_thread(
+            self.storage.set_tournament_state, tournament_id, TournamentState.PAUSED
+        )
+
+    async def cancel_tournament(self, tournament_id: str) -> None:
+        """End the tournament for good: running games are aborted (not stored).
+
+        Raises:
+            KeyError: no such tournament.
+            ValueError: it is finished.
+        """
+        runner = self.tournaments.get(tournament_id)
+        if runner is not None:
+            runner.cancel()
+            return
+        t = await asyncio.to_thread(self.storage.tournament, tournament_id)
+        if t is None:
+            raise KeyError(f"no tournament '{tournament_id}'")
+        if t.state is TournamentState.FINISHED:
+            raise ValueError(f"tournament '{tournament_id}' is finished: it cannot be cancelled")
+        await asyncio.to_thread(
+            self.storage.set_tournament_state, tournament_id, TournamentState.CANCELLED
+        )
+
+    def tournament_progress(self, tournament_id: str) -> Progress | None:
+        """The progress of a tournament whose runner is live; None otherwise."""
+        runner = self.tournaments.get(tournament_id)
+        return None if runner is None else runner.progress
+
+    async def start_ladder(
+        self,
+        game: Game,
+        *,
+        time_control: TimeControl,
+        fault_policy: FaultPolicy,
+        max_strikes: int,
+        concurrency: int,
+        seed: int | None,
+    ) -> None:
+        """Keep pairing connected bots that play ``game`` into rated games until stopped.
+
+        Raises:
+            ValueError: a ladder of that game runs already, or a bad setting.
+        """
+        nursery = self._check_running()
+        if game.name in self.ladders:
+            raise ValueError(f"a {game.name} ladder runs already: stop it first")
+        storage = self.storage
+
+        async def ratings() -> dict[str, Rating]:
+            return await trio.to_thread.run_sync(storage.ratings, game.name)
+
+        runner = LadderRunner(
+            game,
+            lobby=self.lobby,
+            play=self.play,
+            ratings=ratings,
+            concurrency=concurrency,
+            time_control=time_control,
+            fault_policy=fault_policy,
+            max_strikes=max_strikes,
+            seed=seed,
+        )
+        self.ladders[game.name] = runner
+        nursery.start_soon(self._run_ladder, runner, name=f"ladder {game.name}")
+
+    async def _run_ladder(self, runner: LadderRunner) -> None:
+        name = runner.game.name
+        LOG.info("ladder started: game=%s seed=%d", runner.game.describe(), runner.seed)
+        try:
+            await runner.run()
+            LOG.info("ladder stopped: game=%s games=%d", name, runner.finished)
+        except Exception:
+            LOG.exception("ladder stopped by an error: game=%s", name)
+        finally:
+            if self.ladders.get(name) is runner:
+                del self.ladders[name]
+
+    async def stop_ladder(self, game_name: str) -> None:
+        """Start no new ladder game of ``game_name``; its running games finish.
+
+        Raises:
+            KeyError: no ladder of that game runs.
+        """
+        runner = self.ladders.get(game_name)
+        if runner is None:
+            raise KeyError(f"no {game_name} ladder is running")
+        runner.stop()
 
     async def _match_task(self, spec: MatchSpec, done: asyncio.Future[FinishedMatch]) -> None:
         """Run :meth:`play` for an asyncio caller, settling ``done`` with what it gives."""
@@ -149,11 +303,15 @@ class Arena:
         game_name = spec.game.name
         metrics = self.metrics
 
+        spectate = self.spectators.on_step(spec.match_id)
+
         def on_step(step: Step) -> None:
             if step.seat >= 0 and step.think_ms is not None:
                 metrics.move(game_name, step.think_ms / 1000)
+            spectate(step)
 
         metrics.match_started(game_name)
+        self.spectators.started(spec)
         try:
             report = await play_match(
                 spec.game,
@@ -192,6 +350,7 @@ class Arena:
                 seat.end(aborted)
             LOG.info("match aborted: id=%s", spec.match_id)
             metrics.match_ended(game_name, Termination.ABORTED)
+            self.spectators.ended(spec.match_id, aborted)
             raise
         finally:
             for seat in seats:
@@ -202,13 +361,16 @@ class Arena:
             self.lobby.unseat(spec.bots)
         try:
             # A finished match is written whole even if shutdown begins meanwhile.
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self._save, _row(finished))
+            with trio.CancelScope(shield=True), metrics.storage("save_match"):
+                await self.writer.save_match(_row(finished))
         except Exception:
             LOG.exception("match not stored: id=%s", spec.match_id)
             raise
         finally:
             metrics.match_ended(game_name, finished.result.termination)
+            self.spectators.ended(spec.match_id, finished.result)
+        if spec.tournament_id is not None:
+            metrics.tournament_game(game_name)
         LOG.info(
             "match ended: id=%s termination=%s winner=%s scores=%s%s",
             spec.match_id,
@@ -251,4 +413,11 @@ def _row(finished: FinishedMatch) -> StoredMatch:
         detail=result.detail,
         record=finished.record,
         created=dt.datetime.now(dt.UTC),
+        tournament_id=spec.tournament_id,
+        game_index=spec.game_index,
+        deal_id=spec.deal_id,
+        rotation=spec.rotation,
+        side_of_seat=tuple(spec.game.side_of(seat) for seat in range(spec.game.num_players)),
+        faults=finished.faults,
+        rated=spec.rated,
     )

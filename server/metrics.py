@@ -55,7 +55,25 @@ STORAGE_BUCKETS: Final = (
 """A database call, from a SQLite read to a PostgreSQL commit under load (seconds)."""
 
 STORAGE_OPERATIONS: Final = frozenset(
-    {"open", "add_bot", "check_bot", "bot_names", "save_match", "match", "matches"}
+    {
+        "open",
+        "add_bot",
+        "check_bot",
+        "bot_names",
+        "save_match",
+        "match",
+        "matches",
+        "ratings",
+        "rated_games",
+        "recompute_ratings",
+        "pools",
+        "add_tournament",
+        "tournament",
+        "tournaments",
+        "set_tournament_state",
+        "tournament_game_indexes",
+        "schema_version",
+    }
 )
 """The storage calls that are timed: :class:`~.storage.Storage`'s methods that touch the
 database. A new one is added here, which keeps the ``operation`` label bounded."""

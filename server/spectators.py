@@ -40,7 +40,7 @@ from .seats import MatchResult
 from .storage import StoredMatch
 
 if TYPE_CHECKING:
-    from .arena import MatchSpec
+    from .match_spec import MatchSpec
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

@@ -37,8 +37,8 @@ import trio
 
 from domino_arena.sdk.rules import Game, make_game
 
-from .arena import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from .lobby import Lobby
+from .match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from .scheduler import ScheduledGame, round_robin
 from .seats import FaultPolicy
 from .storage import MAX_SEED, Storage, StoredTournament, TournamentState
@@ -266,6 +266,11 @@ class TournamentRunner:
             running=len(self._running),
             waiting=len(self._waiting),
         )
+
+    @property
+    def pausing(self) -> bool:
+        """:meth:`pause` was called: no game starts, the running ones are ending."""
+        return self._pausing
 
     def pause(self) -> None:
         """Start no new game; :meth:`run` returns PAUSED once the running games have ended."""

@@ -25,8 +25,8 @@ import trio
 
 from domino_arena.sdk.rules import Game
 
-from ..arena import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from ..lobby import Lobby
+from ..match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from ..seats import FaultPolicy
 from ..storage import MAX_SEED
 from ..timecontrol import TimeControl

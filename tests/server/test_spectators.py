@@ -20,7 +20,7 @@ import pytest
 
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
-from domino_arena.server.arena import MatchSpec
+from domino_arena.server.match_spec import MatchSpec
 from domino_arena.server.seats import MatchResult, Termination
 from domino_arena.server.spectators import (
     SPECTATOR,

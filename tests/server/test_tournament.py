@@ -17,8 +17,8 @@ import trio
 import trio.testing
 
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.arena import FinishedMatch, MatchSpec
 from domino_arena.server.lobby import Connection, Lobby
+from domino_arena.server.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.seats import FaultPolicy, MatchResult, Termination
 from domino_arena.server.storage import Storage, StoredMatch, StoredTournament, TournamentState
 from domino_arena.server.timecontrol import TimeControl

@@ -1,0 +1,52 @@
+"""What a match to run is (:class:`MatchSpec`), and what a played one leaves behind.
+
+Kept apart from the arena that plays them, so tournaments, the ladder and the admin API can
+build and read them without importing the arena.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Final
+
+from domino_arena.sdk.rules import Game
+
+from .seats import FaultPolicy, MatchResult
+from .timecontrol import TimeControl
+
+DEFAULT_MAX_STRIKES: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSpec:
+    """One match to run: the game, a connected bot per seat, the seed and the policies."""
+
+    game: Game
+    bots: tuple[str, ...]
+    seed: int
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
+    max_strikes: int = DEFAULT_MAX_STRIKES
+    match_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    rated: bool = True
+    """Counts for the Elo ladder (only normal and forfeit endings are ever rated)."""
+    reconnect_grace: float | None = None
+    """Seconds an absent seat has to come back; None: the arena's default."""
+    tournament_id: str | None = None
+    game_index: int | None = None
+    """The game's position in its tournament's schedule."""
+    deal_id: int | None = None
+    """Games of a tournament with the same deal id are played from the same seed."""
+    rotation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedMatch:
+    """What :meth:`Arena.run_match` returns: the stored row's content."""
+
+    spec: MatchSpec
+    result: MatchResult
+    record: str | None
+    faults: tuple[int, ...]
+    """Faults charged to each seat."""

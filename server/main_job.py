@@ -1,0 +1,277 @@
+"""The README's main job: a real round robin of house bots through the gRPC referee.
+
+``domino-arena round-robin`` starts an embedded referee on a free loopback port with a SQLite
+file, registers one bot per entrant, starts every house bot as a separate process that dials in
+over gRPC (``python -m domino_arena.bots``), runs one tournament per game (the same code the
+admin API's tournaments use, so it is rated, stored and resumable), shows a progress bar, and
+prints each game's standings with Elo and its uncertainty. Nothing is simulated: the bots are
+processes, the moves cross the network stack, the results are in the database afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from domino_arena.bots import HOUSE_BOTS
+from domino_arena.sdk.rules import Game
+
+from .app import App, Config
+from .ladder.elo import Rating, standings
+from .seats import FaultPolicy
+from .storage import Storage, StoredTournament, TournamentState, display_url
+from .timecontrol import TimeControl
+from .tournament import new_tournament
+
+CONNECT_TIMEOUT: Final = 60.0
+"""Seconds the house bots get to start and dial in."""
+
+TOKEN_ENV: Final = "DOMINO_ARENA_TOKEN"
+
+
+class MainJobError(Exception):
+    """The job cannot run (a bot process died, a bot never connected); the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A house bot taking part: its bot name in the referee and the house bot it runs."""
+
+    name: str
+    kind: str
+
+
+def entrant_of(text: str) -> Entrant:
+    """Parse ``greedy`` or ``greedy-2`` (a house bot with an optional suffix)."""
+    kind = text.split("-", 1)[0]
+    if kind not in HOUSE_BOTS:
+        raise ValueError(
+            f"'{text}' is not a house bot ({', '.join(sorted(HOUSE_BOTS))}) "
+            "with an optional '-suffix'"
+        )
+    return Entrant(text, kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What to play: the games, the entrants, how often, and how."""
+
+    games: tuple[Game, ...]
+    entrants: tuple[Entrant, ...]
+    games_per_pairing: int = 1
+    seed: int = 1
+    concurrency: int = 4
+    time_control: TimeControl = field(
+        default_factory=lambda: TimeControl(move=1.0, bank=10.0, grace=0.5)
+    )
+    fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
+    db_url: str | None = None
+    """None: a fresh SQLite file in a temporary folder."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameStandings:
+    """The outcome of one game's tournament: its id and the ladder after it."""
+
+    game: Game
+    tournament_id: str
+    games_played: int
+    seconds: float
+    table: list[tuple[str, Rating]]
+
+
+def run(settings: Settings, console: Console) -> list[GameStandings]:
+    """Run the whole job and return every game's standings (also printed on ``console``)."""
+    with contextlib.ExitStack() as stack:
+        if settings.db_url is None:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="domino-arena-"))
+            url = f"sqlite:///{Path(folder) / 'round-robin.db'}"
+        else:
+            url = settings.db_url
+        storage = Storage(url)
+        storage.open()
+        stack.callback(storage.close)
+        console.print(f"database {display_url(url)}")
+        tokens = {e.name: storage.add_bot(e.name) for e in settings.entrants}
+        return asyncio.run(_main(settings, storage, tokens, console))
+
+
+async def _main(
+    settings: Settings, storage: Storage, tokens: dict[str, str], console: Console
+) -> list[GameStandings]:
+    app = App(Config(host="127.0.0.1", port=0, reconnect_grace=5.0), storage)
+    stop = asyncio.Event()
+    ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    serving = asyncio.ensure_future(app.serve(stop, ready.set_result))
+    processes: list[tuple[Entrant, subprocess.Popen[bytes], TextIO]] = []
+    try:
+        port = await _first(ready, serving)
+        console.print(f"referee listening on 127.0.0.1:{port}")
+        for index, entrant in enumerate(settings.entrants):
+            processes.append(_start_bot(entrant, port, tokens[entrant.name], settings.seed + index))
+        await _wait_connected(app, processes, serving)
+        console.print(
+            f"{len(processes)} house bots connected as separate processes: "
+            + ", ".join(e.name for e, _, _ in processes)
+        )
+        results = []
+        for game in settings.games:
+            if len(settings.entrants) < game.num_players:
+                console.print(f"{game.describe()}: skipped, it needs {game.num_players} entrants")
+                continue
+            results.append(await _play_game(app, storage, settings, game, console))
+        return results
+    finally:
+        stop.set()
+        with contextlib.suppress(Exception):
+            await serving
+        for _, process, _log in processes:
+            process.terminate()
+        for _, process, log in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.close()
+
+
+async def _first(ready: asyncio.Future[int], serving: asyncio.Future[None]) -> int:
+    """Wait for the port, or surface why the server stopped first."""
+    waits: list[asyncio.Future[Any]] = [ready, serving]
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    if not ready.done():
+        serving.result()  # raises the server's error
+        raise MainJobError("the referee stopped before it was ready")
+    return ready.result()
+
+
+def _start_bot(
+    entrant: Entrant, port: int, token: str, seed: int
+) -> tuple[Entrant, subprocess.Popen[bytes], TextIO]:
+    log = tempfile.TemporaryFile("w+", prefix=f"{entrant.name}-")  # noqa: SIM115
+    command = [
+        sys.executable,
+        "-m",
+        "domino_arena.bots",
+        entrant.name,
+        "--server",
+        f"127.0.0.1:{port}",
+        "--bot",
+        entrant.kind,
+        "--seed",
+        str(seed),
+    ]
+    env = {**os.environ, TOKEN_ENV: token}
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return entrant, process, log
+
+
+async def _wait_connected(
+    app: App,
+    processes: Sequence[tuple[Entrant, subprocess.Popen[bytes], TextIO]],
+    serving: asyncio.Future[None],
+) -> None:
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        connected = {c.name for c in app.arena.lobby.connections()}
+        if all(e.name in connected for e, _, _ in processes):
+            return
+        for entrant, process, log in processes:
+            if process.poll() is not None:
+                log.seek(0)
+                tail = log.read()[-2000:].strip()
+                raise MainJobError(
+                    f"house bot '{entrant.name}' exited with status {process.returncode}:\n{tail}"
+                )
+        if serving.done():
+            serving.result()
+            raise MainJobError("the referee stopped")
+        if time.monotonic() > deadline:
+            missing = [e.name for e, _, _ in processes if e.name not in connected]
+            raise MainJobError(
+                f"bots not connected after {CONNECT_TIMEOUT:g} s: {', '.join(missing)}"
+            )
+        await asyncio.sleep(0.05)
+
+
+async def _play_game(
+    app: App, storage: Storage, settings: Settings, game: Game, console: Console
+) -> GameStandings:
+    tournament: StoredTournament = new_tournament(
+        name=f"round robin: {game.describe()}",
+        game=game,
+        entrants=[e.name for e in settings.entrants],
+        known_bots=[e.name for e in settings.entrants],
+        games_per_pairing=settings.games_per_pairing,
+        time_control=settings.time_control,
+        fault_policy=settings.fault_policy,
+        concurrency=settings.concurrency,
+        wait_seconds=10.0,
+        seed=settings.seed,
+    )
+    started = time.monotonic()
+    await app.arena.create_tournament(tournament, start=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+        task = progress.add_task(game.describe(), total=None)
+        while True:
+            status = app.arena.tournament_progress(tournament.id)
+            if status is not None:
+                progress.update(task, total=status.total, completed=status.done)
+            row = await asyncio.to_thread(storage.tournament, tournament.id)
+            if row is not None and row.state in (
+                TournamentState.FINISHED,
+                TournamentState.CANCELLED,
+            ):
+                break
+            await asyncio.sleep(0.1)
+        played = len(await asyncio.to_thread(storage.tournament_game_indexes, tournament.id))
+        progress.update(task, total=played, completed=played)
+    seconds = time.monotonic() - started
+    ratings = await asyncio.to_thread(storage.ratings, game.name)
+    result = GameStandings(game, tournament.id, played, seconds, standings(ratings))
+    console.print(standings_table(result))
+    return result
+
+
+def standings_table(result: GameStandings) -> Table:
+    """The standings of one game as a terminal table."""
+    table = Table(
+        title=f"{result.game.describe()}: {result.games_played} games in {result.seconds:.1f} s",
+        title_justify="left",
+    )
+    for column in ("#", "bot", "Elo", "±95%", "games", "W", "D", "L", "faults"):
+        table.add_column(column, justify="left" if column == "bot" else "right")
+    for rank, (name, rating) in enumerate(result.table, 1):
+        table.add_row(
+            str(rank),
+            name,
+            f"{rating.rating:.0f}",
+            "—" if rating.uncertainty == float("inf") else f"{rating.uncertainty:.0f}",
+            str(rating.games),
+            str(rating.wins),
+            str(rating.draws),
+            str(rating.losses),
+            str(rating.faults),
+        )
+    return table

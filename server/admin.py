@@ -35,15 +35,10 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 
-from .arena import (
-    DEFAULT_MAX_STRIKES,
-    FinishedMatch,
-    MatchAbortedError,
-    MatchSpec,
-    NotAcceptingError,
-)
+from .arena import MatchAbortedError, NotAcceptingError
 from .ladder import elo
 from .lobby import Lobby
+from .match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from .remote import FAULT_POLICY_TO_PROTO, result_to_proto
 from .seats import FaultKind, FaultPolicy, MatchResult, Termination
 from .storage import (

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
+import math
 import os
 import secrets
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn
@@ -78,13 +79,17 @@ class Command:
 # -- play ---------------------------------------------------------------------------------------
 
 
-def _game_arguments(parser: argparse.ArgumentParser, bots_help: str) -> None:
-    """Add the arguments that choose a game and its seats: read by :func:`_game_from_args`."""
+def _game_arguments(parser: argparse.ArgumentParser, bots_help: str | None) -> None:
+    """Add the arguments that choose a game and its seats: read by :func:`_game_from_args`.
+
+    ``bots_help`` None: no ``--bots`` (a ladder picks its own bots).
+    """
     parser.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
     parser.add_argument(
         "--players", type=int, metavar="N", help="number of players (default: the game's)"
     )
-    parser.add_argument("--bots", required=True, metavar="B1,B2[,...]", help=bots_help)
+    if bots_help is not None:
+        parser.add_argument("--bots", required=True, metavar="B1,B2[,...]", help=bots_help)
     parser.add_argument(
         "--partners", action="store_true", help="4 players as two teams, seats 0+2 and 1+3"
     )
@@ -97,7 +102,7 @@ def _game_arguments(parser: argparse.ArgumentParser, bots_help: str) -> None:
         metavar="KEY=VALUE",
         help="any game option (see 'domino-arena games'); may be repeated",
     )
-    parser.add_argument("--seed", type=int, metavar="S", help="the game's seed (default: random)")
+    parser.add_argument("--seed", type=int, metavar="S", help="the seed (default: random)")
 
 
 def _play_arguments(parser: argparse.ArgumentParser) -> None:
@@ -411,7 +416,10 @@ def _round_robin(args: argparse.Namespace) -> int:
 # that play, replay and the rest start without them (see the module docstring).
 
 DEFAULT_SERVER: Final = "127.0.0.1:50051"
-"""The referee ``bot run`` and ``match run`` talk to unless told otherwise."""
+"""The referee the client commands talk to unless told otherwise."""
+SERVER_ENV: Final = "DOMINO_ARENA_SERVER"
+DB_ENV: Final = "DOMINO_ARENA_DB"
+ADMIN_TOKEN_ENV: Final = "DOMINO_ARENA_ADMIN_TOKEN"
 
 
 def _serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -436,14 +444,28 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long open calls get to end at shutdown (default 2)",
     )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get(ADMIN_TOKEN_ENV),
+        metavar="TOKEN",
+        help=f"the admin API's token (default ${ADMIN_TOKEN_ENV}; if neither is given, a new "
+        "one is made and printed at start)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (0: any free port; "
+        "default: no metrics server)",
+    )
 
 
 def _db_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default="sqlite:///domino-arena.db",
+        default=os.environ.get(DB_ENV, "sqlite:///domino-arena.db"),
         metavar="URL",
-        help="database URL (default sqlite:///domino-arena.db; "
+        help=f"database URL (default ${DB_ENV}, else sqlite:///domino-arena.db; "
         "PostgreSQL: postgresql://user@host/db)",
     )
 
@@ -473,15 +495,25 @@ def _serve(args: argparse.Namespace) -> int:
     root = logging.getLogger("domino_arena")
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
+    admin_token: str = args.admin_token or secrets.token_urlsafe(32)
     config = Config(
         host=args.host,
         port=args.port,
         reconnect_grace=args.reconnect_grace,
         shutdown_grace=args.shutdown_grace,
+        admin_token=admin_token,
+        metrics_port=args.metrics_port,
     )
 
     def ready(port: int) -> None:
         print(f"{PROG}: database {display_url(args.db)}")
+        if not args.admin_token:
+            print(
+                f"{PROG}: admin token (made for this run; set ${ADMIN_TOKEN_ENV} to keep one): "
+                f"{admin_token}"
+            )
         print(f"{PROG}: serving on {args.host}:{port}", flush=True)
 
     try:
@@ -607,76 +639,147 @@ def _bot_play(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- match -----------------------------------------------------------------------------------------
+# -- the admin API: shared -------------------------------------------------------------------------
+# Every command below is one or more calls of the referee's admin API (admin.proto), with the
+# token of --admin-token or $DOMINO_ARENA_ADMIN_TOKEN; ``watch`` needs none.
+
+FOLLOW_INTERVAL: Final = 1.0
+"""Seconds between two looks at a tournament that ``tournament status --follow`` follows."""
+
+_USER_MISTAKES: Final = frozenset(
+    {
+        "INVALID_ARGUMENT",
+        "NOT_FOUND",
+        "FAILED_PRECONDITION",
+        "UNAUTHENTICATED",
+        "PERMISSION_DENIED",
+        "ALREADY_EXISTS",
+        "OUT_OF_RANGE",
+    }
+)
+"""Refusals that are the user's to fix (exit status 2); any other failure exits 1."""
 
 
-def _match_arguments(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(dest="match_action", metavar="ACTION", required=True)
-    play = actions.add_parser(
-        "run",
-        help="run one match between bots connected to a referee",
-        description="Ask a referee to run one match between connected bots; print the "
-        "result and optionally write the record.",
-    )
-    _game_arguments(play, "one connected bot per seat, seat 0 first")
-    play.add_argument(
+def _server_arguments(parser: argparse.ArgumentParser, *, token: bool = True) -> None:
+    """Add ``--server`` and (for the admin API) ``--admin-token``, with their env defaults."""
+    default = os.environ.get(SERVER_ENV) or DEFAULT_SERVER
+    parser.add_argument(
         "--server",
-        default=DEFAULT_SERVER,
+        default=default,
         metavar="HOST:PORT",
-        help=f"the referee (default {DEFAULT_SERVER})",
+        help=f"the referee (default ${SERVER_ENV}, else {DEFAULT_SERVER})",
     )
-    play.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
-    play.add_argument(
+    if token:
+        parser.add_argument(
+            "--admin-token",
+            default=os.environ.get(ADMIN_TOKEN_ENV),
+            metavar="TOKEN",
+            help=f"the referee's admin token (default ${ADMIN_TOKEN_ENV})",
+        )
+
+
+def _admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    """Call ``method`` of the admin API at ``args.server`` with the admin token; return the answer.
+
+    Raises:
+        CliError: no token (2); a refusal the user can fix (2, the referee's reason); the
+            referee cannot be reached or failed (1).
+    """
+    import grpc  # noqa: PLC0415
+
+    from domino_arena.v1 import admin_pb2_grpc  # noqa: PLC0415
+
+    token: str | None = args.admin_token
+    if not token:
+        raise CliError(
+            f"no admin token: pass --admin-token or set ${ADMIN_TOKEN_ENV} "
+            "(the referee prints one at start when it was given none)"
+        )
+    with grpc.insecure_channel(args.server) as channel:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        try:
+            return getattr(stub, method)(request, metadata=(("authorization", f"Bearer {token}"),))
+        except grpc.RpcError as exc:
+            raise _rpc_error(args.server, exc) from None
+
+
+def _rpc_error(server: str, exc: Any) -> CliError:
+    """The one-line error of a failed call: 2 for the user's mistakes, 1 for the rest."""
+    code = 2 if exc.code().name in _USER_MISTAKES else 1
+    return CliError(_rpc_failure(server, exc), code=code)
+
+
+def _console() -> Any:
+    """A rich console on stdout; wide enough for the tables when stdout is not a terminal."""
+    from rich.console import Console  # noqa: PLC0415
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def _table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
+    """A table whose columns after the first two text ones are right-aligned numbers."""
+    from rich import box  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    table = Table(title=title, box=box.SIMPLE, title_justify="left")
+    for index, column in enumerate(columns):
+        numeric = column[:1].isupper() is False and column not in {"bot", "name", "opponent"}
+        table.add_column(column, justify="right" if numeric and index > 0 else "left")
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    return table
+
+
+def _enum_name(enum: Any, value: int, prefix: str) -> str:
+    """``TOURNAMENT_STATE_RUNNING`` -> ``running``."""
+    name: str = enum.Name(value)
+    return name.removeprefix(prefix).lower().replace("_", " ")
+
+
+def _time_control_text(message: Any) -> str:
+    return str(TimeControl.from_ms(message.move_ms, message.bank_ms, message.grace_ms))
+
+
+def _time_control_message(args: argparse.Namespace) -> Any:
+    """The ``TimeControl`` message of ``--time-control`` (None when not given)."""
+    from domino_arena.v1 import referee_pb2  # noqa: PLC0415
+
+    if args.time_control is None:
+        return None
+    try:
+        move_ms, bank_ms, grace_ms = TimeControl.parse(args.time_control).to_ms()
+    except ValueError as exc:
+        raise CliError(f"--time-control: {exc}") from None
+    return referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms, grace_ms=grace_ms)
+
+
+def _policy_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--time-control``, ``--fault-policy`` and ``--max-strikes``: read by :func:`_policies`."""
+    parser.add_argument(
         "--time-control",
         metavar="TC",
         help="MOVE[+BANK][/GRACE], e.g. 1s+10s/50ms (default: the referee's, 1s+10s/50ms)",
     )
-    play.add_argument(
+    parser.add_argument(
         "--fault-policy",
         choices=("forfeit", "substitute"),
         help="what a fault costs (default substitute)",
     )
-    play.add_argument(
+    parser.add_argument(
         "--max-strikes",
         type=int,
         metavar="K",
         help="substitute: faults that forfeit (default 3)",
     )
-    play.set_defaults(match_run=_match_run)
 
 
-def _match(args: argparse.Namespace) -> int:
-    run: Callable[[argparse.Namespace], int] = args.match_run
-    return run(args)
+def _policies(args: argparse.Namespace, request: Any) -> None:
+    """Copy ``--time-control``, ``--fault-policy`` and ``--max-strikes`` into ``request``."""
+    from domino_arena.v1 import referee_pb2  # noqa: PLC0415
 
-
-def _match_run(args: argparse.Namespace) -> int:
-    import grpc  # noqa: PLC0415
-
-    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
-    from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2  # noqa: PLC0415
-
-    game = _game_from_args(args)
-    bots = [name.strip() for name in args.bots.split(",")]
-    if len(bots) != game.num_players:
-        raise CliError(
-            f"--bots: {game.num_players} bots are needed, one per seat ({game.describe()}), "
-            f"got {len(bots)}: {args.bots}"
-        )
-    request = admin_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots)
-    if args.seed is not None:
-        if args.seed < 0:
-            raise CliError(f"--seed: must be 0 or more, got {args.seed}")
-        request.has_seed = True
-        request.seed = args.seed
-    if args.time_control is not None:
-        try:
-            move_ms, bank_ms, grace_ms = TimeControl.parse(args.time_control).to_ms()
-        except ValueError as exc:
-            raise CliError(f"--time-control: {exc}") from None
-        request.time_control.CopyFrom(
-            referee_pb2.TimeControl(move_ms=move_ms, bank_ms=bank_ms, grace_ms=grace_ms)
-        )
+    time_control = _time_control_message(args)
+    if time_control is not None:
+        request.time_control.CopyFrom(time_control)
     if args.fault_policy is not None:
         request.fault_policy = (
             referee_pb2.FAULT_POLICY_FORFEIT
@@ -687,22 +790,104 @@ def _match_run(args: argparse.Namespace) -> int:
         if args.max_strikes < 1:
             raise CliError(f"--max-strikes: must be 1 or more, got {args.max_strikes}")
         request.max_strikes = args.max_strikes
+
+
+def _positive(flag: str, value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise CliError(f"{flag}: must be 1 or more, got {value}")
+    return value
+
+
+def _seed(value: int | None) -> int | None:
+    from .storage import MAX_SEED  # noqa: PLC0415
+
+    if value is not None and not 0 <= value <= MAX_SEED:
+        raise CliError(f"--seed: must be from 0 to {MAX_SEED}, got {value}")
+    return value
+
+
+def _bot_names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _subcommands(
+    parser: argparse.ArgumentParser,
+    dest: str,
+    actions: Sequence[
+        tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[..., int]]
+    ],
+) -> None:
+    """Add one sub-action per ``(name, help, add_arguments, run)``; ``run`` is set as ``action``."""
+    subparsers = parser.add_subparsers(dest=dest, metavar="ACTION", required=True)
+    for name, help_text, add_arguments, run in actions:
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        add_arguments(sub)
+        sub.set_defaults(action=run)
+
+
+def _run_action(args: argparse.Namespace) -> int:
+    run: Callable[[argparse.Namespace], int] = args.action
+    return run(args)
+
+
+# -- match -----------------------------------------------------------------------------------------
+
+
+def _match_arguments(parser: argparse.ArgumentParser) -> None:
+    _subcommands(
+        parser,
+        "match_action",
+        [
+            (
+                "run",
+                "ask a referee to run one match between connected bots; print the result and "
+                "optionally write the record",
+                _match_run_arguments,
+                _match_run,
+            )
+        ],
+    )
+
+
+def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
+    _game_arguments(parser, "one connected bot per seat, seat 0 first")
+    _server_arguments(parser)
+    parser.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
+    _policy_arguments(parser)
+
+
+def _match_run(args: argparse.Namespace) -> int:
+    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    game = _game_from_args(args)
+    bots = [name.strip() for name in args.bots.split(",")]
+    if len(bots) != game.num_players:
+        raise CliError(
+            f"--bots: {game.num_players} bots are needed, one per seat ({game.describe()}), "
+            f"got {len(bots)}: {args.bots}"
+        )
+    request = admin_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots)
+    if args.seed is not None:
+        request.has_seed = True
+        request.seed = _seed(args.seed) or 0
+    _policies(args, request)
     if args.record is not None:
         _check_writable(args.record)
-    with grpc.insecure_channel(args.server) as channel:
-        stub = admin_pb2_grpc.AdminServiceStub(channel)
-        try:
-            response = stub.RunMatch(request)
-        except grpc.RpcError as exc:
-            raise CliError(_rpc_failure(args.server, exc), code=1) from None
-    _print_match(game, bots, response)
+    response = _admin_call(args, "RunMatch", request)
+    print(f"match {response.match_id}: {game.describe()}")
+    _print_result(game, bots, response.result)
     if args.record is not None and response.record:
-        try:
-            Path(args.record).write_text(response.record, encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"cannot write the record to {args.record}: {exc.strerror}") from None
+        _write_text(args.record, response.record)
         print(f"record written to {args.record}")
     return 0
+
+
+def _write_text(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write the record to {path}: {exc.strerror}") from None
 
 
 def _rpc_failure(server: str, exc: Any) -> str:
@@ -716,13 +901,11 @@ def _rpc_failure(server: str, exc: Any) -> str:
     return f"the referee at {server} answered {code.name}: {details}"
 
 
-def _print_match(game: Game, bots: Sequence[str], response: Any) -> None:
+def _print_result(game: Game, bots: Sequence[str], result: Any) -> None:
+    """Print a ``MatchResult`` message: how it ended, the winner, each side's score."""
     from domino_arena.v1 import referee_pb2  # noqa: PLC0415
 
-    result = response.result
-    termination = referee_pb2.Termination.Name(result.termination)
-    termination = termination.removeprefix("TERMINATION_").lower()
-    print(f"match {response.match_id}: {game.describe()}")
+    termination = _enum_name(referee_pb2.Termination, result.termination, "TERMINATION_")
     winner = result.winner
     if winner >= 0:
         seats = ", ".join(str(s) for s in game.sides[winner])
@@ -738,6 +921,557 @@ def _print_match(game: Game, bots: Sequence[str], response: Any) -> None:
         mark = "  winner" if side == winner else ""
         score_text = result.scores[side] if side < len(result.scores) else "?"
         print(f"  side {side} ({who}): {score_text}{mark}")
+
+
+# -- tournament ------------------------------------------------------------------------------------
+
+
+def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
+    def one_id(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("id", metavar="ID", help="the tournament's id")
+        _server_arguments(sub)
+
+    def status(sub: argparse.ArgumentParser) -> None:
+        one_id(sub)
+        sub.add_argument(
+            "--follow", action="store_true", help="show a progress bar until it stops running"
+        )
+
+    _subcommands(
+        parser,
+        "tournament_action",
+        [
+            (
+                "create",
+                "create a round-robin tournament between registered bots",
+                _tournament_create_arguments,
+                _tournament_create,
+            ),
+            ("start", "start a created tournament, or resume a paused one", one_id, _t_start),
+            ("pause", "start no new game; running games finish", one_id, _t_pause),
+            ("cancel", "stop for good; running games are aborted", one_id, _t_cancel),
+            ("status", "settings, progress and results of a tournament", status, _t_status),
+            ("list", "every tournament with its state and progress", _server_arguments, _t_list),
+        ],
+    )
+
+
+def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
+    _game_arguments(parser, "the entrants, registered bots (at least one table's worth)")
+    _server_arguments(parser)
+    parser.add_argument("--name", metavar="TEXT", help="its name (default: the game and date)")
+    parser.add_argument(
+        "--games-per-pairing", type=int, metavar="N", help="games of each pairing (default 1)"
+    )
+    parser.add_argument(
+        "--no-duplicate-deals",
+        action="store_true",
+        help="a fresh deal for every game (default: every deal under every seat rotation)",
+    )
+    _policy_arguments(parser)
+    parser.add_argument(
+        "--concurrency", type=int, metavar="N", help="games at once (default: the referee's)"
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="how long a game waits for absent bots (default: the referee's)",
+    )
+    parser.add_argument("--unrated", action="store_true", help="its games do not count for Elo")
+    parser.add_argument("--start", action="store_true", help="start it at once")
+
+
+def _tournament_create(args: argparse.Namespace) -> int:
+    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    game = _game_from_args(args)
+    request = admin_pb2.CreateTournamentRequest(
+        name=args.name or "",
+        game=game_to_proto(game),
+        entrants=_bot_names(args.bots),
+        games_per_pairing=_positive("--games-per-pairing", args.games_per_pairing) or 0,
+        concurrency=_positive("--concurrency", args.concurrency) or 0,
+        start=args.start,
+    )
+    if args.no_duplicate_deals:
+        request.duplicate_deals = False
+    if args.unrated:
+        request.rated = False
+    seed = _seed(args.seed)
+    if seed is not None:
+        request.seed = seed
+    if args.wait is not None:
+        if not 0 <= args.wait <= 86_400:
+            raise CliError(f"--wait: must be 0 to 86400 seconds, got {args.wait:g}")
+        request.wait_ms = round(args.wait * 1000)
+    _policies(args, request)
+    t = _admin_call(args, "CreateTournament", request)
+    print(f"tournament {t.id} created: {t.name}")
+    _print_tournament(t)
+    if not args.start:
+        print(f"start it with: domino-arena tournament start {t.id}")
+    return 0
+
+
+def _t_start(args: argparse.Namespace) -> int:
+    return _tournament_action(args, "StartTournament", "started")
+
+
+def _t_pause(args: argparse.Namespace) -> int:
+    return _tournament_action(args, "PauseTournament", "pausing: running games finish")
+
+
+def _t_cancel(args: argparse.Namespace) -> int:
+    return _tournament_action(args, "CancelTournament", "cancelled")
+
+
+def _tournament_action(args: argparse.Namespace, method: str, done: str) -> int:
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    request = getattr(admin_pb2, f"{method}Request")(tournament_id=args.id)
+    t = _admin_call(args, method, request)
+    print(f"tournament {t.id}: {done}; {_progress_text(t)}")
+    return 0
+
+
+def _t_status(args: argparse.Namespace) -> int:
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    request = admin_pb2.GetTournamentRequest(tournament_id=args.id)
+    t = _admin_call(args, "GetTournament", request)
+    if args.follow and t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
+        t = _follow(args, request, t)
+    print(f"tournament {t.id}: {t.name}")
+    _print_tournament(t)
+    _print_results(t)
+    return 0
+
+
+def _follow(args: argparse.Namespace, request: Any, t: Any) -> Any:
+    """Show a progress bar while ``t`` runs; return it as it is when it stops."""
+    import time  # noqa: PLC0415
+
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    def describe(t: Any) -> str:
+        p = t.progress
+        return f"{t.name} ({p.running} running, {p.waiting} waiting)"
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_console(),
+    ) as bar:
+        task = bar.add_task(describe(t), total=t.progress.total, completed=t.progress.done)
+        while t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
+            time.sleep(FOLLOW_INTERVAL)
+            t = _admin_call(args, "GetTournament", request)
+            bar.update(
+                task, description=describe(t), total=t.progress.total, completed=t.progress.done
+            )
+    return t
+
+
+def _progress_text(t: Any) -> str:
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    state = _enum_name(admin_pb2.TournamentState, t.state, "TOURNAMENT_STATE_")
+    p = t.progress
+    text = f"{state}, {p.done}/{p.total} games"
+    if p.running or p.waiting:
+        text += f" ({p.running} running, {p.waiting} waiting for bots)"
+    return text
+
+
+def _print_tournament(t: Any) -> None:
+    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.v1 import referee_pb2  # noqa: PLC0415
+
+    game = game_from_proto(t.game)
+    policy = _enum_name(referee_pb2.FaultPolicy, t.fault_policy, "FAULT_POLICY_")
+    strikes = f" after {t.max_strikes} strikes" if policy == "substitute" else ""
+    pairing = f"{t.games_per_pairing} game{'s' if t.games_per_pairing > 1 else ''} per pairing"
+    print(f"  {game.describe()}: {_progress_text(t)}")
+    print(f"  entrants: {', '.join(t.entrants)}")
+    print(
+        f"  {pairing}, {'duplicate deals' if t.duplicate_deals else 'fresh deals'}, "
+        f"{'rated' if t.rated else 'unrated'}; seed {t.seed}"
+    )
+    print(
+        f"  time control {_time_control_text(t.time_control)}, {policy}{strikes}; "
+        f"{t.concurrency} at once; waits {t.wait_ms / 1000:g} s for absent bots"
+    )
+
+
+def _print_results(t: Any) -> None:
+    if not t.results:
+        return
+    console = _console()
+    console.print(
+        _table(
+            "results",
+            ["#", "bot", "games", "wins", "draws", "losses", "faults", "points", "performance"],
+            (
+                (
+                    rank,
+                    r.bot,
+                    r.games,
+                    r.wins,
+                    r.draws,
+                    r.losses,
+                    r.faults,
+                    f"{r.points:g}",
+                    f"{r.performance:.0f}",
+                )
+                for rank, r in enumerate(t.results, start=1)
+            ),
+        )
+    )
+    if t.crosstable:
+        entrants = [r.bot for r in t.results]
+        _print_head_to_head(console, "crosstable (wins-draws-losses)", t.crosstable, entrants)
+
+
+def _print_head_to_head(
+    console: Any, title: str, records: Sequence[Any], bots: Sequence[str] = ()
+) -> None:
+    """A square table: row bot against column bot, as wins-draws-losses.
+
+    ``bots``: the rows and columns, in order (default: every bot that met another, sorted).
+    """
+    bots = bots or sorted({r.bot for r in records} | {r.opponent for r in records})
+    cells = {(r.bot, r.opponent): f"{r.wins}-{r.draws}-{r.losses}" for r in records}
+    console.print(
+        _table(
+            title,
+            ["bot", *bots],
+            ([a, *(cells.get((a, b), "" if a != b else "x") for b in bots)] for a in bots),
+        )
+    )
+
+
+def _t_list(args: argparse.Namespace) -> int:
+    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    response = _admin_call(args, "ListTournaments", admin_pb2.ListTournamentsRequest())
+    if not response.tournaments:
+        print("no tournaments")
+        return 0
+    _console().print(
+        _table(
+            None,
+            ["id", "name", "game", "state", "done", "total", "entrants", "created"],
+            (
+                (
+                    t.id,
+                    t.name,
+                    game_from_proto(t.game).describe(),
+                    _enum_name(admin_pb2.TournamentState, t.state, "TOURNAMENT_STATE_"),
+                    t.progress.done,
+                    t.progress.total,
+                    len(t.entrants),
+                    f"{t.created.ToDatetime():%Y-%m-%d %H:%M}",
+                )
+                for t in response.tournaments
+            ),
+        )
+    )
+    return 0
+
+
+# -- standings, matches, record --------------------------------------------------------------------
+
+
+def _standings_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
+    parser.add_argument(
+        "--head-to-head", action="store_true", help="also each pair's wins-draws-losses"
+    )
+    _server_arguments(parser)
+
+
+def _standings(args: argparse.Namespace) -> int:
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    request = admin_pb2.GetStandingsRequest(game=args.game, head_to_head=args.head_to_head)
+    response = _admin_call(args, "GetStandings", request)
+    if not response.rows:
+        print(f"no rated {response.game} games yet")
+        return 0
+    console = _console()
+    console.print(
+        _table(
+            f"{response.game} standings",
+            ["#", "bot", "rating", "±", "games", "wins", "draws", "losses", "faults"],
+            (
+                (
+                    r.rank,
+                    r.bot,
+                    f"{r.rating:.0f}",
+                    "-" if math.isinf(r.uncertainty) else f"{r.uncertainty:.0f}",
+                    r.games,
+                    r.wins,
+                    r.draws,
+                    r.losses,
+                    r.faults,
+                )
+                for r in response.rows
+            ),
+        )
+    )
+    if args.head_to_head and response.head_to_head:
+        _print_head_to_head(console, "head to head (wins-draws-losses)", response.head_to_head)
+    return 0
+
+
+def _matches_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tournament", metavar="ID", help="only this tournament's games")
+    parser.add_argument("--bot", metavar="NAME", help="only matches this bot played")
+    parser.add_argument("--game", metavar="GAME", help="only this game")
+    parser.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="at most N, newest first (default 20)"
+    )
+    _server_arguments(parser)
+
+
+def _matches(args: argparse.Namespace) -> int:
+    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.v1 import admin_pb2, referee_pb2  # noqa: PLC0415
+
+    if not 1 <= args.limit <= 1000:
+        raise CliError(f"--limit: must be 1 to 1000, got {args.limit}")
+    request = admin_pb2.ListMatchesRequest(
+        tournament_id=args.tournament or "",
+        bot=args.bot or "",
+        game=args.game or "",
+        limit=args.limit,
+    )
+    response = _admin_call(args, "ListMatches", request)
+    if not response.matches:
+        print("no matches")
+        return 0
+
+    def winner(m: Any) -> str:
+        side = m.result.winner
+        if side < 0:
+            return "-"
+        return ", ".join(
+            b for b, s in zip(m.bots, m.result.side_of_seat, strict=False) if s == side
+        )
+
+    _console().print(
+        _table(
+            None,
+            ["id", "game", "bots", "result", "winner", "scores", "created"],
+            (
+                (
+                    m.match_id,
+                    game_from_proto(m.game).describe(),
+                    ", ".join(m.bots),
+                    _enum_name(referee_pb2.Termination, m.result.termination, "TERMINATION_"),
+                    winner(m),
+                    "-".join(str(s) for s in m.result.scores),
+                    f"{m.created.ToDatetime():%Y-%m-%d %H:%M}",
+                )
+                for m in response.matches
+            ),
+        )
+    )
+    return 0
+
+
+def _record_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("match_id", metavar="MATCH_ID", help="a stored match's id")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write it here (default: stdout)")
+    _server_arguments(parser)
+
+
+def _record(args: argparse.Namespace) -> int:
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    if args.output is not None:
+        _check_writable(args.output)
+    response = _admin_call(args, "GetMatch", admin_pb2.GetMatchRequest(match_id=args.match_id))
+    if not response.record:
+        raise CliError(
+            f"match {args.match_id} has no record (it was void: {response.match.result.detail})",
+            code=1,
+        )
+    if args.output is None:
+        sys.stdout.write(response.record)
+    else:
+        _write_text(args.output, response.record)
+        print(f"record written to {args.output}", file=sys.stderr)
+    return 0
+
+
+# -- watch -----------------------------------------------------------------------------------------
+
+
+def _watch_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("match_id", metavar="MATCH_ID", help="a running match's id")
+    _server_arguments(parser, token=False)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    import grpc  # noqa: PLC0415
+
+    from domino_arena.v1 import admin_pb2, admin_pb2_grpc  # noqa: PLC0415
+
+    with grpc.insecure_channel(args.server) as channel:
+        stub = admin_pb2_grpc.SpectatorServiceStub(channel)
+        stream = stub.Watch(admin_pb2.WatchRequest(match_id=args.match_id))
+        printer = _Spectator()
+        try:
+            for message in stream:
+                printer.show(message)
+        except grpc.RpcError as exc:
+            raise _rpc_error(args.server, exc) from None
+        except KeyboardInterrupt:
+            stream.cancel()
+    return 0
+
+
+class _Spectator:
+    """Prints what a spectator receives, one line per step, as :class:`_Transcript` does."""
+
+    def __init__(self) -> None:
+        self.game: Game | None = None
+        self.bots: tuple[str, ...] = ()
+        self.scores: tuple[int, ...] = ()
+
+    def show(self, message: Any) -> None:
+        from domino_arena.sdk.convert import (  # noqa: PLC0415
+            game_from_proto,
+            hand_result_from_proto,
+            step_from_proto,
+        )
+
+        kind = message.WhichOneof("message")
+        if kind == "start":
+            start = message.start
+            self.game = game_from_proto(start.game)
+            self.bots = tuple(start.players)
+            print(f"match {start.match_id}: {self.game.describe()}", flush=True)
+            for side, seats in enumerate(self.game.sides):
+                who = ", ".join(f"seat {s} {self.bots[s]}" for s in seats)
+                print(f"side {side}: {who}", flush=True)
+        elif kind == "event":
+            event = message.event
+            entry = step_from_proto(event.step)
+            scores = tuple(event.scores)
+            if entry.action == DEAL:
+                print(f"deal {event.deal}", flush=True)
+            else:
+                line = f"  seat {entry.seat}: {entry.action}"
+                if self.scores and scores != self.scores:
+                    line += f"  (scores {_scores(scores)})"
+                print(line, flush=True)
+            self.scores = scores
+        elif kind == "hand_end":
+            result = hand_result_from_proto(message.hand_end)
+            print(f"  end of deal {result.deal} ({result.end.value}): {result.detail}")
+            print(f"  scores: {_scores(tuple(message.hand_end.scores))}", flush=True)
+            self.scores = tuple(message.hand_end.scores)
+        elif kind == "match_end":
+            assert self.game is not None, "the start comes first"
+            _print_result(self.game, self.bots, message.match_end.result)
+
+
+# -- ladder ----------------------------------------------------------------------------------------
+
+
+def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
+    def start(sub: argparse.ArgumentParser) -> None:
+        _game_arguments(sub, None)
+        _server_arguments(sub)
+        _policy_arguments(sub)
+        sub.add_argument(
+            "--concurrency", type=int, metavar="N", help="ladder games at once (default 4)"
+        )
+
+    def stop(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("game", metavar="GAME", help="the game whose ladder stops")
+        _server_arguments(sub)
+
+    _subcommands(
+        parser,
+        "ladder_action",
+        [
+            ("start", "keep pairing connected bots of GAME into rated games", start, _l_start),
+            ("stop", "stop the ladder of GAME; its running games finish", stop, _l_stop),
+            ("list", "the running ladders", _server_arguments, _l_list),
+        ],
+    )
+
+
+def _l_start(args: argparse.Namespace) -> int:
+    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    game = _game_from_args(args)
+    request = admin_pb2.StartLadderRequest(
+        game=game_to_proto(game), concurrency=_positive("--concurrency", args.concurrency) or 0
+    )
+    seed = _seed(args.seed)
+    if seed is not None:
+        request.seed = seed
+    _policies(args, request)
+    ladder = _admin_call(args, "StartLadder", request)
+    print(
+        f"{game.name} ladder started: {game.describe()}, {ladder.concurrency} games at once, "
+        f"time control {_time_control_text(ladder.time_control)}, seed {ladder.seed}"
+    )
+    return 0
+
+
+def _l_stop(args: argparse.Namespace) -> int:
+    from domino_arena.v1 import admin_pb2  # noqa: PLC0415
+
+    _admin_call(args, "StopLadder", admin_pb2.StopLadderRequest(game=args.game))
+    print(f"{args.game} ladder stopping: its running games finish")
+    return 0
+
+
+def _l_list(args: argparse.Namespace) -> int:
+    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.v1 import admin_pb2, referee_pb2  # noqa: PLC0415
+
+    response = _admin_call(args, "ListLadders", admin_pb2.ListLaddersRequest())
+    if not response.ladders:
+        print("no ladder is running")
+        return 0
+    _console().print(
+        _table(
+            None,
+            ["game", "concurrency", "time control", "fault policy", "started", "finished"],
+            (
+                (
+                    game_from_proto(x.game).describe(),
+                    x.concurrency,
+                    _time_control_text(x.time_control),
+                    _enum_name(referee_pb2.FaultPolicy, x.fault_policy, "FAULT_POLICY_"),
+                    x.started,
+                    x.finished,
+                )
+                for x in response.ladders
+            ),
+        )
+    )
+    return 0
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -763,7 +1497,23 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "match",
         "'match run GAME --bots A,B': run one match between bots connected to a referee",
         _match_arguments,
-        _match,
+        _run_action,
+    ),
+    Command(
+        "tournament",
+        "'tournament create|start|pause|cancel|status|list': round robins on a referee",
+        _tournament_arguments,
+        _run_action,
+    ),
+    Command("standings", "the Elo standings of a game", _standings_arguments, _standings),
+    Command("matches", "the stored matches, newest first", _matches_arguments, _matches),
+    Command("record", "print or save a stored match's record", _record_arguments, _record),
+    Command("watch", "follow a running match step by step", _watch_arguments, _watch),
+    Command(
+        "ladder",
+        "'ladder start|stop|list': continuous rated pairing of connected bots",
+        _ladder_arguments,
+        _run_action,
     ),
 )
 

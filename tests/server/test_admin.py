@@ -25,8 +25,8 @@ import pytest
 from domino_arena.sdk.convert import game_to_proto
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.admin import AdminServicer, check_token
-from domino_arena.server.arena import FinishedMatch, MatchSpec
 from domino_arena.server.lobby import Connection, Lobby
+from domino_arena.server.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.seats import FaultPolicy, MatchResult, Termination
 from domino_arena.server.spectators import SpectatorHub, SpectatorServicer
 from domino_arena.server.storage import Storage, StoredMatch, TournamentState

@@ -735,7 +735,10 @@ def test_bot_add_prints_the_token_once_and_refuses_a_duplicate(
             "--time-control: bad time control 'fast'",
         ),
         (
-            ["match", "run", "passing", "--bots", "a,b", "--server", "127.0.0.1:1"],
+            [
+                *("match", "run", "passing", "--bots", "a,b"),
+                *("--server", "127.0.0.1:1", "--admin-token", "t"),
+            ],
             1,
             "cannot reach the referee at 127.0.0.1:1",
         ),
@@ -785,6 +788,8 @@ def test_match_run_prints_the_result_and_writes_the_record(
         "5",
         "--server",
         f"127.0.0.1:{referee.port}",
+        "--admin-token",
+        ADMIN_TOKEN,
         "--time-control",
         "2s+5s/100ms",
         "--fault-policy",

@@ -34,6 +34,7 @@ from domino_arena.server.storage import Storage, TournamentState
 
 from .sdk.test_local import CONFIG_IDS, CONFIGS, ModestBot
 from .server.test_admin import TOKEN, WAIT, AdminServer, FakeArena, stored_match
+from .server.test_service import ADMIN_TOKEN, Referee
 
 
 @pytest.fixture
@@ -770,3 +771,41 @@ def test_watch_prints_each_public_step_as_it_happens(
         assert line.startswith(f"  seat {step.seat}: {step.action}")
     assert any(line.startswith("  end of deal 1 (") for line in lines)
     assert lines[-3].startswith(f"result: normal; side {outcome.winner} ")
+
+
+def test_the_commands_against_a_real_referee(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The referee of ``domino-arena serve`` (its arena, storage and ratings) behind the CLI."""
+    storage = Storage(f"sqlite:///{tmp_path / 'real.db'}")
+    storage.open()
+    tokens = {name: storage.add_bot(name) for name in ("alice", "bob")}
+    referee = Referee(storage)
+    try:
+        for name, token in tokens.items():
+            referee.connect(name, token)
+        monkeypatch.setenv("DOMINO_ARENA_SERVER", f"127.0.0.1:{referee.port}")
+        monkeypatch.setenv("DOMINO_ARENA_ADMIN_TOKEN", ADMIN_TOKEN)
+        code, out, err = run(capsys, "match", "run", "passing", "--bots", "alice,bob")
+        assert code == 0, err
+        match_id = out.split()[1].rstrip(":")
+        code, out, _ = run(capsys, "matches", "--bot", "alice")
+        assert code == 0 and [row[0] for row in table_rows(out)[1:]] == [match_id]
+        code, out, _ = run(capsys, "record", match_id)
+        assert code == 0 and json.loads(out.splitlines()[0])["match_id"] == match_id
+        code, out, _ = run(capsys, "standings", "passing")
+        assert code == 0
+        assert sorted(row[1] for row in table_rows(out)[2:]) == ["alice", "bob"]
+        code, _, err = run(capsys, "watch", match_id)
+        assert code == 2
+        assert f"match {match_id} is over: get its record with 'domino-arena record" in err
+        code, out, err = run(capsys, "tournament", "create", "passing", "--bots", "alice,bob")
+        assert code == 0, err
+        tid = out.split()[1]
+        code, out, _ = run(capsys, "tournament", "cancel", tid)
+        assert (code, out) == (0, f"tournament {tid}: cancelled; cancelled, 0/2 games\n")
+        code, _, err = run(capsys, "tournament", "list", "--admin-token", "nope")
+        assert code == 2 and "UNAUTHENTICATED: wrong admin token" in err
+    finally:
+        referee.close()
+        storage.close()

@@ -52,6 +52,9 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 
+ADMIN_TOKEN: Final = "bench-admin-token"
+"""The admin token the benchmark's referee is started with."""
+ADMIN_METADATA: Final = (("authorization", f"Bearer {ADMIN_TOKEN}"),)
 FLOOR_MIB: Final = 150.0
 STARTUP_WAIT: Final = 60.0
 """Seconds the referee may take to start, or the client to connect its channels."""
@@ -262,7 +265,16 @@ def run(args: argparse.Namespace, folder: Path) -> Figures:
         f"setup: {args.bots} bots written to the database in {figures.setup_seconds:.2f} s "
         "(one token hash shared by all)"
     )
-    serve = [sys.executable, "-m", "domino_arena.server.cli", "serve", "--port", "0"]
+    serve = [
+        sys.executable,
+        "-m",
+        "domino_arena.server.cli",
+        "serve",
+        "--port",
+        "0",
+        "--admin-token",
+        ADMIN_TOKEN,
+    ]
     referee, referee_out = start([*serve, "--db", database], folder / "referee.log")
     client: subprocess.Popen[str] | None = None
     client_out: Output | None = None
@@ -307,7 +319,9 @@ def run(args: argparse.Namespace, folder: Path) -> Figures:
         time.sleep(args.settle)
         with grpc.insecure_channel(address) as channel:
             admin = admin_pb_grpc.AdminServiceStub(channel)
-            listed = admin.ListConnected(admin_pb.ListConnectedRequest(), timeout=30)
+            listed = admin.ListConnected(
+                admin_pb.ListConnectedRequest(), metadata=ADMIN_METADATA, timeout=30
+            )
         figures.listed = sum(bot.name.startswith(PREFIX) for bot in listed.bots)
         status = memory(referee.pid)
         figures.idle_rss = status["VmRSS"]

@@ -73,6 +73,9 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 
+ADMIN_TOKEN: Final = "bench-admin-token"
+"""The admin token the benchmark's referee is started with."""
+ADMIN_METADATA: Final = (("authorization", f"Bearer {ADMIN_TOKEN}"),)
 FLOOR: Final = 0.6
 FLOOR_LEVELS: Final = (16, 256)
 PLAIN_SERVICE: Final = "bench.PingPong"
@@ -425,7 +428,9 @@ async def wait_connected(address: str, names: Sequence[str]) -> None:
         deadline = time.monotonic() + STARTUP_WAIT
         while time.monotonic() < deadline:
             with contextlib.suppress(grpc.aio.AioRpcError):
-                listed = await admin.ListConnected(admin_pb.ListConnectedRequest(), timeout=5)
+                listed = await admin.ListConnected(
+                    admin_pb.ListConnectedRequest(), metadata=ADMIN_METADATA, timeout=5
+                )
                 if {bot.name for bot in listed.bots} >= set(names):
                     return
             await asyncio.sleep(0.1)
@@ -472,7 +477,11 @@ async def run_ours(
                     time_control=clock,
                     fault_policy=pb.FAULT_POLICY_SUBSTITUTE,
                 )
-                responses.append(await admin.RunMatch(request, timeout=lanes.call_timeout))
+                responses.append(
+                    await admin.RunMatch(
+                        request, metadata=ADMIN_METADATA, timeout=lanes.call_timeout
+                    )
+                )
                 played += 1
                 if time.perf_counter() - start >= seconds:
                     return
@@ -613,7 +622,17 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
     took = time.perf_counter() - started
     print(f"setup: {len(names)} bots made with storage.add_bot in {took:.1f} s")
 
-    serve = ["-m", "domino_arena.server.cli", "serve", "--port", "0", "--db", database]
+    serve = [
+        "-m",
+        "domino_arena.server.cli",
+        "serve",
+        "--port",
+        "0",
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--db",
+        database,
+    ]
     profile_file = cluster.folder / "referee.prof"
     if args.profile:
         serve = ["-m", "cProfile", "-o", str(profile_file), *serve]

@@ -40,12 +40,10 @@ from domino_arena.sdk.rules import (
     GameState,
     HandResult,
     RulesError,
-    configurations,
     game_options,
     make_game,
 )
 
-from .local_round_robin import entrant_bot, play_configuration
 from .timecontrol import TimeControl
 
 PROG: Final = "domino-arena"
@@ -354,7 +352,11 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
         "--games",
         metavar="G1,G2",
         default=",".join(sorted(GAMES)),
-        help=f"games to play (default: all: {', '.join(sorted(GAMES))})",
+        help=f"games to play, each with its default players (default: all: "
+        f"{', '.join(sorted(GAMES))})",
+    )
+    parser.add_argument(
+        "--players", type=int, metavar="N", help="players per game (default: each game's)"
     )
     parser.add_argument(
         "--entrants",
@@ -364,50 +366,68 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: greedy-1,greedy-2,random-1,random-2)",
     )
     parser.add_argument(
-        "--games-per-pairing", type=int, default=4, metavar="N", help="deals per table (default 4)"
+        "--games-per-pairing", type=int, default=2, metavar="N", help="deals per table (default 2)"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=4, metavar="N", help="games at once (default 4)"
     )
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="seed (default 1)")
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="keep the results in this database (default: a temporary SQLite file)",
+    )
 
 
 def _round_robin(args: argparse.Namespace) -> int:
+    from rich.console import Console  # noqa: PLC0415
+
+    from . import main_job  # noqa: PLC0415
+    from .storage import StorageError  # noqa: PLC0415
+
     names = [n.strip() for n in args.games.split(",") if n.strip()]
+    if not names:
+        raise CliError(f"--games: expected some of {', '.join(sorted(GAMES))}")
+    games: list[Game] = []
     for name in names:
         if name not in GAMES:
             raise CliError(f"--games: unknown game '{name}': expected {', '.join(sorted(GAMES))}")
-    entrants = [e.strip() for e in args.entrants.split(",") if e.strip()]
-    for entrant in entrants:
-        if entrant_bot(entrant) not in HOUSE_BOTS and entrant not in HOUSE_BOTS:
-            raise CliError(
-                f"--entrants: '{entrant}' is not a house bot ({', '.join(sorted(HOUSE_BOTS))}) "
-                "with an optional '-suffix'"
-            )
+        options = {} if args.players is None else {"players": args.players}
+        try:
+            games.append(make_game(name, **options))
+        except RulesError as exc:
+            raise CliError(f"--players: {exc}") from None
+    try:
+        entrants = tuple(
+            main_job.entrant_of(e.strip()) for e in args.entrants.split(",") if e.strip()
+        )
+    except ValueError as exc:
+        raise CliError(f"--entrants: {exc}") from None
+    if len({e.name for e in entrants}) != len(entrants):
+        raise CliError(f"--entrants: names must be unique, got {args.entrants}")
+    if len(entrants) < 2:
+        raise CliError(f"--entrants: a round robin needs 2 or more, got {args.entrants}")
     if args.games_per_pairing < 1:
         raise CliError(f"--games-per-pairing: must be 1 or more, got {args.games_per_pairing}")
-    if len(set(entrants)) != len(entrants):
-        raise CliError(f"--entrants: names must be unique, got {args.entrants}")
-    print(f"Round robin of {', '.join(entrants)}; seed {args.seed}; in-process (no referee)")
-    totals: dict[str, list[int]] = {e: [0, 0] for e in entrants}
-    for game in configurations(names):
-        if len(entrants) < game.num_players:
-            print(f"\n{game.describe()}: skipped, it needs {game.num_players} entrants")
-            continue
-        standings = play_configuration(
-            game, entrants, seed=args.seed, games_per_pairing=args.games_per_pairing
-        )
-        print(f"\n{game.describe()}: {standings.games_played} games")
-        print(f"  {'entrant':<16}{'games':>7}{'wins':>7}{'win %':>8}{'points':>9}")
-        for row in standings.table():
-            print(
-                f"  {row.name:<16}{row.games:>7}{row.wins:>7}{100 * row.win_rate:>7.1f}%"
-                f"{row.points:>9}"
-            )
-            totals[row.name][0] += row.games
-            totals[row.name][1] += row.wins
-    print("\nAll games")
-    print(f"  {'entrant':<16}{'games':>7}{'wins':>7}{'win %':>8}")
-    for name, (games, wins) in sorted(totals.items(), key=lambda kv: -kv[1][1] / max(kv[1][0], 1)):
-        rate = 100 * wins / games if games else 0.0
-        print(f"  {name:<16}{games:>7}{wins:>7}{rate:>7.1f}%")
+    if args.concurrency < 1:
+        raise CliError(f"--concurrency: must be 1 or more, got {args.concurrency}")
+    settings = main_job.Settings(
+        games=tuple(games),
+        entrants=entrants,
+        games_per_pairing=args.games_per_pairing,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        db_url=args.db,
+    )
+    console = Console(highlight=False)
+    console.print(
+        f"Round robin of {', '.join(e.name for e in entrants)} through the gRPC referee; "
+        f"seed {args.seed}"
+    )
+    try:
+        main_job.run(settings, console)
+    except (StorageError, main_job.MainJobError) as exc:
+        raise CliError(str(exc), code=1) from None
     return 0
 
 

@@ -32,7 +32,13 @@ from domino_arena.sdk.rules import Game
 from .app import App, Config
 from .ladder.elo import Rating, standings
 from .seats import FaultPolicy
-from .storage import Storage, StoredTournament, TournamentState, display_url
+from .storage import (
+    DuplicateBotError,
+    Storage,
+    StoredTournament,
+    TournamentState,
+    display_url,
+)
 from .timecontrol import TimeControl
 from .tournament import new_tournament
 
@@ -105,7 +111,12 @@ def run(settings: Settings, console: Console) -> list[GameStandings]:
         storage.open()
         stack.callback(storage.close)
         console.print(f"database {display_url(url)}")
-        tokens = {e.name: storage.add_bot(e.name) for e in settings.entrants}
+        try:
+            tokens = {e.name: storage.add_bot(e.name) for e in settings.entrants}
+        except DuplicateBotError as exc:
+            raise MainJobError(
+                f"{exc} in {display_url(url)}: use a fresh --db or other --entrants names"
+            ) from None
         return asyncio.run(_main(settings, storage, tokens, console))
 
 

@@ -1,0 +1,74 @@
+"""The README's main job: a real round robin through the gRPC referee, bots as processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from domino_arena.server.cli import main
+from domino_arena.server.storage import Storage, TournamentState
+
+
+def test_round_robin_plays_through_the_referee_and_prints_elo_standings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'rr.db'}"
+    argv = ["round-robin", "--games", "passing,moon", "--entrants", "greedy-1,random-1,greedy-2"]
+    assert main([*argv, "--games-per-pairing", "1", "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "3 house bots connected as separate processes" in out
+    for title in ("Passing Game, 2 players, to 101: 6 games", "Three-Player Moon, 3 players"):
+        assert title in out
+    assert "Elo" in out and "±95%" in out
+    for name in ("greedy-1", "greedy-2", "random-1"):
+        assert name in out
+
+    storage = Storage(url)
+    storage.open()
+    try:
+        tournaments = storage.tournaments()
+        assert [t.state for t in tournaments] == [TournamentState.FINISHED] * 2
+        passing = next(t for t in tournaments if t.game == "passing")
+        assert storage.tournament_game_indexes(passing.id) == set(range(6))
+        for pool in ("passing", "moon"):
+            ratings = storage.ratings(pool)
+            assert set(ratings) == {"greedy-1", "greedy-2", "random-1"}
+            assert storage.recompute_ratings(pool) == ratings
+        assert sum(r.games for r in storage.ratings("passing").values()) == 12
+    finally:
+        storage.close()
+
+
+def test_a_second_run_on_the_same_database_is_refused_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'rr.db'}"
+    Storage(url).open()
+    storage = Storage(url)
+    storage.open()
+    storage.add_bot("greedy-1")
+    storage.close()
+    argv = ["round-robin", "--games", "passing", "--entrants", "greedy-1,random-1", "--db", url]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "a bot named 'greedy-1' exists already" in err and "use a fresh --db" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--games", "chess"], "--games: unknown game 'chess'"),
+        (["--entrants", "alpha-1,random-1"], "--entrants: 'alpha-1' is not a house bot"),
+        (["--entrants", "random-1,random-1"], "--entrants: names must be unique"),
+        (["--entrants", "random-1"], "--entrants: a round robin needs 2 or more"),
+        (["--games-per-pairing", "0"], "--games-per-pairing: must be 1 or more"),
+        (["--games", "moon", "--players", "4"], "--players:"),
+    ],
+)
+def test_round_robin_mistakes_are_one_line(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["round-robin", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1

@@ -299,7 +299,6 @@ class Arena:
             spec.seed,
         )
         finished: FinishedMatch | None = None
-        grace = self.reconnect_grace if spec.reconnect_grace is None else spec.reconnect_grace
         game_name = spec.game.name
         metrics = self.metrics
 
@@ -321,7 +320,8 @@ class Arena:
                 time_control=spec.time_control,
                 fault_policy=spec.fault_policy,
                 max_strikes=spec.max_strikes,
-                reconnect_grace=grace,
+                reconnect_grace=self.reconnect_grace,
+                absent=[seat for seat, bot in enumerate(spec.bots) if bot in spec.absent],
                 on_step=on_step,
             )
             record = "".join(line + "\n" for line in record_lines(report.record))

@@ -31,8 +31,9 @@ class MatchSpec:
     match_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     rated: bool = True
     """Counts for the Elo ladder (only normal and forfeit endings are ever rated)."""
-    reconnect_grace: float | None = None
-    """Seconds an absent seat has to come back; None: the arena's default."""
+    absent: tuple[str, ...] = ()
+    """Bots that were waited for and had not connected when the match started: they get no
+    reconnect grace until they connect (the fault policy scores their seats)."""
     tournament_id: str | None = None
     game_index: int | None = None
     """The game's position in its tournament's schedule."""

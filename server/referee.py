@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -128,6 +128,7 @@ async def play_match(
     fault_policy: FaultPolicy,
     max_strikes: int = 3,
     reconnect_grace: float = 10.0,
+    absent: Collection[int] = (),
     first_seat: int | None = None,
     on_step: Callable[[Step], object] | None = None,
     max_deals: int | None = DEFAULT_MAX_DEALS,
@@ -142,6 +143,8 @@ async def play_match(
         fault_policy, max_strikes: what a fault costs (DESIGN.md decision 9).
         reconnect_grace: seconds a disconnected seat has to come back, counted from when the
             referee needs it, for each decision.
+        absent: seats whose bot was not connected when the match was due and was waited for
+            already (a tournament's wait): they get no reconnect grace until they connect.
         on_step: called after every applied step, deals and substituted moves included.
         max_deals: a game with no winner after this many deals is void (None: no limit).
 
@@ -171,6 +174,7 @@ async def play_match(
         fault_policy=fault_policy,
         max_strikes=max_strikes,
         reconnect_grace=reconnect_grace,
+        absent=absent,
         on_step=on_step,
         max_deals=max_deals,
     )
@@ -206,6 +210,7 @@ class _Match:
         fault_policy: FaultPolicy,
         max_strikes: int,
         reconnect_grace: float,
+        absent: Collection[int],
         on_step: Callable[[Step], object] | None,
         max_deals: int | None,
     ) -> None:
@@ -219,6 +224,8 @@ class _Match:
         self.policy = fault_policy
         self.max_strikes = max_strikes
         self.reconnect_grace = reconnect_grace
+        self.absent = set(absent)
+        """Seats with no reconnect grace: absent when the match was due, not back since."""
         self.on_step = on_step
         self.max_deals = max_deals
         self.state: GameState = game.new_game(seed, first_seat=first_seat)
@@ -239,6 +246,7 @@ class _Match:
     async def run(self) -> MatchResult:
         for seat, player in enumerate(self.seats):
             await self._tell(seat, player.start(self._info(seat), None))
+        self.absent = {seat for seat in self.absent if self.gone[seat]}
         while not self.state.is_terminal():
             if self.state.is_chance():
                 if self.max_deals is not None and self.state.deal_number >= self.max_deals:
@@ -268,7 +276,8 @@ class _Match:
         observation = self.state.observe(seat)
         bank = self.banks[seat]
         used = 0.0  # seconds on the clock for this decision, over every request it took
-        grace_left = self.reconnect_grace
+        grace = 0.0 if seat in self.absent else self.reconnect_grace
+        grace_left = grace
         reconnects = 0
         turn: int | None = None
         while True:
@@ -289,7 +298,7 @@ class _Match:
                 if not back:
                     kind, reason = (
                         FaultKind.DISCONNECTED,
-                        f"disconnected, and not back within {self.reconnect_grace:g} s",
+                        f"disconnected, and not back within {grace:g} s",
                     )
                     break
                 try:
@@ -297,6 +306,7 @@ class _Match:
                 except SeatGoneError:
                     continue
                 self.gone[seat] = False
+                self.absent.discard(seat)
                 missed, self.missed[seat] = self.missed[seat], []
                 for notice in missed:
                     await self._tell_fault(seat, notice)

@@ -13,7 +13,7 @@ fills its ``concurrency`` slots with the earliest games (by round) whose bots ar
 and not already playing in this tournament. When a slot is free and no such game exists, the
 earliest game that lacks a bot becomes *due*: a waiter task (which holds no slot) waits for its
 absent bots for up to ``wait_seconds``. If they connect, the game is ready at once; if not, it
-is played anyway with ``reconnect_grace=0``, so the referee charges the absent seats
+is played anyway with no reconnect grace for the absent bots, so the referee charges their seats
 ``disconnected`` and the fault policy scores it (forfeit at once, or substitute moves with
 strikes until forfeited). A bot whose wait ran out is then *given up on*: its later games start
 without waiting again until it is seen connected, so a bot that is gone for good costs one wait,
@@ -183,13 +183,13 @@ def match_spec(
     t: StoredTournament,
     g: ScheduledGame,
     *,
-    reconnect_grace: float | None = None,
+    absent: Sequence[str] = (),
     game: Game | None = None,
 ) -> MatchSpec:
     """Return the match of game ``g`` of ``t``: every rotation of a deal gets the same seed.
 
-    ``reconnect_grace`` None leaves the arena's default; 0 is for a game played without its
-    absent bots. ``game`` saves rebuilding the tournament's game for every spec.
+    ``absent`` names the bots waited for in vain: they get no reconnect grace until they
+    connect. ``game`` saves rebuilding the tournament's game for every spec.
     """
     return MatchSpec(
         game=game if game is not None else game_of(t),
@@ -200,7 +200,7 @@ def match_spec(
         max_strikes=t.max_strikes,
         match_id=match_id_of(t, g.index),
         rated=t.rated,
-        reconnect_grace=reconnect_grace,
+        absent=tuple(absent),
         tournament_id=t.id,
         game_index=g.index,
         deal_id=g.deal_id,
@@ -394,7 +394,8 @@ class TournamentRunner:
         self._changed.set()
 
     async def _play(self, g: ScheduledGame, absent: bool) -> None:
-        spec = match_spec(self.t, g, reconnect_grace=0.0 if absent else None, game=self.game)
+        missing = [name for name in g.seats if self.lobby.get(name) is None] if absent else []
+        spec = match_spec(self.t, g, absent=missing, game=self.game)
         try:
             finished = await self.play(spec)
         except Exception as exc:  # surfaced by run() as itself, not in an exception group

@@ -45,6 +45,7 @@ BOTS: Final = {
 uniformly random Moon players seldom finish a game."""
 
 TIME_CONTROL: Final = "2s+10s/200ms"
+ADMIN_TOKEN: Final = "e2e-admin-token"
 SHUTDOWN_LIMIT: Final = 5.0
 """Seconds SIGTERM may take to stop the referee (its shutdown grace is 2 s)."""
 
@@ -132,7 +133,9 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
         code, output = Process(command("bot", "add", name, "--db", db), folder).finish()
         assert code == 0, output
         tokens[name] = output.splitlines()[-1]
-    server = Process(command("serve", "--port", "0", "--db", db), folder)
+    server = Process(
+        command("serve", "--port", "0", "--db", db, "--admin-token", ADMIN_TOKEN), folder
+    )
     processes = [server]
     try:
         line = server.wait_line("serving on 127.0.0.1:")
@@ -170,7 +173,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
 def match_args(game: Game) -> list[str]:
     """The ``match run`` arguments of one configuration, moon played by greedy bots only."""
     names = list(BOTS)[: game.num_players]
-    args = ["match", "run", game.name, "--bots", ",".join(names)]
+    args = ["match", "run", game.name, "--bots", ",".join(names), "--admin-token", ADMIN_TOKEN]
     args += ["--players", str(game.num_players)]
     if game.options().get("partnerships"):
         args.append("--partners")
@@ -228,6 +231,7 @@ def test_the_readme_example_bot_joins_and_plays(arena: Arena) -> None:
         arena.server.wait_line("bot connected: name=mybot")
         record = arena.folder / "mybot.jsonl"
         args = ["match", "run", "passing", "--bots", "mybot,greedy-1", "--seed", "5"]
+        args += ["--admin-token", ADMIN_TOKEN]
         args += ["--server", f"127.0.0.1:{arena.port}", "--time-control", TIME_CONTROL]
         status, output = Process(command(*args, "--record", str(record)), arena.folder).finish()
         assert status == 0, output

@@ -515,6 +515,31 @@ def test_reconnect_grace_is_a_parameter() -> None:
     assert played.ended_at == flaky.requests[1].sent + 3.0
 
 
+def test_an_absent_seat_gets_no_grace_but_its_opponent_keeps_it() -> None:
+    """A tournament's absent bot was waited for already: its seat faults at once, while a
+    present seat that drops mid-match still has the whole reconnect grace."""
+    gone = CrashSeat(from_request=0)
+    played = play([gone, FakeSeat()], policy=SUBSTITUTE, max_strikes=2, absent=[0])
+    assert [(f.seat, f.kind, f.reason) for f in played.report.faults] == [
+        (0, FaultKind.DISCONNECTED, "disconnected, and not back within 0 s")
+    ] * 2
+    assert played.ended_at == 0.0
+    assert played.report.result.faulted_seat == 0
+
+    flaky = ReconnectSeat(drop_at=2, back_after=4.0, name="flaky-1")
+    played = play([CrashSeat(from_request=0), flaky], policy=SUBSTITUTE, absent=[0])
+    assert flaky.back_at is not None  # came back within the default 10 s
+    assert {f.seat for f in played.report.faults} == {0}
+
+
+def test_a_seat_listed_absent_but_connected_at_the_start_keeps_its_grace() -> None:
+    """The bot connected between the tournament's look and the match start: it is present."""
+    flaky = ReconnectSeat(drop_at=2, back_after=4.0)
+    played = play([flaky, FakeSeat()], absent=[0])
+    assert played.report.faults == ()
+    assert flaky.back_at == flaky.requests[1].sent + 4.0
+
+
 def test_a_seat_back_too_late_forfeits() -> None:
     flaky = ReconnectSeat(drop_at=3, back_after=10.5)
     played = play([flaky, FakeSeat()], policy=FORFEIT)

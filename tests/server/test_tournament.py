@@ -186,7 +186,7 @@ def test_match_specs_are_deterministic_and_share_a_deal_across_rotations(
     assert [s.match_id for s in specs] == [f"{t.id}-{i:05d}" for i in range(len(schedule))]
     by_deal: dict[int, set[int]] = {}
     for spec in specs:
-        assert spec.tournament_id == t.id and spec.rated and spec.reconnect_grace is None
+        assert spec.tournament_id == t.id and spec.rated and spec.absent == ()
         assert spec.deal_id is not None
         by_deal.setdefault(spec.deal_id, set()).add(spec.seed)
     assert all(len(seeds) == 1 for seeds in by_deal.values())
@@ -349,7 +349,7 @@ def test_an_absent_bot_is_waited_for_then_played_without_grace(storage: Storage)
         # The first game waits the full 30 s; bob is then given up on, so the second game
         # starts as soon as the first ends, without a second wait.
         assert times == [30.0, 31.0]
-        assert [spec.reconnect_grace for _, spec in play.calls] == [0.0, 0.0]
+        assert [spec.absent for _, spec in play.calls] == [("bob",), ("bob",)]
         assert all("bob" in spec.bots for _, spec in play.calls)
 
     run(main)
@@ -371,7 +371,7 @@ def test_a_bot_that_connects_during_the_wait_starts_its_game_at_once(storage: St
             await trio.sleep(12.0)
             connect(lobby, "bob")
         assert [when - waited_from for when, _ in play.calls] == [12.0, 13.0]
-        assert [spec.reconnect_grace for _, spec in play.calls] == [None, None]
+        assert [spec.absent for _, spec in play.calls] == [(), ()]
 
     run(main)
     assert state_of(storage, t) is TournamentState.FINISHED
@@ -395,9 +395,9 @@ def test_games_of_present_bots_do_not_wait_behind_an_absent_one(storage: Storage
         # Every game without dan was played before his wait ran out (6 games, 1 s each).
         without_dan = [when - start for when, s in play.calls if "dan" not in s.bots]
         assert len(without_dan) == 6 and max(without_dan) < 100.0
-        with_dan = [(when - start, s.reconnect_grace) for when, s in play.calls if "dan" in s.bots]
+        with_dan = [(when - start, s.absent) for when, s in play.calls if "dan" in s.bots]
         assert len(with_dan) == 6 and min(when for when, _ in with_dan) == 100.0
-        assert all(grace == 0.0 for _, grace in with_dan)
+        assert all(absent == ("dan",) for _, absent in with_dan)
 
     run(main)
     assert storage.tournament_game_indexes(t.id) == set(range(total))
@@ -444,8 +444,8 @@ def test_a_bot_back_after_being_given_up_on_is_waited_for_again(storage: Storage
             lobby.disconnect(lobby.get("bob"))  # type: ignore[arg-type]
         times = [when - start for when, _ in play.calls]
         assert times == [30.0, 31.0, 62.0, 63.0]
-        graces = [spec.reconnect_grace for _, spec in play.calls]
-        assert graces == [0.0, None, 0.0, 0.0]
+        absent = [spec.absent for _, spec in play.calls]
+        assert absent == [("bob",), (), ("bob",), ("bob",)]
 
     run(main)
 

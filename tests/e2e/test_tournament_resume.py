@@ -65,7 +65,7 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: 
         time_control=TimeControl(move=2.0, bank=10.0, grace=0.5),
         fault_policy=FaultPolicy.SUBSTITUTE,
         concurrency=2,
-        wait_seconds=30.0,
+        wait_seconds=WAIT,  # a loaded machine may take long to restart: never play without them
         seed=7,
     )
     storage.add_tournament(tournament)

@@ -725,6 +725,11 @@ def test_bot_add_prints_the_token_once_and_refuses_a_duplicate(
             1,
             "cannot open the database sqlite:////no/such/folder/x.db: unable to open",
         ),
+        (
+            ["serve", "--db", "postgresql://postgres@127.0.0.1:1/test"],
+            1,
+            "cannot open the database postgresql://postgres@127.0.0.1:1/test: connection failed",
+        ),
         (["serve", "--port", "70000"], 2, "--port: must be 0-65535"),
         (["bot", "run", "x", "--bot", "nobody", "--token", "t"], 2, "--bot: unknown bot"),
         (["bot", "run", "x", "--games", "chess", "--token", "t"], 2, "--games: expected some"),

@@ -752,6 +752,7 @@ def test_bot_add_prints_the_token_once_and_refuses_a_duplicate(
         "bad-name",
         "add-bad-db",
         "serve-bad-db",
+        "serve-postgresql-unreachable",
         "bad-port",
         "unknown-house-bot",
         "unknown-game",

@@ -159,6 +159,8 @@ def generate(count: int, bots: int, seed: int) -> list[StoredMatch]:
 
 @dataclass(frozen=True, slots=True)
 class PoolTimes:
+    """How long one pool's standings took to recompute from its games, and to read."""
+
     pool: str
     games: int
     """Bot-games: the ``games`` of every bot of the pool, so a 3-seat game counts 3."""
@@ -169,6 +171,8 @@ class PoolTimes:
 
 @dataclass(frozen=True, slots=True)
 class BackendResult:
+    """One database's figures, with the machine's load averages before and after."""
+
     backend: str
     results: int
     store_seconds: float

@@ -27,7 +27,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "is seated in, until Ctrl-C or SIGTERM.",
     )
     parser.add_argument("name", metavar="NAME", help="the bot's name, as created by 'bot add'")
-    parser.add_argument("--server", default=runner.DEFAULT_SERVER, metavar="HOST:PORT")
+    parser.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help=f"default: ${runner.SERVER_ENV}, else {runner.DEFAULT_SERVER}",
+    )
     parser.add_argument("--token", metavar="T", help=f"default: ${runner.TOKEN_ENV}")
     parser.add_argument("--bot", default="greedy", choices=sorted(HOUSE_BOTS))
     parser.add_argument("--games", metavar="G1,G2", help=f"default: {','.join(sorted(GAMES))}")

@@ -568,12 +568,7 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
         "it is seated in, until Ctrl-C or SIGTERM; reconnects after a lost connection.",
     )
     play.add_argument("name", metavar="NAME", help="the bot's name, as created by 'bot add'")
-    play.add_argument(
-        "--server",
-        default=DEFAULT_SERVER,
-        metavar="HOST:PORT",
-        help=f"the referee (default {DEFAULT_SERVER})",
-    )
+    _server_arguments(play, token=False)
     play.add_argument(
         "--token",
         metavar="T",

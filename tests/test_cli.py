@@ -809,3 +809,25 @@ def test_the_commands_against_a_real_referee(
     finally:
         referee.close()
         storage.close()
+
+
+def test_bot_run_reads_the_referee_address_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``bot run`` and ``python -m domino_arena.bots`` default to ``$DOMINO_ARENA_SERVER``."""
+    from domino_arena.bots.__main__ import main as bots_main
+    from domino_arena.sdk import runner
+
+    seen: list[str | None] = []
+
+    def fake_run(bot: object, *, server: str | None = None, **_: object) -> None:
+        seen.append(server)
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.setenv("DOMINO_ARENA_SERVER", "10.0.0.9:7000")
+    assert main(["bot", "run", "x", "--token", "t"]) == 0
+    assert bots_main(["x", "--token", "t"]) == 0
+    assert seen[0] == "10.0.0.9:7000"
+    assert seen[1] in (None, "10.0.0.9:7000")  # None: run() reads the environment itself
+    assert main(["bot", "run", "x", "--token", "t", "--server", "h:1"]) == 0
+    assert seen[2] == "h:1"

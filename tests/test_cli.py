@@ -22,6 +22,8 @@ import pytest
 
 from domino_arena.bots import HOUSE_BOTS
 from domino_arena.bots import greedy as greedy_module
+from domino_arena.bots.__main__ import main as bots_main
+from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.records import read_record
@@ -815,9 +817,6 @@ def test_bot_run_reads_the_referee_address_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``bot run`` and ``python -m domino_arena.bots`` default to ``$DOMINO_ARENA_SERVER``."""
-    from domino_arena.bots.__main__ import main as bots_main
-    from domino_arena.sdk import runner
-
     seen: list[str | None] = []
 
     def fake_run(bot: object, *, server: str | None = None, **_: object) -> None:

@@ -352,6 +352,8 @@ def match_summary(match: StoredMatch) -> admin_pb.MatchSummary:
         rated=match.rated,
         tournament_id=match.tournament_id or "",
         game_index=-1 if match.game_index is None else match.game_index,
+        deal_id=-1 if match.deal_id is None else match.deal_id,
+        rotation=-1 if match.rotation is None else match.rotation,
     )
     summary.created.CopyFrom(_timestamp(match.created))
     return summary

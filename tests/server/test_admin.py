@@ -255,6 +255,8 @@ def stored_match(
         created=dt.datetime(2026, 1, 1, 12, minute, tzinfo=dt.UTC),
         tournament_id=tournament_id,
         game_index=game_index,
+        deal_id=None if game_index is None else game_index // 2,
+        rotation=None if game_index is None else game_index % 2,
         side_of_seat=(0, 1),
         faults=(0, 0),
         rated=rated,
@@ -419,6 +421,7 @@ def test_list_matches_filters_and_get_match_returns_the_record(
     )
     assert summary.game.WhichOneof("game") == "passing"
     assert summary.game_index == -1 and summary.tournament_id == "" and summary.rated
+    assert (summary.deal_id, summary.rotation) == (-1, -1)
     assert summary.created.ToDatetime(dt.UTC) == dt.datetime(2026, 1, 1, 12, 2, tzinfo=dt.UTC)
     void = server.admin.GetMatch(admin_pb.GetMatchRequest(match_id="m3"), metadata=AUTH).match
     assert void.result.termination == pb.TERMINATION_VOID and void.result.winner == -1
@@ -649,6 +652,8 @@ def test_get_tournament_gives_results_and_crosstable_list_gives_every_one(
         admin_pb.GetTournamentRequest(tournament_id=t.id), metadata=AUTH, timeout=WAIT
     )
     assert got.progress.done == 4
+    g3 = server.admin.GetMatch(admin_pb.GetMatchRequest(match_id="g3"), metadata=AUTH).match
+    assert (g3.tournament_id, g3.game_index, g3.deal_id, g3.rotation) == (t.id, 3, 1, 1)
     table = {r.bot: (r.games, r.wins, r.draws, r.losses, r.points) for r in got.results}
     assert table == {
         "alice": (2, 1, 0, 1, 1.0),

@@ -211,6 +211,8 @@ class MatchSummary(_message.Message):
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     GAME_INDEX_FIELD_NUMBER: _builtins.int
     CREATED_FIELD_NUMBER: _builtins.int
+    DEAL_ID_FIELD_NUMBER: _builtins.int
+    ROTATION_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seed: _builtins.int
     rated: _builtins.bool
@@ -218,6 +220,10 @@ class MatchSummary(_message.Message):
     """empty: not a tournament game"""
     game_index: _builtins.int
     """its place in the tournament's schedule; -1 when none"""
+    deal_id: _builtins.int
+    """tournament games with the same deal id share a seed; -1 when none"""
+    rotation: _builtins.int
+    """which seat rotation of its table this game is; -1 when none"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -245,10 +251,12 @@ class MatchSummary(_message.Message):
         tournament_id: _builtins.str = ...,
         game_index: _builtins.int = ...,
         created: _timestamp_pb2.Timestamp | None = ...,
+        deal_id: _builtins.int = ...,
+        rotation: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "game", b"game", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "created", b"created", "faults", b"faults", "game", b"game", "game_index", b"game_index", "match_id", b"match_id", "rated", b"rated", "result", b"result", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "created", b"created", "deal_id", b"deal_id", "faults", b"faults", "game", b"game", "game_index", b"game_index", "match_id", b"match_id", "rated", b"rated", "result", b"result", "rotation", b"rotation", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -9,7 +9,6 @@ finished match is stored before anyone is told it ended.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
 from dataclasses import dataclass, field
 from typing import Final
@@ -29,7 +28,7 @@ from .referee import play_match
 from .remote import RemoteSeat
 from .seats import FaultPolicy, MatchResult, Termination
 from .spectators import SpectatorHub
-from .storage import Storage, StoredMatch, StoredTournament, TournamentState
+from .storage import Storage, StoredTournament, TournamentState
 from .timecontrol import TimeControl
 from .tournament import Progress, TournamentRunner
 from .writer import Writer
@@ -362,7 +361,7 @@ class Arena:
         try:
             # A finished match is written whole even if shutdown begins meanwhile.
             with trio.CancelScope(shield=True), metrics.storage("save_match"):
-                await self.writer.save_match(_row(finished))
+                await self.writer.save_match(finished.to_row())
         except Exception:
             LOG.exception("match not stored: id=%s", spec.match_id)
             raise
@@ -395,29 +394,3 @@ def _settle(
     else:
         assert result is not None
         future.set_result(result)
-
-
-def _row(finished: FinishedMatch) -> StoredMatch:
-    spec, result = finished.spec, finished.result
-    return StoredMatch(
-        id=spec.match_id,
-        game=spec.game.name,
-        options=spec.game.options(),
-        seats=spec.bots,
-        seed=spec.seed,
-        termination=result.termination.value,
-        winner=result.winner,
-        scores=result.scores,
-        faulted_seat=result.faulted_seat,
-        fault=None if result.fault is None else result.fault.value,
-        detail=result.detail,
-        record=finished.record,
-        created=dt.datetime.now(dt.UTC),
-        tournament_id=spec.tournament_id,
-        game_index=spec.game_index,
-        deal_id=spec.deal_id,
-        rotation=spec.rotation,
-        side_of_seat=tuple(spec.game.side_of(seat) for seat in range(spec.game.num_players)),
-        faults=finished.faults,
-        rated=spec.rated,
-    )

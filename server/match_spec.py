@@ -6,6 +6,7 @@ build and read them without importing the arena.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from dataclasses import dataclass, field
 from typing import Final
@@ -13,6 +14,7 @@ from typing import Final
 from domino_arena.sdk.rules import Game
 
 from .seats import FaultPolicy, MatchResult
+from .storage import StoredMatch
 from .timecontrol import TimeControl
 
 DEFAULT_MAX_STRIKES: Final = 3
@@ -51,3 +53,29 @@ class FinishedMatch:
     record: str | None
     faults: tuple[int, ...]
     """Faults charged to each seat."""
+
+    def to_row(self) -> StoredMatch:
+        """The row the storage keeps of this match (stamped now)."""
+        spec, result = self.spec, self.result
+        return StoredMatch(
+            id=spec.match_id,
+            game=spec.game.name,
+            options=spec.game.options(),
+            seats=spec.bots,
+            seed=spec.seed,
+            termination=result.termination.value,
+            winner=result.winner,
+            scores=result.scores,
+            faulted_seat=result.faulted_seat,
+            fault=None if result.fault is None else result.fault.value,
+            detail=result.detail,
+            record=self.record,
+            created=dt.datetime.now(dt.UTC),
+            tournament_id=spec.tournament_id,
+            game_index=spec.game_index,
+            deal_id=spec.deal_id,
+            rotation=spec.rotation,
+            side_of_seat=tuple(spec.game.side_of(seat) for seat in range(spec.game.num_players)),
+            faults=self.faults,
+            rated=spec.rated,
+        )

@@ -8,7 +8,6 @@ assert the exact moments games start.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.lobby import Connection, Lobby
 from domino_arena.server.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.seats import FaultPolicy, MatchResult, Termination
-from domino_arena.server.storage import Storage, StoredMatch, StoredTournament, TournamentState
+from domino_arena.server.storage import Storage, StoredTournament, TournamentState
 from domino_arena.server.timecontrol import TimeControl
 from domino_arena.server.tournament import (
     MAX_GAMES,
@@ -67,7 +66,7 @@ class FakePlay:
                 raise self.fail[spec.game_index]
             finished = finished_match(spec)
             # Synchronous on purpose: a worker thread would let MockClock jump meanwhile.
-            self.storage.save_match(stored_row(finished))
+            self.storage.save_match(finished.to_row())
             self.finished.append(spec.match_id)
             return finished
         finally:
@@ -92,32 +91,6 @@ def finished_match(spec: MatchSpec) -> FinishedMatch:
     sides = len(spec.game.sides)
     result = MatchResult(Termination.NORMAL, 0, tuple([10] + [0] * (sides - 1)))
     return FinishedMatch(spec, result, None, (0,) * len(spec.bots))
-
-
-def stored_row(finished: FinishedMatch) -> StoredMatch:
-    spec, result = finished.spec, finished.result
-    return StoredMatch(
-        id=spec.match_id,
-        game=spec.game.name,
-        options=spec.game.options(),
-        seats=spec.bots,
-        seed=spec.seed,
-        termination=result.termination.value,
-        winner=result.winner,
-        scores=result.scores,
-        faulted_seat=None,
-        fault=None,
-        detail="",
-        record=None,
-        created=dt.datetime.now(dt.UTC),
-        tournament_id=spec.tournament_id,
-        game_index=spec.game_index,
-        deal_id=spec.deal_id,
-        rotation=spec.rotation,
-        side_of_seat=tuple(spec.game.side_of(s) for s in range(len(spec.bots))),
-        faults=finished.faults,
-        rated=spec.rated,
-    )
 
 
 @pytest.fixture
@@ -235,7 +208,7 @@ def test_a_resumed_tournament_skips_the_stored_games(storage: Storage) -> None:
     t = tournament(storage)
     schedule = schedule_of(t)
     for index in (0, 3, 5):
-        storage.save_match(stored_row(finished_match(match_spec(t, schedule[index]))))
+        storage.save_match(finished_match(match_spec(t, schedule[index])).to_row())
     lobby = Lobby()
     play = FakePlay(storage)
 

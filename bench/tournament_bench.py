@@ -16,9 +16,10 @@ One configuration per game: Passing, Straight and Doubles with ``--players`` sea
 default: 56 games each), Three-Player Moon with 3 (168 games). Random players rarely make a
 Moon contract, so a game can run for thousands of deals (about 1,300 moves on average under
 the default limit of 100 deals); the bench plays Moon with ``--moon-deal-limit`` 10 (about 240
-moves a game, as many as a Passing game) so that the default run takes about 4 minutes on 2
-cores shared with a load average near 20 (2 minutes of it Moon). Moves/s hardly depends on the
-limit; games/s does.
+moves a game, as many as a Passing game) so that the default run takes under 2 minutes on 2
+quiet cores, about 4 at a load average near 20 (half of it Moon). Moves/s hardly depends on
+the limit; games/s does. The bots' choices depend on which games they get first, so the move
+counts vary a little from run to run.
 
 Columns: *games* and *seconds* are the main job's own (from starting the tournament to its last
 stored game; the bot processes' start is not included); *moves* are counted from the stored

@@ -132,9 +132,10 @@ class BotServicer(pb_grpc.BotServiceServicer):
                 )
             hello = check_hello(first)
             try:
-                check = await asyncio.to_thread(
-                    self.arena.storage.check_bot, hello.name, hello.token
-                )
+                with self.arena.metrics.storage("check_bot"):
+                    check = await asyncio.to_thread(
+                        self.arena.storage.check_bot, hello.name, hello.token
+                    )
             except Exception as exc:  # the database is down: a failure of ours, worth a retry
                 LOG.exception("token check failed: name=%s", hello.name)
                 raise HelloError(

@@ -4,7 +4,7 @@ Usage::
 
     python bench/referee_bench.py [--levels 1,16,256] [--seconds S] [--bots K] [--game NAME]
                                   [--time-control TC] [--threaded-bots] [--no-events-baseline]
-                                  [--profile] [--max-seconds T]
+                                  [--profile] [--profile-bots] [--max-seconds T]
 
 *Ours*: ``domino-arena serve --port 0`` runs as a subprocess on a fresh SQLite file; K bots are
 created through :mod:`domino_arena.server.storage` and connected from ONE other process, which
@@ -34,7 +34,8 @@ went: each process's CPU in % of one core and in microseconds per move (or round
 figure that least depends on the machine's load.
 
 ``--profile`` runs the referee under cProfile (the figures are then slower than normal, not the
-official ones) and prints its top functions when it stops. The run stops by itself: it gives
+official ones) and prints its top functions when it stops; ``--profile-bots`` does the same for
+the bots' process. The run stops by itself: it gives
 up after ``--max-seconds`` (exit 1). It exits 1 on an error (a process that died, a match that
 did not end normally, a fault), never on a missed floor (it prints "below floor").
 """
@@ -44,6 +45,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import io
 import itertools
 import json
@@ -234,7 +236,7 @@ class InlineRandomBot(RandomBot):
 
 
 async def bots_main(server: str, credentials: Path, game: str, threaded: bool) -> None:
-    """Connect every bot in ``credentials`` (name -> token) and play until killed."""
+    """Connect every bot in ``credentials`` (name -> token) and play until SIGTERM."""
     import logging  # noqa: PLC0415
 
     from domino_arena.sdk import run_async  # noqa: PLC0415
@@ -247,12 +249,22 @@ async def bots_main(server: str, credentials: Path, game: str, threaded: bool) -
     def new_bot() -> RandomBot:
         return kind(next(seeds))
 
-    await asyncio.gather(
+    players = asyncio.gather(
         *(
             run_async(new_bot, server=server, name=name, token=token, games=[game])
             for name, token in tokens.items()
         )
     )
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    stopping = asyncio.ensure_future(stop.wait())
+    waits: list[asyncio.Future[Any]] = [players, stopping]
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    if players.done():
+        players.result()  # raises what ended the bots early
+    players.cancel()
+    stopping.cancel()
+    await asyncio.gather(players, stopping, return_exceptions=True)
 
 
 # -- the plain ping-pong (roles "plain-server" and "plain-client") ------------------------------
@@ -621,6 +633,9 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
     address = f"127.0.0.1:{int(line.rsplit(':', 1)[1])}"
     bots_args = ["--role", "bots", "--server", address, "--credentials", str(credentials)]
     bots_args += ["--game", args.game] + (["--threaded-bots"] if args.threaded_bots else [])
+    bots_profile = cluster.folder / "bots.prof"
+    if args.profile_bots:
+        bots_args += ["--profile-file", str(bots_profile)]
     bots = cluster.start("bots", this_script(*bots_args))
     await wait_connected(address, names)
     plain_process = cluster.start(
@@ -642,6 +657,7 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
         f"processes: referee {address} pid {referee.pid}; bots pid {bots.pid}; "
         f"plain server pid {plain_process.pid}"
         + ("; the referee runs under cProfile: slower than normal" if args.profile else "")
+        + ("; the bots run under cProfile: slower than normal" if args.profile_bots else "")
     )
 
     pairs = [(names[i], names[i + 1]) for i in range(0, len(names) - 1, 2)]
@@ -692,10 +708,12 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
         )
     print_tables(results)
     if args.profile:
-        print_profile(profile_file, args.profile_lines)
+        print_profile(profile_file, args.profile_lines, "referee")
         if args.profile_out:
             Path(args.profile_out).write_bytes(profile_file.read_bytes())
             print(f"\nprofile written to {args.profile_out}")
+    if args.profile_bots:
+        print_profile(bots_profile, args.profile_lines, "bots")
     return results
 
 
@@ -737,13 +755,13 @@ def print_tables(results: Sequence[LevelResult]) -> None:
         )
 
 
-def print_profile(path: Path, lines: int) -> None:
-    """Print the referee's top functions by own time and by cumulative time."""
+def print_profile(path: Path, lines: int, name: str) -> None:
+    """Print a process's top functions by own time and by cumulative time."""
     for order in ("tottime", "cumulative"):
         stream = io.StringIO()
         stats = pstats.Stats(str(path), stream=stream)
         stats.strip_dirs().sort_stats(order).print_stats(lines)
-        print(f"\nreferee profile (main thread), top {lines} by {order}:")
+        print(f"\n{name} profile (main thread), top {lines} by {order}:")
         print(stream.getvalue().split("\n", 1)[1].strip("\n"))
 
 
@@ -812,6 +830,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--profile-out", metavar="FILE", help="keep the cProfile data in FILE")
     parser.add_argument(
+        "--profile-bots", action="store_true", help="run the bots under cProfile and print its top"
+    )
+    parser.add_argument(
         "--max-seconds",
         type=float,
         default=290.0,
@@ -829,13 +850,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reply-size", type=int, help=internal)
     parser.add_argument("--event-size", type=int, help=internal)
     parser.add_argument("--events", type=int, default=0, help=internal)
+    parser.add_argument("--profile-file", type=Path, help=internal)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.role == "bots":
+        profiler = cProfile.Profile() if args.profile_file else None
+        if profiler is not None:
+            profiler.enable()
         asyncio.run(bots_main(args.server, args.credentials, args.game, args.threaded_bots))
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(args.profile_file)
         return 0
     if args.role == "plain-server":
         asyncio.run(plain_server_main(args.request_size, args.event_size))

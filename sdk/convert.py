@@ -72,6 +72,7 @@ __all__ = [
     "ConversionError",
     "action_from_proto",
     "action_to_proto",
+    "event_to_proto",
     "game_from_proto",
     "game_to_proto",
     "hand_end_from_kind",
@@ -561,6 +562,16 @@ def _build_step(entry: LogEntry) -> games_pb2.Step:
     return games_pb2.Step(seat=entry.seat, action=action)
 
 
+def event_to_proto(
+    entry: LogEntry, scores: Sequence[int], deal: int, match_id: str = ""
+) -> referee_pb2.Event:
+    """Return the ``Event`` of one step (already as its seat may see it, see ``public_entry``);
+    ``scores`` and ``deal`` are those after the step. Carried inside another message, an event
+    leaves ``match_id`` empty.
+    """
+    return referee_pb2.Event(match_id=match_id, step=_step_message(entry), scores=scores, deal=deal)
+
+
 def step_from_proto(message: games_pb2.Step, where: str = "step") -> LogEntry:
     """Return the step ``message`` holds; another seat's discard may lack its tile.
 
@@ -587,8 +598,13 @@ def _step(message: games_pb2.Step) -> LogEntry:
 # -- observations ---------------------------------------------------------------------------------
 
 
-def observation_to_proto(observation: Observation) -> games_pb2.Observation:
+def observation_to_proto(
+    observation: Observation, *, history: bool = True
+) -> games_pb2.Observation:
     """Return the wire form of ``observation``, legal actions and public history included.
+
+    With ``history=False`` the ``history`` field is left empty: an ActionRequest's observation,
+    whose receiver keeps the history from the events (protocol version 2).
 
     Raises:
         ConversionError: ``observation`` is not one of the four games' observation types.
@@ -609,7 +625,7 @@ def observation_to_proto(observation: Observation) -> games_pb2.Observation:
         hand_sizes=observation.hand_sizes,
         scores=observation.scores,
         deal=observation.deal,
-        history=[_step_message(e) for e in observation.history],
+        history=[_step_message(e) for e in observation.history] if history else None,
     )
     writer(observation, message)
     return message
@@ -713,24 +729,30 @@ _VIEW_WRITERS: Final[dict[type, Callable[[Observation, games_pb2.Observation], N
 
 
 def observation_from_proto(
-    message: games_pb2.Observation, where: str = "observation"
+    message: games_pb2.Observation,
+    where: str = "observation",
+    *,
+    history: tuple[LogEntry, ...] | None = None,
 ) -> Observation:
     """Return the rules library's observation that ``message`` carries (equal to the original).
 
     Args:
         where: the field path of ``message``, used in error messages.
+        history: the history of the current deal as the receiver kept it from the events,
+            for an ActionRequest's observation (whose ``history`` field is empty); None: the
+            message's own ``history`` field.
 
     Raises:
         ConversionError: a field is missing, out of range or of an unknown value, or the view
             does not belong to the game; the text names the field.
     """
     try:
-        return _observation(message)
+        return _observation(message, history)
     except ConversionError as exc:
         raise exc.under(where) from None
 
 
-def _observation(message: games_pb2.Observation) -> Observation:
+def _observation(message: games_pb2.Observation, kept: tuple[LogEntry, ...] | None) -> Observation:
     if not message.HasField("game"):
         raise ConversionError("game", "missing", "the game and its options")
     try:
@@ -750,15 +772,7 @@ def _observation(message: games_pb2.Observation) -> Observation:
             legal.append(_action(action, hidden=False))
         except ConversionError as exc:
             raise exc.under(f"legal_actions[{index}]") from None
-    history = []
-    for index, step in enumerate(message.history):
-        try:
-            entry = _step(step)
-            if entry.seat >= players:
-                raise ConversionError("seat", str(entry.seat), f"a seat 0-{players - 1} or -1")
-        except ConversionError as exc:
-            raise exc.under(f"history[{index}]") from None
-        history.append(entry)
+    history = _history(message.history, players) if kept is None else kept
     sizes = tuple(message.hand_sizes)
     if len(sizes) != players:
         raise ConversionError("hand_sizes", f"{len(sizes)} values", f"one per seat, {players}")
@@ -774,7 +788,7 @@ def _observation(message: games_pb2.Observation) -> Observation:
         "hand_sizes": sizes,
         "scores": scores,
         "deal": message.deal,
-        "history": tuple(history),
+        "history": history,
     }
     view = message.WhichOneof("view")
     if view != game.name:
@@ -790,6 +804,19 @@ def _observation(message: games_pb2.Observation) -> Observation:
         return _doubles(message.doubles, common, players)
     except ConversionError as exc:
         raise exc.under(game.name) from None
+
+
+def _history(steps: Sequence[games_pb2.Step], players: int) -> tuple[LogEntry, ...]:
+    history = []
+    for index, step in enumerate(steps):
+        try:
+            entry = _step(step)
+            if entry.seat >= players:
+                raise ConversionError("seat", str(entry.seat), f"a seat 0-{players - 1} or -1")
+        except ConversionError as exc:
+            raise exc.under(f"history[{index}]") from None
+        history.append(entry)
+    return tuple(history)
 
 
 def _passing(

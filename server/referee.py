@@ -330,12 +330,12 @@ class _Match:
                 kind, reason = FaultKind.MALFORMED, f"not an action: {reply!r}"
                 break
             try:
-                self.state.apply(reply)
+                after = self.state.apply(reply)
             except IllegalActionError as exc:
                 kind, reason = FaultKind.ILLEGAL, str(exc)
                 break
             self.banks[seat] = self.clock.charge(bank, used)
-            await self._advance(reply, _ms(used))
+            await self._advance(reply, _ms(used), after)
             return None
         self.banks[seat] = self.clock.charge(bank, used)
         if turn is None:
@@ -369,10 +369,17 @@ class _Match:
         await self._advance(substitute_action(self.state, self.seed, turn), _ms(used))
         return None
 
-    async def _advance(self, action: Action, think_ms: float | None) -> None:
-        """Apply ``action`` and tell every seat what it may see of the step."""
+    async def _advance(
+        self, action: Action, think_ms: float | None, after: GameState | None = None
+    ) -> None:
+        """Apply ``action`` and tell every seat what it may see of the step.
+
+        ``after``: the state after ``action`` when the caller has it already (validating a
+        reply computes it), so the engine does not apply the action twice.
+        """
         before = self.state
-        after = before.apply(action)
+        if after is None:
+            after = before.apply(action)
         entry = LogEntry(before.current_seat, action)
         self.state = after
         self.think_ms.append(think_ms)

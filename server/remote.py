@@ -6,6 +6,12 @@ layer) and queues it on the bot's current :class:`~.lobby.Connection`; :meth:`Re
 then waits for the reply that echoes the request's turn. Replies reach the seat through its own
 trio memory channel, so waiting is cancel-safe: the referee's deadline never loses a message.
 
+A step is not sent on its own: :meth:`RemoteSeat.event` keeps it, and the seat's next message
+about the match (a request, a hand end, a fault or the match end) carries every kept event in
+its ``events`` field, so a move costs one message each way (protocol version 2). A request's
+observation leaves out the deal's history, which the bot keeps from those events; a resumed
+seat gets a whole snapshot instead, and the events it missed are dropped.
+
 One stream serves many matches: the connection routes each reply by its match id. A reply for
 another turn (a late answer after a timeout) is dropped here. When the stream dies the seat
 raises :class:`~.seats.SeatGoneError` from the pending or next request; :meth:`reconnected`
@@ -25,10 +31,10 @@ import trio
 from domino_arena.sdk.convert import (
     ConversionError,
     action_from_proto,
+    event_to_proto,
     game_to_proto,
     hand_result_to_proto,
     observation_to_proto,
-    step_to_proto,
 )
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
 from domino_arena.v1 import referee_pb2 as pb
@@ -102,6 +108,8 @@ class RemoteSeat:
         self._inbox_tx, self._inbox = trio.open_memory_channel[_Item](math.inf)
         self._info: MatchInfo | None = None
         self._finished = False
+        self._events: list[pb.Event] = []
+        """The steps the bot has not been sent yet, oldest first."""
 
     # -- the connection's side (plain calls from the gRPC handler) ------------------------------
 
@@ -141,6 +149,7 @@ class RemoteSeat:
         )
         if snapshot is not None:
             start.snapshot.CopyFrom(observation_to_proto(snapshot))
+            self._events = []  # the snapshot's history holds them
         self._send(pb.RefereeMessage(match_start=start))
 
     async def request(self, turn: int, observation: Observation, move: float, bank: float) -> Reply:
@@ -155,8 +164,9 @@ class RemoteSeat:
                 request=pb.ActionRequest(
                     match_id=self.match_id,
                     turn=turn,
-                    observation=observation_to_proto(observation),
+                    observation=observation_to_proto(observation, history=False),
                     clock=pb.Clock(move_ms=_ms(move), bank_ms=_ms(bank)),
+                    events=self._take_events(),
                 )
             )
         )
@@ -179,16 +189,13 @@ class RemoteSeat:
             return _action(reply)
 
     async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
-        self._send(
-            pb.RefereeMessage(
-                event=pb.Event(
-                    match_id=self.match_id, step=step_to_proto(step), scores=scores, deal=deal
-                )
-            )
-        )
+        """Keep the step for the seat's next message (see the module's docstring)."""
+        self._events.append(event_to_proto(step, scores, deal))
 
     async def hand_end(self, result: HandResult, scores: tuple[int, ...]) -> None:
-        self._send(pb.RefereeMessage(hand_end=hand_result_to_proto(result, scores, self.match_id)))
+        message = pb.RefereeMessage(hand_end=hand_result_to_proto(result, scores, self.match_id))
+        message.hand_end.events.extend(self._take_events())
+        self._send(message)
 
     async def fault(self, notice: FaultNotice) -> None:
         self._send(
@@ -200,6 +207,7 @@ class RemoteSeat:
                     reason=notice.reason,
                     strikes=notice.strikes,
                     forfeited=notice.forfeited,
+                    events=self._take_events(),
                 )
             )
         )
@@ -226,7 +234,9 @@ class RemoteSeat:
             self._send(
                 pb.RefereeMessage(
                     match_end=pb.MatchEnd(
-                        match_id=self.match_id, result=result_to_proto(result, sides)
+                        match_id=self.match_id,
+                        result=result_to_proto(result, sides),
+                        events=self._take_events(),
                     )
                 )
             )
@@ -252,6 +262,11 @@ class RemoteSeat:
         if connection is None or connection.closed:
             raise SeatGoneError(f"bot '{self.name}' is not connected")
         return connection
+
+    def _take_events(self) -> list[pb.Event]:
+        """Return the kept events and forget them (they are being sent)."""
+        events, self._events = self._events, []
+        return events
 
     def _send(self, message: pb.RefereeMessage) -> None:
         """Queue ``message``; a dropped stream loses it (a resumed seat gets a snapshot)."""

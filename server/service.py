@@ -46,7 +46,7 @@ from .timecontrol import TimeControl
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 DEFAULT_MAX_STRIKES: Final = 3
 SHUTTING_DOWN: Final = "referee shutting down"
 
@@ -300,7 +300,7 @@ class BotServicer(pb_grpc.BotServiceServicer):
         reader = asyncio.create_task(self._read(connection, context))
         try:
             while True:
-                item = await connection.outbox.get()
+                item = await connection.next_write()
                 if isinstance(item, Close):
                     if item.status is not None:
                         await context.abort(item.status, item.details)
@@ -392,19 +392,11 @@ class BotServicer(pb_grpc.BotServiceServicer):
     def _on_message(self, connection: Connection, message: pb.BotMessage) -> None:
         kind = message.WhichOneof("message")
         if kind == "reply":
-            reply = message.reply
-            if not connection.route(reply):
-                connection.send(
-                    pb.RefereeMessage(
-                        error=pb.Error(
-                            code=pb.ERROR_CODE_UNKNOWN_MATCH,
-                            message=f"bot '{connection.name}' plays no match '{reply.match_id}' "
-                            "on this stream",
-                            field="reply.match_id",
-                            match_id=reply.match_id,
-                        )
-                    )
-                )
+            self._on_reply(connection, message.reply, "reply")
+            return
+        if kind == "replies":
+            for index, reply in enumerate(message.replies.replies):
+                self._on_reply(connection, reply, f"replies.replies[{index}]")
             return
         what = "a second Hello" if kind == "hello" else "an empty message"
         connection.send(
@@ -416,6 +408,20 @@ class BotServicer(pb_grpc.BotServiceServicer):
                 )
             )
         )
+
+    def _on_reply(self, connection: Connection, reply: pb.ActionReply, where: str) -> None:
+        if not connection.route(reply):
+            connection.send(
+                pb.RefereeMessage(
+                    error=pb.Error(
+                        code=pb.ERROR_CODE_UNKNOWN_MATCH,
+                        message=f"bot '{connection.name}' plays no match '{reply.match_id}' "
+                        "on this stream",
+                        field=f"{where}.match_id",
+                        match_id=reply.match_id,
+                    )
+                )
+            )
 
 
 # -- the admin API ------------------------------------------------------------------------------

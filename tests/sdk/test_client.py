@@ -92,15 +92,25 @@ class Stream:
 
     def __init__(self, context: grpc.aio.ServicerContext[pb.BotMessage, pb.RefereeMessage]) -> None:
         self.context = context
+        self.batches = 0
+        """ReplyBatch messages read so far."""
+        self._unread: list[pb.ActionReply] = []
 
     async def send(self, **message: Any) -> None:
         await self.context.write(pb.RefereeMessage(**message))
 
     async def reply(self) -> pb.ActionReply:
-        message = await within(self.context.read())
-        assert isinstance(message, pb.BotMessage), f"the stream ended: {message!r}"
-        assert message.WhichOneof("message") == "reply", message
-        return message.reply
+        """The next reply, alone or from a ReplyBatch."""
+        if not self._unread:
+            message = await within(self.context.read())
+            assert isinstance(message, pb.BotMessage), f"the stream ended: {message!r}"
+            kind = message.WhichOneof("message")
+            assert kind in ("reply", "replies"), message
+            if kind == "replies":
+                assert len(message.replies.replies) > 1, "a batch of one is a plain reply"
+                self.batches += 1
+            self._unread = [message.reply] if kind == "reply" else list(message.replies.replies)
+        return self._unread.pop(0)
 
     async def abort(self, code: grpc.StatusCode, details: str) -> None:
         await self.context.abort(code, details)
@@ -149,7 +159,7 @@ class FakeReferee(pb_grpc.BotServiceServicer):
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "no script left")
             if isinstance(script, Refuse):
                 await context.abort(script.code, script.details)
-            welcome = pb.Welcome(name=hello.name, protocol_version=1, games=hello.games)
+            welcome = pb.Welcome(name=hello.name, protocol_version=2, games=hello.games)
             await context.write(pb.RefereeMessage(welcome=welcome))
             await script(Stream(context))
         finally:
@@ -275,7 +285,7 @@ def test_hello_names_the_bot_its_games_and_the_protocol() -> None:
             await server.stop(None)
         (hello,) = fake.hellos
         assert (hello.name, hello.token, list(hello.games)) == ("alice", TOKEN, ["moon"])
-        assert hello.protocol_version == PROTOCOL_VERSION == 1
+        assert hello.protocol_version == PROTOCOL_VERSION == 2
         assert hello.client == CLIENT and CLIENT.startswith("domino-arena-sdk/")
 
     run_test(main)

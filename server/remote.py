@@ -159,17 +159,15 @@ class RemoteSeat:
             SeatGoneError: the stream is closed, now or while waiting.
         """
         connection = self._live()
-        connection.send(
-            pb.RefereeMessage(
-                request=pb.ActionRequest(
-                    match_id=self.match_id,
-                    turn=turn,
-                    observation=observation_to_proto(observation, history=False),
-                    clock=pb.Clock(move_ms=_ms(move), bank_ms=_ms(bank)),
-                    events=self._take_events(),
-                )
-            )
-        )
+        message = pb.RefereeMessage()
+        request = message.request  # filled in place: building it whole copies it twice
+        request.match_id = self.match_id
+        request.turn = turn
+        request.observation.CopyFrom(observation_to_proto(observation, history=False))
+        request.clock.move_ms = _ms(move)
+        request.clock.bank_ms = _ms(bank)
+        request.events.extend(self._take_events())
+        connection.send(message)
         while True:
             source, reply = await self._inbox.receive()
             if source is not self._connection:
@@ -190,7 +188,7 @@ class RemoteSeat:
 
     async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
         """Keep the step for the seat's next message (see the module's docstring)."""
-        self._events.append(event_to_proto(step, scores, deal))
+        self._events.append(_event(step, scores, deal))
 
     async def hand_end(self, result: HandResult, scores: tuple[int, ...]) -> None:
         message = pb.RefereeMessage(hand_end=hand_result_to_proto(result, scores, self.match_id))
@@ -275,6 +273,25 @@ class RemoteSeat:
 
     def __repr__(self) -> str:
         return f"<RemoteSeat {self.name} in {self.match_id}>"
+
+
+_last_event: list[tuple[LogEntry, tuple[int, ...], int, pb.Event]] = []
+
+
+def _event(step: LogEntry, scores: tuple[int, ...], deal: int) -> pb.Event:
+    """Return the Event of ``step``; the seats of one step that see it alike share one message.
+
+    The referee tells every seat of a step in turn, with the same objects unless the step is
+    hidden from some (``public_entry``), so the last one built is kept. Kept events are only
+    ever copied into the messages that carry them, never changed.
+    """
+    if _last_event:
+        last_step, last_scores, last_deal, event = _last_event[0]
+        if last_step is step and last_scores is scores and last_deal == deal:
+            return event
+    event = event_to_proto(step, scores, deal)
+    _last_event[:] = [(step, scores, deal, event)]
+    return event
 
 
 def _action(reply: pb.ActionReply) -> Reply:

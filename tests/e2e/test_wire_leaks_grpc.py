@@ -3,9 +3,9 @@
 The referee runs on 127.0.0.1:0 in a background thread (the ``Referee`` harness of
 tests/server/test_service.py); four raw ``grpc.aio`` clients, authenticated bots of a temporary
 SQLite database, each answer every ActionRequest with a legal action that a seeded
-``random.Random`` picks from the request's own legal actions, and keep every message they get
-(cut into parts, see below, each serialized again). Two matches of every game configuration (four of Moon,
-with a low deal limit) run through ``AdminService.RunMatch``, all at once, so each stream
+``random.Random`` picks from the request's own legal actions, and keep every message they get (cut
+into parts, see below, each serialized again). Two matches of every game configuration (four of
+Moon, with a low deal limit) run through ``AdminService.RunMatch``, all at once, so each stream
 carries many matches interleaved; the whole module takes about ten seconds.
 
 After the matches the true, omniscient positions are rebuilt by replaying each returned record with

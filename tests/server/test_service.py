@@ -610,6 +610,30 @@ def test_a_reply_for_an_unknown_match_gets_an_error(
     assert "alice" in referee.connected()
 
 
+def test_replies_in_a_batch_are_each_routed_and_a_stray_one_is_named_by_its_place(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    def batched(bot: RawBot, request: pb.ActionRequest) -> None:
+        stray = pb.ActionReply(match_id="no-such-match", turn=1)
+        reply = pb.ActionReply(
+            match_id=request.match_id,
+            turn=request.turn,
+            action=request.observation.legal_actions[0],
+        )
+        bot.send(pb.BotMessage(replies=pb.ReplyBatch(replies=[stray, reply])))
+
+    alice = referee.connect("alice", tokens["alice"], policy=batched)
+    referee.connect("bob", tokens["bob"])
+    response = referee.admin.RunMatch(passing_request("alice", "bob"), timeout=WAIT)
+    assert response.result.termination == pb.TERMINATION_NORMAL
+    assert parse_record(response.record).faults == ()
+    errors = alice.messages("error")
+    assert len(errors) == len(alice.messages("request")) > 0
+    assert {(e.error.code, e.error.field) for e in errors} == {
+        (pb.ERROR_CODE_UNKNOWN_MATCH, "replies.replies[0].match_id")
+    }
+
+
 def test_a_bot_that_reconnects_gets_its_seat_back(referee: Referee, tokens: dict[str, str]) -> None:
     dropped = threading.Event()
 

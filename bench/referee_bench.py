@@ -15,17 +15,21 @@ concurrency level N, this process keeps N ``RunMatch`` calls in flight (N "lanes
 starting its next match when the last one ended) for about S seconds, then waits for the last
 ones. Lane i plays bot pair ``i mod K/2``, so one stream serves several matches at once. A
 *move* is a step with a seat >= 0 in the returned records (the ``deal`` chance steps are not
-counted); moves/s = moves / wall time of the level.
+counted); moves/s = moves / wall time of the level. The referee speaks protocol version 2: one
+message each way per move (the events ride in the seat's next request, which leaves out the
+deal's history), and each side writes what waits for one stream as one message (a batch), which
+happens when a stream serves several matches at once.
 
 *Plain*: in the same run, a grpc.aio server subprocess and a client subprocess play the same
 conversation with nothing behind it: one bidirectional stream per "match", the server writes a
 message the size of the game's median ``ActionRequest`` (as the referee serializes it, measured
-on seeded random games), the client answers with one the size of the median ``ActionReply``,
+on seeded random games: the observation without its history and the events since the seat's
+last request), the client answers with one the size of the median ``ActionReply``,
 over and over (``google.protobuf.BytesValue`` messages with a bytes field of the right length).
 N streams over min(N, K) channels, for S seconds; round trips/s = round trips / wall time.
 A second plain run (skip it with ``--no-events-baseline``) also writes two event-sized
-messages before each request, the referee's message pattern for a 2-player move (a request,
-an event to each seat, a reply), to tell the transport's share from the referee's own.
+messages before each request: protocol version 1's pattern for a 2-player move (a request, an
+event to each seat, a reply), kept as a reference for what the protocol change saved.
 
 Each level runs ours, then plain, so both see the same machine load (other work on the
 machine shows in the ``busy`` column: 100% per core). The first table is the verdict: ours /
@@ -34,10 +38,10 @@ went: each process's CPU in % of one core and in microseconds per move (or round
 figure that least depends on the machine's load.
 
 ``--profile`` runs the referee under cProfile (the figures are then slower than normal, not the
-official ones) and prints its top functions when it stops; ``--profile-bots`` does the same for
-the bots' process. The run stops by itself: it gives
-up after ``--max-seconds`` (exit 1). It exits 1 on an error (a process that died, a match that
-did not end normally, a fault), never on a missed floor (it prints "below floor").
+official ones) and prints its top functions when it stops; ``--profile-bots`` does the same for the
+bots' process. The run stops by itself: it gives up after ``--max-seconds`` (exit 1). It exits 1 on
+an error (a process that died, a match that did not end normally, a fault), never on a missed floor
+(it prints "below floor").
 """
 
 from __future__ import annotations
@@ -159,17 +163,19 @@ class Sizes:
     """Median serialized sizes of what one move puts on the wire, from seeded random games."""
 
     request: int
-    """``RefereeMessage(request=ActionRequest(...))``, as the referee writes it."""
+    """``RefereeMessage(request=ActionRequest(...))``, as the referee writes it: the observation
+    without its history, and the events since the seat's last request."""
     reply: int
     """``BotMessage(reply=ActionReply(...))``, as the SDK writes it."""
     event: int
-    """``RefereeMessage(event=Event(...))``: the referee also sends one to each seat per step."""
+    """``RefereeMessage(event=Event(...))``, as protocol version 1 sent one to each seat per step
+    (the events baseline)."""
     moves_per_match: float
 
 
 def measure_sizes(game: Game, seeds: int = SIZE_SAMPLE_SEEDS) -> Sizes:
     """Play ``seeds`` random games locally and serialize each decision's messages."""
-    from domino_arena.sdk.convert import step_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.convert import event_to_proto  # noqa: PLC0415
     from domino_arena.sdk.rules import LogEntry  # noqa: PLC0415
     from domino_arena.sdk.rules.state import public_entry  # noqa: PLC0415
 
@@ -182,30 +188,32 @@ def measure_sizes(game: Game, seeds: int = SIZE_SAMPLE_SEEDS) -> Sizes:
         state = game.new_game(seed)
         match_id = uuid.uuid4().hex
         turn = 0
+        waiting: list[list[pb.Event]] = [[] for _ in range(game.num_players)]
         while not state.is_terminal():
-            if state.is_chance():
-                state = state.apply(state.legal_actions()[0])
-                continue
             seat = state.current_seat
-            turn += 1
-            request = pb.ActionRequest(
-                match_id=match_id,
-                turn=turn,
-                observation=observation_to_proto(state.observe(seat)),
-                clock=pb.Clock(move_ms=10_000, bank_ms=60_000),
-            )
-            action = rng.choice(state.legal_actions())
-            reply = pb.ActionReply(match_id=match_id, turn=turn, action=action_to_proto(action))
+            if state.is_chance():
+                action = state.legal_actions()[0]
+            else:
+                turn += 1
+                request = pb.ActionRequest(
+                    match_id=match_id,
+                    turn=turn,
+                    observation=observation_to_proto(state.observe(seat), history=False),
+                    clock=pb.Clock(move_ms=10_000, bank_ms=60_000),
+                    events=waiting[seat],
+                )
+                waiting[seat] = []
+                action = rng.choice(state.legal_actions())
+                reply = pb.ActionReply(match_id=match_id, turn=turn, action=action_to_proto(action))
+                requests.append(pb.RefereeMessage(request=request).ByteSize())
+                replies.append(pb.BotMessage(reply=reply).ByteSize())
             state = state.apply(action)
-            event = pb.Event(
-                match_id=match_id,
-                step=step_to_proto(public_entry(LogEntry(seat, action), seat)),
-                scores=state.scores,
-                deal=state.deal_number,
-            )
-            requests.append(pb.RefereeMessage(request=request).ByteSize())
-            replies.append(pb.BotMessage(reply=reply).ByteSize())
-            events.append(pb.RefereeMessage(event=event).ByteSize())
+            for viewer, kept in enumerate(waiting):
+                entry = public_entry(LogEntry(seat, action), viewer)
+                kept.append(event_to_proto(entry, state.scores, state.deal_number))
+            if seat >= 0:
+                alone = event_to_proto(entry, state.scores, state.deal_number, match_id)
+                events.append(pb.RefereeMessage(event=alone).ByteSize())
         moves.append(turn)
     return Sizes(
         request=round(statistics.median(requests)),

@@ -593,15 +593,28 @@ def event_to_proto(
     leaves ``match_id`` empty.
     """
     event = referee_pb2.Event(match_id=match_id, scores=scores, deal=deal)
-    event.MergeFromString(_memo(_EVENT_STEP_FIELD, entry, _event_step_field))
+    builder = _EVENT_STEP_BUILDERS.get(entry.seat)
+    if builder is None:  # no game has such a seat; the step is still what it is
+        event.step.CopyFrom(_build_step(entry))
+        return event
+    by_action = _EVENT_STEP_FIELD.setdefault(entry.seat, {})
+    event.MergeFromString(_memo(by_action, entry.action, builder))
     return event
 
 
-_EVENT_STEP_FIELD: dict[int, tuple[LogEntry, bytes]] = {}
+_EVENT_STEP_FIELD: dict[int, dict[int, tuple[Action, bytes]]] = {}
+"""Seat -> action (by identity) -> ``Event.step`` (field 2) bytes. A step's log entry is new
+each time, but its action is one of the objects the engine hands out move after move."""
 
 
-def _event_step_field(entry: LogEntry) -> bytes:
-    return _field(2, _step_message(entry))
+def _event_step_builder(seat: int) -> Callable[[Action], bytes]:
+    def build(action: Action) -> bytes:
+        return _field(2, _build_step(LogEntry(seat, action)))
+
+    return build
+
+
+_EVENT_STEP_BUILDERS: Final = {seat: _event_step_builder(seat) for seat in range(CHANCE, 4)}
 
 
 def step_from_proto(message: games_pb2.Step, where: str = "step") -> LogEntry:

@@ -480,12 +480,13 @@ class Connection:
             raise error_from_status(code, await self._call.details()) from None
 
     async def _queue_reply(self, reply: referee_pb2.ActionReply) -> None:
-        """Send ``reply``: now if nothing is being written, else with the write after this one.
+        """Send ``reply``: soon if nothing is being written, else with the write after this one.
 
         The first match to reply while the stream is idle writes, and goes on writing what the
         other matches queued meanwhile, all in one message (a ReplyBatch when there are more
-        than one), so a bot busy in many matches pays for fewer writes and an idle one waits
-        for nothing.
+        than one), so a bot busy in many matches pays for fewer writes. It first lets the
+        event loop run once, so the matches answering requests that arrived together (a
+        RefereeBatch) join its first write; an idle bot waits for nothing else.
 
         Raises:
             RefereeError: the stream is gone (the reader ends the connection).
@@ -495,6 +496,7 @@ class Connection:
             return
         self._writing = True
         try:
+            await asyncio.sleep(0)
             while self._replies:
                 replies, self._replies = self._replies, []
                 if len(replies) == 1:

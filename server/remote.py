@@ -4,7 +4,7 @@ The referee drives a :class:`RemoteSeat` exactly as it drives a local one. The s
 call into a protocol message (through :mod:`domino_arena.sdk.convert`, the one translation
 layer) and queues it on the bot's current :class:`~.lobby.Connection`; :meth:`RemoteSeat.request`
 then waits for the reply that echoes the request's turn. Replies reach the seat through its own
-trio memory channel, so waiting is cancel-safe: the referee's deadline never loses a message.
+inbox (:class:`_Inbox`), so waiting is cancel-safe: the referee's deadline never loses a message.
 
 A step is not sent on its own: :meth:`RemoteSeat.event` keeps it, and the seat's next message
 about the match (a request, a hand end, a fault or the match end) carries every kept event in
@@ -21,11 +21,11 @@ the seat to it.
 
 from __future__ import annotations
 
-import contextlib
+import collections
 import logging
-import math
 from typing import Final
 
+import outcome
 import trio
 
 from domino_arena.sdk.convert import (
@@ -105,7 +105,7 @@ class RemoteSeat:
         self.dropped = 0
         self._lobby = lobby
         self._connection: Connection | None = None
-        self._inbox_tx, self._inbox = trio.open_memory_channel[_Item](math.inf)
+        self._inbox = _Inbox()
         self._info: MatchInfo | None = None
         self._finished = False
         self._events: list[pb.Event] = []
@@ -120,9 +120,7 @@ class RemoteSeat:
         self._put((connection, None))
 
     def _put(self, item: _Item) -> None:
-        # Called from the gRPC side: an exception here would surface in the wrong loop.
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            self._inbox_tx.send_nowait(item)
+        self._inbox.put(item)
 
     # -- the Seat protocol (the referee's side) -------------------------------------------------
 
@@ -169,7 +167,7 @@ class RemoteSeat:
         request.events.extend(self._take_events())
         connection.send(message)
         while True:
-            source, reply = await self._inbox.receive()
+            source, reply = await self._inbox.get()
             if source is not self._connection:
                 continue  # from a stream this seat has left
             if reply is None:
@@ -244,7 +242,7 @@ class RemoteSeat:
         """Leave the stream: later replies for this match get ``UNKNOWN_MATCH``."""
         if self._connection is not None and self._connection.routes.get(self.match_id) is self:
             del self._connection.routes[self.match_id]
-        self._inbox_tx.close()
+        self._inbox.close()
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -273,6 +271,53 @@ class RemoteSeat:
 
     def __repr__(self) -> str:
         return f"<RemoteSeat {self.name} in {self.match_id}>"
+
+
+class _Inbox:
+    """What reaches one seat, in order: put from the gRPC side, taken by the match's task.
+
+    A trio memory channel with one sender and one receiver, without what those need for many
+    (statistics, several waiters, a WouldBlock raised and caught on every wait), since a seat
+    waits once per move. Cancel-safe: an item is handed to the waiting task at once, or kept;
+    a wait that is cancelled takes nothing. After :meth:`close`, items are dropped.
+    """
+
+    __slots__ = ("_closed", "_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[_Item] = collections.deque()
+        self._waiter: trio.lowlevel.Task | None = None
+        self._closed = False
+
+    def put(self, item: _Item) -> None:
+        """Hand ``item`` to the waiting task, or keep it; never blocks, never raises."""
+        if self._closed:
+            return
+        waiter = self._waiter
+        if waiter is None:
+            self._items.append(item)
+            return
+        self._waiter = None
+        trio.lowlevel.reschedule(waiter, outcome.Value(item))
+
+    async def get(self) -> _Item:
+        """Return the oldest item, waiting for one if there is none."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._items:
+            return self._items.popleft()
+        assert self._waiter is None, "one task waits on a seat's inbox"
+        self._waiter = trio.lowlevel.current_task()
+
+        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+            self._waiter = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        item: _Item = await trio.lowlevel.wait_task_rescheduled(abort)
+        return item
+
+    def close(self) -> None:
+        self._closed = True
+        self._items.clear()
 
 
 _last_event: list[tuple[LogEntry, tuple[int, ...], int, pb.Event]] = []

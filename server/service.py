@@ -2,9 +2,10 @@
 
 Both run in asyncio (grpc.aio); matches run in trio, in the nursery the app gives the
 :class:`Arena` (DESIGN.md decision 10). The two meet only through plain calls on one thread:
-the ``Play`` handler reads the stream and routes each reply to its seat (a trio memory channel),
-and writes what the seats queue in the connection's ``asyncio.Queue``. A gRPC read is never
-cancelled by a deadline: the referee's deadlines act on the seat's channel.
+the ``Play`` handler reads the stream and routes each reply to its seat (the seat's inbox, which
+wakes the match's trio task), and writes what the seats queue in the connection's
+``asyncio.Queue``, all that waits in one write. A gRPC read is never cancelled by a deadline:
+the referee's deadlines act on the seat's inbox.
 
 ``Play``: the first message must be a Hello with a known bot name, its token, and games the
 referee knows; otherwise the bot gets an in-band :class:`Error` and the stream ends with

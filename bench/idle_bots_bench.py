@@ -131,7 +131,7 @@ async def client_main(*, server: str, bots: int, channels: int, token: str, hold
             name=f"{PREFIX}{index:05d}",
             token=token,
             games=["passing"],
-            protocol_version=1,
+            protocol_version=2,
             client="idle_bots_bench",
         )
         await call.write(pb.BotMessage(hello=hello))

@@ -4,7 +4,7 @@ Usage::
 
     python bench/referee_bench.py [--levels 1,16,256] [--seconds S] [--bots K] [--game NAME]
                                   [--time-control TC] [--threaded-bots] [--no-events-baseline]
-                                  [--profile] [--max-seconds T]
+                                  [--profile] [--profile-bots] [--max-seconds T]
 
 *Ours*: ``domino-arena serve --port 0`` runs as a subprocess on a fresh SQLite file; K bots are
 created through :mod:`domino_arena.server.storage` and connected from ONE other process, which
@@ -15,17 +15,21 @@ concurrency level N, this process keeps N ``RunMatch`` calls in flight (N "lanes
 starting its next match when the last one ended) for about S seconds, then waits for the last
 ones. Lane i plays bot pair ``i mod K/2``, so one stream serves several matches at once. A
 *move* is a step with a seat >= 0 in the returned records (the ``deal`` chance steps are not
-counted); moves/s = moves / wall time of the level.
+counted); moves/s = moves / wall time of the level. The referee speaks protocol version 2: one
+message each way per move (the events ride in the seat's next request, which leaves out the
+deal's history), and each side writes what waits for one stream as one message (a batch), which
+happens when a stream serves several matches at once.
 
 *Plain*: in the same run, a grpc.aio server subprocess and a client subprocess play the same
 conversation with nothing behind it: one bidirectional stream per "match", the server writes a
 message the size of the game's median ``ActionRequest`` (as the referee serializes it, measured
-on seeded random games), the client answers with one the size of the median ``ActionReply``,
+on seeded random games: the observation without its history and the events since the seat's
+last request), the client answers with one the size of the median ``ActionReply``,
 over and over (``google.protobuf.BytesValue`` messages with a bytes field of the right length).
 N streams over min(N, K) channels, for S seconds; round trips/s = round trips / wall time.
 A second plain run (skip it with ``--no-events-baseline``) also writes two event-sized
-messages before each request, the referee's message pattern for a 2-player move (a request,
-an event to each seat, a reply), to tell the transport's share from the referee's own.
+messages before each request: protocol version 1's pattern for a 2-player move (a request, an
+event to each seat, a reply), kept as a reference for what the protocol change saved.
 
 Each level runs ours, then plain, so both see the same machine load (other work on the
 machine shows in the ``busy`` column: 100% per core). The first table is the verdict: ours /
@@ -34,9 +38,10 @@ went: each process's CPU in % of one core and in microseconds per move (or round
 figure that least depends on the machine's load.
 
 ``--profile`` runs the referee under cProfile (the figures are then slower than normal, not the
-official ones) and prints its top functions when it stops. The run stops by itself: it gives
-up after ``--max-seconds`` (exit 1). It exits 1 on an error (a process that died, a match that
-did not end normally, a fault), never on a missed floor (it prints "below floor").
+official ones) and prints its top functions when it stops; ``--profile-bots`` does the same for the
+bots' process. The run stops by itself: it gives up after ``--max-seconds`` (exit 1). It exits 1 on
+an error (a process that died, a match that did not end normally, a fault), never on a missed floor
+(it prints "below floor").
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import io
 import itertools
 import json
@@ -161,17 +167,19 @@ class Sizes:
     """Median serialized sizes of what one move puts on the wire, from seeded random games."""
 
     request: int
-    """``RefereeMessage(request=ActionRequest(...))``, as the referee writes it."""
+    """``RefereeMessage(request=ActionRequest(...))``, as the referee writes it: the observation
+    without its history, and the events since the seat's last request."""
     reply: int
     """``BotMessage(reply=ActionReply(...))``, as the SDK writes it."""
     event: int
-    """``RefereeMessage(event=Event(...))``: the referee also sends one to each seat per step."""
+    """``RefereeMessage(event=Event(...))``, as protocol version 1 sent one to each seat per step
+    (the events baseline)."""
     moves_per_match: float
 
 
 def measure_sizes(game: Game, seeds: int = SIZE_SAMPLE_SEEDS) -> Sizes:
     """Play ``seeds`` random games locally and serialize each decision's messages."""
-    from domino_arena.sdk.convert import step_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.convert import event_to_proto  # noqa: PLC0415
     from domino_arena.sdk.rules import LogEntry  # noqa: PLC0415
     from domino_arena.sdk.rules.state import public_entry  # noqa: PLC0415
 
@@ -184,30 +192,32 @@ def measure_sizes(game: Game, seeds: int = SIZE_SAMPLE_SEEDS) -> Sizes:
         state = game.new_game(seed)
         match_id = uuid.uuid4().hex
         turn = 0
+        waiting: list[list[pb.Event]] = [[] for _ in range(game.num_players)]
         while not state.is_terminal():
-            if state.is_chance():
-                state = state.apply(state.legal_actions()[0])
-                continue
             seat = state.current_seat
-            turn += 1
-            request = pb.ActionRequest(
-                match_id=match_id,
-                turn=turn,
-                observation=observation_to_proto(state.observe(seat)),
-                clock=pb.Clock(move_ms=10_000, bank_ms=60_000),
-            )
-            action = rng.choice(state.legal_actions())
-            reply = pb.ActionReply(match_id=match_id, turn=turn, action=action_to_proto(action))
+            if state.is_chance():
+                action = state.legal_actions()[0]
+            else:
+                turn += 1
+                request = pb.ActionRequest(
+                    match_id=match_id,
+                    turn=turn,
+                    observation=observation_to_proto(state.observe(seat), history=False),
+                    clock=pb.Clock(move_ms=10_000, bank_ms=60_000),
+                    events=waiting[seat],
+                )
+                waiting[seat] = []
+                action = rng.choice(state.legal_actions())
+                reply = pb.ActionReply(match_id=match_id, turn=turn, action=action_to_proto(action))
+                requests.append(pb.RefereeMessage(request=request).ByteSize())
+                replies.append(pb.BotMessage(reply=reply).ByteSize())
             state = state.apply(action)
-            event = pb.Event(
-                match_id=match_id,
-                step=step_to_proto(public_entry(LogEntry(seat, action), seat)),
-                scores=state.scores,
-                deal=state.deal_number,
-            )
-            requests.append(pb.RefereeMessage(request=request).ByteSize())
-            replies.append(pb.BotMessage(reply=reply).ByteSize())
-            events.append(pb.RefereeMessage(event=event).ByteSize())
+            for viewer, kept in enumerate(waiting):
+                entry = public_entry(LogEntry(seat, action), viewer)
+                kept.append(event_to_proto(entry, state.scores, state.deal_number))
+            if seat >= 0:
+                alone = event_to_proto(entry, state.scores, state.deal_number, match_id)
+                events.append(pb.RefereeMessage(event=alone).ByteSize())
         moves.append(turn)
     return Sizes(
         request=round(statistics.median(requests)),
@@ -238,7 +248,7 @@ class InlineRandomBot(RandomBot):
 
 
 async def bots_main(server: str, credentials: Path, game: str, threaded: bool) -> None:
-    """Connect every bot in ``credentials`` (name -> token) and play until killed."""
+    """Connect every bot in ``credentials`` (name -> token) and play until SIGTERM."""
     import logging  # noqa: PLC0415
 
     from domino_arena.sdk import run_async  # noqa: PLC0415
@@ -251,12 +261,22 @@ async def bots_main(server: str, credentials: Path, game: str, threaded: bool) -
     def new_bot() -> RandomBot:
         return kind(next(seeds))
 
-    await asyncio.gather(
+    players = asyncio.gather(
         *(
             run_async(new_bot, server=server, name=name, token=token, games=[game])
             for name, token in tokens.items()
         )
     )
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    stopping = asyncio.ensure_future(stop.wait())
+    waits: list[asyncio.Future[Any]] = [players, stopping]
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    if players.done():
+        players.result()  # raises what ended the bots early
+    players.cancel()
+    stopping.cancel()
+    await asyncio.gather(players, stopping, return_exceptions=True)
 
 
 # -- the plain ping-pong (roles "plain-server" and "plain-client") ------------------------------
@@ -641,6 +661,9 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
     address = f"127.0.0.1:{int(line.rsplit(':', 1)[1])}"
     bots_args = ["--role", "bots", "--server", address, "--credentials", str(credentials)]
     bots_args += ["--game", args.game] + (["--threaded-bots"] if args.threaded_bots else [])
+    bots_profile = cluster.folder / "bots.prof"
+    if args.profile_bots:
+        bots_args += ["--profile-file", str(bots_profile)]
     bots = cluster.start("bots", this_script(*bots_args))
     await wait_connected(address, names)
     plain_process = cluster.start(
@@ -662,6 +685,7 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
         f"processes: referee {address} pid {referee.pid}; bots pid {bots.pid}; "
         f"plain server pid {plain_process.pid}"
         + ("; the referee runs under cProfile: slower than normal" if args.profile else "")
+        + ("; the bots run under cProfile: slower than normal" if args.profile_bots else "")
     )
 
     pairs = [(names[i], names[i + 1]) for i in range(0, len(names) - 1, 2)]
@@ -712,10 +736,12 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
         )
     print_tables(results)
     if args.profile:
-        print_profile(profile_file, args.profile_lines)
+        print_profile(profile_file, args.profile_lines, "referee")
         if args.profile_out:
             Path(args.profile_out).write_bytes(profile_file.read_bytes())
             print(f"\nprofile written to {args.profile_out}")
+    if args.profile_bots:
+        print_profile(bots_profile, args.profile_lines, "bots")
     return results
 
 
@@ -757,13 +783,13 @@ def print_tables(results: Sequence[LevelResult]) -> None:
         )
 
 
-def print_profile(path: Path, lines: int) -> None:
-    """Print the referee's top functions by own time and by cumulative time."""
+def print_profile(path: Path, lines: int, name: str) -> None:
+    """Print a process's top functions by own time and by cumulative time."""
     for order in ("tottime", "cumulative"):
         stream = io.StringIO()
         stats = pstats.Stats(str(path), stream=stream)
         stats.strip_dirs().sort_stats(order).print_stats(lines)
-        print(f"\nreferee profile (main thread), top {lines} by {order}:")
+        print(f"\n{name} profile (main thread), top {lines} by {order}:")
         print(stream.getvalue().split("\n", 1)[1].strip("\n"))
 
 
@@ -832,6 +858,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--profile-out", metavar="FILE", help="keep the cProfile data in FILE")
     parser.add_argument(
+        "--profile-bots", action="store_true", help="run the bots under cProfile and print its top"
+    )
+    parser.add_argument(
         "--max-seconds",
         type=float,
         default=290.0,
@@ -849,13 +878,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--reply-size", type=int, help=internal)
     parser.add_argument("--event-size", type=int, help=internal)
     parser.add_argument("--events", type=int, default=0, help=internal)
+    parser.add_argument("--profile-file", type=Path, help=internal)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.role == "bots":
+        profiler = cProfile.Profile() if args.profile_file else None
+        if profiler is not None:
+            profiler.enable()
         asyncio.run(bots_main(args.server, args.credentials, args.game, args.threaded_bots))
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(args.profile_file)
         return 0
     if args.role == "plain-server":
         asyncio.run(plain_server_main(args.request_size, args.event_size))

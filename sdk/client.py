@@ -11,7 +11,11 @@ a typed exception (:class:`AuthenticationError`, :class:`ProtocolError`, or thei
   (:mod:`.convert`), calls ``choose`` and replies with an ``ActionReply`` that echoes the match
   id and the turn. A :class:`~.bot.Bot`'s ``choose`` runs in a worker thread, so the stream
   keeps serving the bot's other matches while it thinks; an :class:`~.bot.AsyncBot` is awaited;
-- ``Event``, ``HandEnd``, ``Fault`` and ``MatchEnd`` go to the matching hooks.
+- ``HandEnd``, ``Fault`` and ``MatchEnd`` go to the matching hooks;
+- the events every one of these messages carries (protocol version 2: the public steps since
+  the referee's last message about the match) go to ``on_event`` first, and the client keeps
+  the current deal's steps from them: a request's observation comes without its history, and
+  the bot gets it whole, exactly as if it had been sent.
 
 Each match has its own task and queue, so its messages reach the bot in order and never
 overlap; different matches run concurrently. When ``choose`` raises or returns something that
@@ -56,11 +60,25 @@ from .bot import (
     TimeLimits,
     set_current_clock,
 )
-from .rules import GAMES, Action, Bid, Deal, Discard, Draw, Game, Observation, Pass, Play, Trump
+from .rules import (
+    CHANCE,
+    GAMES,
+    Action,
+    Bid,
+    Deal,
+    Discard,
+    Draw,
+    Game,
+    LogEntry,
+    Observation,
+    Pass,
+    Play,
+    Trump,
+)
 
 logger = logging.getLogger(__name__)
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 """The version of ``referee.proto`` this client speaks (``Hello.protocol_version``)."""
 
 _ACTION_TYPES: Final = (Play, Draw, Pass, Bid, Discard, Trump, Deal)
@@ -323,7 +341,17 @@ _Inbox: TypeAlias = asyncio.Queue[tuple[referee_pb2.RefereeMessage, float]]
 class _Match:
     """One match on the connection: its bot, its queue of messages and the task serving it."""
 
-    __slots__ = ("ended", "game", "inbox", "latest_turn", "match_id", "player", "seat", "task")
+    __slots__ = (
+        "ended",
+        "game",
+        "history",
+        "inbox",
+        "latest_turn",
+        "match_id",
+        "player",
+        "seat",
+        "task",
+    )
 
     def __init__(self, match_id: str, player: _Player) -> None:
         self.match_id = match_id
@@ -336,6 +364,9 @@ class _Match:
         self.seat = -1
         self.game: Game | None = None
         self.task: asyncio.Task[None] | None = None
+        self.history: list[LogEntry] = []
+        """The public steps of the current deal, from the events (a request's observation
+        comes without them)."""
 
 
 class Connection:
@@ -371,7 +402,9 @@ class Connection:
         self._matches: dict[str, _Match] = {}
         self._fatal: RefereeError | None = None
         self._call: grpc.aio.StreamStreamCall[referee_pb2.BotMessage, referee_pb2.RefereeMessage]
-        self._write_lock = asyncio.Lock()
+        self._replies: list[referee_pb2.ActionReply] = []
+        """Replies waiting to be written, oldest first."""
+        self._writing = False
 
     async def serve(self) -> NoReturn:
         """Dial, authenticate and serve until the stream ends, then raise.
@@ -437,18 +470,53 @@ class Connection:
         return message
 
     async def _send(self, message: referee_pb2.BotMessage) -> None:
-        async with self._write_lock:
-            try:
-                await self._call.write(message)
-            except grpc.aio.AioRpcError as exc:
-                raise error_from_status(exc.code(), exc.details() or "") from None
-            except asyncio.InvalidStateError:
-                code = await self._call.code()
-                raise error_from_status(code, await self._call.details()) from None
+        """Write one message (the hello, then only :meth:`_queue_reply` writes)."""
+        try:
+            await self._call.write(message)
+        except grpc.aio.AioRpcError as exc:
+            raise error_from_status(exc.code(), exc.details() or "") from None
+        except asyncio.InvalidStateError:
+            code = await self._call.code()
+            raise error_from_status(code, await self._call.details()) from None
 
-    def _dispatch(self, message: referee_pb2.RefereeMessage, received: float) -> None:
+    async def _queue_reply(self, reply: referee_pb2.ActionReply) -> None:
+        """Send ``reply``: soon if nothing is being written, else with the write after this one.
+
+        The first match to reply while the stream is idle writes, and goes on writing what the
+        other matches queued meanwhile, all in one message (a ReplyBatch when there are more
+        than one), so a bot busy in many matches pays for fewer writes. It first lets the
+        event loop run once, so the matches answering requests that arrived together (a
+        RefereeBatch) join its first write; an idle bot waits for nothing else.
+
+        Raises:
+            RefereeError: the stream is gone (the reader ends the connection).
+        """
+        self._replies.append(reply)
+        if self._writing:
+            return
+        self._writing = True
+        try:
+            await asyncio.sleep(0)
+            while self._replies:
+                replies, self._replies = self._replies, []
+                if len(replies) == 1:
+                    message = referee_pb2.BotMessage(reply=replies[0])
+                else:
+                    batch = referee_pb2.ReplyBatch(replies=replies)
+                    message = referee_pb2.BotMessage(replies=batch)
+                await self._send(message)
+        finally:
+            self._writing = False
+
+    def _dispatch(
+        self, message: referee_pb2.RefereeMessage, received: float, *, batched: bool = False
+    ) -> None:
         """Route one message to its match's queue (never blocks: the reader must keep reading)."""
         kind = message.WhichOneof("message")
+        if kind == "batch" and not batched:
+            for inner in message.batch.messages:
+                self._dispatch(inner, received, batched=True)
+            return
         if kind == "error":
             error = error_from_message(message.error)
             if message.error.code == referee_pb2.ERROR_CODE_ALREADY_CONNECTED:
@@ -457,8 +525,9 @@ class Connection:
             where = f"match {error.match_id}: " if error.match_id else ""
             logger.warning("%s%s", where, error)
             return
-        if kind is None or kind == "welcome":
-            logger.warning("ignored an unexpected %s message from the referee", kind or "empty")
+        if kind is None or kind == "welcome" or kind == "batch":
+            what = "batch in a batch" if kind == "batch" else kind or "empty"
+            logger.warning("ignored an unexpected %s message from the referee", what)
             return
         body = getattr(message, kind)
         match_id: str = body.match_id
@@ -511,20 +580,24 @@ class Connection:
             kind = message.WhichOneof("message")
             try:
                 if kind == "request":
+                    await self._events(match, message.request.events, "request")
                     await self._answer(match, message.request, received)
                 elif kind == "match_start":
                     await self._start(match, message.match_start)
                 elif kind == "event":
-                    await self._event(match, message.event)
+                    await self._events(match, (message.event,), "")
                 elif kind == "hand_end":
                     hand = message.hand_end
+                    await self._events(match, hand.events, "hand_end")
                     info = HandEndInfo(
                         hand.match_id, convert.hand_result_from_proto(hand), tuple(hand.scores)
                     )
                     await self._hook(match, "on_hand_end", info)
                 elif kind == "fault":
+                    await self._events(match, message.fault.events, "fault")
                     await self._fault(match, message.fault)
                 elif kind == "match_end":
+                    await self._events(match, message.match_end.events, "match_end")
                     await self._end(match, message.match_end)
                     return
             except RefereeError as exc:  # the stream is gone; the reader ends the connection
@@ -541,6 +614,7 @@ class Connection:
         snapshot = None
         if start.HasField("snapshot"):
             snapshot = convert.observation_from_proto(start.snapshot, "match_start.snapshot")
+            match.history = list(snapshot.history)
         match.seat = start.seat
         match.game = game
         tc = start.time_control
@@ -569,14 +643,30 @@ class Connection:
         )
         await self._hook(match, "on_match_start", info)
 
-    async def _event(self, match: _Match, event: referee_pb2.Event) -> None:
+    async def _events(
+        self, match: _Match, events: Sequence[referee_pb2.Event], holder: str
+    ) -> None:
+        """Add the steps of ``events`` to the match's history and pass each to ``on_event``.
+
+        ``holder`` names the message that carried them (for errors); "" for an ``Event`` sent
+        on its own.
+        """
+        if not events:
+            return
         bot = match.player.bot
         default = AsyncBot.on_event if isinstance(bot, AsyncBot) else Bot.on_event
-        if getattr(type(bot), "on_event", default) is default:
-            return  # nobody listens: skip the conversion
-        step = convert.step_from_proto(event.step, "event.step")
-        info = MatchEvent(event.match_id, step, tuple(event.scores), event.deal)
-        await self._hook(match, "on_event", info)
+        listens = getattr(type(bot), "on_event", default) is not default
+        history = match.history
+        for index, event in enumerate(events):
+            where = f"{holder}.events[{index}].step" if holder else "event.step"
+            step = convert.step_from_proto(event.step, where)
+            if step.seat == CHANCE:
+                history.clear()  # a deal starts a new history
+            else:
+                history.append(step)
+            if listens:
+                info = MatchEvent(match.match_id, step, tuple(event.scores), event.deal)
+                await self._hook(match, "on_event", info)
 
     async def _fault(self, match: _Match, fault: referee_pb2.Fault) -> None:
         info = FaultInfo(
@@ -656,7 +746,7 @@ class Connection:
             return
         if action is not None:
             reply.action.CopyFrom(action)
-        await self._send(referee_pb2.BotMessage(reply=reply))
+        await self._queue_reply(reply)
 
     async def _choose(
         self, match: _Match, request: referee_pb2.ActionRequest, received: float
@@ -664,7 +754,9 @@ class Connection:
         """Ask the bot; None when it failed (logged), which is sent as an empty reply."""
         where = f"match {request.match_id} turn {request.turn}"
         try:
-            observation = convert.observation_from_proto(request.observation, "request.observation")
+            observation = convert.observation_from_proto(
+                request.observation, "request.observation", history=tuple(match.history)
+            )
         except convert.ConversionError as exc:
             logger.error("%s: unreadable observation from the referee: %s", where, exc)
             return None

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
+from google.protobuf.message import Message
+
 from domino_arena.v1 import games_pb2, referee_pb2
 
 from .rules import (
@@ -72,6 +74,7 @@ __all__ = [
     "ConversionError",
     "action_from_proto",
     "action_to_proto",
+    "event_to_proto",
     "game_from_proto",
     "game_to_proto",
     "hand_end_from_kind",
@@ -174,6 +177,27 @@ _HAND_END_OF: Final[dict[int, HandEnd]] = {int(code): end for end, code in _HAND
 
 K = TypeVar("K")
 M = TypeVar("M")
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _field(number: int, message: Message) -> bytes:
+    """Return the wire bytes of ``message`` as field ``number`` of the message holding it.
+
+    Filling a repeated message field from such bytes (one ``MergeFromString`` of them all,
+    joined) is several times faster than copying the messages in one by one, and encoding runs
+    on every move of the referee.
+    """
+    payload = message.SerializeToString()
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
 
 _CACHE_LIMIT: Final = 8192
 """Entries a message cache keeps before it starts over, so it never grows without bound."""
@@ -561,6 +585,38 @@ def _build_step(entry: LogEntry) -> games_pb2.Step:
     return games_pb2.Step(seat=entry.seat, action=action)
 
 
+def event_to_proto(
+    entry: LogEntry, scores: Sequence[int], deal: int, match_id: str = ""
+) -> referee_pb2.Event:
+    """Return the ``Event`` of one step (already as its seat may see it, see ``public_entry``);
+    ``scores`` and ``deal`` are those after the step. Carried inside another message, an event
+    leaves ``match_id`` empty.
+    """
+    event = referee_pb2.Event(match_id=match_id, scores=scores, deal=deal)
+    builder = _EVENT_STEP_BUILDERS.get(entry.seat)
+    if builder is None:  # no game has such a seat; the step is still what it is
+        event.step.CopyFrom(_build_step(entry))
+        return event
+    by_action = _EVENT_STEP_FIELD.setdefault(entry.seat, {})
+    event.MergeFromString(_memo(by_action, entry.action, builder))
+    return event
+
+
+_EVENT_STEP_FIELD: dict[int, dict[int, tuple[Action, bytes]]] = {}
+"""Seat -> action (by identity) -> ``Event.step`` (field 2) bytes. A step's log entry is new
+each time, but its action is one of the objects the engine hands out move after move."""
+
+
+def _event_step_builder(seat: int) -> Callable[[Action], bytes]:
+    def build(action: Action) -> bytes:
+        return _field(2, _build_step(LogEntry(seat, action)))
+
+    return build
+
+
+_EVENT_STEP_BUILDERS: Final = {seat: _event_step_builder(seat) for seat in range(CHANCE, 4)}
+
+
 def step_from_proto(message: games_pb2.Step, where: str = "step") -> LogEntry:
     """Return the step ``message`` holds; another seat's discard may lack its tile.
 
@@ -587,8 +643,13 @@ def _step(message: games_pb2.Step) -> LogEntry:
 # -- observations ---------------------------------------------------------------------------------
 
 
-def observation_to_proto(observation: Observation) -> games_pb2.Observation:
+def observation_to_proto(
+    observation: Observation, *, history: bool = True
+) -> games_pb2.Observation:
     """Return the wire form of ``observation``, legal actions and public history included.
+
+    With ``history=False`` the ``history`` field is left empty: an ActionRequest's observation,
+    whose receiver keeps the history from the events (protocol version 2).
 
     Raises:
         ConversionError: ``observation`` is not one of the four games' observation types.
@@ -601,18 +662,45 @@ def observation_to_proto(observation: Observation) -> games_pb2.Observation:
             "the observation of moon, passing, straight or doubles",
         )
     message = games_pb2.Observation(
-        game=_game_message(observation.game),
         seat=observation.seat,
         current_seat=observation.current_seat,
-        legal_actions=[_action_message(a) for a in observation.legal_actions],
-        hand=[_TILE_MSG[t.index] for t in observation.hand],
         hand_sizes=observation.hand_sizes,
         scores=observation.scores,
         deal=observation.deal,
-        history=[_step_message(e) for e in observation.history],
     )
+    parts = [_cached(_GAME_FIELD, observation.game, _game_field)]
+    parts += [_memo(_LEGAL_FIELD, action, _legal_field) for action in observation.legal_actions]
+    parts += [_HAND_FIELD[tile.index] for tile in observation.hand]
+    if history:
+        parts += [_memo(_HISTORY_FIELD, entry, _history_field) for entry in observation.history]
+    message.MergeFromString(b"".join(parts))
     writer(observation, message)
     return message
+
+
+_GAME_FIELD: dict[Game, bytes] = {}
+_LEGAL_FIELD: dict[int, tuple[Action, bytes]] = {}
+_HISTORY_FIELD: dict[int, tuple[LogEntry, bytes]] = {}
+_HAND_FIELD: Final = tuple(_field(5, tile) for tile in _TILE_MSG)
+"""``Observation.hand`` (field 5) entries, by tile index."""
+_PLACED_FIELD: Final = tuple(_field(3, tile) for tile in _TILE_MSG)
+"""``DoublesView.placed`` (field 3) entries, by tile index."""
+_LINE_FIELD: Final = {pair: _field(3, laid) for pair, laid in _LAID_MSG.items()}
+"""``PassingView.line`` and ``StraightView.line`` (field 3) entries."""
+_ARM_FIELD: Final = {pair: _field(1, laid) for pair, laid in _LAID_MSG.items()}
+"""``StraightArm.tiles`` (field 1) entries."""
+
+
+def _game_field(game: Game) -> bytes:
+    return _field(1, _game_message(game))
+
+
+def _legal_field(action: Action) -> bytes:
+    return _field(4, _action_message(action))
+
+
+def _history_field(entry: LogEntry) -> bytes:
+    return _field(9, _step_message(entry))
 
 
 def _write_passing(observation: Observation, message: games_pb2.Observation) -> None:
@@ -621,7 +709,7 @@ def _write_passing(observation: Observation, message: games_pb2.Observation) -> 
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
     view.starter = observation.starter
-    view.line.extend([_LAID_MSG[pair] for pair in observation.line])
+    view.MergeFromString(b"".join([_LINE_FIELD[pair] for pair in observation.line]))
     if observation.ends is not None:
         view.has_ends = True
         view.west, view.east = observation.ends
@@ -635,8 +723,7 @@ def _write_straight(observation: Observation, message: games_pb2.Observation) ->
     view.boneyard_size = observation.boneyard_size
     view.starter = observation.starter
     layout = observation.layout
-    laid = _LAID_MSG
-    view.line.extend([laid[pair] for pair in layout.line])
+    view.MergeFromString(b"".join([_LINE_FIELD[pair] for pair in layout.line]))
     if layout.spinner is not None:
         view.has_spinner = True
         view.spinner = layout.spinner
@@ -648,7 +735,7 @@ def _write_straight(observation: Observation, message: games_pb2.Observation) ->
         (south, view.south),
     ):
         if arm:
-            out.tiles.extend([laid[pair] for pair in arm])
+            out.MergeFromString(b"".join([_ARM_FIELD[pair] for pair in arm]))
 
 
 def _write_doubles(observation: Observation, message: games_pb2.Observation) -> None:
@@ -657,7 +744,7 @@ def _write_doubles(observation: Observation, message: games_pb2.Observation) -> 
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
     view.starter = observation.starter
-    view.placed.extend([_TILE_MSG[t.index] for t in observation.placed])
+    view.MergeFromString(b"".join([_PLACED_FIELD[t.index] for t in observation.placed]))
     view.ends.extend(observation.ends)
     view.unlocked.extend(sorted(observation.unlocked))
     if observation.drawn is not None:
@@ -713,24 +800,30 @@ _VIEW_WRITERS: Final[dict[type, Callable[[Observation, games_pb2.Observation], N
 
 
 def observation_from_proto(
-    message: games_pb2.Observation, where: str = "observation"
+    message: games_pb2.Observation,
+    where: str = "observation",
+    *,
+    history: tuple[LogEntry, ...] | None = None,
 ) -> Observation:
     """Return the rules library's observation that ``message`` carries (equal to the original).
 
     Args:
         where: the field path of ``message``, used in error messages.
+        history: the history of the current deal as the receiver kept it from the events,
+            for an ActionRequest's observation (whose ``history`` field is empty); None: the
+            message's own ``history`` field.
 
     Raises:
         ConversionError: a field is missing, out of range or of an unknown value, or the view
             does not belong to the game; the text names the field.
     """
     try:
-        return _observation(message)
+        return _observation(message, history)
     except ConversionError as exc:
         raise exc.under(where) from None
 
 
-def _observation(message: games_pb2.Observation) -> Observation:
+def _observation(message: games_pb2.Observation, kept: tuple[LogEntry, ...] | None) -> Observation:
     if not message.HasField("game"):
         raise ConversionError("game", "missing", "the game and its options")
     try:
@@ -750,15 +843,7 @@ def _observation(message: games_pb2.Observation) -> Observation:
             legal.append(_action(action, hidden=False))
         except ConversionError as exc:
             raise exc.under(f"legal_actions[{index}]") from None
-    history = []
-    for index, step in enumerate(message.history):
-        try:
-            entry = _step(step)
-            if entry.seat >= players:
-                raise ConversionError("seat", str(entry.seat), f"a seat 0-{players - 1} or -1")
-        except ConversionError as exc:
-            raise exc.under(f"history[{index}]") from None
-        history.append(entry)
+    history = _history(message.history, players) if kept is None else kept
     sizes = tuple(message.hand_sizes)
     if len(sizes) != players:
         raise ConversionError("hand_sizes", f"{len(sizes)} values", f"one per seat, {players}")
@@ -774,7 +859,7 @@ def _observation(message: games_pb2.Observation) -> Observation:
         "hand_sizes": sizes,
         "scores": scores,
         "deal": message.deal,
-        "history": tuple(history),
+        "history": history,
     }
     view = message.WhichOneof("view")
     if view != game.name:
@@ -790,6 +875,19 @@ def _observation(message: games_pb2.Observation) -> Observation:
         return _doubles(message.doubles, common, players)
     except ConversionError as exc:
         raise exc.under(game.name) from None
+
+
+def _history(steps: Sequence[games_pb2.Step], players: int) -> tuple[LogEntry, ...]:
+    history = []
+    for index, step in enumerate(steps):
+        try:
+            entry = _step(step)
+            if entry.seat >= players:
+                raise ConversionError("seat", str(entry.seat), f"a seat 0-{players - 1} or -1")
+        except ConversionError as exc:
+            raise exc.under(f"history[{index}]") from None
+        history.append(entry)
+    return tuple(history)
 
 
 def _passing(

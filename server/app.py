@@ -20,6 +20,7 @@ Shutdown, on SIGINT/SIGTERM or when the caller sets ``stop``, follows the resear
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,11 @@ DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 50051
 DEFAULT_RECONNECT_GRACE: Final = 10.0
 DEFAULT_SHUTDOWN_GRACE: Final = 2.0
+GC_THRESHOLDS: Final = (10_000, 10, 10)
+"""The collector's thresholds while serving (CPython's default: 700, 10, 10). A match makes
+objects in bursts (a move's state, its record at the end) that would start a collection every
+few moves; collecting less often took about 6% of the referee's CPU off at 256 matches
+(bench/referee_bench.py)."""
 
 SERVER_OPTIONS: Final[list[tuple[str, Any]]] = [
     # Refuse a port another process holds instead of silently sharing it (grpc's default).
@@ -193,7 +199,13 @@ class App:
 
 
 def run(config: Config, storage: Storage, on_ready: Callable[[int], None]) -> None:
-    """Serve in a new asyncio loop until SIGINT or SIGTERM (main thread only)."""
+    """Serve in a new asyncio loop until SIGINT or SIGTERM (main thread only).
+
+    The process is the referee's alone: what it loaded to start lives as long as it does, so
+    the garbage collector stops scanning it (``gc.freeze``), and collects less often.
+    """
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -1,7 +1,8 @@
 """Who is connected: one :class:`Connection` per authenticated bot, by name.
 
 A :class:`Connection` is the bridge of one ``Play`` stream (DESIGN.md decision 10): the gRPC
-handler (asyncio) drains its ``outbox`` onto the wire, and hands every reply to the seat of its
+handler (asyncio) drains its ``outbox`` onto the wire (everything waiting as one write, a
+``RefereeBatch``, see :meth:`Connection.next_write`), and hands every reply to the seat of its
 match through :meth:`Connection.route`; the seats (:mod:`.remote`, run by trio matches) put
 their messages in the outbox with :meth:`Connection.send`. Both loops share one thread, so these
 are plain calls, and none of them blocks or awaits.
@@ -61,6 +62,9 @@ class Connection:
         self.routes: dict[str, Route] = {}
         """The match id -> the seat this stream plays in it."""
         self.closed = False
+        self._written = 0
+        self._held: Close | None = None
+        """A Close found while batching, for the call after the batch."""
 
     def send(self, message: pb.RefereeMessage) -> bool:
         """Queue ``message`` for the bot; False (and nothing sent) once the stream is closed."""
@@ -68,6 +72,30 @@ class Connection:
             return False
         self.outbox.put_nowait(message)
         return True
+
+    async def next_write(self) -> pb.RefereeMessage | Close:
+        """Wait for the next thing to write: a message, or the Close that ends the stream.
+
+        Everything waiting in the outbox goes out as one message, a ``RefereeBatch`` when there
+        is more than one, so a busy stream pays for one gRPC write instead of one per message;
+        the first message (the Welcome) always goes alone. Nothing is held back waiting for
+        company. A Close found while batching is returned by the next call, after the batch.
+        """
+        held, self._held = self._held, None
+        item = held if held is not None else await self.outbox.get()
+        self._written += 1
+        if isinstance(item, Close) or self._written == 1 or self.outbox.empty():
+            return item
+        batch = pb.RefereeBatch(messages=[item])
+        while not self.outbox.empty():
+            waiting = self.outbox.get_nowait()
+            if isinstance(waiting, Close):
+                self._held = waiting
+                break
+            batch.messages.append(waiting)
+        if len(batch.messages) == 1:
+            return item
+        return pb.RefereeMessage(batch=batch)
 
     def route(self, reply: pb.ActionReply) -> bool:
         """Hand ``reply`` to the seat of its match; False if this stream plays no such match."""

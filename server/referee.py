@@ -9,7 +9,10 @@ and the fault policy says what it costs.
 Time is kept from send to receive with ``trio.current_time()``, so tests drive it with
 ``trio.testing.MockClock`` and never sleep. A decision's time accumulates over the requests
 it takes (a seat that drops and comes back does not get a fresh move time); the wait for a
-reconnection is never charged.
+reconnection is never charged. The deadline of a request is that of one cancel scope per
+stretch of play, moved before each request and lifted after it, rather than a new scope per
+request (entering and leaving one costs about as much as the rest of a move's bookkeeping); a
+deadline that passes ends the stretch, the timeout is charged, and the next stretch begins.
 
 Faults (DESIGN.md decision 9):
 
@@ -30,10 +33,11 @@ the match was aborted, on a best-effort basis bounded by :data:`NOTICE_TIMEOUT`.
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import trio
 
@@ -107,6 +111,21 @@ class Fault:
             self.strikes,
             self.forfeited,
         )
+
+
+class _Waiting(NamedTuple):
+    """The request a seat is answering, for the timeout if its deadline passes."""
+
+    seat: int
+    turn: int
+    sent: float
+    used: float
+    """Seconds of this decision used before this request."""
+    bank: float
+    """The seat's bank when the decision began."""
+    move_left: float
+    bank_left: float
+    limit: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +259,9 @@ class _Match:
         self.missed: list[list[FaultNotice]] = [[] for _ in seats]
         """Fault notices a seat was away for; it gets them when it is back."""
         self.turn = 0
+        self.timer = trio.CancelScope()
+        """The scope of the current stretch of play; its deadline is the pending request's."""
+        self.waiting: _Waiting | None = None
 
     # -- the match ----------------------------------------------------------------------------
 
@@ -247,6 +269,30 @@ class _Match:
         for seat, player in enumerate(self.seats):
             await self._tell(seat, player.start(self._info(seat), None))
         self.absent = {seat for seat in self.absent if self.gone[seat]}
+        while True:
+            with trio.CancelScope() as self.timer:
+                result = await self._play()
+            if not self.timer.cancelled_caught:
+                return result
+            forfeit = await self._timed_out()
+            if forfeit is not None:
+                return self._forfeit_result(forfeit)
+
+    async def _timed_out(self) -> Fault | None:
+        """Charge the timeout of the request whose deadline ended the last stretch of play."""
+        waiting = self.waiting
+        assert waiting is not None
+        self.waiting = None
+        used = waiting.used + trio.current_time() - waiting.sent
+        self.banks[waiting.seat] = self.clock.charge(waiting.bank, used)
+        reason = (
+            f"no reply within {waiting.limit:g} s (move {waiting.move_left:g} s + bank "
+            f"{waiting.bank_left:g} s + grace {self.clock.grace:g} s)"
+        )
+        return await self._fault(waiting.seat, waiting.turn, FaultKind.TIMEOUT, reason, used)
+
+    async def _play(self) -> MatchResult:
+        """Play until the end, a forfeit, or a deadline that passes (it cancels ``timer``)."""
         while not self.state.is_terminal():
             if self.state.is_chance():
                 if self.max_deals is not None and self.state.deal_number >= self.max_deals:
@@ -316,23 +362,20 @@ class _Match:
             limit = move_left + bank_left + self.clock.grace
             sent = trio.current_time()
             reply: object = None
-            with trio.move_on_after(limit) as deadline:
-                try:
-                    reply = await player.request(turn, observation, move_left, bank_left)
-                except SeatGoneError:
-                    self.gone[seat] = True
+            self.waiting = _Waiting(seat, turn, sent, used, bank, move_left, bank_left, limit)
+            timer = self.timer
+            timer.deadline = sent + limit
+            try:
+                reply = await player.request(turn, observation, move_left, bank_left)
+            except SeatGoneError:
+                self.gone[seat] = True
+            timer.deadline = math.inf
+            if timer.cancel_called:  # the deadline passed as the reply came: it is late
+                await trio.lowlevel.checkpoint()  # raises Cancelled, caught by ``run``
+            self.waiting = None
             used += trio.current_time() - sent
             if self.gone[seat]:
                 continue
-            if deadline.cancelled_caught:
-                kind, reason = (
-                    FaultKind.TIMEOUT,
-                    (
-                        f"no reply within {limit:g} s (move {move_left:g} s + bank {bank_left:g} s "
-                        f"+ grace {self.clock.grace:g} s)"
-                    ),
-                )
-                break
             if isinstance(reply, Malformed):
                 kind, reason = FaultKind.MALFORMED, reply.reason
                 break
@@ -340,12 +383,12 @@ class _Match:
                 kind, reason = FaultKind.MALFORMED, f"not an action: {reply!r}"
                 break
             try:
-                self.state.apply(reply)
+                after = self.state.apply(reply)
             except IllegalActionError as exc:
                 kind, reason = FaultKind.ILLEGAL, str(exc)
                 break
             self.banks[seat] = self.clock.charge(bank, used)
-            await self._advance(reply, _ms(used))
+            await self._advance(reply, _ms(used), after)
             return None
         self.banks[seat] = self.clock.charge(bank, used)
         if turn is None:
@@ -379,10 +422,17 @@ class _Match:
         await self._advance(substitute_action(self.state, self.seed, turn), _ms(used))
         return None
 
-    async def _advance(self, action: Action, think_ms: float | None) -> None:
-        """Apply ``action`` and tell every seat what it may see of the step."""
+    async def _advance(
+        self, action: Action, think_ms: float | None, after: GameState | None = None
+    ) -> None:
+        """Apply ``action`` and tell every seat what it may see of the step.
+
+        ``after``: the state after ``action`` when the caller has it already (validating a
+        reply computes it), so the engine does not apply the action twice.
+        """
         before = self.state
-        after = before.apply(action)
+        if after is None:
+            after = before.apply(action)
         entry = LogEntry(before.current_seat, action)
         self.state = after
         self.think_ms.append(think_ms)

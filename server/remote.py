@@ -4,7 +4,13 @@ The referee drives a :class:`RemoteSeat` exactly as it drives a local one. The s
 call into a protocol message (through :mod:`domino_arena.sdk.convert`, the one translation
 layer) and queues it on the bot's current :class:`~.lobby.Connection`; :meth:`RemoteSeat.request`
 then waits for the reply that echoes the request's turn. Replies reach the seat through its own
-trio memory channel, so waiting is cancel-safe: the referee's deadline never loses a message.
+inbox (:class:`_Inbox`), so waiting is cancel-safe: the referee's deadline never loses a message.
+
+A step is not sent on its own: :meth:`RemoteSeat.event` keeps it, and the seat's next message
+about the match (a request, a hand end, a fault or the match end) carries every kept event in
+its ``events`` field, so a move costs one message each way (protocol version 2). A request's
+observation leaves out the deal's history, which the bot keeps from those events; a resumed
+seat gets a whole snapshot instead, and the events it missed are dropped.
 
 One stream serves many matches: the connection routes each reply by its match id. A reply for
 another turn (a late answer after a timeout) is dropped here. When the stream dies the seat
@@ -15,20 +21,20 @@ the seat to it.
 
 from __future__ import annotations
 
-import contextlib
+import collections
 import logging
-import math
 from typing import Final
 
+import outcome
 import trio
 
 from domino_arena.sdk.convert import (
     ConversionError,
     action_from_proto,
+    event_to_proto,
     game_to_proto,
     hand_result_to_proto,
     observation_to_proto,
-    step_to_proto,
 )
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
 from domino_arena.v1 import referee_pb2 as pb
@@ -99,9 +105,11 @@ class RemoteSeat:
         self.dropped = 0
         self._lobby = lobby
         self._connection: Connection | None = None
-        self._inbox_tx, self._inbox = trio.open_memory_channel[_Item](math.inf)
+        self._inbox = _Inbox()
         self._info: MatchInfo | None = None
         self._finished = False
+        self._events: list[pb.Event] = []
+        """The steps the bot has not been sent yet, oldest first."""
 
     # -- the connection's side (plain calls from the gRPC handler) ------------------------------
 
@@ -112,9 +120,7 @@ class RemoteSeat:
         self._put((connection, None))
 
     def _put(self, item: _Item) -> None:
-        # Called from the gRPC side: an exception here would surface in the wrong loop.
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            self._inbox_tx.send_nowait(item)
+        self._inbox.put(item)
 
     # -- the Seat protocol (the referee's side) -------------------------------------------------
 
@@ -141,6 +147,7 @@ class RemoteSeat:
         )
         if snapshot is not None:
             start.snapshot.CopyFrom(observation_to_proto(snapshot))
+            self._events = []  # the snapshot's history holds them
         self._send(pb.RefereeMessage(match_start=start))
 
     async def request(self, turn: int, observation: Observation, move: float, bank: float) -> Reply:
@@ -150,18 +157,17 @@ class RemoteSeat:
             SeatGoneError: the stream is closed, now or while waiting.
         """
         connection = self._live()
-        connection.send(
-            pb.RefereeMessage(
-                request=pb.ActionRequest(
-                    match_id=self.match_id,
-                    turn=turn,
-                    observation=observation_to_proto(observation),
-                    clock=pb.Clock(move_ms=_ms(move), bank_ms=_ms(bank)),
-                )
-            )
-        )
+        message = pb.RefereeMessage()
+        request = message.request  # filled in place: building it whole copies it twice
+        request.match_id = self.match_id
+        request.turn = turn
+        request.observation.CopyFrom(observation_to_proto(observation, history=False))
+        request.clock.move_ms = _ms(move)
+        request.clock.bank_ms = _ms(bank)
+        request.events.extend(self._take_events())
+        connection.send(message)
         while True:
-            source, reply = await self._inbox.receive()
+            source, reply = await self._inbox.get()
             if source is not self._connection:
                 continue  # from a stream this seat has left
             if reply is None:
@@ -179,16 +185,13 @@ class RemoteSeat:
             return _action(reply)
 
     async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
-        self._send(
-            pb.RefereeMessage(
-                event=pb.Event(
-                    match_id=self.match_id, step=step_to_proto(step), scores=scores, deal=deal
-                )
-            )
-        )
+        """Keep the step for the seat's next message (see the module's docstring)."""
+        self._events.append(_event(step, scores, deal))
 
     async def hand_end(self, result: HandResult, scores: tuple[int, ...]) -> None:
-        self._send(pb.RefereeMessage(hand_end=hand_result_to_proto(result, scores, self.match_id)))
+        message = pb.RefereeMessage(hand_end=hand_result_to_proto(result, scores, self.match_id))
+        message.hand_end.events.extend(self._take_events())
+        self._send(message)
 
     async def fault(self, notice: FaultNotice) -> None:
         self._send(
@@ -200,6 +203,7 @@ class RemoteSeat:
                     reason=notice.reason,
                     strikes=notice.strikes,
                     forfeited=notice.forfeited,
+                    events=self._take_events(),
                 )
             )
         )
@@ -226,7 +230,9 @@ class RemoteSeat:
             self._send(
                 pb.RefereeMessage(
                     match_end=pb.MatchEnd(
-                        match_id=self.match_id, result=result_to_proto(result, sides)
+                        match_id=self.match_id,
+                        result=result_to_proto(result, sides),
+                        events=self._take_events(),
                     )
                 )
             )
@@ -236,7 +242,7 @@ class RemoteSeat:
         """Leave the stream: later replies for this match get ``UNKNOWN_MATCH``."""
         if self._connection is not None and self._connection.routes.get(self.match_id) is self:
             del self._connection.routes[self.match_id]
-        self._inbox_tx.close()
+        self._inbox.close()
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -253,6 +259,11 @@ class RemoteSeat:
             raise SeatGoneError(f"bot '{self.name}' is not connected")
         return connection
 
+    def _take_events(self) -> list[pb.Event]:
+        """Return the kept events and forget them (they are being sent)."""
+        events, self._events = self._events, []
+        return events
+
     def _send(self, message: pb.RefereeMessage) -> None:
         """Queue ``message``; a dropped stream loses it (a resumed seat gets a snapshot)."""
         if self._connection is not None:
@@ -260,6 +271,72 @@ class RemoteSeat:
 
     def __repr__(self) -> str:
         return f"<RemoteSeat {self.name} in {self.match_id}>"
+
+
+class _Inbox:
+    """What reaches one seat, in order: put from the gRPC side, taken by the match's task.
+
+    A trio memory channel with one sender and one receiver, without what those need for many
+    (statistics, several waiters, a WouldBlock raised and caught on every wait), since a seat
+    waits once per move. Cancel-safe: an item is handed to the waiting task at once, or kept;
+    a wait that is cancelled takes nothing. After :meth:`close`, items are dropped.
+    """
+
+    __slots__ = ("_closed", "_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[_Item] = collections.deque()
+        self._waiter: trio.lowlevel.Task | None = None
+        self._closed = False
+
+    def put(self, item: _Item) -> None:
+        """Hand ``item`` to the waiting task, or keep it; never blocks, never raises."""
+        if self._closed:
+            return
+        waiter = self._waiter
+        if waiter is None:
+            self._items.append(item)
+            return
+        self._waiter = None
+        trio.lowlevel.reschedule(waiter, outcome.Value(item))
+
+    async def get(self) -> _Item:
+        """Return the oldest item, waiting for one if there is none."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._items:
+            return self._items.popleft()
+        assert self._waiter is None, "one task waits on a seat's inbox"
+        self._waiter = trio.lowlevel.current_task()
+
+        def abort(_: trio.lowlevel.RaiseCancelT) -> trio.lowlevel.Abort:
+            self._waiter = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        item: _Item = await trio.lowlevel.wait_task_rescheduled(abort)
+        return item
+
+    def close(self) -> None:
+        self._closed = True
+        self._items.clear()
+
+
+_last_event: list[tuple[LogEntry, tuple[int, ...], int, pb.Event]] = []
+
+
+def _event(step: LogEntry, scores: tuple[int, ...], deal: int) -> pb.Event:
+    """Return the Event of ``step``; the seats of one step that see it alike share one message.
+
+    The referee tells every seat of a step in turn, with the same objects unless the step is
+    hidden from some (``public_entry``), so the last one built is kept. Kept events are only
+    ever copied into the messages that carry them, never changed.
+    """
+    if _last_event:
+        last_step, last_scores, last_deal, event = _last_event[0]
+        if last_step is step and last_scores is scores and last_deal == deal:
+            return event
+    event = event_to_proto(step, scores, deal)
+    _last_event[:] = [(step, scores, deal, event)]
+    return event
 
 
 def _action(reply: pb.ActionReply) -> Reply:

@@ -1,9 +1,10 @@
 """The bots' ``Play`` stream: authenticate, then bridge the stream to the bot's seats.
 
 It runs in asyncio (grpc.aio); matches run in trio (:mod:`.arena`). The two meet only through
-plain calls on one thread: the handler reads the stream and routes each reply to its seat (a
-trio memory channel), and writes what the seats queue in the connection's ``asyncio.Queue``. A
-gRPC read is never cancelled by a deadline: the referee's deadlines act on the seat's channel.
+plain calls on one thread: the handler reads the stream and routes each reply to its seat (the
+seat's inbox, which wakes the match's trio task), and writes what the seats queue in the
+connection's ``asyncio.Queue``, all that waits in one write. A gRPC read is never cancelled by a
+deadline: the referee's deadlines act on the seat's inbox.
 
 The first message must be a Hello with a known bot name, its token, and games the referee
 knows; otherwise the bot gets an in-band :class:`Error` and the stream ends with
@@ -28,7 +29,7 @@ from .arena import LOG, SHUTTING_DOWN, Arena
 from .lobby import Close, Connection
 from .storage import BotCheck
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 
 _Context = grpc.aio.ServicerContext[pb.BotMessage, pb.RefereeMessage]
 
@@ -111,7 +112,7 @@ class BotServicer(pb_grpc.BotServiceServicer):
         reader = asyncio.create_task(self._read(connection, context))
         try:
             while True:
-                item = await connection.outbox.get()
+                item = await connection.next_write()
                 if isinstance(item, Close):
                     if item.status is not None:
                         await context.abort(item.status, item.details)
@@ -204,19 +205,11 @@ class BotServicer(pb_grpc.BotServiceServicer):
     def _on_message(self, connection: Connection, message: pb.BotMessage) -> None:
         kind = message.WhichOneof("message")
         if kind == "reply":
-            reply = message.reply
-            if not connection.route(reply):
-                connection.send(
-                    pb.RefereeMessage(
-                        error=pb.Error(
-                            code=pb.ERROR_CODE_UNKNOWN_MATCH,
-                            message=f"bot '{connection.name}' plays no match '{reply.match_id}' "
-                            "on this stream",
-                            field="reply.match_id",
-                            match_id=reply.match_id,
-                        )
-                    )
-                )
+            self._on_reply(connection, message.reply, "reply")
+            return
+        if kind == "replies":
+            for index, reply in enumerate(message.replies.replies):
+                self._on_reply(connection, reply, f"replies.replies[{index}]")
             return
         what = "a second Hello" if kind == "hello" else "an empty message"
         connection.send(
@@ -228,3 +221,17 @@ class BotServicer(pb_grpc.BotServiceServicer):
                 )
             )
         )
+
+    def _on_reply(self, connection: Connection, reply: pb.ActionReply, where: str) -> None:
+        if not connection.route(reply):
+            connection.send(
+                pb.RefereeMessage(
+                    error=pb.Error(
+                        code=pb.ERROR_CODE_UNKNOWN_MATCH,
+                        message=f"bot '{connection.name}' plays no match '{reply.match_id}' "
+                        "on this stream",
+                        field=f"{where}.match_id",
+                        match_id=reply.match_id,
+                    )
+                )
+            )

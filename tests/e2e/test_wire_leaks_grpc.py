@@ -3,20 +3,23 @@
 The referee runs on 127.0.0.1:0 in a background thread (the ``Referee`` harness of
 tests/server/test_service.py); four raw ``grpc.aio`` clients, authenticated bots of a temporary
 SQLite database, each answer every ActionRequest with a legal action that a seeded
-``random.Random`` picks from the request's own legal actions, and keep every message they get
-as the bytes that came off the wire. Two matches of every game configuration (four of Moon,
-with a low deal limit) run through ``AdminService.RunMatch``, all at once, so each stream
+``random.Random`` picks from the request's own legal actions, and keep every message they get (cut
+into parts, see below, each serialized again). Two matches of every game configuration (four of
+Moon, with a low deal limit) run through ``AdminService.RunMatch``, all at once, so each stream
 carries many matches interleaved; the whole module takes about ten seconds.
 
-After the matches the true, omniscient positions are rebuilt by replaying each returned record
-with the engine, and every message is placed among them: a request by its turn, an event by
-its position in the stream of events, a hand end by its deal, the match start before the first
-step. The message is decoded with ``RefereeMessage.FromString`` and every ``Tile`` and
-``LaidTile`` in it (found through the protobuf descriptors, so a new field is covered without
-touching this file) must be in the seat's own hand at that moment, public (laid or played to a
-trick), or, for the Moon bidder only, its own widow or discard. The rules for what a seat may
-see are those of tests/sdk/test_wire_leaks.py, which checks the same on messages built in
-process; this file checks what the running referee actually sends.
+After the matches the true, omniscient positions are rebuilt by replaying each returned record with
+the engine, and every message is placed among them: a request by its turn, an event by its position
+in the stream of events, a hand end by its deal, the match start before the first step. Since
+protocol version 2 events travel inside the seat's next message and several messages may share one
+write (a RefereeBatch), so each wire message is first cut into parts: the messages of a batch, and
+in each the events it carries (one part each, placed after their step) followed by the message
+without them; the parts hold exactly the wire message's tiles. Each part is decoded with
+``RefereeMessage.FromString`` and every ``Tile`` and ``LaidTile`` in it (found through the protobuf
+descriptors, so a new field is covered without touching this file) must be in the seat's own hand at
+that moment, public (laid or played to a trick), or, for the Moon bidder only, its own widow or
+discard. The rules for what a seat may see are those of tests/sdk/test_wire_leaks.py, which checks
+the same on messages built in process; this file checks what the running referee actually sends.
 
 Each message is also checked against what the referee owed the seat at the position it was
 placed at (the observation, the public step, the hand's score), so the placement the leak check
@@ -41,6 +44,7 @@ from domino_arena.sdk.convert import (
     game_to_proto,
     hand_result_to_proto,
     observation_from_proto,
+    step_from_proto,
     step_to_proto,
 )
 from domino_arena.sdk.records import MatchRecord, parse_record, replay
@@ -64,7 +68,7 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
 from tests.sdk.test_wire_leaks import leaks, tiles_in
-from tests.server.test_service import ADMIN_METADATA, Referee
+from tests.server.test_service import ADMIN_METADATA, CARRIERS, Referee, unbatched
 
 WAIT: Final = 60.0
 """Seconds any single wait may take before the test fails (never reached when it passes)."""
@@ -112,6 +116,21 @@ def raw_bytes(data: bytes) -> bytes:
     return data
 
 
+def parts(message: pb.RefereeMessage) -> list[pb.RefereeMessage]:
+    """The parts of one (unbatched) message: each event it carries as an Event message of its
+    own, in order, then the message without them. Together they hold exactly its tiles."""
+    kind = message.WhichOneof("message")
+    if kind not in CARRIERS or not getattr(message, kind).events:
+        return [message]
+    rest = pb.RefereeMessage()
+    rest.CopyFrom(message)
+    getattr(rest, kind).ClearField("events")
+    split = [pb.RefereeMessage(event=event) for event in getattr(message, kind).events]
+    split.append(rest)
+    assert Counter(tiles_in(message)) == Counter(t for part in split for t in tiles_in(part))
+    return split
+
+
 def match_of(message: pb.RefereeMessage) -> str:
     """The match id a message belongs to ('' for the welcome)."""
     kind = message.WhichOneof("message")
@@ -126,6 +145,7 @@ class SeatLog:
 
     seat: int = -1
     received: list[bytes] = field(default_factory=list)
+    """The parts of the messages received (see the module's docstring), serialized."""
     replies: dict[int, games_pb2.Action] = field(default_factory=dict)
     """The action sent for each turn."""
 
@@ -150,6 +170,8 @@ class WireBot:
         self.matches: dict[str, SeatLog] = {}
         self.stray: list[pb.RefereeMessage] = []
         """Messages of no match after the welcome (there should be none)."""
+        self.wire_kinds: Counter[str] = Counter()
+        """What each message that came off the wire was (``batch`` for a RefereeBatch)."""
         self._rngs: dict[str, random.Random] = {}
         self._ended: set[str] = set()
         self._changed = asyncio.Condition()
@@ -159,7 +181,7 @@ class WireBot:
             name=self.name,
             token=self.token,
             games=sorted({g.name for g in GAMES}),
-            protocol_version=1,
+            protocol_version=2,
             client="wire-leak-test",
         )
         await self.call.write(pb.BotMessage(hello=hello))
@@ -175,28 +197,34 @@ class WireBot:
             data = await self.call.read()
             if not isinstance(data, bytes):
                 return  # the end of the stream
-            message = pb.RefereeMessage.FromString(data)
-            match_id = match_of(message)
-            if not match_id:
-                self.stray.append(message)
-                continue
-            log = self.matches.setdefault(match_id, SeatLog())
-            log.received.append(data)
-            kind = message.WhichOneof("message")
-            if kind == "match_start":
-                start = message.match_start
-                log.seat = start.seat
-                self._rngs[match_id] = random.Random(f"{self.name}/{start.seat}/{start.game}")
-            elif kind == "request":
-                request = message.request
-                action = self._rngs[match_id].choice(list(request.observation.legal_actions))
-                log.replies[request.turn] = action
-                reply = pb.ActionReply(match_id=match_id, turn=request.turn, action=action)
-                await self.call.write(pb.BotMessage(reply=reply))
-            elif kind == "match_end":
-                async with self._changed:
-                    self._ended.add(match_id)
-                    self._changed.notify_all()
+            wire = pb.RefereeMessage.FromString(data)
+            self.wire_kinds[str(wire.WhichOneof("message"))] += 1
+            for message in unbatched(wire):
+                await self.take(message)
+
+    async def take(self, message: pb.RefereeMessage) -> None:
+        """Record one message of a match and answer it if it is a request."""
+        match_id = match_of(message)
+        if not match_id:
+            self.stray.append(message)
+            return
+        log = self.matches.setdefault(match_id, SeatLog())
+        log.received.extend(part.SerializeToString() for part in parts(message))
+        kind = message.WhichOneof("message")
+        if kind == "match_start":
+            start = message.match_start
+            log.seat = start.seat
+            self._rngs[match_id] = random.Random(f"{self.name}/{start.seat}/{start.game}")
+        elif kind == "request":
+            request = message.request
+            action = self._rngs[match_id].choice(list(request.observation.legal_actions))
+            log.replies[request.turn] = action
+            reply = pb.ActionReply(match_id=match_id, turn=request.turn, action=action)
+            await self.call.write(pb.BotMessage(reply=reply))
+        elif kind == "match_end":
+            async with self._changed:
+                self._ended.add(match_id)
+                self._changed.notify_all()
 
     async def wait_ended(self, match_ids: set[str]) -> None:
         async with self._changed:
@@ -282,6 +310,8 @@ async def play_all(
             await asyncio.gather(*readers, return_exceptions=True)
     for bot in bots:
         assert bot.stray == [], f"{bot.name} got messages of no match: {bot.stray}"
+        assert bot.wire_kinds["event"] == 0, "an event is carried, never sent on its own"
+        assert bot.wire_kinds["request"] > 0, bot.wire_kinds
     return [
         Played(
             game,
@@ -388,6 +418,7 @@ def check_agreement(played: Played, line: Timeline) -> Counter[str]:
         assert (names.count("match_start"), names.count("match_end")) == (1, 1), names
         positions: list[int] = []
         events = 0
+        history: list[LogEntry] = []  # the deal's steps as the seat keeps them from the events
         for message in messages:
             at = position(message, events, line)
             positions.append(at)
@@ -399,12 +430,19 @@ def check_agreement(played: Played, line: Timeline) -> Counter[str]:
                 request = message.request
                 entry = line.entries[at]
                 assert entry.seat == seat, f"turn {request.turn} asked seat {seat} for {entry}"
-                assert observation_from_proto(request.observation) == state.observe(seat)
+                assert not request.observation.history, "the events carry the history"
+                observation = observation_from_proto(request.observation, history=tuple(history))
+                assert observation == state.observe(seat)
                 assert action_from_proto(log.replies[request.turn]) == entry.action
             elif message.HasField("event"):
                 event = message.event
                 assert event.step == step_to_proto(public_entry(line.entries[events], seat))
                 assert (event.deal, tuple(event.scores)) == (state.deal_number, state.scores)
+                step = step_from_proto(event.step)
+                if step.seat == CHANCE:
+                    history.clear()
+                else:
+                    history.append(step)
                 events += 1
             elif message.HasField("hand_end"):
                 (hand,) = [h for h in state.hand_results if h.deal == message.hand_end.deal]

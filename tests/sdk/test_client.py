@@ -48,6 +48,7 @@ from domino_arena.sdk import (
 from domino_arena.sdk.client import CLIENT, PROTOCOL_VERSION, Connection, Players
 from domino_arena.sdk.convert import (
     action_from_proto,
+    event_to_proto,
     game_to_proto,
     hand_result_to_proto,
     observation_to_proto,
@@ -92,15 +93,25 @@ class Stream:
 
     def __init__(self, context: grpc.aio.ServicerContext[pb.BotMessage, pb.RefereeMessage]) -> None:
         self.context = context
+        self.batches = 0
+        """ReplyBatch messages read so far."""
+        self._unread: list[pb.ActionReply] = []
 
     async def send(self, **message: Any) -> None:
         await self.context.write(pb.RefereeMessage(**message))
 
     async def reply(self) -> pb.ActionReply:
-        message = await within(self.context.read())
-        assert isinstance(message, pb.BotMessage), f"the stream ended: {message!r}"
-        assert message.WhichOneof("message") == "reply", message
-        return message.reply
+        """The next reply, alone or from a ReplyBatch."""
+        if not self._unread:
+            message = await within(self.context.read())
+            assert isinstance(message, pb.BotMessage), f"the stream ended: {message!r}"
+            kind = message.WhichOneof("message")
+            assert kind in ("reply", "replies"), message
+            if kind == "replies":
+                assert len(message.replies.replies) > 1, "a batch of one is a plain reply"
+                self.batches += 1
+            self._unread = [message.reply] if kind == "reply" else list(message.replies.replies)
+        return self._unread.pop(0)
 
     async def abort(self, code: grpc.StatusCode, details: str) -> None:
         await self.context.abort(code, details)
@@ -149,7 +160,7 @@ class FakeReferee(pb_grpc.BotServiceServicer):
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "no script left")
             if isinstance(script, Refuse):
                 await context.abort(script.code, script.details)
-            welcome = pb.Welcome(name=hello.name, protocol_version=1, games=hello.games)
+            welcome = pb.Welcome(name=hello.name, protocol_version=2, games=hello.games)
             await context.write(pb.RefereeMessage(welcome=welcome))
             await script(Stream(context))
         finally:
@@ -275,7 +286,7 @@ def test_hello_names_the_bot_its_games_and_the_protocol() -> None:
             await server.stop(None)
         (hello,) = fake.hellos
         assert (hello.name, hello.token, list(hello.games)) == ("alice", TOKEN, ["moon"])
-        assert hello.protocol_version == PROTOCOL_VERSION == 1
+        assert hello.protocol_version == PROTOCOL_VERSION == 2
         assert hello.client == CLIENT and CLIENT.startswith("domino-arena-sdk/")
 
     run_test(main)
@@ -437,6 +448,141 @@ def test_two_concurrent_matches_replies_echo_match_and_turn_and_hooks_get_sdk_ty
     assert fault_info == FaultInfo("m2", 4, "timeout", "2.1 s", 0, False)
     (aborted,) = second.hooks("end")
     assert (aborted.termination, aborted.winner, aborted.outcome) == ("aborted", None, None)
+
+
+class Watcher(Bot):
+    """Plays the first legal action; keeps every observation and every event it is given."""
+
+    def __init__(self) -> None:
+        self.observations: list[Observation] = []
+        self.events: list[MatchEvent] = []
+        self.ended = asyncio.Event()
+
+    def choose(self, observation: Observation) -> Action:
+        self.observations.append(observation)
+        return observation.legal_actions[0]
+
+    def on_event(self, event: MatchEvent) -> None:
+        self.events.append(event)
+
+    def on_match_end(self, result: MatchEndInfo) -> None:
+        self.ended.set()
+
+
+def test_a_bot_gets_whole_observations_built_from_the_events_the_messages_carry() -> None:
+    """Protocol 2: requests come without history; the client keeps it from the carried events.
+
+    The script plays a whole 2-player Passing game as the referee would talk to seat 0: each
+    step's event (seat 0's own too) waits for seat 0's next message, which may be a request, a
+    hand end or the match end; some messages share a RefereeBatch; one request is sent twice
+    with the older turn first (the stale one is skipped, its events are not lost).
+    """
+    bot = Watcher()
+    owed: list[Observation] = []
+    steps: list[LogEntry] = []
+
+    async def script(stream: Stream) -> None:
+        state = PASSING.new_game(7, first_seat=0)
+        rng = random.Random(7)
+        events: list[pb.Event] = []
+        await stream.send(match_start=start_message("m", PASSING, 0))
+        turn = 0
+        while not state.is_terminal():
+            seat = state.current_seat
+            if state.is_chance():
+                action: Action = state.legal_actions()[0]
+            elif seat == 0:
+                turn += 1
+                owed.append(state.observe(0))
+                request = pb.RefereeMessage()
+                request.request.match_id = "m"
+                request.request.turn = turn
+                request.request.observation.CopyFrom(
+                    observation_to_proto(state.observe(0), history=False)
+                )
+                request.request.events.extend(events)
+                events = []
+                if turn % 5 == 0:  # a stale copy first: skipped, but its events count
+                    stale = pb.RefereeMessage()
+                    stale.CopyFrom(request)
+                    stale.request.turn = turn - 1
+                    request.request.ClearField("events")
+                    await stream.send(batch=pb.RefereeBatch(messages=[stale, request]))
+                else:
+                    await stream.send(request=request.request)
+                reply = await stream.reply()
+                assert reply.turn == turn
+                action = action_from_proto(reply.action)
+            else:
+                action = rng.choice(state.legal_actions())
+            after = state.apply(action)
+            steps.append(LogEntry(seat, action))
+            events.append(event_to_proto(LogEntry(seat, action), after.scores, after.deal_number))
+            for hand in after.hand_results[len(state.hand_results) :]:
+                hand_end = hand_result_to_proto(hand, after.scores, "m")
+                hand_end.events.extend(events)
+                events = []
+                await stream.send(hand_end=hand_end)
+            state = after
+        end = pb.MatchEnd(match_id="m", events=events)
+        end.result.termination = pb.TERMINATION_NORMAL
+        await stream.send(match_end=end)
+        await within(bot.ended.wait())
+
+    async def main() -> None:
+        fake = FakeReferee(script)
+        server, address = await serve(fake)
+        task = asyncio.create_task(run_async(bot, server=address, name="alice", token=TOKEN))
+        try:
+            await within(fake.ended.wait())
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await server.stop(None)
+
+    run_test(main)
+    assert len(owed) > 20 and any(o.deal > 1 for o in owed), "several deals were played"
+    assert bot.observations == owed
+    assert [event.step for event in bot.events] == steps
+    assert all(event.match_id == "m" for event in bot.events)
+
+
+def test_replies_waiting_while_one_is_written_go_out_together_as_one_batch() -> None:
+    """The first reply is written at once; the two made during that write share the next."""
+    written: list[pb.BotMessage] = []
+    first_write = asyncio.Event()
+    release = asyncio.Event()
+    bot = Watcher()
+    views = [to_move(PASSING, seed) for seed in (1, 2, 3)]
+
+    async def send(message: pb.BotMessage) -> None:
+        written.append(message)
+        first_write.set()
+        await release.wait()
+
+    async def main() -> None:
+        connection = Connection(Players(bot), server="unused:1", name="alice", token=TOKEN)
+        connection._send = send  # type: ignore[method-assign]  # no stream: see what is written
+        for n, view in enumerate(views):
+            start = start_message(f"m{n}", PASSING, view.seat)
+            connection._dispatch(pb.RefereeMessage(match_start=start), 0.0)
+        connection._dispatch(pb.RefereeMessage(request=request_message("m0", 1, views[0])), 0.0)
+        await within(first_write.wait())
+        for n in (1, 2):
+            request = request_message(f"m{n}", 1, views[n])
+            connection._dispatch(pb.RefereeMessage(request=request), 0.0)
+        while len(connection._replies) < 2:  # both made while the first is being written
+            await asyncio.sleep(0)
+        release.set()
+        while len(written) < 2:
+            await asyncio.sleep(0)
+        await connection._stop_matches()
+
+    run_test(main)
+    first, second = written
+    assert first.WhichOneof("message") == "reply" and first.reply.match_id == "m0"
+    assert second.WhichOneof("message") == "replies"
+    assert [r.match_id for r in second.replies.replies] == ["m1", "m2"]
 
 
 def test_a_shared_bot_object_serves_every_match_one_call_at_a_time() -> None:

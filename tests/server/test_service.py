@@ -24,9 +24,9 @@ import pytest
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
-from domino_arena.sdk.convert import game_to_proto
+from domino_arena.sdk.convert import game_to_proto, step_from_proto
 from domino_arena.sdk.records import parse_record, read_record, replay
-from domino_arena.sdk.rules import make_game
+from domino_arena.sdk.rules import LogEntry, make_game
 from domino_arena.server.app import App, Config
 from domino_arena.server.cli import main
 from domino_arena.server.storage import BotCheck, Storage, StorageError
@@ -57,6 +57,30 @@ Policy = Callable[["RawBot", pb.ActionRequest], None]
 """What a raw bot does with a request (usually: send one reply)."""
 
 
+CARRIERS: Final = ("request", "hand_end", "fault", "match_end")
+"""The messages whose ``events`` field carries the steps since the last one (protocol 2)."""
+
+
+def unbatched(message: pb.RefereeMessage) -> list[pb.RefereeMessage]:
+    """The messages ``message`` delivers: those of a RefereeBatch (never nested), or itself."""
+    if message.WhichOneof("message") != "batch":
+        return [message]
+    inner = list(message.batch.messages)
+    assert len(inner) > 1, f"a batch of {len(inner)}"
+    assert all(m.WhichOneof("message") not in ("batch", "welcome") for m in inner), inner
+    return inner
+
+
+def carried_events(message: pb.RefereeMessage) -> list[pb.Event]:
+    """The events ``message`` delivers, in order: its ``events``, or itself if an Event."""
+    kind = message.WhichOneof("message")
+    if kind == "event":
+        return [message.event]
+    if kind in CARRIERS:
+        return list(getattr(message, kind).events)
+    return []
+
+
 def first_legal(bot: RawBot, request: pb.ActionRequest) -> None:
     """Answer with the first legal action, echoing the match and the turn."""
     bot.reply(request, request.observation.legal_actions[0])
@@ -81,10 +105,11 @@ class RawBot:
 
     def _read(self) -> None:
         try:
-            for message in self.call:
-                if message.WhichOneof("message") == "request" and self.policy is not None:
-                    self.policy(self, message.request)
-                self._add(message)
+            for received in self.call:
+                for message in unbatched(received):
+                    if message.WhichOneof("message") == "request" and self.policy is not None:
+                        self.policy(self, message.request)
+                    self._add(message)
             end = Ended(self.call.code(), self.call.details() or "")
         except grpc.RpcError as exc:
             end = Ended(exc.code(), exc.details() or "")
@@ -100,7 +125,7 @@ class RawBot:
 
     def hello(self, name: str, token: str, games: tuple[str, ...] = ALL_GAMES) -> None:
         self.send(
-            pb.BotMessage(hello=pb.Hello(name=name, token=token, games=games, protocol_version=1))
+            pb.BotMessage(hello=pb.Hello(name=name, token=token, games=games, protocol_version=2))
         )
 
     def reply(self, request: pb.ActionRequest, action: games_pb2.Action, turn: int = -1) -> None:
@@ -147,6 +172,16 @@ class RawBot:
                 m
                 for m in self.received
                 if isinstance(m, pb.RefereeMessage) and m.WhichOneof("message") == kind
+            ]
+
+    def events(self) -> list[pb.Event]:
+        """Every event received so far, in order, from the messages that carry them."""
+        with self._changed:
+            return [
+                event
+                for m in self.received
+                if isinstance(m, pb.RefereeMessage)
+                for event in carried_events(m)
             ]
 
     def ended(self) -> bool:
@@ -393,12 +428,12 @@ def test_an_unknown_name_is_refused(referee: Referee) -> None:
             "hello.protocol_version",
         ),
         (
-            pb.BotMessage(hello=pb.Hello(token="t", games=["moon"], protocol_version=1)),
+            pb.BotMessage(hello=pb.Hello(token="t", games=["moon"], protocol_version=2)),
             pb.ERROR_CODE_BAD_HELLO,
             "hello.name",
         ),
         (
-            pb.BotMessage(hello=pb.Hello(name="alice", games=["moon"], protocol_version=1)),
+            pb.BotMessage(hello=pb.Hello(name="alice", games=["moon"], protocol_version=2)),
             pb.ERROR_CODE_BAD_HELLO,
             "hello.token",
         ),
@@ -443,7 +478,7 @@ def test_welcome_and_list_connected(referee: Referee, tokens: dict[str, str]) ->
     alice = referee.connect("alice", tokens["alice"], games=("passing", "moon", "passing"))
     referee.connect("bob", tokens["bob"])
     welcome = alice.messages("welcome")[0].welcome
-    assert (welcome.name, welcome.protocol_version) == ("alice", 1)
+    assert (welcome.name, welcome.protocol_version) == ("alice", 2)
     assert list(welcome.games) == ["moon", "passing"]
     assert referee.connected() == {"alice": (("moon", "passing"), 0), "bob": (ALL_GAMES, 0)}
 
@@ -497,7 +532,10 @@ def test_run_match_plays_stores_and_returns_the_record(
         assert not start.resumed
         end = bot.wait_kind("match_end").match_end
         assert end.result == result
-        assert bot.messages("event")
+        assert bot.messages("event") == [], "events travel inside the other messages"
+        steps = [step_from_proto(event.step) for event in bot.events()]
+        assert steps == [LogEntry(step.seat, step.action) for step in record.steps]
+        assert all(not r.request.observation.history for r in bot.messages("request"))
     assert referee.connected() == {"alice": (ALL_GAMES, 0), "bob": (ALL_GAMES, 0)}
 
 
@@ -612,6 +650,30 @@ def test_a_reply_for_an_unknown_match_gets_an_error(
     )
     assert not alice.ended()
     assert "alice" in referee.connected()
+
+
+def test_replies_in_a_batch_are_each_routed_and_a_stray_one_is_named_by_its_place(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    def batched(bot: RawBot, request: pb.ActionRequest) -> None:
+        stray = pb.ActionReply(match_id="no-such-match", turn=1)
+        reply = pb.ActionReply(
+            match_id=request.match_id,
+            turn=request.turn,
+            action=request.observation.legal_actions[0],
+        )
+        bot.send(pb.BotMessage(replies=pb.ReplyBatch(replies=[stray, reply])))
+
+    alice = referee.connect("alice", tokens["alice"], policy=batched)
+    referee.connect("bob", tokens["bob"])
+    response = referee.admin.RunMatch(passing_request("alice", "bob"), timeout=WAIT)
+    assert response.result.termination == pb.TERMINATION_NORMAL
+    assert parse_record(response.record).faults == ()
+    errors = alice.messages("error")
+    assert len(errors) == len(alice.messages("request")) > 0
+    assert {(e.error.code, e.error.field) for e in errors} == {
+        (pb.ERROR_CODE_UNKNOWN_MATCH, "replies.replies[0].match_id")
+    }
 
 
 def test_a_bot_that_reconnects_gets_its_seat_back(referee: Referee, tokens: dict[str, str]) -> None:

@@ -9,6 +9,19 @@ From then on one stream serves every match the bot is seated in; every message c
 match id. For each decision the referee sends an ActionRequest with the seat's observation,
 its legal actions, a turn number and the clock; the bot answers with an ActionReply echoing
 the turn. A reply for an old turn is dropped. Errors travel in-band as Error and Fault.
+
+One message each way per move (protocol version 2). The public steps of a match (Event) are
+not sent on their own: the referee keeps each seat's events, the seat's own steps included,
+and delivers them in the `events` field of the next message it sends that seat about the
+match (ActionRequest, HandEnd, Fault or MatchEnd), in order, before that message's own
+content. An observation in an ActionRequest leaves `history` empty: the history of the
+current deal is the steps of the events since the last deal step (seat -1, which starts a
+new deal with an empty history), and the bot keeps it. A MatchStart's snapshot (a resumed
+seat) is whole, history included, and the events after it continue from there.
+
+Batches: each side may put several messages in one when more than one is waiting to be
+written (a RefereeBatch, a ReplyBatch); a batch is read as its messages, in order. They are
+never nested, and the referee's first message (Welcome or Error) is never in one.
 """
 
 from collections import abc as _abc
@@ -179,7 +192,7 @@ class Hello(_message.Message):
     name: _builtins.str
     token: _builtins.str
     protocol_version: _builtins.int
-    """1"""
+    """2"""
     client: _builtins.str
     """free text, e.g. "domino-arena-sdk/0.1.0" """
     @_builtins.property
@@ -231,26 +244,52 @@ class ActionReply(_message.Message):
 Global___ActionReply: _TypeAlias = ActionReply  # noqa: Y015
 
 @_typing.final
+class ReplyBatch(_message.Message):
+    """Replies the bot had waiting when it wrote, in the order it made them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REPLIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def replies(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionReply]: ...
+    def __init__(
+        self,
+        *,
+        replies: _abc.Iterable[Global___ActionReply] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replies", b"replies"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReplyBatch: _TypeAlias = ReplyBatch  # noqa: Y015
+
+@_typing.final
 class BotMessage(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     HELLO_FIELD_NUMBER: _builtins.int
     REPLY_FIELD_NUMBER: _builtins.int
+    REPLIES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def hello(self) -> Global___Hello: ...
     @_builtins.property
     def reply(self) -> Global___ActionReply: ...
+    @_builtins.property
+    def replies(self) -> Global___ReplyBatch: ...
     def __init__(
         self,
         *,
         hello: Global___Hello | None = ...,
         reply: Global___ActionReply | None = ...,
+        replies: Global___ReplyBatch | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["hello", b"hello", "message", b"message", "reply", b"reply"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hello", b"hello", "message", b"message", "replies", b"replies", "reply", b"reply"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hello", b"hello", "message", b"message", "reply", b"reply"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hello", b"hello", "message", b"message", "replies", b"replies", "reply", b"reply"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["hello", "reply"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["hello", "reply", "replies"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
@@ -432,14 +471,19 @@ class ActionRequest(_message.Message):
     TURN_FIELD_NUMBER: _builtins.int
     OBSERVATION_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     turn: _builtins.int
     @_builtins.property
     def observation(self) -> _games_pb2.Observation:
-        """with the legal actions"""
+        """With the legal actions; `history` is left empty: the bot builds it from the events."""
 
     @_builtins.property
     def clock(self) -> Global___Clock: ...
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """the steps since the last message to this seat, oldest first"""
+
     def __init__(
         self,
         *,
@@ -447,10 +491,11 @@ class ActionRequest(_message.Message):
         turn: _builtins.int = ...,
         observation: _games_pb2.Observation | None = ...,
         clock: Global___Clock | None = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "match_id", b"match_id", "observation", b"observation", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "events", b"events", "match_id", b"match_id", "observation", b"observation", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -458,7 +503,10 @@ Global___ActionRequest: _TypeAlias = ActionRequest  # noqa: Y015
 
 @_typing.final
 class Event(_message.Message):
-    """The public part of one step, sent to every seat after it is applied."""
+    """The public part of one step as one seat may see it, for every seat (the one that took it
+    too), after it is applied. It travels in the `events` of the seat's next message about the
+    match, with `match_id` left empty there (the carrying message names the match).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -468,10 +516,13 @@ class Event(_message.Message):
     DEAL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     deal: _builtins.int
+    """after the step"""
     @_builtins.property
     def step(self) -> _games_pb2.Step: ...
     @_builtins.property
-    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """per side, after the step"""
+
     def __init__(
         self,
         *,
@@ -498,6 +549,7 @@ class HandEnd(_message.Message):
     POINTS_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     deal: _builtins.int
     end: Global___HandEndKind.ValueType
@@ -510,6 +562,10 @@ class HandEnd(_message.Message):
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """per side, after it"""
 
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """the steps since the last message to this seat (the hand's last)"""
+
     def __init__(
         self,
         *,
@@ -519,10 +575,11 @@ class HandEnd(_message.Message):
         points: _abc.Iterable[_builtins.int] | None = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         detail: _builtins.str = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "detail", b"detail", "end", b"end", "match_id", b"match_id", "points", b"points", "scores", b"scores"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "detail", b"detail", "end", b"end", "events", b"events", "match_id", b"match_id", "points", b"points", "scores", b"scores"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -575,18 +632,24 @@ class MatchEnd(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     @_builtins.property
     def result(self) -> Global___MatchResult: ...
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """the steps since the last message to this seat"""
+
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         result: Global___MatchResult | None = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "match_id", b"match_id", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -604,6 +667,7 @@ class Fault(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     STRIKES_FIELD_NUMBER: _builtins.int
     FORFEITED_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     turn: _builtins.int
     kind: Global___FaultKind.ValueType
@@ -611,6 +675,10 @@ class Fault(_message.Message):
     strikes: _builtins.int
     """strikes so far in this match"""
     forfeited: _builtins.bool
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """the steps since the last message to this seat"""
+
     def __init__(
         self,
         *,
@@ -620,14 +688,37 @@ class Fault(_message.Message):
         reason: _builtins.str = ...,
         strikes: _builtins.int = ...,
         forfeited: _builtins.bool = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["forfeited", b"forfeited", "kind", b"kind", "match_id", b"match_id", "reason", b"reason", "strikes", b"strikes", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "forfeited", b"forfeited", "kind", b"kind", "match_id", b"match_id", "reason", b"reason", "strikes", b"strikes", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Fault: _TypeAlias = Fault  # noqa: Y015
+
+@_typing.final
+class RefereeBatch(_message.Message):
+    """Messages the referee had waiting for this stream when it wrote, in order; never a batch."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___RefereeMessage]: ...
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___RefereeMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefereeBatch: _TypeAlias = RefereeBatch  # noqa: Y015
 
 @_typing.final
 class RefereeMessage(_message.Message):
@@ -641,6 +732,7 @@ class RefereeMessage(_message.Message):
     HAND_END_FIELD_NUMBER: _builtins.int
     MATCH_END_FIELD_NUMBER: _builtins.int
     FAULT_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def welcome(self) -> Global___Welcome: ...
     @_builtins.property
@@ -650,13 +742,17 @@ class RefereeMessage(_message.Message):
     @_builtins.property
     def request(self) -> Global___ActionRequest: ...
     @_builtins.property
-    def event(self) -> Global___Event: ...
+    def event(self) -> Global___Event:
+        """not sent since protocol version 2: events travel inside the others"""
+
     @_builtins.property
     def hand_end(self) -> Global___HandEnd: ...
     @_builtins.property
     def match_end(self) -> Global___MatchEnd: ...
     @_builtins.property
     def fault(self) -> Global___Fault: ...
+    @_builtins.property
+    def batch(self) -> Global___RefereeBatch: ...
     def __init__(
         self,
         *,
@@ -668,12 +764,13 @@ class RefereeMessage(_message.Message):
         hand_end: Global___HandEnd | None = ...,
         match_end: Global___MatchEnd | None = ...,
         fault: Global___Fault | None = ...,
+        batch: Global___RefereeBatch | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "event", b"event", "fault", b"fault", "hand_end", b"hand_end", "match_end", b"match_end", "match_start", b"match_start", "message", b"message", "request", b"request", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "error", b"error", "event", b"event", "fault", b"fault", "hand_end", b"hand_end", "match_end", b"match_end", "match_start", b"match_start", "message", b"message", "request", b"request", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "event", b"event", "fault", b"fault", "hand_end", b"hand_end", "match_end", b"match_end", "match_start", b"match_start", "message", b"message", "request", b"request", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "error", b"error", "event", b"event", "fault", b"fault", "hand_end", b"hand_end", "match_end", b"match_end", "match_start", b"match_start", "message", b"message", "request", b"request", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["welcome", "error", "match_start", "request", "event", "hand_end", "match_end", "fault"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["welcome", "error", "match_start", "request", "event", "hand_end", "match_end", "fault", "batch"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 

@@ -9,6 +9,19 @@ From then on one stream serves every match the bot is seated in; every message c
 match id. For each decision the referee sends an ActionRequest with the seat's observation,
 its legal actions, a turn number and the clock; the bot answers with an ActionReply echoing
 the turn. A reply for an old turn is dropped. Errors travel in-band as Error and Fault.
+
+One message each way per move (protocol version 2). The public steps of a match (Event) are
+not sent on their own: the referee keeps each seat's events, the seat's own steps included,
+and delivers them in the `events` field of the next message it sends that seat about the
+match (ActionRequest, HandEnd, Fault or MatchEnd), in order, before that message's own
+content. An observation in an ActionRequest leaves `history` empty: the history of the
+current deal is the steps of the events since the last deal step (seat -1, which starts a
+new deal with an empty history), and the bot keeps it. A MatchStart's snapshot (a resumed
+seat) is whole, history included, and the events after it continue from there.
+
+Batches: each side may put several messages in one when more than one is waiting to be
+written (a RefereeBatch, a ReplyBatch); a batch is read as its messages, in order. They are
+never nested, and the referee's first message (Welcome or Error) is never in one.
 """
 
 from collections import abc as _abc

@@ -1,0 +1,53 @@
+"""What a connection's writer takes from its outbox: the Welcome alone, then batches.
+
+:meth:`~domino_arena.server.lobby.Connection.next_write` is what the ``Play`` handler writes;
+these tests drive it without gRPC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from domino_arena.server.lobby import Close, Connection
+from domino_arena.v1 import referee_pb2 as pb
+
+
+def error(text: str) -> pb.RefereeMessage:
+    return pb.RefereeMessage(error=pb.Error(message=text))
+
+
+def test_the_welcome_goes_alone_then_everything_waiting_goes_as_one_batch() -> None:
+    async def main() -> list[pb.RefereeMessage | Close]:
+        connection = Connection("alice", ["moon"])
+        welcome = pb.RefereeMessage(welcome=pb.Welcome(name="alice"))
+        for message in (welcome, error("a"), error("b")):
+            connection.send(message)
+        first, second = await connection.next_write(), await connection.next_write()
+        connection.send(error("c"))
+        third = await connection.next_write()
+        return [first, second, third]
+
+    first, second, third = asyncio.run(main())
+    assert isinstance(first, pb.RefereeMessage) and first.WhichOneof("message") == "welcome"
+    assert isinstance(second, pb.RefereeMessage) and second.WhichOneof("message") == "batch"
+    assert [m.error.message for m in second.batch.messages] == ["a", "b"]
+    assert third == error("c"), "one message waiting is written as it is, not as a batch"
+
+
+def test_a_close_found_while_batching_comes_after_the_batch_and_ends_the_writes() -> None:
+    async def main() -> list[pb.RefereeMessage | Close]:
+        connection = Connection("alice", ["moon"])
+        connection.send(pb.RefereeMessage(welcome=pb.Welcome(name="alice")))
+        await connection.next_write()
+        connection.send(error("a"))
+        connection.send(error("b"))
+        connection.close(grpc.StatusCode.ABORTED, "taken over", pb.Error(message="c"))
+        assert not connection.send(error("after the close"))
+        return [await connection.next_write(), await connection.next_write()]
+
+    batch, close = asyncio.run(main())
+    assert isinstance(batch, pb.RefereeMessage)
+    assert [m.error.message for m in batch.batch.messages] == ["a", "b", "c"]
+    assert close == Close(grpc.StatusCode.ABORTED, "taken over")

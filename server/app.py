@@ -183,7 +183,20 @@ class App:
             self.arena.shutting_down = True
             self.arena.lobby.closing = True
             top.cancel()
-            result = await asyncio.shield(trio_done)
+            try:
+                result = await asyncio.wait_for(
+                    asyncio.shield(trio_done), self.config.shutdown_grace
+                )
+            except TimeoutError:
+                abandoned = self.arena.abandon_saves()
+                if abandoned:
+                    LOG.warning(
+                        "shutting down: %d finished matches not stored (the database is "
+                        "unreachable); tournament games among them are played again at the "
+                        "next start",
+                        abandoned,
+                    )
+                result = await asyncio.shield(trio_done)
             LOG.debug("the matches ended")
             self.arena.lobby.close_all(
                 grpc.StatusCode.UNAVAILABLE,

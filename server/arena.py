@@ -67,9 +67,22 @@ class Arena:
     ladders: dict[str, LadderRunner] = field(default_factory=dict)
     """The game name -> its continuous ladder, while it runs."""
     writer: Writer = field(init=False)
+    _saving: set[trio.CancelScope] = field(default_factory=set)
+    """The shielded scopes of the saves in progress."""
 
     def __post_init__(self) -> None:
         self.writer = Writer(self.storage)
+
+    def abandon_saves(self) -> int:
+        """Let shutdown cancel the saves still in progress (retrying an unreachable database).
+
+        A database call already running finishes (a worker thread is never abandoned); the
+        retries stop. A tournament game not stored is played again at the next start. Returns
+        how many saves were abandoned.
+        """
+        for scope in self._saving:
+            scope.shield = False
+        return len(self._saving)
 
     async def run_match(self, spec: MatchSpec) -> FinishedMatch:
         """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side).
@@ -78,10 +91,9 @@ class Arena:
             NotAcceptingError: the arena is not running.
             MatchAbortedError: the referee shut down during the match.
         """
-        if self.nursery is None or self.shutting_down:
-            raise NotAcceptingError(SHUTTING_DOWN if self.shutting_down else "referee starting")
+        nursery = self._check_running()
         done: asyncio.Future[FinishedMatch] = asyncio.get_running_loop().create_future()
-        self.nursery.start_soon(self._match_task, spec, done, name=f"match {spec.match_id}")
+        nursery.start_soon(self._match_task, spec, done, name=f"match {spec.match_id}")
         # The match owns itself: cancelling this call (the admin went away) does not stop it.
         return await asyncio.shield(done)
 
@@ -359,9 +371,14 @@ class Arena:
             del self.running[spec.match_id]
             self.lobby.unseat(spec.bots)
         try:
-            # A finished match is written whole even if shutdown begins meanwhile.
-            with trio.CancelScope(shield=True), metrics.storage("save_match"):
-                await self.writer.save_match(finished.to_row())
+            # A finished match is written whole even if shutdown begins meanwhile; only a save
+            # still retrying an unreachable database when the shutdown grace ends gives up.
+            with trio.CancelScope(shield=True) as saving, metrics.storage("save_match"):
+                self._saving.add(saving)
+                try:
+                    await self.writer.save_match(finished.to_row())
+                finally:
+                    self._saving.discard(saving)
         except Exception:
             LOG.exception("match not stored: id=%s", spec.match_id)
             raise

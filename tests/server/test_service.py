@@ -13,7 +13,9 @@ import asyncio
 import collections
 import json
 import queue
+import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -702,6 +704,37 @@ def test_a_bot_that_reconnects_gets_its_seat_back(referee: Referee, tokens: dict
     assert second.messages("request")
     assert parse_record(response.record).faults == ()
     assert bob.messages("fault") == []
+
+
+def test_shutdown_gives_up_a_save_the_database_keeps_refusing(tmp_path: Path) -> None:
+    """A finished match whose save retries an unreachable database does not hold shutdown past
+    its grace: the save is abandoned (nothing half-written) and the caller is told."""
+    path = tmp_path / "locked.db"
+    storage = Storage(f"sqlite:///{path}?timeout=0.01")
+    storage.open()
+    tokens = {name: storage.add_bot(name) for name in ("alice", "bob")}
+    referee = Referee(storage)
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        alice = referee.connect("alice", tokens["alice"])
+        referee.connect("bob", tokens["bob"])
+        holder.execute("BEGIN EXCLUSIVE")  # from now on every write times out
+        future = referee.admin.RunMatch.future(passing_request("alice", "bob"), timeout=WAIT)
+        end = alice.wait_kind("match_end").match_end  # played; its save now retries
+        assert end.result.termination == pb.TERMINATION_NORMAL
+        started = time.monotonic()
+        referee.stop()
+        assert time.monotonic() - started < WAIT / 2
+        with pytest.raises(grpc.RpcError) as caught:
+            future.result(timeout=WAIT)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
+        referee.close()
+    assert storage.match(end.match_id) is None
+    storage.close()
 
 
 def test_shutdown_aborts_running_matches(referee: Referee, tokens: dict[str, str]) -> None:

@@ -321,7 +321,7 @@ def test_an_absent_bot_is_waited_for_then_played_without_grace(storage: Storage)
         times = [when - start for when, _ in play.calls]
         # The first game waits the full 30 s; bob is then given up on, so the second game
         # starts as soon as the first ends, without a second wait.
-        assert times == [30.0, 31.0]
+        assert times == pytest.approx([30.0, 31.0])
         assert [spec.absent for _, spec in play.calls] == [("bob",), ("bob",)]
         assert all("bob" in spec.bots for _, spec in play.calls)
 
@@ -343,7 +343,7 @@ def test_a_bot_that_connects_during_the_wait_starts_its_game_at_once(storage: St
             waited_from = trio.current_time()
             await trio.sleep(12.0)
             connect(lobby, "bob")
-        assert [when - waited_from for when, _ in play.calls] == [12.0, 13.0]
+        assert [when - waited_from for when, _ in play.calls] == pytest.approx([12.0, 13.0])
         assert [spec.absent for _, spec in play.calls] == [(), ()]
 
     run(main)
@@ -369,7 +369,7 @@ def test_games_of_present_bots_do_not_wait_behind_an_absent_one(storage: Storage
         without_dan = [when - start for when, s in play.calls if "dan" not in s.bots]
         assert len(without_dan) == 6 and max(without_dan) < 100.0
         with_dan = [(when - start, s.absent) for when, s in play.calls if "dan" in s.bots]
-        assert len(with_dan) == 6 and min(when for when, _ in with_dan) == 100.0
+        assert len(with_dan) == 6 and min(when for when, _ in with_dan) == pytest.approx(100.0)
         assert all(absent == ("dan",) for _, absent in with_dan)
 
     run(main)
@@ -393,7 +393,7 @@ def test_a_bot_gone_for_good_cannot_hang_the_tournament(storage: Storage) -> Non
             # once the runner runs: MockClock would jump to it while storage threads work.)
             with trio.fail_after(60.0 + total + 1.0):
                 await play.until(lambda: len(play.finished) == total)
-            assert trio.current_time() - start == 60.0 + total
+            assert trio.current_time() - start == pytest.approx(60.0 + total)
 
     run(main)
     assert storage.tournament_game_indexes(t.id) == set(range(total))
@@ -416,7 +416,7 @@ def test_a_bot_back_after_being_given_up_on_is_waited_for_again(storage: Storage
             await play.until(lambda: len(play.calls) == 2)
             lobby.disconnect(lobby.get("bob"))  # type: ignore[arg-type]
         times = [when - start for when, _ in play.calls]
-        assert times == [30.0, 31.0, 62.0, 63.0]
+        assert times == pytest.approx([30.0, 31.0, 62.0, 63.0])
         absent = [spec.absent for _, spec in play.calls]
         assert absent == [("bob",), (), ("bob",), ("bob",)]
 

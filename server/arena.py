@@ -28,10 +28,10 @@ from .referee import play_match
 from .remote import RemoteSeat
 from .seats import FaultPolicy, MatchResult, Termination
 from .spectators import SpectatorHub
-from .storage import Storage, StoredTournament, TournamentState
+from .storage import Storage, StoredTournament, TournamentState, error_reason
 from .timecontrol import TimeControl
 from .tournament import Progress, TournamentRunner
-from .writer import Writer
+from .writer import Writer, backoff, is_transient
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
@@ -144,14 +144,42 @@ class Arena:
         nursery.start_soon(self._run_tournament, runner, name=f"tournament {t.id}")
 
     async def _run_tournament(self, runner: TournamentRunner) -> None:
+        """Run a tournament to its end; a database failure of its own calls resumes it later.
+
+        The games' results are saved by the writer, which retries by itself; the runner's own
+        reads and state changes are retried here, by a fresh runner (which finds the games
+        already stored), after a backoff.
+        """
         tournament_id = runner.t.id
         LOG.info("tournament running: id=%s games=%d", tournament_id, runner.progress.total)
+        failures = 0
         try:
-            state = await runner.run()
-            LOG.info("tournament %s: id=%s", state.value, tournament_id)
-        except Exception:
-            # Its state stays RUNNING: the next start of the referee resumes it.
-            LOG.exception("tournament stopped by an error: id=%s", tournament_id)
+            while True:
+                try:
+                    state = await runner.run()
+                except Exception as exc:
+                    if not is_transient(exc) or runner.pausing:
+                        # Its state stays RUNNING: the next start of the referee resumes it.
+                        LOG.exception("tournament stopped by an error: id=%s", tournament_id)
+                        return
+                    failures += 1
+                    delay = backoff(failures)
+                    LOG.warning(
+                        "tournament %s: the database failed (%s); resuming in %.1f s",
+                        tournament_id,
+                        error_reason(exc),
+                        delay,
+                    )
+                    await trio.sleep(delay)
+                    fresh = TournamentRunner(
+                        runner.t, storage=self.storage, play=self.play, lobby=self.lobby
+                    )
+                    if self.tournaments.get(tournament_id) is runner:
+                        self.tournaments[tournament_id] = fresh
+                    runner = fresh
+                    continue
+                LOG.info("tournament %s: id=%s", state.value, tournament_id)
+                return
         finally:
             if self.tournaments.get(tournament_id) is runner:
                 del self.tournaments[tournament_id]

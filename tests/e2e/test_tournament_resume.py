@@ -42,11 +42,12 @@ def free_port() -> int:
     return port
 
 
-def wait_for(what: str, check: Callable[[], bool]) -> None:
+def wait_for(what: str, check: Callable[[], bool], *processes: Process) -> None:
     deadline = time.monotonic() + WAIT
     while not check():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            tails = "\n".join(f"{p}: {p.lines[-30:]}" for p in processes)
+            raise AssertionError(f"timed out waiting for {what}\n{tails}")
         time.sleep(0.05)
 
 
@@ -101,7 +102,7 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: 
                     tmp_path,
                 )
             )
-        wait_for("a few stored games", lambda: len(stored()) >= 3)
+        wait_for("a few stored games", lambda: len(stored()) >= 3, referee, *bots)
         before_kill = stored()
         assert len(before_kill) < total, "the tournament ended before the kill: make it longer"
         referee.popen.send_signal(signal.SIGKILL)
@@ -115,7 +116,7 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: 
             assert row is not None
             return row.state is TournamentState.FINISHED
 
-        wait_for("the tournament to finish", finished)
+        wait_for("the tournament to finish", finished, referee, *bots)
     finally:
         for process in (*bots, referee):
             process.stop()

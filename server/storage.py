@@ -728,6 +728,9 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     # (the migrations) is transactional too, and enforce foreign keys as PostgreSQL does.
     dbapi_connection.isolation_level = None
     dbapi_connection.execute("PRAGMA foreign_keys=ON")
+    # Write-ahead logging: readers (the admin API, the CLI, another process) never block the
+    # referee's writes, nor do they wait for them. A no-op for an in-memory database.
+    dbapi_connection.execute("PRAGMA journal_mode=WAL")
 
 
 def _sqlite_begin(connection: sa.Connection) -> None:

@@ -160,9 +160,12 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
             for seat, (name, kind) in enumerate(BOTS.items())
         ]
         processes += bots
-        connected = {
-            server.wait_line("bot connected: name=").split("name=")[1].split()[0] for _ in BOTS
-        }
+        try:
+            connected = {
+                server.wait_line("bot connected: name=").split("name=")[1].split()[0] for _ in BOTS
+            }
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\nbots: {[str(bot) for bot in bots]}") from None
         assert connected == set(BOTS)
         yield Arena(folder, db, port, server, bots)
     finally:

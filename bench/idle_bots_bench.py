@@ -32,7 +32,6 @@ import datetime as dt
 import json
 import os
 import queue
-import secrets
 import signal
 import statistics
 import subprocess
@@ -222,12 +221,12 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen[str], Output]:
 
 def create_bots(database: str, bots: int) -> tuple[str, float]:
     """Write ``bots`` bots sharing one token straight into the database; return it and the time."""
-    from domino_arena.server.storage import BOTS, Storage, hash_token  # noqa: PLC0415
+    from domino_arena.server.storage import BOTS, Storage, hash_token, new_token  # noqa: PLC0415
 
     started = time.perf_counter()
     storage = Storage(database)
     storage.open()
-    token = secrets.token_urlsafe(32)
+    token = new_token()
     stored = hash_token(token)
     now = dt.datetime.now(dt.UTC)
     rows = [{"name": f"{PREFIX}{i:05d}", "token_hash": stored, "created": now} for i in range(bots)]

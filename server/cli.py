@@ -503,7 +503,7 @@ def _open_storage(url: str) -> Any:
 
 def _serve(args: argparse.Namespace) -> int:
     from .app import Config, run  # noqa: PLC0415
-    from .storage import display_url  # noqa: PLC0415
+    from .storage import display_url, new_token  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
@@ -517,7 +517,7 @@ def _serve(args: argparse.Namespace) -> int:
     root.setLevel(logging.INFO)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
-    admin_token: str = args.admin_token or secrets.token_urlsafe(32)
+    admin_token: str = args.admin_token or new_token()
     config = Config(
         host=args.host,
         port=args.port,

@@ -313,6 +313,15 @@ def check_name(name: str) -> None:
         )
 
 
+def new_token() -> str:
+    """Return a new secret token: 256 random bits as 64 hex digits.
+
+    Hex, not URL-safe base64: a token that begins with ``-`` reads as an option on a command
+    line (``--token -x...``), and one in 64 base64 tokens would.
+    """
+    return secrets.token_hex(32)
+
+
 def hash_token(token: str) -> str:
     """Return the salted SHA-256 hash of ``token`` as text that names its scheme."""
     salt = secrets.token_bytes(16)
@@ -511,7 +520,7 @@ class Storage:
             DuplicateBotError: a bot of that name exists.
         """
         check_name(name)
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         row = {"name": name, "token_hash": hash_token(token), "created": _now()}
         try:
             with self.engine.begin() as connection:

@@ -7,6 +7,7 @@ repeated runs never see each other's rows.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import math
@@ -40,6 +41,7 @@ from domino_arena.server.storage import (
     UnknownTournamentError,
     display_url,
     hash_token,
+    new_token,
     rated_game_of,
     token_matches,
 )
@@ -93,6 +95,17 @@ def test_a_new_bot_is_known_by_its_token_only(storage: Storage) -> None:
     assert storage.check_bot("alice", token + "x") is BotCheck.WRONG_TOKEN
     assert storage.check_bot("alice", "") is BotCheck.WRONG_TOKEN
     assert storage.check_bot("bob", token) is BotCheck.UNKNOWN
+
+
+def test_tokens_are_256_bits_that_never_read_as_a_command_line_option() -> None:
+    """``--token -x...`` would be an argparse error: a token never begins with '-'."""
+    tokens = [new_token() for _ in range(2000)]
+    assert len(set(tokens)) == len(tokens)
+    assert all(re.fullmatch(r"[0-9a-f]{64}", token) for token in tokens)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--token")
+    for token in tokens[:200]:
+        assert parser.parse_args(["--token", token]).token == token
 
 
 def test_the_token_is_stored_hashed_and_salted(storage: Storage) -> None:

@@ -27,6 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from domino_arena.bots import HOUSE_BOTS
+from domino_arena.sdk import runner
 from domino_arena.sdk.rules import Game
 
 from .app import App, Config
@@ -44,8 +45,6 @@ from .tournament import new_tournament
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""
-
-TOKEN_ENV: Final = "DOMINO_ARENA_TOKEN"
 
 
 class MainJobError(Exception):
@@ -186,7 +185,7 @@ def _start_bot(
         "--seed",
         str(seed),
     ]
-    env = {**os.environ, TOKEN_ENV: token}
+    env = {**os.environ, runner.TOKEN_ENV: token}
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     return entrant, process, log
 
@@ -245,17 +244,14 @@ async def _play_game(
         transient=False,
     ) as progress:
         task = progress.add_task(game.describe(), total=None)
-        while True:
-            status = app.arena.tournament_progress(tournament.id)
-            if status is not None:
-                progress.update(task, total=status.total, completed=status.done)
-            row = await asyncio.to_thread(storage.tournament, tournament.id)
-            if row is not None and row.state in (
-                TournamentState.FINISHED,
-                TournamentState.CANCELLED,
-            ):
-                break
+        # The runner is registered by create_tournament and removed when it stops.
+        while (status := app.arena.tournament_progress(tournament.id)) is not None:
+            progress.update(task, total=status.total, completed=status.done)
             await asyncio.sleep(0.1)
+        row = await asyncio.to_thread(storage.tournament, tournament.id)
+        if row is None or row.state is not TournamentState.FINISHED:
+            state = "missing" if row is None else row.state.value
+            raise MainJobError(f"tournament {tournament.id} stopped unfinished ({state})")
         played = len(await asyncio.to_thread(storage.tournament_game_indexes, tournament.id))
         progress.update(task, total=played, completed=played)
     seconds = time.monotonic() - started

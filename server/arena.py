@@ -111,6 +111,17 @@ class Arena:
         if start:
             await self.start_tournament(t.id)
 
+    async def _stored_tournament(self, tournament_id: str) -> StoredTournament:
+        """The stored tournament ``tournament_id`` (read off the event loop).
+
+        Raises:
+            KeyError: no such tournament.
+        """
+        t = await asyncio.to_thread(self.storage.tournament, tournament_id)
+        if t is None:
+            raise KeyError(f"no tournament '{tournament_id}'")
+        return t
+
     async def start_tournament(self, tournament_id: str) -> None:
         """Start (or resume) a created or paused tournament.
 
@@ -120,9 +131,7 @@ class Arena:
             NotAcceptingError: the referee is starting or shutting down.
         """
         nursery = self._check_running()
-        t = await asyncio.to_thread(self.storage.tournament, tournament_id)
-        if t is None:
-            raise KeyError(f"no tournament '{tournament_id}'")
+        t = await self._stored_tournament(tournament_id)
         runner = self.tournaments.get(tournament_id)
         if runner is not None:
             if runner.pausing:
@@ -138,8 +147,11 @@ class Arena:
         )
         self._launch(nursery, t)
 
+    def _runner(self, t: StoredTournament) -> TournamentRunner:
+        return TournamentRunner(t, storage=self.storage, play=self.play, lobby=self.lobby)
+
     def _launch(self, nursery: trio.Nursery, t: StoredTournament) -> None:
-        runner = TournamentRunner(t, storage=self.storage, play=self.play, lobby=self.lobby)
+        runner = self._runner(t)
         self.tournaments[t.id] = runner
         nursery.start_soon(self._run_tournament, runner, name=f"tournament {t.id}")
 
@@ -171,9 +183,7 @@ class Arena:
                         delay,
                     )
                     await trio.sleep(delay)
-                    fresh = TournamentRunner(
-                        runner.t, storage=self.storage, play=self.play, lobby=self.lobby
-                    )
+                    fresh = self._runner(runner.t)
                     if self.tournaments.get(tournament_id) is runner:
                         self.tournaments[tournament_id] = fresh
                     runner = fresh
@@ -210,9 +220,7 @@ class Arena:
         if runner is not None:
             runner.pause()
             return
-        t = await asyncio.to_thread(self.storage.tournament, tournament_id)
-        if t is None:
-            raise KeyError(f"no tournament '{tournament_id}'")
+        t = await self._stored_tournament(tournament_id)
         if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
             raise ValueError(f"tournament '{tournament_id}' is {t.state.value}: it cannot pause")
         await asyncio.to_thread(
@@ -230,9 +238,7 @@ class Arena:
         if runner is not None:
             runner.cancel()
             return
-        t = await asyncio.to_thread(self.storage.tournament, tournament_id)
-        if t is None:
-            raise KeyError(f"no tournament '{tournament_id}'")
+        t = await self._stored_tournament(tournament_id)
         if t.state is TournamentState.FINISHED:
             raise ValueError(f"tournament '{tournament_id}' is finished: it cannot be cancelled")
         await asyncio.to_thread(

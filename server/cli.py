@@ -13,11 +13,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
-import math
 import os
 import secrets
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn
@@ -44,6 +43,7 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 
+from .tables import standings_table, table
 from .timecontrol import TimeControl
 
 PROG: Final = "domino-arena"
@@ -731,20 +731,6 @@ def _console() -> Any:
     return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
-def _table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
-    """A table whose columns after the first two text ones are right-aligned numbers."""
-    from rich import box  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
-
-    table = Table(title=title, box=box.SIMPLE, title_justify="left")
-    for index, column in enumerate(columns):
-        numeric = column[:1].isupper() is False and column not in {"bot", "name", "opponent"}
-        table.add_column(column, justify="right" if numeric and index > 0 else "left")
-    for row in rows:
-        table.add_row(*(str(cell) for cell in row))
-    return table
-
-
 def _enum_name(enum: Any, value: int, prefix: str) -> str:
     """``TOURNAMENT_STATE_RUNNING`` -> ``running``."""
     name: str = enum.Name(value)
@@ -1135,7 +1121,7 @@ def _print_results(t: Any) -> None:
         return
     console = _console()
     console.print(
-        _table(
+        table(
             "results",
             ["#", "bot", "games", "wins", "draws", "losses", "faults", "points", "performance"],
             (
@@ -1169,7 +1155,7 @@ def _print_head_to_head(
     bots = bots or sorted({r.bot for r in records} | {r.opponent for r in records})
     cells = {(r.bot, r.opponent): f"{r.wins}-{r.draws}-{r.losses}" for r in records}
     console.print(
-        _table(
+        table(
             title,
             ["bot", *bots],
             ([a, *(cells.get((a, b), "" if a != b else "x") for b in bots)] for a in bots),
@@ -1186,7 +1172,7 @@ def _t_list(args: argparse.Namespace) -> int:
         print("no tournaments")
         return 0
     _console().print(
-        _table(
+        table(
             None,
             ["id", "name", "game", "state", "done", "total", "entrants", "created"],
             (
@@ -1228,24 +1214,7 @@ def _standings(args: argparse.Namespace) -> int:
         return 0
     console = _console()
     console.print(
-        _table(
-            f"{response.game} standings",
-            ["#", "bot", "rating", "±", "games", "wins", "draws", "losses", "faults"],
-            (
-                (
-                    r.rank,
-                    r.bot,
-                    f"{r.rating:.0f}",
-                    "-" if math.isinf(r.uncertainty) else f"{r.uncertainty:.0f}",
-                    r.games,
-                    r.wins,
-                    r.draws,
-                    r.losses,
-                    r.faults,
-                )
-                for r in response.rows
-            ),
-        )
+        standings_table(f"{response.game} standings", ((r.bot, r) for r in response.rows))
     )
     if args.head_to_head and response.head_to_head:
         _print_head_to_head(console, "head to head (wins-draws-losses)", response.head_to_head)
@@ -1288,7 +1257,7 @@ def _matches(args: argparse.Namespace) -> int:
         )
 
     _console().print(
-        _table(
+        table(
             None,
             ["id", "game", "bots", "result", "winner", "scores", "created"],
             (
@@ -1470,7 +1439,7 @@ def _l_list(args: argparse.Namespace) -> int:
         print("no ladder is running")
         return 0
     _console().print(
-        _table(
+        table(
             None,
             ["game", "concurrency", "time control", "fault policy", "started", "finished"],
             (

@@ -24,7 +24,6 @@ from typing import Any, Final, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from domino_arena.bots import HOUSE_BOTS
 from domino_arena.sdk import runner
@@ -40,6 +39,7 @@ from .storage import (
     TournamentState,
     display_url,
 )
+from .tables import standings_table
 from .timecontrol import TimeControl
 from .tournament import new_tournament
 
@@ -257,28 +257,6 @@ async def _play_game(
     seconds = time.monotonic() - started
     ratings = await asyncio.to_thread(storage.ratings, game.name)
     result = GameStandings(game, tournament.id, played, seconds, standings(ratings))
-    console.print(standings_table(result))
+    title = f"{game.describe()}: {played} games in {seconds:.1f} s"
+    console.print(standings_table(title, result.table))
     return result
-
-
-def standings_table(result: GameStandings) -> Table:
-    """The standings of one game as a terminal table."""
-    table = Table(
-        title=f"{result.game.describe()}: {result.games_played} games in {result.seconds:.1f} s",
-        title_justify="left",
-    )
-    for column in ("#", "bot", "Elo", "±95%", "games", "W", "D", "L", "faults"):
-        table.add_column(column, justify="left" if column == "bot" else "right")
-    for rank, (name, rating) in enumerate(result.table, 1):
-        table.add_row(
-            str(rank),
-            name,
-            f"{rating.rating:.0f}",
-            "—" if rating.uncertainty == float("inf") else f"{rating.uncertainty:.0f}",
-            str(rating.games),
-            str(rating.wins),
-            str(rating.draws),
-            str(rating.losses),
-            str(rating.faults),
-        )
-    return table

@@ -5,7 +5,7 @@ Usage::
     python bench/idle_bots_bench.py [--bots N] [--channels C] [--settle S] [--max-seconds T]
 
 ``domino-arena serve --port 0`` runs as a subprocess on a fresh SQLite file holding N bots,
-written directly through :mod:`domino_arena.server.storage`: one token is hashed once
+written directly through :mod:`domino_arena.server.store.storage`: one token is hashed once
 (``storage.hash_token``) and stored for every bot, so the referee still checks each login in
 full.
 
@@ -221,7 +221,7 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen[str], Output]:
 
 def create_bots(database: str, bots: int) -> tuple[str, float]:
     """Write ``bots`` bots sharing one token straight into the database; return it and the time."""
-    from domino_arena.server.storage import BOTS, Storage, hash_token, new_token  # noqa: PLC0415
+    from domino_arena.server.store.storage import BOTS, Storage, hash_token, new_token  # noqa: PLC0415
 
     started = time.perf_counter()
     storage = Storage(database)
@@ -267,7 +267,7 @@ def run(args: argparse.Namespace, folder: Path) -> Figures:
     serve = [
         sys.executable,
         "-m",
-        "domino_arena.server.cli",
+        "domino_arena.server.cli.main",
         "serve",
         "--port",
         "0",

@@ -52,7 +52,7 @@ from domino_arena.bots import make_bot
 from domino_arena.sdk.local import play_game
 from domino_arena.sdk.records import forfeit_winner, record_lines
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.storage import Storage, StoredMatch, display_url
+from domino_arena.server.store.storage import Storage, StoredMatch, display_url
 
 ISSUE_RESULTS: Final = 100_000
 POSTGRES_URL: Final = "postgresql://postgres@127.0.0.1:5432/test"

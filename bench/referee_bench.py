@@ -7,7 +7,7 @@ Usage::
                                   [--profile] [--profile-bots] [--max-seconds T]
 
 *Ours*: ``domino-arena serve --port 0`` runs as a subprocess on a fresh SQLite file; K bots are
-created through :mod:`domino_arena.server.storage` and connected from ONE other process, which
+created through :mod:`domino_arena.server.store.storage` and connected from ONE other process, which
 runs random bots with the SDK (``domino_arena.sdk.run_async``, one stream per bot name, a new
 bot object per match, ``choose`` answered on the event loop since it takes microseconds:
 ``Bot.threaded = False``; ``--threaded-bots`` keeps the SDK's worker threads). For each
@@ -72,9 +72,9 @@ import grpc
 from google.protobuf import wrappers_pb2
 
 from domino_arena.bots.random_bot import RandomBot
-from domino_arena.sdk.convert import action_to_proto, game_to_proto, observation_to_proto
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.timecontrol import TimeControl
+from domino_arena.sdk.wire.convert import action_to_proto, game_to_proto, observation_to_proto
+from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
@@ -179,9 +179,9 @@ class Sizes:
 
 def measure_sizes(game: Game, seeds: int = SIZE_SAMPLE_SEEDS) -> Sizes:
     """Play ``seeds`` random games locally and serialize each decision's messages."""
-    from domino_arena.sdk.convert import event_to_proto  # noqa: PLC0415
     from domino_arena.sdk.rules import LogEntry  # noqa: PLC0415
     from domino_arena.sdk.rules.state import public_entry  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import event_to_proto  # noqa: PLC0415
 
     requests: list[int] = []
     replies: list[int] = []
@@ -608,7 +608,7 @@ def busy_percent(since: tuple[int, int]) -> float:
 
 async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelResult]:
     """Set everything up, measure every level, stop everything; return the results."""
-    from domino_arena.server.storage import Storage  # noqa: PLC0415
+    from domino_arena.server.store.storage import Storage  # noqa: PLC0415
 
     game = make_game(args.game, players=2)
     levels: list[int] = args.levels
@@ -644,7 +644,7 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
 
     serve = [
         "-m",
-        "domino_arena.server.cli",
+        "domino_arena.server.cli.main",
         "serve",
         "--port",
         "0",

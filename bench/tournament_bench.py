@@ -5,7 +5,7 @@ Usage::
     python bench/tournament_bench.py [--games G1,G2] [--players N] [--games-per-pairing N]
                                      [--concurrency N] [--moon-deal-limit N] [--seed S]
 
-It runs the README's main job (:mod:`domino_arena.server.main_job`) once per game: an embedded
+It runs the README's main job (:mod:`domino_arena.server.cli.main_job`) once per game: an embedded
 referee on a free loopback port with a fresh SQLite file, eight random house bots
 (``random-1`` .. ``random-8``) started as separate processes that dial in over gRPC
 (``python -m domino_arena.bots``), and one rated round robin (every table under every seat
@@ -50,9 +50,9 @@ from rich.console import Console
 
 from domino_arena.sdk.records import parse_record
 from domino_arena.sdk.rules import GAMES, Game, make_game
-from domino_arena.server.main_job import Settings, entrant_of, run
-from domino_arena.server.scheduler import round_robin
-from domino_arena.server.storage import Storage
+from domino_arena.server.cli.main_job import Settings, entrant_of, run
+from domino_arena.server.play.scheduler import round_robin
+from domino_arena.server.store.storage import Storage
 
 ENTRANTS: Final = tuple(f"random-{n}" for n in range(1, 9))
 MOON_DEAL_LIMIT: Final = 10

@@ -43,7 +43,6 @@ import grpc
 
 from domino_arena.v1 import games_pb2, referee_pb2, referee_pb2_grpc
 
-from . import convert
 from .bot import (
     AnyBot,
     AsyncBot,
@@ -75,6 +74,7 @@ from .rules import (
     Play,
     Trump,
 )
+from .wire import convert
 
 logger = logging.getLogger(__name__)
 

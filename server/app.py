@@ -32,16 +32,15 @@ import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from domino_arena.server.metrics import MetricsServer
+from domino_arena.server.net.admin import SERVICE_NAMES, AdminServicer
+from domino_arena.server.net.service import BotServicer
+from domino_arena.server.net.spectators import SpectatorServicer
+from domino_arena.server.play.arena import LOG, SHUTTING_DOWN, Arena
+from domino_arena.server.store.storage import Storage
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
-
-from .admin import SERVICE_NAMES, AdminServicer
-from .arena import LOG, SHUTTING_DOWN, Arena
-from .metrics import MetricsServer
-from .service import BotServicer
-from .spectators import SpectatorServicer
-from .storage import Storage
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 50051

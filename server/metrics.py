@@ -39,8 +39,7 @@ from prometheus_client import (
 )
 
 from domino_arena.sdk.rules import GAMES
-
-from .seats import FaultKind, Termination
+from domino_arena.server.play.seats import FaultKind, Termination
 
 PREFIX: Final = "domino_arena"
 

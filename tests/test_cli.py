@@ -28,11 +28,11 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.records import read_record
 from domino_arena.sdk.rules import CHANCE, DRAW, GAMES, Action, Observation, make_game
-from domino_arena.server.cli import COMMANDS, main
-from domino_arena.server.lobby import Connection
-from domino_arena.server.match_spec import MatchSpec
-from domino_arena.server.seats import MatchResult, Termination
-from domino_arena.server.storage import Storage, TournamentState
+from domino_arena.server.cli.main import COMMANDS, main
+from domino_arena.server.net.lobby import Connection
+from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.play.seats import MatchResult, Termination
+from domino_arena.server.store.storage import Storage, TournamentState
 
 from .sdk.test_local import CONFIG_IDS, CONFIGS, ModestBot
 from .server.test_admin import TOKEN, WAIT, AdminServer, FakeArena, stored_match

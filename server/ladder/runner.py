@@ -4,7 +4,7 @@ The issue: "the referee keeps pairing connected bots into rated games (each conn
 games; opponents near in rating preferred), until stopped". Whenever a slot is free the runner
 asks :func:`.matchmaking.pick_tables` for tables among the bots that are connected, play this
 game and are not in one of its games already, and starts them through ``play`` (the arena's
-:meth:`~domino_arena.server.arena.Arena.play`, which stores and rates them). It looks again
+:meth:`~domino_arena.server.play.arena.Arena.play`, which stores and rates them). It looks again
 when a game ends and every ``recheck`` seconds, which is how newly connected bots are noticed.
 
 A seeded :class:`random.Random` breaks the ties of the matchmaking and draws every game's
@@ -24,14 +24,13 @@ from typing import Final
 import trio
 
 from domino_arena.sdk.rules import Game
-
-from ..lobby import Lobby
-from ..match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
-from ..seats import FaultPolicy
-from ..storage import MAX_SEED
-from ..timecontrol import TimeControl
-from .elo import INITIAL_RATING, Rating
-from .matchmaking import Candidate, pick_tables
+from domino_arena.server.ladder.elo import INITIAL_RATING, Rating
+from domino_arena.server.ladder.matchmaking import Candidate, pick_tables
+from domino_arena.server.net.lobby import Lobby
+from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.seats import FaultPolicy
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.storage import MAX_SEED
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

@@ -21,7 +21,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
-from domino_arena.server.cli import build_parser, main
+from domino_arena.server.cli.main import build_parser, main
 from domino_arena.server.metrics import Metrics
 
 ROOT: Final = Path(__file__).resolve().parents[2]

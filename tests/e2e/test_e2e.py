@@ -28,8 +28,8 @@ import pytest
 
 from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import Game, configurations
-from domino_arena.server.cli import main
-from domino_arena.server.storage import Storage
+from domino_arena.server.cli.main import main
+from domino_arena.server.store.storage import Storage
 from tests.sdk.test_readme_example import example
 
 WAIT: Final = 60.0
@@ -55,7 +55,7 @@ def command(*args: str) -> list[str]:
     script = Path(sys.executable).with_name("domino-arena")
     if script.exists():
         return [str(script), *args]
-    return [sys.executable, "-m", "domino_arena.server.cli", *args]
+    return [sys.executable, "-m", "domino_arena.server.cli.main", *args]
 
 
 class Process:

@@ -25,10 +25,10 @@ from typing import Final
 
 from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.seats import FaultPolicy
-from domino_arena.server.storage import Storage, TournamentState
-from domino_arena.server.timecontrol import TimeControl
-from domino_arena.server.tournament import new_tournament, schedule_of
+from domino_arena.server.play.seats import FaultPolicy
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import new_tournament, schedule_of
+from domino_arena.server.store.storage import Storage, TournamentState
 from tests.e2e.test_e2e import Process, command
 
 WAIT: Final = 120.0

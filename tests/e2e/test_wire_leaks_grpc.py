@@ -39,14 +39,6 @@ from typing import Any, Final
 import grpc
 import pytest
 
-from domino_arena.sdk.convert import (
-    action_from_proto,
-    game_to_proto,
-    hand_result_to_proto,
-    observation_from_proto,
-    step_from_proto,
-    step_to_proto,
-)
 from domino_arena.sdk.records import MatchRecord, parse_record, replay
 from domino_arena.sdk.rules import (
     CHANCE,
@@ -62,7 +54,15 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.server.storage import Storage
+from domino_arena.sdk.wire.convert import (
+    action_from_proto,
+    game_to_proto,
+    hand_result_to_proto,
+    observation_from_proto,
+    step_from_proto,
+    step_to_proto,
+)
+from domino_arena.server.store.storage import Storage
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2

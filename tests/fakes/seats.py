@@ -18,7 +18,7 @@ import trio
 
 from domino_arena.bots.random_bot import RandomBot
 from domino_arena.sdk.rules import DOUBLE_SIX, HandResult, LogEntry, Observation, Play
-from domino_arena.server.seats import (
+from domino_arena.server.play.seats import (
     FaultNotice,
     MatchInfo,
     MatchResult,

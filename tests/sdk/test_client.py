@@ -46,14 +46,6 @@ from domino_arena.sdk import (
     run_async,
 )
 from domino_arena.sdk.client import CLIENT, PROTOCOL_VERSION, Connection, Players
-from domino_arena.sdk.convert import (
-    action_from_proto,
-    event_to_proto,
-    game_to_proto,
-    hand_result_to_proto,
-    observation_to_proto,
-    step_to_proto,
-)
 from domino_arena.sdk.rules import (
     GAMES,
     Action,
@@ -64,6 +56,14 @@ from domino_arena.sdk.rules import (
     Observation,
     Outcome,
     make_game,
+)
+from domino_arena.sdk.wire.convert import (
+    action_from_proto,
+    event_to_proto,
+    game_to_proto,
+    hand_result_to_proto,
+    observation_to_proto,
+    step_to_proto,
 )
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc

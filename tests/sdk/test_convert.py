@@ -14,23 +14,6 @@ from typing import Any
 
 import pytest
 
-from domino_arena.sdk import convert
-from domino_arena.sdk.convert import (
-    ConversionError,
-    action_from_proto,
-    action_to_proto,
-    game_from_proto,
-    game_to_proto,
-    hand_end_from_kind,
-    hand_end_kind,
-    hand_result_from_proto,
-    hand_result_to_proto,
-    observation_from_proto,
-    observation_to_proto,
-    outcome_from_proto,
-    step_from_proto,
-    step_to_proto,
-)
 from domino_arena.sdk.rules import (
     CHANCE,
     DEAL,
@@ -59,6 +42,23 @@ from domino_arena.sdk.rules import (
     configurations,
     make_game,
     parse_action,
+)
+from domino_arena.sdk.wire import convert
+from domino_arena.sdk.wire.convert import (
+    ConversionError,
+    action_from_proto,
+    action_to_proto,
+    game_from_proto,
+    game_to_proto,
+    hand_end_from_kind,
+    hand_end_kind,
+    hand_result_from_proto,
+    hand_result_to_proto,
+    observation_from_proto,
+    observation_to_proto,
+    outcome_from_proto,
+    step_from_proto,
+    step_to_proto,
 )
 from domino_arena.v1 import games_pb2, referee_pb2
 

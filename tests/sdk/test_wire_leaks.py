@@ -25,13 +25,6 @@ import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from domino_arena.sdk.convert import (
-    event_to_proto,
-    game_to_proto,
-    hand_result_to_proto,
-    observation_to_proto,
-    step_to_proto,
-)
 from domino_arena.sdk.rules import (
     DEAL,
     Discard,
@@ -48,6 +41,13 @@ from domino_arena.sdk.rules import (
     configurations,
 )
 from domino_arena.sdk.rules.state import public_entry
+from domino_arena.sdk.wire.convert import (
+    event_to_proto,
+    game_to_proto,
+    hand_result_to_proto,
+    observation_to_proto,
+    step_to_proto,
+)
 from domino_arena.v1 import games_pb2, referee_pb2
 
 CONFIGS: Final = list(configurations())

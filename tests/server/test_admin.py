@@ -1,6 +1,6 @@
 """The admin API over real gRPC: the servicers on a grpc.aio server on port 0, a fake arena.
 
-The servicer's dependencies are the small :class:`~domino_arena.server.admin.AdminArena`
+The servicer's dependencies are the small :class:`~domino_arena.server.net.admin.AdminArena`
 protocol; :class:`FakeArena` implements it over a real :class:`Storage` (a SQLite file) and a
 real :class:`Lobby`, and records what it was asked, so every RPC is checked at the wire: the
 token, each refusal with its status and message, and the answers. The same server hosts the
@@ -22,16 +22,16 @@ from typing import Any, Final, TypeVar
 import grpc
 import pytest
 
-from domino_arena.sdk.convert import game_to_proto
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.admin import AdminServicer, check_token
-from domino_arena.server.lobby import Connection, Lobby
-from domino_arena.server.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.seats import FaultPolicy, MatchResult, Termination
-from domino_arena.server.spectators import SpectatorHub, SpectatorServicer
-from domino_arena.server.storage import Storage, StoredMatch, TournamentState
-from domino_arena.server.timecontrol import TimeControl
-from domino_arena.server.tournament import Progress, schedule_of
+from domino_arena.sdk.wire.convert import game_to_proto
+from domino_arena.server.net.admin import AdminServicer, check_token
+from domino_arena.server.net.lobby import Connection, Lobby
+from domino_arena.server.net.spectators import SpectatorHub, SpectatorServicer
+from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
+from domino_arena.server.play.seats import FaultPolicy, MatchResult, Termination
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import Progress, schedule_of
+from domino_arena.server.store.storage import Storage, StoredMatch, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
@@ -749,7 +749,7 @@ def test_an_arena_refusal_becomes_a_precondition_failure(
 
 def test_fake_arena_fields_match_the_protocol() -> None:
     """The fake must offer every member of AdminArena, or these tests would test nothing real."""
-    from domino_arena.server.admin import AdminArena  # noqa: PLC0415
+    from domino_arena.server.net.admin import AdminArena  # noqa: PLC0415
 
     wanted = {name for name in dir(AdminArena) if not name.startswith("_")}
     offered = {name for name in dir(FakeArena) if not name.startswith("_")} | {

@@ -9,12 +9,12 @@ import trio
 from trio.testing import MockClock
 
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.arena import Arena
-from domino_arena.server.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.seats import FaultPolicy, MatchResult, Termination
-from domino_arena.server.storage import Storage, TournamentState
-from domino_arena.server.timecontrol import TimeControl
-from domino_arena.server.tournament import new_tournament, schedule_of
+from domino_arena.server.play.arena import Arena
+from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
+from domino_arena.server.play.seats import FaultPolicy, MatchResult, Termination
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import new_tournament, schedule_of
+from domino_arena.server.store.storage import Storage, TournamentState
 
 BOTS = ("ann", "bob", "cid")
 

@@ -1,6 +1,6 @@
 """What a connection's writer takes from its outbox: the Welcome alone, then batches.
 
-:meth:`~domino_arena.server.lobby.Connection.next_write` is what the ``Play`` handler writes;
+:meth:`~domino_arena.server.net.lobby.Connection.next_write` is what the ``Play`` handler writes;
 these tests drive it without gRPC.
 """
 
@@ -10,7 +10,7 @@ import asyncio
 
 import grpc
 
-from domino_arena.server.lobby import Close, Connection
+from domino_arena.server.net.lobby import Close, Connection
 from domino_arena.v1 import referee_pb2 as pb
 
 

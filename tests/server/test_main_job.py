@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from domino_arena.server.cli import main
-from domino_arena.server.storage import Storage, TournamentState
+from domino_arena.server.cli.main import main
+from domino_arena.server.store.storage import Storage, TournamentState
 
 
 def test_round_robin_plays_through_the_referee_and_prints_elo_standings(

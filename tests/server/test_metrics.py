@@ -21,7 +21,7 @@ from domino_arena.server.metrics import (
     STORAGE_OPERATIONS,
     Metrics,
 )
-from domino_arena.server.seats import FaultKind, Termination
+from domino_arena.server.play.seats import FaultKind, Termination
 
 GAME = sorted(GAMES)[0]
 

@@ -22,8 +22,8 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from domino_arena.server import migrations
-from domino_arena.server.storage import (
+from domino_arena.server.store import migrations
+from domino_arena.server.store.storage import (
     METADATA,
     BotCheck,
     Storage,

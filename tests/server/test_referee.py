@@ -42,20 +42,20 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.server.referee import (
+from domino_arena.server.play.referee import (
     NOTICE_TIMEOUT,
     MatchReport,
     play_match,
     substitute_action,
 )
-from domino_arena.server.seats import (
+from domino_arena.server.play.seats import (
     FaultKind,
     FaultPolicy,
     Malformed,
     Seat,
     Termination,
 )
-from domino_arena.server.timecontrol import TimeControl
+from domino_arena.server.play.timecontrol import TimeControl
 
 from ..fakes.seats import (
     CrashSeat,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domino_arena.server.scheduler import berger_pairs, byes, round_robin
+from domino_arena.server.play.scheduler import berger_pairs, byes, round_robin
 
 
 @given(

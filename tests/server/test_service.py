@@ -26,12 +26,12 @@ import pytest
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
-from domino_arena.sdk.convert import game_to_proto, step_from_proto
 from domino_arena.sdk.records import parse_record, read_record, replay
 from domino_arena.sdk.rules import LogEntry, make_game
+from domino_arena.sdk.wire.convert import game_to_proto, step_from_proto
 from domino_arena.server.app import App, Config
-from domino_arena.server.cli import main
-from domino_arena.server.storage import BotCheck, Storage, StorageError
+from domino_arena.server.cli.main import main
+from domino_arena.server.store.storage import BotCheck, Storage, StorageError
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2

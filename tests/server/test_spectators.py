@@ -20,17 +20,17 @@ import pytest
 
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
-from domino_arena.server.match_spec import MatchSpec
-from domino_arena.server.seats import MatchResult, Termination
-from domino_arena.server.spectators import (
+from domino_arena.server.net.spectators import (
     SPECTATOR,
     Dropped,
     NotWatchableError,
     SpectatorHub,
     Subscription,
 )
-from domino_arena.server.storage import Storage
-from domino_arena.server.timecontrol import TimeControl
+from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.play.seats import MatchResult, Termination
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.storage import Storage
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 from tests.sdk.test_wire_leaks import (

@@ -23,9 +23,9 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from domino_arena.server import migrations
 from domino_arena.server.ladder import elo
-from domino_arena.server.storage import (
+from domino_arena.server.store import migrations
+from domino_arena.server.store.storage import (
     BOTS,
     MATCHES,
     MAX_SEED,

@@ -16,12 +16,11 @@ import trio
 import trio.testing
 
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.lobby import Connection, Lobby
-from domino_arena.server.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.seats import FaultPolicy, MatchResult, Termination
-from domino_arena.server.storage import Storage, StoredTournament, TournamentState
-from domino_arena.server.timecontrol import TimeControl
-from domino_arena.server.tournament import (
+from domino_arena.server.net.lobby import Connection, Lobby
+from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
+from domino_arena.server.play.seats import FaultPolicy, MatchResult, Termination
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import (
     MAX_GAMES,
     TournamentError,
     TournamentRunner,
@@ -29,6 +28,7 @@ from domino_arena.server.tournament import (
     new_tournament,
     schedule_of,
 )
+from domino_arena.server.store.storage import Storage, StoredTournament, TournamentState
 
 BOTS = ("ann", "bob", "cid", "dan", "eve", "fay")
 TWO: Game = make_game("passing", players=2)

@@ -23,8 +23,8 @@ import trio
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from trio.testing import MockClock
 
-from domino_arena.server.storage import Storage, StoredMatch
-from domino_arena.server.writer import MAX_DELAY, Writer, backoff, is_transient
+from domino_arena.server.store.storage import Storage, StoredMatch
+from domino_arena.server.store.writer import MAX_DELAY, Writer, backoff, is_transient
 from tests.server.test_storage import POSTGRES_URL, a_match
 
 T = TypeVar("T")

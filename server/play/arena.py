@@ -18,20 +18,24 @@ import trio
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.records import record_lines
 from domino_arena.sdk.rules import Game
-
-from .ladder.elo import Rating
-from .ladder.runner import LadderRunner
-from .lobby import Lobby
-from .match_spec import FinishedMatch, MatchSpec
-from .metrics import Metrics
-from .referee import play_match
-from .remote import RemoteSeat
-from .seats import FaultPolicy, MatchResult, Termination
-from .spectators import SpectatorHub
-from .storage import Storage, StoredTournament, TournamentState, error_reason
-from .timecontrol import TimeControl
-from .tournament import Progress, TournamentRunner
-from .writer import Writer, backoff, is_transient
+from domino_arena.server.ladder.elo import Rating
+from domino_arena.server.ladder.runner import LadderRunner
+from domino_arena.server.metrics import Metrics
+from domino_arena.server.net.lobby import Lobby
+from domino_arena.server.net.remote import RemoteSeat
+from domino_arena.server.net.spectators import SpectatorHub
+from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
+from domino_arena.server.play.referee import play_match
+from domino_arena.server.play.seats import FaultPolicy, MatchResult, Termination
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import Progress, TournamentRunner
+from domino_arena.server.store.storage import (
+    Storage,
+    StoredTournament,
+    TournamentState,
+    error_reason,
+)
+from domino_arena.server.store.writer import Writer, backoff, is_transient
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

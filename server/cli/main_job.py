@@ -28,20 +28,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from domino_arena.bots import HOUSE_BOTS
 from domino_arena.sdk import runner
 from domino_arena.sdk.rules import Game
-
-from .app import App, Config
-from .ladder.elo import Rating, standings
-from .seats import FaultPolicy
-from .storage import (
+from domino_arena.server.app import App, Config
+from domino_arena.server.cli.tables import standings_table
+from domino_arena.server.ladder.elo import Rating, standings
+from domino_arena.server.play.seats import FaultPolicy
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import new_tournament
+from domino_arena.server.store.storage import (
     DuplicateBotError,
     Storage,
     StoredTournament,
     TournamentState,
     display_url,
 )
-from .tables import standings_table
-from .timecontrol import TimeControl
-from .tournament import new_tournament
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""

@@ -60,8 +60,7 @@ from domino_arena.sdk.rules import (
 )
 from domino_arena.sdk.rules.dealing import first_seat as random_first_seat
 from domino_arena.sdk.rules.state import public_entry
-
-from .seats import (
+from domino_arena.server.play.seats import (
     FaultKind,
     FaultNotice,
     FaultPolicy,
@@ -72,7 +71,7 @@ from .seats import (
     SeatGoneError,
     Termination,
 )
-from .timecontrol import TimeControl
+from domino_arena.server.play.timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
 

@@ -39,8 +39,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine, RowMapping, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, SQLAlchemyError
 
-from . import migrations
-from .ladder import elo
+from domino_arena.server.ladder import elo
+from domino_arena.server.store import migrations
 
 DEFAULT_URL: Final = "sqlite:///domino-arena.db"
 """The database of ``serve`` and ``bot add`` unless told otherwise: a file in the current folder."""
@@ -217,7 +217,7 @@ class StoredMatch:
     seats: tuple[str, ...]
     seed: int
     termination: str
-    """A :class:`~domino_arena.server.seats.Termination` value: normal, forfeit, void, aborted."""
+    """A :class:`~domino_arena.server.play.seats.Termination` value."""
     winner: int | None
     """The winning side, None when nobody won."""
     scores: tuple[int, ...]

@@ -6,7 +6,7 @@ and each ``Watch`` stream reads its own :class:`Subscription`. A spectator is no
 step passes through :func:`~domino_arena.sdk.rules.state.public_entry` with the viewer
 :data:`SPECTATOR`, so a Moon discard shows no tile, and a deal is a bare ``deal`` step; hands,
 the boneyard and the widow have no field in what is sent at all. The messages are built by
-:mod:`domino_arena.sdk.convert`, the one translation layer.
+:mod:`domino_arena.sdk.wire.convert`, the one translation layer.
 
 The referee never waits for a spectator. Every hub call is a plain call on the one thread that
 trio (the matches) and asyncio (the gRPC handlers) share; it only appends to queues. A spectator
@@ -27,20 +27,19 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 import grpc
 
-from domino_arena.sdk.convert import game_to_proto, hand_result_to_proto, step_to_proto
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.rules import HandResult, LogEntry
 from domino_arena.sdk.rules.state import public_entry
+from domino_arena.sdk.wire.convert import game_to_proto, hand_result_to_proto, step_to_proto
+from domino_arena.server.net.remote import result_to_proto
+from domino_arena.server.play.seats import MatchResult
+from domino_arena.server.store.storage import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 
-from .remote import result_to_proto
-from .seats import MatchResult
-from .storage import StoredMatch
-
 if TYPE_CHECKING:
-    from .match_spec import MatchSpec
+    from domino_arena.server.play.match_spec import MatchSpec
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

@@ -1,7 +1,7 @@
 """A :class:`~.seats.Seat` played by a bot across the network, over its ``Play`` stream.
 
 The referee drives a :class:`RemoteSeat` exactly as it drives a local one. The seat turns each
-call into a protocol message (through :mod:`domino_arena.sdk.convert`, the one translation
+call into a protocol message (through :mod:`domino_arena.sdk.wire.convert`, the one translation
 layer) and queues it on the bot's current :class:`~.lobby.Connection`; :meth:`RemoteSeat.request`
 then waits for the reply that echoes the request's turn. Replies reach the seat through its own
 inbox (:class:`_Inbox`), so waiting is cancel-safe: the referee's deadline never loses a message.
@@ -28,7 +28,8 @@ from typing import Final
 import outcome
 import trio
 
-from domino_arena.sdk.convert import (
+from domino_arena.sdk.rules import HandResult, LogEntry, Observation
+from domino_arena.sdk.wire.convert import (
     ConversionError,
     action_from_proto,
     event_to_proto,
@@ -36,11 +37,8 @@ from domino_arena.sdk.convert import (
     hand_result_to_proto,
     observation_to_proto,
 )
-from domino_arena.sdk.rules import HandResult, LogEntry, Observation
-from domino_arena.v1 import referee_pb2 as pb
-
-from .lobby import Connection, Lobby
-from .seats import (
+from domino_arena.server.net.lobby import Connection, Lobby
+from domino_arena.server.play.seats import (
     FaultKind,
     FaultNotice,
     FaultPolicy,
@@ -51,6 +49,7 @@ from .seats import (
     SeatGoneError,
     Termination,
 )
+from domino_arena.v1 import referee_pb2 as pb
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

@@ -14,8 +14,7 @@ from typing import Protocol
 
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.rules import Action, Game, HandResult, LogEntry, Observation, Outcome
-
-from .timecontrol import TimeControl
+from domino_arena.server.play.timecontrol import TimeControl
 
 
 class FaultKind(enum.Enum):

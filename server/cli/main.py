@@ -42,9 +42,8 @@ from domino_arena.sdk.rules import (
     game_options,
     make_game,
 )
-
-from .tables import standings_table, table
-from .timecontrol import TimeControl
+from domino_arena.server.cli.tables import standings_table, table
+from domino_arena.server.play.timecontrol import TimeControl
 
 PROG: Final = "domino-arena"
 
@@ -382,8 +381,8 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
 def _round_robin(args: argparse.Namespace) -> int:
     from rich.console import Console  # noqa: PLC0415
 
-    from . import main_job  # noqa: PLC0415
-    from .storage import StorageError  # noqa: PLC0415
+    from domino_arena.server.cli import main_job  # noqa: PLC0415
+    from domino_arena.server.store.storage import StorageError  # noqa: PLC0415
 
     names = [n.strip() for n in args.games.split(",") if n.strip()]
     if not names:
@@ -491,7 +490,7 @@ def _db_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _open_storage(url: str) -> Any:
-    from .storage import Storage, StorageError  # noqa: PLC0415
+    from domino_arena.server.store.storage import Storage, StorageError  # noqa: PLC0415
 
     storage = Storage(url)
     try:
@@ -502,8 +501,8 @@ def _open_storage(url: str) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .app import Config, run  # noqa: PLC0415
-    from .storage import display_url, new_token  # noqa: PLC0415
+    from domino_arena.server.app import Config, run  # noqa: PLC0415
+    from domino_arena.server.store.storage import display_url, new_token  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
@@ -595,7 +594,7 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def _bot_add(args: argparse.Namespace) -> int:
-    from .storage import BadBotNameError, DuplicateBotError, check_name  # noqa: PLC0415
+    from domino_arena.server.store.storage import BadBotNameError, DuplicateBotError, check_name  # noqa: PLC0415
 
     try:
         check_name(args.name)
@@ -800,7 +799,7 @@ def _positive(flag: str, value: int | None) -> int | None:
 
 
 def _seed(value: int | None) -> int | None:
-    from .storage import MAX_SEED  # noqa: PLC0415
+    from domino_arena.server.store.storage import MAX_SEED  # noqa: PLC0415
 
     if value is not None and not 0 <= value <= MAX_SEED:
         raise CliError(f"--seed: must be from 0 to {MAX_SEED}, got {value}")
@@ -858,7 +857,7 @@ def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _match_run(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import game_to_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     game = _game_from_args(args)
@@ -984,7 +983,7 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _tournament_create(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import game_to_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     game = _game_from_args(args)
@@ -1097,7 +1096,7 @@ def _progress_text(t: Any) -> str:
 
 
 def _print_tournament(t: Any) -> None:
-    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import referee_pb2  # noqa: PLC0415
 
     game = game_from_proto(t.game)
@@ -1164,7 +1163,7 @@ def _print_head_to_head(
 
 
 def _t_list(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     response = _admin_call(args, "ListTournaments", admin_pb2.ListTournamentsRequest())
@@ -1232,7 +1231,7 @@ def _matches_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _matches(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2, referee_pb2  # noqa: PLC0415
 
     if not 1 <= args.limit <= 1000:
@@ -1338,7 +1337,7 @@ class _Spectator:
         self.scores: tuple[int, ...] = ()
 
     def show(self, message: Any) -> None:
-        from domino_arena.sdk.convert import (  # noqa: PLC0415
+        from domino_arena.sdk.wire.convert import (  # noqa: PLC0415
             game_from_proto,
             hand_result_from_proto,
             step_from_proto,
@@ -1403,7 +1402,7 @@ def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _l_start(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import game_to_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     game = _game_from_args(args)
@@ -1431,7 +1430,7 @@ def _l_stop(args: argparse.Namespace) -> int:
 
 
 def _l_list(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2, referee_pb2  # noqa: PLC0415
 
     response = _admin_call(args, "ListLadders", admin_pb2.ListLaddersRequest())

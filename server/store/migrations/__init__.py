@@ -2,7 +2,7 @@
 
 There is no ``alembic.ini``: :func:`upgrade` builds the Alembic configuration here and hands
 Alembic the caller's connection, so migrations run on exactly the database (and PostgreSQL
-``search_path``) that :class:`~domino_arena.server.storage.Storage` opened. Each revision runs
+``search_path``) that :class:`~domino_arena.server.store.storage.Storage` opened. Each revision runs
 in its own transaction, so a failure leaves the database at the last revision that completed.
 
 Revisions live in ``versions/``, one file each, named by number (``0001``, ``0002``, ...); a

@@ -36,13 +36,12 @@ from typing import Final
 import trio
 
 from domino_arena.sdk.rules import Game, make_game
-
-from .lobby import Lobby
-from .match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
-from .scheduler import ScheduledGame, round_robin
-from .seats import FaultPolicy
-from .storage import MAX_SEED, Storage, StoredTournament, TournamentState
-from .timecontrol import TimeControl
+from domino_arena.server.net.lobby import Lobby
+from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.scheduler import ScheduledGame, round_robin
+from domino_arena.server.play.seats import FaultPolicy
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.storage import MAX_SEED, Storage, StoredTournament, TournamentState
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

@@ -28,9 +28,7 @@ from typing import Final, TypeVar
 
 from google.protobuf.message import Message
 
-from domino_arena.v1 import games_pb2, referee_pb2
-
-from .rules import (
+from domino_arena.sdk.rules import (
     CHANCE,
     DEAL,
     DOUBLE_SIX,
@@ -66,9 +64,10 @@ from .rules import (
     Trick,
     Trump,
 )
-from .rules.moon import BID_VALUES, Phase
-from .rules.passing import TARGET_RULES
-from .rules.tiles import MAX_PIP
+from domino_arena.sdk.rules.moon import BID_VALUES, Phase
+from domino_arena.sdk.rules.passing import TARGET_RULES
+from domino_arena.sdk.rules.tiles import MAX_PIP
+from domino_arena.v1 import games_pb2, referee_pb2
 
 __all__ = [
     "ConversionError",

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from domino_arena.sdk.rules import Game
-
-from .seats import FaultPolicy, MatchResult
-from .storage import StoredMatch
-from .timecontrol import TimeControl
+from domino_arena.server.play.seats import FaultPolicy, MatchResult
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.storage import StoredMatch
 
 DEFAULT_MAX_STRIKES: Final = 3
 

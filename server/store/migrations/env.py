@@ -5,13 +5,13 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import context
 
-from domino_arena.server.storage import METADATA
+from domino_arena.server.store.storage import METADATA
 
 connection = context.config.attributes.get("connection")
 if not isinstance(connection, sa.Connection):
     raise RuntimeError(
         "the migrations run from code: call Storage(url).open() "
-        "(or domino_arena.server.migrations.upgrade(connection)), not the alembic command"
+        "(or domino_arena.server.store.migrations.upgrade(connection)), not the alembic command"
     )
 context.configure(
     connection=connection,

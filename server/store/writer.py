@@ -22,9 +22,9 @@ from typing import Final
 import trio
 from sqlalchemy import exc as sa_exc
 
-from .storage import Storage, StoredMatch, error_reason
+from domino_arena.server.store.storage import Storage, StoredMatch, error_reason
 
-LOG: Final = logging.getLogger("domino_arena.server.writer")
+LOG: Final = logging.getLogger("domino_arena.server.store.writer")
 
 FIRST_DELAY: Final = 0.5
 """Seconds before the first retry; each further retry waits twice as long as the one before."""

@@ -29,19 +29,17 @@ import grpc
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from domino_arena.sdk.convert import ConversionError, game_from_proto, game_to_proto
 from domino_arena.sdk.rules import GAMES, Game, make_game
-from domino_arena.v1 import admin_pb2 as admin_pb
-from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
-from domino_arena.v1 import referee_pb2 as pb
-
-from .arena import MatchAbortedError, NotAcceptingError
-from .ladder import elo
-from .lobby import Lobby
-from .match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
-from .remote import FAULT_POLICY_TO_PROTO, result_to_proto
-from .seats import FaultKind, FaultPolicy, MatchResult, Termination
-from .storage import (
+from domino_arena.sdk.wire.convert import ConversionError, game_from_proto, game_to_proto
+from domino_arena.server.ladder import elo
+from domino_arena.server.net.lobby import Lobby
+from domino_arena.server.net.remote import FAULT_POLICY_TO_PROTO, result_to_proto
+from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
+from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.seats import FaultKind, FaultPolicy, MatchResult, Termination
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.store.storage import (
     MAX_SEED,
     RATED_TERMINATIONS,
     StoredMatch,
@@ -50,8 +48,9 @@ from .storage import (
     rated_game_of,
     sides_of,
 )
-from .timecontrol import TimeControl
-from .tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
+from domino_arena.v1 import referee_pb2 as pb
 
 FAULT_POLICY_FROM_PROTO: Final[dict[pb.FaultPolicy.ValueType, FaultPolicy]] = {
     pb.FAULT_POLICY_UNSPECIFIED: FaultPolicy.SUBSTITUTE,

@@ -1,0 +1,1 @@
+"""The ``domino-arena`` command line, one module per family of commands."""

@@ -1,0 +1,1 @@
+"""Running matches: the arena, the trio referee, tournaments, their scheduler, time control."""

@@ -1,0 +1,1 @@
+"""Persistence: the database engine and tables, the migrations and the retrying writer."""

@@ -30,9 +30,9 @@ from domino_arena.bots import make_bot
 from domino_arena.sdk.local import play_game, seat_seed
 from domino_arena.sdk.records import MatchRecord, parse_record, replay, write_record
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.referee import play_match
-from domino_arena.server.seats import FaultPolicy, Malformed
-from domino_arena.server.timecontrol import TimeControl
+from domino_arena.server.play.referee import play_match
+from domino_arena.server.play.seats import FaultPolicy, Malformed
+from domino_arena.server.play.timecontrol import TimeControl
 
 from ..fakes.seats import (
     CrashSeat,

@@ -38,8 +38,8 @@ from prometheus_client import (
     start_http_server,
 )
 
+from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.play.seats import FaultKind, Termination
 
 PREFIX: Final = "domino_arena"
 

@@ -27,11 +27,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from domino_arena.bots import HOUSE_BOTS
 from domino_arena.sdk import runner
+from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config
 from domino_arena.server.cli.tables import standings_table
 from domino_arena.server.ladder.elo import Rating, standings
-from domino_arena.server.play.seats import FaultPolicy
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament
 from domino_arena.server.store.storage import (

@@ -28,6 +28,7 @@ from typing import Final
 import outcome
 import trio
 
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
 from domino_arena.sdk.wire.convert import (
     ConversionError,
@@ -39,15 +40,12 @@ from domino_arena.sdk.wire.convert import (
 )
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.seats import (
-    FaultKind,
     FaultNotice,
-    FaultPolicy,
     Malformed,
     MatchInfo,
     MatchResult,
     Reply,
     SeatGoneError,
-    Termination,
 )
 from domino_arena.v1 import referee_pb2 as pb
 

@@ -42,6 +42,7 @@ from typing import Any, Final, NamedTuple
 import trio
 
 from domino_arena.sdk.local import DEFAULT_MAX_DEALS, Step
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.records import MatchRecord, RecordFault, forfeit_winner, record_from_state
 from domino_arena.sdk.rules import (
     DEAL,
@@ -61,15 +62,12 @@ from domino_arena.sdk.rules import (
 from domino_arena.sdk.rules.dealing import first_seat as random_first_seat
 from domino_arena.sdk.rules.state import public_entry
 from domino_arena.server.play.seats import (
-    FaultKind,
     FaultNotice,
-    FaultPolicy,
     Malformed,
     MatchInfo,
     MatchResult,
     Seat,
     SeatGoneError,
-    Termination,
 )
 from domino_arena.server.play.timecontrol import TimeControl
 

@@ -8,42 +8,13 @@ the referee does both, with the rules engine and its own clock.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import Protocol
 
 from domino_arena.sdk.bot import Bot
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.rules import Action, Game, HandResult, LogEntry, Observation, Outcome
 from domino_arena.server.play.timecontrol import TimeControl
-
-
-class FaultKind(enum.Enum):
-    """What a bot did wrong (DESIGN.md decision 9)."""
-
-    TIMEOUT = "timeout"
-    ILLEGAL = "illegal"
-    MALFORMED = "malformed"
-    DISCONNECTED = "disconnected"
-
-
-class FaultPolicy(enum.Enum):
-    """What a fault costs: the game at once, or a substituted move and a strike."""
-
-    FORFEIT = "forfeit"
-    SUBSTITUTE = "substitute"
-
-
-class Termination(enum.Enum):
-    """How a match ended."""
-
-    NORMAL = "normal"
-    """Played to the end by the rules."""
-    FORFEIT = "forfeit"
-    """A seat forfeited by the fault policy; its side loses."""
-    VOID = "void"
-    """A failure of the referee's own: counts for nobody, never charged to a bot."""
-    ABORTED = "aborted"
-    """The referee shut down before the end."""
 
 
 @dataclass(frozen=True, slots=True)

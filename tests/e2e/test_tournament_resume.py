@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.play.seats import FaultPolicy
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
 from domino_arena.server.store.storage import Storage, TournamentState

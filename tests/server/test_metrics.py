@@ -15,13 +15,13 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.metrics import (
     MOVE_BUCKETS,
     STORAGE_OPERATIONS,
     Metrics,
 )
-from domino_arena.server.play.seats import FaultKind, Termination
 
 GAME = sorted(GAMES)[0]
 

@@ -20,6 +20,7 @@ import trio
 from trio.testing import MockClock
 
 from domino_arena.sdk.local import Step
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.records import (
     FAULT_KINDS,
     TERMINATIONS,
@@ -48,13 +49,7 @@ from domino_arena.server.play.referee import (
     play_match,
     substitute_action,
 )
-from domino_arena.server.play.seats import (
-    FaultKind,
-    FaultPolicy,
-    Malformed,
-    Seat,
-    Termination,
-)
+from domino_arena.server.play.seats import Malformed, Seat
 from domino_arena.server.play.timecontrol import TimeControl
 
 from ..fakes.seats import (

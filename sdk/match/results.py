@@ -1,0 +1,44 @@
+"""The one vocabulary of how a match ended and what a fault was (DESIGN.md decision 9).
+
+Records, storage, the wire conversion, the command line and the admin API all use these enums;
+their values are the words written in records and stored in the database, so each is a
+:class:`enum.StrEnum` and compares equal to its word (``FaultKind.TIMEOUT == "timeout"``).
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Termination(enum.StrEnum):
+    """How a match ended."""
+
+    NORMAL = "normal"
+    """Played to the end by the rules."""
+    FORFEIT = "forfeit"
+    """A seat forfeited by the fault policy; its side loses."""
+    VOID = "void"
+    """A failure of the referee's own: counts for nobody, never charged to a bot."""
+    ABORTED = "aborted"
+    """The referee shut down before the end."""
+
+    @property
+    def rated(self) -> bool:
+        """Whether a match that ended this way counts for the ratings."""
+        return self in (Termination.NORMAL, Termination.FORFEIT)
+
+
+class FaultKind(enum.StrEnum):
+    """What a bot did wrong."""
+
+    TIMEOUT = "timeout"
+    ILLEGAL = "illegal"
+    MALFORMED = "malformed"
+    DISCONNECTED = "disconnected"
+
+
+class FaultPolicy(enum.StrEnum):
+    """What a fault costs: the game at once, or a substituted move and a strike."""
+
+    FORFEIT = "forfeit"
+    SUBSTITUTE = "substitute"

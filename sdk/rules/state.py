@@ -140,6 +140,11 @@ class Game(ABC):
             PositionError: the position is inconsistent; the message names the field.
         """
 
+    @property
+    def partnerships(self) -> bool:
+        """Whether seats play in teams (fewer sides than seats)."""
+        return len(self.sides) != self.num_players
+
     def side_of(self, seat: int) -> int:
         """Return the side that ``seat`` scores for."""
         for side, seats in enumerate(self.sides):
@@ -149,7 +154,7 @@ class Game(ABC):
 
     def describe(self) -> str:
         """Return e.g. ``"Passing Game, 4 players in partnerships, to 61"``."""
-        teams = " in partnerships" if len(self.sides) != self.num_players else ""
+        teams = " in partnerships" if self.partnerships else ""
         return f"{self.title}, {self.num_players} players{teams}, to {self.target}"
 
 

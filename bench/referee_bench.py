@@ -73,7 +73,7 @@ from google.protobuf import wrappers_pb2
 
 from domino_arena.bots.random_bot import RandomBot
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.sdk.wire.convert import action_to_proto, game_to_proto, observation_to_proto
+from domino_arena.sdk.wire import action_to_proto, game_to_proto, observation_to_proto
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
@@ -181,7 +181,7 @@ def measure_sizes(game: Game, seeds: int = SIZE_SAMPLE_SEEDS) -> Sizes:
     """Play ``seeds`` random games locally and serialize each decision's messages."""
     from domino_arena.sdk.rules import LogEntry  # noqa: PLC0415
     from domino_arena.sdk.rules.state import public_entry  # noqa: PLC0415
-    from domino_arena.sdk.wire.convert import event_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import event_to_proto  # noqa: PLC0415
 
     requests: list[int] = []
     replies: list[int] = []

@@ -857,7 +857,7 @@ def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _match_run(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.wire.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import game_to_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     game = _game_from_args(args)
@@ -983,7 +983,7 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _tournament_create(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.wire.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import game_to_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     game = _game_from_args(args)
@@ -1096,7 +1096,7 @@ def _progress_text(t: Any) -> str:
 
 
 def _print_tournament(t: Any) -> None:
-    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import referee_pb2  # noqa: PLC0415
 
     game = game_from_proto(t.game)
@@ -1163,7 +1163,7 @@ def _print_head_to_head(
 
 
 def _t_list(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     response = _admin_call(args, "ListTournaments", admin_pb2.ListTournamentsRequest())
@@ -1231,7 +1231,7 @@ def _matches_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _matches(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2, referee_pb2  # noqa: PLC0415
 
     if not 1 <= args.limit <= 1000:
@@ -1337,7 +1337,7 @@ class _Spectator:
         self.scores: tuple[int, ...] = ()
 
     def show(self, message: Any) -> None:
-        from domino_arena.sdk.wire.convert import (  # noqa: PLC0415
+        from domino_arena.sdk.wire import (  # noqa: PLC0415
             game_from_proto,
             hand_result_from_proto,
             step_from_proto,
@@ -1402,7 +1402,7 @@ def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _l_start(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.wire.convert import game_to_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import game_to_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2  # noqa: PLC0415
 
     game = _game_from_args(args)
@@ -1430,7 +1430,7 @@ def _l_stop(args: argparse.Namespace) -> int:
 
 
 def _l_list(args: argparse.Namespace) -> int:
-    from domino_arena.sdk.wire.convert import game_from_proto  # noqa: PLC0415
+    from domino_arena.sdk.wire import game_from_proto  # noqa: PLC0415
     from domino_arena.v1 import admin_pb2, referee_pb2  # noqa: PLC0415
 
     response = _admin_call(args, "ListLadders", admin_pb2.ListLaddersRequest())

@@ -31,10 +31,15 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.rules import GAMES, Game, make_game
-from domino_arena.sdk.wire.convert import ConversionError, game_from_proto, game_to_proto
+from domino_arena.sdk.wire import (
+    ConversionError,
+    fault_policy_to_proto,
+    game_from_proto,
+    game_to_proto,
+    match_result_to_proto,
+)
 from domino_arena.server.ladder import elo
 from domino_arena.server.net.lobby import Lobby
-from domino_arena.server.net.remote import FAULT_POLICY_TO_PROTO, result_to_proto
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.seats import MatchResult
@@ -347,7 +352,7 @@ def match_summary(match: StoredMatch) -> admin_pb.MatchSummary:
         game=game_to_proto(make_game(match.game, **match.options)),
         bots=match.seats,
         seed=match.seed,
-        result=result_to_proto(result, sides_of(match)),
+        result=match_result_to_proto(result, sides_of(match)),
         faults=match.faults or (0,) * len(match.seats),
         rated=match.rated,
         tournament_id=match.tournament_id or "",
@@ -371,7 +376,7 @@ def tournament_message(
         games_per_pairing=t.games_per_pairing,
         duplicate_deals=t.duplicate_deals,
         time_control=_time_control_message(*t.time_control_ms),
-        fault_policy=FAULT_POLICY_TO_PROTO[FaultPolicy(t.fault_policy)],
+        fault_policy=fault_policy_to_proto(FaultPolicy(t.fault_policy)),
         max_strikes=t.max_strikes,
         concurrency=t.concurrency,
         wait_ms=round(t.wait_seconds * 1000),
@@ -430,7 +435,7 @@ def ladder_message(ladder: LadderView) -> admin_pb.Ladder:
     return admin_pb.Ladder(
         game=game_to_proto(ladder.game),
         time_control=_time_control_message(*ladder.time_control.to_ms()),
-        fault_policy=FAULT_POLICY_TO_PROTO[ladder.fault_policy],
+        fault_policy=fault_policy_to_proto(ladder.fault_policy),
         max_strikes=ladder.max_strikes,
         concurrency=ladder.concurrency,
         seed=ladder.seed,
@@ -491,7 +496,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
         sides = tuple(game.side_of(s) for s in range(game.num_players))
         return admin_pb.RunMatchResponse(
             match_id=spec.match_id,
-            result=result_to_proto(finished.result, sides),
+            result=match_result_to_proto(finished.result, sides),
             record=finished.record or "",
         )
 

@@ -1,7 +1,7 @@
 """A :class:`~.seats.Seat` played by a bot across the network, over its ``Play`` stream.
 
 The referee drives a :class:`RemoteSeat` exactly as it drives a local one. The seat turns each
-call into a protocol message (through :mod:`domino_arena.sdk.wire.convert`, the one translation
+call into a protocol message (through :mod:`domino_arena.sdk.wire`, the one translation
 layer) and queues it on the bot's current :class:`~.lobby.Connection`; :meth:`RemoteSeat.request`
 then waits for the reply that echoes the request's turn. Replies reach the seat through its own
 inbox (:class:`_Inbox`), so waiting is cancel-safe: the referee's deadline never loses a message.
@@ -23,22 +23,26 @@ from __future__ import annotations
 
 import collections
 import logging
+import weakref
 from typing import Final
 
 import outcome
 import trio
 
-from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
-from domino_arena.sdk.wire.convert import (
-    ConversionError,
-    action_from_proto,
-    event_to_proto,
+from domino_arena.sdk.wire import (
+    EventEncoder,
+    fault_kind_to_proto,
+    fault_policy_to_proto,
     game_to_proto,
     hand_result_to_proto,
+    match_result_to_proto,
+    ms,
     observation_to_proto,
+    reply_action,
 )
 from domino_arena.server.net.lobby import Connection, Lobby
+from domino_arena.server.net.wire_timecontrol import time_control_to_proto
 from domino_arena.server.play.seats import (
     FaultNotice,
     Malformed,
@@ -54,39 +58,13 @@ LOG: Final = logging.getLogger("domino_arena.server")
 _Item = tuple[Connection, pb.ActionReply | None]
 """What reaches a seat: a reply, or None when that connection closed."""
 
-FAULT_KIND_TO_PROTO: Final[dict[FaultKind, pb.FaultKind.ValueType]] = {
-    FaultKind.TIMEOUT: pb.FAULT_KIND_TIMEOUT,
-    FaultKind.ILLEGAL: pb.FAULT_KIND_ILLEGAL,
-    FaultKind.MALFORMED: pb.FAULT_KIND_MALFORMED,
-    FaultKind.DISCONNECTED: pb.FAULT_KIND_DISCONNECTED,
-}
+_ENCODERS: Final[weakref.WeakValueDictionary[str, EventEncoder]] = weakref.WeakValueDictionary()
+"""Match id -> the event encoder its seats share, for as long as one of them lives.
 
-FAULT_POLICY_TO_PROTO: Final[dict[FaultPolicy, pb.FaultPolicy.ValueType]] = {
-    FaultPolicy.FORFEIT: pb.FAULT_POLICY_FORFEIT,
-    FaultPolicy.SUBSTITUTE: pb.FAULT_POLICY_SUBSTITUTE,
-}
-
-TERMINATION_TO_PROTO: Final[dict[Termination, pb.Termination.ValueType]] = {
-    Termination.NORMAL: pb.TERMINATION_NORMAL,
-    Termination.FORFEIT: pb.TERMINATION_FORFEIT,
-    Termination.VOID: pb.TERMINATION_VOID,
-    Termination.ABORTED: pb.TERMINATION_ABORTED,
-}
-
-
-def result_to_proto(result: MatchResult, side_of_seat: tuple[int, ...]) -> pb.MatchResult:
-    """Return the protocol form of a match result; ``side_of_seat`` is the game's seat -> side."""
-    return pb.MatchResult(
-        termination=TERMINATION_TO_PROTO[result.termination],
-        winner=-1 if result.winner is None else result.winner,
-        scores=result.scores,
-        side_of_seat=side_of_seat,
-        faulted_seat=-1 if result.faulted_seat is None else result.faulted_seat,
-        fault=pb.FAULT_KIND_UNSPECIFIED
-        if result.fault is None
-        else FAULT_KIND_TO_PROTO[result.fault],
-        detail=result.detail,
-    )
+The referee tells every seat of a match each step in turn, so the seats of one match share an
+encoder and the step is encoded once for all who see it alike. The encoder matches by identity
+(the very step and scores objects), so even seats of two matches that share an id would only
+miss, never take the other's event."""
 
 
 class RemoteSeat:
@@ -107,6 +85,7 @@ class RemoteSeat:
         self._finished = False
         self._events: list[pb.Event] = []
         """The steps the bot has not been sent yet, oldest first."""
+        self._encoder = _ENCODERS.setdefault(match_id, EventEncoder())
 
     # -- the connection's side (plain calls from the gRPC handler) ------------------------------
 
@@ -130,15 +109,14 @@ class RemoteSeat:
         self._bind(connection)
         game = info.game
         side = game.sides[game.side_of(info.seat)]
-        move_ms, bank_ms, grace_ms = info.time_control.to_ms()
         start = pb.MatchStart(
             match_id=self.match_id,
             game=game_to_proto(game),
             seat=info.seat,
             partners=[s for s in side if s != info.seat],
             players=info.players,
-            time_control=pb.TimeControl(move_ms=move_ms, bank_ms=bank_ms, grace_ms=grace_ms),
-            fault_policy=FAULT_POLICY_TO_PROTO[info.fault_policy],
+            time_control=time_control_to_proto(info.time_control),
+            fault_policy=fault_policy_to_proto(info.fault_policy),
             max_strikes=info.max_strikes,
             resumed=snapshot is not None,
         )
@@ -159,8 +137,8 @@ class RemoteSeat:
         request.match_id = self.match_id
         request.turn = turn
         request.observation.CopyFrom(observation_to_proto(observation, history=False))
-        request.clock.move_ms = _ms(move)
-        request.clock.bank_ms = _ms(bank)
+        request.clock.move_ms = ms(move)
+        request.clock.bank_ms = ms(bank)
         request.events.extend(self._take_events())
         connection.send(message)
         while True:
@@ -179,11 +157,12 @@ class RemoteSeat:
                     turn,
                 )
                 continue
-            return _action(reply)
+            action = reply_action(reply)
+            return Malformed(action) if isinstance(action, str) else action
 
     async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
         """Keep the step for the seat's next message (see the module's docstring)."""
-        self._events.append(_event(step, scores, deal))
+        self._events.append(self._encoder.encode(step, scores, deal))
 
     async def hand_end(self, result: HandResult, scores: tuple[int, ...]) -> None:
         message = pb.RefereeMessage(hand_end=hand_result_to_proto(result, scores, self.match_id))
@@ -196,7 +175,7 @@ class RemoteSeat:
                 fault=pb.Fault(
                     match_id=self.match_id,
                     turn=notice.turn,
-                    kind=FAULT_KIND_TO_PROTO[notice.kind],
+                    kind=fault_kind_to_proto(notice.kind),
                     reason=notice.reason,
                     strikes=notice.strikes,
                     forfeited=notice.forfeited,
@@ -228,7 +207,7 @@ class RemoteSeat:
                 pb.RefereeMessage(
                     match_end=pb.MatchEnd(
                         match_id=self.match_id,
-                        result=result_to_proto(result, sides),
+                        result=match_result_to_proto(result, sides),
                         events=self._take_events(),
                     )
                 )
@@ -315,35 +294,3 @@ class _Inbox:
     def close(self) -> None:
         self._closed = True
         self._items.clear()
-
-
-_last_event: list[tuple[LogEntry, tuple[int, ...], int, pb.Event]] = []
-
-
-def _event(step: LogEntry, scores: tuple[int, ...], deal: int) -> pb.Event:
-    """Return the Event of ``step``; the seats of one step that see it alike share one message.
-
-    The referee tells every seat of a step in turn, with the same objects unless the step is
-    hidden from some (``public_entry``), so the last one built is kept. Kept events are only
-    ever copied into the messages that carry them, never changed.
-    """
-    if _last_event:
-        last_step, last_scores, last_deal, event = _last_event[0]
-        if last_step is step and last_scores is scores and last_deal == deal:
-            return event
-    event = event_to_proto(step, scores, deal)
-    _last_event[:] = [(step, scores, deal, event)]
-    return event
-
-
-def _action(reply: pb.ActionReply) -> Reply:
-    if not reply.HasField("action"):
-        return Malformed("ActionReply.action is missing")
-    try:
-        return action_from_proto(reply.action)
-    except ConversionError as exc:
-        return Malformed(str(exc))
-
-
-def _ms(seconds: float) -> int:
-    return max(0, round(seconds * 1000))

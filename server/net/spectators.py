@@ -6,7 +6,7 @@ and each ``Watch`` stream reads its own :class:`Subscription`. A spectator is no
 step passes through :func:`~domino_arena.sdk.rules.state.public_entry` with the viewer
 :data:`SPECTATOR`, so a Moon discard shows no tile, and a deal is a bare ``deal`` step; hands,
 the boneyard and the widow have no field in what is sent at all. The messages are built by
-:mod:`domino_arena.sdk.wire.convert`, the one translation layer.
+:mod:`domino_arena.sdk.wire`, the one translation layer.
 
 The referee never waits for a spectator. Every hub call is a plain call on the one thread that
 trio (the matches) and asyncio (the gRPC handlers) share; it only appends to queues. A spectator
@@ -30,8 +30,12 @@ import grpc
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.rules import HandResult, LogEntry
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.sdk.wire.convert import game_to_proto, hand_result_to_proto, step_to_proto
-from domino_arena.server.net.remote import result_to_proto
+from domino_arena.sdk.wire import (
+    game_to_proto,
+    hand_result_to_proto,
+    match_result_to_proto,
+    step_to_proto,
+)
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.store.storage import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -178,7 +182,9 @@ class SpectatorHub:
         while len(self._ended) > REMEMBERED_ENDS:
             self._ended.popitem(last=False)
         end = admin_pb.SpectatorMessage(
-            match_end=pb.MatchEnd(match_id=match_id, result=result_to_proto(result, watched.sides))
+            match_end=pb.MatchEnd(
+                match_id=match_id, result=match_result_to_proto(result, watched.sides)
+            )
         )
         for subscription in watched.subscribers:
             subscription.put(end)

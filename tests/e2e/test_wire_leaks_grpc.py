@@ -54,7 +54,7 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.sdk.wire.convert import (
+from domino_arena.sdk.wire import (
     action_from_proto,
     game_to_proto,
     hand_result_to_proto,

@@ -57,7 +57,7 @@ from domino_arena.sdk.rules import (
     Outcome,
     make_game,
 )
-from domino_arena.sdk.wire.convert import (
+from domino_arena.sdk.wire import (
     action_from_proto,
     event_to_proto,
     game_to_proto,

@@ -1,4 +1,4 @@
-"""The rules <-> protobuf layer (sdk/convert.py): round trips and every malformed message.
+"""The rules <-> protobuf layer (sdk/wire/): round trips and every malformed message.
 
 The referee validates exactly what a bot sent and a bot sees exactly the rules library's own
 types, so every observation of every game must survive encode, serialize, parse and decode
@@ -43,11 +43,11 @@ from domino_arena.sdk.rules import (
     make_game,
     parse_action,
 )
-from domino_arena.sdk.wire import convert
-from domino_arena.sdk.wire.convert import (
+from domino_arena.sdk.wire import (
     ConversionError,
     action_from_proto,
     action_to_proto,
+    common,
     game_from_proto,
     game_to_proto,
     hand_end_from_kind,
@@ -59,6 +59,7 @@ from domino_arena.sdk.wire.convert import (
     outcome_from_proto,
     step_from_proto,
     step_to_proto,
+    tiles_actions,
 )
 from domino_arena.v1 import games_pb2, referee_pb2
 
@@ -222,10 +223,10 @@ def test_encoded_messages_are_independent_copies() -> None:
 
 
 def test_message_caches_stay_bounded() -> None:
-    for value in range(convert._CACHE_LIMIT + 10):
+    for value in range(common.CACHE_LIMIT + 10):
         assert action_from_proto(action_to_proto(Bid(value))) == Bid(value)
-    assert len(convert._ACTIONS) <= convert._CACHE_LIMIT
-    assert len(convert._ACTIONS_BY_VALUE) <= convert._CACHE_LIMIT
+    assert len(tiles_actions._ACTIONS) <= common.CACHE_LIMIT
+    assert len(tiles_actions._ACTIONS_BY_VALUE) <= common.CACHE_LIMIT
 
 
 # -- actions ---------------------------------------------------------------------------------------

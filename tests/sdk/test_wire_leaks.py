@@ -41,7 +41,7 @@ from domino_arena.sdk.rules import (
     configurations,
 )
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.sdk.wire.convert import (
+from domino_arena.sdk.wire import (
     event_to_proto,
     game_to_proto,
     hand_result_to_proto,

@@ -24,7 +24,7 @@ import pytest
 
 from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.sdk.wire.convert import game_to_proto
+from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.net.admin import AdminServicer, check_token
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.net.spectators import SpectatorHub, SpectatorServicer

@@ -13,6 +13,7 @@ Ctrl-C and SIGTERM are tested on a real ``run()`` in a child process, as a perso
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
@@ -20,7 +21,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -186,12 +187,17 @@ class Sleeps:
         await asyncio.sleep(0)
 
 
-def refused_address() -> str:
-    """An address on loopback where nothing listens."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"127.0.0.1:{port}"
+@contextlib.contextmanager
+def refused_address() -> Iterator[str]:
+    """Yield an address on loopback where nothing listens, for as long as the block runs.
+
+    The port stays bound (never listening, so a connection is refused) until the block ends,
+    so nothing else can take it between choosing it and dialling it.
+    """
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        port = holder.getsockname()[1]
+        yield f"127.0.0.1:{port}"
 
 
 # -- match material -------------------------------------------------------------------------------
@@ -342,11 +348,9 @@ def test_a_refusing_grpc_status_without_an_in_band_error_is_typed_too() -> None:
 
 def test_connection_refused_is_a_lost_connection_when_not_reconnecting() -> None:
     async def main() -> None:
-        with pytest.raises(ConnectionLostError) as lost:
+        with refused_address() as address, pytest.raises(ConnectionLostError) as lost:
             await within(
-                run_async(
-                    Recorder(), server=refused_address(), name="a", token="t", reconnect=False
-                )
+                run_async(Recorder(), server=address, name="a", token="t", reconnect=False)
             )
         assert lost.value.code == "UNAVAILABLE" and lost.value.retryable
 
@@ -964,25 +968,26 @@ run(Idle, server=sys.argv[1], name="alice", token="t", backoff=Backoff(initial=3
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_run_stops_on_ctrl_c_or_sigterm_without_a_traceback(signum: signal.Signals) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, refused_address()],
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert child.stderr is not None
-    lines: list[str] = []
-    try:
-        for line in child.stderr:  # the first attempt is refused, then it waits 2.5-5 s
-            lines.append(line)
-            if "reconnecting in" in line:
-                break
-        child.send_signal(signum)
-        _, rest = child.communicate(timeout=WAIT)
-    finally:
-        if child.poll() is None:
-            child.kill()
+    with refused_address() as address:
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, address],
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert child.stderr is not None
+        lines: list[str] = []
+        try:
+            for line in child.stderr:  # the first attempt is refused, then it waits 2.5-5 s
+                lines.append(line)
+                if "reconnecting in" in line:
+                    break
+            child.send_signal(signum)
+            _, rest = child.communicate(timeout=WAIT)
+        finally:
+            if child.poll() is None:
+                child.kill()
     log = "".join(lines) + rest
     assert child.returncode == 0, log
     assert "Traceback" not in log

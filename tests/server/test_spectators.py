@@ -34,7 +34,7 @@ from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.storage import Storage
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-from tests.sdk.test_wire_leaks import (
+from tests.fakes.leaks import (
     CONFIG_IDS,
     CONFIGS,
     hidden_from,

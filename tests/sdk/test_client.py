@@ -1,4 +1,4 @@
-"""The SDK client (sdk/client.py, sdk/runner.py) against a scripted fake referee.
+"""The SDK client (sdk/client/, sdk/runner.py) against a scripted fake referee.
 
 The fake is a grpc.aio ``BotService`` servicer on port 0 in the test's own event loop. It plays
 the referee's side of the protocol minimally: it checks the Hello, answers Welcome or an Error,

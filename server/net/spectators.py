@@ -33,7 +33,7 @@ from domino_arena.sdk.rules.state import public_entry
 from domino_arena.sdk.wire.convert import game_to_proto, hand_result_to_proto, step_to_proto
 from domino_arena.server.net.remote import result_to_proto
 from domino_arena.server.play.seats import MatchResult
-from domino_arena.server.store.storage import StoredMatch
+from domino_arena.server.store.matches import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb

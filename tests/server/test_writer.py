@@ -1,4 +1,4 @@
-"""The ladder writer (server/writer.py) against databases that really fail, on trio's MockClock.
+"""The ladder writer (server/store/writer.py) against databases that really fail, on MockClock.
 
 The failures are real, never mocks of SQLAlchemy: on SQLite another connection holds the
 file's write lock (the writer's storage waits 10 ms, then hears "database is locked"); on
@@ -23,9 +23,11 @@ import trio
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from trio.testing import MockClock
 
-from domino_arena.server.store.storage import Storage, StoredMatch
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.writer import MAX_DELAY, Writer, backoff, is_transient
-from tests.server.test_storage import POSTGRES_URL, a_match
+from tests.fakes.store import POSTGRES_URL, a_match
 
 T = TypeVar("T")
 
@@ -40,7 +42,7 @@ def run(fn: Callable[[], Awaitable[T]]) -> T:
 class Outage:
     """A storage whose database can be made unreachable (:meth:`start`) and back (:meth:`end`)."""
 
-    storage: Storage
+    storage: RatedStorage
 
     def start(self) -> None:
         raise NotImplementedError
@@ -56,7 +58,7 @@ class SqliteOutage(Outage):
     """Another connection holds the file's write lock; the storage gives up after 10 ms."""
 
     def __init__(self, path: Path) -> None:
-        self.storage = Storage(f"sqlite:///{path}?timeout=0.01")
+        self.storage = RatedStorage(f"sqlite:///{path}?timeout=0.01")
         self.storage.open()
         self._holder = sqlite3.connect(path, isolation_level=None)
 
@@ -84,7 +86,7 @@ class PostgresOutage(Outage):
             connection.exec_driver_sql(f"CREATE ROLE {self.role} LOGIN")
             connection.exec_driver_sql(f"GRANT CREATE ON DATABASE test TO {self.role}")
         url = f"postgresql://{self.role}@127.0.0.1:5432/test"
-        self.storage = Storage(url, schema=f"test_writer_{suffix}")
+        self.storage = RatedStorage(url, schema=f"test_writer_{suffix}")
         self.storage.open()
 
     def start(self) -> None:
@@ -246,7 +248,7 @@ def test_an_error_that_is_no_outage_propagates_at_once(outage: Outage) -> None:
     async def save(match: StoredMatch) -> bool:
         return await writer.save_match(match)
 
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match="seed: must be from 0 to"):
         run(lambda: save(dataclasses.replace(a_match("m1"), seed=-1)))
     with pytest.raises(IntegrityError):  # a game of a tournament nobody added
         run(lambda: save(dataclasses.replace(a_match("m2"), tournament_id="t", game_index=0)))

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import pytest
 import sqlalchemy as sa
 import trio
+from psycopg.pq import TransactionStatus
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from trio.testing import MockClock
 
@@ -276,29 +276,30 @@ def test_a_session_ended_by_the_server_mid_save_is_retried() -> None:
         writer = Writer(outage.storage, on_retry=retries)
         killed: list[int] = []
 
-        def kill_the_blocked_save(lock: sa.Connection) -> None:
-            """Wait until the writer's session waits on ``lock``'s table lock, then end it."""
-            give_up = time.monotonic() + 60
-            while not killed:
-                assert time.monotonic() < give_up, "the writer never waited on the lock"
-                killed.extend(
-                    lock.execute(
-                        sa.text(
-                            "SELECT pg_terminate_backend(pid), pid FROM pg_stat_activity "
-                            "WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
-                        )
-                    ).scalars(1)
-                )
-            lock.rollback()
+        def end_the_session_before_its_insert(
+            _connection: sa.Connection, cursor: Any, statement: str, *_: Any
+        ) -> None:
+            """Inside the save's transaction (its look for the match done), just before the
+            insert, once: the server ends the writer's session, and says so to its client.
+
+            ``pg_terminate_backend(pid, timeout)`` returns once the session is gone (no poll)."""
+            if killed or not statement.startswith("INSERT INTO matches "):
+                return
+            pid = cursor.connection.info.backend_pid
+            assert cursor.connection.info.transaction_status == TransactionStatus.INTRANS
+            with outage.admin.connect() as admin:
+                ended = admin.execute(
+                    sa.text("SELECT pg_terminate_backend(:pid, 60000)"), {"pid": pid}
+                ).scalar_one()
+            assert ended, "the writer's session outlived its termination"
+            killed.append(pid)
+
+        sa.event.listen(
+            outage.storage.engine, "before_cursor_execute", end_the_session_before_its_insert
+        )
 
         async def main() -> bool:
-            with outage.admin.connect() as lock:
-                lock.execution_options(isolation_level="READ COMMITTED")
-                schema = outage.storage.schema
-                lock.exec_driver_sql(f"LOCK TABLE {schema}.matches IN ACCESS EXCLUSIVE MODE")
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(trio.to_thread.run_sync, kill_the_blocked_save, lock)
-                    return await writer.save_match(rated("m1"))
+            return await writer.save_match(rated("m1"))
 
         assert run(main)
         assert len(killed) == 1

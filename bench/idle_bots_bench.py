@@ -5,8 +5,8 @@ Usage::
     python bench/idle_bots_bench.py [--bots N] [--channels C] [--settle S] [--max-seconds T]
 
 ``domino-arena serve --port 0`` runs as a subprocess on a fresh SQLite file holding N bots,
-written directly through :mod:`domino_arena.server.store.storage`: one token is hashed once
-(``storage.hash_token``) and stored for every bot, so the referee still checks each login in
+written directly through :mod:`domino_arena.server.store`: one token is hashed once
+(``bots.hash_token``) and stored for every bot, so the referee still checks each login in
 full.
 
 One client subprocess opens N raw ``BotService.Play`` streams over C channels (by default one
@@ -221,7 +221,9 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen[str], Output]:
 
 def create_bots(database: str, bots: int) -> tuple[str, float]:
     """Write ``bots`` bots sharing one token straight into the database; return it and the time."""
-    from domino_arena.server.store.storage import BOTS, Storage, hash_token, new_token  # noqa: PLC0415
+    from domino_arena.server.store.bots import hash_token, new_token  # noqa: PLC0415
+    from domino_arena.server.store.storage import Storage  # noqa: PLC0415
+    from domino_arena.server.store.tables import BOTS  # noqa: PLC0415
 
     started = time.perf_counter()
     storage = Storage(database)

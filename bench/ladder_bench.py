@@ -7,7 +7,7 @@ Usage::
 
 The issue asks for the time to store 100,000 results (``--results``, the default) and to
 recompute the standings. Results go in through the product's own path, one
-``Storage.save_match`` call per result: one transaction that writes the match row and, for a
+``RatedStorage.save_match`` call per result: one transaction that writes the match row and, for a
 rated match, locks, moves and writes its bots' ratings and appends it to ``rated_games``. So the
 figure includes what the referee pays per finished game; nothing is batched.
 
@@ -20,8 +20,8 @@ referee writes (13-35 kB of record each); the record names other players than th
 which nothing here reads. About 3% of the results are forfeits (a seat charged 3 faults, its
 side ranked last) and 1% are void (stored, never rated).
 
-Then, per pool, *recompute* is ``Storage.recompute_ratings(pool)`` (read the pool's rated
-games in order, replay the Elo ladder) and *read* is ``Storage.ratings(pool)`` (the standings
+Then, per pool, *recompute* is ``RatedStorage.recompute_ratings(pool)`` (read the pool's rated
+games in order, replay the Elo ladder) and *read* is ``RatedStorage.ratings(pool)`` (the standings
 the ladder keeps). The two must be equal; if they are not, that is an error and the script
 exits 1. It also exits 1 on any other error, never because a figure is low.
 
@@ -52,7 +52,9 @@ from domino_arena.bots import make_bot
 from domino_arena.sdk.local import play_game
 from domino_arena.sdk.records import forfeit_winner, record_lines
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.store.storage import Storage, StoredMatch, display_url
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.engine import display_url
+from domino_arena.server.store.matches import StoredMatch
 
 ISSUE_RESULTS: Final = 100_000
 POSTGRES_URL: Final = "postgresql://postgres@127.0.0.1:5432/test"
@@ -186,7 +188,7 @@ class MismatchError(Exception):
 
 
 def run_backend(
-    backend: str, storage: Storage, matches: Sequence[StoredMatch], pools: Sequence[str]
+    backend: str, storage: RatedStorage, matches: Sequence[StoredMatch], pools: Sequence[str]
 ) -> BackendResult:
     """Store every match through ``storage``, then recompute and read every pool."""
     load_before = os.getloadavg()
@@ -287,14 +289,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for backend in backends:
             if backend == "sqlite":
                 with tempfile.TemporaryDirectory(prefix="ladder-bench-") as folder:
-                    storage = Storage(f"sqlite:///{Path(folder) / 'ladder.db'}")
+                    storage = RatedStorage(f"sqlite:///{Path(folder) / 'ladder.db'}")
                     storage.open()
                     try:
                         result = run_backend(backend, storage, matches, pools)
                     finally:
                         storage.close()
             else:
-                storage = Storage(args.postgres_url, schema=f"ladder_bench_{uuid.uuid4().hex[:12]}")
+                storage = RatedStorage(
+                    args.postgres_url, schema=f"ladder_bench_{uuid.uuid4().hex[:12]}"
+                )
                 print(
                     f"  {display_url(args.postgres_url)}, schema {storage.schema}", file=sys.stderr
                 )

@@ -51,8 +51,8 @@ from rich.console import Console
 from domino_arena.sdk.records import parse_record
 from domino_arena.sdk.rules import GAMES, Game, make_game
 from domino_arena.server.cli.main_job import Settings, entrant_of, run
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.scheduler import round_robin
-from domino_arena.server.store.storage import Storage
 
 ENTRANTS: Final = tuple(f"random-{n}" for n in range(1, 9))
 MOON_DEAL_LIMIT: Final = 10
@@ -104,7 +104,7 @@ def bench_game(game: Game, args: argparse.Namespace, folder: Path, console: Cons
     (standings,) = run(settings, console)  # its bot processes are reaped when it returns
     referee_cpu = _cpu(resource.RUSAGE_SELF) - self_before
     bots_cpu = _cpu(resource.RUSAGE_CHILDREN) - children_before
-    storage = Storage(url)
+    storage = RatedStorage(url)
     storage.open()
     try:
         matches = storage.matches(expected + 1, tournament_id=standings.tournament_id)

@@ -32,12 +32,12 @@ import trio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
 from domino_arena.server.net.admin import SERVICE_NAMES, AdminServicer
 from domino_arena.server.net.service import BotServicer
 from domino_arena.server.net.spectators import SpectatorServicer
 from domino_arena.server.play.arena import LOG, SHUTTING_DOWN, Arena
-from domino_arena.server.store.storage import Storage
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
@@ -84,7 +84,7 @@ class App:
     bound) and is not closed here.
     """
 
-    def __init__(self, config: Config, storage: Storage) -> None:
+    def __init__(self, config: Config, storage: RatedStorage) -> None:
         self.config = config
         self.arena = Arena(
             storage, reconnect_grace=config.reconnect_grace, admin_token=config.admin_token
@@ -210,7 +210,7 @@ class App:
             result.unwrap()
 
 
-def run(config: Config, storage: Storage, on_ready: Callable[[int], None]) -> None:
+def run(config: Config, storage: RatedStorage, on_ready: Callable[[int], None]) -> None:
     """Serve in a new asyncio loop until SIGINT or SIGTERM (main thread only).
 
     The process is the referee's alone: what it loaded to start lives as long as it does, so

@@ -30,10 +30,11 @@ from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.records import read_record
 from domino_arena.sdk.rules import CHANCE, DRAW, GAMES, Action, Observation, make_game
 from domino_arena.server.cli.main import COMMANDS, main
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.seats import MatchResult
-from domino_arena.server.store.storage import Storage, TournamentState
+from domino_arena.server.store.tournaments import TournamentState
 
 from .sdk.test_local import CONFIG_IDS, CONFIGS, ModestBot
 from .server.test_admin import TOKEN, WAIT, AdminServer, FakeArena, stored_match
@@ -467,7 +468,7 @@ def test_the_console_script_is_installed(tmp_path: Path) -> None:
 @pytest.fixture
 def referee(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AdminServer]:
     monkeypatch.delenv("DOMINO_ARENA_SERVER", raising=False)
-    storage = Storage(f"sqlite:///{tmp_path / 'cli.db'}")
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'cli.db'}")
     storage.open()
     for name in ("alice", "bob", "carol"):
         storage.add_bot(name)
@@ -780,7 +781,7 @@ def test_the_commands_against_a_real_referee(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The referee of ``domino-arena serve`` (its arena, storage and ratings) behind the CLI."""
-    storage = Storage(f"sqlite:///{tmp_path / 'real.db'}")
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'real.db'}")
     storage.open()
     tokens = {name: storage.add_bot(name) for name in ("alice", "bob")}
     referee = Referee(storage)

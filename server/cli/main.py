@@ -382,7 +382,7 @@ def _round_robin(args: argparse.Namespace) -> int:
     from rich.console import Console  # noqa: PLC0415
 
     from domino_arena.server.cli import main_job  # noqa: PLC0415
-    from domino_arena.server.store.storage import StorageError  # noqa: PLC0415
+    from domino_arena.server.store.engine import StorageError  # noqa: PLC0415
 
     names = [n.strip() for n in args.games.split(",") if n.strip()]
     if not names:
@@ -490,9 +490,10 @@ def _db_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _open_storage(url: str) -> Any:
-    from domino_arena.server.store.storage import Storage, StorageError  # noqa: PLC0415
+    from domino_arena.server.ladder.ratings_store import RatedStorage  # noqa: PLC0415
+    from domino_arena.server.store.engine import StorageError  # noqa: PLC0415
 
-    storage = Storage(url)
+    storage = RatedStorage(url)
     try:
         storage.open()
     except StorageError as exc:
@@ -502,7 +503,8 @@ def _open_storage(url: str) -> Any:
 
 def _serve(args: argparse.Namespace) -> int:
     from domino_arena.server.app import Config, run  # noqa: PLC0415
-    from domino_arena.server.store.storage import display_url, new_token  # noqa: PLC0415
+    from domino_arena.server.store.bots import new_token  # noqa: PLC0415
+    from domino_arena.server.store.engine import display_url  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
@@ -594,7 +596,7 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def _bot_add(args: argparse.Namespace) -> int:
-    from domino_arena.server.store.storage import BadBotNameError, DuplicateBotError, check_name  # noqa: PLC0415
+    from domino_arena.server.store.bots import BadBotNameError, DuplicateBotError, check_name  # noqa: PLC0415
 
     try:
         check_name(args.name)
@@ -799,7 +801,7 @@ def _positive(flag: str, value: int | None) -> int | None:
 
 
 def _seed(value: int | None) -> int | None:
-    from domino_arena.server.store.storage import MAX_SEED  # noqa: PLC0415
+    from domino_arena.sdk.match.seeds import MAX_SEED  # noqa: PLC0415
 
     if value is not None and not 0 <= value <= MAX_SEED:
         raise CliError(f"--seed: must be from 0 to {MAX_SEED}, got {value}")

@@ -32,15 +32,12 @@ from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config
 from domino_arena.server.cli.tables import standings_table
 from domino_arena.server.ladder.elo import Rating, standings
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament
-from domino_arena.server.store.storage import (
-    DuplicateBotError,
-    Storage,
-    StoredTournament,
-    TournamentState,
-    display_url,
-)
+from domino_arena.server.store.bots import DuplicateBotError
+from domino_arena.server.store.engine import display_url
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""
@@ -105,7 +102,7 @@ def run(settings: Settings, console: Console) -> list[GameStandings]:
             url = f"sqlite:///{Path(folder) / 'round-robin.db'}"
         else:
             url = settings.db_url
-        storage = Storage(url)
+        storage = RatedStorage(url)
         storage.open()
         stack.callback(storage.close)
         console.print(f"database {display_url(url)}")
@@ -119,7 +116,7 @@ def run(settings: Settings, console: Console) -> list[GameStandings]:
 
 
 async def _main(
-    settings: Settings, storage: Storage, tokens: dict[str, str], console: Console
+    settings: Settings, storage: RatedStorage, tokens: dict[str, str], console: Console
 ) -> list[GameStandings]:
     app = App(Config(host="127.0.0.1", port=0, reconnect_grace=5.0), storage)
     stop = asyncio.Event()
@@ -218,7 +215,7 @@ async def _wait_connected(
 
 
 async def _play_game(
-    app: App, storage: Storage, settings: Settings, game: Game, console: Console
+    app: App, storage: RatedStorage, settings: Settings, game: Game, console: Console
 ) -> GameStandings:
     tournament: StoredTournament = new_tournament(
         name=f"round robin: {game.describe()}",

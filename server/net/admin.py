@@ -30,6 +30,7 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
+from domino_arena.sdk.match.seeds import MAX_SEED
 from domino_arena.sdk.rules import GAMES, Game, make_game
 from domino_arena.sdk.wire import (
     ConversionError,
@@ -39,21 +40,15 @@ from domino_arena.sdk.wire import (
     match_result_to_proto,
 )
 from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
-from domino_arena.server.store.storage import (
-    MAX_SEED,
-    RATED_TERMINATIONS,
-    StoredMatch,
-    StoredTournament,
-    TournamentState,
-    rated_game_of,
-    sides_of,
-)
+from domino_arena.server.store.matches import StoredMatch, sides_of
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
@@ -408,7 +403,7 @@ def tournament_results(
     Only counted games (normal ends and forfeits) count, rated or not; ``performance`` is the
     Elo of these games alone, played in the order they were stored.
     """
-    counted = [m for m in matches if m.termination in RATED_TERMINATIONS]
+    counted = [m for m in matches if Termination(m.termination).rated]
     counted.sort(key=lambda m: (m.created, m.game_index if m.game_index is not None else -1))
     games = [rated_game_of(m) for m in counted]
     ratings = elo.replay(games)

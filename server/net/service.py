@@ -24,7 +24,7 @@ import grpc
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.net.lobby import Close, Connection
 from domino_arena.server.play.arena import LOG, SHUTTING_DOWN, Arena
-from domino_arena.server.store.storage import BotCheck
+from domino_arena.server.store.bots import BotCheck
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 

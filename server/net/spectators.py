@@ -37,7 +37,7 @@ from domino_arena.sdk.wire import (
     step_to_proto,
 )
 from domino_arena.server.play.seats import MatchResult
-from domino_arena.server.store.storage import StoredMatch
+from domino_arena.server.store.matches import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb

@@ -20,6 +20,7 @@ from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.records import record_lines
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import Rating
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.runner import LadderRunner
 from domino_arena.server.metrics import Metrics
 from domino_arena.server.net.lobby import Lobby
@@ -30,12 +31,8 @@ from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, TournamentRunner
-from domino_arena.server.store.storage import (
-    Storage,
-    StoredTournament,
-    TournamentState,
-    error_reason,
-)
+from domino_arena.server.store.engine import error_reason
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.store.writer import Writer, backoff, is_transient
 
 LOG: Final = logging.getLogger("domino_arena.server")
@@ -55,7 +52,7 @@ class MatchAbortedError(Exception):
 class Arena:
     """What the servicers share: the lobby, the storage and the trio nursery of the matches."""
 
-    storage: Storage
+    storage: RatedStorage
     reconnect_grace: float = 10.0
     lobby: Lobby = field(default_factory=Lobby)
     nursery: trio.Nursery | None = None

@@ -15,7 +15,7 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.store.storage import StoredMatch
+from domino_arena.server.store.matches import StoredMatch
 
 DEFAULT_MAX_STRIKES: Final = 3
 

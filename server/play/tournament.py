@@ -36,12 +36,14 @@ from typing import Final
 import trio
 
 from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.match.seeds import MAX_SEED
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.scheduler import ScheduledGame, round_robin
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.store.storage import MAX_SEED, Storage, StoredTournament, TournamentState
+from domino_arena.server.store.storage import Storage
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

@@ -2,9 +2,11 @@
 
 DESIGN.md calls it the ladder writer; issue 4 asks that "a database that fails mid-tournament
 delays writes (retried) but loses and duplicates nothing". :class:`Writer` runs
-:meth:`Storage.save_match <.storage.Storage.save_match>` in a worker thread, one call at a time,
-and retries a transient failure (the database unreachable, the connection lost, SQLite busy)
-with capped exponential backoff until it succeeds or is cancelled. A retry after a commit whose
+:meth:`Storage.save_match <.storage.Storage.save_match>` in a worker thread, one call at a time
+(the arena's storage is the ladder's ``RatedStorage``, whose save also moves the ratings in
+the same transaction), and retries a transient failure (the database unreachable, the
+connection lost, SQLite busy) with capped exponential backoff until it succeeds or is
+cancelled. A retry after a commit whose
 acknowledgement was lost is safe because ``save_match`` writes a match it already holds no
 second time. Any other error (a bug, a bad row) propagates at once: retrying cannot fix it.
 
@@ -22,7 +24,9 @@ from typing import Final
 import trio
 from sqlalchemy import exc as sa_exc
 
-from domino_arena.server.store.storage import Storage, StoredMatch, error_reason
+from domino_arena.server.store.engine import error_reason
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.storage import Storage
 
 LOG: Final = logging.getLogger("domino_arena.server.store.writer")
 
@@ -66,7 +70,8 @@ class Writer:
     """Stores finished matches, one at a time, retrying while the database is away.
 
     Args:
-        storage: an opened :class:`~.storage.Storage`.
+        storage: an opened :class:`~.storage.Storage` (or a subclass: the ladder's
+            ``RatedStorage`` saves rated matches with their rating change).
         first_delay: seconds before the first retry (then doubling).
         max_delay: the cap on the wait between tries.
         on_retry: called after each failed try with the try's number (1, 2, ...) and its

@@ -29,7 +29,7 @@ import pytest
 from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import Game, configurations
 from domino_arena.server.cli.main import main
-from domino_arena.server.store.storage import Storage
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from tests.sdk.test_readme_example import example
 
 WAIT: Final = 60.0
@@ -207,7 +207,7 @@ def test_every_game_plays_over_grpc_and_replays(arena: Arena) -> None:
         report = replay(parsed)
         assert report.ok, f"{name}: {report}"
         assert main(["replay", str(record)]) == 0
-    storage = Storage(arena.db)
+    storage = RatedStorage(arena.db)
     storage.open()
     try:
         stored = storage.matches(limit=100)

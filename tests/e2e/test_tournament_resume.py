@@ -26,9 +26,10 @@ from typing import Final
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
-from domino_arena.server.store.storage import Storage, TournamentState
+from domino_arena.server.store.tournaments import TournamentState
 from tests.e2e.test_e2e import Process, command
 
 WAIT: Final = 120.0
@@ -53,7 +54,7 @@ def wait_for(what: str, check: Callable[[], bool], *processes: Process) -> None:
 
 def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'arena.db'}"
-    storage = Storage(url)
+    storage = RatedStorage(url)
     storage.open()
     tokens = {name: storage.add_bot(name) for name in BOTS}
     game = make_game("passing", players=2)

@@ -63,7 +63,7 @@ from domino_arena.sdk.wire import (
     step_from_proto,
     step_to_proto,
 )
-from domino_arena.server.store.storage import Storage
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
@@ -465,7 +465,7 @@ def check_agreement(played: Played, line: Timeline) -> Counter[str]:
 @pytest.fixture(scope="module")
 def matches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Played]]:
     """Every configuration played over real gRPC, by label (the referee stops afterwards)."""
-    storage = Storage(f"sqlite:///{tmp_path_factory.mktemp('wire') / 'referee.db'}")
+    storage = RatedStorage(f"sqlite:///{tmp_path_factory.mktemp('wire') / 'referee.db'}")
     storage.open()
     try:
         tokens = {name: storage.add_bot(name) for name in BOTS}

@@ -25,6 +25,7 @@ import pytest
 from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.sdk.wire import game_to_proto
+from domino_arena.server.ladder.ratings_store import RatedStorage as Storage
 from domino_arena.server.net.admin import AdminServicer, check_token
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.net.spectators import SpectatorHub, SpectatorServicer
@@ -32,7 +33,8 @@ from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, schedule_of
-from domino_arena.server.store.storage import Storage, StoredMatch, TournamentState
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2

@@ -10,21 +10,22 @@ from trio.testing import MockClock
 
 from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
-from domino_arena.server.store.storage import Storage, TournamentState
+from domino_arena.server.store.tournaments import TournamentState
 
 BOTS = ("ann", "bob", "cid")
 
 
 def test_a_tournament_whose_database_fails_resumes_by_itself(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
-    storage = Storage(f"sqlite:///{path}")
+    storage = RatedStorage(f"sqlite:///{path}")
     storage.open()
-    reader = Storage(f"sqlite:///{path}")  # the test's own view, unaffected by the outage
+    reader = RatedStorage(f"sqlite:///{path}")  # the test's own view, unaffected by the outage
     reader.open()
     t = new_tournament(
         name="outage",

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from domino_arena.server.cli.main import main
-from domino_arena.server.store.storage import Storage, TournamentState
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.tournaments import TournamentState
 
 
 def test_round_robin_plays_through_the_referee_and_prints_elo_standings(
@@ -24,7 +25,7 @@ def test_round_robin_plays_through_the_referee_and_prints_elo_standings(
     for name in ("greedy-1", "greedy-2", "random-1"):
         assert name in out
 
-    storage = Storage(url)
+    storage = RatedStorage(url)
     storage.open()
     try:
         tournaments = storage.tournaments()
@@ -44,8 +45,8 @@ def test_a_second_run_on_the_same_database_is_refused_with_the_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'rr.db'}"
-    Storage(url).open()
-    storage = Storage(url)
+    RatedStorage(url).open()
+    storage = RatedStorage(url)
     storage.open()
     storage.add_bot("greedy-1")
     storage.close()

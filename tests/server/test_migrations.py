@@ -1,12 +1,9 @@
-"""The storage's migrations (server/migrations/) on SQLite and PostgreSQL.
+"""The storage's migrations (server/store/migrations/) on SQLite and PostgreSQL.
 
-The schema that queries use is ``storage.METADATA``; the migrations must build exactly that,
+The schema that queries use is ``tables.METADATA``; the migrations must build exactly that,
 from nothing and from a database the first release made with ``create_all`` (no version
 table), keeping its rows.
 """
-
-# The storage tests' fixtures are imported; pytest passes them by name (ruff sees redefinitions).
-# ruff: noqa: F811
 
 from __future__ import annotations
 
@@ -23,14 +20,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from domino_arena.server.store import migrations
-from domino_arena.server.store.storage import (
-    METADATA,
-    BotCheck,
-    Storage,
-    StorageError,
-    hash_token,
-)
-from tests.server.test_storage import a_match, storage, url_and_schema  # noqa: F401 (fixtures)
+from domino_arena.server.store.bots import BotCheck, hash_token
+from domino_arena.server.store.engine import StorageError
+from domino_arena.server.store.storage import Storage
+from domino_arena.server.store.tables import METADATA
+from tests.fakes.store import a_match
 
 FIRST_RELEASE: Final = sa.MetaData()
 """The tables as the first release created them, with ``create_all`` and no version table."""

@@ -31,7 +31,9 @@ from domino_arena.sdk.rules import LogEntry, make_game
 from domino_arena.sdk.wire import game_to_proto, step_from_proto
 from domino_arena.server.app import App, Config
 from domino_arena.server.cli.main import main
-from domino_arena.server.store.storage import BotCheck, Storage, StorageError
+from domino_arena.server.ladder.ratings_store import RatedStorage as Storage
+from domino_arena.server.store.bots import BotCheck
+from domino_arena.server.store.engine import StorageError
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2

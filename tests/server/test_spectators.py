@@ -21,6 +21,7 @@ import pytest
 from domino_arena.sdk.local import Step
 from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.spectators import (
     SPECTATOR,
     Dropped,
@@ -31,7 +32,6 @@ from domino_arena.server.net.spectators import (
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.store.storage import Storage
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.leaks import (
@@ -249,7 +249,7 @@ def test_a_spectator_of_a_match_that_ends_gets_the_end_last() -> None:
 @pytest.fixture
 def referee(tmp_path: Path) -> Iterator[AdminServer]:
     """The spectator service (and the admin API) over a fake arena, on port 0."""
-    storage = Storage(f"sqlite:///{tmp_path / 'watch.db'}")
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'watch.db'}")
     storage.open()
     server = AdminServer(FakeArena(storage))
     yield server

@@ -1,8 +1,7 @@
-"""The referee's storage, the same tests on SQLite (a temporary file) and on PostgreSQL.
+"""The referee's storage (server/store/), the same tests on SQLite and on PostgreSQL.
 
-PostgreSQL is the machine's local server (postgresql://postgres@127.0.0.1:5432/test, trust
-auth). Each test gets its own schema there, dropped afterwards, so parallel workers and
-repeated runs never see each other's rows.
+The databases are ``tests/fakes/store.py``'s fixtures; the ratings moved with a saved match are
+the ladder's and are tested in ``tests/server/ladder/test_ratings_store.py``.
 """
 
 from __future__ import annotations
@@ -11,79 +10,35 @@ import argparse
 import dataclasses
 import datetime as dt
 import math
-import random
 import re
-import threading
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError
 
-from domino_arena.server.ladder import elo
+from domino_arena.sdk.match.seeds import MAX_SEED
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store import migrations
-from domino_arena.server.store.storage import (
-    BOTS,
-    MATCHES,
-    MAX_SEED,
+from domino_arena.server.store.bots import (
     BadBotNameError,
     BotCheck,
     DuplicateBotError,
+    hash_token,
+    new_token,
+    token_matches,
+)
+from domino_arena.server.store.engine import StorageError, display_url
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.storage import Storage
+from domino_arena.server.store.tables import BOTS, MATCHES
+from domino_arena.server.store.tournaments import (
     DuplicateTournamentError,
-    Storage,
-    StorageError,
-    StoredMatch,
     StoredTournament,
     TournamentState,
     UnknownTournamentError,
-    display_url,
-    hash_token,
-    new_token,
-    rated_game_of,
-    token_matches,
 )
-
-POSTGRES_URL: Final = "postgresql://postgres@127.0.0.1:5432/test"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url_and_schema(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str | None]:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'arena.db'}", None
-    return POSTGRES_URL, f"test_storage_{uuid.uuid4().hex[:12]}"
-
-
-@pytest.fixture
-def storage(url_and_schema: tuple[str, str | None]) -> Iterator[Storage]:
-    url, schema = url_and_schema
-    storage = Storage(url, schema=schema)
-    storage.open()
-    yield storage
-    if schema is not None:
-        storage.drop()
-    storage.close()
-
-
-def a_match(match_id: str, *, seed: int = 42, minute: int = 0) -> StoredMatch:
-    return StoredMatch(
-        id=match_id,
-        game="passing",
-        options={"players": 2, "partnerships": False, "target_rule": "gamerules"},
-        seats=("alice", "bob"),
-        seed=seed,
-        termination="normal",
-        winner=1,
-        scores=(30, 117),
-        faulted_seat=None,
-        fault=None,
-        detail="side 1 reached 117",
-        record='{"type": "header"}\n{"type": "result"}\n',
-        created=dt.datetime(2026, 1, 2, 3, minute, 5, tzinfo=dt.UTC),
-    )
-
+from tests.fakes.store import POSTGRES_URL, a_match
 
 # -- bots -----------------------------------------------------------------------------------------
 
@@ -195,7 +150,7 @@ def test_matches_are_listed_newest_first(storage: Storage) -> None:
 
 def test_a_match_is_written_whole_or_not_at_all(storage: Storage) -> None:
     assert storage.save_match(a_match("m1"))
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match=f"match m3: seed: must be from 0 to {MAX_SEED}, got"):
         storage.save_match(a_match("m3", seed=MAX_SEED + 1))
     assert storage.match("m3") is None
 
@@ -324,7 +279,7 @@ def test_a_tournament_changes_state(storage: Storage) -> None:
         ({"fault_policy": "ignore"}, "fault_policy: expected one of"),
         ({"wait_seconds": -1.0}, "wait_seconds: expected at least 0"),
         ({"wait_seconds": math.nan}, "wait_seconds: expected at least 0"),
-        ({"seed": -1}, "seed: expected 0 to"),
+        ({"seed": -1}, f"seed: must be from 0 to {MAX_SEED}, got -1"),
     ],
 )
 def test_a_tournament_out_of_range_is_refused(change: dict[str, Any], message: str) -> None:
@@ -355,13 +310,13 @@ def tournament_game(tournament_id: str, index: int, *, match_id: str | None = No
     )
 
 
-def test_a_tournament_game_reads_back_with_its_fields(storage: Storage) -> None:
-    storage.add_tournament(a_tournament("t1"))
+def test_a_tournament_game_reads_back_with_its_fields(rated_storage: RatedStorage) -> None:
+    rated_storage.add_tournament(a_tournament("t1"))
     match = dataclasses.replace(
         tournament_game("t1", 7), side_of_seat=(0, 1), faults=(2, 0), rated=True
     )
-    assert storage.save_match(match)
-    assert storage.match(match.id) == match
+    assert rated_storage.save_match(match)
+    assert rated_storage.match(match.id) == match
 
 
 def test_a_tournament_game_is_stored_once_whatever_its_match_id(storage: Storage) -> None:
@@ -405,6 +360,8 @@ def test_a_game_of_an_unknown_tournament_is_refused(storage: Storage) -> None:
         ({"faults": (1,)}, "faults: expected one entry per seat (2) or none"),
         ({"tournament_id": "t1"}, "tournament_id and game_index go together"),
         ({"game_index": 3}, "tournament_id and game_index go together"),
+        ({"termination": "resigned"}, "termination: expected one of ['normal', 'forfeit'"),
+        ({"fault": "slow"}, "fault: expected one of ['timeout', 'illegal'"),
     ],
 )
 def test_a_match_whose_fields_disagree_is_refused(
@@ -439,191 +396,17 @@ def test_matches_are_filtered_by_tournament_bot_and_game(storage: Storage) -> No
     assert storage.matches(tournament_id="t1", bot="dave") == []
 
 
-# -- ratings --------------------------------------------------------------------------------------
-
-
-def rated(
-    match_id: str,
-    seats: tuple[str, ...],
-    scores: tuple[int, ...],
-    winner: int | None,
-    *,
-    game: str = "passing",
-    side_of_seat: tuple[int, ...] = (),
-    termination: str = "normal",
-    faulted_seat: int | None = None,
-    faults: tuple[int, ...] = (),
-    minute: int = 0,
-) -> StoredMatch:
-    return dataclasses.replace(
-        a_match(match_id, minute=minute),
-        game=game,
-        seats=seats,
-        scores=scores,
-        winner=winner,
-        side_of_seat=side_of_seat,
-        termination=termination,
-        faulted_seat=faulted_seat,
-        fault="timeout" if faulted_seat is not None else None,
-        faults=faults,
-        rated=True,
-    )
-
-
-def test_a_rated_match_moves_its_bots_ratings(storage: Storage) -> None:
-    assert storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
-    ratings = storage.ratings("passing")
-    assert ratings == elo.rate_game({}, elo.RatedGame(("ann", "bob"), (0, 1), (0, 1), (0, 0)))
-    assert ratings["ann"].rating > elo.INITIAL_RATING > ratings["bob"].rating
-    assert storage.pools() == ["passing"]
-    assert storage.ratings("moon") == {}
-
-
-def test_a_match_stored_twice_is_rated_once(storage: Storage) -> None:
-    storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
-    once = storage.ratings("passing")
-    assert not storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
-    assert storage.ratings("passing") == once
-    assert len(storage.rated_games("passing")) == 1
-
-
-@pytest.mark.parametrize(
-    "match",
-    [
-        dataclasses.replace(rated("m1", ("ann", "bob"), (7, 3), 0), rated=False),
-        rated("m1", ("ann", "bob"), (0, 0), None, termination="void"),
-        rated("m1", ("ann", "bob"), (0, 0), None, termination="aborted"),
-    ],
-    ids=["unrated", "void", "aborted"],
-)
-def test_unrated_void_and_aborted_matches_move_no_rating(
-    storage: Storage, match: StoredMatch
+@pytest.mark.parametrize("termination", ["normal", "forfeit"])
+def test_a_match_that_counts_for_the_ladder_is_refused_without_it(
+    storage: Storage, termination: str
 ) -> None:
-    assert storage.save_match(match)
-    assert storage.match("m1") == match
-    assert storage.ratings("passing") == {}
-    assert storage.rated_games("passing") == []
-    assert storage.pools() == []
-
-
-def test_a_forfeit_ranks_the_forfeiting_side_last() -> None:
-    match = rated(
-        "m1",
-        ("a", "b", "c", "d"),
-        (40, 10),
-        1,
-        side_of_seat=(0, 1, 0, 1),
-        termination="forfeit",
-        faulted_seat=2,
-        faults=(0, 0, 3, 0),
+    """Only the ladder's RatedStorage saves a rated match: never stored without its rating."""
+    match = dataclasses.replace(
+        a_match("m1"), rated=True, termination=termination, faulted_seat=0, fault="timeout"
     )
-    assert rated_game_of(match) == elo.RatedGame(
-        ("a", "b", "c", "d"), (0, 1, 0, 1), (1, 0), (0, 0, 3, 0)
-    )
-    free_for_all = rated(
-        "m2", ("a", "b", "c"), (50, 90, 70), 0, termination="forfeit", faulted_seat=1
-    )
-    assert rated_game_of(free_for_all).standing == (0, 2, 1)
-
-
-@pytest.mark.parametrize(
-    ("match", "message"),
-    [
-        (rated("m1", ("ann", "ann"), (7, 3), 0), "'ann' sits in seats 0 and 1"),
-        (rated("m1", ("a", "b", "c", "d"), (7, 3), 0), "side_of_seat is empty but there are 2"),
-        (rated("m1", ("a", "b"), (7, 3), 0, termination="forfeit"), "a forfeit needs the seat"),
-        (rated("m1", ("a", "b"), (0, 0), None, termination="void"), "'void' is never rated"),
-    ],
-    ids=["bot-twice", "no-sides", "forfeit-without-seat", "void"],
-)
-def test_a_match_the_ladder_cannot_rate_is_named(match: StoredMatch, message: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(message)):
-        rated_game_of(match)
-
-
-def test_a_rated_match_the_ladder_refuses_is_not_stored(storage: Storage) -> None:
-    with pytest.raises(ValueError, match="'ann' sits in seats 0 and 1"):
-        storage.save_match(rated("m1", ("ann", "ann"), (7, 3), 0))
+    with pytest.raises(ValueError, match="match m1: it counts for the ladder"):
+        storage.save_match(match)
     assert storage.match("m1") is None
-    assert storage.ratings("passing") == {}
-
-
-def test_a_match_whose_rating_fails_is_not_stored(storage: Storage) -> None:
-    storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
-    before = storage.ratings("passing")
-    with storage.engine.begin() as connection:  # the rating step will find no table
-        connection.execute(sa.text("ALTER TABLE ratings RENAME TO ratings_gone"))
-    try:
-        with pytest.raises(SQLAlchemyError, match="ratings"):
-            storage.save_match(rated("m2", ("ann", "bob"), (3, 7), 1))
-    finally:
-        with storage.engine.begin() as connection:
-            connection.execute(sa.text("ALTER TABLE ratings_gone RENAME TO ratings"))
-    assert storage.match("m2") is None
-    assert storage.ratings("passing") == before
-    assert storage.save_match(rated("m2", ("ann", "bob"), (3, 7), 1))
-
-
-def test_stored_ratings_equal_the_replay_of_the_rated_games(storage: Storage) -> None:
-    rng = random.Random(2026)
-    bots = [f"bot{n}" for n in range(7)]
-    expected: dict[str, list[elo.RatedGame]] = {"passing": [], "moon": [], "doubles": []}
-    for number in range(60):
-        pool = rng.choice(sorted(expected))
-        seats = tuple(rng.sample(bots, rng.choice((2, 3, 4))))
-        partnerships = len(seats) == 4 and rng.random() < 0.5
-        sides = (0, 1, 0, 1) if partnerships else tuple(range(len(seats)))
-        scores = tuple(rng.randrange(0, 100) for _ in range(len(set(sides))))
-        kind = rng.choice(("normal", "normal", "forfeit", "void", "unrated"))
-        faulted = rng.randrange(len(seats)) if kind == "forfeit" else None
-        winner = None if kind == "void" else rng.choice([None, *range(len(set(sides)))])
-        if faulted is not None and winner == sides[faulted]:
-            winner = None
-        match = rated(
-            f"g{number}",
-            seats,
-            scores,
-            winner,
-            game=pool,
-            side_of_seat=sides if partnerships or rng.random() < 0.5 else (),
-            termination="void" if kind == "void" else kind if kind == "forfeit" else "normal",
-            faulted_seat=faulted,
-            faults=tuple(rng.randrange(3) for _ in seats) if rng.random() < 0.5 else (),
-            minute=number % 60,
-        )
-        if kind == "unrated":
-            match = dataclasses.replace(match, rated=False)
-        assert storage.save_match(match)
-        if kind in ("normal", "forfeit"):
-            expected[pool].append(rated_game_of(match))
-    assert storage.pools() == sorted(pool for pool, games in expected.items() if games)
-    for pool, games in expected.items():
-        assert storage.rated_games(pool) == games
-        assert storage.recompute_ratings(pool) == storage.ratings(pool) == elo.replay(games)
-
-
-def test_rated_saves_from_many_threads_at_once_replay_exactly(storage: Storage) -> None:
-    bots = ("ann", "bob", "cid", "dee", "eve")
-    matches = [
-        rated(f"g{n}", (bots[n % 5], bots[(n + 1) % 5], bots[(n + 3) % 5]), (n % 7, 3, 5), None)
-        for n in range(40)
-    ]
-    errors: list[BaseException] = []
-
-    def save(part: list[StoredMatch]) -> None:
-        try:
-            for match in part:
-                assert storage.save_match(match)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=save, args=(matches[n::4],)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    games = storage.rated_games("passing")
-    assert sorted(games, key=repr) == sorted((rated_game_of(m) for m in matches), key=repr)
-    assert storage.recompute_ratings("passing") == storage.ratings("passing")
-    assert sum(rating.games for rating in storage.ratings("passing").values()) == 3 * 40
+    unrated_void = dataclasses.replace(match, termination="void")
+    assert storage.save_match(unrated_void)
+    assert storage.match("m1") == unrated_void

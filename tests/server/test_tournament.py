@@ -17,6 +17,7 @@ import trio.testing
 
 from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import Game, make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage as Storage
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.seats import MatchResult
@@ -29,7 +30,7 @@ from domino_arena.server.play.tournament import (
     new_tournament,
     schedule_of,
 )
-from domino_arena.server.store.storage import Storage, StoredTournament, TournamentState
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 BOTS = ("ann", "bob", "cid", "dan", "eve", "fay")
 TWO: Game = make_game("passing", players=2)

@@ -1,4 +1,4 @@
-"""The ladder writer (server/writer.py) against databases that really fail, on trio's MockClock.
+"""The ladder writer (server/store/writer.py) against databases that really fail, on MockClock.
 
 The failures are real, never mocks of SQLAlchemy: on SQLite another connection holds the
 file's write lock (the writer's storage waits 10 ms, then hears "database is locked"); on
@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import pytest
 import sqlalchemy as sa
 import trio
+from psycopg.pq import TransactionStatus
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from trio.testing import MockClock
 
-from domino_arena.server.store.storage import Storage, StoredMatch
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.writer import MAX_DELAY, Writer, backoff, is_transient
-from tests.server.test_storage import POSTGRES_URL, a_match
+from tests.fakes.store import POSTGRES_URL, a_match
 
 T = TypeVar("T")
 
@@ -40,7 +42,7 @@ def run(fn: Callable[[], Awaitable[T]]) -> T:
 class Outage:
     """A storage whose database can be made unreachable (:meth:`start`) and back (:meth:`end`)."""
 
-    storage: Storage
+    storage: RatedStorage
 
     def start(self) -> None:
         raise NotImplementedError
@@ -56,7 +58,7 @@ class SqliteOutage(Outage):
     """Another connection holds the file's write lock; the storage gives up after 10 ms."""
 
     def __init__(self, path: Path) -> None:
-        self.storage = Storage(f"sqlite:///{path}?timeout=0.01")
+        self.storage = RatedStorage(f"sqlite:///{path}?timeout=0.01")
         self.storage.open()
         self._holder = sqlite3.connect(path, isolation_level=None)
 
@@ -84,7 +86,7 @@ class PostgresOutage(Outage):
             connection.exec_driver_sql(f"CREATE ROLE {self.role} LOGIN")
             connection.exec_driver_sql(f"GRANT CREATE ON DATABASE test TO {self.role}")
         url = f"postgresql://{self.role}@127.0.0.1:5432/test"
-        self.storage = Storage(url, schema=f"test_writer_{suffix}")
+        self.storage = RatedStorage(url, schema=f"test_writer_{suffix}")
         self.storage.open()
 
     def start(self) -> None:
@@ -246,7 +248,7 @@ def test_an_error_that_is_no_outage_propagates_at_once(outage: Outage) -> None:
     async def save(match: StoredMatch) -> bool:
         return await writer.save_match(match)
 
-    with pytest.raises(ValueError, match="does not fit"):
+    with pytest.raises(ValueError, match="seed: must be from 0 to"):
         run(lambda: save(dataclasses.replace(a_match("m1"), seed=-1)))
     with pytest.raises(IntegrityError):  # a game of a tournament nobody added
         run(lambda: save(dataclasses.replace(a_match("m2"), tournament_id="t", game_index=0)))
@@ -274,29 +276,30 @@ def test_a_session_ended_by_the_server_mid_save_is_retried() -> None:
         writer = Writer(outage.storage, on_retry=retries)
         killed: list[int] = []
 
-        def kill_the_blocked_save(lock: sa.Connection) -> None:
-            """Wait until the writer's session waits on ``lock``'s table lock, then end it."""
-            give_up = time.monotonic() + 60
-            while not killed:
-                assert time.monotonic() < give_up, "the writer never waited on the lock"
-                killed.extend(
-                    lock.execute(
-                        sa.text(
-                            "SELECT pg_terminate_backend(pid), pid FROM pg_stat_activity "
-                            "WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
-                        )
-                    ).scalars(1)
-                )
-            lock.rollback()
+        def end_the_session_before_its_insert(
+            _connection: sa.Connection, cursor: Any, statement: str, *_: Any
+        ) -> None:
+            """Inside the save's transaction (its look for the match done), just before the
+            insert, once: the server ends the writer's session, and says so to its client.
+
+            ``pg_terminate_backend(pid, timeout)`` returns once the session is gone (no poll)."""
+            if killed or not statement.startswith("INSERT INTO matches "):
+                return
+            pid = cursor.connection.info.backend_pid
+            assert cursor.connection.info.transaction_status == TransactionStatus.INTRANS
+            with outage.admin.connect() as admin:
+                ended = admin.execute(
+                    sa.text("SELECT pg_terminate_backend(:pid, 60000)"), {"pid": pid}
+                ).scalar_one()
+            assert ended, "the writer's session outlived its termination"
+            killed.append(pid)
+
+        sa.event.listen(
+            outage.storage.engine, "before_cursor_execute", end_the_session_before_its_insert
+        )
 
         async def main() -> bool:
-            with outage.admin.connect() as lock:
-                lock.execution_options(isolation_level="READ COMMITTED")
-                schema = outage.storage.schema
-                lock.exec_driver_sql(f"LOCK TABLE {schema}.matches IN ACCESS EXCLUSIVE MODE")
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(trio.to_thread.run_sync, kill_the_blocked_save, lock)
-                    return await writer.save_match(rated("m1"))
+            return await writer.save_match(rated("m1"))
 
         assert run(main)
         assert len(killed) == 1

@@ -6,7 +6,7 @@ Alembic the caller's connection, so migrations run on exactly the database (and 
 in its own transaction, so a failure leaves the database at the last revision that completed.
 
 Revisions live in ``versions/``, one file each, named by number (``0001``, ``0002``, ...); a
-new one copies the shape of the last and must leave the database equal to ``storage.METADATA``
+new one copies the shape of the last and must leave the database equal to ``tables.METADATA``
 (a test compares them on SQLite and PostgreSQL).
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import context
 
-from domino_arena.server.store.storage import METADATA
+from domino_arena.server.store.tables import METADATA
 
 connection = context.config.attributes.get("connection")
 if not isinstance(connection, sa.Connection):

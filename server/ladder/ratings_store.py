@@ -1,0 +1,167 @@
+"""The rating transaction: a rated match, its rating change and its place in the pool, at once.
+
+DESIGN.md decisions 11 and 12: a finished match and the rating change it causes are written in
+one transaction, and a match is never rated twice. :class:`RatedStorage` is the storage with
+the Elo ladder on top: its :meth:`~RatedStorage.save_match` stores the match row through
+:func:`domino_arena.server.store.matches.save` and, inside that same transaction, creates the
+bots' rating rows if missing, locks them (``SELECT ... FOR UPDATE``; SQLite's write lock is
+taken at BEGIN), moves them by :func:`.elo.rate_game` and appends the match to ``rated_games``.
+The storage stays free of ratings (it does not import the ladder); the ladder imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import RowMapping
+
+from domino_arena.sdk.match.results import Termination
+from domino_arena.server.ladder import elo
+from domino_arena.server.store import matches
+from domino_arena.server.store.matches import StoredMatch, sides_of, stored_match
+from domino_arena.server.store.storage import Storage
+from domino_arena.server.store.tables import MATCHES, RATED_GAMES, RATINGS
+
+_RATED_TERMINATIONS: Final = sorted(t.value for t in Termination if t.rated)
+
+
+def rated_game_of(match: StoredMatch) -> elo.RatedGame:
+    """Return ``match`` as the ladder rates it: its standing by score and winner, forfeits last.
+
+    Raises:
+        ValueError: the match did not end normally or by forfeit, or its fields disagree (a
+            forfeit without a faulted seat, a bot in two seats, ...).
+    """
+    if match.termination not in _RATED_TERMINATIONS:
+        raise ValueError(
+            f"match {match.id}: termination {match.termination!r} is never rated; "
+            f"expected one of {_RATED_TERMINATIONS}"
+        )
+    sides = sides_of(match)
+    forfeited_side = None
+    if match.termination == Termination.FORFEIT:
+        if match.faulted_seat is None or not 0 <= match.faulted_seat < len(match.seats):
+            raise ValueError(
+                f"match {match.id}: faulted_seat: a forfeit needs the seat that forfeited "
+                f"(0..{len(match.seats) - 1}), got {match.faulted_seat}"
+            )
+        forfeited_side = sides[match.faulted_seat]
+    return elo.RatedGame(
+        bots=match.seats,
+        side_of_seat=sides,
+        standing=elo.standing(match.scores, match.winner, forfeited_side),
+        faults=match.faults or (0,) * len(match.seats),
+    )
+
+
+class RatedStorage(Storage):
+    """The referee's storage with its Elo ladder: rated matches move ratings as they are saved.
+
+    Built and opened as :class:`~domino_arena.server.store.storage.Storage` is; every other
+    call is the storage's.
+    """
+
+    def save_match(self, match: StoredMatch) -> bool:
+        """Store a finished match and, if it is rated, its bots' new ratings, in one transaction.
+
+        Returns:
+            True when written; False when the match was stored already (same id, or the same
+            game of the same tournament): nothing is written then, so a retry after a commit
+            whose acknowledgement was lost counts no game twice.
+
+        Raises:
+            ValueError: a field out of range, or a rated match the ladder cannot rate (the
+                message says which field and why); nothing is written.
+        """
+        matches.check_match(match)
+        if not match.moves_ratings:
+            return matches.save(self.engine, match)
+        game = rated_game_of(match)
+        return matches.save(self.engine, match, lambda connection: _rate(connection, match, game))
+
+    def ratings(self, pool: str) -> dict[str, elo.Rating]:
+        """Return every rated bot's rating in ``pool`` (a game type), by bot name."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                sa.select(RATINGS).where(RATINGS.c.pool == pool).order_by(RATINGS.c.bot)
+            ).all()
+        return {row.bot: _rating(row._mapping) for row in rows}
+
+    def rated_games(self, pool: str) -> list[elo.RatedGame]:
+        """Return the games rated in ``pool``, in the order they were rated."""
+        query = (
+            sa.select(MATCHES)
+            .join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id)
+            .where(RATED_GAMES.c.pool == pool)
+            .order_by(RATED_GAMES.c.seq)
+        )
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).all()
+        return [rated_game_of(stored_match(row._mapping)) for row in rows]
+
+    def recompute_ratings(self, pool: str) -> dict[str, elo.Rating]:
+        """Return the ratings of ``pool`` replayed from its rated games: what it should hold."""
+        return elo.replay(self.rated_games(pool))
+
+    def pools(self) -> list[str]:
+        """Return the game types that have ratings, sorted."""
+        with self.engine.connect() as connection:
+            return list(
+                connection.execute(
+                    sa.select(RATINGS.c.pool).distinct().order_by(RATINGS.c.pool)
+                ).scalars()
+            )
+
+
+def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) -> None:
+    """Move the ratings of ``game``'s bots in the pool ``match.game``, inside the caller's
+    transaction: their rows are created if missing, then locked, read, rated and written."""
+    pool, bots = match.game, sorted(game.bots)
+    fresh = elo.Rating()
+    new_rows = [{"pool": pool, "bot": bot, **_rating_values(fresh)} for bot in bots]
+    insert = (
+        postgresql.insert(RATINGS)
+        if connection.dialect.name == "postgresql"
+        else sqlite.insert(RATINGS)
+    )
+    connection.execute(insert.on_conflict_do_nothing(), new_rows)
+    rows = connection.execute(
+        sa.select(RATINGS)
+        .where(RATINGS.c.pool == pool, RATINGS.c.bot.in_(bots))
+        .order_by(RATINGS.c.bot)
+        .with_for_update()
+    ).all()
+    current = {row.bot: _rating(row._mapping) for row in rows}
+    for bot, rating in elo.rate_game(current, game).items():
+        connection.execute(
+            RATINGS.update()
+            .where(RATINGS.c.pool == pool, RATINGS.c.bot == bot)
+            .values(_rating_values(rating))
+        )
+    connection.execute(RATED_GAMES.insert().values(pool=pool, match_id=match.id))
+
+
+def _rating(row: RowMapping) -> elo.Rating:
+    return elo.Rating(
+        rating=float(row["rating"]),
+        games=row["games"],
+        wins=row["wins"],
+        draws=row["draws"],
+        losses=row["losses"],
+        faults=row["faults"],
+        information=float(row["information"]),
+    )
+
+
+def _rating_values(rating: elo.Rating) -> dict[str, Any]:
+    return {
+        "rating": rating.rating,
+        "games": rating.games,
+        "wins": rating.wins,
+        "draws": rating.draws,
+        "losses": rating.losses,
+        "faults": rating.faults,
+        "information": rating.information,
+    }

@@ -1,0 +1,244 @@
+"""Finished matches: the row each one leaves (:class:`StoredMatch`), saving it once, reading it.
+
+A match is never stored twice (same id, or same tournament game): a retry after a lost
+acknowledgement finds it and writes nothing (DESIGN.md decisions 11 and 12). :func:`save`
+runs a caller's step inside the match's own transaction, which is how the ladder
+(``server/ladder/ratings_store.py``) writes a rated match and its rating change as one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Engine, RowMapping
+from sqlalchemy.exc import IntegrityError
+
+from domino_arena.sdk.match.results import FaultKind, Termination
+from domino_arena.sdk.match.seeds import check_seed
+from domino_arena.server.store.engine import writing
+from domino_arena.server.store.tables import MATCHES, utc
+
+InTransaction = Callable[[sa.Connection], None]
+"""A step run inside a match's save transaction, after its row is inserted."""
+
+_TERMINATIONS: Final = tuple(termination.value for termination in Termination)
+_FAULT_KINDS: Final = tuple(kind.value for kind in FaultKind)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMatch:
+    """One row of ``matches``: how a match ended, and its record when there is one."""
+
+    id: str
+    game: str
+    options: dict[str, Any]
+    seats: tuple[str, ...]
+    seed: int
+    termination: str
+    """A :class:`~domino_arena.sdk.match.results.Termination` value."""
+    winner: int | None
+    """The winning side, None when nobody won."""
+    scores: tuple[int, ...]
+    """Per side."""
+    faulted_seat: int | None
+    fault: str | None
+    """A :class:`~domino_arena.sdk.match.results.FaultKind` value, or None."""
+    detail: str
+    record: str | None
+    """The match record as JSON Lines; None when the referee could not write one."""
+    created: dt.datetime
+    tournament_id: str | None = None
+    game_index: int | None = None
+    """The game's position in its tournament's schedule; unique within the tournament."""
+    deal_id: int | None = None
+    """Games of a tournament with the same deal id are played from the same seed."""
+    rotation: int | None = None
+    side_of_seat: tuple[int, ...] = ()
+    """The side of each seat; empty means one side per seat, in seat order."""
+    faults: tuple[int, ...] = ()
+    """Faults charged to each seat; empty means none."""
+    rated: bool = False
+    """Counts for the Elo ladder of its game (when it ended normally or by forfeit)."""
+
+    @property
+    def moves_ratings(self) -> bool:
+        """Whether saving it moves ratings: marked rated, and ended in a rated way."""
+        return self.rated and Termination(self.termination).rated
+
+
+def sides_of(match: StoredMatch) -> tuple[int, ...]:
+    """Return the side of each seat of ``match`` (one side per seat when it does not say)."""
+    if match.side_of_seat:
+        return match.side_of_seat
+    if len(match.scores) != len(match.seats):
+        raise ValueError(
+            f"match {match.id}: side_of_seat is empty but there are {len(match.scores)} scores "
+            f"for {len(match.seats)} seats; expected the side of each seat"
+        )
+    return tuple(range(len(match.seats)))
+
+
+def check_match(match: StoredMatch) -> None:
+    """Raise ``ValueError`` naming the field of ``match`` that no row may hold."""
+    check_seed(match.seed, f"match {match.id}: seed")
+    if match.termination not in _TERMINATIONS:
+        raise ValueError(
+            f"match {match.id}: termination: expected one of {list(_TERMINATIONS)}, "
+            f"got {match.termination!r}"
+        )
+    if match.fault is not None and match.fault not in _FAULT_KINDS:
+        raise ValueError(
+            f"match {match.id}: fault: expected one of {list(_FAULT_KINDS)} or none, "
+            f"got {match.fault!r}"
+        )
+    seats = len(match.seats)
+    for field, values in (("side_of_seat", match.side_of_seat), ("faults", match.faults)):
+        if values and len(values) != seats:
+            raise ValueError(
+                f"match {match.id}: {field}: expected one entry per seat ({seats}) or none, "
+                f"got {values!r}"
+            )
+    if (match.tournament_id is None) != (match.game_index is None):
+        raise ValueError(
+            f"match {match.id}: tournament_id and game_index go together; got "
+            f"tournament_id={match.tournament_id!r}, game_index={match.game_index!r}"
+        )
+
+
+def save(engine: Engine, match: StoredMatch, in_transaction: InTransaction | None = None) -> bool:
+    """Store ``match`` and run ``in_transaction`` with the connection, in one transaction.
+
+    Returns:
+        True when written; False when the match was stored already (same id, or the same
+        game of the same tournament): nothing is written then, ``in_transaction`` not run.
+
+    Raises:
+        ValueError: a field out of range (:func:`check_match`); nothing is written.
+        Exception: what the database or ``in_transaction`` raised; nothing is written.
+    """
+    check_match(match)
+    try:
+        with writing(engine) as connection:
+            if _stored_already(connection, match):
+                return False
+            connection.execute(MATCHES.insert().values(_match_row(match)))
+            if in_transaction is not None:
+                in_transaction(connection)
+    except IntegrityError:
+        # Someone else stored it between our look and our insert: it is stored once.
+        with engine.connect() as connection:
+            if _stored_already(connection, match):
+                return False
+        raise
+    return True
+
+
+def match(engine: Engine, match_id: str) -> StoredMatch | None:
+    """Return the stored match ``match_id``, or None."""
+    with engine.connect() as connection:
+        row = connection.execute(sa.select(MATCHES).where(MATCHES.c.id == match_id)).one_or_none()
+    return None if row is None else stored_match(row._mapping)
+
+
+def matches(
+    engine: Engine,
+    limit: int = 100,
+    *,
+    tournament_id: str | None = None,
+    bot: str | None = None,
+    game: str | None = None,
+) -> list[StoredMatch]:
+    """Return the latest ``limit`` matches, newest first, of those that fit every filter.
+
+    Args:
+        tournament_id: only the games of this tournament.
+        bot: only matches where this bot had a seat.
+        game: only matches of this game type (a pool).
+    """
+    query = sa.select(MATCHES).order_by(MATCHES.c.created.desc(), MATCHES.c.id).limit(limit)
+    if tournament_id is not None:
+        query = query.where(MATCHES.c.tournament_id == tournament_id)
+    if game is not None:
+        query = query.where(MATCHES.c.game == game)
+    with engine.connect() as connection:
+        if bot is not None:
+            query = query.where(_seated(connection, bot))
+        rows = connection.execute(query).all()
+    return [stored_match(row._mapping) for row in rows]
+
+
+def stored_match(row: RowMapping) -> StoredMatch:
+    """Return the :class:`StoredMatch` of a row of ``matches``."""
+    return StoredMatch(
+        id=row["id"],
+        game=row["game"],
+        options=dict(row["options"]),
+        seats=tuple(row["seats"]),
+        seed=int(row["seed"]),
+        termination=row["termination"],
+        winner=row["winner"],
+        scores=tuple(row["scores"]),
+        faulted_seat=row["faulted_seat"],
+        fault=row["fault"],
+        detail=row["detail"],
+        record=row["record"],
+        created=utc(row["created"]),
+        tournament_id=row["tournament_id"],
+        game_index=row["game_index"],
+        deal_id=row["deal_id"],
+        rotation=row["rotation"],
+        side_of_seat=tuple(row["side_of_seat"]),
+        faults=tuple(row["faults"]),
+        rated=bool(row["rated"]),
+    )
+
+
+def _stored_already(connection: sa.Connection, match: StoredMatch) -> bool:
+    same = MATCHES.c.id == match.id
+    if match.tournament_id is not None:
+        same = sa.or_(
+            same,
+            sa.and_(
+                MATCHES.c.tournament_id == match.tournament_id,
+                MATCHES.c.game_index == match.game_index,
+            ),
+        )
+    return connection.execute(sa.select(MATCHES.c.id).where(same).limit(1)).first() is not None
+
+
+def _seated(connection: sa.Connection, bot: str) -> sa.ColumnElement[bool]:
+    """A condition: ``bot`` has a seat in the match (the seats are a JSON list)."""
+    if connection.dialect.name == "postgresql":
+        return sa.cast(MATCHES.c.seats, postgresql.JSONB).contains([bot])
+    seats = sa.func.json_each(MATCHES.c.seats).table_valued("value")
+    return sa.exists(sa.select(1).select_from(seats).where(seats.c.value == bot))
+
+
+def _match_row(match: StoredMatch) -> dict[str, Any]:
+    return {
+        "id": match.id,
+        "game": match.game,
+        "options": match.options,
+        "seats": list(match.seats),
+        "seed": match.seed,
+        "termination": match.termination,
+        "winner": match.winner,
+        "scores": list(match.scores),
+        "faulted_seat": match.faulted_seat,
+        "fault": match.fault,
+        "detail": match.detail,
+        "record": match.record,
+        "created": match.created,
+        "tournament_id": match.tournament_id,
+        "game_index": match.game_index,
+        "deal_id": match.deal_id,
+        "rotation": match.rotation,
+        "side_of_seat": list(match.side_of_seat),
+        "faults": list(match.faults),
+        "rated": match.rated,
+    }

@@ -1,0 +1,125 @@
+"""The schema that queries use: every table of the referee's database, in :data:`METADATA`.
+
+The versioned migrations in ``migrations/`` build the same schema on a database (a test
+compares the two); a change here needs a new revision there. Every time column holds UTC:
+:func:`utc` restores the zone SQLite does not keep.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Final
+
+import sqlalchemy as sa
+
+METADATA: Final = sa.MetaData()
+
+BOTS: Final = sa.Table(
+    "bots",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(64), nullable=False, unique=True),
+    sa.Column("token_hash", sa.String(255), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+
+TOURNAMENTS: Final = sa.Table(
+    "tournaments",
+    METADATA,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("game", sa.String(32), nullable=False),
+    sa.Column("options", sa.JSON, nullable=False),
+    sa.Column("entrants", sa.JSON, nullable=False),
+    sa.Column("games_per_pairing", sa.Integer, nullable=False),
+    sa.Column("duplicate_deals", sa.Boolean, nullable=False),
+    sa.Column("move_ms", sa.Integer, nullable=False),
+    sa.Column("bank_ms", sa.Integer, nullable=False),
+    sa.Column("grace_ms", sa.Integer, nullable=False),
+    sa.Column("fault_policy", sa.String(16), nullable=False),
+    sa.Column("max_strikes", sa.Integer, nullable=False),
+    sa.Column("concurrency", sa.Integer, nullable=False),
+    sa.Column("wait_seconds", sa.Double, nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("rated", sa.Boolean, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("updated", sa.DateTime(timezone=True), nullable=False),
+)
+
+MATCHES: Final = sa.Table(
+    "matches",
+    METADATA,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("game", sa.String(32), nullable=False),
+    sa.Column("options", sa.JSON, nullable=False),
+    sa.Column("seats", sa.JSON, nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("termination", sa.String(16), nullable=False),
+    sa.Column("winner", sa.Integer, nullable=True),
+    sa.Column("scores", sa.JSON, nullable=False),
+    sa.Column("faulted_seat", sa.Integer, nullable=True),
+    sa.Column("fault", sa.String(16), nullable=True),
+    sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("record", sa.Text, nullable=True),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column(
+        "tournament_id",
+        sa.String(64),
+        sa.ForeignKey("tournaments.id", name="fk_matches_tournament"),
+        nullable=True,
+    ),
+    sa.Column("game_index", sa.Integer, nullable=True),
+    sa.Column("deal_id", sa.Integer, nullable=True),
+    sa.Column("rotation", sa.Integer, nullable=True),
+    sa.Column("side_of_seat", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
+    sa.Column("faults", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
+    sa.Column("rated", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.UniqueConstraint("tournament_id", "game_index", name="uq_matches_tournament_game"),
+    sa.Index("ix_matches_created", "created"),
+)
+
+RATINGS: Final = sa.Table(
+    "ratings",
+    METADATA,
+    sa.Column("pool", sa.String(32), primary_key=True),
+    sa.Column("bot", sa.String(64), primary_key=True),
+    sa.Column("rating", sa.Double, nullable=False),
+    sa.Column("games", sa.Integer, nullable=False),
+    sa.Column("wins", sa.Integer, nullable=False),
+    sa.Column("draws", sa.Integer, nullable=False),
+    sa.Column("losses", sa.Integer, nullable=False),
+    sa.Column("faults", sa.Integer, nullable=False),
+    sa.Column("information", sa.Double, nullable=False),
+)
+"""Each bot's current rating in each pool (a pool is a game type: the match's ``game``).
+
+The ladder (``server/ladder/ratings_store.py``) reads and writes it; the storage only keeps it."""
+
+RATED_GAMES: Final = sa.Table(
+    "rated_games",
+    METADATA,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("pool", sa.String(32), nullable=False),
+    sa.Column(
+        "match_id",
+        sa.String(64),
+        sa.ForeignKey("matches.id", name="fk_rated_games_match"),
+        nullable=False,
+        unique=True,
+    ),
+    sa.Index("ix_rated_games_pool_seq", "pool", "seq"),
+)
+"""The matches that moved ratings, in the order they did: replaying them gives ``ratings``."""
+
+
+def utc(moment: dt.datetime) -> dt.datetime:
+    """Return a time read from a column in UTC (SQLite keeps no zone; all times written are UTC)."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=dt.UTC)
+    return moment
+
+
+def now() -> dt.datetime:
+    """The time to stamp a row with: now, in UTC."""
+    return dt.datetime.now(dt.UTC)

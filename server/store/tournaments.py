@@ -1,0 +1,213 @@
+"""Tournaments: what to play and how (:class:`StoredTournament`), and where each one stands.
+
+The schedule itself is derived from the row (``server/play/tournament.py``); which of its games
+are played is read from the matches (:func:`game_indexes`), so a restart plays only the rest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine, RowMapping
+from sqlalchemy.exc import IntegrityError
+
+from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.match.seeds import check_seed
+from domino_arena.server.store.tables import MATCHES, TOURNAMENTS, now, utc
+
+_FAULT_POLICIES: Final = sorted(policy.value for policy in FaultPolicy)
+
+
+class DuplicateTournamentError(ValueError):
+    """A tournament with that id exists already."""
+
+
+class UnknownTournamentError(KeyError):
+    """No tournament has that id."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class TournamentState(enum.Enum):
+    """Where a tournament is in its life; only RUNNING tournaments start games."""
+
+    CREATED = "created"
+    RUNNING = "running"
+    PAUSED = "paused"
+    CANCELLED = "cancelled"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTournament:
+    """One row of ``tournaments``: what to play and how, and where it stands.
+
+    Raises:
+        ValueError: a field out of its range (the message names the field and the rule).
+    """
+
+    id: str
+    name: str
+    game: str
+    options: dict[str, Any]
+    entrants: tuple[str, ...]
+    games_per_pairing: int
+    duplicate_deals: bool
+    time_control_ms: tuple[int, int, int]
+    """Per-move time, bank and network grace, in milliseconds."""
+    fault_policy: str
+    """A :class:`~domino_arena.sdk.match.results.FaultPolicy` value (DESIGN.md decision 9)."""
+    max_strikes: int
+    concurrency: int
+    """How many of its games may run at once."""
+    wait_seconds: float
+    """How long a game waits for absent bots before it is played without them."""
+    seed: int
+    rated: bool
+    state: TournamentState
+    created: dt.datetime
+    updated: dt.datetime
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.id) <= 64:
+            raise ValueError(f"id: expected 1-64 characters, got {self.id!r}")
+        if not 1 <= len(self.name) <= 200:
+            raise ValueError(f"name: expected 1-200 characters, got {len(self.name)}")
+        if not 1 <= len(self.game) <= 32:
+            raise ValueError(f"game: expected 1-32 characters, got {self.game!r}")
+        for index, entrant in enumerate(self.entrants):
+            if entrant in self.entrants[:index]:
+                raise ValueError(f"entrants: {entrant!r} is listed twice; expected each once")
+        for field, value, low in (
+            ("games_per_pairing", self.games_per_pairing, 1),
+            ("max_strikes", self.max_strikes, 1),
+            ("concurrency", self.concurrency, 1),
+        ):
+            if value < low:
+                raise ValueError(f"{field}: expected at least {low}, got {value}")
+        if len(self.time_control_ms) != 3 or min(self.time_control_ms) < 0:
+            raise ValueError(
+                "time_control_ms: expected (move, bank, grace) milliseconds, none negative, "
+                f"got {self.time_control_ms!r}"
+            )
+        if self.fault_policy not in _FAULT_POLICIES:
+            raise ValueError(
+                f"fault_policy: expected one of {_FAULT_POLICIES}, got {self.fault_policy!r}"
+            )
+        if not self.wait_seconds >= 0:
+            raise ValueError(f"wait_seconds: expected at least 0, got {self.wait_seconds}")
+        check_seed(self.seed)
+
+
+def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
+    """Store a new tournament.
+
+    Raises:
+        DuplicateTournamentError: a tournament with its id exists.
+    """
+    row = {
+        "id": tournament.id,
+        "name": tournament.name,
+        "game": tournament.game,
+        "options": tournament.options,
+        "entrants": list(tournament.entrants),
+        "games_per_pairing": tournament.games_per_pairing,
+        "duplicate_deals": tournament.duplicate_deals,
+        "move_ms": tournament.time_control_ms[0],
+        "bank_ms": tournament.time_control_ms[1],
+        "grace_ms": tournament.time_control_ms[2],
+        "fault_policy": tournament.fault_policy,
+        "max_strikes": tournament.max_strikes,
+        "concurrency": tournament.concurrency,
+        "wait_seconds": tournament.wait_seconds,
+        "seed": tournament.seed,
+        "rated": tournament.rated,
+        "state": tournament.state.value,
+        "created": tournament.created,
+        "updated": tournament.updated,
+    }
+    try:
+        with engine.begin() as connection:
+            connection.execute(TOURNAMENTS.insert().values(row))
+    except IntegrityError:
+        raise DuplicateTournamentError(
+            f"a tournament with id '{tournament.id}' exists already"
+        ) from None
+
+
+def tournament(engine: Engine, tournament_id: str) -> StoredTournament | None:
+    """Return the tournament ``tournament_id``, or None."""
+    with engine.connect() as connection:
+        row = connection.execute(
+            sa.select(TOURNAMENTS).where(TOURNAMENTS.c.id == tournament_id)
+        ).one_or_none()
+    return None if row is None else _stored_tournament(row._mapping)
+
+
+def tournaments(
+    engine: Engine, states: Collection[TournamentState] | None = None
+) -> list[StoredTournament]:
+    """Return the tournaments (only those in ``states``, if given), oldest first."""
+    query = sa.select(TOURNAMENTS).order_by(TOURNAMENTS.c.created, TOURNAMENTS.c.id)
+    if states is not None:
+        query = query.where(TOURNAMENTS.c.state.in_([state.value for state in states]))
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    return [_stored_tournament(row._mapping) for row in rows]
+
+
+def set_state(engine: Engine, tournament_id: str, state: TournamentState) -> None:
+    """Set the state of the tournament ``tournament_id`` (and its ``updated`` time).
+
+    Raises:
+        UnknownTournamentError: no tournament has that id.
+    """
+    with engine.begin() as connection:
+        result = connection.execute(
+            TOURNAMENTS.update()
+            .where(TOURNAMENTS.c.id == tournament_id)
+            .values(state=state.value, updated=now())
+        )
+        if result.rowcount == 0:
+            raise UnknownTournamentError(f"no tournament has id '{tournament_id}'")
+
+
+def game_indexes(engine: Engine, tournament_id: str) -> set[int]:
+    """Return the schedule positions of the tournament's games that are stored."""
+    with engine.connect() as connection:
+        return set(
+            connection.execute(
+                sa.select(MATCHES.c.game_index).where(
+                    MATCHES.c.tournament_id == tournament_id,
+                    MATCHES.c.game_index.is_not(None),
+                )
+            ).scalars()
+        )
+
+
+def _stored_tournament(row: RowMapping) -> StoredTournament:
+    return StoredTournament(
+        id=row["id"],
+        name=row["name"],
+        game=row["game"],
+        options=dict(row["options"]),
+        entrants=tuple(row["entrants"]),
+        games_per_pairing=row["games_per_pairing"],
+        duplicate_deals=bool(row["duplicate_deals"]),
+        time_control_ms=(row["move_ms"], row["bank_ms"], row["grace_ms"]),
+        fault_policy=row["fault_policy"],
+        max_strikes=row["max_strikes"],
+        concurrency=row["concurrency"],
+        wait_seconds=float(row["wait_seconds"]),
+        seed=int(row["seed"]),
+        rated=bool(row["rated"]),
+        state=TournamentState(row["state"]),
+        created=utc(row["created"]),
+        updated=utc(row["updated"]),
+    )

@@ -1,0 +1,252 @@
+"""The rating transaction (server/ladder/ratings_store.py) on SQLite and on PostgreSQL.
+
+A rated match, its bots' rating change and its place in ``rated_games`` are written in one
+transaction, once per match id and once per tournament game; what is stored always equals the
+replay of the rated games. The databases are ``tests/fakes/store.py``'s fixtures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+import threading
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from tests.fakes.store import a_match
+
+# -- the ratings a saved match moves ------------------------------------------------------------
+
+
+def rated(
+    match_id: str,
+    seats: tuple[str, ...],
+    scores: tuple[int, ...],
+    winner: int | None,
+    *,
+    game: str = "passing",
+    side_of_seat: tuple[int, ...] = (),
+    termination: str = "normal",
+    faulted_seat: int | None = None,
+    faults: tuple[int, ...] = (),
+    minute: int = 0,
+) -> StoredMatch:
+    return dataclasses.replace(
+        a_match(match_id, minute=minute),
+        game=game,
+        seats=seats,
+        scores=scores,
+        winner=winner,
+        side_of_seat=side_of_seat,
+        termination=termination,
+        faulted_seat=faulted_seat,
+        fault="timeout" if faulted_seat is not None else None,
+        faults=faults,
+        rated=True,
+    )
+
+
+def test_a_rated_match_moves_its_bots_ratings(rated_storage: RatedStorage) -> None:
+    assert rated_storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    ratings = rated_storage.ratings("passing")
+    assert ratings == elo.rate_game({}, elo.RatedGame(("ann", "bob"), (0, 1), (0, 1), (0, 0)))
+    assert ratings["ann"].rating > elo.INITIAL_RATING > ratings["bob"].rating
+    assert rated_storage.pools() == ["passing"]
+    assert rated_storage.ratings("moon") == {}
+
+
+def test_a_match_stored_twice_is_rated_once(rated_storage: RatedStorage) -> None:
+    rated_storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    once = rated_storage.ratings("passing")
+    assert not rated_storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    assert rated_storage.ratings("passing") == once
+    assert len(rated_storage.rated_games("passing")) == 1
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        dataclasses.replace(rated("m1", ("ann", "bob"), (7, 3), 0), rated=False),
+        rated("m1", ("ann", "bob"), (0, 0), None, termination="void"),
+        rated("m1", ("ann", "bob"), (0, 0), None, termination="aborted"),
+    ],
+    ids=["unrated", "void", "aborted"],
+)
+def test_unrated_void_and_aborted_matches_move_no_rating(
+    rated_storage: RatedStorage, match: StoredMatch
+) -> None:
+    assert rated_storage.save_match(match)
+    assert rated_storage.match("m1") == match
+    assert rated_storage.ratings("passing") == {}
+    assert rated_storage.rated_games("passing") == []
+    assert rated_storage.pools() == []
+
+
+def test_a_forfeit_ranks_the_forfeiting_side_last() -> None:
+    match = rated(
+        "m1",
+        ("a", "b", "c", "d"),
+        (40, 10),
+        1,
+        side_of_seat=(0, 1, 0, 1),
+        termination="forfeit",
+        faulted_seat=2,
+        faults=(0, 0, 3, 0),
+    )
+    assert rated_game_of(match) == elo.RatedGame(
+        ("a", "b", "c", "d"), (0, 1, 0, 1), (1, 0), (0, 0, 3, 0)
+    )
+    free_for_all = rated(
+        "m2", ("a", "b", "c"), (50, 90, 70), 0, termination="forfeit", faulted_seat=1
+    )
+    assert rated_game_of(free_for_all).standing == (0, 2, 1)
+
+
+@pytest.mark.parametrize(
+    ("match", "message"),
+    [
+        (rated("m1", ("ann", "ann"), (7, 3), 0), "'ann' sits in seats 0 and 1"),
+        (rated("m1", ("a", "b", "c", "d"), (7, 3), 0), "side_of_seat is empty but there are 2"),
+        (rated("m1", ("a", "b"), (7, 3), 0, termination="forfeit"), "a forfeit needs the seat"),
+        (rated("m1", ("a", "b"), (0, 0), None, termination="void"), "'void' is never rated"),
+    ],
+    ids=["bot-twice", "no-sides", "forfeit-without-seat", "void"],
+)
+def test_a_match_the_ladder_cannot_rate_is_named(match: StoredMatch, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rated_game_of(match)
+
+
+def test_a_rated_match_the_ladder_refuses_is_not_stored(rated_storage: RatedStorage) -> None:
+    with pytest.raises(ValueError, match="'ann' sits in seats 0 and 1"):
+        rated_storage.save_match(rated("m1", ("ann", "ann"), (7, 3), 0))
+    assert rated_storage.match("m1") is None
+    assert rated_storage.ratings("passing") == {}
+
+
+def test_a_match_whose_rating_fails_is_not_stored(rated_storage: RatedStorage) -> None:
+    rated_storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    before = rated_storage.ratings("passing")
+    with rated_storage.engine.begin() as connection:  # the rating step will find no table
+        connection.execute(sa.text("ALTER TABLE ratings RENAME TO ratings_gone"))
+    try:
+        with pytest.raises(SQLAlchemyError, match="ratings"):
+            rated_storage.save_match(rated("m2", ("ann", "bob"), (3, 7), 1))
+    finally:
+        with rated_storage.engine.begin() as connection:
+            connection.execute(sa.text("ALTER TABLE ratings_gone RENAME TO ratings"))
+    assert rated_storage.match("m2") is None
+    assert rated_storage.ratings("passing") == before
+    assert rated_storage.save_match(rated("m2", ("ann", "bob"), (3, 7), 1))
+
+
+def test_stored_ratings_equal_the_replay_of_the_rated_games(rated_storage: RatedStorage) -> None:
+    rng = random.Random(2026)
+    bots = [f"bot{n}" for n in range(7)]
+    expected: dict[str, list[elo.RatedGame]] = {"passing": [], "moon": [], "doubles": []}
+    for number in range(60):
+        pool = rng.choice(sorted(expected))
+        seats = tuple(rng.sample(bots, rng.choice((2, 3, 4))))
+        partnerships = len(seats) == 4 and rng.random() < 0.5
+        sides = (0, 1, 0, 1) if partnerships else tuple(range(len(seats)))
+        scores = tuple(rng.randrange(0, 100) for _ in range(len(set(sides))))
+        kind = rng.choice(("normal", "normal", "forfeit", "void", "unrated"))
+        faulted = rng.randrange(len(seats)) if kind == "forfeit" else None
+        winner = None if kind == "void" else rng.choice([None, *range(len(set(sides)))])
+        if faulted is not None and winner == sides[faulted]:
+            winner = None
+        match = rated(
+            f"g{number}",
+            seats,
+            scores,
+            winner,
+            game=pool,
+            side_of_seat=sides if partnerships or rng.random() < 0.5 else (),
+            termination="void" if kind == "void" else kind if kind == "forfeit" else "normal",
+            faulted_seat=faulted,
+            faults=tuple(rng.randrange(3) for _ in seats) if rng.random() < 0.5 else (),
+            minute=number % 60,
+        )
+        if kind == "unrated":
+            match = dataclasses.replace(match, rated=False)
+        assert rated_storage.save_match(match)
+        if kind in ("normal", "forfeit"):
+            expected[pool].append(rated_game_of(match))
+    assert rated_storage.pools() == sorted(pool for pool, games in expected.items() if games)
+    for pool, games in expected.items():
+        assert rated_storage.rated_games(pool) == games
+        assert (
+            rated_storage.recompute_ratings(pool)
+            == rated_storage.ratings(pool)
+            == elo.replay(games)
+        )
+
+
+def test_rated_saves_from_many_threads_at_once_replay_exactly(rated_storage: RatedStorage) -> None:
+    bots = ("ann", "bob", "cid", "dee", "eve")
+    matches = [
+        rated(f"g{n}", (bots[n % 5], bots[(n + 1) % 5], bots[(n + 3) % 5]), (n % 7, 3, 5), None)
+        for n in range(40)
+    ]
+    errors: list[BaseException] = []
+
+    def save(part: list[StoredMatch]) -> None:
+        try:
+            for match in part:
+                assert rated_storage.save_match(match)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save, args=(matches[n::4],)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    games = rated_storage.rated_games("passing")
+    assert sorted(games, key=repr) == sorted((rated_game_of(m) for m in matches), key=repr)
+    assert rated_storage.recompute_ratings("passing") == rated_storage.ratings("passing")
+    assert sum(rating.games for rating in rated_storage.ratings("passing").values()) == 3 * 40
+
+
+def test_a_rated_tournament_game_saved_again_under_another_id_is_rated_once(
+    rated_storage: RatedStorage,
+) -> None:
+    moment = a_match("x").created
+    rated_storage.add_tournament(
+        StoredTournament(
+            id="t1",
+            name="cup",
+            game="passing",
+            options={},
+            entrants=("ann", "bob"),
+            games_per_pairing=1,
+            duplicate_deals=False,
+            time_control_ms=(1000, 10000, 250),
+            fault_policy="forfeit",
+            max_strikes=3,
+            concurrency=1,
+            wait_seconds=0.0,
+            seed=1,
+            rated=True,
+            state=TournamentState.RUNNING,
+            created=moment,
+            updated=moment,
+        )
+    )
+    first = dataclasses.replace(
+        rated("first", ("ann", "bob"), (7, 3), 0), tournament_id="t1", game_index=0
+    )
+    assert rated_storage.save_match(first)
+    once = rated_storage.ratings("passing")
+    assert not rated_storage.save_match(dataclasses.replace(first, id="retry", winner=1))
+    assert rated_storage.match("retry") is None
+    assert rated_storage.ratings("passing") == once
+    assert rated_storage.rated_games("passing") == [rated_game_of(first)]

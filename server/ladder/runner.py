@@ -27,8 +27,8 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import INITIAL_RATING, Rating
 from domino_arena.server.ladder.matchmaking import Candidate, pick_tables
-from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.roster import Roster as Lobby
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.storage import MAX_SEED
 

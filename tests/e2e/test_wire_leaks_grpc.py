@@ -67,8 +67,8 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
+from tests.fakes.referee_server import ADMIN_METADATA, CARRIERS, Referee, unbatched
 from tests.sdk.test_wire_leaks import leaks, tiles_in
-from tests.server.test_service import ADMIN_METADATA, CARRIERS, Referee, unbatched
 
 WAIT: Final = 60.0
 """Seconds any single wait may take before the test fails (never reached when it passes)."""

@@ -33,9 +33,11 @@ from domino_arena.server.ladder import elo
 from domino_arena.server.net.admin_answers import (
     STATE_FROM_PROTO,
     LadderView,
+    Progress,
     head_to_head_rows,
     ladder_message,
     match_summary,
+    progress_message,
     tournament_message,
     tournament_results,
 )
@@ -68,19 +70,6 @@ DEFAULT_LADDER_CONCURRENCY: Final = 4
 
 
 # -- what the servicer needs --------------------------------------------------------------------
-
-
-class Progress(Protocol):
-    """How far a running tournament is (``TournamentRunner.progress``)."""
-
-    @property
-    def total(self) -> int: ...
-    @property
-    def done(self) -> int: ...
-    @property
-    def running(self) -> int: ...
-    @property
-    def waiting(self) -> int: ...
 
 
 class AdminStorage(Protocol):
@@ -403,9 +392,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
     async def _progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:
         live = self.arena.tournament_progress(t.id)
         if live is not None:
-            return admin_pb.TournamentProgress(
-                total=live.total, done=live.done, running=live.running, waiting=live.waiting
-            )
+            return progress_message(live)
         done: set[int] = await self._blocking(self.arena.storage.tournament_game_indexes, t.id)
         return admin_pb.TournamentProgress(total=len(schedule_of(t)), done=len(done))
 

@@ -39,6 +39,19 @@ STATE_TO_PROTO: Final[dict[TournamentState, admin_pb.TournamentState.ValueType]]
 STATE_FROM_PROTO: Final = {code: state for state, code in STATE_TO_PROTO.items()}
 
 
+class Progress(Protocol):
+    """How far a running tournament is (``TournamentRunner.progress``)."""
+
+    @property
+    def total(self) -> int: ...
+    @property
+    def done(self) -> int: ...
+    @property
+    def running(self) -> int: ...
+    @property
+    def waiting(self) -> int: ...
+
+
 class LadderView(Protocol):
     """A running ladder as the admin API shows it (``LadderRunner``)."""
 
@@ -171,4 +184,14 @@ def ladder_message(ladder: LadderView) -> admin_pb.Ladder:
         seed=ladder.seed,
         started=ladder.started,
         finished=ladder.finished,
+    )
+
+
+def progress_message(progress: Progress) -> admin_pb.TournamentProgress:
+    """Return the progress of a tournament whose runner is live."""
+    return admin_pb.TournamentProgress(
+        total=progress.total,
+        done=progress.done,
+        running=progress.running,
+        waiting=progress.waiting,
     )

@@ -1,9 +1,11 @@
-"""The composition root of the referee: storage, the gRPC server and the trio guest.
+"""The composition root of the referee: storage, the arena, the gRPC server and the trio guest.
 
 asyncio owns the process and gRPC (grpc.aio is bound to an asyncio loop); trio runs as a guest
 on the same thread (``trio.lowlevel.start_guest_run``) with one nursery that owns every match
-(DESIGN.md decision 10, research/trio-grpc.md). The gRPC server serves the bot stream, the
-admin API, gRPC health checking and server reflection.
+(DESIGN.md decision 10, research/trio-grpc.md). The app wires the network layer into the play
+layer: the arena gets the gRPC lobby as its roster and builds remote seats over it; the gRPC
+server (``server/net/grpc_server.py``) serves the bot stream, the admin API, the spectators,
+gRPC health checking and server reflection.
 
 Shutdown, on SIGINT/SIGTERM or when the caller sets ``stop``, follows the research's order:
 
@@ -20,27 +22,22 @@ Shutdown, on SIGINT/SIGTERM or when the caller sets ``stop``, follows the resear
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import grpc
 import outcome as outcome_module
 import trio
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
-from domino_arena.server.net.admin import SERVICE_NAMES, AdminServicer
-from domino_arena.server.net.service import BotServicer
-from domino_arena.server.net.spectators import SpectatorServicer
-from domino_arena.server.play.arena import LOG, SHUTTING_DOWN, Arena
-from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
-from domino_arena.v1 import referee_pb2 as pb
-from domino_arena.v1 import referee_pb2_grpc as pb_grpc
+from domino_arena.server.net.grpc_server import GrpcServer
+from domino_arena.server.net.lobby import Lobby
+from domino_arena.server.net.remote import RemoteSeat
+from domino_arena.server.play.arena import LOG, Arena
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 50051
@@ -51,16 +48,6 @@ GC_THRESHOLDS: Final = (10_000, 10, 10)
 objects in bursts (a move's state, its record at the end) that would start a collection every
 few moves; collecting less often took about 6% of the referee's CPU off at 256 matches
 (bench/referee_bench.py)."""
-
-SERVER_OPTIONS: Final[list[tuple[str, Any]]] = [
-    # Refuse a port another process holds instead of silently sharing it (grpc's default).
-    ("grpc.so_reuseport", 0),
-    # Notice bots whose network vanished without a FIN.
-    ("grpc.keepalive_time_ms", 30_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +73,13 @@ class App:
 
     def __init__(self, config: Config, storage: RatedStorage) -> None:
         self.config = config
+        self.lobby = Lobby()
         self.arena = Arena(
-            storage, reconnect_grace=config.reconnect_grace, admin_token=config.admin_token
+            storage,
+            lobby=self.lobby,
+            seats=functools.partial(RemoteSeat, self.lobby),
+            reconnect_grace=config.reconnect_grace,
+            admin_token=config.admin_token,
         )
         self.port: int | None = None
         self.metrics_port: int | None = None
@@ -107,26 +99,9 @@ class App:
             metrics_server = self.arena.metrics.serve(self.config.host, self.config.metrics_port)
             self.metrics_port = metrics_server.port
             LOG.info("metrics on http://%s:%d/metrics", self.config.host, metrics_server.port)
-        lobby = self.arena.lobby
+        lobby = self.lobby
         self.arena.metrics.watch_connected(lambda: len(lobby))
-        server = grpc.aio.server(options=SERVER_OPTIONS)
-        pb_grpc.add_BotServiceServicer_to_server(BotServicer(self.arena), server)
-        admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
-        admin_pb_grpc.add_SpectatorServiceServicer_to_server(
-            SpectatorServicer(self.arena.spectators, self.arena.storage), server
-        )
-        health_servicer = health.aio.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-        reflection.enable_server_reflection(
-            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-        )
-        address = f"{self.config.host}:{self.config.port}"
-        try:
-            port = server.add_insecure_port(address)
-        except RuntimeError as exc:
-            raise OSError(f"cannot listen on {address}: {exc}") from None
-        if port == 0:
-            raise OSError(f"cannot listen on {address}")
+        server = GrpcServer(self.arena, lobby, f"{self.config.host}:{self.config.port}")
 
         trio_ready: asyncio.Future[None] = loop.create_future()
         trio_done: asyncio.Future[outcome_module.Outcome[None]] = loop.create_future()
@@ -155,15 +130,11 @@ class App:
             done_callback=trio_finished,
             host_uses_signal_set_wakeup_fd=True,
         )
-        started = False
         try:
             await asyncio.shield(trio_ready)
             await server.start()
-            started = True
-            for name in ("", *SERVICE_NAMES):
-                await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-            self.port = port
-            on_ready(port)
+            self.port = server.port
+            on_ready(server.port)
             stopping = asyncio.ensure_future(stop.wait())
             waits: list[asyncio.Future[Any]] = [stopping, asyncio.shield(trio_done)]
             try:
@@ -176,11 +147,10 @@ class App:
             LOG.info(
                 "shutting down: %d matches running, %d bots connected",
                 len(self.arena.running),
-                len(self.arena.lobby.connections()),
+                len(self.lobby.connections()),
             )
-            await health_servicer.enter_graceful_shutdown()
+            await server.stop_accepting()
             self.arena.shutting_down = True
-            self.arena.lobby.closing = True
             top.cancel()
             try:
                 result = await asyncio.wait_for(
@@ -197,13 +167,7 @@ class App:
                     )
                 result = await asyncio.shield(trio_done)
             LOG.debug("the matches ended")
-            self.arena.lobby.close_all(
-                grpc.StatusCode.UNAVAILABLE,
-                SHUTTING_DOWN,
-                pb.Error(code=pb.ERROR_CODE_SHUTTING_DOWN, message=SHUTTING_DOWN),
-            )
-            if started:
-                await server.stop(self.config.shutdown_grace)
+            await server.close(self.config.shutdown_grace)
             LOG.debug("the gRPC server stopped")
             if metrics_server is not None:
                 metrics_server.stop()

@@ -35,10 +35,10 @@ from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.store.tournaments import TournamentState
+from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
+from tests.fakes.referee_server import ADMIN_TOKEN, WAIT, Referee
 
 from .sdk.test_local import CONFIG_IDS, CONFIGS, ModestBot
-from .server.test_admin import TOKEN, WAIT, AdminServer, FakeArena, stored_match
-from .server.test_service import ADMIN_TOKEN, Referee
 
 
 @pytest.fixture

@@ -28,8 +28,8 @@ from domino_arena.sdk.match.seeds import MAX_SEED
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import INITIAL_RATING, Rating
 from domino_arena.server.ladder.matchmaking import Candidate, pick_tables
-from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.roster import Roster as Lobby
 from domino_arena.server.play.timecontrol import TimeControl
 
 LOG: Final = logging.getLogger("domino_arena.server")

@@ -131,7 +131,10 @@ class Connection:
 
 
 class Lobby:
-    """The connected bots by name, how many matches each is seated in, and who waits for whom."""
+    """The connected bots by name, how many matches each is seated in, and who waits for whom.
+
+    It is the :class:`~domino_arena.server.play.roster.Roster` the play layer sees.
+    """
 
     def __init__(self) -> None:
         self._connections: dict[str, Connection] = {}
@@ -180,6 +183,10 @@ class Lobby:
             del self._connections[connection.name]
             LOG.info("bot disconnected: name=%s peer=%s", connection.name, connection.peer)
         connection.close()
+
+    def seat(self, names: Iterable[str]) -> None:
+        """Count one match more for each bot in ``names`` (its match starts)."""
+        self.seated.update(names)
 
     def unseat(self, names: Iterable[str]) -> None:
         """Count one match fewer for each bot in ``names`` (its match ended)."""

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Final
+from typing import Final, Protocol
 
 import grpc
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.net.lobby import Close, Connection
-from domino_arena.server.play.arena import LOG, SHUTTING_DOWN, Arena
+from domino_arena.server.metrics import Metrics
+from domino_arena.server.net.lobby import Close, Connection, Lobby
+from domino_arena.server.play.arena import LOG, SHUTTING_DOWN
 from domino_arena.server.store.bots import BotCheck
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
@@ -96,11 +97,23 @@ def check_games(hello: pb.Hello) -> tuple[str, ...]:
     return tuple(sorted(set(hello.games)))
 
 
-class BotServicer(pb_grpc.BotServiceServicer):
-    """``Play``: authenticate, then bridge the stream to the bot's seats until it ends."""
+class TokenCheck(Protocol):
+    """What the bot service asks the storage: is this the bot's token (blocking)?"""
 
-    def __init__(self, arena: Arena) -> None:
-        self.arena = arena
+    def check_bot(self, name: str, token: str) -> BotCheck: ...
+
+
+class BotServicer(pb_grpc.BotServiceServicer):
+    """``Play``: authenticate, then bridge the stream to the bot's seats until it ends.
+
+    ``lobby`` admits the authenticated streams, ``storage`` checks the tokens and ``metrics``
+    times the checks.
+    """
+
+    def __init__(self, lobby: Lobby, storage: TokenCheck, metrics: Metrics) -> None:
+        self.lobby = lobby
+        self.storage = storage
+        self.metrics = metrics
 
     async def Play(  # type: ignore[override]  # noqa: N802
         self, request_iterator: AsyncIterator[pb.BotMessage], context: _Context
@@ -119,11 +132,11 @@ class BotServicer(pb_grpc.BotServiceServicer):
                 await context.write(item)
         finally:
             reader.cancel()
-            self.arena.lobby.disconnect(connection)
+            self.lobby.disconnect(connection)
 
     async def _authenticate(self, context: _Context) -> Connection | None:
         """Read the Hello and admit the bot; on refusal send the Error and end the stream."""
-        lobby = self.arena.lobby
+        lobby = self.lobby
         first: object = await context.read()
         try:
             if lobby.closing:
@@ -132,10 +145,8 @@ class BotServicer(pb_grpc.BotServiceServicer):
                 )
             hello = check_hello(first)
             try:
-                with self.arena.metrics.storage("check_bot"):
-                    check = await asyncio.to_thread(
-                        self.arena.storage.check_bot, hello.name, hello.token
-                    )
+                with self.metrics.storage("check_bot"):
+                    check = await asyncio.to_thread(self.storage.check_bot, hello.name, hello.token)
             except Exception as exc:  # the database is down: a failure of ours, worth a retry
                 LOG.exception("token check failed: name=%s", hello.name)
                 raise HelloError(

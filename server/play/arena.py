@@ -23,12 +23,11 @@ from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.runner import LadderRunner
 from domino_arena.server.metrics import Metrics
-from domino_arena.server.net.lobby import Lobby
-from domino_arena.server.net.remote import RemoteSeat
-from domino_arena.server.net.spectators import SpectatorHub
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
+from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory
 from domino_arena.server.play.seats import MatchResult
+from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, TournamentRunner
 from domino_arena.server.store.engine import error_reason
@@ -50,15 +49,21 @@ class MatchAbortedError(Exception):
 
 @dataclass
 class Arena:
-    """What the servicers share: the lobby, the storage and the trio nursery of the matches."""
+    """What the servicers share: the lobby, the storage and the trio nursery of the matches.
+
+    ``lobby`` says who is connected and ``seats`` builds the seat of a bot in a match; the
+    composition root (``server/app.py``) gives the network layer's, so play never imports it.
+    """
 
     storage: RatedStorage
+    lobby: Roster
+    seats: SeatFactory
+    """Builds the seat of a bot (its name) in a match (its id)."""
     reconnect_grace: float = 10.0
-    lobby: Lobby = field(default_factory=Lobby)
     nursery: trio.Nursery | None = None
     """Set by the app while trio runs; None before and after."""
     shutting_down: bool = False
-    running: dict[str, list[RemoteSeat]] = field(default_factory=dict)
+    running: dict[str, list[HostedSeat]] = field(default_factory=dict)
     """The match id -> its seats, while it runs."""
     metrics: Metrics = field(default_factory=Metrics)
     admin_token: str = ""
@@ -335,9 +340,9 @@ class Arena:
         Raises:
             Exception: the finished match could not be stored (the storage's error).
         """
-        seats = [RemoteSeat(self.lobby, name, spec.match_id) for name in spec.bots]
+        seats = [self.seats(name, spec.match_id) for name in spec.bots]
         self.running[spec.match_id] = seats
-        self.lobby.seated.update(spec.bots)
+        self.lobby.seat(spec.bots)
         LOG.info(
             "match started: id=%s game=%s bots=%s seed=%d",
             spec.match_id,

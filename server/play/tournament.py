@@ -38,8 +38,8 @@ import trio
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import MAX_SEED
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import ScheduledGame, round_robin
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.storage import Storage
@@ -228,7 +228,7 @@ class TournamentRunner:
         *,
         storage: Storage,
         play: Callable[[MatchSpec], Awaitable[FinishedMatch]],
-        lobby: Lobby,
+        lobby: Roster,
         on_game: Callable[[FinishedMatch], None] | None = None,
         recheck: float = RECHECK_SECONDS,
     ) -> None:

@@ -18,9 +18,8 @@ without them; the parts hold exactly the wire message's tiles. Each part is deco
 ``RefereeMessage.FromString`` and every ``Tile`` and ``LaidTile`` in it (found through the protobuf
 descriptors, so a new field is covered without touching this file) must be in the seat's own hand at
 that moment, public (laid or played to a trick), or, for the Moon bidder only, its own widow or
-discard. The rules for what a seat may see are those of tests/fakes/leaks.py, which
-tests/sdk/test_wire_leaks.py applies to messages built in process; this file checks what the
-running referee actually sends.
+discard. The rules for what a seat may see are those of tests/sdk/test_wire_leaks.py, which checks
+the same on messages built in process; this file checks what the running referee actually sends.
 
 Each message is also checked against what the referee owed the seat at the position it was
 placed at (the observation, the public step, the hand's score), so the placement the leak check
@@ -69,7 +68,7 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.leaks import leaks, tiles_in
-from tests.server.test_service import ADMIN_METADATA, CARRIERS, Referee, unbatched
+from tests.fakes.referee_server import ADMIN_METADATA, CARRIERS, Referee, unbatched
 
 WAIT: Final = 60.0
 """Seconds any single wait may take before the test fails (never reached when it passes)."""

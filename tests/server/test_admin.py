@@ -1,207 +1,43 @@
 """The admin API over real gRPC: the servicers on a grpc.aio server on port 0, a fake arena.
 
 The servicer's dependencies are the small :class:`~domino_arena.server.net.admin.AdminArena`
-protocol; :class:`FakeArena` implements it over a real :class:`Storage` (a SQLite file) and a
+protocol; :class:`FakeArena` implements it over a real :class:`RatedStorage` (a SQLite file) and a
 real :class:`Lobby`, and records what it was asked, so every RPC is checked at the wire: the
-token, each refusal with its status and message, and the answers. The same server hosts the
-spectator service (tests/server/test_spectators.py) and the CLI's tests use it too.
+token, each refusal with its status and message, and the answers (the harness is in
+tests/fakes/admin_server.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
 import math
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import grpc
 import pytest
 
-from domino_arena.sdk.match.results import FaultPolicy, Termination
-from domino_arena.sdk.rules import Game, make_game
+from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
-from domino_arena.server.ladder.ratings_store import RatedStorage as Storage
-from domino_arena.server.net.admin import AdminServicer, check_token
-from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.net.spectators import SpectatorHub, SpectatorServicer
-from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
-from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import Progress, schedule_of
-from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net.admin_requests import check_token
+from domino_arena.server.net.lobby import Connection
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
-from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
+from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
+from tests.fakes.referee_server import WAIT
 
-WAIT: Final = 20.0
-"""Seconds any single wait may take before the test fails (never reached when it passes)."""
-
-TOKEN: Final = "s3cret-admin-token"
 BOTS: Final = ("alice", "bob", "carol", "dave")
-T = TypeVar("T")
-
-
-# -- the fake arena -------------------------------------------------------------------------------
-
-
-@dataclass
-class FakeLadder:
-    """What the admin API shows of a running ladder."""
-
-    game: Game
-    time_control: TimeControl
-    fault_policy: FaultPolicy
-    max_strikes: int
-    concurrency: int
-    seed: int
-    started: int = 0
-    finished: int = 0
-
-
-@dataclass
-class FakeArena:
-    """The arena's admin side without trio: tournaments change state in the storage at once."""
-
-    storage: Storage
-    admin_token: str = TOKEN
-    lobby: Lobby = field(default_factory=Lobby)
-    ladders: dict[str, FakeLadder] = field(default_factory=dict)
-    live: dict[str, Progress] = field(default_factory=dict)
-    calls: list[tuple[str, str]] = field(default_factory=list)
-    specs: list[MatchSpec] = field(default_factory=list)
-
-    async def run_match(self, spec: MatchSpec) -> FinishedMatch:
-        self.specs.append(spec)
-        scores = (101,) + (0,) * (len(spec.game.sides) - 1)
-        return FinishedMatch(
-            spec, MatchResult(Termination.NORMAL, 0, scores), '{"fake": true}\n', (0,) * 2
-        )
-
-    async def create_tournament(self, t: Any, start: bool) -> None:
-        self.calls.append(("create", t.id))
-        await asyncio.to_thread(self.storage.add_tournament, t)
-        if start:
-            await self.start_tournament(t.id)
-
-    async def start_tournament(self, tournament_id: str) -> None:
-        self.calls.append(("start", tournament_id))
-        await self._set(tournament_id, TournamentState.RUNNING)
-        t = self.storage.tournament(tournament_id)
-        assert t is not None
-        self.live[tournament_id] = Progress(len(schedule_of(t)), 0, 1, 0)
-
-    async def pause_tournament(self, tournament_id: str) -> None:
-        self.calls.append(("pause", tournament_id))
-        self.live.pop(tournament_id)
-        await self._set(tournament_id, TournamentState.PAUSED)
-
-    async def cancel_tournament(self, tournament_id: str) -> None:
-        self.calls.append(("cancel", tournament_id))
-        self.live.pop(tournament_id, None)
-        await self._set(tournament_id, TournamentState.CANCELLED)
-
-    async def _set(self, tournament_id: str, state: TournamentState) -> None:
-        await asyncio.to_thread(self.storage.set_tournament_state, tournament_id, state)
-
-    def tournament_progress(self, tournament_id: str) -> Progress | None:
-        return self.live.get(tournament_id)
-
-    async def start_ladder(
-        self,
-        game: Game,
-        *,
-        time_control: TimeControl,
-        fault_policy: FaultPolicy,
-        max_strikes: int,
-        concurrency: int,
-        seed: int | None,
-    ) -> None:
-        self.calls.append(("start ladder", game.name))
-        self.ladders[game.name] = FakeLadder(
-            game, time_control, fault_policy, max_strikes, concurrency, seed or 0
-        )
-
-    async def stop_ladder(self, game_name: str) -> None:
-        self.calls.append(("stop ladder", game_name))
-        del self.ladders[game_name]
-
-
-# -- the server -----------------------------------------------------------------------------------
-
-
-class AdminServer:
-    """The admin and spectator servicers on 127.0.0.1:0 in a background thread's loop."""
-
-    def __init__(self, arena: FakeArena) -> None:
-        self.arena = arena
-        self.hub = SpectatorHub()
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, daemon=True)
-        self._thread.start()
-        assert self._ready.wait(WAIT), "the server did not start"
-        if self.error is not None:
-            raise self.error
-        self.address = f"127.0.0.1:{self.port}"
-        self.channel = grpc.insecure_channel(self.address)
-        self.admin = admin_pb_grpc.AdminServiceStub(self.channel)
-        self.spectators = admin_pb_grpc.SpectatorServiceStub(self.channel)
-
-    def _main(self) -> None:
-        async def body() -> None:
-            self._loop = asyncio.get_running_loop()
-            self._stop = asyncio.Event()
-            server = grpc.aio.server()
-            admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
-            admin_pb_grpc.add_SpectatorServiceServicer_to_server(
-                SpectatorServicer(self.hub, self.arena.storage), server
-            )
-            self.port = server.add_insecure_port("127.0.0.1:0")
-            await server.start()
-            self._ready.set()
-            await self._stop.wait()
-            await server.stop(0)
-
-        try:
-            asyncio.run(body())
-        except BaseException as exc:
-            self.error = exc
-        finally:
-            self._ready.set()
-
-    def call(self, function: Callable[[], T]) -> T:
-        """Run ``function`` on the server's loop thread (where the hub lives); return its value."""
-        assert self._loop is not None
-        future = asyncio.run_coroutine_threadsafe(_call(function), self._loop)
-        return future.result(WAIT)
-
-    def close(self) -> None:
-        self.channel.close()
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(WAIT)
-
-
-async def _call(function: Callable[[], T]) -> T:
-    return function()
-
-
 AUTH: Final = (("authorization", f"Bearer {TOKEN}"),)
 
 
 @pytest.fixture
-def storage(tmp_path: Path) -> Iterator[Storage]:
-    storage = Storage(f"sqlite:///{tmp_path / 'admin.db'}")
+def storage(tmp_path: Path) -> Iterator[RatedStorage]:
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'admin.db'}")
     storage.open()
     for name in BOTS:
         storage.add_bot(name)
@@ -210,7 +46,7 @@ def storage(tmp_path: Path) -> Iterator[Storage]:
 
 
 @pytest.fixture
-def arena(storage: Storage) -> FakeArena:
+def arena(storage: RatedStorage) -> FakeArena:
     return FakeArena(storage)
 
 
@@ -227,43 +63,6 @@ def refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
         call()
     error: Any = info.value
     return error.code(), error.details()
-
-
-def stored_match(
-    match_id: str,
-    bots: tuple[str, str],
-    winner: int | None,
-    *,
-    termination: str = "normal",
-    tournament_id: str | None = None,
-    game_index: int | None = None,
-    minute: int = 0,
-    rated: bool = True,
-) -> StoredMatch:
-    """A finished 2-player Passing Game as the arena stores it."""
-    scores = (0, 0) if winner is None else ((101, 20) if winner == 0 else (20, 101))
-    return StoredMatch(
-        id=match_id,
-        game="passing",
-        options=make_game("passing").options(),
-        seats=bots,
-        seed=7,
-        termination=termination,
-        winner=winner,
-        scores=scores,
-        faulted_seat=None,
-        fault=None,
-        detail="",
-        record='{"header": true}\n',
-        created=dt.datetime(2026, 1, 1, 12, minute, tzinfo=dt.UTC),
-        tournament_id=tournament_id,
-        game_index=game_index,
-        deal_id=None if game_index is None else game_index // 2,
-        rotation=None if game_index is None else game_index % 2,
-        side_of_seat=(0, 1),
-        faults=(0, 0),
-        rated=rated,
-    )
 
 
 # -- the token ------------------------------------------------------------------------------------
@@ -373,7 +172,7 @@ def test_run_match_checks_the_request_then_asks_the_arena(
                 has_seed=True,
                 seed=2**63,
             ),
-            f"seed: must be at most {2**63 - 1}, got {2**63}",
+            f"seed: must be from 0 to {2**63 - 1}, got {2**63}",
         ),
         (
             admin_pb.RunMatchRequest(
@@ -398,7 +197,7 @@ def test_run_match_refuses_a_bad_request_naming_the_field(
 
 
 def test_list_matches_filters_and_get_match_returns_the_record(
-    server: AdminServer, storage: Storage
+    server: AdminServer, storage: RatedStorage
 ) -> None:
     storage.save_match(stored_match("m1", ("alice", "bob"), 0, minute=1))
     storage.save_match(stored_match("m2", ("carol", "bob"), 1, minute=2))
@@ -565,7 +364,7 @@ def test_create_tournament_takes_every_setting_and_can_start(
         ({"entrants": ["alice", "zed", "carol"]}, "entrants: unknown bot(s) zed"),
         ({"entrants": ["alice", "alice"]}, "entrants: alice entered more than once"),
         ({"entrants": ["alice"]}, "entrants: Passing Game, 2 players, to 101 needs at least 2"),
-        ({"seed": 2**63}, "seed: must be at most"),
+        ({"seed": 2**63}, f"seed: must be from 0 to {2**63 - 1}, got {2**63}"),
         (
             {"game": games_pb2.GameConfig(passing=games_pb2.PassingOptions(players=9))},
             "game.passing.players: 9; expected a number of players: 2, 3, 4",
@@ -618,7 +417,7 @@ def test_the_tournament_life_cycle_is_checked_at_each_step(
 
 
 def test_a_running_tournament_without_a_live_runner_can_be_resumed(
-    server: AdminServer, arena: FakeArena, storage: Storage
+    server: AdminServer, arena: FakeArena, storage: RatedStorage
 ) -> None:
     """After a crash the row says RUNNING but nothing runs it: start must resume it."""
     t = create(server)
@@ -631,7 +430,7 @@ def test_a_running_tournament_without_a_live_runner_can_be_resumed(
 
 
 def test_get_tournament_gives_results_and_crosstable_list_gives_every_one(
-    server: AdminServer, storage: Storage
+    server: AdminServer, storage: RatedStorage
 ) -> None:
     t = create(server, entrants=["alice", "bob", "carol"])
     games = [
@@ -687,7 +486,9 @@ def test_get_tournament_gives_results_and_crosstable_list_gives_every_one(
 # -- standings and ladders ------------------------------------------------------------------------
 
 
-def test_standings_rank_by_rating_with_head_to_head(server: AdminServer, storage: Storage) -> None:
+def test_standings_rank_by_rating_with_head_to_head(
+    server: AdminServer, storage: RatedStorage
+) -> None:
     storage.save_match(stored_match("a", ("alice", "bob"), 0, minute=1))
     storage.save_match(stored_match("b", ("alice", "carol"), 0, minute=2))
     storage.save_match(stored_match("c", ("bob", "carol"), 1, minute=3))

@@ -11,14 +11,21 @@ from trio.testing import MockClock
 from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
+from domino_arena.server.play.roster import HostedSeat
 from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
 from domino_arena.server.store.tournaments import TournamentState
 
 BOTS = ("ann", "bob", "cid")
+
+
+def no_seats(name: str, match_id: str) -> HostedSeat:
+    """The arena's seat factory where ``Arena.play`` is replaced: it is never asked for one."""
+    raise AssertionError(f"a seat for {name} in {match_id}: no match should be played")
 
 
 def test_a_tournament_whose_database_fails_resumes_by_itself(tmp_path: Path) -> None:
@@ -44,7 +51,7 @@ def test_a_tournament_whose_database_fails_resumes_by_itself(tmp_path: Path) -> 
     database = storage.engine
     # The database goes away: every call fails to open it (an OperationalError, transient).
     away = sa.create_engine(f"sqlite:///{tmp_path / 'no-such-folder' / 'arena.db'}")
-    arena = Arena(storage)
+    arena = Arena(storage, lobby=Lobby(), seats=no_seats)
     played: list[str] = []
 
     async def play(spec: MatchSpec) -> FinishedMatch:

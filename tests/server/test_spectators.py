@@ -1,4 +1,4 @@
-"""Spectators: the hub the arena feeds, and ``SpectatorService.Watch`` over real gRPC.
+"""Spectators: the hub the arena feeds, its messages, and ``SpectatorService.Watch`` over gRPC.
 
 The leak test drives the hub through whole seeded games of every configuration, exactly as the
 referee's ``on_step`` does, and walks every message a spectator receives (decoded from bytes,
@@ -22,18 +22,20 @@ from domino_arena.sdk.local import Step
 from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.net.spectators import (
+from domino_arena.server.net.wire import spectator_message
+from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.play.seats import MatchResult
+from domino_arena.server.play.spectators import (
     SPECTATOR,
     Dropped,
     NotWatchableError,
     SpectatorHub,
     Subscription,
 )
-from domino_arena.server.play.match_spec import MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
+from tests.fakes.admin_server import AdminServer, FakeArena, stored_match
 from tests.fakes.leaks import (
     CONFIG_IDS,
     CONFIGS,
@@ -42,7 +44,7 @@ from tests.fakes.leaks import (
     table_tiles,
     tiles_in,
 )
-from tests.server.test_admin import WAIT, AdminServer, FakeArena, stored_match
+from tests.fakes.referee_server import WAIT
 
 MATCH_ID: Final = "watched"
 
@@ -67,13 +69,15 @@ def steps(game: Game, seed: int) -> Iterator[Step]:
 
 
 def drain(subscription: Subscription) -> list[admin_pb.SpectatorMessage | Dropped]:
-    """Take every queued item, each message decoded from its bytes as the wire would."""
+    """Take every queued item as the servicer writes it: its message, decoded from its bytes."""
     items: list[admin_pb.SpectatorMessage | Dropped] = []
     while not subscription.queue.empty():
         item = subscription.queue.get_nowait()
-        if isinstance(item, admin_pb.SpectatorMessage):
-            item = admin_pb.SpectatorMessage.FromString(item.SerializeToString())
-        items.append(item)
+        if isinstance(item, Dropped):
+            items.append(item)
+            continue
+        message = spectator_message(subscription.match_id, item)
+        items.append(admin_pb.SpectatorMessage.FromString(message.SerializeToString()))
     return items
 
 

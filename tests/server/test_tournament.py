@@ -17,7 +17,7 @@ import trio.testing
 
 from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.ladder.ratings_store import RatedStorage as Storage
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.seats import MatchResult
@@ -43,7 +43,7 @@ class FakePlay:
     games at once.
     """
 
-    def __init__(self, storage: Storage, duration: float = 1.0) -> None:
+    def __init__(self, storage: RatedStorage, duration: float = 1.0) -> None:
         self.storage = storage
         self.duration = duration
         self.calls: list[tuple[float, MatchSpec]] = []
@@ -96,8 +96,8 @@ def finished_match(spec: MatchSpec) -> FinishedMatch:
 
 
 @pytest.fixture
-def storage(tmp_path: Path) -> Iterator[Storage]:
-    store = Storage(f"sqlite:///{tmp_path / 'arena.db'}")
+def storage(tmp_path: Path) -> Iterator[RatedStorage]:
+    store = RatedStorage(f"sqlite:///{tmp_path / 'arena.db'}")
     store.open()
     for name in BOTS:
         store.add_bot(name)
@@ -106,7 +106,7 @@ def storage(tmp_path: Path) -> Iterator[Storage]:
 
 
 def tournament(
-    storage: Storage,
+    storage: RatedStorage,
     entrants: tuple[str, ...] = BOTS[:4],
     *,
     game: Game = TWO,
@@ -142,7 +142,7 @@ def run(main: Callable[[], Awaitable[None]]) -> None:
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
-def state_of(storage: Storage, t: StoredTournament) -> TournamentState:
+def state_of(storage: RatedStorage, t: StoredTournament) -> TournamentState:
     row = storage.tournament(t.id)
     assert row is not None
     return row.state
@@ -152,7 +152,7 @@ def state_of(storage: Storage, t: StoredTournament) -> TournamentState:
 
 
 def test_match_specs_are_deterministic_and_share_a_deal_across_rotations(
-    storage: Storage,
+    storage: RatedStorage,
 ) -> None:
     t = tournament(storage, BOTS[:3], game=make_game("passing", players=3), store=False)
     schedule = schedule_of(t)
@@ -171,7 +171,7 @@ def test_match_specs_are_deterministic_and_share_a_deal_across_rotations(
     assert specs[0].time_control == TimeControl()
 
 
-def test_another_seed_deals_other_games(storage: Storage) -> None:
+def test_another_seed_deals_other_games(storage: RatedStorage) -> None:
     first = tournament(storage, store=False)
     other = tournament(storage, store=False, seed=8)
     g = schedule_of(first)[0]
@@ -181,7 +181,7 @@ def test_another_seed_deals_other_games(storage: Storage) -> None:
 # -- running --------------------------------------------------------------------------------
 
 
-def test_the_whole_schedule_is_played_once_within_the_concurrency(storage: Storage) -> None:
+def test_the_whole_schedule_is_played_once_within_the_concurrency(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS, concurrency=3)
     lobby = Lobby()
     play = FakePlay(storage)
@@ -206,7 +206,7 @@ def test_the_whole_schedule_is_played_once_within_the_concurrency(storage: Stora
     assert sorted(play.indexes()[: len(first_round)]) == first_round
 
 
-def test_a_resumed_tournament_skips_the_stored_games(storage: Storage) -> None:
+def test_a_resumed_tournament_skips_the_stored_games(storage: RatedStorage) -> None:
     t = tournament(storage)
     schedule = schedule_of(t)
     for index in (0, 3, 5):
@@ -228,7 +228,7 @@ def test_a_resumed_tournament_skips_the_stored_games(storage: Storage) -> None:
     )
 
 
-def test_pause_lets_running_games_end_and_a_new_runner_resumes(storage: Storage) -> None:
+def test_pause_lets_running_games_end_and_a_new_runner_resumes(storage: RatedStorage) -> None:
     t = tournament(storage, concurrency=2)
     lobby = Lobby()
     play = FakePlay(storage, duration=10.0)
@@ -260,7 +260,7 @@ def test_pause_lets_running_games_end_and_a_new_runner_resumes(storage: Storage)
     assert storage.tournament_game_indexes(t.id) == set(range(total))
 
 
-def test_cancel_aborts_the_running_games_unstored(storage: Storage) -> None:
+def test_cancel_aborts_the_running_games_unstored(storage: RatedStorage) -> None:
     t = tournament(storage, concurrency=2)
     lobby = Lobby()
     play = FakePlay(storage, duration=10.0)
@@ -289,7 +289,7 @@ def test_cancel_aborts_the_running_games_unstored(storage: Storage) -> None:
 
 
 def test_a_failing_game_stops_the_runner_with_its_error_and_stays_running(
-    storage: Storage,
+    storage: RatedStorage,
 ) -> None:
     t = tournament(storage, concurrency=1)
     lobby = Lobby()
@@ -310,7 +310,7 @@ def test_a_failing_game_stops_the_runner_with_its_error_and_stays_running(
 # -- absent bots ----------------------------------------------------------------------------
 
 
-def test_an_absent_bot_is_waited_for_then_played_without_grace(storage: Storage) -> None:
+def test_an_absent_bot_is_waited_for_then_played_without_grace(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:2], concurrency=1, wait_seconds=30.0)
     lobby = Lobby()
     play = FakePlay(storage, duration=1.0)
@@ -330,7 +330,7 @@ def test_an_absent_bot_is_waited_for_then_played_without_grace(storage: Storage)
     run(main)
 
 
-def test_a_bot_that_connects_during_the_wait_starts_its_game_at_once(storage: Storage) -> None:
+def test_a_bot_that_connects_during_the_wait_starts_its_game_at_once(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:2], concurrency=1, wait_seconds=30.0)
     lobby = Lobby()
     play = FakePlay(storage, duration=1.0)
@@ -352,7 +352,7 @@ def test_a_bot_that_connects_during_the_wait_starts_its_game_at_once(storage: St
     assert state_of(storage, t) is TournamentState.FINISHED
 
 
-def test_games_of_present_bots_do_not_wait_behind_an_absent_one(storage: Storage) -> None:
+def test_games_of_present_bots_do_not_wait_behind_an_absent_one(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:4], concurrency=2, wait_seconds=100.0)
     lobby = Lobby()
     play = FakePlay(storage, duration=1.0)
@@ -378,7 +378,7 @@ def test_games_of_present_bots_do_not_wait_behind_an_absent_one(storage: Storage
     assert storage.tournament_game_indexes(t.id) == set(range(total))
 
 
-def test_a_bot_gone_for_good_cannot_hang_the_tournament(storage: Storage) -> None:
+def test_a_bot_gone_for_good_cannot_hang_the_tournament(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS, concurrency=1, wait_seconds=60.0, games_per_pairing=2)
     lobby = Lobby()
     play = FakePlay(storage, duration=1.0)
@@ -402,7 +402,7 @@ def test_a_bot_gone_for_good_cannot_hang_the_tournament(storage: Storage) -> Non
     assert state_of(storage, t) is TournamentState.FINISHED
 
 
-def test_a_bot_back_after_being_given_up_on_is_waited_for_again(storage: Storage) -> None:
+def test_a_bot_back_after_being_given_up_on_is_waited_for_again(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:2], concurrency=1, wait_seconds=30.0, games_per_pairing=2)
     lobby = Lobby()
     play = FakePlay(storage, duration=1.0)
@@ -465,7 +465,7 @@ def test_impossible_requests_are_refused_with_the_reason(
         new_tournament(**settings)  # type: ignore[arg-type]
 
 
-def test_a_new_tournament_row_holds_the_request(storage: Storage) -> None:
+def test_a_new_tournament_row_holds_the_request(storage: RatedStorage) -> None:
     t = new_tournament(
         name=" cup ",
         game=make_game("passing", players=4, partnerships=True),

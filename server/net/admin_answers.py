@@ -1,0 +1,192 @@
+"""The admin API's answers: stored matches, tournaments, results and ladders as messages.
+
+Pure conversions of what the storage and the runners hold; the servicer (:mod:`.admin`) reads
+and checks, these only translate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
+from domino_arena.sdk.rules import Game, make_game
+from domino_arena.sdk.wire import fault_policy_to_proto, game_to_proto, match_result_to_proto
+from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.ratings_store import rated_game_of
+from domino_arena.server.net.wire import time_control_to_proto
+from domino_arena.server.play.seats import MatchResult
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.matches import StoredMatch, sides_of
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.v1 import admin_pb2 as admin_pb
+
+STATE_TO_PROTO: Final[dict[TournamentState, admin_pb.TournamentState.ValueType]] = {
+    TournamentState.CREATED: admin_pb.TOURNAMENT_STATE_CREATED,
+    TournamentState.RUNNING: admin_pb.TOURNAMENT_STATE_RUNNING,
+    TournamentState.PAUSED: admin_pb.TOURNAMENT_STATE_PAUSED,
+    TournamentState.CANCELLED: admin_pb.TOURNAMENT_STATE_CANCELLED,
+    TournamentState.FINISHED: admin_pb.TOURNAMENT_STATE_FINISHED,
+}
+STATE_FROM_PROTO: Final = {code: state for state, code in STATE_TO_PROTO.items()}
+
+
+class Progress(Protocol):
+    """How far a running tournament is (``TournamentRunner.progress``)."""
+
+    @property
+    def total(self) -> int: ...
+    @property
+    def done(self) -> int: ...
+    @property
+    def running(self) -> int: ...
+    @property
+    def waiting(self) -> int: ...
+
+
+class LadderView(Protocol):
+    """A running ladder as the admin API shows it (``LadderRunner``)."""
+
+    @property
+    def game(self) -> Game: ...
+    @property
+    def time_control(self) -> TimeControl: ...
+    @property
+    def fault_policy(self) -> FaultPolicy: ...
+    @property
+    def max_strikes(self) -> int: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def started(self) -> int: ...
+    @property
+    def finished(self) -> int: ...
+
+
+def _timestamp(moment: dt.datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(moment.astimezone(dt.UTC) if moment.tzinfo else moment)
+    return stamp
+
+
+def match_summary(match: StoredMatch) -> admin_pb.MatchSummary:
+    """Return the summary of a stored match (everything but its record)."""
+    result = MatchResult(
+        Termination(match.termination),
+        match.winner,
+        match.scores,
+        faulted_seat=match.faulted_seat,
+        fault=None if match.fault is None else FaultKind(match.fault),
+        detail=match.detail,
+    )
+    summary = admin_pb.MatchSummary(
+        match_id=match.id,
+        game=game_to_proto(make_game(match.game, **match.options)),
+        bots=match.seats,
+        seed=match.seed,
+        result=match_result_to_proto(result, sides_of(match)),
+        faults=match.faults or (0,) * len(match.seats),
+        rated=match.rated,
+        tournament_id=match.tournament_id or "",
+        game_index=-1 if match.game_index is None else match.game_index,
+        deal_id=-1 if match.deal_id is None else match.deal_id,
+        rotation=-1 if match.rotation is None else match.rotation,
+    )
+    summary.created.CopyFrom(_timestamp(match.created))
+    return summary
+
+
+def tournament_message(
+    t: StoredTournament, progress: admin_pb.TournamentProgress
+) -> admin_pb.Tournament:
+    """Return a tournament's settings, state and progress (its results are added apart)."""
+    message = admin_pb.Tournament(
+        id=t.id,
+        name=t.name,
+        game=game_to_proto(make_game(t.game, **t.options)),
+        entrants=t.entrants,
+        games_per_pairing=t.games_per_pairing,
+        duplicate_deals=t.duplicate_deals,
+        time_control=time_control_to_proto(TimeControl.from_ms(*t.time_control_ms)),
+        fault_policy=fault_policy_to_proto(FaultPolicy(t.fault_policy)),
+        max_strikes=t.max_strikes,
+        concurrency=t.concurrency,
+        wait_ms=round(t.wait_seconds * 1000),
+        seed=t.seed,
+        rated=t.rated,
+        state=STATE_TO_PROTO[t.state],
+        progress=progress,
+    )
+    message.created.CopyFrom(_timestamp(t.created))
+    message.updated.CopyFrom(_timestamp(t.updated))
+    return message
+
+
+def head_to_head_rows(games: Sequence[elo.RatedGame]) -> list[admin_pb.HeadToHead]:
+    """Every pair of bots that met, with the first bot's wins, draws and losses."""
+    return [
+        admin_pb.HeadToHead(
+            bot=a, opponent=b, wins=record.wins, draws=record.draws, losses=record.losses
+        )
+        for (a, b), record in sorted(elo.head_to_head(games).items())
+    ]
+
+
+def tournament_results(
+    entrants: Sequence[str], matches: Sequence[StoredMatch]
+) -> tuple[list[admin_pb.EntrantResult], list[admin_pb.HeadToHead]]:
+    """Return the results per entrant (best first) and the crosstable of a tournament.
+
+    Only counted games (normal ends and forfeits) count, rated or not; ``performance`` is the
+    Elo of these games alone, played in the order they were stored.
+    """
+    counted = [m for m in matches if Termination(m.termination).rated]
+    counted.sort(key=lambda m: (m.created, m.game_index if m.game_index is not None else -1))
+    games = [rated_game_of(m) for m in counted]
+    ratings = elo.replay(games)
+    rows = []
+    for bot in entrants:
+        rating = ratings.get(bot, elo.Rating())
+        rows.append(
+            admin_pb.EntrantResult(
+                bot=bot,
+                games=rating.games,
+                wins=rating.wins,
+                draws=rating.draws,
+                losses=rating.losses,
+                faults=rating.faults,
+                points=rating.wins + rating.draws / 2,
+                performance=rating.rating,
+            )
+        )
+    rows.sort(key=lambda r: (-r.points, -r.performance, r.bot))
+    return rows, head_to_head_rows(games)
+
+
+def ladder_message(ladder: LadderView) -> admin_pb.Ladder:
+    """Return a running ladder's settings and counts."""
+    return admin_pb.Ladder(
+        game=game_to_proto(ladder.game),
+        time_control=time_control_to_proto(ladder.time_control),
+        fault_policy=fault_policy_to_proto(ladder.fault_policy),
+        max_strikes=ladder.max_strikes,
+        concurrency=ladder.concurrency,
+        seed=ladder.seed,
+        started=ladder.started,
+        finished=ladder.finished,
+    )
+
+
+def progress_message(progress: Progress) -> admin_pb.TournamentProgress:
+    """Return the progress of a tournament whose runner is live."""
+    return admin_pb.TournamentProgress(
+        total=progress.total,
+        done=progress.done,
+        running=progress.running,
+        waiting=progress.waiting,
+    )

@@ -1,0 +1,190 @@
+"""The admin API's requests, checked: the token, then each field, before anything changes.
+
+Every check raises :class:`RequestError` with the status to answer and a message that names the
+field, the rule and what was expected: UNAUTHENTICATED (the token), INVALID_ARGUMENT (the
+request is wrong), FAILED_PRECONDITION (not now, e.g. a bot that is not connected).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Iterable
+from typing import Final
+
+import grpc
+from google.protobuf.message import Message
+
+from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.match.seeds import check_seed
+from domino_arena.sdk.rules import GAMES, Game
+from domino_arena.sdk.wire import ConversionError, game_from_proto
+from domino_arena.server.net.wire import time_control_from_proto
+from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, MatchSpec
+from domino_arena.server.play.roster import Roster
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import referee_pb2 as pb
+
+FAULT_POLICY_FROM_PROTO: Final[dict[pb.FaultPolicy.ValueType, FaultPolicy]] = {
+    pb.FAULT_POLICY_UNSPECIFIED: FaultPolicy.SUBSTITUTE,
+    pb.FAULT_POLICY_FORFEIT: FaultPolicy.FORFEIT,
+    pb.FAULT_POLICY_SUBSTITUTE: FaultPolicy.SUBSTITUTE,
+}
+
+
+METADATA_KEY: Final = "authorization"
+TOKEN_HELP: Final = (
+    "send call metadata 'authorization: Bearer <token>' "
+    "(the CLI: --admin-token or $DOMINO_ARENA_ADMIN_TOKEN)"
+)
+
+
+class RequestError(Exception):
+    """An admin request the referee refuses, with the status to answer."""
+
+    def __init__(self, status: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def invalid(message: str) -> RequestError:
+    return RequestError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def not_found(message: str) -> RequestError:
+    return RequestError(grpc.StatusCode.NOT_FOUND, message)
+
+
+def not_now(message: str) -> RequestError:
+    return RequestError(grpc.StatusCode.FAILED_PRECONDITION, message)
+
+
+def check_token(metadata: Iterable[tuple[str, str | bytes]] | None, expected: str) -> None:
+    """Accept the call only if its metadata carries ``Bearer <expected>``.
+
+    Raises:
+        RequestError: UNAUTHENTICATED: the token is missing, malformed or wrong, or the
+            referee has none (then every call is refused).
+    """
+    unauthenticated = grpc.StatusCode.UNAUTHENTICATED
+    values = [value for key, value in metadata or () if key.lower() == METADATA_KEY]
+    if not values:
+        raise RequestError(unauthenticated, f"admin token missing: {TOKEN_HELP}")
+    value = values[0]
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    scheme, _, token = text.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise RequestError(
+            unauthenticated,
+            f"admin token missing: the authorization metadata is not 'Bearer <token>'; "
+            f"{TOKEN_HELP}",
+        )
+    if not expected:
+        raise RequestError(
+            unauthenticated,
+            "wrong admin token: this referee has no admin token set, so its admin API is closed",
+        )
+    if not hmac.compare_digest(token.encode(), expected.encode()):
+        raise RequestError(unauthenticated, "wrong admin token")
+
+
+def game_of(message: Message, field: str = "game") -> Game:
+    """Return the game of a ``GameConfig`` field of a request (``HasField`` checked).
+
+    Raises:
+        RequestError: INVALID_ARGUMENT naming ``field``.
+    """
+    if not message.HasField(field):
+        raise invalid(f"{field}: missing; expected a game configuration")
+    try:
+        return game_from_proto(getattr(message, field), field)
+    except ConversionError as exc:
+        raise invalid(str(exc)) from None
+    except ValueError as exc:
+        raise invalid(f"{field}: {exc}") from None
+
+
+def game_name(name: str, field: str = "game") -> str:
+    """Check a game name (a rating pool or a filter).
+
+    Raises:
+        RequestError: INVALID_ARGUMENT: empty or unknown.
+    """
+    known = ", ".join(sorted(GAMES))
+    if not name:
+        raise invalid(f"{field}: missing; expected one of {known}")
+    if name not in GAMES:
+        raise invalid(f"{field}: unknown game '{name}'; expected one of {known}")
+    return name
+
+
+def time_control_of(message: pb.TimeControl, field: str = "time_control") -> TimeControl:
+    """Return the time control of a request (zeros: the defaults)."""
+    try:
+        return time_control_from_proto(message)
+    except ValueError as exc:
+        raise invalid(f"{field}: {exc}") from None
+
+
+def fault_policy_of(value: pb.FaultPolicy.ValueType, field: str = "fault_policy") -> FaultPolicy:
+    """Return a request's fault policy (unset: substitute).
+
+    Raises:
+        RequestError: INVALID_ARGUMENT: a value the protocol does not define.
+    """
+    policy = FAULT_POLICY_FROM_PROTO.get(value)
+    if policy is None:
+        raise invalid(
+            f"{field}: unknown value {value}; expected FAULT_POLICY_FORFEIT or "
+            "FAULT_POLICY_SUBSTITUTE (or unset: substitute)"
+        )
+    return policy
+
+
+def seed_of(value: int, field: str = "seed") -> int:
+    """Return a request's seed if a match can have it.
+
+    Raises:
+        RequestError: INVALID_ARGUMENT naming ``field``.
+    """
+    try:
+        return check_seed(value, field)
+    except ValueError as exc:
+        raise invalid(str(exc)) from None
+
+
+def match_spec(request: admin_pb.RunMatchRequest, lobby: Roster) -> MatchSpec:
+    """Check ``request`` against the game and the lobby and return the match to run.
+
+    Raises:
+        RequestError: INVALID_ARGUMENT for a bad game, seat count, seed, time control or
+            policy; FAILED_PRECONDITION for a bot that is not connected or does not play it.
+    """
+    game = game_of(request)
+    bots = tuple(request.bots)
+    if len(bots) != game.num_players:
+        raise invalid(
+            f"bots: {game.describe()} needs {game.num_players} bots, one per seat, got {len(bots)}"
+        )
+    twice = sorted({b for b in bots if bots.count(b) > 1})
+    if twice:
+        raise invalid(f"bots: {', '.join(twice)} listed twice: a bot plays one seat per match")
+    for name in bots:
+        connection = lobby.get(name)
+        if connection is None:
+            raise not_now(f"bot '{name}' is not connected")
+        if game.name not in connection.games:
+            raise not_now(
+                f"bot '{name}' does not play {game.name} (it plays {', '.join(connection.games)})"
+            )
+    seed = seed_of(request.seed) if request.has_seed else secrets.randbelow(10**9)
+    return MatchSpec(
+        game=game,
+        bots=bots,
+        seed=seed,
+        time_control=time_control_of(request.time_control),
+        fault_policy=fault_policy_of(request.fault_policy),
+        max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+    )

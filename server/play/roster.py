@@ -1,0 +1,64 @@
+"""What play needs of the network layer, as protocols: who is connected, and a seat per bot.
+
+The arena, the tournaments and the ladders decide who plays when; they only need to know which
+bots are connected (and which games each plays), how many matches each is seated in, and to
+wait for a bot to connect. :class:`Roster` is that view; the gRPC lobby
+(:class:`domino_arena.server.net.lobby.Lobby`) implements it, and tests may hand in their own.
+How a bot's seat reaches it is the network's business too: the composition root gives the arena
+a :data:`SeatFactory` (for the referee, one that builds a ``RemoteSeat``). So nothing in
+``server/play`` imports ``server/net`` or grpc.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
+
+from domino_arena.server.play.seats import MatchResult, Seat
+
+
+class Present(Protocol):
+    """A connected bot as play sees it: its name and the games it plays."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def games(self) -> tuple[str, ...]: ...
+
+
+class Roster(Protocol):
+    """The connected bots by name, the matches each is seated in, and waiting for one."""
+
+    @property
+    def seated(self) -> collections.Counter[str]:
+        """The bot name -> matches it is seated in now (connected or not)."""
+
+    def get(self, name: str) -> Present | None:
+        """The bot ``name`` if it is connected now, else None."""
+
+    def connections(self) -> Sequence[Present]:
+        """Every connected bot, sorted by name."""
+
+    def seat(self, names: Iterable[str]) -> None:
+        """Count one match more for each bot in ``names`` (its match starts)."""
+
+    def unseat(self, names: Iterable[str]) -> None:
+        """Count one match fewer for each bot in ``names`` (its match ended)."""
+
+    async def wait_connected(self, name: str) -> None:
+        """Return (trio) once the bot ``name`` is connected; safe to cancel."""
+
+
+class HostedSeat(Seat, Protocol):
+    """A seat the arena hosts: the referee's :class:`Seat`, and the arena's own two calls."""
+
+    def end(self, result: MatchResult) -> None:
+        """Tell the bot the match ended (once; later calls do nothing), from any task."""
+
+    def close(self) -> None:
+        """Leave the bot: later replies for this match are not routed to the seat."""
+
+
+SeatFactory = Callable[[str, str], HostedSeat]
+"""Build the seat of the bot named by the first argument in the match of the second's id."""

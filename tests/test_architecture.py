@@ -158,3 +158,167 @@ def test_rules_public_api_is_pinned() -> None:
     assert sorted(rules.__all__) == sorted(RULES_API)
     for name in rules.__all__:
         assert getattr(rules, name, None) is not None, f"{name} is in __all__ but not defined"
+
+
+# -- the server's layers (issue 8): what each folder may import ------------------------------------
+
+SOURCE_ROOTS: Final = {"sdk": ROOT / "sdk", "server": ROOT / "server", "bots": ROOT / "bots"}
+
+MAY_NOT_IMPORT: Final = {
+    "domino_arena.sdk": ("domino_arena.server", "domino_arena.bots"),
+    "domino_arena.bots": ("domino_arena.server",),
+    "domino_arena.server.store": (
+        "domino_arena.server.ladder",
+        "domino_arena.server.play",
+        "domino_arena.server.net",
+        "domino_arena.server.cli",
+        "domino_arena.server.app",
+    ),
+    "domino_arena.server.ladder": (
+        "domino_arena.server.net",
+        "domino_arena.server.cli",
+        "domino_arena.server.app",
+    ),
+    "domino_arena.server.play": (
+        "domino_arena.server.net",
+        "domino_arena.server.cli",
+        "domino_arena.server.app",
+    ),
+    "domino_arena.server.net": ("domino_arena.server.cli", "domino_arena.server.app"),
+}
+"""For each package, the packages it must not import: the layers point one way only, from the
+command line down through the composition root, the network edge, play, the ladder and storage,
+to the SDK."""
+
+HOUSE_BOT_IMPORTERS: Final = ("domino_arena.bots", "domino_arena.server.cli")
+"""Only the command line (and the main job in it) seats house bots; the referee never does."""
+
+GRPC_IMPORTERS: Final = (
+    "domino_arena.server.net",
+    "domino_arena.server.cli",
+    "domino_arena.sdk.client",
+)
+"""The modules that may speak gRPC: the network edge, the command line's admin client and the
+SDK's client."""
+
+MAX_MODULE_LINES: Final = 550
+"""About 500 lines: a module longer than this has more than one job."""
+
+
+def _modules() -> dict[str, Path]:
+    """Every first-party source module by its import name (generated protocol code excluded)."""
+    found: dict[str, Path] = {}
+    for top, folder in SOURCE_ROOTS.items():
+        for path in folder.rglob("*.py"):
+            parts = [top, *path.relative_to(folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(["domino_arena", *parts])] = path
+    return found
+
+
+def _package(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _first_party_imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The first-party modules ``path`` imports (``from pkg import name`` counts as ``pkg``
+    unless ``name`` is itself a module)."""
+    found: set[str] = set()
+    for imported in _imported_modules(path):
+        name = imported
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name:
+            found.add(name)
+    return found
+
+
+def _import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {module: _first_party_imports(path, modules) for module, path in modules.items()}
+
+
+def test_layers_import_only_downwards() -> None:
+    graph = _import_graph()
+    bad = [
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        for target in targets
+        for package, forbidden in MAY_NOT_IMPORT.items()
+        if module.startswith(package) and target.startswith(forbidden)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_command_line_imports_house_bots() -> None:
+    graph = _import_graph()
+    bad = [
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if target.startswith("domino_arena.bots") and not module.startswith(HOUSE_BOT_IMPORTERS)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_network_edge_imports_grpc() -> None:
+    bad = []
+    for module, path in _modules().items():
+        if module.startswith(GRPC_IMPORTERS):
+            continue
+        for name in _imported_modules(path):
+            if name.split(".")[0].startswith("grpc") or name.endswith("_pb2_grpc"):
+                bad.append(f"{module} imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycles_between_packages() -> None:
+    """Tarjan's strongly connected components over the package graph: every one is a single
+    package, so each folder can be read (and tested) knowing only those below it."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, targets in _import_graph().items():
+        source = _package(module, modules[module])
+        edges = graph.setdefault(source, set())
+        for target in targets:
+            package = _package(target, modules[target])
+            if package != source and not source.startswith(package + "."):
+                edges.add(package)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    assert not cycles, f"packages that import each other: {cycles}"
+
+
+def test_no_module_is_over_about_500_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in _modules().values()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"

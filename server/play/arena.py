@@ -21,8 +21,8 @@ from domino_arena.sdk.records import record_lines
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.ladder.runner import LadderRunner
 from domino_arena.server.metrics import Metrics
+from domino_arena.server.play.ladder_runner import LadderRunner
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory

@@ -1,11 +1,15 @@
 """The continuous ladder: keep pairing the connected bots of one game into rated games.
 
+It lives with the tournaments in play/ because, like them, it decides which matches to run; the
+ratings and the matchmaking it uses are the ladder package's (server/ladder), below play.
+
 The issue: "the referee keeps pairing connected bots into rated games (each connected bot gets
 games; opponents near in rating preferred), until stopped". Whenever a slot is free the runner
-asks :func:`.matchmaking.pick_tables` for tables among the bots that are connected, play this
-game and are not in one of its games already, and starts them through ``play`` (the arena's
-:meth:`~domino_arena.server.play.arena.Arena.play`, which stores and rates them). It looks again
-when a game ends and every ``recheck`` seconds, which is how newly connected bots are noticed.
+asks :func:`~domino_arena.server.ladder.matchmaking.pick_tables` for tables among the bots that
+are connected, play this game and are not in one of its games already, and starts them through
+``play`` (the arena's :meth:`~domino_arena.server.play.arena.Arena.play`, which stores and rates
+them). It looks again when a game ends and every ``recheck`` seconds, which is how newly
+connected bots are noticed.
 
 A seeded :class:`random.Random` breaks the ties of the matchmaking and draws every game's
 seed, so a session with the same seed and the same arrivals plays the same games.
@@ -29,7 +33,7 @@ from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import INITIAL_RATING, Rating
 from domino_arena.server.ladder.matchmaking import Candidate, pick_tables
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
-from domino_arena.server.play.roster import Roster as Lobby
+from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
 
 LOG: Final = logging.getLogger("domino_arena.server")
@@ -62,7 +66,7 @@ class LadderRunner:
         self,
         game: Game,
         *,
-        lobby: Lobby,
+        lobby: Roster,
         play: Callable[[MatchSpec], Awaitable[FinishedMatch]],
         ratings: Callable[[], Awaitable[Mapping[str, Rating]]],
         concurrency: int = 4,

@@ -2,7 +2,7 @@
 
 The wire counts whole milliseconds; the referee keeps seconds. The referee's own
 ``TimeControl`` is server code the SDK does not import, so its pair lives beside the referee's
-seats (``domino_arena.server.net.wire_timecontrol``); this module holds what both sides share.
+seats (``domino_arena.server.net.wire``); this module holds what both sides share.
 """
 
 from __future__ import annotations

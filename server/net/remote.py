@@ -42,7 +42,7 @@ from domino_arena.sdk.wire import (
     reply_action,
 )
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.net.wire_timecontrol import time_control_to_proto
+from domino_arena.server.net.wire import time_control_to_proto
 from domino_arena.server.play.seats import (
     FaultNotice,
     Malformed,

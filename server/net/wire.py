@@ -1,6 +1,6 @@
 """The protocol forms of the server's own types: time controls and what spectators see.
 
-:mod:`domino_arena.sdk.wire.convert` translates the rules' types; these need the server's
+:mod:`domino_arena.sdk.wire` translates the rules' types; these need the server's
 (:class:`~domino_arena.server.play.timecontrol.TimeControl`, the spectator hub's items), which
 the SDK must not import, so they are translated here, once, for every servicer.
 """

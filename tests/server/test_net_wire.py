@@ -1,8 +1,8 @@
-"""The referee's time control <-> its wire form (server/net/wire_timecontrol.py)."""
+"""The referee's time control <-> its wire form (server/net/wire.py)."""
 
 from __future__ import annotations
 
-from domino_arena.server.net.wire_timecontrol import time_control_from_proto, time_control_to_proto
+from domino_arena.server.net.wire import time_control_from_proto, time_control_to_proto
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import referee_pb2 as pb
 

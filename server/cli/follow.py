@@ -1,8 +1,8 @@
 """Following what a referee does as it happens: ``tournament status --follow`` (a progress bar)
 and ``watch`` (a running match, step by step, as a spectator).
 
-This module imports grpc and rich's progress bar at the top: ``main`` imports it only when
-``watch`` runs (and :mod:`.tournaments` when a status is followed).
+This module imports grpc and rich's progress bar at the top: it is imported only when ``watch``
+or a ``tournament`` command runs.
 """
 
 from __future__ import annotations

@@ -1,0 +1,366 @@
+"""The admin client: what every admin command shares, and ``match run``, ``standings``,
+``matches`` and ``record``.
+
+Every admin command is one or more calls of the referee's admin API (admin.proto) through
+:func:`admin_call`, with the token of ``--admin-token`` or ``$DOMINO_ARENA_ADMIN_TOKEN``. This
+module imports grpc and the protos at the top: ``main`` imports it only when an admin command
+runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+from rich.console import Console
+
+from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.rules import GAMES, Game
+from domino_arena.sdk.wire import fault_policy_to_proto, game_from_proto, game_to_proto
+from domino_arena.server.cli.arguments import (
+    ADMIN_TOKEN_ENV,
+    CliError,
+    Handler,
+    Handlers,
+    check_writable,
+    checked_seed,
+    game_arguments,
+    game_from_args,
+    seat_bots,
+    server_arguments,
+)
+from domino_arena.server.cli.tables import standings_table, table
+from domino_arena.server.net.wire import time_control_from_proto, time_control_to_proto
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
+
+_USER_MISTAKES: Final = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.OUT_OF_RANGE,
+    }
+)
+"""Refusals that are the user's to fix (exit status 2); any other failure exits 1."""
+
+# -- calling the admin API -----------------------------------------------------------------------
+
+
+def admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    """Call ``method`` of the admin API at ``args.server`` with the admin token; return the answer.
+
+    Raises:
+        CliError: no token (2); a refusal the user can fix (2, the referee's reason); the
+            referee cannot be reached or failed (1).
+    """
+    token: str | None = args.admin_token
+    if not token:
+        raise CliError(
+            f"no admin token: pass --admin-token or set ${ADMIN_TOKEN_ENV} "
+            "(the referee prints one at start when it was given none)"
+        )
+    with grpc.insecure_channel(args.server) as channel:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        try:
+            return getattr(stub, method)(request, metadata=(("authorization", f"Bearer {token}"),))
+        except grpc.RpcError as exc:
+            raise rpc_error(args.server, exc) from None
+
+
+def rpc_error(server: str, exc: grpc.RpcError) -> CliError:
+    """The one-line error of a failed call: unreachable referee, or its refusal and reason.
+
+    Exit status 2 for the user's mistakes, 1 for the rest.
+    """
+    code: grpc.StatusCode = exc.code()
+    details: str = exc.details() or ""
+    if code is grpc.StatusCode.UNAVAILABLE and "connect" in details.lower():
+        message = f"cannot reach the referee at {server}: {details}"
+    else:
+        message = f"the referee at {server} answered {code.name}: {details}"
+    return CliError(message, code=2 if code in _USER_MISTAKES else 1)
+
+
+def subcommands(
+    parser: argparse.ArgumentParser,
+    dest: str,
+    actions: Sequence[
+        tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[..., int]]
+    ],
+) -> None:
+    """Add one sub-action per ``(name, help, add_arguments, run)``; ``run`` is set as ``action``."""
+    subparsers = parser.add_subparsers(dest=dest, metavar="ACTION", required=True)
+    for name, help_text, add_arguments, run in actions:
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        add_arguments(sub)
+        sub.set_defaults(action=run)
+
+
+def run_action(args: argparse.Namespace) -> int:
+    """Run the sub-action :func:`subcommands` chose."""
+    run: Callable[[argparse.Namespace], int] = args.action
+    return run(args)
+
+
+# -- time control and fault policy ---------------------------------------------------------------
+
+
+def policy_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--time-control``, ``--fault-policy`` and ``--max-strikes``: read by :func:`policies`."""
+    parser.add_argument(
+        "--time-control",
+        metavar="TC",
+        help="MOVE[+BANK][/GRACE], e.g. 1s+10s/50ms (default: the referee's, 1s+10s/50ms)",
+    )
+    parser.add_argument(
+        "--fault-policy",
+        choices=[p.value for p in FaultPolicy],
+        help="what a fault costs (default substitute)",
+    )
+    parser.add_argument(
+        "--max-strikes",
+        type=int,
+        metavar="K",
+        help="substitute: faults that forfeit (default 3)",
+    )
+
+
+def policies(args: argparse.Namespace, request: Any) -> None:
+    """Copy ``--time-control``, ``--fault-policy`` and ``--max-strikes`` into ``request``."""
+    if args.time_control is not None:
+        try:
+            time_control = TimeControl.parse(args.time_control)
+        except ValueError as exc:
+            raise CliError(f"--time-control: {exc}") from None
+        request.time_control.CopyFrom(time_control_to_proto(time_control))
+    if args.fault_policy is not None:
+        request.fault_policy = fault_policy_to_proto(FaultPolicy(args.fault_policy))
+    if args.max_strikes is not None:
+        if args.max_strikes < 1:
+            raise CliError(f"--max-strikes: must be 1 or more, got {args.max_strikes}")
+        request.max_strikes = args.max_strikes
+
+
+def time_control_text(message: referee_pb2.TimeControl) -> str:
+    """A ``TimeControl`` message as the ``--time-control`` text that makes it."""
+    return str(time_control_from_proto(message))
+
+
+# -- printing ------------------------------------------------------------------------------------
+
+
+def console() -> Console:
+    """A rich console on stdout; wide enough for the tables when stdout is not a terminal."""
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
+def enum_name(enum: Any, value: int, prefix: str) -> str:
+    """``TOURNAMENT_STATE_RUNNING`` -> ``running``."""
+    name: str = enum.Name(value)
+    return name.removeprefix(prefix).lower().replace("_", " ")
+
+
+def print_result(game: Game, bots: Sequence[str], result: referee_pb2.MatchResult) -> None:
+    """Print a ``MatchResult`` message: how it ended, the winner, each side's score."""
+    termination = enum_name(referee_pb2.Termination, result.termination, "TERMINATION_")
+    winner = result.winner
+    if winner >= 0:
+        seats = ", ".join(str(s) for s in game.sides[winner])
+        score = "-".join(str(s) for s in result.scores)
+        plural = "s" if len(game.sides[winner]) > 1 else ""
+        print(f"result: {termination}; side {winner} (seat{plural} {seats}) wins {score}")
+    else:
+        print(f"result: {termination}; no winner")
+    if result.detail:
+        print(f"  {result.detail}")
+    for side, seats_of_side in enumerate(game.sides):
+        who = ", ".join(f"seat {s} {bots[s]}" for s in seats_of_side)
+        mark = "  winner" if side == winner else ""
+        score_text = result.scores[side] if side < len(result.scores) else "?"
+        print(f"  side {side} ({who}): {score_text}{mark}")
+
+
+def print_head_to_head(
+    console: Console, title: str, records: Sequence[Any], bots: Sequence[str] = ()
+) -> None:
+    """A square table: row bot against column bot, as wins-draws-losses.
+
+    ``bots``: the rows and columns, in order (default: every bot that met another, sorted).
+    """
+    bots = bots or sorted({r.bot for r in records} | {r.opponent for r in records})
+    cells = {(r.bot, r.opponent): f"{r.wins}-{r.draws}-{r.losses}" for r in records}
+    console.print(
+        table(
+            title,
+            ["bot", *bots],
+            ([a, *(cells.get((a, b), "" if a != b else "x") for b in bots)] for a in bots),
+        )
+    )
+
+
+def _write_text(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write the record to {path}: {exc.strerror}") from None
+
+
+# -- match run -----------------------------------------------------------------------------------
+
+
+def _match_arguments(parser: argparse.ArgumentParser) -> None:
+    subcommands(
+        parser,
+        "match_action",
+        [
+            (
+                "run",
+                "ask a referee to run one match between connected bots; print the result and "
+                "optionally write the record",
+                _match_run_arguments,
+                _match_run,
+            )
+        ],
+    )
+
+
+def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
+    game_arguments(parser, "one connected bot per seat, seat 0 first")
+    server_arguments(parser)
+    parser.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
+    policy_arguments(parser)
+
+
+def _match_run(args: argparse.Namespace) -> int:
+    game = game_from_args(args)
+    bots = seat_bots(game, args.bots)
+    request = admin_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots)
+    if args.seed is not None:
+        request.has_seed = True
+        request.seed = checked_seed(args.seed) or 0
+    policies(args, request)
+    if args.record is not None:
+        check_writable(args.record)
+    response = admin_call(args, "RunMatch", request)
+    print(f"match {response.match_id}: {game.describe()}")
+    print_result(game, bots, response.result)
+    if args.record is not None and response.record:
+        _write_text(args.record, response.record)
+        print(f"record written to {args.record}")
+    return 0
+
+
+# -- standings, matches, record --------------------------------------------------------------------
+
+
+def _standings_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
+    parser.add_argument(
+        "--head-to-head", action="store_true", help="also each pair's wins-draws-losses"
+    )
+    server_arguments(parser)
+
+
+def _standings(args: argparse.Namespace) -> int:
+    request = admin_pb2.GetStandingsRequest(game=args.game, head_to_head=args.head_to_head)
+    response = admin_call(args, "GetStandings", request)
+    if not response.rows:
+        print(f"no rated {response.game} games yet")
+        return 0
+    out = console()
+    out.print(standings_table(f"{response.game} standings", ((r.bot, r) for r in response.rows)))
+    if args.head_to_head and response.head_to_head:
+        print_head_to_head(out, "head to head (wins-draws-losses)", response.head_to_head)
+    return 0
+
+
+def _matches_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tournament", metavar="ID", help="only this tournament's games")
+    parser.add_argument("--bot", metavar="NAME", help="only matches this bot played")
+    parser.add_argument("--game", metavar="GAME", help="only this game")
+    parser.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="at most N, newest first (default 20)"
+    )
+    server_arguments(parser)
+
+
+def _matches(args: argparse.Namespace) -> int:
+    if not 1 <= args.limit <= 1000:
+        raise CliError(f"--limit: must be 1 to 1000, got {args.limit}")
+    request = admin_pb2.ListMatchesRequest(
+        tournament_id=args.tournament or "",
+        bot=args.bot or "",
+        game=args.game or "",
+        limit=args.limit,
+    )
+    response = admin_call(args, "ListMatches", request)
+    if not response.matches:
+        print("no matches")
+        return 0
+
+    def winner(m: Any) -> str:
+        side = m.result.winner
+        if side < 0:
+            return "-"
+        return ", ".join(
+            b for b, s in zip(m.bots, m.result.side_of_seat, strict=False) if s == side
+        )
+
+    console().print(
+        table(
+            None,
+            ["id", "game", "bots", "result", "winner", "scores", "created"],
+            (
+                (
+                    m.match_id,
+                    game_from_proto(m.game).describe(),
+                    ", ".join(m.bots),
+                    enum_name(referee_pb2.Termination, m.result.termination, "TERMINATION_"),
+                    winner(m),
+                    "-".join(str(s) for s in m.result.scores),
+                    f"{m.created.ToDatetime():%Y-%m-%d %H:%M}",
+                )
+                for m in response.matches
+            ),
+        )
+    )
+    return 0
+
+
+def _record_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("match_id", metavar="MATCH_ID", help="a stored match's id")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write it here (default: stdout)")
+    server_arguments(parser)
+
+
+def _record(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        check_writable(args.output)
+    response = admin_call(args, "GetMatch", admin_pb2.GetMatchRequest(match_id=args.match_id))
+    if not response.record:
+        raise CliError(
+            f"match {args.match_id} has no record (it was void: {response.match.result.detail})",
+            code=1,
+        )
+    if args.output is None:
+        sys.stdout.write(response.record)
+    else:
+        _write_text(args.output, response.record)
+        print(f"record written to {args.output}", file=sys.stderr)
+    return 0
+
+
+HANDLERS: Final[Handlers] = {
+    "match": Handler(_match_arguments, run_action),
+    "standings": Handler(_standings_arguments, _standings),
+    "matches": Handler(_matches_arguments, _matches),
+    "record": Handler(_record_arguments, _record),
+}

@@ -1,0 +1,195 @@
+"""What the command families share: the error they report and the arguments several of them take.
+
+The service families (serve, bots, the admin client, follow) import grpc, trio and SQLAlchemy at
+their top; this module is also loaded by ``play``, ``replay`` and ``games``, so it imports none of
+them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from domino_arena.sdk.match.seeds import check_seed
+from domino_arena.sdk.rules import GAMES, Game, RulesError, game_options, make_game
+
+PROG: Final = "domino-arena"
+
+DEFAULT_SERVER: Final = "127.0.0.1:50051"
+"""The referee the client commands talk to unless told otherwise."""
+SERVER_ENV: Final = "DOMINO_ARENA_SERVER"
+DB_ENV: Final = "DOMINO_ARENA_DB"
+ADMIN_TOKEN_ENV: Final = "DOMINO_ARENA_ADMIN_TOKEN"
+
+
+class CliError(Exception):
+    """A failure to report as one line on stderr, with exit status ``code``."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """How a family module defines one command: its arguments and the function that runs it."""
+
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+Handlers = Mapping[str, Handler]
+"""A family module's ``HANDLERS``: its commands by name (the names of ``main.COMMANDS``)."""
+
+
+def game_arguments(parser: argparse.ArgumentParser, bots_help: str | None) -> None:
+    """Add the arguments that choose a game and its seats: read by :func:`game_from_args`.
+
+    ``bots_help`` None: no ``--bots`` (a ladder picks its own bots).
+    """
+    parser.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
+    parser.add_argument(
+        "--players", type=int, metavar="N", help="number of players (default: the game's)"
+    )
+    if bots_help is not None:
+        parser.add_argument("--bots", required=True, metavar="B1,B2[,...]", help=bots_help)
+    parser.add_argument(
+        "--partners", action="store_true", help="4 players as two teams, seats 0+2 and 1+3"
+    )
+    parser.add_argument("--target-rule", metavar="R", help="passing: gamerules or pagat")
+    parser.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any game option (see 'domino-arena games'); may be repeated",
+    )
+    parser.add_argument("--seed", type=int, metavar="S", help="the seed (default: random)")
+
+
+def game_from_args(args: argparse.Namespace) -> Game:
+    """Build the game from its name, the shorthand flags and any ``--option KEY=VALUE``."""
+    name: str = args.game
+    if name not in GAMES:
+        raise CliError(f"unknown game '{name}': expected one of {', '.join(sorted(GAMES))}")
+    defaults = game_options(name)
+    options: dict[str, Any] = {}
+    for text in args.option:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise CliError(f"--option: expected KEY=VALUE, got '{text}'")
+        key = key.strip().replace("-", "_")
+        options[key] = _option_value(value.strip(), defaults.get(key))
+    flags: list[tuple[str, str, object]] = [
+        ("--players", "players", args.players),
+        ("--partners", "partnerships", True if args.partners else None),
+        ("--target-rule", "target_rule", args.target_rule),
+    ]
+    for flag, key, value in flags:
+        if value is None or (key == "players" and key not in defaults):
+            continue
+        if key not in defaults:
+            known = ", ".join(defaults) or "none"
+            raise CliError(f"{flag}: {name} has no option '{key}' (its options: {known})")
+        options[key] = value
+    try:
+        game = make_game(name, **options)
+    except RulesError as exc:
+        raise CliError(str(exc)) from None
+    if args.players is not None and args.players != game.num_players:
+        raise CliError(
+            f"--players: {game.title} is played by {game.num_players} players, got {args.players}"
+        )
+    return game
+
+
+def _option_value(text: str, default: object) -> object:
+    """Read an option's text with the type of its default (unknown keys stay text)."""
+    if isinstance(default, bool):
+        lowered = text.lower()
+        if lowered in ("true", "yes", "on", "1"):
+            return True
+        if lowered in ("false", "no", "off", "0"):
+            return False
+        return text
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    return text
+
+
+def seat_bots(game: Game, text: str) -> list[str]:
+    """The ``--bots`` of a match, one per seat of ``game``, seat 0 first."""
+    names = [name.strip() for name in text.split(",")]
+    if len(names) != game.num_players:
+        raise CliError(
+            f"--bots: {game.num_players} bots are needed, one per seat ({game.describe()}), "
+            f"got {len(names)}: {text}"
+        )
+    return names
+
+
+def check_writable(path: str) -> None:
+    """Refuse a record path that cannot be written before playing, not after."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise CliError(f"--record: cannot write {path}: the folder {folder} does not exist")
+    if Path(path).is_dir():
+        raise CliError(f"--record: cannot write {path}: it is a folder")
+    if not os.access(folder, os.W_OK):
+        raise CliError(f"--record: cannot write {path}: the folder {folder} is not writable")
+
+
+def server_arguments(parser: argparse.ArgumentParser, *, token: bool = True) -> None:
+    """Add ``--server`` and (for the admin API) ``--admin-token``, with their env defaults."""
+    default = os.environ.get(SERVER_ENV) or DEFAULT_SERVER
+    parser.add_argument(
+        "--server",
+        default=default,
+        metavar="HOST:PORT",
+        help=f"the referee (default ${SERVER_ENV}, else {DEFAULT_SERVER})",
+    )
+    if token:
+        parser.add_argument(
+            "--admin-token",
+            default=os.environ.get(ADMIN_TOKEN_ENV),
+            metavar="TOKEN",
+            help=f"the referee's admin token (default ${ADMIN_TOKEN_ENV})",
+        )
+
+
+def db_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=os.environ.get(DB_ENV, "sqlite:///domino-arena.db"),
+        metavar="URL",
+        help=f"database URL (default ${DB_ENV}, else sqlite:///domino-arena.db; "
+        "PostgreSQL: postgresql://user@host/db)",
+    )
+
+
+def checked_seed(value: int | None) -> int | None:
+    """``--seed`` if it is a match seed (or not given), else the error of its check."""
+    if value is None:
+        return None
+    try:
+        return check_seed(value, "--seed")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def positive(flag: str, value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise CliError(f"{flag}: must be 1 or more, got {value}")
+    return value
+
+
+def scores_text(scores: tuple[int, ...]) -> str:
+    return "/".join(str(s) for s in scores)

@@ -1,0 +1,212 @@
+"""The commands that run a referee in this process: ``serve``, and ``round-robin`` (the main
+job: an embedded referee, house bots over gRPC, standings at the end).
+
+They need the service (grpc, trio, SQLAlchemy), imported here at the top: ``main`` imports this
+module only when one of them runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Final
+
+from rich.console import Console
+
+from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
+from domino_arena.server.app import Config, run
+from domino_arena.server.cli import main_job
+from domino_arena.server.cli.arguments import (
+    ADMIN_TOKEN_ENV,
+    PROG,
+    CliError,
+    Handler,
+    Handlers,
+    db_argument,
+)
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.bots import new_token
+from domino_arena.server.store.engine import StorageError, display_url
+
+# -- serve ---------------------------------------------------------------------------------------
+
+
+def _serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default="127.0.0.1", metavar="HOST", help="address to listen on (127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=50051, metavar="PORT", help="port (50051; 0: any free port)"
+    )
+    db_argument(parser)
+    parser.add_argument(
+        "--reconnect-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a bot that dropped mid-match has to come back (default 10)",
+    )
+    parser.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="how long open calls get to end at shutdown (default 2)",
+    )
+    parser.add_argument(
+        "--admin-token",
+        default=os.environ.get(ADMIN_TOKEN_ENV),
+        metavar="TOKEN",
+        help=f"the admin API's token (default ${ADMIN_TOKEN_ENV}; if neither is given, a new "
+        "one is made and printed at start)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus metrics on http://HOST:PORT/metrics (0: any free port; "
+        "default: no metrics server)",
+    )
+
+
+def open_storage(url: str) -> RatedStorage:
+    """Open the database at ``url``; a failure to is reported with exit status 1."""
+    storage = RatedStorage(url)
+    try:
+        storage.open()
+    except StorageError as exc:
+        raise CliError(str(exc), code=1) from None
+    return storage
+
+
+def _serve(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port: must be 0-65535, got {args.port}")
+    if args.reconnect_grace < 0 or args.shutdown_grace < 0:
+        raise CliError("--reconnect-grace and --shutdown-grace must not be negative")
+    storage = open_storage(args.db)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    root = logging.getLogger("domino_arena")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
+    admin_token: str = args.admin_token or new_token()
+    config = Config(
+        host=args.host,
+        port=args.port,
+        reconnect_grace=args.reconnect_grace,
+        shutdown_grace=args.shutdown_grace,
+        admin_token=admin_token,
+        metrics_port=args.metrics_port,
+    )
+
+    def ready(port: int) -> None:
+        print(f"{PROG}: database {display_url(args.db)}")
+        if not args.admin_token:
+            print(
+                f"{PROG}: admin token (made for this run; set ${ADMIN_TOKEN_ENV} to keep one): "
+                f"{admin_token}"
+            )
+        print(f"{PROG}: serving on {args.host}:{port}", flush=True)
+
+    try:
+        run(config, storage, ready)
+    except OSError as exc:
+        raise CliError(str(exc), code=1) from None
+    finally:
+        storage.close()
+        root.removeHandler(handler)
+    print(f"{PROG}: stopped", flush=True)
+    return 0
+
+
+# -- round-robin ---------------------------------------------------------------------------------
+
+
+def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--games",
+        metavar="G1,G2",
+        default=",".join(sorted(GAMES)),
+        help=f"games to play, each with its default players (default: all: "
+        f"{', '.join(sorted(GAMES))})",
+    )
+    parser.add_argument(
+        "--players", type=int, metavar="N", help="players per game (default: each game's)"
+    )
+    parser.add_argument(
+        "--entrants",
+        metavar="E1,E2,...",
+        default="greedy-1,greedy-2,random-1,random-2",
+        help="entrants, each a house bot name with an optional '-suffix' "
+        "(default: greedy-1,greedy-2,random-1,random-2)",
+    )
+    parser.add_argument(
+        "--games-per-pairing", type=int, default=2, metavar="N", help="deals per table (default 2)"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=4, metavar="N", help="games at once (default 4)"
+    )
+    parser.add_argument("--seed", type=int, default=1, metavar="S", help="seed (default 1)")
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="keep the results in this database (default: a temporary SQLite file)",
+    )
+
+
+def _round_robin(args: argparse.Namespace) -> int:
+    names = [n.strip() for n in args.games.split(",") if n.strip()]
+    if not names:
+        raise CliError(f"--games: expected some of {', '.join(sorted(GAMES))}")
+    games: list[Game] = []
+    for name in names:
+        if name not in GAMES:
+            raise CliError(f"--games: unknown game '{name}': expected {', '.join(sorted(GAMES))}")
+        options = {} if args.players is None else {"players": args.players}
+        try:
+            games.append(make_game(name, **options))
+        except RulesError as exc:
+            raise CliError(f"--players: {exc}") from None
+    try:
+        entrants = tuple(
+            main_job.entrant_of(e.strip()) for e in args.entrants.split(",") if e.strip()
+        )
+    except ValueError as exc:
+        raise CliError(f"--entrants: {exc}") from None
+    if len({e.name for e in entrants}) != len(entrants):
+        raise CliError(f"--entrants: names must be unique, got {args.entrants}")
+    if len(entrants) < 2:
+        raise CliError(f"--entrants: a round robin needs 2 or more, got {args.entrants}")
+    if args.games_per_pairing < 1:
+        raise CliError(f"--games-per-pairing: must be 1 or more, got {args.games_per_pairing}")
+    if args.concurrency < 1:
+        raise CliError(f"--concurrency: must be 1 or more, got {args.concurrency}")
+    settings = main_job.Settings(
+        games=tuple(games),
+        entrants=entrants,
+        games_per_pairing=args.games_per_pairing,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        db_url=args.db,
+    )
+    console = Console(highlight=False)
+    console.print(
+        f"Round robin of {', '.join(e.name for e in entrants)} through the gRPC referee; "
+        f"seed {args.seed}"
+    )
+    try:
+        main_job.run(settings, console)
+    except (StorageError, main_job.MainJobError) as exc:
+        raise CliError(str(exc), code=1) from None
+    return 0
+
+
+HANDLERS: Final[Handlers] = {
+    "serve": Handler(_serve_arguments, _serve),
+    "round-robin": Handler(_round_robin_arguments, _round_robin),
+}

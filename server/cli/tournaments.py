@@ -1,0 +1,318 @@
+"""The competitions a referee runs, through its admin API: ``tournament create|start|pause|
+cancel|status|list`` and ``ladder start|stop|list``.
+
+This module imports the protos at the top: ``main`` imports it only when one of them runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Final
+
+from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.wire import fault_policy_from_proto, game_from_proto, game_to_proto
+from domino_arena.server.cli import follow
+from domino_arena.server.cli.admin_client import (
+    admin_call,
+    console,
+    enum_name,
+    policies,
+    policy_arguments,
+    print_head_to_head,
+    run_action,
+    subcommands,
+    time_control_text,
+)
+from domino_arena.server.cli.arguments import (
+    CliError,
+    Handler,
+    Handlers,
+    checked_seed,
+    game_arguments,
+    game_from_args,
+    positive,
+    server_arguments,
+)
+from domino_arena.server.cli.tables import table
+from domino_arena.v1 import admin_pb2
+
+# -- tournament ------------------------------------------------------------------------------------
+
+
+def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
+    def one_id(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("id", metavar="ID", help="the tournament's id")
+        server_arguments(sub)
+
+    def status(sub: argparse.ArgumentParser) -> None:
+        one_id(sub)
+        sub.add_argument(
+            "--follow", action="store_true", help="show a progress bar until it stops running"
+        )
+
+    subcommands(
+        parser,
+        "tournament_action",
+        [
+            (
+                "create",
+                "create a round-robin tournament between registered bots",
+                _tournament_create_arguments,
+                _tournament_create,
+            ),
+            ("start", "start a created tournament, or resume a paused one", one_id, _t_start),
+            ("pause", "start no new game; running games finish", one_id, _t_pause),
+            ("cancel", "stop for good; running games are aborted", one_id, _t_cancel),
+            ("status", "settings, progress and results of a tournament", status, _t_status),
+            ("list", "every tournament with its state and progress", server_arguments, _t_list),
+        ],
+    )
+
+
+def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
+    game_arguments(parser, "the entrants, registered bots (at least one table's worth)")
+    server_arguments(parser)
+    parser.add_argument("--name", metavar="TEXT", help="its name (default: the game and date)")
+    parser.add_argument(
+        "--games-per-pairing", type=int, metavar="N", help="games of each pairing (default 1)"
+    )
+    parser.add_argument(
+        "--no-duplicate-deals",
+        action="store_true",
+        help="a fresh deal for every game (default: every deal under every seat rotation)",
+    )
+    policy_arguments(parser)
+    parser.add_argument(
+        "--concurrency", type=int, metavar="N", help="games at once (default: the referee's)"
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="how long a game waits for absent bots (default: the referee's)",
+    )
+    parser.add_argument("--unrated", action="store_true", help="its games do not count for Elo")
+    parser.add_argument("--start", action="store_true", help="start it at once")
+
+
+def _tournament_create(args: argparse.Namespace) -> int:
+    game = game_from_args(args)
+    request = admin_pb2.CreateTournamentRequest(
+        name=args.name or "",
+        game=game_to_proto(game),
+        entrants=[name.strip() for name in args.bots.split(",") if name.strip()],
+        games_per_pairing=positive("--games-per-pairing", args.games_per_pairing) or 0,
+        concurrency=positive("--concurrency", args.concurrency) or 0,
+        start=args.start,
+    )
+    if args.no_duplicate_deals:
+        request.duplicate_deals = False
+    if args.unrated:
+        request.rated = False
+    seed = checked_seed(args.seed)
+    if seed is not None:
+        request.seed = seed
+    if args.wait is not None:
+        if not 0 <= args.wait <= 86_400:
+            raise CliError(f"--wait: must be 0 to 86400 seconds, got {args.wait:g}")
+        request.wait_ms = round(args.wait * 1000)
+    policies(args, request)
+    t = admin_call(args, "CreateTournament", request)
+    print(f"tournament {t.id} created: {t.name}")
+    _print_tournament(t)
+    if not args.start:
+        print(f"start it with: domino-arena tournament start {t.id}")
+    return 0
+
+
+def _t_start(args: argparse.Namespace) -> int:
+    return _tournament_action(args, "StartTournament", "started")
+
+
+def _t_pause(args: argparse.Namespace) -> int:
+    return _tournament_action(args, "PauseTournament", "pausing: running games finish")
+
+
+def _t_cancel(args: argparse.Namespace) -> int:
+    return _tournament_action(args, "CancelTournament", "cancelled")
+
+
+def _tournament_action(args: argparse.Namespace, method: str, done: str) -> int:
+    request = getattr(admin_pb2, f"{method}Request")(tournament_id=args.id)
+    t = admin_call(args, method, request)
+    print(f"tournament {t.id}: {done}; {_progress_text(t)}")
+    return 0
+
+
+def _t_status(args: argparse.Namespace) -> int:
+    request = admin_pb2.GetTournamentRequest(tournament_id=args.id)
+    t = admin_call(args, "GetTournament", request)
+    if args.follow and t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
+        t = follow.follow_tournament(args, request, t)
+    print(f"tournament {t.id}: {t.name}")
+    _print_tournament(t)
+    _print_results(t)
+    return 0
+
+
+def _progress_text(t: Any) -> str:
+    state = enum_name(admin_pb2.TournamentState, t.state, "TOURNAMENT_STATE_")
+    p = t.progress
+    text = f"{state}, {p.done}/{p.total} games"
+    if p.running or p.waiting:
+        text += f" ({p.running} running, {p.waiting} waiting for bots)"
+    return text
+
+
+def _print_tournament(t: Any) -> None:
+    game = game_from_proto(t.game)
+    policy = fault_policy_from_proto(t.fault_policy)
+    strikes = f" after {t.max_strikes} strikes" if policy is FaultPolicy.SUBSTITUTE else ""
+    pairing = f"{t.games_per_pairing} game{'s' if t.games_per_pairing > 1 else ''} per pairing"
+    print(f"  {game.describe()}: {_progress_text(t)}")
+    print(f"  entrants: {', '.join(t.entrants)}")
+    print(
+        f"  {pairing}, {'duplicate deals' if t.duplicate_deals else 'fresh deals'}, "
+        f"{'rated' if t.rated else 'unrated'}; seed {t.seed}"
+    )
+    print(
+        f"  time control {time_control_text(t.time_control)}, {policy}{strikes}; "
+        f"{t.concurrency} at once; waits {t.wait_ms / 1000:g} s for absent bots"
+    )
+
+
+def _print_results(t: Any) -> None:
+    if not t.results:
+        return
+    out = console()
+    out.print(
+        table(
+            "results",
+            ["#", "bot", "games", "wins", "draws", "losses", "faults", "points", "performance"],
+            (
+                (
+                    rank,
+                    r.bot,
+                    r.games,
+                    r.wins,
+                    r.draws,
+                    r.losses,
+                    r.faults,
+                    f"{r.points:g}",
+                    f"{r.performance:.0f}",
+                )
+                for rank, r in enumerate(t.results, start=1)
+            ),
+        )
+    )
+    if t.crosstable:
+        entrants = [r.bot for r in t.results]
+        print_head_to_head(out, "crosstable (wins-draws-losses)", t.crosstable, entrants)
+
+
+def _t_list(args: argparse.Namespace) -> int:
+    response = admin_call(args, "ListTournaments", admin_pb2.ListTournamentsRequest())
+    if not response.tournaments:
+        print("no tournaments")
+        return 0
+    console().print(
+        table(
+            None,
+            ["id", "name", "game", "state", "done", "total", "entrants", "created"],
+            (
+                (
+                    t.id,
+                    t.name,
+                    game_from_proto(t.game).describe(),
+                    enum_name(admin_pb2.TournamentState, t.state, "TOURNAMENT_STATE_"),
+                    t.progress.done,
+                    t.progress.total,
+                    len(t.entrants),
+                    f"{t.created.ToDatetime():%Y-%m-%d %H:%M}",
+                )
+                for t in response.tournaments
+            ),
+        )
+    )
+    return 0
+
+
+# -- ladder ----------------------------------------------------------------------------------------
+
+
+def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
+    def start(sub: argparse.ArgumentParser) -> None:
+        game_arguments(sub, None)
+        server_arguments(sub)
+        policy_arguments(sub)
+        sub.add_argument(
+            "--concurrency", type=int, metavar="N", help="ladder games at once (default 4)"
+        )
+
+    def stop(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("game", metavar="GAME", help="the game whose ladder stops")
+        server_arguments(sub)
+
+    subcommands(
+        parser,
+        "ladder_action",
+        [
+            ("start", "keep pairing connected bots of GAME into rated games", start, _l_start),
+            ("stop", "stop the ladder of GAME; its running games finish", stop, _l_stop),
+            ("list", "the running ladders", server_arguments, _l_list),
+        ],
+    )
+
+
+def _l_start(args: argparse.Namespace) -> int:
+    game = game_from_args(args)
+    request = admin_pb2.StartLadderRequest(
+        game=game_to_proto(game), concurrency=positive("--concurrency", args.concurrency) or 0
+    )
+    seed = checked_seed(args.seed)
+    if seed is not None:
+        request.seed = seed
+    policies(args, request)
+    ladder = admin_call(args, "StartLadder", request)
+    print(
+        f"{game.name} ladder started: {game.describe()}, {ladder.concurrency} games at once, "
+        f"time control {time_control_text(ladder.time_control)}, seed {ladder.seed}"
+    )
+    return 0
+
+
+def _l_stop(args: argparse.Namespace) -> int:
+    admin_call(args, "StopLadder", admin_pb2.StopLadderRequest(game=args.game))
+    print(f"{args.game} ladder stopping: its running games finish")
+    return 0
+
+
+def _l_list(args: argparse.Namespace) -> int:
+    response = admin_call(args, "ListLadders", admin_pb2.ListLaddersRequest())
+    if not response.ladders:
+        print("no ladder is running")
+        return 0
+    console().print(
+        table(
+            None,
+            ["game", "concurrency", "time control", "fault policy", "started", "finished"],
+            (
+                (
+                    game_from_proto(x.game).describe(),
+                    x.concurrency,
+                    time_control_text(x.time_control),
+                    str(fault_policy_from_proto(x.fault_policy)),
+                    x.started,
+                    x.finished,
+                )
+                for x in response.ladders
+            ),
+        )
+    )
+    return 0
+
+
+HANDLERS: Final[Handlers] = {
+    "tournament": Handler(_tournament_arguments, run_action),
+    "ladder": Handler(_ladder_arguments, run_action),
+}

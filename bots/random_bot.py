@@ -1,8 +1,8 @@
 """The random house bot: a uniformly random legal action, from its own seeded generator.
 
-It is the baseline every other bot must beat and the stand-in the referee's ``substitute``
-fault policy plays for a faulting seat. Two RandomBots with the same seed that see the same
-observations choose the same actions.
+It is the baseline every other bot must beat. (The move the referee's ``substitute`` policy plays
+for a faulting seat is the match core's own, seeded by the match and the turn, not this bot's.)
+Two RandomBots with the same seed that see the same observations choose the same actions.
 """
 
 from __future__ import annotations

@@ -1,11 +1,20 @@
-"""A clock that moves only when a test moves it, for code that takes a ``clock`` callable.
+"""Clocks that move only when a test (or the scheduler) moves them: no test waits for real time.
 
-Inject it where the code under test reads ``time.monotonic`` (the compliance check's timer,
-the metrics' storage timings): the test sets ``now`` and nothing waits for real time. Trio code
-uses ``trio.testing.MockClock`` instead.
+:class:`FakeClock` is for code that takes a ``clock`` callable where it would read
+``time.monotonic`` (the compliance check's timer, the metrics' storage timings): the test sets
+``now``. :func:`run_virtual` runs trio code under ``MockClock(autojump_threshold=0)``, which
+jumps to the next deadline as soon as every task waits, so an hour of timeouts costs nothing.
 """
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import trio
+from trio.testing import MockClock
+
+T = TypeVar("T")
 
 
 class FakeClock:
@@ -16,3 +25,8 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
+    """Run ``main`` under a fresh MockClock that starts at 0 and jumps whenever all tasks wait."""
+    return trio.run(main, clock=MockClock(autojump_threshold=0))

@@ -28,9 +28,7 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import play_game, seat_seed
 from domino_arena.sdk.rules import (
     DOUBLE_SIX,
-    PASS,
     Action,
-    Bid,
     DoublesObservation,
     Game,
     GameState,
@@ -44,27 +42,23 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 from domino_arena.sdk.rules.moon import MOON_TILES, Phase
+from tests.fakes.bots import ModestBot
 
 CONFIGS = list(configurations())
 IDS = [f"{g.name}-{g.num_players}{'p' if len(g.sides) != g.num_players else ''}" for g in CONFIGS]
 
 
-class Mixed(Bot):
-    """Greedy or random by the toss of its own coin: varied positions that still finish."""
+class Mixed(ModestBot):
+    """Greedy or modest random by the toss of its own coin: varied positions that still finish."""
 
     def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
+        super().__init__(seed)
         self.greedy = GreedyBot(seed)
 
     def choose(self, observation: Observation) -> Action:
-        legal = observation.legal_actions
         if self.rng.random() < 0.5:
             return self.greedy.choose(observation)
-        bids = [a for a in legal if isinstance(a, Bid)]
-        if bids:  # random Moon bidders bid 21 and never finish; bid low or pass
-            modest: list[Action] = [PASS, min(bids, key=lambda b: b.value)]
-            return self.rng.choice(modest)
-        return self.rng.choice(legal)
+        return super().choose(observation)
 
 
 def positions(game: Game, seed: int, steps: int) -> Iterator[GameState]:

@@ -22,8 +22,9 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.records import read_record
 from domino_arena.sdk.rules import CHANCE, DRAW, GAMES, Action, Observation, make_game
 from domino_arena.server.cli.main import COMMANDS
+from tests.fakes.bots import ModestBot
+from tests.fakes.games import CONFIG_IDS, CONFIGS
 
-from ..sdk.test_local import CONFIG_IDS, CONFIGS, ModestBot
 from .harness import cli, run
 
 

@@ -12,17 +12,13 @@ timer; the timeouts only bound a failure.
 
 from __future__ import annotations
 
-import os
-import queue
 import signal
-import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import Final
 
 import pytest
 
@@ -30,10 +26,8 @@ from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import Game, configurations
 from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from tests.sdk.test_readme_example import example
-
-WAIT: Final = 60.0
-"""Seconds a step may take before the test fails (never reached when it passes)."""
+from tests.fakes.processes import Process, command, served_port
+from tests.fakes.readme import example
 
 BOTS: Final = {
     "greedy-1": "greedy",
@@ -48,69 +42,6 @@ TIME_CONTROL: Final = "2s+10s/200ms"
 ADMIN_TOKEN: Final = "e2e-admin-token"
 SHUTDOWN_LIMIT: Final = 5.0
 """Seconds SIGTERM may take to stop the referee (its shutdown grace is 2 s)."""
-
-
-def command(*args: str) -> list[str]:
-    """The ``domino-arena`` command line: the installed script, or the module if there is none."""
-    script = Path(sys.executable).with_name("domino-arena")
-    if script.exists():
-        return [str(script), *args]
-    return [sys.executable, "-m", "domino_arena.server.cli.main", *args]
-
-
-class Process:
-    """A subprocess whose output lines are collected by a thread, to be waited on."""
-
-    def __init__(self, args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-        self.args = list(args)
-        self.popen = subprocess.Popen(
-            self.args,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self._new: queue.Queue[str | None] = queue.Queue()
-        assert self.popen.stdout is not None
-        self._reader = threading.Thread(target=self._read, args=(self.popen.stdout,), daemon=True)
-        self._reader.start()
-
-    def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.append(line.rstrip("\n"))
-            self._new.put(line.rstrip("\n"))
-        self._new.put(None)
-
-    def wait_line(self, fragment: str) -> str:
-        """Return the next output line containing ``fragment``."""
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                line = self._new.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"no line with {fragment!r} from {self}") from None
-            if line is None:
-                raise AssertionError(f"{self} ended without a line with {fragment!r}")
-            if fragment in line:
-                return line
-
-    def finish(self) -> tuple[int, str]:
-        """Wait for the process to exit; return its status and its whole output."""
-        code = self.popen.wait(WAIT)
-        self._reader.join(WAIT)
-        return code, "\n".join(self.lines)
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait(WAIT)
-
-    def __str__(self) -> str:
-        return f"'{' '.join(self.args[1:4])} ...' (output: {self.lines[-20:]})"
 
 
 @dataclass
@@ -138,8 +69,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     )
     processes = [server]
     try:
-        line = server.wait_line("serving on 127.0.0.1:")
-        port = int(line.rsplit(":", 1)[1])
+        port = served_port(server)
         bots = [
             Process(
                 command(
@@ -160,12 +90,10 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
             for seat, (name, kind) in enumerate(BOTS.items())
         ]
         processes += bots
-        try:
-            connected = {
-                server.wait_line("bot connected: name=").split("name=")[1].split()[0] for _ in BOTS
-            }
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\nbots: {[str(bot) for bot in bots]}") from None
+        connected = {
+            server.wait_line("bot connected: name=", context=bots).split("name=")[1].split()[0]
+            for _ in BOTS
+        }
         assert connected == set(BOTS)
         yield Arena(folder, db, port, server, bots)
     finally:

@@ -1,8 +1,7 @@
 """The README's example bot works as printed: it passes the compliance check and plays games.
 
-The example is the fenced ``python`` block right after the ``<!-- readme-example: ... -->``
-marker, read from README.md when the README holds it, else from docs/writing-a-bot.md (the
-section the README is made from). No network: its ``run(...)`` line is checked against the
+The example is found by :func:`tests.fakes.readme.example` (README.md, else
+docs/writing-a-bot.md). No network: its ``run(...)`` line is checked against the
 real signature with a stand-in, and the end-to-end tests run it against a real referee.
 """
 
@@ -10,11 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import re
 import runpy
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import Any
 
 import pytest
 
@@ -24,20 +22,7 @@ from domino_arena.sdk import Bot, check_bot
 from domino_arena.sdk.local import play_game
 from domino_arena.sdk.rules import configurations
 from domino_arena.sdk.runner import run
-
-ROOT: Final = Path(__file__).resolve().parents[2]
-MARKER: Final = re.compile(
-    r"<!-- readme-example: (?P<file>[\w.-]+) -->\n```python\n(?P<code>.*?)```", re.DOTALL
-)
-
-
-def example() -> tuple[Path, str, str]:
-    """Return the document holding the example, the example's file name and its code."""
-    for path in (ROOT / "README.md", ROOT / "docs" / "writing-a-bot.md"):
-        found = MARKER.search(path.read_text(encoding="utf-8")) if path.exists() else None
-        if found:
-            return path, found["file"], found["code"]
-    raise AssertionError("no '<!-- readme-example: FILE -->' python block in README.md or docs")
+from tests.fakes.readme import example
 
 
 @pytest.fixture

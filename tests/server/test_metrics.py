@@ -22,6 +22,7 @@ from domino_arena.server.metrics import (
     STORAGE_OPERATIONS,
     Metrics,
 )
+from tests.fakes.clocks import FakeClock
 
 GAME = sorted(GAMES)[0]
 
@@ -36,16 +37,6 @@ def value(metrics: Metrics, name: str, **labels: str) -> float:
     found = [s.value for s in samples(metrics) if s.name == name and s.labels == labels]
     assert len(found) == 1, f"{name}{labels}: {len(found)} samples"
     return found[0]
-
-
-class FakeClock:
-    """A monotonic clock that moves only when told: storage timings without real time."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_every_domino_metric_has_the_prefix_and_a_base_unit() -> None:
@@ -143,7 +134,7 @@ def test_connected_bots_are_read_from_the_callback_at_each_scrape() -> None:
 
 
 def test_storage_calls_are_timed_and_failures_counted() -> None:
-    clock = FakeClock()
+    clock = FakeClock(100.0)
     metrics = Metrics(clock=clock)
     with metrics.storage("save_match"):
         clock.now += 0.25
@@ -162,7 +153,7 @@ def test_a_cancellation_through_a_storage_call_is_timed_but_not_an_error() -> No
     class Cancelled(BaseException):
         pass
 
-    metrics = Metrics(clock=FakeClock())
+    metrics = Metrics(clock=FakeClock(100.0))
     with pytest.raises(Cancelled), metrics.storage("matches"):
         raise Cancelled
     assert value(metrics, "domino_arena_storage_seconds_count", operation="matches") == 1

@@ -15,12 +15,11 @@ import pytest
 import trio
 import trio.testing
 
-from domino_arena.sdk.match.results import FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
+from domino_arena.server.play.match_spec import FinishedMatch
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import (
     MAX_GAMES,
@@ -31,68 +30,10 @@ from domino_arena.server.play.tournament import (
     schedule_of,
 )
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from tests.fakes.play import FakePlay, finished_match
 
 BOTS = ("ann", "bob", "cid", "dan", "eve", "fay")
 TWO: Game = make_game("passing", players=2)
-
-
-class FakePlay:
-    """Plays a match by waiting ``duration`` seconds, then stores it as the arena would.
-
-    Records every spec with the time it started, and checks that no bot is in two of its
-    games at once.
-    """
-
-    def __init__(self, storage: RatedStorage, duration: float = 1.0) -> None:
-        self.storage = storage
-        self.duration = duration
-        self.calls: list[tuple[float, MatchSpec]] = []
-        self.finished: list[str] = []
-        self.in_flight: set[str] = set()
-        self.max_in_flight = 0
-        self.playing: set[str] = set()
-        self.fail: dict[int, Exception] = {}
-        """Game index -> the error its play raises (after the duration)."""
-        self._changed = trio.Event()
-
-    async def __call__(self, spec: MatchSpec) -> FinishedMatch:
-        self.calls.append((trio.current_time(), spec))
-        assert self.playing.isdisjoint(spec.bots), f"a bot of {spec.bots} plays twice at once"
-        self.playing.update(spec.bots)
-        self.in_flight.add(spec.match_id)
-        self.max_in_flight = max(self.max_in_flight, len(self.in_flight))
-        self._notify()
-        try:
-            await trio.sleep(self.duration)
-            if spec.game_index in self.fail:
-                raise self.fail[spec.game_index]
-            finished = finished_match(spec)
-            # Synchronous on purpose: a worker thread would let MockClock jump meanwhile.
-            self.storage.save_match(finished.to_row())
-            self.finished.append(spec.match_id)
-            return finished
-        finally:
-            self.playing.difference_update(spec.bots)
-            self.in_flight.discard(spec.match_id)
-            self._notify()
-
-    def _notify(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
-    async def until(self, predicate: Callable[[], bool]) -> None:
-        """Return once ``predicate()`` holds (checked whenever a game starts or ends)."""
-        while not predicate():
-            await self._changed.wait()
-
-    def indexes(self) -> list[int]:
-        return [spec.game_index for _, spec in self.calls if spec.game_index is not None]
-
-
-def finished_match(spec: MatchSpec) -> FinishedMatch:
-    sides = len(spec.game.sides)
-    result = MatchResult(Termination.NORMAL, 0, tuple([10] + [0] * (sides - 1)))
-    return FinishedMatch(spec, result, None, (0,) * len(spec.bots))
 
 
 @pytest.fixture
@@ -184,7 +125,7 @@ def test_another_seed_deals_other_games(storage: RatedStorage) -> None:
 def test_the_whole_schedule_is_played_once_within_the_concurrency(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS, concurrency=3)
     lobby = Lobby()
-    play = FakePlay(storage)
+    play = FakePlay(storage=storage)
     seen: list[FinishedMatch] = []
 
     async def main() -> None:
@@ -212,7 +153,7 @@ def test_a_resumed_tournament_skips_the_stored_games(storage: RatedStorage) -> N
     for index in (0, 3, 5):
         storage.save_match(finished_match(match_spec(t, schedule[index])).to_row())
     lobby = Lobby()
-    play = FakePlay(storage)
+    play = FakePlay(storage=storage)
 
     async def main() -> None:
         connect(lobby, *BOTS[:4])
@@ -231,7 +172,7 @@ def test_a_resumed_tournament_skips_the_stored_games(storage: RatedStorage) -> N
 def test_pause_lets_running_games_end_and_a_new_runner_resumes(storage: RatedStorage) -> None:
     t = tournament(storage, concurrency=2)
     lobby = Lobby()
-    play = FakePlay(storage, duration=10.0)
+    play = FakePlay(10.0, storage=storage)
     total = len(schedule_of(t))
 
     async def main() -> None:
@@ -263,7 +204,7 @@ def test_pause_lets_running_games_end_and_a_new_runner_resumes(storage: RatedSto
 def test_cancel_aborts_the_running_games_unstored(storage: RatedStorage) -> None:
     t = tournament(storage, concurrency=2)
     lobby = Lobby()
-    play = FakePlay(storage, duration=10.0)
+    play = FakePlay(10.0, storage=storage)
 
     async def main() -> None:
         connect(lobby, *BOTS[:4])
@@ -293,8 +234,8 @@ def test_a_failing_game_stops_the_runner_with_its_error_and_stays_running(
 ) -> None:
     t = tournament(storage, concurrency=1)
     lobby = Lobby()
-    play = FakePlay(storage)
-    play.fail[2] = RuntimeError("database is on fire")
+    play = FakePlay(storage=storage)
+    play.fail[3] = RuntimeError("database is on fire")
 
     async def main() -> None:
         connect(lobby, *BOTS[:4])
@@ -313,7 +254,7 @@ def test_a_failing_game_stops_the_runner_with_its_error_and_stays_running(
 def test_an_absent_bot_is_waited_for_then_played_without_grace(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:2], concurrency=1, wait_seconds=30.0)
     lobby = Lobby()
-    play = FakePlay(storage, duration=1.0)
+    play = FakePlay(1.0, storage=storage)
 
     async def main() -> None:
         connect(lobby, "ann")
@@ -333,7 +274,7 @@ def test_an_absent_bot_is_waited_for_then_played_without_grace(storage: RatedSto
 def test_a_bot_that_connects_during_the_wait_starts_its_game_at_once(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:2], concurrency=1, wait_seconds=30.0)
     lobby = Lobby()
-    play = FakePlay(storage, duration=1.0)
+    play = FakePlay(1.0, storage=storage)
 
     async def main() -> None:
         connect(lobby, "ann")
@@ -355,7 +296,7 @@ def test_a_bot_that_connects_during_the_wait_starts_its_game_at_once(storage: Ra
 def test_games_of_present_bots_do_not_wait_behind_an_absent_one(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:4], concurrency=2, wait_seconds=100.0)
     lobby = Lobby()
-    play = FakePlay(storage, duration=1.0)
+    play = FakePlay(1.0, storage=storage)
     total = len(schedule_of(t))
 
     async def main() -> None:
@@ -381,7 +322,7 @@ def test_games_of_present_bots_do_not_wait_behind_an_absent_one(storage: RatedSt
 def test_a_bot_gone_for_good_cannot_hang_the_tournament(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS, concurrency=1, wait_seconds=60.0, games_per_pairing=2)
     lobby = Lobby()
-    play = FakePlay(storage, duration=1.0)
+    play = FakePlay(1.0, storage=storage)
     total = len(schedule_of(t))
 
     async def main() -> None:
@@ -405,7 +346,7 @@ def test_a_bot_gone_for_good_cannot_hang_the_tournament(storage: RatedStorage) -
 def test_a_bot_back_after_being_given_up_on_is_waited_for_again(storage: RatedStorage) -> None:
     t = tournament(storage, BOTS[:2], concurrency=1, wait_seconds=30.0, games_per_pairing=2)
     lobby = Lobby()
-    play = FakePlay(storage, duration=1.0)
+    play = FakePlay(1.0, storage=storage)
 
     async def main() -> None:
         connect(lobby, "ann")

@@ -13,47 +13,13 @@ import pytest
 import trio
 import trio.testing
 
-from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.ladder_runner import LadderRunner
-from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
+from tests.fakes.play import FakePlay
 
 TWO: Game = make_game("passing", players=2)
-
-
-class FakePlay:
-    """Plays each match for ``duration`` seconds; checks no bot is in two matches at once."""
-
-    def __init__(self, duration: float = 1.0) -> None:
-        self.duration = duration
-        self.specs: list[MatchSpec] = []
-        self.playing: set[str] = set()
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.finished = 0
-        self.fail_at: int | None = None
-        """Raise in the match with this 1-based number."""
-
-    async def __call__(self, spec: MatchSpec) -> FinishedMatch:
-        self.specs.append(spec)
-        number = len(self.specs)
-        assert self.playing.isdisjoint(spec.bots), f"a bot of {spec.bots} plays twice at once"
-        self.playing.update(spec.bots)
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            await trio.sleep(self.duration)
-            if number == self.fail_at:
-                raise RuntimeError("the storage is gone")
-        finally:
-            self.playing.difference_update(spec.bots)
-            self.in_flight -= 1
-        self.finished += 1
-        result = MatchResult(Termination.NORMAL, 0, (10, 0))
-        return FinishedMatch(spec, result, None, (0,) * len(spec.bots))
 
 
 def ratings_of(table: Mapping[str, float]) -> Callable[[], Awaitable[Mapping[str, Rating]]]:
@@ -103,7 +69,7 @@ def test_every_connected_bot_gets_games_evenly_within_the_concurrency() -> None:
     assert max(games.values()) - min(games.values()) <= 1
     assert sum(games.values()) == 2 * 2 * 101  # two tables a second, the last ones finish
     assert play.max_in_flight == 2
-    assert play.finished == len(play.specs) == runner.finished  # stop lets games end
+    assert len(play.finished) == len(play.specs) == runner.finished  # stop lets games end
     assert len({spec.match_id for spec in play.specs}) == len(play.specs)
     for spec in play.specs:
         assert spec.rated and spec.tournament_id is None and spec.game == TWO
@@ -146,7 +112,7 @@ def test_a_bot_that_connects_later_is_noticed_and_gets_games() -> None:
             (idle,) = {"ann", "bob", "cid"} - set(play.specs[0].bots)
             connect(lobby, "dan")  # a slot is free; the next look (at 3 s) seats dan
             await trio.sleep(1.0)
-            assert play.in_flight == 2
+            assert len(play.in_flight) == 2
             assert set(play.specs[-1].bots) == {idle, "dan"}
             runner.stop()
 
@@ -167,7 +133,7 @@ def test_the_same_seed_plays_the_same_games() -> None:
 
 def test_a_failing_game_stops_the_ladder_with_its_error() -> None:
     lobby, play = Lobby(), FakePlay()
-    play.fail_at = 3
+    play.fail[3] = RuntimeError("the storage is gone")
     runner = ladder(lobby, play, concurrency=2, seed=5)
 
     async def main() -> None:

@@ -25,14 +25,13 @@ from domino_arena.bots import greedy as greedy_module
 from domino_arena.bots.__main__ import main as bots_main
 from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.local import Step
-from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.sdk.records import read_record
 from domino_arena.sdk.rules import CHANCE, DRAW, GAMES, Action, Observation, make_game
 from domino_arena.server.cli.main import COMMANDS, main
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.match_spec import MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.store.storage import Storage, TournamentState
 
 from .sdk.test_local import CONFIG_IDS, CONFIGS, ModestBot

@@ -29,7 +29,7 @@ import grpc
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import GAMES, Game, make_game
 from domino_arena.sdk.wire.convert import ConversionError, game_from_proto, game_to_proto
 from domino_arena.server.ladder import elo
@@ -37,7 +37,6 @@ from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import FAULT_POLICY_TO_PROTO, result_to_proto
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
 from domino_arena.server.store.storage import (

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 import grpc
 
-from domino_arena.sdk.local import Step
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import HandResult, LogEntry
 from domino_arena.sdk.rules.state import public_entry
 from domino_arena.sdk.wire.convert import game_to_proto, hand_result_to_proto, step_to_proto
 from domino_arena.server.net.remote import result_to_proto
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.store.storage import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc

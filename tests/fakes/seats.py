@@ -17,14 +17,10 @@ from dataclasses import dataclass
 import trio
 
 from domino_arena.bots.random_bot import RandomBot
+from domino_arena.sdk.match.notices import FaultNotice
+from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import DOUBLE_SIX, HandResult, LogEntry, Observation, Play
-from domino_arena.server.play.seats import (
-    FaultNotice,
-    MatchInfo,
-    MatchResult,
-    Reply,
-    SeatGoneError,
-)
+from domino_arena.server.play.seats import MatchInfo, Reply, SeatGoneError
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,14 +22,13 @@ from typing import Any, Final, TypeVar
 import grpc
 import pytest
 
-from domino_arena.sdk.match.results import FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.sdk.wire.convert import game_to_proto
 from domino_arena.server.net.admin import AdminServicer, check_token
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.net.spectators import SpectatorHub, SpectatorServicer
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, schedule_of
 from domino_arena.server.store.storage import Storage, StoredMatch, TournamentState

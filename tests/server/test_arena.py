@@ -8,11 +8,10 @@ import sqlalchemy as sa
 import trio
 from trio.testing import MockClock
 
-from domino_arena.sdk.match.results import FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
 from domino_arena.server.store.storage import Storage, TournamentState

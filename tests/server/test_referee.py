@@ -19,7 +19,8 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from domino_arena.sdk.local import Step
+from domino_arena.sdk.match.core import substitute_action
+from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.records import (
     FAULT_KINDS,
@@ -43,12 +44,7 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.server.play.referee import (
-    NOTICE_TIMEOUT,
-    MatchReport,
-    play_match,
-    substitute_action,
-)
+from domino_arena.server.play.referee import NOTICE_TIMEOUT, MatchReport, play_match
 from domino_arena.server.play.seats import Malformed, Seat
 from domino_arena.server.play.timecontrol import TimeControl
 

@@ -18,8 +18,8 @@ from typing import Any, Final
 import grpc
 import pytest
 
-from domino_arena.sdk.local import Step
-from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
 from domino_arena.server.net.spectators import (
     SPECTATOR,
@@ -29,7 +29,6 @@ from domino_arena.server.net.spectators import (
     Subscription,
 )
 from domino_arena.server.play.match_spec import MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.storage import Storage
 from domino_arena.v1 import admin_pb2 as admin_pb

@@ -15,11 +15,10 @@ import pytest
 import trio
 import trio.testing
 
-from domino_arena.sdk.match.results import FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import (
     MAX_GAMES,

@@ -13,13 +13,12 @@ import pytest
 import trio
 import trio.testing
 
-from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.runner import LadderRunner
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
 
 TWO: Game = make_game("passing", players=2)
 

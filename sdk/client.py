@@ -49,16 +49,14 @@ from .bot import (
     Bot,
     Clock,
     FaultInfo,
-    FaultKindName,
-    FaultPolicyName,
     HandEndInfo,
     MatchEndInfo,
     MatchEvent,
     MatchStartInfo,
-    TerminationName,
     TimeLimits,
     set_current_clock,
 )
+from .match.results import FaultKind, FaultPolicy, Termination
 from .rules import (
     CHANCE,
     GAMES,
@@ -618,8 +616,10 @@ class Connection:
         match.seat = start.seat
         match.game = game
         tc = start.time_control
-        policy: FaultPolicyName = (
-            "forfeit" if start.fault_policy == referee_pb2.FAULT_POLICY_FORFEIT else "substitute"
+        policy = (
+            FaultPolicy.FORFEIT
+            if start.fault_policy == referee_pb2.FAULT_POLICY_FORFEIT
+            else FaultPolicy.SUBSTITUTE
         )
         info = MatchStartInfo(
             match_id=start.match_id,
@@ -672,7 +672,7 @@ class Connection:
         info = FaultInfo(
             match_id=fault.match_id,
             turn=fault.turn,
-            kind=_fault_kind(fault.kind) or "unspecified",
+            kind=_fault_kind(fault.kind),
             reason=fault.reason,
             strikes=fault.strikes,
             forfeited=fault.forfeited,
@@ -800,21 +800,21 @@ def _encode(action: object, observation: Observation, where: str) -> games_pb2.A
         return None
 
 
-def _fault_kind(value: int) -> FaultKindName | None:
-    kinds: dict[int, FaultKindName] = {
-        referee_pb2.FAULT_KIND_TIMEOUT: "timeout",
-        referee_pb2.FAULT_KIND_ILLEGAL: "illegal",
-        referee_pb2.FAULT_KIND_MALFORMED: "malformed",
-        referee_pb2.FAULT_KIND_DISCONNECTED: "disconnected",
+def _fault_kind(value: int) -> FaultKind | None:
+    kinds: dict[int, FaultKind] = {
+        referee_pb2.FAULT_KIND_TIMEOUT: FaultKind.TIMEOUT,
+        referee_pb2.FAULT_KIND_ILLEGAL: FaultKind.ILLEGAL,
+        referee_pb2.FAULT_KIND_MALFORMED: FaultKind.MALFORMED,
+        referee_pb2.FAULT_KIND_DISCONNECTED: FaultKind.DISCONNECTED,
     }
     return kinds.get(value)
 
 
-def _termination(value: int) -> TerminationName:
-    names: dict[int, TerminationName] = {
-        referee_pb2.TERMINATION_NORMAL: "normal",
-        referee_pb2.TERMINATION_FORFEIT: "forfeit",
-        referee_pb2.TERMINATION_VOID: "void",
-        referee_pb2.TERMINATION_ABORTED: "aborted",
+def _termination(value: int) -> Termination | None:
+    names: dict[int, Termination] = {
+        referee_pb2.TERMINATION_NORMAL: Termination.NORMAL,
+        referee_pb2.TERMINATION_FORFEIT: Termination.FORFEIT,
+        referee_pb2.TERMINATION_VOID: Termination.VOID,
+        referee_pb2.TERMINATION_ABORTED: Termination.ABORTED,
     }
-    return names.get(value, "unspecified")
+    return names.get(value)

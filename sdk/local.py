@@ -43,7 +43,7 @@ from .match.faults import Fault
 from .match.notices import FaultNotice, HandEndNotice, Item, Step, StepNotice
 from .match.results import FaultPolicy, MatchResult, Termination
 from .records import MatchRecord
-from .rules import Game, GameState, Outcome
+from .rules import Game, GameState, Observation, Outcome
 
 DEFAULT_MAX_DEALS: Final = 1000
 """Deals a match plays before it gives up on a game (far beyond any normal game)."""
@@ -270,9 +270,9 @@ def match_start_info(
     fault_policy: FaultPolicy,
     max_strikes: int,
     time_limits: TimeLimits = UNTIMED,
-    snapshot: GameState | None = None,
+    snapshot: Observation | None = None,
 ) -> MatchStartInfo:
-    """The ``on_match_start`` value of ``seat`` (``snapshot``: the position it resumes at)."""
+    """The ``on_match_start`` value of ``seat`` (``snapshot``: what it sees where it resumes)."""
     side = game.sides[game.side_of(seat)]
     return MatchStartInfo(
         match_id=match_id,
@@ -284,7 +284,7 @@ def match_start_info(
         fault_policy=fault_policy,
         max_strikes=max_strikes,
         resumed=snapshot is not None,
-        snapshot=None if snapshot is None else snapshot.observe(seat),
+        snapshot=snapshot,
     )
 
 

@@ -252,7 +252,7 @@ def _resumed(match_id: str, game: Game, limit: float, state: GameState) -> Match
         fault_policy=FaultPolicy.SUBSTITUTE,
         max_strikes=3,
         time_limits=TimeLimits(round(limit * 1000), 0, 0),
-        snapshot=state,
+        snapshot=state.observe(state.current_seat),
     )
 
 

@@ -327,9 +327,7 @@ def test_under_forfeit_the_first_fault_loses_the_match(
     assert good.faults == [] and good.finishes == [result]
     # The record says it all and replays.
     assert record.result.termination is Termination.FORFEIT
-    assert record.faults == (
-        RecordFault(0, fault.turn, fault.step, kind, fault.reason, 1, True),
-    )
+    assert record.faults == (RecordFault(0, fault.turn, fault.step, kind, fault.reason, 1, True),)
     assert not any(s.substituted for s in record.steps)
     assert_sound(record)
 

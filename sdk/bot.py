@@ -18,6 +18,13 @@ The hooks are optional and receive the SDK's own value types defined here
 (:class:`MatchStartInfo`, :class:`MatchEvent`, :class:`HandEndInfo`, :class:`FaultInfo`,
 :class:`MatchEndInfo`); they never see protobuf messages. Every one of them carries its
 ``match_id``, so one bot object may follow several matches at once.
+
+How a match ended, what a fault was and the fault policy are the enums of
+:mod:`domino_arena.sdk.match.results` (:class:`~.match.results.Termination`,
+:class:`~.match.results.FaultKind`, :class:`~.match.results.FaultPolicy`). They are
+:class:`enum.StrEnum` values, so ``info.kind == "timeout"`` still holds. A value the referee
+left unspecified on the wire (the proto's ``..._UNSPECIFIED``, which a correct referee never
+sends) arrives as None.
 """
 
 from __future__ import annotations
@@ -26,18 +33,10 @@ import contextvars
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, TypeAlias
+from typing import ClassVar, TypeAlias
 
+from .match.results import FaultKind, FaultPolicy, Termination
 from .rules import Action, Game, HandResult, LogEntry, Observation, Outcome
-
-FaultKindName = Literal["timeout", "illegal", "malformed", "disconnected", "unspecified"]
-"""What a bot did wrong, as the referee reports it (DESIGN.md decision 9)."""
-
-FaultPolicyName = Literal["forfeit", "substitute"]
-"""What a fault costs in a match: the game at once, or a substituted move and a strike."""
-
-TerminationName = Literal["normal", "forfeit", "void", "aborted", "unspecified"]
-"""How a match ended: by the rules, by a forfeit, voided by the referee, or aborted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +63,9 @@ class MatchStartInfo:
     players: tuple[str, ...]
     """The bot name in each seat."""
     time_limits: TimeLimits
-    fault_policy: FaultPolicyName
+    """All zeros in local play, which is untimed."""
+    fault_policy: FaultPolicy
+    """Local play without a fault policy reports ``forfeit``: a bad answer ends the game."""
     max_strikes: int
     resumed: bool = False
     """True when the bot reconnected: ``snapshot`` is the position now."""
@@ -99,7 +100,8 @@ class FaultInfo:
 
     match_id: str
     turn: int
-    kind: FaultKindName
+    kind: FaultKind | None
+    """None when the referee did not say (the proto's ``FAULT_KIND_UNSPECIFIED``)."""
     reason: str
     """The referee's words, e.g. which rule an illegal action broke."""
     strikes: int
@@ -114,13 +116,14 @@ class MatchEndInfo:
     match_id: str
     seat: int
     """This bot's seat in the match; -1 when the match was never started on this connection."""
-    termination: TerminationName
+    termination: Termination | None
+    """None when the referee did not say (the proto's ``TERMINATION_UNSPECIFIED``)."""
     winner: int | None
     """The winning side; None when nobody won (void, aborted)."""
     scores: tuple[int, ...]
     side_of_seat: tuple[int, ...]
     faulted_seat: int | None
-    fault: FaultKindName | None
+    fault: FaultKind | None
     detail: str
     outcome: Outcome | None = None
     """The rules' outcome when the game was played to its end (termination ``normal``)."""
@@ -166,11 +169,11 @@ def set_current_clock(clock: Clock | None) -> contextvars.Token[Clock | None]:
 class Bot(ABC):
     """A player. Subclasses implement :meth:`choose`; the hooks are optional.
 
-    ``on_game_start`` / ``on_game_end`` are the simple hooks every runner calls (local play,
-    the referee's local seats, remote play). The richer ``on_match_*`` hooks are called by the
-    remote client; by default ``on_match_start`` and ``on_match_end`` call the simple ones, so
-    a bot overrides whichever pair it likes. A remote bot's hooks run on the client's event loop:
-    keep them quick, think in ``choose``.
+    Local play (:mod:`.local`) and the remote client call the same hooks: ``on_match_start``,
+    ``on_event``, ``on_hand_end``, ``on_fault`` and ``on_match_end``. By default
+    ``on_match_start`` and ``on_match_end`` call the simple ``on_game_start`` /
+    ``on_game_end``, so a bot overrides whichever pair it likes. A remote bot's hooks run on
+    the client's event loop: keep them quick, think in ``choose``.
     """
 
     name: str = "bot"
@@ -191,20 +194,20 @@ class Bot(ABC):
         """Called once when the game is over."""
 
     def on_match_start(self, info: MatchStartInfo) -> None:
-        """A remote match started or resumed; calls :meth:`on_game_start` by default."""
+        """A match started or resumed; calls :meth:`on_game_start` by default."""
         self.on_game_start(info.game, info.seat)
 
     def on_event(self, event: MatchEvent) -> None:  # noqa: B027 - optional hook
-        """A step of a remote match happened (every seat's, this bot's own included)."""
+        """A step of a match happened (every seat's, this bot's own included)."""
 
     def on_hand_end(self, hand: HandEndInfo) -> None:  # noqa: B027 - optional hook
-        """A hand of a remote match was scored."""
+        """A hand of a match was scored."""
 
     def on_fault(self, fault: FaultInfo) -> None:  # noqa: B027 - optional hook
         """The referee charged a fault to this bot (timeout, illegal or malformed answer)."""
 
     def on_match_end(self, result: MatchEndInfo) -> None:
-        """A remote match ended; calls :meth:`on_game_end` when it was played to the end."""
+        """A match ended; calls :meth:`on_game_end` when a side won (by the rules or a forfeit)."""
         if result.outcome is not None:
             self.on_game_end(result.outcome, result.seat)
 

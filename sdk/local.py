@@ -1,9 +1,16 @@
 """Play bots against each other in-process, with no network (tests, classrooms, the CLI).
 
-:func:`play_game` runs one whole game: it takes the ``deal`` chance steps itself, asks the bot
-of the seat to move for an action on that seat's observation, and returns the final state
-together with the match record. There is no clock and no fault policy here: a bot that answers
-with an illegal action stops the game with a :class:`BotActionError` that says what it did.
+:func:`play_game` runs one whole game. It is the synchronous driver of the match core
+(:class:`~.match.core.MatchCore`), the same core the referee drives, so a game played here and
+the same game through the referee leave the same record, and a bot gets the same hooks as the
+remote client gives it (``on_match_start``, ``on_event``, ``on_hand_end``, ``on_fault``,
+``on_match_end``; by default the first and last call ``on_game_start`` / ``on_game_end``). A
+hook or ``choose`` that raises stops the game with its exception. Local play is untimed: a
+``timer`` measures think times for the record, but no answer is ever late.
+
+With no fault policy, a bot that answers with something illegal stops the game with a
+:class:`BotActionError` that says what it did. With one, local play substitutes and strikes as
+the referee would (a bot whose ``choose`` raises is then a malformed answer).
 
 >>> from domino_arena.sdk.rules import make_game
 >>> class FirstLegal(Bot):
@@ -22,29 +29,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .bot import Bot
-from .records import MatchRecord, record_from_state
-from .rules import (
-    DEAL,
-    Action,
-    Bid,
-    Deal,
-    Discard,
-    Draw,
-    Game,
-    GameState,
-    IllegalActionError,
-    Outcome,
-    Pass,
-    Play,
-    Trump,
+from .bot import (
+    Bot,
+    FaultInfo,
+    HandEndInfo,
+    MatchEndInfo,
+    MatchEvent,
+    MatchStartInfo,
+    TimeLimits,
 )
-from .rules.dealing import first_seat as random_first_seat
-
-_ACTION_TYPES = (Play, Draw, Pass, Bid, Discard, Trump, Deal)
+from .match.core import MatchCore
+from .match.faults import Fault
+from .match.notices import FaultNotice, HandEndNotice, Item, Step, StepNotice
+from .match.results import FaultPolicy, MatchResult, Termination
+from .records import MatchRecord
+from .rules import Game, GameState, Observation, Outcome
 
 DEFAULT_MAX_DEALS: Final = 1000
-"""Deals :func:`play_game` plays before it gives up on a game (far beyond any normal game)."""
+"""Deals a match plays before it gives up on a game (far beyond any normal game)."""
+
+LOCAL_MATCH_ID: Final = "local"
+"""The match id the hooks see in local play when :func:`play_game` is given none."""
+
+UNTIMED: Final = TimeLimits(0, 0, 0)
+"""The time limits local play reports to ``on_match_start``: none."""
 
 
 class BotActionError(ValueError):
@@ -90,31 +98,21 @@ class GameTooLongError(RuntimeError):
 
 
 @dataclass(frozen=True, slots=True)
-class Step:
-    """One step as it happened, passed to ``on_step`` after it was applied."""
-
-    index: int
-    seat: int
-    """The acting seat, ``CHANCE`` (-1) for the deal."""
-    action: Action
-    think_ms: float | None
-    before: GameState
-    after: GameState
-
-
-@dataclass(frozen=True, slots=True)
 class LocalResult:
-    """A finished local game: the final state, its record and the bots' think times."""
+    """A finished local game: the final state, its record, the think times and the result."""
 
     state: GameState
     record: MatchRecord
     think_ms: tuple[float | None, ...]
     """One entry per step of ``state.history``; None for deals and untimed play."""
+    result: MatchResult
+    """How the game ended: by the rules, or (with a fault policy) by a forfeit."""
 
     @property
     def outcome(self) -> Outcome:
+        """The rules' outcome; only a game played to its end has one (see ``result``)."""
         outcome = self.state.outcome()
-        assert outcome is not None, "a local game always plays to the end"
+        assert outcome is not None, "this game ended by a forfeit, not by the rules"
         return outcome
 
 
@@ -139,11 +137,15 @@ def play_game(
     max_deals: int | None = DEFAULT_MAX_DEALS,
     time_control: dict[str, Any] | None = None,
     created: str | None = None,
+    fault_policy: FaultPolicy | None = None,
+    max_strikes: int = 3,
+    match_id: str | None = None,
 ) -> LocalResult:
     """Play one whole game of ``game`` between ``bots`` (one per seat, seat 0 first).
 
     Args:
-        seed: fixes every deal and, when ``first_seat`` is None, the first starter.
+        seed: fixes every deal, the first starter when ``first_seat`` is None, and any
+            substituted move.
         first_seat: the first starter (first bidder in Moon); the record holds the seat used.
         on_step: called after every step, deals included, e.g. to print a transcript.
         names: the players' names in the record; each bot's ``name`` by default.
@@ -152,73 +154,161 @@ def play_game(
         max_deals: stop with :class:`GameTooLongError` rather than deal more hands than this
             (void deals count); None plays on for ever.
         time_control, created: copied into the record's header.
+        fault_policy, max_strikes: play a bad answer as the referee would (a substituted move
+            and a strike, or a forfeit) instead of raising :class:`BotActionError`; the record
+            then names the policy.
+        match_id: written into the record and shown to the hooks (:data:`LOCAL_MATCH_ID`
+            when None; the record then has none).
 
     Raises:
         ValueError: the number of bots or names is not the number of seats.
-        BotActionError: a bot chose an action that is not legal.
+        BotActionError: with no ``fault_policy``, a bot chose something that is not legal.
         GameTooLongError: ``max_deals`` deals were played without a winner.
     """
     players = game.num_players
     if len(bots) != players:
         raise ValueError(f"{game.describe()} needs {players} bots, got {len(bots)}")
     seat_names = [bot.name for bot in bots] if names is None else list(names)
-    if len(seat_names) != players:
-        raise ValueError(f"expected {players} names, one per seat, got {len(seat_names)}")
-    start = random_first_seat(seed, players) if first_seat is None else first_seat
-    state = game.new_game(seed, first_seat=start)
-    for seat, bot in enumerate(bots):
-        bot.on_game_start(game, seat)
-    think: list[float | None] = []
-    while not state.is_terminal():
-        seat = state.current_seat
-        ms: float | None = None
-        if state.is_chance():
-            if max_deals is not None and state.deal_number >= max_deals:
-                raise GameTooLongError(state, max_deals)
-            action: Action = DEAL
-        else:
-            bot = bots[seat]
-            observation = state.observe(seat)
-            began = timer() if timer is not None else 0.0
-            action = bot.choose(observation)
-            if timer is not None:
-                ms = (timer() - began) * 1000.0
-        after = _apply(state, action, seat, seat_names[seat] if seat >= 0 else "", len(think))
-        think.append(ms)
-        if on_step is not None:
-            on_step(Step(len(think) - 1, seat, action, ms, state, after))
-        state = after
-    outcome = state.outcome()
-    assert outcome is not None
-    for seat, bot in enumerate(bots):
-        bot.on_game_end(outcome, seat)
-    record = record_from_state(
-        state,
+    core = MatchCore(
+        game,
         seat_names,
-        seed,
-        start,
-        think_ms=think if timer is not None else None,
-        time_control=time_control,
-        created=created,
+        seed=seed,
+        first_seat=first_seat,
+        fault_policy=fault_policy,
+        max_strikes=max_strikes,
+        max_deals=max_deals,
+        match_id=match_id,
     )
-    return LocalResult(state, record, tuple(think))
-
-
-def _apply(state: GameState, action: object, seat: int, name: str, step: int) -> GameState:
-    """Apply a bot's answer, turning any refusal into a :class:`BotActionError`."""
-    legal = tuple(str(a) for a in state.legal_actions())
-    if not isinstance(action, _ACTION_TYPES):
-        raise BotActionError(
-            name,
-            seat,
-            step=step,
-            action=repr(action),
-            reason="that is not an action (sdk.rules.actions)",
-            legal=legal,
+    hook_id = match_id or LOCAL_MATCH_ID
+    for seat, bot in enumerate(bots):
+        bot.on_match_start(
+            match_start_info(
+                hook_id,
+                game,
+                seat,
+                core.names,
+                fault_policy=fault_policy or FaultPolicy.FORFEIT,
+                max_strikes=max_strikes,
+            )
         )
-    try:
-        return state.apply(action)
-    except IllegalActionError as exc:
-        raise BotActionError(
-            name, seat, step=step, action=f"'{action}'", reason=exc.rule, legal=legal
-        ) from None
+
+    def deliver(items: list[Item]) -> None:
+        for item in items:
+            if isinstance(item, Step):
+                if on_step is not None:
+                    on_step(item)
+            else:
+                _notify(bots[item.seat], hook_id, item.notice)
+
+    while (decision := core.next_decision()) is not None:
+        deliver(core.take())
+        request = core.request()
+        seat = decision.seat
+        began = timer() if timer is not None else 0.0
+        if fault_policy is None:
+            answer: object = bots[seat].choose(decision.observation)
+            fault = core.reply(request.turn, answer, _since(timer, began))
+            if fault is not None:
+                legal = tuple(str(a) for a in decision.observation.legal_actions)
+                raise _bot_action_error(fault, core.names[seat], answer, legal)
+        else:
+            try:
+                answer = bots[seat].choose(decision.observation)
+            except Exception as exc:  # a crashing bot is its own fault here, as remotely
+                reason = f"the bot raised {type(exc).__name__}: {exc}"
+                core.malformed(request.turn, reason, _since(timer, began))
+            else:
+                core.reply(request.turn, answer, _since(timer, began))
+        deliver(core.take())
+    deliver(core.take())
+    result = core.result
+    assert result is not None
+    if result.termination is Termination.VOID and max_deals is not None:
+        raise GameTooLongError(core.state, max_deals)  # the only way the core voids a game
+    for seat, bot in enumerate(bots):
+        bot.on_match_end(match_end_info(hook_id, game, seat, result))
+    record = core.record(time_control=time_control, created=created)
+    return LocalResult(core.state, record, tuple(step.think_ms for step in record.steps), result)
+
+
+def _since(timer: Callable[[], float] | None, began: float) -> float | None:
+    return None if timer is None else timer() - began
+
+
+def _bot_action_error(
+    fault: Fault, name: str, answer: object, legal: tuple[str, ...]
+) -> BotActionError:
+    """Say what a bot did wrong in strict local play, in the words of the rules."""
+    if fault.rule:
+        action, reason = f"'{answer}'", fault.rule
+    else:
+        action, reason = repr(answer), "that is not an action (sdk.rules.actions)"
+    return BotActionError(
+        name, fault.seat, step=fault.step, action=action, reason=reason, legal=legal
+    )
+
+
+def _notify(bot: Bot, match_id: str, notice: StepNotice | HandEndNotice | FaultNotice) -> None:
+    """Pass one notice of the core to the bot's hook, as the remote client would."""
+    if isinstance(notice, StepNotice):
+        bot.on_event(MatchEvent(match_id, notice.step, notice.scores, notice.deal))
+    elif isinstance(notice, HandEndNotice):
+        bot.on_hand_end(HandEndInfo(match_id, notice.result, notice.scores))
+    else:
+        bot.on_fault(fault_info(match_id, notice))
+
+
+# -- the hooks' values, built as the remote client builds them --------------------------------
+
+
+def match_start_info(
+    match_id: str,
+    game: Game,
+    seat: int,
+    players: Sequence[str],
+    *,
+    fault_policy: FaultPolicy,
+    max_strikes: int,
+    time_limits: TimeLimits = UNTIMED,
+    snapshot: Observation | None = None,
+) -> MatchStartInfo:
+    """The ``on_match_start`` value of ``seat`` (``snapshot``: what it sees where it resumes)."""
+    side = game.sides[game.side_of(seat)]
+    return MatchStartInfo(
+        match_id=match_id,
+        game=game,
+        seat=seat,
+        partners=tuple(s for s in side if s != seat),
+        players=tuple(players),
+        time_limits=time_limits,
+        fault_policy=fault_policy,
+        max_strikes=max_strikes,
+        resumed=snapshot is not None,
+        snapshot=snapshot,
+    )
+
+
+def fault_info(match_id: str, notice: FaultNotice) -> FaultInfo:
+    """The ``on_fault`` value of a fault notice."""
+    return FaultInfo(
+        match_id, notice.turn, notice.kind, notice.reason, notice.strikes, notice.forfeited
+    )
+
+
+def match_end_info(match_id: str, game: Game, seat: int, result: MatchResult) -> MatchEndInfo:
+    """The ``on_match_end`` value of ``seat``; a forfeit has an outcome too, as remotely."""
+    outcome = result.outcome
+    if outcome is None and result.winner is not None:
+        outcome = Outcome(result.winner, result.scores, game.sides, result.detail)
+    return MatchEndInfo(
+        match_id=match_id,
+        seat=seat,
+        termination=result.termination,
+        winner=result.winner,
+        scores=result.scores,
+        side_of_seat=tuple(game.side_of(s) for s in range(game.num_players)),
+        faulted_seat=result.faulted_seat,
+        fault=result.fault,
+        detail=result.detail,
+        outcome=outcome,
+    )

@@ -30,7 +30,7 @@ import importlib.util
 import random
 import sys
 import time
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
@@ -40,6 +40,7 @@ from .bot import (
     AsyncBot,
     Bot,
     Clock,
+    FaultInfo,
     HandEndInfo,
     MatchEndInfo,
     MatchEvent,
@@ -47,37 +48,25 @@ from .bot import (
     TimeLimits,
     set_current_clock,
 )
-from .local import GameTooLongError, Step, play_game
+from .local import GameTooLongError, match_end_info, match_start_info, play_game
+from .match.notices import Step
+from .match.results import FaultPolicy, MatchResult, Termination
+from .positions import Position, label, sample_positions
 from .rules import (
     GAMES,
     Action,
-    Bid,
-    Deal,
-    Discard,
-    Draw,
     Game,
     GameState,
     IllegalActionError,
-    LogEntry,
     Observation,
-    Outcome,
-    Pass,
-    Play,
-    Trump,
     configurations,
 )
 from .rules.dealing import first_seat
-from .rules.state import public_entry
 
 BotOrFactory: TypeAlias = AnyBot | Callable[[], AnyBot]
 
 DEFAULT_POSITIONS: Final = 20
 """Positions checked per game configuration."""
-PER_PLAYOUT: Final = 5
-"""Positions per random playout: ``count`` positions come from ``count / 5`` playouts."""
-
-_ACTION_TYPES: Final = (Play, Draw, Pass, Bid, Discard, Trump, Deal)
-
 Problem = Literal["raised", "not an action", "illegal", "too slow", "hook raised", "unfinished"]
 """What went wrong in one :class:`Failure`."""
 
@@ -144,82 +133,6 @@ class ComplianceReport:
         if len(self.failures) > shown:
             lines.append(f"  ... and {len(self.failures) - shown} more")
         return "\n".join(lines)
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """A position to ask about: a state with a seat to move, and where it came from."""
-
-    id: str
-    """Unique within a check, e.g. ``"passing-3p/7"``."""
-    state: GameState
-    seed: int
-    """The seed of the playout's game."""
-    step: int
-    """Actions applied to ``game.new_game(seed)`` (deals included) to reach the position."""
-
-    def describe(self) -> str:
-        seat = self.state.current_seat
-        hand = " ".join(str(tile) for tile in self.state.hand(seat)) or "empty"
-        return (
-            f"position {self.id} (game seed {self.seed}, step {self.step}, deal "
-            f"{self.state.deal_number}, seat {seat} to move, hand {hand})"
-        )
-
-
-def label(game: Game) -> str:
-    """A short name for a configuration: ``passing-4p``, ``straight-4p-teams``, ``moon``."""
-    if game.name == "moon":
-        return "moon"
-    teams = "-teams" if len(game.sides) != game.num_players else ""
-    return f"{game.name}-{game.num_players}p{teams}"
-
-
-def sample_positions(game: Game, count: int, seed: int) -> list[Position]:
-    """Return ``count`` positions of ``game`` from seeded random playouts.
-
-    The first is the first decision of a new game. Then comes one position of every kind of
-    decision the playouts met (the set of action types that are legal: bidding, discarding,
-    naming trumps, playing, drawing, passing...), so rare kinds are asked about too, and the
-    rest are drawn at random. The same arguments always give the same positions, so
-    ``sample_positions(game, count, seed)[n]`` rebuilds position ``n`` of a report.
-    """
-    name = label(game)
-    rng = random.Random(f"domino-arena/check/{name}/{seed}")
-    pool: list[tuple[int, int, GameState]] = []
-    for _ in range(max(1, -(-(count - 1) // PER_PLAYOUT))):
-        game_seed = rng.getrandbits(32)
-        pool += [(game_seed, step, state) for step, state in _decisions(game, game_seed, rng)]
-    chosen = [0][:count]
-    kinds: dict[tuple[str, ...], list[int]] = {}
-    for index, (_, _, state) in enumerate(pool):
-        kinds.setdefault(_kind(state), []).append(index)
-    for indices in kinds.values():
-        options = [i for i in indices if i not in chosen]
-        if len(chosen) < count and options:
-            chosen.append(rng.choice(options))
-    taken = set(chosen)
-    rest = [i for i in range(len(pool)) if i not in taken]
-    chosen += rng.sample(rest, min(count - len(chosen), len(rest)))
-    return [
-        Position(f"{name}/{n}", pool[i][2], pool[i][0], pool[i][1]) for n, i in enumerate(chosen)
-    ]
-
-
-def _kind(state: GameState) -> tuple[str, ...]:
-    """The kind of decision: the names of the action types that are legal, e.g. (bid, pass)."""
-    return tuple(sorted({type(action).__name__.lower() for action in state.legal_actions()}))
-
-
-def _decisions(game: Game, seed: int, rng: random.Random) -> Iterator[tuple[int, GameState]]:
-    """Yield every state of a random playout where a seat is to move, with its step number."""
-    state = game.new_game(seed)
-    step = 0
-    while not state.is_terminal():
-        if not state.is_chance():
-            yield step, state
-        state = state.apply(rng.choice(state.legal_actions()))
-        step += 1
 
 
 def check_bot(
@@ -329,38 +242,17 @@ class _Caller:
         return self.runner.run(coroutine)
 
 
-def _match_start(
-    match_id: str, game: Game, seat: int, limit: float, snapshot: Observation | None
-) -> MatchStartInfo:
-    side = game.sides[game.side_of(seat)]
-    return MatchStartInfo(
-        match_id=match_id,
-        game=game,
-        seat=seat,
-        partners=tuple(s for s in side if s != seat),
-        players=tuple(f"seat{s}" for s in range(game.num_players)),
-        time_limits=TimeLimits(round(limit * 1000), 0, 0),
-        fault_policy="substitute",
+def _resumed(match_id: str, game: Game, limit: float, state: GameState) -> MatchStartInfo:
+    """A position presented as a match that resumes there, as a reconnected bot sees it."""
+    return match_start_info(
+        match_id,
+        game,
+        state.current_seat,
+        [f"seat{s}" for s in range(game.num_players)],
+        fault_policy=FaultPolicy.SUBSTITUTE,
         max_strikes=3,
-        resumed=snapshot is not None,
-        snapshot=snapshot,
-    )
-
-
-def _match_end(
-    match_id: str, game: Game, seat: int, scores: tuple[int, ...], outcome: Outcome | None
-) -> MatchEndInfo:
-    return MatchEndInfo(
-        match_id=match_id,
-        seat=seat,
-        termination="normal" if outcome is not None else "aborted",
-        winner=outcome.winner if outcome is not None else None,
-        scores=scores,
-        side_of_seat=tuple(game.side_of(s) for s in range(game.num_players)),
-        faulted_seat=None,
-        fault=None,
-        detail=outcome.detail if outcome is not None else "compliance check: one position only",
-        outcome=outcome,
+        time_limits=TimeLimits(round(limit * 1000), 0, 0),
+        snapshot=state.observe(state.current_seat),
     )
 
 
@@ -374,9 +266,7 @@ def _check_position(bot: AnyBot, game: Game, position: Position, caller: _Caller
     legal = tuple(str(a) for a in observation.legal_actions)
     described = game.describe()
     try:
-        caller.hook(
-            bot, "on_match_start", _match_start(match_id, game, seat, caller.limit, observation)
-        )
+        caller.hook(bot, "on_match_start", _resumed(match_id, game, caller.limit, state))
     except Exception as exc:
         return [Failure(described, where, "hook raised", f"on_match_start raised {_error(exc)}")]
     try:
@@ -387,8 +277,10 @@ def _check_position(bot: AnyBot, game: Game, position: Position, caller: _Caller
         answer, seconds, state, limit=caller.limit, game=described, where=where, legal=legal
     )
     try:
-        end = _match_end(match_id, game, seat, state.scores, None)
-        caller.hook(bot, "on_match_end", end)
+        stopped = MatchResult(
+            Termination.ABORTED, None, state.scores, detail="compliance check: one position only"
+        )
+        caller.hook(bot, "on_match_end", match_end_info(match_id, game, seat, stopped))
     except Exception as exc:
         failures.append(
             Failure(described, where, "hook raised", f"on_match_end raised {_error(exc)}")
@@ -407,7 +299,7 @@ def _judge(
     legal: tuple[str, ...],
 ) -> list[Failure]:
     failures: list[Failure] = []
-    if not isinstance(answer, _ACTION_TYPES):
+    if not isinstance(answer, Action):
         hint = " (parse text with sdk.rules.parse_action)" if isinstance(answer, str) else ""
         failures.append(
             Failure(
@@ -435,7 +327,7 @@ def _judge(
                 where,
                 "too slow",
                 f"answered in {seconds:.3f} s, over the {limit:g} s limit",
-                str(answer) if isinstance(answer, _ACTION_TYPES) else repr(answer),
+                str(answer) if isinstance(answer, Action) else repr(answer),
                 legal,
                 seconds,
             )
@@ -459,17 +351,16 @@ class _Progress:
     where: str
 
 
-class _LocalSeat(Bot):
-    """Puts a bot under test in one seat of :func:`play_game`, with the referee's hooks.
-
-    It judges every answer as :func:`check_bot` judges a position and stops the game at the
-    first fault, so a failure in a whole game reads like a failure in a position.
+class _Judged(Bot):
+    """A bot under test in one seat of :func:`play_game`, which calls its hooks as the referee's
+    client would; this adapter awaits an async bot, and judges every answer as
+    :func:`check_bot` judges a position, stopping the game at the first fault, so a failure in a
+    whole game reads like a failure in a position.
     """
 
-    def __init__(self, inner: AnyBot, caller: _Caller, match_id: str, now: _Progress) -> None:
+    def __init__(self, inner: AnyBot, caller: _Caller, now: _Progress) -> None:
         self.inner = inner
         self.caller = caller
-        self.match_id = match_id
         self.name = str(getattr(inner, "name", "bot"))
         self.now = now
         self.slow: Failure | None = None
@@ -497,17 +388,23 @@ class _LocalSeat(Bot):
             if failure.problem != "too slow":
                 raise _FailedError(failure)
             self.slow = self.slow or failure  # a slow answer is reported once, play goes on
-        assert isinstance(answer, _ACTION_TYPES)  # anything else failed above
+        assert isinstance(answer, Action)  # anything else failed above
         return answer
 
-    def on_game_start(self, game: Game, seat: int) -> None:
-        self.hook(
-            "on_match_start", _match_start(self.match_id, game, seat, self.caller.limit, None)
-        )
+    def on_match_start(self, info: MatchStartInfo) -> None:
+        self.hook("on_match_start", info)
 
-    def on_game_end(self, outcome: Outcome, seat: int) -> None:
-        game = self.now.state.game
-        self.hook("on_match_end", _match_end(self.match_id, game, seat, outcome.scores, outcome))
+    def on_event(self, event: MatchEvent) -> None:
+        self.hook("on_event", event)
+
+    def on_hand_end(self, hand: HandEndInfo) -> None:
+        self.hook("on_hand_end", hand)
+
+    def on_fault(self, fault: FaultInfo) -> None:
+        self.hook("on_fault", fault)
+
+    def on_match_end(self, result: MatchEndInfo) -> None:
+        self.hook("on_match_end", result)
 
     def hook(self, hook: str, info: object) -> None:
         try:
@@ -527,25 +424,27 @@ def _check_game(
     """
     game_seed = random.Random(f"domino-arena/check-game/{label(game)}/{seed}").getrandbits(32)
     start = first_seat(game_seed, game.num_players)
-    match_id = f"check/{label(game)}/game"
     place = f"local game (game seed {game_seed}, first seat {start})"
     now = _Progress(game.new_game(game_seed, first_seat=start), f"{place}, step 0")
-    seats = [_LocalSeat(source(), caller, match_id, now) for _ in range(game.num_players)]
+    seats = [_Judged(source(), caller, now) for _ in range(game.num_players)]
 
     def on_step(step: Step) -> None:
-        after = now.state = step.after
+        now.state = step.after
         now.where = f"{place}, step {step.index + 1}"
-        for viewer, seat in enumerate(seats):
-            entry = public_entry(LogEntry(step.seat, step.action), viewer)
-            seat.hook("on_event", MatchEvent(match_id, entry, after.scores, after.deal_number))
-        for result in after.hand_results[len(step.before.hand_results) :]:
-            for seat in seats:
-                seat.hook("on_hand_end", HandEndInfo(match_id, result, after.scores))
 
     failures: list[Failure] = []
     finished = False
     try:
-        play_game(game, seats, game_seed, first_seat=start, on_step=on_step, timer=None)
+        play_game(
+            game,
+            seats,
+            game_seed,
+            first_seat=start,
+            on_step=on_step,
+            names=[f"seat{s}" for s in range(game.num_players)],
+            timer=None,
+            match_id=f"check/{label(game)}/game",
+        )
         finished = True
     except _FailedError as stop:
         failures.append(stop.failure)

@@ -11,19 +11,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Final, TypeAlias, cast
+from typing import Final, TypeAlias
 
 from domino_arena.sdk.bot import (
     AsyncBot,
     Bot,
     FaultInfo,
-    FaultKindName,
-    FaultPolicyName,
     HandEndInfo,
     MatchEndInfo,
     MatchEvent,
     MatchStartInfo,
-    TerminationName,
     set_current_clock,
 )
 from domino_arena.sdk.match.results import FaultPolicy
@@ -145,7 +142,7 @@ class Match:
             partners=tuple(start.partners),
             players=tuple(start.players),
             time_limits=time_limits_from_proto(start.time_control),
-            fault_policy=cast(FaultPolicyName, policy),  # bot.py's Literal, until it is the enum
+            fault_policy=policy,
             max_strikes=start.max_strikes,
             resumed=start.resumed,
             snapshot=snapshot,
@@ -187,7 +184,7 @@ class Match:
         info = FaultInfo(
             match_id=fault.match_id,
             turn=fault.turn,
-            kind=cast(FaultKindName, fault_kind_from_proto(fault.kind) or "unspecified"),
+            kind=fault_kind_from_proto(fault.kind),
             reason=fault.reason,
             strikes=fault.strikes,
             forfeited=fault.forfeited,
@@ -213,12 +210,12 @@ class Match:
         info = MatchEndInfo(
             match_id=end.match_id,
             seat=self.seat,
-            termination=cast(TerminationName, termination or "unspecified"),
+            termination=termination,
             winner=result.winner if result.winner >= 0 else None,
             scores=tuple(result.scores),
             side_of_seat=tuple(result.side_of_seat),
             faulted_seat=result.faulted_seat if result.faulted_seat >= 0 else None,
-            fault=cast(FaultKindName | None, fault_kind_from_proto(result.fault)),
+            fault=fault_kind_from_proto(result.fault),
             detail=result.detail,
             outcome=outcome,
         )

@@ -8,6 +8,9 @@ their values are the words written in records and stored in the database, so eac
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+
+from ..rules import Outcome
 
 
 class Termination(enum.StrEnum):
@@ -42,3 +45,18 @@ class FaultPolicy(enum.StrEnum):
 
     FORFEIT = "forfeit"
     SUBSTITUTE = "substitute"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """The end of a match: the rules' outcome, or how the referee (or the match core) ended it."""
+
+    termination: Termination
+    winner: int | None
+    """The winning side, None when nobody won (void, aborted)."""
+    scores: tuple[int, ...]
+    faulted_seat: int | None = None
+    fault: FaultKind | None = None
+    detail: str = ""
+    outcome: Outcome | None = None
+    """The engine's outcome when the game was played to its end."""

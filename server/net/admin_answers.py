@@ -12,13 +12,12 @@ from typing import Final, Protocol
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.sdk.wire import fault_policy_to_proto, game_to_proto, match_result_to_proto
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.net.wire import time_control_to_proto
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState

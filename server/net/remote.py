@@ -29,6 +29,8 @@ from typing import Final
 import outcome
 import trio
 
+from domino_arena.sdk.match.notices import FaultNotice
+from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
 from domino_arena.sdk.wire import (
     EventEncoder,
@@ -43,14 +45,7 @@ from domino_arena.sdk.wire import (
 )
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.net.wire import time_control_to_proto
-from domino_arena.server.play.seats import (
-    FaultNotice,
-    Malformed,
-    MatchInfo,
-    MatchResult,
-    Reply,
-    SeatGoneError,
-)
+from domino_arena.server.play.seats import Malformed, MatchInfo, Reply, SeatGoneError
 from domino_arena.v1 import referee_pb2 as pb
 
 LOG: Final = logging.getLogger("domino_arena.server")

@@ -15,8 +15,8 @@ from typing import Final
 
 import trio
 
-from domino_arena.sdk.local import Step
-from domino_arena.sdk.match.results import FaultPolicy, Termination
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.records import record_lines
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import Rating
@@ -26,7 +26,6 @@ from domino_arena.server.play.ladder_runner import LadderRunner
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, TournamentRunner

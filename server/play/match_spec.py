@@ -11,9 +11,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Final
 
-from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult
 from domino_arena.sdk.rules import Game
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch
 

@@ -1,10 +1,12 @@
-"""Play one match over :class:`~.seats.Seat` objects: the clock, the fault policy, the record.
+"""Play one match over :class:`~.seats.Seat` objects: the trio driver of the match core.
 
-The referee deals with the pure rules engine, and for each decision sends the mover its
-observation under a deadline, validates the reply with the same engine and tells every seat the
-public part of what happened (DESIGN.md decisions 7-9). It never trusts a seat: a reply that is
-not an action, an illegal action, silence past the deadline or a dropped connection is a fault,
-and the fault policy says what it costs.
+What a match decides (the deals, whose decision is due, validating a reply with the rules
+engine, the bank, the fault policy, the record) is the pure match core's
+(:class:`~domino_arena.sdk.match.core.MatchCore`), shared with local play. This module does
+what the core cannot: it talks to the seats, keeps the time, waits for reconnections and draws
+the error boundary (DESIGN.md decisions 7-10). It never trusts a seat: a reply that is not an
+action, an illegal action, silence past the deadline or a dropped connection is a fault, and
+the fault policy says what it costs.
 
 Time is kept from send to receive with ``trio.current_time()``, so tests drive it with
 ``trio.testing.MockClock`` and never sleep. A decision's time accumulates over the requests
@@ -34,41 +36,21 @@ from __future__ import annotations
 
 import logging
 import math
-import random
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import trio
 
-from domino_arena.sdk.local import DEFAULT_MAX_DEALS, Step
-from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
-from domino_arena.sdk.records import MatchRecord, RecordFault, forfeit_winner, record_from_state
-from domino_arena.sdk.rules import (
-    DEAL,
-    Action,
-    Bid,
-    Deal,
-    Discard,
-    Draw,
-    Game,
-    GameState,
-    IllegalActionError,
-    LogEntry,
-    Pass,
-    Play,
-    Trump,
-)
-from domino_arena.sdk.rules.dealing import first_seat as random_first_seat
-from domino_arena.sdk.rules.state import public_entry
-from domino_arena.server.play.seats import (
-    FaultNotice,
-    Malformed,
-    MatchInfo,
-    MatchResult,
-    Seat,
-    SeatGoneError,
-)
+from domino_arena.sdk.local import DEFAULT_MAX_DEALS
+from domino_arena.sdk.match.core import MatchCore
+from domino_arena.sdk.match.decision import Decision, Request
+from domino_arena.sdk.match.faults import Fault
+from domino_arena.sdk.match.notices import FaultNotice, HandEndNotice, Step, StepNotice
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.records import MatchRecord
+from domino_arena.sdk.rules import Game
+from domino_arena.server.play.seats import Malformed, MatchInfo, Seat, SeatGoneError
 from domino_arena.server.play.timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
@@ -78,51 +60,6 @@ NOTICE_TIMEOUT: Final = 1.0
 
 MAX_RECONNECTS: Final = 10
 """Reconnections one decision may take; a seat that keeps dropping is then disconnected."""
-
-_ACTION_TYPES: Final = (Play, Draw, Pass, Bid, Discard, Trump, Deal)
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """A fault charged to a seat: what it did, when, and what the policy did about it."""
-
-    seat: int
-    turn: int
-    """The request it belongs to (a disconnection before any request gets a turn of its own)."""
-    step: int
-    """Index of the step that was due."""
-    kind: FaultKind
-    reason: str
-    strikes: int
-    """Faults charged to this seat so far, this one included."""
-    forfeited: bool
-    """This fault lost the seat the match."""
-
-    def to_record(self) -> RecordFault:
-        return RecordFault(
-            self.seat,
-            self.turn,
-            self.step,
-            self.kind.value,
-            self.reason,
-            self.strikes,
-            self.forfeited,
-        )
-
-
-class _Waiting(NamedTuple):
-    """The request a seat is answering, for the timeout if its deadline passes."""
-
-    seat: int
-    turn: int
-    sent: float
-    used: float
-    """Seconds of this decision used before this request."""
-    bank: float
-    """The seat's bank when the decision began."""
-    move_left: float
-    bank_left: float
-    limit: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,92 +110,82 @@ async def play_match(
     """
     if len(seats) != game.num_players:
         raise ValueError(f"{game.describe()} needs {game.num_players} seats, got {len(seats)}")
-    if max_strikes < 1:
-        raise ValueError(f"max_strikes must be 1 or more, got {max_strikes}")
     if reconnect_grace < 0:
         raise ValueError(f"reconnect_grace must not be negative, got {reconnect_grace}")
-    start = random_first_seat(seed, game.num_players) if first_seat is None else first_seat
-    if not 0 <= start < game.num_players:
-        raise ValueError(f"first_seat {start} is not a seat of a {game.num_players}-player game")
-    match = _Match(
+    core = MatchCore(
         game,
-        seats,
-        match_id=match_id,
+        [seat.name for seat in seats],
         seed=seed,
-        first_seat=start,
+        first_seat=first_seat,
         time_control=time_control,
         fault_policy=fault_policy,
         max_strikes=max_strikes,
+        max_deals=max_deals,
+        match_id=match_id,
+    )
+    match = _Match(
+        core,
+        seats,
+        time_control=time_control,
+        fault_policy=fault_policy,
         reconnect_grace=reconnect_grace,
         absent=absent,
         on_step=on_step,
-        max_deals=max_deals,
     )
     try:
         result = await match.run()
     except Exception as exc:
         log.exception("match %s: referee failure, the match is void", match_id)
-        result = match.stopped(
+        result = core.stop(
             Termination.VOID, f"void: the referee failed ({type(exc).__name__}: {exc})"
         )
     except BaseException:
-        aborted = match.stopped(
+        aborted = core.stop(
             Termination.ABORTED, "aborted: the referee stopped the match before its end"
         )
         await match.tell_finish(aborted, shield=True)
         raise
     await match.tell_finish(result, shield=False)
-    return MatchReport(result, match.record(result), tuple(match.faults))
+    record = core.record(
+        time_control=dict(
+            zip(("move_ms", "bank_ms", "grace_ms"), time_control.to_ms(), strict=True)
+        )
+    )
+    return MatchReport(result, record, core.faults)
 
 
 class _Match:
-    """The mutable side of one match; :func:`play_match` is its only user."""
+    """The I/O side of one match: the seats, the deadlines, the waits; :func:`play_match` is
+    its only user, and the core holds everything else.
+    """
 
     def __init__(
         self,
-        game: Game,
+        core: MatchCore,
         seats: Sequence[Seat],
         *,
-        match_id: str,
-        seed: int,
-        first_seat: int,
         time_control: TimeControl,
         fault_policy: FaultPolicy,
-        max_strikes: int,
         reconnect_grace: float,
         absent: Collection[int],
         on_step: Callable[[Step], object] | None,
-        max_deals: int | None,
     ) -> None:
-        self.game = game
+        self.core = core
         self.seats = tuple(seats)
-        self.names = tuple(seat.name for seat in seats)
-        self.match_id = match_id
-        self.seed = seed
-        self.first_seat = first_seat
         self.clock = time_control
         self.policy = fault_policy
-        self.max_strikes = max_strikes
         self.reconnect_grace = reconnect_grace
         self.absent = set(absent)
         """Seats with no reconnect grace: absent when the match was due, not back since."""
         self.on_step = on_step
-        self.max_deals = max_deals
-        self.state: GameState = game.new_game(seed, first_seat=first_seat)
-        self.think_ms: list[float | None] = []
-        """One entry per step of ``state.history``."""
-        self.substituted: list[int] = []
-        self.faults: list[Fault] = []
-        self.banks = [time_control.bank] * game.num_players
-        self.strikes = [0] * game.num_players
-        self.gone = [False] * game.num_players
+        self.gone = [False] * len(seats)
         """The seat raised SeatGoneError and has not been restarted since."""
         self.missed: list[list[FaultNotice]] = [[] for _ in seats]
         """Fault notices a seat was away for; it gets them when it is back."""
-        self.turn = 0
         self.timer = trio.CancelScope()
         """The scope of the current stretch of play; its deadline is the pending request's."""
-        self.waiting: _Waiting | None = None
+        self.waiting: tuple[Request, float] | None = None
+        """The request a seat is answering and when it was sent, for the timeout."""
 
     # -- the match ----------------------------------------------------------------------------
 
@@ -268,68 +195,42 @@ class _Match:
         self.absent = {seat for seat in self.absent if self.gone[seat]}
         while True:
             with trio.CancelScope() as self.timer:
-                result = await self._play()
+                await self._play()
             if not self.timer.cancelled_caught:
+                result = self.core.result
+                assert result is not None
                 return result
-            forfeit = await self._timed_out()
-            if forfeit is not None:
-                return self._forfeit_result(forfeit)
+            await self._timed_out()
 
-    async def _timed_out(self) -> Fault | None:
+    async def _timed_out(self) -> None:
         """Charge the timeout of the request whose deadline ended the last stretch of play."""
-        waiting = self.waiting
-        assert waiting is not None
+        assert self.waiting is not None
+        request, sent = self.waiting
         self.waiting = None
-        used = waiting.used + trio.current_time() - waiting.sent
-        self.banks[waiting.seat] = self.clock.charge(waiting.bank, used)
-        reason = (
-            f"no reply within {waiting.limit:g} s (move {waiting.move_left:g} s + bank "
-            f"{waiting.bank_left:g} s + grace {self.clock.grace:g} s)"
-        )
-        return await self._fault(waiting.seat, waiting.turn, FaultKind.TIMEOUT, reason, used)
+        self._log(self.core.timeout(request.turn, trio.current_time() - sent))
+        await self._deliver()
 
-    async def _play(self) -> MatchResult:
+    async def _play(self) -> None:
         """Play until the end, a forfeit, or a deadline that passes (it cancels ``timer``)."""
-        while not self.state.is_terminal():
-            if self.state.is_chance():
-                if self.max_deals is not None and self.state.deal_number >= self.max_deals:
-                    return self.stopped(
-                        Termination.VOID,
-                        f"void: no winner after {self.max_deals} deals "
-                        f"(scores {'/'.join(str(s) for s in self.state.scores)})",
-                    )
-                await self._advance(DEAL, None)
-                continue
-            forfeit = await self._decide(self.state.current_seat)
-            if forfeit is not None:
-                return self._forfeit_result(forfeit)
-        outcome = self.state.outcome()
-        assert outcome is not None
-        return MatchResult(
-            Termination.NORMAL,
-            outcome.winner,
-            outcome.scores,
-            detail=outcome.detail,
-            outcome=outcome,
-        )
+        core = self.core
+        while (decision := core.next_decision()) is not None:
+            await self._deliver()
+            await self._decide(decision)
+        await self._deliver()
 
-    async def _decide(self, seat: int) -> Fault | None:
-        """Get the decision of ``seat`` and apply it (or a substitute); return a forfeit."""
+    async def _decide(self, decision: Decision) -> None:
+        """Get the decision of ``decision.seat`` from its seat and hand it to the core."""
+        core = self.core
+        seat = decision.seat
         player = self.seats[seat]
-        observation = self.state.observe(seat)
-        bank = self.banks[seat]
-        used = 0.0  # seconds on the clock for this decision, over every request it took
         grace = 0.0 if seat in self.absent else self.reconnect_grace
         grace_left = grace
         reconnects = 0
-        turn: int | None = None
         while True:
             if self.gone[seat]:
                 if reconnects == MAX_RECONNECTS:
-                    kind, reason = (
-                        FaultKind.DISCONNECTED,
-                        f"dropped {reconnects + 1} times during one decision",
-                    )
+                    reason = f"dropped {reconnects + 1} times during one decision"
+                    self._log(core.disconnected(reason))
                     break
                 reconnects += 1
                 waited_from = trio.current_time()
@@ -339,13 +240,11 @@ class _Match:
                     back = True
                 grace_left -= trio.current_time() - waited_from
                 if not back:
-                    kind, reason = (
-                        FaultKind.DISCONNECTED,
-                        f"disconnected, and not back within {grace:g} s",
-                    )
+                    reason = f"disconnected, and not back within {grace:g} s"
+                    self._log(core.disconnected(reason))
                     break
                 try:
-                    await player.start(self._info(seat), observation)
+                    await player.start(self._info(seat), decision.observation)
                 except SeatGoneError:
                     continue
                 self.gone[seat] = False
@@ -353,95 +252,48 @@ class _Match:
                 missed, self.missed[seat] = self.missed[seat], []
                 for notice in missed:
                     await self._tell_fault(seat, notice)
-            turn = self._next_turn()
-            move_left = max(0.0, self.clock.move - used)
-            bank_left = self.clock.charge(bank, used)
-            limit = move_left + bank_left + self.clock.grace
+            request = core.request()
             sent = trio.current_time()
             reply: object = None
-            self.waiting = _Waiting(seat, turn, sent, used, bank, move_left, bank_left, limit)
+            self.waiting = (request, sent)
             timer = self.timer
-            timer.deadline = sent + limit
+            timer.deadline = sent + request.limit
             try:
-                reply = await player.request(turn, observation, move_left, bank_left)
+                reply = await player.request(
+                    request.turn, decision.observation, request.move_left, request.bank_left
+                )
             except SeatGoneError:
                 self.gone[seat] = True
             timer.deadline = math.inf
             if timer.cancel_called:  # the deadline passed as the reply came: it is late
                 await trio.lowlevel.checkpoint()  # raises Cancelled, caught by ``run``
             self.waiting = None
-            used += trio.current_time() - sent
+            seconds = trio.current_time() - sent
             if self.gone[seat]:
+                core.dropped(request.turn, seconds)
                 continue
             if isinstance(reply, Malformed):
-                kind, reason = FaultKind.MALFORMED, reply.reason
-                break
-            if not isinstance(reply, _ACTION_TYPES):
-                kind, reason = FaultKind.MALFORMED, f"not an action: {reply!r}"
-                break
-            try:
-                after = self.state.apply(reply)
-            except IllegalActionError as exc:
-                kind, reason = FaultKind.ILLEGAL, str(exc)
-                break
-            self.banks[seat] = self.clock.charge(bank, used)
-            await self._advance(reply, _ms(used), after)
-            return None
-        self.banks[seat] = self.clock.charge(bank, used)
-        if turn is None:
-            turn = self._next_turn()
-        return await self._fault(seat, turn, kind, reason, used)
+                self._log(core.malformed(request.turn, reply.reason, seconds))
+            else:
+                self._log(core.reply(request.turn, reply, seconds))
+            break
+        await self._deliver()
 
-    async def _fault(
-        self, seat: int, turn: int, kind: FaultKind, reason: str, used: float
-    ) -> Fault | None:
-        """Charge a fault, tell the bot, and apply the policy; return the fault if it forfeits."""
-        self.strikes[seat] += 1
-        strikes = self.strikes[seat]
-        forfeited = self.policy is FaultPolicy.FORFEIT or strikes >= self.max_strikes
-        fault = Fault(seat, turn, len(self.think_ms), kind, reason, strikes, forfeited)
-        self.faults.append(fault)
-        log.info(
-            "match %s: seat %d (%s) %s at turn %d (strike %d%s): %s",
-            self.match_id,
-            seat,
-            self.names[seat],
-            kind.value,
-            turn,
-            strikes,
-            ", forfeited" if forfeited else "",
-            reason,
-        )
-        await self._tell_fault(seat, FaultNotice(turn, kind, reason, strikes, forfeited))
-        if forfeited:
-            return fault
-        self.substituted.append(len(self.think_ms))
-        await self._advance(substitute_action(self.state, self.seed, turn), _ms(used))
-        return None
-
-    async def _advance(
-        self, action: Action, think_ms: float | None, after: GameState | None = None
-    ) -> None:
-        """Apply ``action`` and tell every seat what it may see of the step.
-
-        ``after``: the state after ``action`` when the caller has it already (validating a
-        reply computes it), so the engine does not apply the action twice.
-        """
-        before = self.state
-        if after is None:
-            after = before.apply(action)
-        entry = LogEntry(before.current_seat, action)
-        self.state = after
-        self.think_ms.append(think_ms)
-        index = len(self.think_ms) - 1
-        scores, deal = after.scores, after.deal_number
-        for seat, player in enumerate(self.seats):
-            await self._tell(seat, player.event(public_entry(entry, seat), scores, deal))
-        for hand in after.hand_results[len(before.hand_results) :]:
-            for seat, player in enumerate(self.seats):
-                await self._tell(seat, player.hand_end(hand, scores))
-        if self.on_step is not None:
-            self.on_step(Step(index, entry.seat, action, think_ms, before, after))
+    async def _deliver(self) -> None:
+        """Tell the seats what the core queued, in order, and report its steps to ``on_step``."""
+        for item in self.core.take():
+            if isinstance(item, Step):
+                if self.on_step is not None:
+                    self.on_step(item)
+                continue
+            seat, notice = item
+            player = self.seats[seat]
+            if isinstance(notice, StepNotice):
+                await self._tell(seat, player.event(notice.step, notice.scores, notice.deal))
+            elif isinstance(notice, HandEndNotice):
+                await self._tell(seat, player.hand_end(notice.result, notice.scores))
+            else:
+                await self._tell_fault(seat, notice)
 
     async def _tell(self, seat: int, notice: Coroutine[Any, Any, None]) -> None:
         """Await a notice to ``seat``; a seat that is gone misses it (it gets a snapshot later)."""
@@ -459,42 +311,33 @@ class _Match:
         if self.gone[seat]:
             self.missed[seat].append(notice)
 
+    def _log(self, fault: Fault | None) -> None:
+        if fault is not None:
+            log.info(
+                "match %s: seat %d (%s) %s at turn %d (strike %d%s): %s",
+                self.core.match_id,
+                fault.seat,
+                self.core.names[fault.seat],
+                fault.kind.value,
+                fault.turn,
+                fault.strikes,
+                ", forfeited" if fault.forfeited else "",
+                fault.reason,
+            )
+
     def _info(self, seat: int) -> MatchInfo:
+        core = self.core
         return MatchInfo(
-            self.match_id,
-            self.game,
+            core.match_id or "",
+            core.game,
             seat,
-            self.names,
+            core.names,
             self.clock,
             self.policy,
-            self.max_strikes,
+            core.max_strikes,
         )
-
-    def _next_turn(self) -> int:
-        self.turn += 1
-        return self.turn
 
     # -- the end ------------------------------------------------------------------------------
-
-    def _forfeit_result(self, fault: Fault) -> MatchResult:
-        scores = self.state.scores
-        winner = forfeit_winner(scores, self.game.side_of(fault.seat))
-        return MatchResult(
-            Termination.FORFEIT,
-            winner,
-            scores,
-            faulted_seat=fault.seat,
-            fault=fault.kind,
-            detail=(
-                f"seat {fault.seat} ({self.names[fault.seat]}) forfeits"
-                f"{f' after {fault.strikes} faults' if fault.strikes > 1 else ''}: "
-                f"{fault.kind.value} at turn {fault.turn}: {fault.reason}"
-            ),
-        )
-
-    def stopped(self, termination: Termination, detail: str) -> MatchResult:
-        """Return the result of a match stopped without a winner (void or aborted)."""
-        return MatchResult(termination, None, self.state.scores, detail=detail)
 
     async def tell_finish(self, result: MatchResult, *, shield: bool) -> None:
         """Tell every seat the match ended, all at once, for at most :data:`NOTICE_TIMEOUT`.
@@ -502,6 +345,7 @@ class _Match:
         Best effort: a seat that is gone, fails or blocks is logged and skipped, because the
         result stands whatever a seat does with the news.
         """
+        match_id = self.core.match_id
 
         async def tell(seat: int) -> None:
             try:
@@ -509,7 +353,7 @@ class _Match:
             except SeatGoneError:
                 pass
             except Exception:
-                log.exception("match %s: telling seat %d the end failed", self.match_id, seat)
+                log.exception("match %s: telling seat %d the end failed", match_id, seat)
 
         with trio.move_on_after(NOTICE_TIMEOUT, shield=shield) as scope:
             async with trio.open_nursery() as nursery:
@@ -517,39 +361,5 @@ class _Match:
                     nursery.start_soon(tell, seat)
         if scope.cancelled_caught:
             log.warning(
-                "match %s: a seat did not take the end within %gs", self.match_id, NOTICE_TIMEOUT
+                "match %s: a seat did not take the end within %gs", match_id, NOTICE_TIMEOUT
             )
-
-    def record(self, result: MatchResult) -> MatchRecord:
-        termination = result.termination.value
-        normal = result.termination is Termination.NORMAL
-        return record_from_state(
-            self.state,
-            self.names,
-            self.seed,
-            self.first_seat,
-            think_ms=self.think_ms,
-            time_control=dict(
-                zip(("move_ms", "bank_ms", "grace_ms"), self.clock.to_ms(), strict=True)
-            ),
-            termination=termination,
-            winner=None if normal else result.winner,
-            detail=None if normal else result.detail,
-            faults=[fault.to_record() for fault in self.faults],
-            substituted=self.substituted,
-            match_id=self.match_id,
-            fault_policy={"policy": self.policy.value, "max_strikes": self.max_strikes},
-        )
-
-
-def substitute_action(state: GameState, seed: int, turn: int) -> Action:
-    """Return the move the referee plays for a faulting seat: random, legal, and the same
-    whenever the match is replayed with the same seed.
-    """
-    rng = random.Random(f"domino-arena/substitute/{seed}/{turn}")
-    return rng.choice(state.legal_actions())
-
-
-def _ms(seconds: float) -> float:
-    """Return ``seconds`` in milliseconds, to the microsecond (what a record keeps)."""
-    return round(seconds * 1000.0, 3)

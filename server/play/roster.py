@@ -15,7 +15,8 @@ import collections
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from domino_arena.server.play.seats import MatchResult, Seat
+from domino_arena.sdk.match.results import MatchResult
+from domino_arena.server.play.seats import Seat
 
 
 class Present(Protocol):

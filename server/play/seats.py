@@ -1,9 +1,11 @@
-"""The referee's view of a player: a :class:`Seat`, remote (a gRPC stream) or local (a Bot).
+"""The referee's view of a player: a :class:`Seat` (a remote bot's gRPC stream, or a test double).
 
-The referee (:mod:`.referee`) drives a match only through this interface, so an in-process bot
-and a bot across the network behave the same to it (cutechess's player split). A seat sends
-what the referee gives it and returns what the bot answered; it never judges legality or time:
-the referee does both, with the rules engine and its own clock.
+The referee (:mod:`.referee`) drives a match only through this interface (cutechess's player
+split); in-process bots are played by the match core's synchronous driver,
+:mod:`domino_arena.sdk.local`, instead. A seat sends what the referee gives it and returns what
+the bot answered; it never judges legality or time: the referee's match core does both, with the
+rules engine and the time the referee measured. The notices a seat receives (a fault, the
+result) are the core's own types, from :mod:`domino_arena.sdk.match`.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
-from domino_arena.sdk.rules import Action, Game, HandResult, LogEntry, Observation, Outcome
+from domino_arena.sdk.match.notices import FaultNotice
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult
+from domino_arena.sdk.rules import Action, Game, HandResult, LogEntry, Observation
 from domino_arena.server.play.timecontrol import TimeControl
 
 
@@ -40,32 +42,6 @@ class Malformed:
 
 Reply = Action | Malformed
 """What a seat returns for a request."""
-
-
-@dataclass(frozen=True, slots=True)
-class FaultNotice:
-    """A fault charged to a seat, as the seat is told of it."""
-
-    turn: int
-    kind: FaultKind
-    reason: str
-    strikes: int
-    forfeited: bool
-
-
-@dataclass(frozen=True, slots=True)
-class MatchResult:
-    """The end of a match: the rules' outcome, or how the referee ended it."""
-
-    termination: Termination
-    winner: int | None
-    """The winning side, None when nobody won (void, aborted)."""
-    scores: tuple[int, ...]
-    faulted_seat: int | None = None
-    fault: FaultKind | None = None
-    detail: str = ""
-    outcome: Outcome | None = None
-    """The engine's outcome when the game was played to its end."""
 
 
 class SeatGoneError(Exception):
@@ -105,38 +81,3 @@ class Seat(Protocol):
 
     async def reconnected(self) -> None:
         """Return once the bot is connected again (the referee bounds the wait)."""
-
-
-class LocalSeat:
-    """An in-process :class:`Bot` in a seat: no network, the same referee."""
-
-    def __init__(self, bot: Bot, name: str | None = None) -> None:
-        self.bot = bot
-        self.name = name or bot.name
-
-    async def start(self, info: MatchInfo, snapshot: Observation | None) -> None:
-        if snapshot is None:
-            self.bot.on_game_start(info.game, info.seat)
-        self._seat = info.seat
-
-    async def request(self, turn: int, observation: Observation, move: float, bank: float) -> Reply:
-        try:
-            return self.bot.choose(observation)
-        except Exception as exc:  # a crashing local bot is a fault of its own, not ours
-            return Malformed(f"the bot raised {type(exc).__name__}: {exc}")
-
-    async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
-        return None
-
-    async def hand_end(self, result: HandResult, scores: tuple[int, ...]) -> None:
-        return None
-
-    async def fault(self, notice: FaultNotice) -> None:
-        return None
-
-    async def finish(self, result: MatchResult) -> None:
-        if result.outcome is not None:
-            self.bot.on_game_end(result.outcome, self._seat)
-
-    async def reconnected(self) -> None:
-        return None

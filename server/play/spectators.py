@@ -25,11 +25,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from domino_arena.sdk.local import Step
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import HandResult, LogEntry
 from domino_arena.sdk.rules.state import public_entry
 from domino_arena.server.play.match_spec import MatchSpec
-from domino_arena.server.play.seats import MatchResult
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

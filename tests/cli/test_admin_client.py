@@ -19,14 +19,13 @@ import pytest
 
 from domino_arena.bots.__main__ import main as bots_main
 from domino_arena.sdk import runner
-from domino_arena.sdk.local import Step
-from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.match_spec import MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
 from tests.fakes.referee_server import ADMIN_TOKEN, WAIT, Referee

@@ -18,14 +18,13 @@ from typing import Any, Final, TypeVar
 
 import grpc
 
-from domino_arena.sdk.match.results import FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.admin import AdminServicer
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.spectators import SpectatorServicer
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, schedule_of

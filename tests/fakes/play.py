@@ -13,9 +13,8 @@ from collections.abc import Callable
 
 import trio
 
-from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.store.storage import Storage
 
 

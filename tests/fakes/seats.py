@@ -17,14 +17,12 @@ from dataclasses import dataclass
 import trio
 
 from domino_arena.bots.random_bot import RandomBot
+from domino_arena.sdk.bot import Bot, HandEndInfo, MatchEvent, TimeLimits
+from domino_arena.sdk.local import fault_info, match_end_info, match_start_info
+from domino_arena.sdk.match.notices import FaultNotice
+from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import DOUBLE_SIX, HandResult, LogEntry, Observation, Play
-from domino_arena.server.play.seats import (
-    FaultNotice,
-    MatchInfo,
-    MatchResult,
-    Reply,
-    SeatGoneError,
-)
+from domino_arena.server.play.seats import MatchInfo, Reply, SeatGoneError
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,3 +258,55 @@ class StuckFinishSeat(FakeSeat):
     async def finish(self, result: MatchResult) -> None:
         await super().finish(result)
         await trio.sleep_forever()
+
+
+class BotSeat:
+    """An SDK :class:`Bot` in a referee seat, its hooks called as the remote client calls them.
+
+    The hooks' values are built by the same functions local play uses, so a test can play one
+    game through the referee and locally and compare what each bot was told.
+    """
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.name = bot.name
+        self.info: MatchInfo | None = None
+
+    def _match(self) -> MatchInfo:
+        assert self.info is not None, "the referee starts a seat before anything else"
+        return self.info
+
+    async def start(self, info: MatchInfo, snapshot: Observation | None) -> None:
+        self.info = info
+        limits = TimeLimits(*info.time_control.to_ms())
+        self.bot.on_match_start(
+            match_start_info(
+                info.match_id,
+                info.game,
+                info.seat,
+                info.players,
+                fault_policy=info.fault_policy,
+                max_strikes=info.max_strikes,
+                time_limits=limits,
+                snapshot=snapshot,
+            )
+        )
+
+    async def request(self, turn: int, observation: Observation, move: float, bank: float) -> Reply:
+        return self.bot.choose(observation)
+
+    async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
+        self.bot.on_event(MatchEvent(self._match().match_id, step, scores, deal))
+
+    async def hand_end(self, result: HandResult, scores: tuple[int, ...]) -> None:
+        self.bot.on_hand_end(HandEndInfo(self._match().match_id, result, scores))
+
+    async def fault(self, notice: FaultNotice) -> None:
+        self.bot.on_fault(fault_info(self._match().match_id, notice))
+
+    async def finish(self, result: MatchResult) -> None:
+        info = self._match()
+        self.bot.on_match_end(match_end_info(info.match_id, info.game, info.seat, result))
+
+    async def reconnected(self) -> None:
+        return None

@@ -47,6 +47,7 @@ from domino_arena.sdk import (
     run_async,
 )
 from domino_arena.sdk.client import CLIENT, PROTOCOL_VERSION, Connection, Players
+from domino_arena.sdk.match.results import FaultKind
 from domino_arena.sdk.rules import (
     GAMES,
     Action,
@@ -449,7 +450,7 @@ def test_two_concurrent_matches_replies_echo_match_and_turn_and_hooks_get_sdk_ty
 
     assert second.hooks("start")[0].game == MOON
     (fault_info,) = second.hooks("fault")
-    assert fault_info == FaultInfo("m2", 4, "timeout", "2.1 s", 0, False)
+    assert fault_info == FaultInfo("m2", 4, FaultKind.TIMEOUT, "2.1 s", 0, False)
     (aborted,) = second.hooks("end")
     assert (aborted.termination, aborted.winner, aborted.outcome) == ("aborted", None, None)
 

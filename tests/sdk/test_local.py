@@ -26,10 +26,10 @@ from domino_arena.sdk.local import (
     BotActionError,
     GameTooLongError,
     LocalResult,
-    Step,
     play_game,
     seat_seed,
 )
+from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.records import replay
 from domino_arena.sdk.rules import (
     CHANCE,

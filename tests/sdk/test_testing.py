@@ -17,6 +17,7 @@ import pytest
 from domino_arena.bots import GreedyBot, RandomBot
 from domino_arena.sdk import AsyncBot, Bot, current_clock
 from domino_arena.sdk.bot import HandEndInfo, MatchEndInfo, MatchEvent, MatchStartInfo
+from domino_arena.sdk.positions import _kind, label, sample_positions
 from domino_arena.sdk.rules import (
     CHANCE,
     GAMES,
@@ -28,16 +29,7 @@ from domino_arena.sdk.rules import (
     configurations,
     make_game,
 )
-from domino_arena.sdk.testing import (
-    ComplianceReport,
-    Failure,
-    _kind,
-    check_bot,
-    label,
-    load_bot,
-    main,
-    sample_positions,
-)
+from domino_arena.sdk.testing import ComplianceReport, Failure, check_bot, load_bot, main
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 CONFIGURATIONS: Final = len(list(configurations()))

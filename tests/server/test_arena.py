@@ -8,14 +8,13 @@ import sqlalchemy as sa
 import trio
 from trio.testing import MockClock
 
-from domino_arena.sdk.match.results import FaultPolicy, Termination
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import HostedSeat
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
 from domino_arena.server.store.tournaments import TournamentState

@@ -19,11 +19,10 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from domino_arena.sdk.local import Step
+from domino_arena.sdk.match.core import substitute_action
+from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.records import (
-    FAULT_KINDS,
-    TERMINATIONS,
     MatchRecord,
     RecordFault,
     forfeit_winner,
@@ -43,12 +42,7 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.server.play.referee import (
-    NOTICE_TIMEOUT,
-    MatchReport,
-    play_match,
-    substitute_action,
-)
+from domino_arena.server.play.referee import NOTICE_TIMEOUT, MatchReport, play_match
 from domino_arena.server.play.seats import Malformed, Seat
 from domino_arena.server.play.timecontrol import TimeControl
 
@@ -332,10 +326,8 @@ def test_under_forfeit_the_first_fault_loses_the_match(
         assert bad.faults == []  # it is gone for good: nobody to tell
     assert good.faults == [] and good.finishes == [result]
     # The record says it all and replays.
-    assert record.result.termination == "forfeit"
-    assert record.faults == (
-        RecordFault(0, fault.turn, fault.step, kind.value, fault.reason, 1, True),
-    )
+    assert record.result.termination is Termination.FORFEIT
+    assert record.faults == (RecordFault(0, fault.turn, fault.step, kind, fault.reason, 1, True),)
     assert not any(s.substituted for s in record.steps)
     assert_sound(record)
 
@@ -792,7 +784,7 @@ def test_replay_checks_the_forfeit() -> None:
     assert str(replay(dataclasses.replace(record, steps=tuple(steps)))) == (
         f"step {k + 1} (line {k + 3}): substituted, but no fault is charged there"
     )
-    normal = dataclasses.replace(record.result, termination="normal")
+    normal = dataclasses.replace(record.result, termination=Termination.NORMAL)
     assert not replay(dataclasses.replace(record, result=normal)).ok
 
 
@@ -810,10 +802,13 @@ def test_format_1_records_still_read_and_replay_but_know_no_faults() -> None:
         parse_record("".join(json.dumps(o) + "\n" for o in objects))
 
 
-def test_the_record_format_knows_the_referees_words() -> None:
-    # sdk/ may not import the server, so the record keeps the values as text: pin them together.
-    assert tuple(kind.value for kind in FaultKind) == FAULT_KINDS
-    assert tuple(t.value for t in Termination) == TERMINATIONS
+def test_the_record_reads_back_the_referees_words() -> None:
+    # One vocabulary: a record's termination and fault kinds read back as the referee's enums.
+    record = play([SilentSeat(), FakeSeat()]).report.record
+    parsed = parse_record("".join(line + "\n" for line in record_lines(record)))
+    assert parsed.result.termination is Termination.FORFEIT
+    assert [fault.kind for fault in parsed.faults] == [FaultKind.TIMEOUT]
+    assert all(type(fault.kind) is FaultKind for fault in parsed.faults)
 
 
 def test_replay_refuses_a_winner_for_a_void_match() -> None:

@@ -18,13 +18,12 @@ from typing import Any, Final
 import grpc
 import pytest
 
-from domino_arena.sdk.local import Step
-from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.wire import spectator_message
 from domino_arena.server.play.match_spec import MatchSpec
-from domino_arena.server.play.seats import MatchResult
 from domino_arena.server.play.spectators import (
     SPECTATOR,
     Dropped,

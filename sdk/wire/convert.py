@@ -707,7 +707,7 @@ def _write_passing(observation: Observation, message: games_pb2.Observation) -> 
     view = message.passing
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
-    view.starter = observation.starter
+    view.starter = observation.opener
     view.MergeFromString(b"".join([_LINE_FIELD[pair] for pair in observation.line]))
     if observation.ends is not None:
         view.has_ends = True
@@ -720,7 +720,7 @@ def _write_straight(observation: Observation, message: games_pb2.Observation) ->
     view = message.straight
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
-    view.starter = observation.starter
+    view.starter = observation.opener
     layout = observation.layout
     view.MergeFromString(b"".join([_LINE_FIELD[pair] for pair in layout.line]))
     if layout.spinner is not None:
@@ -742,7 +742,7 @@ def _write_doubles(observation: Observation, message: games_pb2.Observation) -> 
     view = message.doubles
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
-    view.starter = observation.starter
+    view.starter = observation.opener
     view.MergeFromString(b"".join([_PLACED_FIELD[t.index] for t in observation.placed]))
     view.ends.extend(observation.ends)
     view.unlocked.extend(sorted(observation.unlocked))
@@ -763,7 +763,7 @@ def _write_moon(observation: Observation, message: games_pb2.Observation) -> Non
     view = message.moon
     view.SetInParent()
     view.phase = _PHASE_CODE[observation.phase]
-    view.first_bidder = observation.first_bidder
+    view.first_bidder = observation.opener
     for seat, value in observation.bids:
         view.bids.add(seat=seat, value=0 if value is None else value)
     bidder, contract = observation.bidder, observation.contract
@@ -903,7 +903,7 @@ def _passing(
     return PassingObservation(
         **common,  # type: ignore[arg-type]
         boneyard_size=view.boneyard_size,
-        starter=_seat(view.starter, players, "starter"),
+        opener=_seat(view.starter, players, "starter"),
         line=_pairs(view.line, "line"),
         ends=ends,
         passes=view.passes,
@@ -932,7 +932,7 @@ def _straight(
     return StraightObservation(
         **common,  # type: ignore[arg-type]
         boneyard_size=view.boneyard_size,
-        starter=_seat(view.starter, players, "starter"),
+        opener=_seat(view.starter, players, "starter"),
         layout=StraightLayout(line=line, spinner=spinner, arms=arms),
     )
 
@@ -943,7 +943,7 @@ def _doubles(
     return DoublesObservation(
         **common,  # type: ignore[arg-type]
         boneyard_size=view.boneyard_size,
-        starter=_seat(view.starter, players, "starter"),
+        opener=_seat(view.starter, players, "starter"),
         placed=_tiles(view.placed, "placed"),
         ends=tuple(sorted(_numbers(view.ends, "ends"))),
         unlocked=frozenset(_numbers(view.unlocked, "unlocked")),
@@ -995,7 +995,7 @@ def _moon(view: games_pb2.MoonView, common: dict[str, object]) -> MoonObservatio
     return MoonObservation(
         **common,  # type: ignore[arg-type]
         phase=phase,
-        first_bidder=_seat(view.first_bidder, players, "first_bidder"),
+        opener=_seat(view.first_bidder, players, "first_bidder"),
         bids=tuple(bids),
         bidder=bidder,
         contract=contract,

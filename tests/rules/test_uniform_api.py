@@ -6,7 +6,7 @@ The hand results are worked out by hand from RULES.md in each test's comment.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -16,6 +16,7 @@ from domino_arena.sdk.rules import (
     GameOptionError,
     HandEnd,
     InvalidActionError,
+    LineObservation,
     MoonGame,
     OpenEnd,
     PassingGame,
@@ -39,7 +40,10 @@ def rest(*used: str, tiles: tuple[Tile, ...] = DOUBLE_SIX) -> list[str]:
     return [str(t) for t in tiles if t not in taken]
 
 
-def play(state: GameState, *actions: str) -> GameState:
+S = TypeVar("S", bound=GameState)
+
+
+def play(state: S, *actions: str) -> S:
     for text in actions:
         state = state.apply(parse_action(text))
     return state
@@ -102,7 +106,9 @@ def test_line_game_phases_follow_the_seat_to_move() -> None:
     )
     assert state.phase is Phase.PLAYING
     after = play(state, "play 6-5 E")
-    assert after.phase is after.observe(0).phase is Phase.DEAL
+    seen = after.observe(0)
+    assert isinstance(seen, LineObservation)
+    assert after.phase is seen.phase is Phase.DEAL
     won = PassingGame().from_position(
         hands=hands, boneyard=rest("6-5", "1-0", "5-5"), line=["5-5"], scores=[100, 0]
     )

@@ -48,7 +48,7 @@ def choose(observation: DoublesObservation, rng: random.Random) -> Action:
 
 
 def _score(observation: DoublesObservation, unseen: list[Tile], tile: Tile, shown: int) -> int:
-    ends = list(observation.ends)
+    ends = [end.number for end in observation.open_ends]
     ends.remove(shown)
     unlocked = set(observation.unlocked)
     if tile.is_double:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 
 from domino_arena.sdk.rules.actions import DRAW, PASS, Action, Play
+from domino_arena.sdk.rules.linegame import OpenEnd
 from domino_arena.sdk.rules.passing import PassingObservation
 from domino_arena.sdk.rules.tiles import Tile
 
@@ -37,17 +38,17 @@ def choose(observation: PassingObservation, rng: random.Random) -> Action:
 
 def _value(observation: PassingObservation, play: Play) -> tuple[int, int]:
     """Rank a play by the pips it sheds, then by how many kept tiles fit the new ends."""
-    west, east = _ends_after(observation.ends, play)
+    west, east = _ends_after(observation.open_ends, play)
     kept = [t for t in observation.hand if t is not play.tile]
     fitting = sum(1 for t in kept if t.has(west) or t.has(east))
     return play.tile.pips, fitting
 
 
-def _ends_after(ends: tuple[int, int] | None, play: Play) -> tuple[int, int]:
+def _ends_after(ends: tuple[OpenEnd, ...], play: Play) -> tuple[int, int]:
     tile: Tile = play.tile
-    if ends is None:
+    if not ends:
         return tile.low, tile.high
-    west, east = ends
+    west, east = (end.number for end in ends)
     if play.end == "W":
         return tile.other(west), east
     return west, tile.other(east)

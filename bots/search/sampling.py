@@ -298,7 +298,7 @@ class PassingDeterminizer(Determinizer):
             seat=obs.current_seat,
             passes=obs.passes,
             scores=list(obs.scores),
-            starter=obs.starter,
+            opener=obs.opener,
             deal=obs.deal,
         )
 
@@ -321,7 +321,7 @@ class StraightDeterminizer(Determinizer):
         layout = StraightLayout()
         fitting: list[frozenset[Tile] | None] = []
         for entry in observation.history:
-            numbers = {v for _, v in layout.ends}
+            numbers = {end.number for end in layout.open_ends}
             fitting.append(
                 frozenset(t for t in DOUBLE_SIX if t.high in numbers or t.low in numbers)
                 if numbers
@@ -342,7 +342,7 @@ class StraightDeterminizer(Determinizer):
                 line=[f"{w}-{e}" for w, e in layout.line],
                 seat=obs.current_seat,
                 scores=list(obs.scores),
-                starter=obs.starter,
+                opener=obs.opener,
                 deal=obs.deal,
             )
         arms = zip(("W", "E", "N", "S"), layout.arms, strict=True)
@@ -353,7 +353,7 @@ class StraightDeterminizer(Determinizer):
             arms={name: [f"{i}-{o}" for i, o in arm] for name, arm in arms},
             seat=obs.current_seat,
             scores=list(obs.scores),
-            starter=obs.starter,
+            opener=obs.opener,
             deal=obs.deal,
         )
 
@@ -410,12 +410,12 @@ class DoublesDeterminizer(Determinizer):
             hands=hidden.hands,
             boneyard=hidden.stock,
             laid=list(obs.placed),
-            ends=list(obs.ends),
+            ends=[end.number for end in obs.open_ends],
             unlocked=sorted(obs.unlocked),
             seat=obs.current_seat,
             drawn=obs.drawn,
             scores=list(obs.scores),
-            starter=obs.starter,
+            opener=obs.opener,
             deal=obs.deal,
         )
 
@@ -489,8 +489,8 @@ class MoonDeterminizer(Determinizer):
             discard = hidden.stock[0]
         return obs.game.from_position(
             hands=hidden.hands,
-            widow=widow,
-            first_bidder=obs.first_bidder,
+            boneyard=None if widow is None else [widow],
+            opener=obs.opener,
             bids=[v for _, v in obs.bids],
             discard=discard,
             trump=obs.trump,

@@ -23,13 +23,14 @@ from .actions import (
 )
 from .doubles import DoublesGame, DoublesObservation, DoublesState
 from .errors import (
+    GameOptionError,
     GameOverError,
     IllegalActionError,
     InvalidActionError,
     PositionError,
     RulesError,
 )
-from .linegame import LineObservation
+from .linegame import LineObservation, OpenEnd
 from .moon import MoonGame, MoonObservation, MoonState, Trick
 from .passing import PassingGame, PassingObservation, PassingState
 from .perft import perft
@@ -44,8 +45,10 @@ from .state import (
     LogEntry,
     Observation,
     Outcome,
+    Phase,
 )
-from .straight import StraightGame, StraightLayout, StraightObservation, StraightState
+from .straight import StraightGame, StraightObservation, StraightState
+from .straight_layout import StraightLayout
 from .tiles import DOUBLE_SIX, Tile, parse_tiles, pip_total
 
 __all__ = [
@@ -67,6 +70,7 @@ __all__ = [
     "DoublesState",
     "Draw",
     "Game",
+    "GameOptionError",
     "GameOverError",
     "GameState",
     "HandEnd",
@@ -79,11 +83,13 @@ __all__ = [
     "MoonObservation",
     "MoonState",
     "Observation",
+    "OpenEnd",
     "Outcome",
     "Pass",
     "PassingGame",
     "PassingObservation",
     "PassingState",
+    "Phase",
     "Play",
     "PositionError",
     "RulesError",

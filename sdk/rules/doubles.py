@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 from .actions import DEAL, DRAW, PASS, Action, Deal, Draw, Pass, Play
-from .errors import InvalidActionError, PositionError
-from .linegame import LineGame, LineGameState, LineObservation
+from .doubles_position import build_position
+from .errors import GameOptionError
+from .linegame import LineGame, LineGameState, LineObservation, OpenEnd
 from .state import HandEnd
 from .tiles import DOUBLE_SIX, MAX_PIP, Tile
 
@@ -71,7 +72,7 @@ class DoublesGame(LineGame):
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
-            raise InvalidActionError(f"doubles: players must be 2, 3 or 4, got {self.players}")
+            raise GameOptionError(f"doubles: players must be 2, 3 or 4, got {self.players}")
 
     @property
     def num_players(self) -> int:
@@ -99,10 +100,18 @@ class DoublesGame(LineGame):
     def from_position(self, **position: Any) -> DoublesState:
         """Build a position.
 
-        Fields:
+        The fields every line game shares: ``hands`` (one list of tiles per seat, e.g.
+        ``[["6-6", "5-4"], ["3-1"]]``), ``boneyard`` (its tiles in draw order, the first drawn
+        next), ``seat``, ``opener`` (the seat that opened this deal: the holder of the highest
+        double, ``seat`` by default), ``scores`` (one per seat), ``seed``, ``deal`` (the 1-based
+        number of this deal) and ``deals`` (the shuffles S of the next deals, RULES.md 0.3,
+        each every tile once; deals past the list come from ``seed``).
 
-        - ``hands``: one list of tiles per seat, e.g. ``[["6-6", "5-4"], ["3-1"]]``.
-        - ``boneyard``: its tiles in draw order (the first is drawn next).
+        ``seat`` is the seat to move. Before the opening it defaults to the holder of the highest
+        double (and must be that seat); afterwards it is required.
+
+        Doubles' own fields:
+
         - The layout, in one of two forms (omit both for an opening position):
 
           - ``placed``: the plays so far in order, as the text of each play without the word
@@ -111,12 +120,9 @@ class DoublesGame(LineGame):
             ends show, e.g. ``[4, 4, 4, 6, 6, 6]``) and optionally ``unlocked`` (must be exactly
             the numbers whose double is laid). They are checked for consistency.
 
-        - ``seat``: the seat to move. Before the opening it defaults to the holder of the
-          highest double (and must be that seat); afterwards it is required.
         - ``drawn``: a tile the seat to move has just drawn and must play now (RULES.md D5).
-        - ``scores`` (one per seat), ``starter`` (the seat that opened), ``seed``, ``deal``.
         """
-        return DoublesState._from_position(self, **position)
+        return build_position(DoublesState, self, **position)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +137,10 @@ class DoublesObservation(LineObservation):
     """The numbers whose double is in the layout (RULES.md 4.5)."""
     drawn: Tile | None
     """In the mover's own view only: the tile just drawn that must be played now (D5)."""
+
+    @property
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        return doubles_ends(self.ends)
 
 
 class DoublesState(LineGameState):
@@ -164,6 +174,10 @@ class DoublesState(LineGameState):
             return ends
 
     @property
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        return doubles_ends(self.ends)
+
+    @property
     def unlocked(self) -> frozenset[int]:
         """The unlocked numbers (RULES.md 4.5)."""
         return _UNLOCKED_BY_MASK[self.unlocked_mask]
@@ -174,6 +188,14 @@ class DoublesState(LineGameState):
             return bool(self.open_mask >> tile.high & 1)
         free = self.open_mask & self.unlocked_mask
         return bool((free >> tile.high | free >> tile.low) & 1)
+
+    @staticmethod
+    def highest_double(hand: Sequence[Tile]) -> Tile:
+        """Return the highest double in ``hand`` (hands are sorted, so it is the last double)."""
+        for tile in reversed(hand):
+            if tile.is_double:
+                return tile
+        raise AssertionError("the opener holds a double")
 
     def _start_layout(self) -> None:
         self.placed = ()
@@ -195,7 +217,7 @@ class DoublesState(LineGameState):
             return [] if self.winner is not None else [DEAL]
         hand = self.hands[self.seat]
         if not self.placed:
-            return [_OPENINGS[_highest_double(hand).index]]
+            return [_OPENINGS[self.highest_double(hand).index]]
         opened = self.open_mask
         free = opened & self.unlocked_mask
         actions: list[Action] = []
@@ -218,7 +240,7 @@ class DoublesState(LineGameState):
         if self.seat < 0:
             return "RULES.md X6: between hands only the 'deal' step is legal"
         if not self.placed:
-            double = _highest_double(self.hands[self.seat])
+            double = self.highest_double(self.hands[self.seat])
             if isinstance(action, Play) and action.tile is double:
                 return "RULES.md X1: the opening tile names no end"
             return f"RULES.md 4.3: the hand must open with {double}, the highest double"
@@ -349,86 +371,6 @@ class DoublesState(LineGameState):
             drawn=self.drawn if seat == self.seat else None,
         )
 
-    # -- explicit positions -------------------------------------------------------------------
-
-    @classmethod
-    def _from_position(
-        cls,
-        game: DoublesGame,
-        *,
-        hands: Sequence[Sequence[str | Tile]],
-        boneyard: Sequence[str | Tile],
-        placed: Sequence[str] | None = None,
-        laid: Sequence[str | Tile] | None = None,
-        ends: Sequence[int] | None = None,
-        unlocked: Sequence[int] | None = None,
-        seat: int | None = None,
-        drawn: str | Tile | None = None,
-        scores: Sequence[int] | None = None,
-        starter: int | None = None,
-        seed: int = 0,
-        deal: int = 1,
-    ) -> DoublesState:
-        layout = cls.__new__(cls)
-        layout._start_layout()
-        if placed is not None:
-            if laid is not None or ends is not None or unlocked is not None:
-                raise PositionError(
-                    "placed: give the layout either as 'placed' or as 'laid' + 'ends', not both"
-                )
-            layout._replay(placed)
-        else:
-            layout._check_layout(laid or (), ends or (), unlocked)
-        opening = not layout.placed
-        if seat is None and not opening:
-            raise PositionError("seat: required once tiles are laid")
-        state = cls._position_common(
-            game,
-            hands,
-            boneyard,
-            layout.placed,
-            seat=0 if seat is None else seat,
-            starter=starter,
-            scores=tuple(scores) if scores is not None else None,
-            seed=seed,
-            deal=deal,
-        )
-        state.placed = layout.placed
-        state.counts = layout.counts
-        state.open_mask = layout.open_mask
-        state.unlocked_mask = layout.unlocked_mask
-        state.drawn = None
-        for i, hand in enumerate(state.hands):
-            if not hand:
-                raise PositionError(f"hands[{i}]: empty, so the hand is already over (domino)")
-        for side, score in enumerate(state.side_scores):
-            if score >= game.target:
-                raise PositionError(
-                    f"scores: seat {side} has {score}, the target is {game.target}, "
-                    "so the game is over"
-                )
-        if opening:
-            holder = state._first_to_act()
-            if holder is None:
-                raise PositionError("hands: nobody holds a double, so the deal is void (4.3)")
-            if seat is None:
-                state.seat = holder
-                state.starter = holder if starter is None else starter
-            elif seat != holder:
-                double = _highest_double(state.hands[holder])
-                raise PositionError(
-                    f"seat: {double}, the highest double, is in hands[{holder}], "
-                    f"so seat {holder} opens (4.3), not seat {seat}"
-                )
-        if drawn is not None:
-            state.drawn = state._check_drawn(drawn)
-        if not opening and state._is_blocked():
-            raise PositionError(
-                "hands: nobody can play and the boneyard holds 2 or fewer, "
-                "so the hand is already over (blocked, 4.7)"
-            )
-        return state
-
     def _placement_error(self, tile: Tile, end: str | None) -> str | None:
         """Return why ``tile`` cannot go on ``end`` of this non-empty layout, or None."""
         if end is None:
@@ -444,105 +386,16 @@ class DoublesState(LineGameState):
             return f"RULES.md 4.5: {number} is locked until {number}-{number} is played"
         return None
 
-    def _replay(self, placed: Sequence[str]) -> None:
-        """Lay the plays ``placed`` (``"6-6"``, ``"6-4 6"``, ...) in order, checking each."""
-        for i, text in enumerate(placed):
-            field = f"placed[{i}]"
-            words = str(text).split()
-            if words and words[0].lower() == "play":
-                words = words[1:]
-            if len(words) not in (1, 2):
-                raise PositionError(f"{field}: expected 'TILE' or 'TILE END', got '{text}'")
-            tile = _parse_tile(words[0], field)
-            end = words[1] if len(words) == 2 else None
-            if tile in self.placed:
-                raise PositionError(f"{field}: {tile} is already laid")
-            if i == 0:
-                if end is not None or not tile.is_double:
-                    raise PositionError(
-                        f"{field}: a hand opens with a double that names no end (4.3, X1), "
-                        f"got '{text}'"
-                    )
-            else:
-                why = self._placement_error(tile, end)
-                if why:
-                    raise PositionError(f"{field}: {why}")
-            self._place(tile, end)
 
-    def _check_layout(
-        self,
-        laid: Sequence[str | Tile],
-        ends: Sequence[int],
-        unlocked: Sequence[int] | None,
-    ) -> None:
-        """Take a layout given as its tiles and open ends, if it could arise in play."""
-        tiles = tuple(t if isinstance(t, Tile) else _parse_tile(t, "laid") for t in laid)
-        for end in ends:
-            if type(end) is not int or end not in NUMBERS:
-                raise PositionError(f"ends: {end!r} is not a number from 0 to {MAX_PIP}")
-        if not tiles:
-            if ends or unlocked:
-                raise PositionError("laid: no tile is laid, so no end is open or unlocked")
-            return
-        doubles = {t.high for t in tiles if t.is_double}
-        if not doubles:
-            raise PositionError("laid: no double is laid, but every hand opens with one (4.3)")
-        if unlocked is not None and set(unlocked) != doubles:
-            raise PositionError(
-                f"unlocked: must be the numbers whose double is laid (4.5): {sorted(doubles)}"
-            )
-        for tile in tiles:
-            if not tile.is_double and tile.high not in doubles and tile.low not in doubles:
-                raise PositionError(
-                    f"laid: {tile} could not have been placed, {tile.high} and {tile.low} "
-                    "are both locked (4.5)"
-                )
-        expected = 2 * len(doubles) + 2
-        if len(ends) != expected:
-            raise PositionError(
-                f"ends: {len(doubles)} laid doubles leave {expected} open ends (4.4), "
-                f"got {len(ends)}"
-            )
-        counts = [0] * len(NUMBERS)
-        for n in NUMBERS:
-            halves = 4 * (n in doubles) + sum(1 for t in tiles if not t.is_double and t.has(n))
-            shown = sum(1 for e in ends if e == n)
-            if n not in doubles and shown != halves:
-                raise PositionError(
-                    f"ends: {n} is locked, so each of the {halves} laid halves showing {n} "
-                    f"is still an open end (4.5), got {shown}"
-                )
-            if shown > halves or (halves - shown) % 2:
-                raise PositionError(
-                    f"ends: {shown} ends showing {n} cannot come from the laid tiles (4.4)"
-                )
-            counts[n] = shown
-        self.placed = tiles
-        self.counts = tuple(counts)
-        self.open_mask = sum(1 << n for n in NUMBERS if counts[n])
-        self.unlocked_mask = sum(1 << n for n in doubles)
-
-    def _check_drawn(self, drawn: str | Tile) -> Tile:
-        tile = drawn if isinstance(drawn, Tile) else _parse_tile(drawn, "drawn")
-        if tile not in self.hands[self.seat]:
-            raise PositionError(f"drawn: {tile} is not in hands[{self.seat}], the seat to move")
-        if not self.placed:
-            raise PositionError("drawn: nobody draws before the opening double (4.3)")
-        if not self.can_place(tile):
-            raise PositionError(f"drawn: {tile} fits no end, so the turn would have ended (4.6)")
-        return tile
-
-
-def _parse_tile(text: str, field: str) -> Tile:
+def doubles_ends(ends: tuple[int, ...]) -> tuple[OpenEnd, ...]:
+    """Return the open ends showing ``ends``, each named by its number (D12), none crosswise."""
     try:
-        return Tile.parse(text)
-    except ValueError as exc:
-        raise PositionError(f"{field}: {exc}") from None
+        return _OPEN_ENDS[ends]
+    except KeyError:
+        made = _OPEN_ENDS[ends] = tuple(_OPEN_END[n] for n in ends)
+        return made
 
 
-def _highest_double(hand: Sequence[Tile]) -> Tile:
-    """Return the highest double in ``hand`` (hands are sorted, so it is the last double)."""
-    for tile in reversed(hand):
-        if tile.is_double:
-            return tile
-    raise AssertionError("the opener holds a double")
+_OPEN_END: Final = tuple(OpenEnd(END_NAMES[n], n, False) for n in NUMBERS)
+_OPEN_ENDS: dict[tuple[int, ...], tuple[OpenEnd, ...]] = {}
+"""The open ends of each multiset of end numbers seen; like ``_ENDS_BY_COUNTS``, they repeat."""

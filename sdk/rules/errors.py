@@ -12,7 +12,15 @@ class RulesError(ValueError):
 
 
 class InvalidActionError(RulesError):
-    """Text or a value that is not a well-formed action, tile or option."""
+    """Text or a value that is not a well-formed action or tile."""
+
+
+class GameOptionError(RulesError):
+    """An unknown game, an unknown option, or an option value the game refuses.
+
+    Kept apart from :class:`InvalidActionError` because a bad option is a configuration mistake
+    (a tournament file, a command line), found before any move is made.
+    """
 
 
 class IllegalActionError(RulesError):

@@ -1,19 +1,19 @@
-"""What the three line games share: hands, boneyard, deals, hand scoring and the target.
+"""What the three line games share: hands, boneyard, deals, hand scoring, open ends, the target.
 
 Passing, Straight and Doubles differ in their layout, in when a player may draw or pass, and in
 how a hand is scored; they subclass :class:`LineGameState` and supply those parts. The deal, the
-rotation of starters, the chance step between hands and the end of the game live here once.
+rotation of openers, the chance step between hands and the end of the game live here once.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from .actions import DEAL, Action, Play
-from .dealing import deal_round_robin, first_seat, shuffled
+from .dealing import deal_round_robin
 from .errors import PositionError
 from .state import (
     CHANCE,
@@ -24,8 +24,9 @@ from .state import (
     HandResult,
     Observation,
     Outcome,
+    Phase,
 )
-from .tiles import DOUBLE_SIX, Tile, pip_total
+from .tiles import DOUBLE_SIX, Tile, parse_tiles, pip_total
 
 
 class LineGame(Game):
@@ -40,60 +41,71 @@ class LineGame(Game):
 
 
 @dataclass(frozen=True, slots=True)
-class LineObservation(Observation):
+class OpenEnd:
+    """One open end of a line game's layout, as :attr:`LineGameState.open_ends` lists them."""
+
+    end: str
+    """The end's name in a play: ``W``, ``E``, ``N``, ``S``, or in Doubles the digit it shows."""
+    number: int
+    """The number showing there."""
+    crosswise: bool
+    """Whether a crosswise double ends the layout there (Passing 2.4; Straight 3.4 and 3.5,
+    where it counts both halves). A spinner with nothing on that side is not one (X2), and
+    Doubles has none: there every double is a spinner whose sides are ends of their own (4.4)."""
+
+
+def line_ends(line: tuple[tuple[int, int], ...]) -> tuple[OpenEnd, ...]:
+    """Return the ends W and E of a line of ``(west, east)`` pairs; none before the opening."""
+    if not line:
+        return ()
+    (w_out, w_in), (e_in, e_out) = line[0], line[-1]
+    return (OpenEnd("W", w_out, w_out == w_in), OpenEnd("E", e_out, e_in == e_out))
+
+
+@dataclass(frozen=True, slots=True)
+class LineObservation(Observation, ABC):
     """What a seat sees in a line game, beyond the common fields."""
 
     boneyard_size: int
-    starter: int
-    """The seat that opened (or must open) this deal."""
+
+    @property
+    def phase(self) -> Phase:
+        """``PLAYING`` during a hand, ``DEAL`` between hands, ``OVER`` at the end."""
+        return _phase_of(self.current_seat)
+
+    @property
+    @abstractmethod
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        """The open ends of the layout, in the order the game names them; none before a tile."""
+
+
+def _phase_of(seat: int) -> Phase:
+    if seat == CHANCE:
+        return Phase.DEAL
+    return Phase.OVER if seat == TERMINAL else Phase.PLAYING
 
 
 class LineGameState(GameState):
     """State of a line game; subclasses add the layout."""
 
-    __slots__ = (
-        "boneyard",
-        "deal_index",
-        "hands",
-        "results",
-        "seat",
-        "seed",
-        "side_scores",
-        "starter",
-        "winner",
-    )
+    __slots__ = ("boneyard", "play_points")
 
     game: LineGame
-    seed: int
-    deal_index: int
-    starter: int
-    seat: int
-    hands: tuple[tuple[Tile, ...], ...]
     boneyard: tuple[Tile, ...]
-    side_scores: tuple[int, ...]
-    results: tuple[HandResult, ...]
-    winner: int | None
+    play_points: tuple[int, ...]
+    """Points each side scored during play in this hand (Straight only; RULES.md 3.7)."""
 
     # -- the GameState interface --------------------------------------------------------------
 
     @property
-    def current_seat(self) -> int:
-        return self.seat
+    def phase(self) -> Phase:
+        """``PLAYING`` during a hand, ``DEAL`` between hands, ``OVER`` at the end."""
+        return _phase_of(self.seat)
 
     @property
-    def scores(self) -> tuple[int, ...]:
-        return self.side_scores
-
-    @property
-    def deal_number(self) -> int:
-        return self.deal_index + 1
-
-    @property
-    def hand_results(self) -> tuple[HandResult, ...]:
-        return self.results
-
-    def hand(self, seat: int) -> tuple[Tile, ...]:
-        return self.hands[seat]
+    @abstractmethod
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        """The open ends of the layout, in the order the game names them; none before a tile."""
 
     def outcome(self) -> Outcome | None:
         if self.winner is None:
@@ -116,53 +128,37 @@ class LineGameState(GameState):
     def _first_to_act(self) -> int | None:
         """Return the seat that opens this freshly dealt hand, or None for a void deal."""
 
-    # -- shared machinery ---------------------------------------------------------------------
+    @abstractmethod
+    def _act(self, action: Action) -> None:
+        """Apply a seat's legal play, draw or pass to this private copy."""
 
-    @classmethod
-    def _initial(cls, game: LineGame, seed: int, first: int | None) -> Self:
-        state = cls.__new__(cls)
-        state.game = game
-        state._legal = None
-        state._log = None
-        state._deal_steps = state._public_steps = ()
-        state._hidden_by = frozenset()
-        state.seed = seed
-        state.side_scores = (0,) * len(game.sides)
-        state.results = ()
-        state.winner = None
-        start = first_seat(seed, game.num_players) if first is None else first
-        if not 0 <= start < game.num_players:
-            raise PositionError(
-                f"first_seat {first} is not a seat of a {game.num_players}-player game"
-            )
-        # The rotation below moves the starter on by one for every deal, so begin one behind.
-        state.starter = (start - 1) % game.num_players
-        state.deal_index = -1
-        state._deal_next()
-        return state
+    # -- shared machinery ---------------------------------------------------------------------
 
     def _deal_next(self) -> None:
         """Deal the next hand into this private state (RULES.md 0.3, X6)."""
         self.deal_index += 1
-        order = shuffled(DOUBLE_SIX, self.seed, self.deal_index)
         players = self.game.num_players
-        self.hands, self.boneyard = deal_round_robin(order, players, self.game.hand_size)
+        self.hands, self.boneyard = deal_round_robin(self._shuffle(), players, self.game.hand_size)
         self._start_layout()
-        self.starter = (self.starter + 1) % self.game.num_players
+        self.play_points = (0,) * len(self.side_scores)
+        self.opener = (self.opener + 1) % players
         opener = self._first_to_act()
         if opener is None:
             self.seat = CHANCE
+            none = (0,) * len(self.side_scores)
             self.results = (
                 *self.results,
                 HandResult(
                     self.deal_number,
                     HandEnd.VOID,
-                    (0,) * len(self.side_scores),
+                    none,
                     "void deal: nobody holds a double; all 28 tiles are dealt again",
+                    (),
+                    none,
                 ),
             )
         else:
-            self.seat = self.starter = opener
+            self.seat = self.opener = opener
 
     def _next(self, action: Action) -> Self:
         after = self._clone()
@@ -171,10 +167,6 @@ class LineGameState(GameState):
         else:
             after._act(action)
         return after
-
-    @abstractmethod
-    def _act(self, action: Action) -> None:
-        """Apply a seat's legal play, draw or pass to this private copy."""
 
     def _draw_into_hand(self) -> Tile:
         """Move the boneyard's first tile into the mover's hand and return it."""
@@ -205,12 +197,32 @@ class LineGameState(GameState):
         totals = self.seat_totals()
         return tuple(sum(totals[s] for s in seats) for seats in self.game.sides)
 
-    def _end_hand(self, end: HandEnd, winner: int | None, points: int, detail: str) -> None:
-        """Score ``points`` to side ``winner`` (None: nobody) and end the hand, or the game."""
+    def _record(
+        self,
+        end: HandEnd,
+        winner: int | None,
+        points: int,
+        detail: str,
+        *,
+        winners: tuple[int, ...] | None = None,
+    ) -> None:
+        """Add this hand's result: ``points`` to side ``winner`` (None: nobody scores).
+
+        The winners are ``winner`` unless given (Straight's target hand: no end-of-hand points).
+        """
         scored = [0] * len(self.side_scores)
         if winner is not None:
             scored[winner] = points
-        self.results = (*self.results, HandResult(self.deal_number, end, tuple(scored), detail))
+        if winners is None:
+            winners = () if winner is None else (winner,)
+        self.results = (
+            *self.results,
+            HandResult(self.deal_number, end, tuple(scored), detail, winners, self.play_points),
+        )
+
+    def _end_hand(self, end: HandEnd, winner: int | None, points: int, detail: str) -> None:
+        """Score ``points`` to side ``winner`` (None: nobody) and end the hand, or the game."""
+        self._record(end, winner, points, detail)
         self._add_points(winner, points)
         if self.winner is None:
             self.seat = CHANCE
@@ -243,8 +255,8 @@ class LineGameState(GameState):
             "scores": self.side_scores,
             "deal": self.deal_number,
             "history": self.deal_history(seat),
+            "opener": self.opener,
             "boneyard_size": len(self.boneyard),
-            "starter": self.starter,
         }
 
     def _why_not_play(self, action: Play, plays_allowed: bool) -> str | None:
@@ -261,33 +273,28 @@ class LineGameState(GameState):
     def _position_common(
         cls,
         game: LineGame,
-        hands: Sequence[Sequence[str | Tile]],
-        boneyard: Sequence[str | Tile],
+        hands: Sequence[str | Sequence[str | Tile]],
+        boneyard: str | Sequence[str | Tile],
         laid: tuple[Tile, ...],
         *,
         seat: int,
-        starter: int | None,
-        scores: tuple[int, ...] | list[int] | None,
+        opener: int | None,
+        scores: Sequence[int] | None,
         seed: int,
         deal: int,
+        deals: Sequence[str | Sequence[str | Tile]] | None,
     ) -> Self:
         """Validate and fill the fields every line game's position has."""
-        state = cls.__new__(cls)
-        state.game = game
-        state._legal = None
-        state._log = None
-        state._deal_steps = state._public_steps = ()
-        state._hidden_by = frozenset()
-        state.seed = seed
+        state = cls._blank(game, seed)
         if deal < 1:
             raise PositionError(f"deal must be 1 or more, got {deal}")
         state.deal_index = deal - 1
         n = game.num_players
         if len(hands) != n:
             raise PositionError(f"hands: expected {n} hands, got {len(hands)}")
-        parsed = tuple(tuple(sorted(_tiles(h, f"hands[{i}]"))) for i, h in enumerate(hands))
+        parsed = tuple(tuple(sorted(parse_tiles(h, f"hands[{i}]"))) for i, h in enumerate(hands))
         state.hands = parsed
-        state.boneyard = _tiles(boneyard, "boneyard")
+        state.boneyard = parse_tiles(boneyard, "boneyard")
         seen: dict[Tile, str] = {}
         for where, tiles in [
             *((f"hands[{i}]", h) for i, h in enumerate(parsed)),
@@ -304,28 +311,16 @@ class LineGameState(GameState):
         if not 0 <= seat < n:
             raise PositionError(f"seat: {seat} is not a seat of a {n}-player game")
         state.seat = seat
-        if starter is not None and not 0 <= starter < n:
-            raise PositionError(f"starter: {starter} is not a seat of a {n}-player game")
-        state.starter = seat if starter is None else starter
+        if opener is not None and not 0 <= opener < n:
+            raise PositionError(f"opener: {opener} is not a seat of a {n}-player game")
+        state.opener = seat if opener is None else opener
         side_count = len(game.sides)
-        state.side_scores = tuple(scores) if scores is not None else (0,) * side_count
+        if scores is not None:
+            state.side_scores = tuple(scores)
         if len(state.side_scores) != side_count:
             raise PositionError(
                 f"scores: expected {side_count} values, got {len(state.side_scores)}"
             )
-        state.results = ()
-        state.winner = None
+        state.play_points = (0,) * side_count
+        state._later_deals(deals)
         return state
-
-
-def _tiles(values: Sequence[str | Tile], field: str) -> tuple[Tile, ...]:
-    out = []
-    for value in values:
-        if isinstance(value, Tile):
-            out.append(value)
-        else:
-            try:
-                out.append(Tile.parse(value))
-            except ValueError as exc:
-                raise PositionError(f"{field}: {exc}") from None
-    return tuple(out)

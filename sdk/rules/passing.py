@@ -5,7 +5,7 @@ Decisions taken in RULES.md and followed here: a draw takes one tile and ends th
 playable tile (P3); the opening turn must place a tile (P4); N passes in a row end the hand (P5);
 a dead position ends the hand at once (P6); the unique lowest total scores (others - own), a tie
 scores nothing (P7, P8); partnerships compare team totals (P9); targets 101/61 or pagat's (P10);
-later hands rotate the starter clockwise (P11).
+later hands rotate the opener (the starter of 2.3) clockwise (P11).
 
 >>> game = PassingGame(players=2)
 >>> state = game.new_game(seed=7)
@@ -14,15 +14,16 @@ later hands rotate the starter clockwise (P11).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, ClassVar, Final
 
 from .actions import DEAL, DRAW, PASS, Action, Draw, Play
-from .errors import InvalidActionError, PositionError
-from .linegame import LineGame, LineGameState, LineObservation
+from .errors import GameOptionError, PositionError
+from .linegame import LineGame, LineGameState, LineObservation, OpenEnd, line_ends
 from .state import HandEnd
-from .tiles import DOUBLE_SIX, Tile
+from .tiles import DOUBLE_SIX, Tile, parse_laid
 
 TARGET_RULES: Final = ("gamerules", "pagat")
 _PLAYS: Final = {end: {t: Play(t, end) for t in DOUBLE_SIX} for end in (None, "W", "E")}
@@ -45,11 +46,11 @@ class PassingGame(LineGame):
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
-            raise InvalidActionError(f"passing: players must be 2, 3 or 4, got {self.players}")
+            raise GameOptionError(f"passing: players must be 2, 3 or 4, got {self.players}")
         if self.partnerships and self.players != 4:
-            raise InvalidActionError(f"passing: partnerships need 4 players, got {self.players}")
+            raise GameOptionError(f"passing: partnerships need 4 players, got {self.players}")
         if self.target_rule not in TARGET_RULES:
-            raise InvalidActionError(
+            raise GameOptionError(
                 f"passing: target_rule must be one of {', '.join(TARGET_RULES)}, "
                 f"got '{self.target_rule}'"
             )
@@ -83,10 +84,16 @@ class PassingGame(LineGame):
     def from_position(self, **position: Any) -> PassingState:
         """Build a position.
 
-        Fields: ``hands`` (list of tile lists), ``boneyard`` (tiles in draw order), ``line``
-        (tiles placed so far from W to E, each oriented as laid, e.g. ``["1-4", "4-4", "4-6"]``
-        meaning W shows 1 and E shows 6), ``seat`` (to move), optional ``passes`` (passes in a
-        row so far), ``scores``, ``starter``, ``seed``, ``deal``.
+        The fields every line game shares: ``hands`` (one list of tiles per seat), ``boneyard``
+        (its tiles in draw order), ``seat`` (to move, 0 by default), ``opener`` (the seat that
+        opened this deal, ``seat`` by default), ``scores`` (per side), ``seed``, ``deal`` (the
+        1-based number of this deal) and ``deals`` (the shuffles of the next deals, RULES.md
+        0.3; later ones come from ``seed``). Tiles are :class:`Tile` values or text, and a list
+        of tiles may be one text, ``"6-6 5-4"`` (:func:`~.tiles.parse_tiles`).
+
+        Passing's own fields: ``line`` (the tiles placed so far from W to E, each oriented as
+        laid, e.g. ``["1-4", "4-4", "4-6"]`` meaning W shows 1 and E shows 6) and ``passes``
+        (passes in a row so far).
         """
         return PassingState._from_position(self, **position)
 
@@ -94,6 +101,10 @@ class PassingGame(LineGame):
 @dataclass(frozen=True, slots=True)
 class PassingObservation(LineObservation):
     """A seat's view: the line, its ends and the passes in a row, besides the common fields."""
+
+    @property
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        return line_ends(self.line)
 
     line: tuple[tuple[int, int], ...]
     """The tiles of the line from W to E, each as (its west number, its east number)."""
@@ -115,13 +126,17 @@ class PassingState(LineGameState):
     ends: tuple[int, int] | None
     passes: int
 
+    @property
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        return line_ends(self.line)
+
     def _start_layout(self) -> None:
         self.line = ()
         self.ends = None
         self.passes = 0
 
     def _first_to_act(self) -> int:
-        return self.starter
+        return self.opener
 
     def _compute_legal(self) -> list[Action]:
         if self.seat < 0:
@@ -229,27 +244,29 @@ class PassingState(LineGameState):
         cls,
         game: PassingGame,
         *,
-        hands: list[list[str]],
-        boneyard: list[str],
-        line: list[str] | tuple[str, ...] = (),
+        hands: Sequence[str | Sequence[str | Tile]],
+        boneyard: str | Sequence[str | Tile],
+        line: Sequence[str] = (),
         seat: int = 0,
         passes: int = 0,
-        scores: list[int] | None = None,
-        starter: int | None = None,
+        scores: Sequence[int] | None = None,
+        opener: int | None = None,
         seed: int = 0,
         deal: int = 1,
+        deals: Sequence[str | Sequence[str | Tile]] | None = None,
     ) -> PassingState:
-        laid = tuple(_oriented_text(text) for text in line)
+        laid = tuple((Tile(*pair), *pair) for pair in (parse_laid(t, "line") for t in line))
         state = cls._position_common(
             game,
             hands,
             boneyard,
             tuple(t for t, _, _ in laid),
             seat=seat,
-            starter=starter,
+            opener=opener,
             scores=scores,
             seed=seed,
             deal=deal,
+            deals=deals,
         )
         for (_, _, right), (_, left, _) in pairwise(laid):
             if right != left:
@@ -263,16 +280,6 @@ class PassingState(LineGameState):
             )
         state.passes = passes
         return state
-
-
-def _oriented_text(text: str) -> tuple[Tile, int, int]:
-    """Parse a laid tile ``"4-6"`` written west number first; the tile is 6-4."""
-    try:
-        tile = Tile.parse(text)
-    except ValueError as exc:
-        raise PositionError(f"line: {exc}") from None
-    left, right = (int(x) for x in text.strip("[] ").split("-"))
-    return tile, left, right
 
 
 def _show(totals: tuple[int, ...]) -> str:

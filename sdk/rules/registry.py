@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from .doubles import DoublesGame
-from .errors import InvalidActionError
+from .errors import GameOptionError
 from .moon import MoonGame
 from .passing import PassingGame
 from .state import Game
@@ -29,23 +29,23 @@ def make_game(name: str, **options: Any) -> Game:
     """Return the game called ``name`` configured with ``options``.
 
     Raises:
-        InvalidActionError: an unknown game or option, or a value the game refuses; the
+        GameOptionError: an unknown game or option, or a value the game refuses; the
             message lists what is accepted.
     """
     try:
         cls = GAMES[name]
     except KeyError:
-        raise InvalidActionError(
+        raise GameOptionError(
             f"unknown game '{name}': expected one of {', '.join(sorted(GAMES))}"
         ) from None
     accepted = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for key, value in options.items():
         if key not in accepted:
             known = ", ".join(accepted) or "none"
-            raise InvalidActionError(f"{name}: unknown option '{key}' (options: {known})")
+            raise GameOptionError(f"{name}: unknown option '{key}' (options: {known})")
         expected = type(accepted[key].default)
         if type(value) is not expected:
-            raise InvalidActionError(
+            raise GameOptionError(
                 f"{name}: option '{key}' must be {expected.__name__}, got {value!r}"
             )
     return cls(**options)
@@ -75,5 +75,5 @@ def configurations(names: Iterable[str] | None = None) -> Iterator[Game]:
             for options in seatings:
                 try:
                     yield make_game(name, **options)
-                except InvalidActionError:
+                except GameOptionError:
                     continue

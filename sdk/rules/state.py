@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Self
 
 from .actions import Action, Discard, sort_actions
-from .errors import GameOverError, IllegalActionError
-from .tiles import Tile
+from .dealing import first_seat, shuffled
+from .errors import GameOverError, IllegalActionError, PositionError
+from .tiles import DOUBLE_SIX, Tile, parse_tiles
 
 CHANCE: Final = -1
 """The acting seat of the ``deal`` step between hands."""
@@ -45,17 +46,52 @@ class HandEnd(enum.Enum):
     """Straight: a side reached the target during play; the game ended mid-hand (RULES.md S12)."""
 
 
+class Phase(enum.Enum):
+    """Where a deal stands, in every game; ``DEAL`` and ``OVER`` match ``CHANCE`` and ``TERMINAL``.
+
+    A Moon hand runs ``BIDDING -> DISCARD -> TRUMP -> PLAYING`` (OpenSpiel's hearts does the
+    same); a line game's hand is ``PLAYING`` from the deal to its end.
+    """
+
+    BIDDING = "bidding"
+    DISCARD = "discard"
+    TRUMP = "trump"
+    PLAYING = "playing"
+    DEAL = "deal"
+    """The hand is over (or void); the next step is the ``deal`` chance step."""
+    OVER = "over"
+
+
 @dataclass(frozen=True, slots=True)
 class HandResult:
-    """The scored result of one deal."""
+    """The scored result of one deal.
+
+    ``winners`` and ``in_play`` are left out of equality and default to empty: the wire's
+    ``HandEnd`` message and a match record carry only ``deal``, ``end``, ``points`` and
+    ``detail``, so a result read back from either still equals the engine's.
+    """
 
     deal: int
     """1-based number of the deal in the game, void deals included."""
     end: HandEnd
     points: tuple[int, ...]
-    """Points each side scored at the end of the hand (not counting Straight's in-play points)."""
+    """Points each side scored at the end of the hand (Straight's in-play points are apart)."""
     detail: str
     """One line a person can read, e.g. ``"seat 1 went out; 23 pips in other hands"``."""
+    winners: tuple[int, ...] = field(default=(), compare=False)
+    """The side(s) that won the hand: the side that scores (a Moon contract made: the bidder;
+    failed: both opponents), the side that went out even when it scores 0, the side that
+    reached Straight's target; empty for a void deal and a tie for lowest."""
+    in_play: tuple[int, ...] = field(default=(), compare=False)
+    """Points each side scored during play: Straight's counts (RULES.md 3.7), zeros in the other
+    games; empty when read back from a record or the wire."""
+
+    @property
+    def scored(self) -> tuple[int, ...]:
+        """Every point each side scored in the hand: end-of-hand and in-play points together."""
+        if not self.in_play:
+            return self.points
+        return tuple(a + b for a, b in zip(self.points, self.in_play, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,18 +218,52 @@ class Observation:
     """1-based number of the current deal."""
     history: tuple[LogEntry, ...]
     """The public steps of the current deal, in order."""
+    opener: int
+    """The seat that opens this deal: it plays the opening tile of a line game (the starter of
+    RULES.md 2.3 and 3.3, Doubles' holder of the highest double) or bids first in Moon (1.4)."""
 
 
 class GameState(ABC):
-    """An immutable position of a game in play.
+    """An immutable position of a game in play, with what every game keeps.
 
     Subclasses keep their fields in ``__slots__`` and never assign to them after a state has been
-    returned; :meth:`apply` works on a private copy.
+    returned; :meth:`apply` works on a private copy. The fields here are shared by all four
+    games, so the interface below is written once.
     """
 
-    __slots__ = ("_deal_steps", "_hidden_by", "_legal", "_log", "_public_steps", "game")
+    __slots__ = (
+        "_deal_steps",
+        "_deals",
+        "_hidden_by",
+        "_legal",
+        "_log",
+        "_public_steps",
+        "deal_index",
+        "game",
+        "hands",
+        "opener",
+        "results",
+        "seat",
+        "seed",
+        "side_scores",
+        "winner",
+    )
 
     game: Game
+    seed: int
+    deal_index: int
+    """0-based number of the current deal, void deals included."""
+    opener: int
+    """The seat that opens this deal (see :attr:`Observation.opener`)."""
+    seat: int
+    """Seat to move, ``CHANCE`` or ``TERMINAL``."""
+    hands: tuple[tuple[Tile, ...], ...]
+    side_scores: tuple[int, ...]
+    results: tuple[HandResult, ...]
+    winner: int | None
+    """The winning side once the game is over."""
+    _deals: tuple[tuple[int, tuple[Tile, ...]], ...]
+    """Explicit shuffles S as ``(deal index, S)`` (``from_position(deals=...)``)."""
     _legal: tuple[Action, ...] | None
     _log: tuple[Any, LogEntry] | None
     """The game's log as a linked list ``(previous, entry)``, so apply stays O(1)."""
@@ -207,32 +277,41 @@ class GameState(ABC):
     """Whether :meth:`_compute_legal` already returns the canonical order, unique (no sort)."""
     _hides_steps: ClassVar[bool] = False
     """Whether some steps must be masked per viewer (Moon's discard); see :func:`public_entry`."""
+    TILES: ClassVar[tuple[Tile, ...]] = DOUBLE_SIX
+    """The tiles a deal shuffles (Moon plays with 22 of them)."""
+
+    # -- the shared interface -----------------------------------------------------------------
+
+    @property
+    def current_seat(self) -> int:
+        """Seat to move, ``CHANCE`` if the next step is a deal, ``TERMINAL`` if the game is over."""
+        return self.seat
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        """Score of every side."""
+        return self.side_scores
+
+    @property
+    def deal_number(self) -> int:
+        """1-based number of the current deal, void deals included."""
+        return self.deal_index + 1
+
+    @property
+    def hand_results(self) -> tuple[HandResult, ...]:
+        """Every deal scored so far."""
+        return self.results
+
+    def hand(self, seat: int) -> tuple[Tile, ...]:
+        """Return the tiles ``seat`` holds (omniscient: the referee's view)."""
+        return self.hands[seat]
 
     # -- what a subclass provides -------------------------------------------------------------
 
     @property
     @abstractmethod
-    def current_seat(self) -> int:
-        """Seat to move, ``CHANCE`` if the next step is a deal, ``TERMINAL`` if the game is over."""
-
-    @property
-    @abstractmethod
-    def scores(self) -> tuple[int, ...]:
-        """Score of every side."""
-
-    @property
-    @abstractmethod
-    def deal_number(self) -> int:
-        """1-based number of the current deal, void deals included."""
-
-    @property
-    @abstractmethod
-    def hand_results(self) -> tuple[HandResult, ...]:
-        """Every deal scored so far."""
-
-    @abstractmethod
-    def hand(self, seat: int) -> tuple[Tile, ...]:
-        """Return the tiles ``seat`` holds (omniscient: the referee's view)."""
+    def phase(self) -> Phase:
+        """Where the current deal stands."""
 
     @abstractmethod
     def observe(self, seat: int) -> Observation:
@@ -253,6 +332,72 @@ class GameState(ABC):
     @abstractmethod
     def _next(self, action: Action) -> Self:
         """Return the state after the legal ``action`` (log entry not yet added)."""
+
+    @abstractmethod
+    def _deal_next(self) -> None:
+        """Deal the next hand into this private state, moving the opener on by one seat."""
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def _blank(cls, game: Game, seed: int) -> Self:
+        """Return a state with no deal yet: scores at zero, no hand scored, an empty log."""
+        state = cls.__new__(cls)
+        state.game = game
+        state._legal = None
+        state._log = None
+        state._deal_steps = state._public_steps = ()
+        state._hidden_by = frozenset()
+        state._deals = ()
+        state.seed = seed
+        state.side_scores = (0,) * len(game.sides)
+        state.results = ()
+        state.winner = None
+        return state
+
+    @classmethod
+    def _initial(cls, game: Game, seed: int, first: int | None) -> Self:
+        """Deal the first hand of a game; ``first`` opens it (random from the seed if None)."""
+        state = cls._blank(game, seed)
+        players = game.num_players
+        start = first_seat(seed, players) if first is None else first
+        if not 0 <= start < players:
+            raise PositionError(f"first_seat {first} is not a seat of a {players}-player game")
+        # _deal_next moves the opener on by one for every deal, so begin one behind.
+        state.opener = (start - 1) % players
+        state.deal_index = -1
+        state._deal_next()
+        return state
+
+    def _shuffle(self) -> list[Tile]:
+        """Return the shuffle S of the current deal: given explicitly, or from the seed (0.3)."""
+        for index, order in self._deals:
+            if index == self.deal_index:
+                return list(order)
+        return shuffled(self.TILES, self.seed, self.deal_index)
+
+    def _later_deals(self, deals: Sequence[str | Sequence[str | Tile]] | None) -> None:
+        """Take the explicit shuffles of the deals after this one (``from_position(deals=...)``).
+
+        Each is the shuffled sequence S of RULES.md 0.3, every tile of the game once, dealt
+        round-robin from seat 0; deals past the list are shuffled from the seed as usual.
+        """
+        if not deals:
+            return
+        if isinstance(deals, str):
+            raise PositionError("deals: expected a list of shuffles, got one text")
+        wanted = sorted(self.TILES)
+        given: list[tuple[int, tuple[Tile, ...]]] = []
+        for k, order in enumerate(deals):
+            where = f"deals[{k}]"
+            tiles = parse_tiles(order, where)
+            if sorted(tiles) != wanted:
+                raise PositionError(
+                    f"{where}: a shuffle holds each of the {len(wanted)} tiles of the game once, "
+                    f"got {len(tiles)} tiles with {len(set(tiles))} different"
+                )
+            given.append((self.deal_index + 1 + k, tiles))
+        self._deals = tuple(given)
 
     # -- shared behaviour ---------------------------------------------------------------------
 

@@ -8,42 +8,31 @@ play is compulsory (S6); a seat that cannot play draws one tile per ``draw`` act
 tile fits, which it must then play, or the boneyard is empty (S7), and every tile can be drawn
 (S8); pass only when nothing fits and the boneyard is empty; a block ends the hand at once (0.7);
 hands are scored with :func:`round5` of the opponents' pips, never subtracting (S9-S11); the game
-ends the moment a side reaches 250, mid-hand included (S12, X3); later hands rotate the starter
-(S13).
+ends the moment a side reaches 250, mid-hand included (S12, X3); later hands rotate the opener
+(the starter of 3.3, S13).
 
 >>> game = StraightGame(players=2)
 >>> state = game.new_game(seed=7)
 >>> state = state.apply(state.legal_actions()[0])
->>> StraightLayout().place(Tile(5, 5), None).place(Tile(5, 3), "W").count
-13
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from itertools import pairwise
 from math import floor
 from typing import Any, ClassVar, Final
 
 from .actions import DEAL, DRAW, LINE_ENDS, PASS, Action, Deal, Draw, Pass, Play
-from .errors import InvalidActionError, PositionError
-from .linegame import LineGame, LineGameState, LineObservation
-from .state import HandEnd, HandResult
+from .errors import GameOptionError, PositionError
+from .linegame import LineGame, LineGameState, LineObservation, OpenEnd
+from .state import HandEnd
+from .straight_layout import StraightLayout, layout_from
 from .tiles import DOUBLE_SIX, Tile
 
 TARGET: Final = 250
 """RULES.md 3.10: the first side to reach 250 or more wins."""
-
-Pair = tuple[int, int]
-"""A laid tile as the two numbers it shows, in the order the layout is read."""
-
-Arm = tuple[Pair, ...]
-"""One arm of the spinner, from the spinner outward, each tile as (inner, outer)."""
-
-_W, _E, _N, _S = 0, 1, 2, 3
-_NO_ARMS: Final[tuple[Arm, Arm, Arm, Arm]] = ((), (), (), ())
 
 _PLAYS: Final[tuple[dict[str | None, Play], ...]] = tuple(
     {end: Play(tile, end) for end in (None, *LINE_ENDS)} for tile in DOUBLE_SIX
@@ -62,131 +51,6 @@ def round5(n: int | float | Fraction) -> int:
     return 5 * floor(n / 5 + Fraction(1, 2))
 
 
-# -- the layout --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StraightLayout:
-    """The public layout of a Straight hand: a line, then a spinner with four arms (RULES.md 3.4).
-
-    Before the first double is played the layout is ``line``; the first double becomes the
-    spinner and the line so far becomes the arm opposite the end it was played on. The values
-    are immutable, so a bot may try :meth:`place` freely to see what a play would score.
-    """
-
-    line: tuple[Pair, ...] = ()
-    """Before a spinner: the tiles from W to E, each as (its west number, its east number)."""
-    spinner: int | None = None
-    """The spinner's number n once the first double ``[n-n]`` is down, else None."""
-    arms: tuple[Arm, Arm, Arm, Arm] = _NO_ARMS
-    """With a spinner: arms W, E, N and S, each from the spinner outward as (inner, outer)."""
-    ends: tuple[tuple[str, int], ...] = field(init=False, repr=False, compare=False)
-    """The open ends as (name, number showing), in the order W, E, N, S; empty before a tile."""
-    count: int = field(init=False, repr=False, compare=False)
-    """The open-end total of RULES.md 3.5."""
-
-    def __post_init__(self) -> None:
-        line, n, arms = self.line, self.spinner, self.arms
-        ends: tuple[tuple[str, int], ...]
-        if n is None:
-            if line:
-                ends = (("W", line[0][0]), ("E", line[-1][1]))
-                count = line[0][0] + line[-1][1]
-            else:
-                ends, count = (), 0
-        else:
-            west, east, north, south = arms
-            w = west[-1][1] if west else n
-            e = east[-1][1] if east else n
-            if west and east:
-                ends = (("W", w), ("E", e), ("N", north[-1][1] if north else n))
-                ends = (*ends, ("S", south[-1][1] if south else n))
-                count = 0
-            else:
-                ends = (("W", w), ("E", e))
-                count = n + n
-            for arm in arms:
-                if arm:
-                    inner, outer = arm[-1]
-                    count += outer + outer if inner == outer else outer
-        object.__setattr__(self, "ends", ends)
-        object.__setattr__(self, "count", count)
-
-    @property
-    def is_empty(self) -> bool:
-        """Whether no tile has been played yet (the next play is the opening, RULES.md 3.3)."""
-        return not self.line and self.spinner is None
-
-    @property
-    def north_south_open(self) -> bool:
-        """Whether arms N and S take tiles: only once W and E each hold one (RULES.md 3.4, S2)."""
-        return self.spinner is not None and bool(self.arms[_W]) and bool(self.arms[_E])
-
-    def showing(self, end: str) -> int | None:
-        """Return the number showing at open end ``end``, or None if it is not open."""
-        for name, value in self.ends:
-            if name == end:
-                return value
-        return None
-
-    def fits(self, tile: Tile) -> tuple[str | None, ...]:
-        """Return the ends ``tile`` may be played on: ``(None,)`` for the opening tile."""
-        if self.is_empty:
-            return (None,)
-        return tuple(name for name, v in self.ends if tile.high == v or tile.low == v)
-
-    def place(self, tile: Tile, end: str | None) -> StraightLayout:
-        """Return the layout after ``tile`` is laid on ``end`` (None for the opening tile).
-
-        The caller makes sure the play fits; this only does the geometry of RULES.md 3.4.
-        """
-        line, n = self.line, self.spinner
-        if n is None:
-            if not line:
-                if tile.is_double:
-                    return StraightLayout(spinner=tile.high)
-                return StraightLayout(line=((tile.low, tile.high),))
-            if end == "W":
-                shown = line[0][0]
-                if tile.is_double:
-                    # The first double: the line now runs east from the spinner (RULES.md 3.4).
-                    return StraightLayout(spinner=shown, arms=((), line, (), ()))
-                return StraightLayout(line=((tile.other(shown), shown), *line))
-            shown = line[-1][1]
-            if tile.is_double:
-                west = tuple((e, w) for w, e in reversed(line))
-                return StraightLayout(spinner=shown, arms=(west, (), (), ()))
-            return StraightLayout(line=(*line, (shown, tile.other(shown))))
-        index = LINE_ENDS.index(end or "")
-        arm = self.arms[index]
-        shown = arm[-1][1] if arm else n
-        arms = list(self.arms)
-        arms[index] = (*arm, (shown, tile.other(shown)))
-        return StraightLayout(spinner=n, arms=(arms[0], arms[1], arms[2], arms[3]))
-
-    def tiles(self) -> tuple[Tile, ...]:
-        """Return every tile on the table."""
-        laid = [Tile(a, b) for a, b in self.line]
-        if self.spinner is not None:
-            laid.append(Tile(self.spinner, self.spinner))
-            laid.extend(Tile(a, b) for arm in self.arms for a, b in arm)
-        return tuple(laid)
-
-    def __str__(self) -> str:
-        """E.g. ``"1-4 4-6"``, or ``"3-1 1-5 [5-5] 5-2 | N: 5-0 | S: -"``, read W to E."""
-        if self.spinner is None:
-            return " ".join(f"{w}-{e}" for w, e in self.line) or "(empty)"
-        west, east, north, south = self.arms
-        row = [f"{o}-{i}" for i, o in reversed(west)]
-        row.append(f"[{self.spinner}-{self.spinner}]")
-        row.extend(f"{i}-{o}" for i, o in east)
-        text = " ".join(row)
-        if self.north_south_open:
-            for name, arm in (("N", north), ("S", south)):
-                text += f" | {name}: " + (" ".join(f"{i}-{o}" for i, o in arm) or "-")
-        return text
-
-
 # -- the game ----------------------------------------------------------------------------------
 
 
@@ -203,9 +67,9 @@ class StraightGame(LineGame):
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
-            raise InvalidActionError(f"straight: players must be 2, 3 or 4, got {self.players}")
+            raise GameOptionError(f"straight: players must be 2, 3 or 4, got {self.players}")
         if self.partnerships and self.players != 4:
-            raise InvalidActionError(f"straight: partnerships need 4 players, got {self.players}")
+            raise GameOptionError(f"straight: partnerships need 4 players, got {self.players}")
 
     @property
     def num_players(self) -> int:
@@ -230,22 +94,25 @@ class StraightGame(LineGame):
     def from_position(self, **position: Any) -> StraightState:
         """Build a position.
 
-        Fields:
-            hands: one list of tiles per seat, e.g. ``[["6-4", "5-5"], ["2-1"]]``.
-            boneyard: the undrawn tiles in draw order (the first is drawn next).
+        The fields every line game shares: ``hands`` (one list of tiles per seat, e.g.
+        ``[["6-4", "5-5"], ["2-1"]]``), ``boneyard`` (the undrawn tiles in draw order, the first
+        drawn next; empty by default), ``seat`` (to move, 0 by default), ``opener`` (the seat
+        that opened this deal, ``seat`` by default), ``scores`` (per side, zeros by default),
+        ``seed`` (fixes the shuffles of later deals), ``deal`` (the 1-based number of this deal)
+        and ``deals`` (the shuffles S of the next deals, RULES.md 0.3, each every tile once;
+        deals past the list come from ``seed``).
+
+        Straight's own fields:
             line: before any double is down, the tiles from W to E, each written as laid,
                 west number first: ``["1-4", "4-6"]`` means W shows 1 and E shows 6.
             spinner: once a double is down, the spinner's number (``5``) or tile (``"5-5"``).
             arms: with ``spinner``, a mapping from ``"W"``, ``"E"``, ``"N"``, ``"S"`` to the
                 tiles of that arm from the spinner outward, inner number first:
                 ``{"W": ["5-3", "3-3"], "E": ["5-1"]}``; missing arms are empty.
-            seat: the seat to move (0 by default).
-            scores: the score of every side (all 0 by default).
-            starter: the seat that opened this deal (``seat`` by default).
-            seed: fixes the shuffles of later deals (0 by default).
-            deal: the 1-based number of this deal (1 by default).
 
-        Omit ``line`` and ``spinner`` for a hand whose opening tile is still to be played.
+        Omit ``line`` and ``spinner`` for a hand whose opening tile is still to be played. In-play
+        points of the hand so far are not part of a position: its :class:`HandResult` counts
+        those scored from the position on.
 
         Raises:
             PositionError: the position is inconsistent; the message names the field.
@@ -258,7 +125,11 @@ class StraightObservation(LineObservation):
     """A seat's view: the public layout, besides the common fields (RULES.md 3.11)."""
 
     layout: StraightLayout
-    """The tiles on the table; ``layout.ends`` and ``layout.count`` give the open ends and count."""
+    """The tiles on the table; ``layout.count`` is the count of RULES.md 3.5."""
+
+    @property
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        return self.layout.open_ends
 
 
 class StraightState(LineGameState):
@@ -269,11 +140,15 @@ class StraightState(LineGameState):
     game: StraightGame
     layout: StraightLayout
 
+    @property
+    def open_ends(self) -> tuple[OpenEnd, ...]:
+        return self.layout.open_ends
+
     def _start_layout(self) -> None:
         self.layout = _EMPTY
 
     def _first_to_act(self) -> int:
-        return self.starter
+        return self.opener
 
     def _compute_legal(self) -> list[Action]:
         seat = self.seat
@@ -341,17 +216,18 @@ class StraightState(LineGameState):
                 seat = self.seat
                 side = self._side(seat)
                 self._add_points(side, count)
+                in_play = list(self.play_points)
+                in_play[side] += count
+                self.play_points = tuple(in_play)
                 if self.winner is not None:
                     # RULES.md 3.10, S12, X3: the game ends at once; nothing more is scored.
-                    self.results = (
-                        *self.results,
-                        HandResult(
-                            self.deal_number,
-                            HandEnd.TARGET,
-                            (0,) * len(self.side_scores),
-                            f"seat {seat} scored {count} in play: side {side} reached "
-                            f"{self.side_scores[side]} and the game ends at once",
-                        ),
+                    self._record(
+                        HandEnd.TARGET,
+                        None,
+                        0,
+                        f"seat {seat} scored {count} in play: side {side} reached "
+                        f"{self.side_scores[side]} and the game ends at once",
+                        winners=(side,),
                     )
                     return
             if not left:
@@ -419,32 +295,31 @@ class StraightState(LineGameState):
         cls,
         game: StraightGame,
         *,
-        hands: Sequence[Sequence[str | Tile]],
-        boneyard: Sequence[str | Tile] = (),
+        hands: Sequence[str | Sequence[str | Tile]],
+        boneyard: str | Sequence[str | Tile] = (),
         line: Sequence[str] = (),
         spinner: int | str | None = None,
         arms: Mapping[str, Sequence[str]] | None = None,
         seat: int = 0,
         scores: Sequence[int] | None = None,
-        starter: int | None = None,
+        opener: int | None = None,
         seed: int = 0,
         deal: int = 1,
+        deals: Sequence[str | Sequence[str | Tile]] | None = None,
     ) -> StraightState:
-        layout = _layout_from(line, spinner, arms)
+        layout = layout_from(line, spinner, arms)
         state = cls._position_common(
             game,
             hands,
             boneyard,
             layout.tiles(),
             seat=seat,
-            starter=starter,
-            scores=None if scores is None else tuple(scores),
+            opener=opener,
+            scores=scores,
             seed=seed,
             deal=deal,
+            deals=deals,
         )
-        n = game.num_players
-        if not 0 <= state.starter < n:
-            raise PositionError(f"starter: {state.starter} is not a seat of a {n}-player game")
         for side, score in enumerate(state.side_scores):
             if score >= TARGET:
                 raise PositionError(
@@ -458,76 +333,6 @@ class StraightState(LineGameState):
 
 
 _EMPTY: Final = StraightLayout()
-_new_state: Final = object.__new__
 
 _MASKS: Final[tuple[int, ...]] = tuple((1 << t.high) | (1 << t.low) for t in DOUBLE_SIX)
 """The numbers on each tile as a bit set, for the block check."""
-
-
-def _layout_from(
-    line: Sequence[str], spinner: int | str | None, arms: Mapping[str, Sequence[str]] | None
-) -> StraightLayout:
-    """Build and check the layout fields of a position."""
-    if spinner is None:
-        if arms:
-            raise PositionError("arms: arms need a spinner; give 'spinner' too")
-        laid = [_pair(text, "line") for text in line]
-        for a, b in laid:
-            if a == b:
-                raise PositionError(
-                    f"line: {a}-{b} is a double, and the first double played is the spinner "
-                    "(RULES.md 3.4, S1); give 'spinner' and 'arms' instead"
-                )
-        for (_, right), (left, _) in pairwise(laid):
-            if right != left:
-                raise PositionError(f"line: the tiles do not join ({right} next to {left})")
-        return StraightLayout(line=tuple(laid))
-    if line:
-        raise PositionError(
-            "line: a layout with a spinner is given as 'spinner' and 'arms' only; "
-            "the line before the spinner is one of its arms"
-        )
-    if isinstance(spinner, str):
-        try:
-            double = Tile.parse(spinner)
-        except ValueError as exc:
-            raise PositionError(f"spinner: {exc}") from None
-        if not double.is_double:
-            raise PositionError(f"spinner: {spinner} is not a double (RULES.md 3.4)")
-        n = double.high
-    elif isinstance(spinner, int) and not isinstance(spinner, bool) and 0 <= spinner <= 6:
-        n = spinner
-    else:
-        raise PositionError(f"spinner: expected a number 0-6 or a double like '5-5', got {spinner}")
-    given = dict(arms or {})
-    unknown = [name for name in given if name not in LINE_ENDS]
-    if unknown:
-        raise PositionError(f"arms: unknown arm {unknown[0]!r}; arms are W, E, N and S")
-    built: list[Arm] = []
-    for name in LINE_ENDS:
-        arm = tuple(_pair(text, f"arms[{name}]") for text in given.get(name, ()))
-        shown = n
-        for a, b in arm:
-            if a != shown:
-                raise PositionError(
-                    f"arms[{name}]: {a}-{b} does not join the {shown} showing there "
-                    "(write each tile inner number first)"
-                )
-            shown = b
-        built.append(arm)
-    west, east, north, south = built
-    if (north or south) and not (west and east):
-        raise PositionError(
-            "arms: N and S open only after W and E each hold a tile (RULES.md 3.4, S2)"
-        )
-    return StraightLayout(spinner=n, arms=(west, east, north, south))
-
-
-def _pair(text: str, field_name: str) -> Pair:
-    """Parse a laid tile written in reading order, e.g. ``"4-6"``."""
-    try:
-        Tile.parse(text)
-    except ValueError as exc:
-        raise PositionError(f"{field_name}: {exc}") from None
-    left, right = text.strip("[] ").split("-")
-    return int(left), int(right)

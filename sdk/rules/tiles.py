@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar, Final
 
-from .errors import InvalidActionError
+from .errors import InvalidActionError, PositionError
 
 MAX_PIP: Final = 6
 
@@ -129,6 +129,50 @@ def format_tiles(tiles: Iterable[Tile]) -> str:
     return " ".join(str(t) for t in tiles)
 
 
-def parse_tiles(text: str) -> tuple[Tile, ...]:
-    """Parse space- or comma-separated tiles, e.g. ``"6-6 5-4"``."""
-    return tuple(Tile.parse(part) for part in text.replace(",", " ").split())
+def parse_tiles(tiles: str | Iterable[str | Tile], field: str | None = None) -> tuple[Tile, ...]:
+    """Return the tiles of ``tiles``, in order: the one tile reader of every game.
+
+    A string is tile text separated by spaces or commas (``"6-6 5-4"``, ``"6-6,5-4"``; a single
+    ``"6-4"`` is one tile); any other iterable holds :class:`Tile` values or tile texts, one each
+    (``["6-6", Tile(5, 4)]``). So a string is never read character by character.
+
+    Args:
+        field: the position field being read (``"hands[1]"``); when given, a bad tile raises
+            :class:`PositionError` naming it, as every ``from_position`` does.
+
+    Raises:
+        InvalidActionError: a bad tile and no ``field``.
+        PositionError: a bad tile in ``field``.
+    """
+    parts: Iterable[str | Tile] = (
+        tiles.replace(",", " ").split() if isinstance(tiles, str) else tiles
+    )
+    return tuple(parse_tile(part, field) for part in parts)
+
+
+def parse_tile(tile: str | Tile, field: str | None = None) -> Tile:
+    """Return ``tile`` itself or the tile its text names; errors as in :func:`parse_tiles`."""
+    if isinstance(tile, Tile):
+        return tile
+    try:
+        if not isinstance(tile, str):
+            raise InvalidActionError(f"bad tile {tile!r}: expected a tile like '6-4'")
+        return Tile.parse(tile)
+    except InvalidActionError as exc:
+        if field is None:
+            raise
+        raise PositionError(f"{field}: {exc}") from None
+
+
+def parse_laid(text: str, field: str) -> tuple[int, int]:
+    """Return a laid tile written in reading order (``"4-6"``: 4 first) as its two numbers.
+
+    Passing's line and Straight's arms give each tile as it lies, so the order matters here,
+    unlike in :meth:`Tile.parse`.
+
+    Raises:
+        PositionError: ``text`` is not a tile; the message names ``field``.
+    """
+    parse_tile(text, field)
+    first, second = text.strip().removeprefix("[").removesuffix("]").split("-")
+    return int(first), int(second)

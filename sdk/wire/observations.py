@@ -138,7 +138,7 @@ def _write_passing(observation: Observation, message: games_pb2.Observation) -> 
     view = message.passing
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
-    view.starter = observation.starter
+    view.starter = observation.opener
     view.MergeFromString(b"".join([_LINE_FIELD[pair] for pair in observation.line]))
     if observation.ends is not None:
         view.has_ends = True
@@ -151,7 +151,7 @@ def _write_straight(observation: Observation, message: games_pb2.Observation) ->
     view = message.straight
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
-    view.starter = observation.starter
+    view.starter = observation.opener
     layout = observation.layout
     view.MergeFromString(b"".join([_LINE_FIELD[pair] for pair in layout.line]))
     if layout.spinner is not None:
@@ -173,7 +173,7 @@ def _write_doubles(observation: Observation, message: games_pb2.Observation) -> 
     view = message.doubles
     view.SetInParent()
     view.boneyard_size = observation.boneyard_size
-    view.starter = observation.starter
+    view.starter = observation.opener
     view.MergeFromString(b"".join([_PLACED_FIELD[t.index] for t in observation.placed]))
     view.ends.extend(observation.ends)
     view.unlocked.extend(sorted(observation.unlocked))
@@ -194,7 +194,7 @@ def _write_moon(observation: Observation, message: games_pb2.Observation) -> Non
     view = message.moon
     view.SetInParent()
     view.phase = _PHASE_CODE[observation.phase]
-    view.first_bidder = observation.first_bidder
+    view.first_bidder = observation.opener
     for seat, value in observation.bids:
         view.bids.add(seat=seat, value=0 if value is None else value)
     bidder, contract = observation.bidder, observation.contract
@@ -334,7 +334,7 @@ def _passing(
     return PassingObservation(
         **common,  # type: ignore[arg-type]
         boneyard_size=view.boneyard_size,
-        starter=decode_seat(view.starter, players, "starter"),
+        opener=decode_seat(view.starter, players, "starter"),
         line=decode_pairs(view.line, "line"),
         ends=ends,
         passes=view.passes,
@@ -363,7 +363,7 @@ def _straight(
     return StraightObservation(
         **common,  # type: ignore[arg-type]
         boneyard_size=view.boneyard_size,
-        starter=decode_seat(view.starter, players, "starter"),
+        opener=decode_seat(view.starter, players, "starter"),
         layout=StraightLayout(line=line, spinner=spinner, arms=arms),
     )
 
@@ -374,7 +374,7 @@ def _doubles(
     return DoublesObservation(
         **common,  # type: ignore[arg-type]
         boneyard_size=view.boneyard_size,
-        starter=decode_seat(view.starter, players, "starter"),
+        opener=decode_seat(view.starter, players, "starter"),
         placed=decode_tiles(view.placed, "placed"),
         ends=tuple(sorted(decode_numbers(view.ends, "ends"))),
         unlocked=frozenset(decode_numbers(view.unlocked, "unlocked")),
@@ -426,7 +426,7 @@ def _moon(view: games_pb2.MoonView, common: dict[str, object]) -> MoonObservatio
     return MoonObservation(
         **common,  # type: ignore[arg-type]
         phase=phase,
-        first_bidder=decode_seat(view.first_bidder, players, "first_bidder"),
+        opener=decode_seat(view.first_bidder, players, "first_bidder"),
         bids=tuple(bids),
         bidder=bidder,
         contract=contract,

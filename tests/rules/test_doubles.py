@@ -24,9 +24,9 @@ from domino_arena.sdk.rules.doubles import (
     DoublesState,
 )
 from domino_arena.sdk.rules.errors import (
+    GameOptionError,
     GameOverError,
     IllegalActionError,
-    InvalidActionError,
     PositionError,
 )
 from domino_arena.sdk.rules.perft import perft
@@ -210,7 +210,7 @@ def test_game_configuration() -> None:
     assert game.options() == {"players": 4}
     assert DoublesGame() == TWO
     assert game.describe() == "Doubles, 4 players, to 100"
-    with pytest.raises(InvalidActionError, match="players must be 2, 3 or 4"):
+    with pytest.raises(GameOptionError, match="players must be 2, 3 or 4"):
         DoublesGame(players=5)
 
 
@@ -227,7 +227,7 @@ def test_highest_double_opens_even_if_another_seat_would_start() -> None:
     assert Tile(6, 6) in state.boneyard
     assert {Tile(0, 0), Tile(1, 1)} <= set(state.hand(0))
     assert {Tile(3, 3), Tile(5, 5)} <= set(state.hand(1))
-    assert (state.current_seat, state.starter) == (1, 1)
+    assert (state.current_seat, state.opener) == (1, 1)
     assert state.legal_actions() == (play("5-5"),)
 
 

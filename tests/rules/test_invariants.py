@@ -990,7 +990,7 @@ class MoonModel(Model):
     def check_observation(self, obs: Observation) -> None:
         """The public auction and tricks match the log; the widow and discard only the bidder's."""
         bidder = self.high[1] if self.high and self.phase != "bid" else None
-        assert _field(obs, "first_bidder") == self.first_actor
+        assert _field(obs, "opener") == self.first_actor
         assert tuple(_field(obs, "bids")) == tuple(self.bids)
         assert _field(obs, "bidder") == bidder
         assert _field(obs, "contract") == (

@@ -30,9 +30,9 @@ from domino_arena.sdk.rules.actions import (
 )
 from domino_arena.sdk.rules.dealing import deal_round_robin, first_seat, shuffled
 from domino_arena.sdk.rules.errors import (
+    GameOptionError,
     GameOverError,
     IllegalActionError,
-    InvalidActionError,
     PositionError,
 )
 from domino_arena.sdk.rules.moon import (
@@ -78,8 +78,8 @@ def run(state: MoonState, *actions: str) -> MoonState:
 
 
 def bidding(bids: list[int | None] | None = None, **extra: Any) -> MoonState:
-    """The HANDS deal in the bidding, seat 0 bidding first unless ``first_bidder`` says."""
-    return GAME.from_position(hands=HANDS, widow=WIDOW, bids=bids or [], **extra)
+    """The HANDS deal in the bidding, seat 0 bidding first unless ``opener`` says."""
+    return GAME.from_position(hands=HANDS, boneyard=WIDOW, bids=bids or [], **extra)
 
 
 def follow(trump: int | str, lead: str, hand: list[str]) -> MoonState:
@@ -107,13 +107,13 @@ def last_trick(
     contract: int = 4,
     trump: int | str = 6,
     scores: list[int] | None = None,
-    first_bidder: int = 0,
+    opener: int = 0,
 ) -> MoonState:
     """Six tricks done; seat s holds only ``tiles[s]``; ``leader`` is about to lead."""
     rest = [str(t) for t in MOON_TILES if str(t) not in tiles]
     return GAME.from_position(
         hands=[[tiles[0]], [tiles[1]], [tiles[2]]],
-        first_bidder=first_bidder,
+        opener=opener,
         bidder=bidder,
         contract=contract,
         discard=rest[0],
@@ -139,12 +139,12 @@ def position_of(state: MoonState) -> dict[str, Any]:
     """The from_position fields that rebuild ``state`` (a mid-deal, non-chance state)."""
     pos: dict[str, Any] = {
         "hands": [[str(t) for t in h] for h in state.hands],
-        "first_bidder": state.first_bidder,
+        "opener": state.opener,
         "bids": [v for _, v in state.bids],
         "scores": list(state.scores),
         "seed": state.seed,
         "deal": state.deal_number,
-        "widow": str(state.widow),
+        "boneyard": str(state.widow),
     }
     if state.discard is not None:
         pos["discard"] = str(state.discard)
@@ -206,11 +206,11 @@ def test_deal_gives_seven_each_round_robin_and_one_widow() -> None:
     assert sorted([*state.hands[0], *state.hands[1], *state.hands[2], widow]) == list(MOON_TILES)
 
 
-def test_first_bidder_is_random_from_the_seed_or_given() -> None:
+def test_opener_is_random_from_the_seed_or_given() -> None:
     """RULES.md 1.4: deal 1's first bidder is random (from the seed)."""
     for seed in range(6):
         state = GAME.new_game(seed)
-        assert state.first_bidder == state.current_seat == first_seat(seed, 3)
+        assert state.opener == state.current_seat == first_seat(seed, 3)
     assert GAME.new_game(0, first_seat=2).current_seat == 2
     with pytest.raises(PositionError, match="first_seat"):
         GAME.new_game(0, first_seat=3)
@@ -242,7 +242,7 @@ def test_a_seeded_game_is_reproducible() -> None:
 # -- bidding: RULES.md 1.5, M5 ---------------------------------------------------------------
 
 
-def test_first_bidder_may_bid_anything_or_pass() -> None:
+def test_opener_may_bid_anything_or_pass() -> None:
     assert texts(bidding().legal_actions()) == [
         "bid 4",
         "bid 5",
@@ -285,9 +285,9 @@ def test_a_bid_outside_4_to_7_and_21_is_refused() -> None:
             bidding().apply(Bid(value))
 
 
-def test_the_first_bidder_may_bid_21_and_it_ends_the_bidding_at_once() -> None:
+def test_the_opener_may_bid_21_and_it_ends_the_bidding_at_once() -> None:
     """RULES.md 1.5 and M5: the others get no turn."""
-    state = bidding(first_bidder=1).apply(Bid(21))
+    state = bidding(opener=1).apply(Bid(21))
     assert state.bids == ((1, 21),)
     assert (state.bidder, state.contract) == (1, 21)
     assert state.phase is Phase.DISCARD
@@ -332,33 +332,33 @@ def test_three_passes_void_the_deal() -> None:
     assert dealt.history[-1] == LogEntry(CHANCE, DEAL)
     assert dealt.deal_number == 3
     assert dealt.hands == deal_round_robin(shuffled(MOON_TILES, 7, 2), 3, 7)[0]
-    assert (dealt.first_bidder, dealt.current_seat, dealt.phase) == (1, 1, Phase.BIDDING)
+    assert (dealt.opener, dealt.current_seat, dealt.phase) == (1, 1, Phase.BIDDING)
     assert dealt.scores == (5, -2, 3)
 
 
-def test_first_bidder_moves_one_seat_every_deal_void_deals_included() -> None:
+def test_opener_moves_one_seat_every_deal_void_deals_included() -> None:
     """RULES.md 1.4 and M4: 1 -> 2 (void) -> 0 (void) -> 1 (after a played hand) -> 2."""
     state = GAME.new_game(seed=3, first_seat=1)
-    seen = [state.first_bidder]
+    seen = [state.opener]
     for _ in range(2):
         state = run(state, "pass", "pass", "pass", "deal")
-        seen.append(state.first_bidder)
+        seen.append(state.opener)
     assert seen == [1, 2, 0]
-    played = finish(last_trick(("6-6", "5-1", "4-1"), leader=0, won=[3, 2, 1], first_bidder=0))
+    played = finish(last_trick(("6-6", "5-1", "4-1"), leader=0, won=[3, 2, 1], opener=0))
     assert played.current_seat == CHANCE
     dealt = played.apply(DEAL)
-    assert (dealt.first_bidder, dealt.current_seat, dealt.deal_number) == (1, 1, 4)
+    assert (dealt.opener, dealt.current_seat, dealt.deal_number) == (1, 1, 4)
     dealt = run(dealt, "pass", "pass", "pass", "deal")
-    assert (dealt.first_bidder, dealt.deal_number) == (2, 5)
+    assert (dealt.opener, dealt.deal_number) == (2, 5)
 
 
 def test_a_void_deal_during_a_tie_at_21_goes_on() -> None:
     """X5: nothing changes but the first bidder."""
-    state = run(bidding([None, None], scores=[21, 21, 15], first_bidder=2), "pass")
+    state = run(bidding([None, None], scores=[21, 21, 15], opener=2), "pass")
     assert state.current_seat == CHANCE and not state.is_terminal()
     assert state.outcome() is None
     dealt = state.apply(DEAL)
-    assert (dealt.scores, dealt.first_bidder, dealt.phase) == ((21, 21, 15), 0, Phase.BIDDING)
+    assert (dealt.scores, dealt.opener, dealt.phase) == ((21, 21, 15), 0, Phase.BIDDING)
 
 
 # -- widow and discard: RULES.md 1.6, M1, M2 --------------------------------------------------
@@ -694,7 +694,7 @@ def test_two_players_tied_at_21_or_more_above_a_third_play_on() -> None:
 
 
 def test_the_observation_holds_the_public_state_and_the_own_hand() -> None:
-    state = run(bidding(first_bidder=2), "bid 4", "pass", "bid 5", "discard 6-5", "trump 3")
+    state = run(bidding(opener=2), "bid 4", "pass", "bid 5", "discard 6-5", "trump 3")
     state = run(state, "play 3-1", "play 5-3", "play 4-3", "play 1-1")
     obs = state.observe(2)
     assert obs.phase is Phase.PLAYING and obs.current_seat == 0
@@ -702,7 +702,7 @@ def test_the_observation_holds_the_public_state_and_the_own_hand() -> None:
     assert obs.hand == tuple(T(t) for t in ["2-1", "2-2", "3-3", "4-1", "5-4"])
     assert obs.hand_sizes == (6, 6, 5)
     assert obs.bids == ((2, 4), (0, None), (1, 5))
-    assert (obs.first_bidder, obs.bidder, obs.contract, obs.trump) == (2, 1, 5, 3)
+    assert (obs.opener, obs.bidder, obs.contract, obs.trump) == (2, 1, 5, 3)
     assert obs.tricks == (Trick(1, ((1, T("3-1")), (2, T("5-3")), (0, T("4-3"))), 2),)
     assert (obs.tricks_won, obs.leader, obs.trick) == ((0, 0, 1), 2, ((2, T("1-1")),))
     assert (obs.scores, obs.deal, obs.discard, obs.widow) == ((0, 0, 0), 1, None, None)
@@ -790,9 +790,9 @@ def test_from_position_rebuilds_mid_deal_states() -> None:
 
 
 POSITION_ERRORS: list[tuple[dict[str, Any], str]] = [
-    ({"widow": None}, "widow: required while bidding"),
-    ({"widow": "6-6"}, "widow: tile 6-6 is also in hands"),
-    ({"widow": "6-0"}, r"widow: 6-0 is not a Moon tile"),
+    ({"boneyard": None}, "boneyard: the widow is required while bidding"),
+    ({"boneyard": "6-6"}, "boneyard: tile 6-6 is also in hands"),
+    ({"boneyard": "6-0"}, r"boneyard: 6-0 is not a Moon tile"),
     ({"hands": [HANDS[0][:6], HANDS[1], HANDS[2]]}, "missing 6-6"),
     ({"hands": [HANDS[0]]}, "hands: expected 3 hands"),
     ({"bids": [4, 4]}, r"bids\[1\]: 4 is not higher than 4"),
@@ -803,7 +803,7 @@ POSITION_ERRORS: list[tuple[dict[str, Any], str]] = [
     ({"trump": 6}, "trump: not allowed while bidding is not over"),
     ({"scores": [22, 1, 0]}, "scores: seat 0 would already have won"),
     ({"scores": [1, 0]}, "scores: expected three"),
-    ({"first_bidder": 3}, "first_bidder: 3 is not a seat"),
+    ({"opener": 3}, "opener: 3 is not a seat"),
     ({"seat": 1}, "seat: the rules give the move to seat 0"),
     ({"deal": 0}, "deal must be a number 1 or more"),
 ]
@@ -812,19 +812,21 @@ POSITION_ERRORS: list[tuple[dict[str, Any], str]] = [
 @pytest.mark.parametrize(("change", "message"), POSITION_ERRORS)
 def test_from_position_names_the_bad_field(change: dict[str, Any], message: str) -> None:
     with pytest.raises(PositionError, match=message):
-        GAME.from_position(**{"hands": HANDS, "widow": WIDOW, **change})
+        GAME.from_position(**{"hands": HANDS, "boneyard": WIDOW, **change})
 
 
 def test_from_position_checks_hand_sizes_for_the_phase() -> None:
     """After the auction the bidder holds 8 tiles until it discards (RULES.md 1.6)."""
     picked = [[*HANDS[0], WIDOW], HANDS[1], HANDS[2]]
-    state = GAME.from_position(hands=picked, bids=[4, None, None], widow=WIDOW)
+    state = GAME.from_position(hands=picked, bids=[4, None, None], boneyard=WIDOW)
     assert (state.phase, state.current_seat, state.widow) == (Phase.DISCARD, 0, T(WIDOW))
     uneven = [HANDS[0], [*HANDS[1], WIDOW], HANDS[2]]
     with pytest.raises(PositionError, match=r"hands\[0\]: seat 0 should hold 8 tiles"):
         GAME.from_position(hands=uneven, bids=[4, None, None])
-    with pytest.raises(PositionError, match="widow: 6-6 is not among the bidder's tiles"):
-        GAME.from_position(hands=uneven, bids=[None, 4, None], widow="6-6")
+    with pytest.raises(
+        PositionError, match="boneyard: the widow 6-6 is not among the bidder's tiles"
+    ):
+        GAME.from_position(hands=uneven, bids=[None, 4, None], boneyard="6-6")
     with pytest.raises(PositionError, match="trump: not allowed while the bidder has not"):
         GAME.from_position(hands=picked, bids=[4, None, None], trump=6)
 
@@ -918,7 +920,7 @@ def at_last_trick(game: MoonGame, scores: list[int], deal: int) -> MoonState:
     rest = [str(t) for t in MOON_TILES if str(t) not in ("6-6", "2-1", "3-1")]
     return game.from_position(
         hands=[["6-6"], ["2-1"], ["3-1"]],
-        first_bidder=0,
+        opener=0,
         bidder=0,
         contract=4,
         discard=rest[0],
@@ -961,8 +963,8 @@ def test_a_void_deal_at_the_limit_also_ends_the_game() -> None:
     tiles = [str(t) for t in MOON_TILES]
     position: dict[str, Any] = {
         "hands": [tiles[0:7], tiles[7:14], tiles[14:21]],
-        "widow": tiles[21],
-        "first_bidder": 0,
+        "boneyard": tiles[21],
+        "opener": 0,
         "bids": [None, None],
         "scores": [1, 0, 0],
         "deal": 2,
@@ -981,9 +983,9 @@ def test_a_void_deal_at_the_limit_also_ends_the_game() -> None:
 def test_deal_limit_zero_turns_the_limit_off_and_bad_values_are_refused() -> None:
     state = finish(at_last_trick(MoonGame(deal_limit=0), [-30, 2, -4], deal=500))
     assert state.current_seat == CHANCE
-    with pytest.raises(InvalidActionError, match="deal_limit must be 0"):
+    with pytest.raises(GameOptionError, match="deal_limit must be 0"):
         MoonGame(deal_limit=-1)
-    with pytest.raises(InvalidActionError, match="deal_limit must be an integer"):
+    with pytest.raises(GameOptionError, match="deal_limit must be an integer"):
         MoonGame(deal_limit=True)
 
 

@@ -25,10 +25,10 @@ from domino_arena.sdk.rules import (
     TERMINAL,
     Action,
     Bid,
+    GameOptionError,
     GameOverError,
     HandEnd,
     IllegalActionError,
-    InvalidActionError,
     LogEntry,
     Play,
     PositionError,
@@ -159,16 +159,16 @@ def test_first_starter_is_random_from_the_seed_2_3() -> None:
     starters = set()
     for seed in range(30):
         state = game.new_game(seed)
-        assert state.starter == state.current_seat == first_seat(seed, 3)
-        assert game.new_game(seed).starter == state.starter
-        starters.add(state.starter)
+        assert state.opener == state.current_seat == first_seat(seed, 3)
+        assert game.new_game(seed).opener == state.opener
+        starters.add(state.opener)
     assert starters == {0, 1, 2}
 
 
 def test_first_seat_can_be_given_and_is_checked() -> None:
     game = PassingGame(players=4)
     assert game.new_game(5, first_seat=2).current_seat == 2
-    assert game.new_game(5, first_seat=2).observe(0).starter == 2
+    assert game.new_game(5, first_seat=2).observe(0).opener == 2
     with pytest.raises(PositionError, match="first_seat"):
         game.new_game(5, first_seat=4)
 
@@ -180,8 +180,8 @@ def test_starter_rotates_clockwise_every_hand_p11(game: PassingGame) -> None:
         starters: list[int] = []
         for state in random_walk(game, seed=seed):
             if state.current_seat >= 0 and len(starters) < state.deal_number:
-                starters.append(state.starter)
-                assert state.current_seat == state.starter
+                starters.append(state.opener)
+                assert state.current_seat == state.opener
         assert starters[0] == first_seat(seed, game.players)
         for before, after in pairwise(starters):
             assert after == (before + 1) % game.players
@@ -191,12 +191,12 @@ def test_starter_rotates_clockwise_every_hand_p11(game: PassingGame) -> None:
 
 def test_starter_rotation_continues_from_a_position_p11() -> None:
     hands = [["1-0"], ["6-6", "5-5"], ["6-5", "4-4"], ["6-4", "3-3"]]
-    state = position(hands, line=["0-2"], seat=0, starter=2, deal=3, seed=4)
+    state = position(hands, line=["0-2"], seat=0, opener=2, deal=3, seed=4)
     state = run(state, "play 1-0 W")
     assert state.current_seat == CHANCE
     state = state.apply(DEAL)
     assert state.deal_number == 4
-    assert state.starter == state.current_seat == 3
+    assert state.opener == state.current_seat == 3
     assert state.hands == tuple(tuple(sorted(shuffled(DOUBLE_SIX, 4, 3)[s:24:4])) for s in range(4))
 
 
@@ -616,7 +616,7 @@ def test_the_game_ends_when_the_target_is_reached_2_8_p10(
 
 def test_the_next_hand_is_dealt_by_a_logged_deal_step_x6() -> None:
     hands = [["6-1"], ["5-5", "4-0"], ["3-3"]]
-    state = position(hands, line=["2-1"], seat=0, seed=99, deal=2, starter=1, scores=[5, 6, 7])
+    state = position(hands, line=["2-1"], seat=0, seed=99, deal=2, opener=1, scores=[5, 6, 7])
     ended = run(state, "play 6-1 E")
     with pytest.raises(IllegalActionError, match="between hands only the 'deal' step") as info:
         ended.apply(PASS)
@@ -626,7 +626,7 @@ def test_the_next_hand_is_dealt_by_a_logged_deal_step_x6() -> None:
     assert str(dealt.history[-1]) == "chance: deal"
     assert dealt.deal_number == 3
     assert dealt.scores == (25, 6, 7)
-    assert dealt.starter == dealt.current_seat == 2
+    assert dealt.opener == dealt.current_seat == 2
     assert dealt.line == ()
     assert dealt.ends is None
     assert dealt.passes == 0
@@ -668,7 +668,7 @@ def _snapshot(state: PassingState) -> tuple[Any, ...]:
         state.ends,
         state.passes,
         state.current_seat,
-        state.starter,
+        state.opener,
         state.scores,
         state.hand_results,
         state.deal_number,
@@ -764,14 +764,14 @@ def test_position_errors_name_the_field(change: dict[str, Any], field: str) -> N
 
 def test_a_good_position_round_trips_its_fields() -> None:
     state = PassingGame(players=2).from_position(
-        **_good(), seat=1, passes=1, scores=[3, 4], starter=0, deal=2
+        **_good(), seat=1, passes=1, scores=[3, 4], opener=0, deal=2
     )
     assert state.ends == (1, 2)
     assert state.line == ((1, 0), (0, 2))
     assert state.current_seat == 1
     assert state.passes == 1
     assert state.scores == (3, 4)
-    assert state.starter == 0
+    assert state.opener == 0
     assert state.deal_number == 2
 
 
@@ -784,8 +784,8 @@ def test_position_rejects_a_pass_count_outside_0_to_n_minus_1(passes: int) -> No
 
 @pytest.mark.parametrize("starter", [-1, 2])
 def test_position_rejects_a_starter_that_is_not_a_seat(starter: int) -> None:
-    with pytest.raises(PositionError, match="starter"):
-        PassingGame(players=2).from_position(**_good(), starter=starter)
+    with pytest.raises(PositionError, match="opener"):
+        PassingGame(players=2).from_position(**_good(), opener=starter)
 
 
 # -- options through the registry -------------------------------------------------------------
@@ -822,7 +822,7 @@ def test_registry_defaults_and_options_round_trip() -> None:
     ],
 )
 def test_registry_rejects_bad_options(options: dict[str, Any], message: str) -> None:
-    with pytest.raises(InvalidActionError, match=re.escape(message)):
+    with pytest.raises(GameOptionError, match=re.escape(message)):
         make_game("passing", **options)
 
 

@@ -19,20 +19,20 @@ import pytest
 from domino_arena.bots.greedy.straight import choose as greedy_choose
 from domino_arena.sdk.rules.actions import DEAL, DRAW, PASS, Action, Bid, Play
 from domino_arena.sdk.rules.errors import (
+    GameOptionError,
     GameOverError,
     IllegalActionError,
-    InvalidActionError,
     PositionError,
 )
 from domino_arena.sdk.rules.perft import perft
 from domino_arena.sdk.rules.state import CHANCE, TERMINAL, HandEnd, _all_slots
 from domino_arena.sdk.rules.straight import (
     StraightGame,
-    StraightLayout,
     StraightObservation,
     StraightState,
     round5,
 )
+from domino_arena.sdk.rules.straight_layout import StraightLayout
 from domino_arena.sdk.rules.tiles import DOUBLE_SIX, Tile, pip_total
 
 from .brute import straight as brute
@@ -130,7 +130,7 @@ def test_game_configuration() -> None:
 
 @pytest.mark.parametrize(("players", "partnerships"), [(1, False), (5, False), (3, True)])
 def test_bad_options_are_refused(players: int, partnerships: bool) -> None:
-    with pytest.raises(InvalidActionError, match="straight"):
+    with pytest.raises(GameOptionError, match="straight"):
         StraightGame(players=players, partnerships=partnerships)
 
 
@@ -518,7 +518,7 @@ def test_block_scores_the_unique_lowest_without_subtraction() -> None:
         [["5-0", "4-0"], ["2-2", "4-3", "1-1"], ["0-0", "3-3", "4-4", "3-0", "2-1", "4-1", "4-2"]],
         spinner=6,
         arms=DEAD_ARMS,
-        starter=2,
+        opener=2,
     )
     after = state.apply(play("5-0", "S"))
     assert after.seat_totals() == (4, 13, 31)
@@ -528,7 +528,7 @@ def test_block_scores_the_unique_lowest_without_subtraction() -> None:
     assert after.current_seat == CHANCE  # 0.7: ended at once, no pass asked for
     assert after.legal_actions() == (DEAL,)
     dealt = after.apply(DEAL)
-    assert (dealt.starter, dealt.current_seat, dealt.deal_number) == (0, 0, 2)  # S13
+    assert (dealt.opener, dealt.current_seat, dealt.deal_number) == (0, 0, 2)  # S13
 
 
 def test_block_with_a_tie_for_lowest_scores_nothing() -> None:
@@ -643,9 +643,9 @@ def test_later_hands_rotate_the_starter() -> None:
     state = THREE.new_game(seed=4, first_seat=1)
     starters: list[int] = []
     while len(starters) < 4 and not state.is_terminal():
-        starters.append(state.starter)
-        assert state.current_seat == state.starter
-        assert state.observe(0).starter == state.starter
+        starters.append(state.opener)
+        assert state.current_seat == state.opener
+        assert state.observe(0).opener == state.opener
         state = _finish_hand(state, rng)
         if state.is_chance():
             state = state.apply(DEAL)
@@ -653,9 +653,9 @@ def test_later_hands_rotate_the_starter() -> None:
 
 
 def test_first_starter_comes_from_the_seed() -> None:
-    starters = {TWO.new_game(seed=s).starter for s in range(20)}
+    starters = {TWO.new_game(seed=s).opener for s in range(20)}
     assert starters == {0, 1}
-    assert TWO.new_game(seed=5).starter == TWO.new_game(seed=5).starter
+    assert TWO.new_game(seed=5).opener == TWO.new_game(seed=5).opener
 
 
 # -- immutability, hidden information, reproducibility -----------------------------------------
@@ -761,7 +761,7 @@ def test_same_seed_and_actions_replay_exactly() -> None:
         ({"spinner": 5, "arms": {"N": ["5-3"]}}, "arms: N and S open only after W and E"),
         ({"spinner": 5, "arms": {"W": ["3-5"]}}, "arms[W]: 3-5 does not join the 5"),
         ({"spinner": 5, "arms": {"X": ["5-3"]}}, "arms: unknown arm 'X'"),
-        ({"starter": 3}, "starter: 3 is not a seat"),
+        ({"opener": 3}, "opener: 3 is not a seat"),
         ({"seat": 2}, "seat: 2 is not a seat"),
         ({"scores": [250, 0]}, "scores: side 0 has 250"),
         ({"scores": [0]}, "scores: expected 2 values"),
@@ -795,14 +795,14 @@ def test_position_fields_round_trip() -> None:
         spinner="6-6",
         arms=DEAD_ARMS,
         seat=0,
-        starter=3,
+        opener=3,
         scores=[100, 200],
         seed=12,
         deal=4,
     )
     assert state.layout.spinner == 6
     assert state.layout.arms[3] == ((6, 4), (4, 5), (5, 2), (2, 0))
-    assert (state.starter, state.scores, state.deal_number, state.seed) == (3, (100, 200), 4, 12)
+    assert (state.opener, state.scores, state.deal_number, state.seed) == (3, (100, 200), 4, 12)
 
 
 # -- perft (the generic runner does the same through the registry) -----------------------------

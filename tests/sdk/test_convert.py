@@ -607,7 +607,7 @@ def test_an_unknown_game_or_observation_type_has_no_wire_form() -> None:
     assert error_of(lambda: game_to_proto(Odd())) == (
         "game: a Odd; expected one of moon, passing, straight, doubles"
     )
-    plain = Observation(PassingGame(), 0, 0, (), (), (7, 7), (0, 0), 1, ())
+    plain = Observation(PassingGame(), 0, 0, (), (), (7, 7), (0, 0), 1, (), 0)
     assert error_of(lambda: observation_to_proto(plain)) == (
         "observation: a Observation; expected the observation of moon, passing, straight or doubles"
     )

@@ -84,10 +84,10 @@ def winner(plays: list[tuple[int, Tile]], trump: int | str) -> int:
 
 def load(position: dict[str, Any]) -> State:
     """Turn the position fields into a brute-force state."""
-    first = position.get("first_bidder", 0)
+    first = position.get("opener", 0)
     st: State = {
         "hands": [sorted(_tile(t) for t in h) for h in position["hands"]],
-        "widow": _tile(position["widow"]) if position.get("widow") is not None else None,
+        "widow": _tile(position["boneyard"]) if position.get("boneyard") is not None else None,
         "first": first,
         "bids": [],
         "bidder": position.get("bidder"),

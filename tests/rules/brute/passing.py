@@ -40,7 +40,7 @@ def _start(options: dict[str, Any], position: dict[str, Any]) -> dict[str, Any]:
         target = 101 if players in (2, 3) else 61
     line = [_ints(text) for text in position.get("line", [])]
     seat = int(position.get("seat", 0))
-    starter = position.get("starter")
+    starter = position.get("opener")
     return {
         "players": players,
         "sides": [[0, 2], [1, 3]] if teams else [[s] for s in range(players)],

@@ -41,7 +41,7 @@ def _start(options: dict[str, Any], position: dict[str, Any]) -> dict[str, Any]:
     players = int(options.get("players", 2))
     teams = bool(options.get("partnerships", False))
     seat = int(position.get("seat", 0))
-    starter = position.get("starter")
+    starter = position.get("opener")
     s: dict[str, Any] = {
         "players": players,
         "sides": [[0, 2], [1, 3]] if teams else [[p] for p in range(players)],

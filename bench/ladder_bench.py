@@ -50,7 +50,7 @@ from typing import Any, Final
 
 from domino_arena.bots import make_bot
 from domino_arena.sdk.local import play_game
-from domino_arena.sdk.records import forfeit_winner, record_lines
+from domino_arena.sdk.match.records import forfeit_winner, record_lines
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.engine import display_url

@@ -48,7 +48,7 @@ from typing import Final
 
 from rich.console import Console
 
-from domino_arena.sdk.records import parse_record
+from domino_arena.sdk.match.records import parse_record
 from domino_arena.sdk.rules import GAMES, Game, make_game
 from domino_arena.server.cli.main_job import Settings, entrant_of, run
 from domino_arena.server.ladder.ratings_store import RatedStorage

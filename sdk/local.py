@@ -41,8 +41,8 @@ from .bot import (
 from .match.core import MatchCore
 from .match.faults import Fault
 from .match.notices import FaultNotice, HandEndNotice, Item, Step, StepNotice
+from .match.records import MatchRecord
 from .match.results import FaultPolicy, MatchResult, Termination
-from .records import MatchRecord
 from .rules import Game, GameState, Observation, Outcome
 
 DEFAULT_MAX_DEALS: Final = 1000

@@ -40,7 +40,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import MatchRecord, forfeit_winner, record_from_state
 from ..rules import (
     DEAL,
     Action,
@@ -54,6 +53,7 @@ from ..rules.state import public_entry
 from .decision import Decision, Request, TimeRules
 from .faults import Fault
 from .notices import HandEndNotice, Item, Outgoing, Step, StepNotice
+from .records import MatchRecord, forfeit_winner, record_from_state
 from .results import FaultKind, FaultPolicy, MatchResult, Termination
 
 

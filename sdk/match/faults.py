@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..records import RecordFault
 from .notices import FaultNotice
+from .records import RecordFault
 from .results import FaultKind
 
 

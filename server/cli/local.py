@@ -20,7 +20,7 @@ from domino_arena.sdk.local import (
     seat_seed,
 )
 from domino_arena.sdk.match.notices import Step
-from domino_arena.sdk.records import RecordError, read_record, replay, write_record
+from domino_arena.sdk.match.records import RecordError, read_record, replay, write_record
 from domino_arena.sdk.rules import DEAL, GAMES, Game, GameState, HandResult, game_options, make_game
 from domino_arena.server.cli.arguments import (
     CliError,

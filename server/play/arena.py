@@ -16,8 +16,8 @@ from typing import Final
 import trio
 
 from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.records import record_lines
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
-from domino_arena.sdk.records import record_lines
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.ratings_store import RatedStorage

@@ -24,7 +24,7 @@ Faults (DESIGN.md decision 9):
 
 A forfeit's winner is the other side with two sides; with three or more it is the side with the
 highest score among the others, the lowest side index breaking a tie
-(:func:`~domino_arena.sdk.records.forfeit_winner`).
+(:func:`~domino_arena.sdk.match.records.forfeit_winner`).
 
 The error boundary is this function: any exception that is not a seat's fault is a failure of
 ours and voids the match (it is logged and charged to nobody); it never escapes to cancel other
@@ -47,8 +47,8 @@ from domino_arena.sdk.match.core import MatchCore
 from domino_arena.sdk.match.decision import Decision, Request
 from domino_arena.sdk.match.faults import Fault
 from domino_arena.sdk.match.notices import FaultNotice, HandEndNotice, Step, StepNotice
+from domino_arena.sdk.match.records import MatchRecord
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
-from domino_arena.sdk.records import MatchRecord
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.seats import Malformed, MatchInfo, Seat, SeatGoneError
 from domino_arena.server.play.timecontrol import TimeControl

@@ -19,7 +19,7 @@ import pytest
 from domino_arena.bots import HOUSE_BOTS
 from domino_arena.bots import greedy as greedy_module
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.records import read_record
+from domino_arena.sdk.match.records import read_record
 from domino_arena.sdk.rules import CHANCE, DRAW, GAMES, Action, Observation, make_game
 from domino_arena.server.cli.main import COMMANDS
 from tests.fakes.bots import ModestBot

@@ -22,7 +22,7 @@ from typing import Final
 
 import pytest
 
-from domino_arena.sdk.records import read_record, replay
+from domino_arena.sdk.match.records import read_record, replay
 from domino_arena.sdk.rules import Game, configurations
 from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage

@@ -25,8 +25,8 @@ import signal
 from pathlib import Path
 from typing import Final
 
+from domino_arena.sdk.match.records import read_record, replay
 from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.records import read_record, replay
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.timecontrol import TimeControl

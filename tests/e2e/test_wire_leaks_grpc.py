@@ -39,7 +39,7 @@ from typing import Any, Final
 import grpc
 import pytest
 
-from domino_arena.sdk.records import MatchRecord, parse_record, replay
+from domino_arena.sdk.match.records import MatchRecord, parse_record, replay
 from domino_arena.sdk.rules import (
     CHANCE,
     Discard,

@@ -28,8 +28,8 @@ from trio.testing import MockClock
 
 from domino_arena.bots import make_bot
 from domino_arena.sdk.local import play_game, seat_seed
+from domino_arena.sdk.match.records import MatchRecord, parse_record, replay, write_record
 from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.records import MatchRecord, parse_record, replay, write_record
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.seats import Malformed

@@ -19,8 +19,8 @@ from domino_arena.sdk.match.notices import (
     Step,
     StepNotice,
 )
+from domino_arena.sdk.match.records import replay
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
-from domino_arena.sdk.records import replay
 from domino_arena.sdk.rules import CHANCE, DEAL, DOUBLE_SIX, Discard, LogEntry, Play, make_game
 from domino_arena.server.play.timecontrol import TimeControl
 

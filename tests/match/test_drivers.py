@@ -24,8 +24,8 @@ from domino_arena.sdk.bot import (
     MatchStartInfo,
 )
 from domino_arena.sdk.local import UNTIMED, play_game
+from domino_arena.sdk.match.records import MatchRecord, write_record
 from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.records import MatchRecord, write_record
 from domino_arena.sdk.rules import DOUBLE_SIX, Action, Game, Observation, Play, make_game
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.timecontrol import TimeControl

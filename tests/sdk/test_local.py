@@ -30,7 +30,7 @@ from domino_arena.sdk.local import (
     seat_seed,
 )
 from domino_arena.sdk.match.notices import Step
-from domino_arena.sdk.records import replay
+from domino_arena.sdk.match.records import replay
 from domino_arena.sdk.rules import (
     CHANCE,
     DEAL,

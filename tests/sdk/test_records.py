@@ -1,4 +1,4 @@
-"""Match records (sdk/records/): JSON Lines round trips, replay, and every way a record breaks.
+"""Match records (sdk/match/records/): JSON Lines round-trips, replay, every way a record breaks.
 
 Each broken record must be refused with a message that names the line (and step) and what is
 wrong, because a person reads it to find out which match went astray and why.
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from domino_arena.sdk.records import (
+from domino_arena.sdk.match.records import (
     FORMAT_VERSION,
     RULES_VERSION,
     MatchRecord,

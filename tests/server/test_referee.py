@@ -21,8 +21,7 @@ from trio.testing import MockClock
 
 from domino_arena.sdk.match.core import substitute_action
 from domino_arena.sdk.match.notices import Step
-from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
-from domino_arena.sdk.records import (
+from domino_arena.sdk.match.records import (
     MatchRecord,
     RecordFault,
     forfeit_winner,
@@ -31,6 +30,7 @@ from domino_arena.sdk.records import (
     replay,
     write_record,
 )
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.rules import (
     CHANCE,
     Discard,

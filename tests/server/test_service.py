@@ -21,7 +21,7 @@ import pytest
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
-from domino_arena.sdk.records import parse_record, read_record, replay
+from domino_arena.sdk.match.records import parse_record, read_record, replay
 from domino_arena.sdk.rules import LogEntry, make_game
 from domino_arena.sdk.wire import game_to_proto, step_from_proto
 from domino_arena.server.cli.main import main

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domino_arena.sdk.records import forfeit_winner
+from domino_arena.sdk.match.records import forfeit_winner
 from domino_arena.server.ladder.elo import (
     DEFAULT_K,
     INITIAL_RATING,

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..match.results import FaultKind, Termination
-from ..rules import Action, GameState, HandResult
+from ...rules import Action, GameState, HandResult
+from ..results import FaultKind, Termination
 
 FORMAT_VERSION: Final = 2
 """Version of the record layout written by :func:`write_record`."""

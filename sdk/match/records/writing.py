@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..match.results import Termination
-from ..rules import HandResult
+from ...rules import HandResult
+from ..results import Termination
 from .model import MatchRecord
 
 

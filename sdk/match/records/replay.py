@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..match.results import Termination
-from ..rules import CHANCE, GameOverError, GameState, IllegalActionError, RulesError, make_game
+from ...rules import CHANCE, GameOverError, GameState, IllegalActionError, RulesError, make_game
+from ..results import Termination
 from .model import MatchRecord, RecordResult, forfeit_winner
 from .writing import hand_json
 

@@ -7,8 +7,8 @@ import os
 from collections.abc import Iterable
 from typing import Any, Final, TextIO, TypeVar
 
-from ..match.results import FaultKind, Termination
-from ..rules import CHANCE, HandEnd, HandResult, RulesError, make_game, parse_action
+from ...rules import CHANCE, HandEnd, HandResult, RulesError, make_game, parse_action
+from ..results import FaultKind, Termination
 from .model import (
     FORMAT_VERSION,
     READABLE_FORMATS,

@@ -2,7 +2,7 @@
 
 The package is split by job: :mod:`.model` (the record types and building one from a game),
 :mod:`.writing`, :mod:`.reading` (parsing and checking the form) and :mod:`.replay`; every name
-below is importable from ``domino_arena.sdk.records``.
+below is importable from ``domino_arena.sdk.match.records``.
 
 A record is what a match leaves behind: enough to re-run it exactly and to check every step.
 Line 1 is the header (game, options, rules version, seats, seed, first seat), then one line

@@ -15,14 +15,6 @@ from typing import Final
 ROOT: Final = Path(__file__).resolve().parent.parent
 TESTS: Final = ROOT / "tests"
 
-KNOWN: Final[frozenset[tuple[str, str]]] = frozenset(
-    {
-        # Being moved by the other helpers; the lead empties this list at merge.
-        ("tests.sdk.test_records", "tests.sdk.test_local"),
-    }
-)
-"""(importer, imported) pairs of test modules still importing one another."""
-
 
 def module_name(path: Path) -> str:
     """The dotted name of a file under the project root: ``tests.sdk.test_local``."""
@@ -71,16 +63,10 @@ def tree_cross_imports() -> set[tuple[str, str]]:
 
 
 def test_no_test_module_imports_another() -> None:
-    new = tree_cross_imports() - KNOWN
-    assert not new, "move what they share to tests/fakes/:\n" + "\n".join(
-        f"{importer} imports {imported}" for importer, imported in sorted(new)
+    found = tree_cross_imports()
+    assert not found, "move what they share to tests/fakes/:\n" + "\n".join(
+        f"{importer} imports {imported}" for importer, imported in sorted(found)
     )
-
-
-def test_the_known_offenders_are_still_offenders() -> None:
-    """An entry fixed in its file must leave :data:`KNOWN`, so the list shows what remains."""
-    gone = KNOWN - tree_cross_imports()
-    assert not gone, "remove from KNOWN:\n" + "\n".join(f"{a} -> {b}" for a, b in sorted(gone))
 
 
 def test_every_form_of_import_is_seen() -> None:

@@ -25,7 +25,6 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import (
     BotActionError,
     GameTooLongError,
-    LocalResult,
     play_game,
     seat_seed,
 )
@@ -36,78 +35,16 @@ from domino_arena.sdk.rules import (
     DEAL,
     DRAW,
     GAMES,
-    PASS,
     Action,
-    Bid,
     Game,
     IllegalActionError,
     Observation,
     Outcome,
-    RulesError,
-    game_options,
     make_game,
 )
 from domino_arena.sdk.rules.dealing import first_seat as dealt_first_seat
-
-
-def game_configs() -> list[tuple[str, dict[str, Any]]]:
-    """Every registered game with every player count (and partnership setting) it accepts.
-
-    The game's own option validation decides: combinations ``make_game`` refuses are left out.
-    """
-    configs: list[tuple[str, dict[str, Any]]] = []
-    for name in sorted(GAMES):
-        defaults = game_options(name)
-        candidates: list[dict[str, Any]] = [{}]
-        if "players" in defaults:
-            candidates = [{"players": n} for n in range(1, 8)]
-        if "partnerships" in defaults:
-            candidates += [{**c, "partnerships": True} for c in candidates]
-        for options in candidates:
-            try:
-                make_game(name, **options)
-            except RulesError:
-                continue
-            configs.append((name, options))
-    return configs
-
-
-def config_id(config: tuple[str, dict[str, Any]]) -> str:
-    name, options = config
-    return "-".join([name, *(f"{k}={v}" for k, v in options.items())])
-
-
-CONFIGS = game_configs()
-CONFIG_IDS = [config_id(c) for c in CONFIGS]
-
-
-class ModestBot(RandomBot):
-    """A random bot that finishes its games: in an auction it passes or bids the lowest bid.
-
-    Uniformly random Moon players almost never reach 21 (they bid 21 and fail far too often,
-    so every score drifts below zero), so tests that need whole games of every registered game
-    use this bot; in games without bids it is exactly :class:`RandomBot`.
-    """
-
-    name = "modest"
-
-    def choose(self, observation: Observation) -> Action:
-        legal = observation.legal_actions
-        bids = [a for a in legal if isinstance(a, Bid)]
-        if bids and PASS in legal:
-            modest: list[Action] = [PASS, min(bids, key=lambda b: b.value)]
-            return self.rng.choice(modest)
-        return self.rng.choice(legal)
-
-
-def random_bots(game: Game, seed: int) -> list[Bot]:
-    return [ModestBot(seat_seed(seed, seat)) for seat in range(game.num_players)]
-
-
-def play_random(name: str, options: dict[str, Any], seed: int) -> LocalResult:
-    """Play a whole game of modest random bots; fail (not hang) if it does not end."""
-    game = make_game(name, **options)
-    return play_game(game, random_bots(game, seed), seed, timer=None, max_deals=500)
+from tests.fakes.bots import Fixed, ModestBot
+from tests.fakes.games import CONFIG_IDS, CONFIGS, play_random, random_bots
 
 
 def test_configs_cover_every_passing_table() -> None:
@@ -290,17 +227,6 @@ def test_the_number_of_bots_must_match_the_seats() -> None:
         play_game(game, [RandomBot(1), RandomBot(2)], 1)
     with pytest.raises(ValueError, match="expected 3 names, one per seat, got 1"):
         play_game(game, random_bots(game, 1), 1, names=["x"])
-
-
-class Fixed(Bot):
-    """Answers every request with the same thing, legal or not."""
-
-    def __init__(self, answer: object, name: str = "fixed") -> None:
-        self.answer = answer
-        self.name = name
-
-    def choose(self, observation: Observation) -> Action:
-        return self.answer  # type: ignore[return-value]  # deliberately not always an Action
 
 
 def test_an_illegal_action_names_the_bot_seat_action_rule_and_legal_set() -> None:

@@ -30,8 +30,7 @@ from domino_arena.sdk.match.records import (
     write_record,
 )
 from domino_arena.sdk.rules import CHANCE, DEAL, GAMES, HandEnd, make_game, parse_action
-
-from .test_local import CONFIG_IDS, CONFIGS, play_random
+from tests.fakes.games import CONFIG_IDS, CONFIGS, play_random
 
 
 def passing_record(seed: int = 11, players: int = 2) -> MatchRecord:

@@ -30,26 +30,11 @@ from domino_arena.sdk.rules import (
     make_game,
 )
 from domino_arena.sdk.testing import ComplianceReport, Failure, check_bot, load_bot, main
+from tests.fakes.bots import FirstLegal
+from tests.fakes.clocks import FakeClock
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 CONFIGURATIONS: Final = len(list(configurations()))
-
-
-class FakeClock:
-    """A timer that only moves when a bot moves it."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class FirstLegal(Bot):
-    name = "first"
-
-    def choose(self, observation: Observation) -> Action:
-        return observation.legal_actions[0]
 
 
 # -- house bots pass ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Final
 import trio
 
 from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.match.seeds import MAX_SEED
+from domino_arena.sdk.match.seeds import MAX_SEED, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import INITIAL_RATING, Rating
 from domino_arena.server.ladder.matchmaking import Candidate, pick_tables
@@ -93,7 +93,7 @@ class LadderRunner:
         self.max_strikes = max_strikes
         self.recheck = recheck
         self.on_game = on_game
-        self.seed = seed if seed is not None else random.SystemRandom().randrange(MAX_SEED + 1)
+        self.seed = seed if seed is not None else random_seed()
         self._rng = random.Random(self.seed)
         self.session = uuid.uuid4().hex[:12]
         """Part of every match id, so ids stay unique across sessions with the same seed."""

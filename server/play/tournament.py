@@ -36,7 +36,7 @@ from typing import Final
 import trio
 
 from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.match.seeds import MAX_SEED
+from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import Roster
@@ -120,8 +120,11 @@ def new_tournament(
         )
     if max_strikes < 1:
         raise TournamentError(f"max_strikes: must be at least 1, got {max_strikes}")
-    if seed is not None and not 0 <= seed <= MAX_SEED:
-        raise TournamentError(f"seed: must be from 0 to {MAX_SEED}, got {seed}")
+    if seed is not None:
+        try:
+            check_seed(seed)
+        except ValueError as exc:
+            raise TournamentError(str(exc)) from None
     games = _schedule_size(len(entrants), seats, _partnerships(game), games_per_pairing)
     if games > MAX_GAMES:
         raise TournamentError(
@@ -143,7 +146,7 @@ def new_tournament(
             max_strikes=max_strikes,
             concurrency=concurrency,
             wait_seconds=float(wait_seconds),
-            seed=seed if seed is not None else random.SystemRandom().randrange(MAX_SEED + 1),
+            seed=seed if seed is not None else random_seed(),
             rated=rated,
             state=TournamentState.CREATED,
             created=now,

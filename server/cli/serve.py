@@ -8,7 +8,6 @@ module only when one of them runs.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Final
@@ -16,6 +15,7 @@ from typing import Final
 from rich.console import Console
 
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
+from domino_arena.server import logs
 from domino_arena.server.app import Config, run
 from domino_arena.server.cli import main_job
 from domino_arena.server.cli.arguments import (
@@ -69,6 +69,19 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve Prometheus metrics on http://HOST:PORT/metrics (0: any free port; "
         "default: no metrics server)",
     )
+    parser.add_argument(
+        "--log-level",
+        choices=tuple(logs.LEVELS),
+        default="info",
+        help="the least severe records logged (default info)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=logs.FORMATS,
+        default="text",
+        help="text: 'TIME LEVEL LOGGER: MESSAGE' lines; json: one JSON object a line with "
+        "time, level, logger and message (default text)",
+    )
 
 
 def open_storage(url: str) -> RatedStorage:
@@ -87,11 +100,6 @@ def _serve(args: argparse.Namespace) -> int:
     if args.reconnect_grace < 0 or args.shutdown_grace < 0:
         raise CliError("--reconnect-grace and --shutdown-grace must not be negative")
     storage = open_storage(args.db)
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
-    root = logging.getLogger("domino_arena")
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
     admin_token: str = args.admin_token or new_token()
@@ -113,13 +121,14 @@ def _serve(args: argparse.Namespace) -> int:
             )
         print(f"{PROG}: serving on {args.host}:{port}", flush=True)
 
+    handler = logs.configure(args.log_level, args.log_format, sys.stdout)
     try:
         run(config, storage, ready)
     except OSError as exc:
         raise CliError(str(exc), code=1) from None
     finally:
         storage.close()
-        root.removeHandler(handler)
+        logs.unconfigure(handler)
     print(f"{PROG}: stopped", flush=True)
     return 0
 

@@ -31,6 +31,7 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.sdk.wire import match_result_to_proto
 from domino_arena.server.ladder import elo
+from domino_arena.server.logs import MAX_MESSAGE, bounded
 from domino_arena.server.net.admin_answers import (
     STATE_FROM_PROTO,
     LadderView,
@@ -48,12 +49,16 @@ from domino_arena.server.net.admin_requests import (
     fault_policy_of,
     game_name,
     game_of,
+    id_of,
+    in_range,
     invalid,
+    ladder_numbers,
     match_spec,
     not_found,
     not_now,
     seed_of,
     time_control_of,
+    tournament_numbers,
 )
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
@@ -66,7 +71,6 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
 DEFAULT_MATCH_LIMIT: Final = 50
-MAX_MATCH_LIMIT: Final = 1000
 DEFAULT_LADDER_CONCURRENCY: Final = 4
 
 
@@ -215,8 +219,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
     async def _list_matches(
         self, request: admin_pb.ListMatchesRequest
     ) -> admin_pb.ListMatchesResponse:
-        if request.limit > MAX_MATCH_LIMIT:
-            raise invalid(f"limit: must be at most {MAX_MATCH_LIMIT}, got {request.limit}")
+        in_range(request.limit, "limit")
         game = game_name(request.game) if request.game else None
         storage = self.arena.storage
         if request.tournament_id:
@@ -236,8 +239,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
         return await self._serve(context, self._get_match, request)
 
     async def _get_match(self, request: admin_pb.GetMatchRequest) -> admin_pb.GetMatchResponse:
-        if not request.match_id:
-            raise invalid("match_id: missing; expected a match id")
+        id_of(request.match_id, "match_id", "a match id")
         match: StoredMatch | None = await self._blocking(self.arena.storage.match, request.match_id)
         if match is None:
             raise not_found(f"no stored match has id '{request.match_id}'")
@@ -256,6 +258,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
         game = game_of(request)
         time_control = time_control_of(request.time_control)
         policy = fault_policy_of(request.fault_policy)
+        tournament_numbers(request)
         optional: dict[str, Any] = {}
         if request.concurrency:
             optional["concurrency"] = request.concurrency
@@ -367,8 +370,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
         )
 
     async def _stored_tournament(self, tournament_id: str) -> StoredTournament:
-        if not tournament_id:
-            raise invalid("tournament_id: missing; expected a tournament id")
+        id_of(tournament_id, "tournament_id", "a tournament id")
         t: StoredTournament | None = await self._blocking(
             self.arena.storage.tournament, tournament_id
         )
@@ -455,6 +457,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
         time_control = time_control_of(request.time_control)
         policy = fault_policy_of(request.fault_policy)
         seed = seed_of(request.seed) if request.HasField("seed") else None
+        ladder_numbers(request)
         if game.name in self.arena.ladders:
             raise not_now(
                 f"a {game.name} ladder is running already; stop it first "
@@ -506,5 +509,5 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
 
 
 async def _abort(context: _Context, status: grpc.StatusCode, message: str) -> NoReturn:
-    await context.abort(status, message)
+    await context.abort(status, bounded(message, MAX_MESSAGE))  # fits the status trailer
     raise AssertionError("abort returned")  # pragma: no cover

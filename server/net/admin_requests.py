@@ -19,6 +19,7 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.sdk.rules import GAMES, Game
 from domino_arena.sdk.wire import ConversionError, game_from_proto
+from domino_arena.server.logs import quote
 from domino_arena.server.net.wire import time_control_from_proto
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, MatchSpec
 from domino_arena.server.play.roster import Roster
@@ -38,6 +39,23 @@ TOKEN_HELP: Final = (
     "send call metadata 'authorization: Bearer <token>' "
     "(the CLI: --admin-token or $DOMINO_ARENA_ADMIN_TOKEN)"
 )
+
+
+MAX_ID_LENGTH: Final = 128
+"""The longest match or tournament id a request may name (the referee's are 16-64)."""
+
+LIMITS: Final[dict[str, int]] = {
+    "time_control.move_ms": 600_000,
+    "time_control.bank_ms": 3_600_000,
+    "time_control.grace_ms": 10_000,
+    "max_strikes": 100,
+    "concurrency": 1024,
+    "games_per_pairing": 1000,
+    "wait_ms": 86_400_000,
+    "limit": 1000,
+}
+"""The largest value of each numeric field of the admin API (all are 0 or more; 0 takes the
+default where the proto says so): docs/admin.md and admin.proto state the same ranges."""
 
 
 class RequestError(Exception):
@@ -90,6 +108,48 @@ def check_token(metadata: Iterable[tuple[str, str | bytes]] | None, expected: st
         raise RequestError(unauthenticated, "wrong admin token")
 
 
+def in_range(value: int, field: str) -> int:
+    """Return ``value`` if it is at most ``LIMITS[field]``.
+
+    Raises:
+        RequestError: INVALID_ARGUMENT naming the field, its range and the value.
+    """
+    high = LIMITS[field.rpartition(".")[2] if field not in LIMITS else field]
+    if value > high:
+        raise invalid(f"{field}: must be at most {high}, got {value} (the range is 0-{high})")
+    return value
+
+
+def id_of(value: str, field: str, what: str) -> str:
+    """Return an id a request names if it is present and not too long.
+
+    Raises:
+        RequestError: INVALID_ARGUMENT: empty, or longer than :data:`MAX_ID_LENGTH`.
+    """
+    if not value:
+        raise invalid(f"{field}: missing; expected {what}")
+    if len(value) > MAX_ID_LENGTH:
+        raise invalid(
+            f"{field}: at most {MAX_ID_LENGTH} characters, got {len(value):,} ({quote(value, 20)})"
+        )
+    return value
+
+
+def tournament_numbers(request: admin_pb.CreateTournamentRequest) -> None:
+    """Check the numeric fields of a CreateTournament request against :data:`LIMITS`."""
+    in_range(request.games_per_pairing, "games_per_pairing")
+    in_range(request.max_strikes, "max_strikes")
+    in_range(request.concurrency, "concurrency")
+    if request.HasField("wait_ms"):
+        in_range(request.wait_ms, "wait_ms")
+
+
+def ladder_numbers(request: admin_pb.StartLadderRequest) -> None:
+    """Check the numeric fields of a StartLadder request against :data:`LIMITS`."""
+    in_range(request.max_strikes, "max_strikes")
+    in_range(request.concurrency, "concurrency")
+
+
 def game_of(message: Message, field: str = "game") -> Game:
     """Return the game of a ``GameConfig`` field of a request (``HasField`` checked).
 
@@ -116,12 +176,14 @@ def game_name(name: str, field: str = "game") -> str:
     if not name:
         raise invalid(f"{field}: missing; expected one of {known}")
     if name not in GAMES:
-        raise invalid(f"{field}: unknown game '{name}'; expected one of {known}")
+        raise invalid(f"{field}: unknown game {quote(name)}; expected one of {known}")
     return name
 
 
 def time_control_of(message: pb.TimeControl, field: str = "time_control") -> TimeControl:
-    """Return the time control of a request (zeros: the defaults)."""
+    """Return the time control of a request (zeros: the defaults) within :data:`LIMITS`."""
+    for name in ("move_ms", "bank_ms", "grace_ms"):
+        in_range(getattr(message, name), f"{field}.{name}")
     try:
         return time_control_from_proto(message)
     except ValueError as exc:
@@ -171,20 +233,23 @@ def match_spec(request: admin_pb.RunMatchRequest, lobby: Roster) -> MatchSpec:
     twice = sorted({b for b in bots if bots.count(b) > 1})
     if twice:
         raise invalid(f"bots: {', '.join(twice)} listed twice: a bot plays one seat per match")
+    seed = seed_of(request.seed) if request.has_seed else secrets.randbelow(10**9)
+    time_control = time_control_of(request.time_control)
+    fault_policy = fault_policy_of(request.fault_policy)
+    max_strikes = in_range(request.max_strikes, "max_strikes") or DEFAULT_MAX_STRIKES
     for name in bots:
         connection = lobby.get(name)
         if connection is None:
-            raise not_now(f"bot '{name}' is not connected")
+            raise not_now(f"bot {quote(name)} is not connected")
         if game.name not in connection.games:
             raise not_now(
                 f"bot '{name}' does not play {game.name} (it plays {', '.join(connection.games)})"
             )
-    seed = seed_of(request.seed) if request.has_seed else secrets.randbelow(10**9)
     return MatchSpec(
         game=game,
         bots=bots,
         seed=seed,
-        time_control=time_control_of(request.time_control),
-        fault_policy=fault_policy_of(request.fault_policy),
-        max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+        time_control=time_control,
+        fault_policy=fault_policy,
+        max_strikes=max_strikes,
     )

@@ -26,6 +26,7 @@ from typing import Final, Protocol
 import grpc
 import trio
 
+from domino_arena.server.logs import quote
 from domino_arena.v1 import referee_pb2 as pb
 
 LOG: Final = logging.getLogger("domino_arena.server")
@@ -170,7 +171,7 @@ class Lobby:
             connection.name,
             ",".join(connection.games),
             connection.peer,
-            connection.client or "?",
+            quote(connection.client) if connection.client else "?",
             " (takes over its previous stream)" if old is not None else "",
         )
         for event in self._waiters.pop(connection.name, set()):

@@ -22,10 +22,11 @@ from typing import Final, Protocol
 import grpc
 
 from domino_arena.sdk.rules import GAMES
+from domino_arena.server.logs import quote
 from domino_arena.server.metrics import Metrics
 from domino_arena.server.net.lobby import Close, Connection, Lobby
 from domino_arena.server.play.arena import LOG, SHUTTING_DOWN
-from domino_arena.server.store.bots import BotCheck
+from domino_arena.server.store.bots import NAME_PATTERN, BotCheck
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
 
@@ -71,6 +72,14 @@ def check_hello(message: object) -> pb.Hello:
         )
     if not hello.name:
         raise HelloError(bad, "the bot name is empty", "hello.name", invalid)
+    if not NAME_PATTERN.match(hello.name):  # checked before the name is echoed or logged
+        raise HelloError(
+            pb.ERROR_CODE_UNAUTHENTICATED,
+            f"bad bot name {quote(hello.name)} ({len(hello.name)} characters): a bot name is "
+            "1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
+            "hello.name",
+            grpc.StatusCode.UNAUTHENTICATED,
+        )
     if not hello.token:
         raise HelloError(bad, "the token is empty", "hello.token", invalid)
     return hello
@@ -90,7 +99,7 @@ def check_games(hello: pb.Hello) -> tuple[str, ...]:
         if name not in GAMES:
             raise HelloError(
                 pb.ERROR_CODE_UNKNOWN_GAME,
-                f"unknown game '{name}': expected one of {known}",
+                f"unknown game {quote(name)}: expected one of {known}",
                 "hello.games",
                 grpc.StatusCode.INVALID_ARGUMENT,
             )

@@ -9,6 +9,11 @@ A refused request ends with INVALID_ARGUMENT (a field is wrong: the message name
 NOT_FOUND (no such tournament, match or ladder) or FAILED_PRECONDITION (not now: e.g. pausing
 a tournament that is not running), with a message that says which rule and what was expected.
 
+Limits: every number is 0 or more and at most the maximum in its comment; a larger one is
+INVALID_ARGUMENT "FIELD: must be at most MAX, got VALUE (the range is 0-MAX)". An id
+(match_id, tournament_id) is at most 128 characters, else INVALID_ARGUMENT; an unknown one
+is NOT_FOUND. Error messages echo at most a short, escaped prefix of what was sent.
+
 SpectatorService needs no token: it shows only what every seat may see.
 """
 
@@ -76,7 +81,7 @@ class RunMatchRequest(_message.Message):
     seed: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
-    """0: the default (3)"""
+    """0: the default (3); at most 100"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -85,7 +90,7 @@ class RunMatchRequest(_message.Message):
 
     @_builtins.property
     def time_control(self) -> _referee_pb2.TimeControl:
-        """zeros: the referee's defaults"""
+        """zeros: the defaults; the same limits as in a tournament"""
 
     def __init__(
         self,
@@ -376,16 +381,16 @@ class CreateTournamentRequest(_message.Message):
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
-    """0: 1"""
+    """0: 1; at most 1000"""
     duplicate_deals: _builtins.bool
     """unset: on (every deal under every seat rotation)"""
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
-    """0: the default (3)"""
+    """0: the default (3); at most 100"""
     concurrency: _builtins.int
-    """games at once; 0: the referee's default"""
+    """games at once; 0: the referee's default (4); at most 1024"""
     wait_ms: _builtins.int
-    """how long a game waits for absent bots; unset: the default"""
+    """how long a game waits for absent bots; unset: the default (60000); at most 86400000"""
     seed: _builtins.int
     """unset: random"""
     rated: _builtins.bool
@@ -400,7 +405,7 @@ class CreateTournamentRequest(_message.Message):
 
     @_builtins.property
     def time_control(self) -> _referee_pb2.TimeControl:
-        """zeros: the referee's defaults"""
+        """zeros: the referee's defaults; move_ms at most 600000, bank_ms 3600000, grace_ms 10000"""
 
     def __init__(
         self,
@@ -874,16 +879,16 @@ class StartLadderRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
-    """0: the default (3)"""
+    """0: the default (3); at most 100"""
     concurrency: _builtins.int
-    """games at once; 0: 4"""
+    """games at once; 0: 4; at most 1024"""
     seed: _builtins.int
     """of the pairing; unset: random"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
     def time_control(self) -> _referee_pb2.TimeControl:
-        """zeros: the referee's defaults"""
+        """zeros: the defaults; the same limits as in a tournament"""
 
     def __init__(
         self,

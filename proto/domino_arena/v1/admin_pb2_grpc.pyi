@@ -9,6 +9,11 @@ A refused request ends with INVALID_ARGUMENT (a field is wrong: the message name
 NOT_FOUND (no such tournament, match or ladder) or FAILED_PRECONDITION (not now: e.g. pausing
 a tournament that is not running), with a message that says which rule and what was expected.
 
+Limits: every number is 0 or more and at most the maximum in its comment; a larger one is
+INVALID_ARGUMENT "FIELD: must be at most MAX, got VALUE (the range is 0-MAX)". An id
+(match_id, tournament_id) is at most 128 characters, else INVALID_ARGUMENT; an unknown one
+is NOT_FOUND. Error messages echo at most a short, escaped prefix of what was sent.
+
 SpectatorService needs no token: it shows only what every seat may see.
 """
 

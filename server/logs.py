@@ -1,0 +1,159 @@
+"""The referee's log: stdlib logging with timestamps and levels, as text or JSON lines.
+
+``domino-arena serve --log-level LEVEL --log-format text|json`` calls :func:`configure`. Every
+record is one line, whatever it carries: a record's message is escaped (``\\n``, ``\\r``, other
+control characters and backslashes as Python escapes) and bounded to :data:`MAX_MESSAGE`
+characters, so text that a client sent (a bot name, a reason, an id) can never start a line of
+its own and forge a record, nor flood the log. A traceback follows its record on lines that
+begin with :data:`CONTINUATION`, which no record line does. JSON lines escape by construction.
+
+:func:`quote` shows one untrusted value repr-style and bounded, for a log line or an error
+message. Secrets (bot tokens, the admin token) are never passed to a log call.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from typing import IO, Any, Final
+
+LOGGER: Final = "domino_arena"
+"""The logger every referee module logs under (``domino_arena.server``, ...)."""
+
+LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+FORMATS: Final = ("text", "json")
+
+MAX_MESSAGE: Final = 2000
+"""The most characters of a record's message (escaped) a log line holds."""
+MAX_QUOTED: Final = 80
+"""The most characters of an untrusted value :func:`quote` shows."""
+CONTINUATION: Final = "    | "
+"""The start of a traceback's lines in the text format."""
+
+_STANDARD: Final = frozenset(
+    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys() | {"message", "asctime"}
+)
+"""The attributes every record has: the others are a call's ``extra`` fields."""
+
+
+def escape(text: str) -> str:
+    """Return ``text`` on one line: backslashes, control characters and line breaks escaped."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for char in text:
+        if char == "\\":
+            out.append("\\\\")
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(repr(char)[1:-1] if char in "\n\r\t" else f"\\u{ord(char):04x}")
+    return "".join(out)
+
+
+def bounded(text: str, limit: int) -> str:
+    """Return ``text`` cut to ``limit`` characters, saying how many were left off."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def quote(value: object, limit: int = MAX_QUOTED) -> str:
+    """Show an untrusted value quoted, escaped and bounded: ``'ab\\ncd'``, at most ``limit``
+    characters of it (the escapes of its first ``limit`` characters)."""
+    text = str(value)
+    shown = escape(text[:limit])
+    more = f"... ({len(text) - limit} more characters)" if len(text) > limit else ""
+    return f"'{shown}'{more}"
+
+
+def _time(record: logging.LogRecord) -> str:
+    moment = dt.datetime.fromtimestamp(record.created, dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _message(record: logging.LogRecord) -> str:
+    try:
+        text = record.getMessage()
+    except Exception as exc:  # a log call with the wrong arguments still logs a line
+        text = f"{record.msg!r} (unformattable: {type(exc).__name__})"
+    return bounded(escape(text), MAX_MESSAGE)
+
+
+def _extras(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in vars(record).items() if k not in _STANDARD and not k.startswith("_")}
+
+
+def _traceback(formatter: logging.Formatter, record: logging.LogRecord) -> str:
+    if record.exc_info and not record.exc_text:
+        record.exc_text = formatter.formatException(record.exc_info)
+    return record.exc_text or ""
+
+
+class TextFormatter(logging.Formatter):
+    """``TIME LEVEL LOGGER: MESSAGE key=value ...``, one line per record (see the module)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = f"{_time(record)} {record.levelname} {record.name}: {_message(record)}"
+        extras = " ".join(f"{k}={quote(v)}" for k, v in _extras(record).items())
+        if extras:
+            line = f"{line} {extras}"
+        trace = _traceback(self, record)
+        if trace:
+            line += "".join(f"\n{CONTINUATION}{escape(row)}" for row in trace.splitlines())
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ``time``, ``level``, ``logger``, ``message``, then the call's
+    ``extra`` fields and ``exception`` (a traceback) when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": _time(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": _message(record),
+        }
+        for key, value in _extras(record).items():
+            entry.setdefault(key, value if isinstance(value, int | float | bool) else str(value))
+        trace = _traceback(self, record)
+        if trace:
+            entry["exception"] = bounded(trace, 20 * MAX_MESSAGE)
+        return json.dumps(entry, ensure_ascii=True)
+
+
+def formatter(log_format: str) -> logging.Formatter:
+    """Return the formatter of ``log_format`` (``text`` or ``json``)."""
+    if log_format not in FORMATS:
+        raise ValueError(f"log format: expected one of {', '.join(FORMATS)}, got {log_format!r}")
+    return JsonFormatter() if log_format == "json" else TextFormatter()
+
+
+def configure(level: str, log_format: str, stream: IO[str]) -> logging.Handler:
+    """Send the referee's records at ``level`` and above to ``stream`` in ``log_format``.
+
+    Returns the handler added, for :func:`unconfigure`.
+
+    Raises:
+        ValueError: an unknown level or format (the message names it and the choices).
+    """
+    if level not in LEVELS:
+        raise ValueError(f"log level: expected one of {', '.join(LEVELS)}, got {level!r}")
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter(log_format))
+    root = logging.getLogger(LOGGER)
+    root.addHandler(handler)
+    root.setLevel(LEVELS[level])
+    return handler
+
+
+def unconfigure(handler: logging.Handler) -> None:
+    """Remove a handler :func:`configure` added."""
+    logging.getLogger(LOGGER).removeHandler(handler)

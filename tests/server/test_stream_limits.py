@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Final
 
 import grpc
 import pytest
 
 from domino_arena.server.metrics import Metrics
+from domino_arena.server.net import limits
 from domino_arena.server.net.limits import SEAT_INBOX_REPLIES, StreamLimits, echo
 from domino_arena.server.net.lobby import Close, Connection, Lobby
 from domino_arena.server.net.remote import RemoteSeat
@@ -96,8 +98,8 @@ class Server:
         return received, Ended(call.code(), call.details() or "")
 
 
-def make_server(**limits: float) -> Iterator[Server]:
-    server = Server(StreamLimits(clock=lambda: 0.0, close_grace=WAIT, **limits))  # type: ignore[arg-type]
+def make_server(**values: float) -> Iterator[Server]:
+    server = Server(StreamLimits(clock=lambda: 0.0, close_grace=WAIT, **values))  # type: ignore[arg-type]
     yield server
     server.close()
 
@@ -227,3 +229,22 @@ def test_a_seat_inbox_past_its_bound_cuts_the_stream_and_the_seat_sees_it_gone()
     assert isinstance(connection.outbox.get_nowait(), Close)
     # the seat was told of the disconnection, as when a stream ends: the fault policy takes over
     assert len(seat._inbox) == SEAT_INBOX_REPLIES + 1
+
+
+def test_the_docs_and_the_proto_state_the_limits_in_force() -> None:
+    root = Path(__file__).resolve().parents[2]
+    docs = (root / "docs" / "referee.md").read_text(encoding="utf-8")
+    proto = (root / "proto" / "domino_arena" / "v1" / "referee.proto").read_text(encoding="utf-8")
+    stated = {
+        f"{limits.HELLO_TIMEOUT:g} s",
+        f"{limits.REPLIES_PER_SECOND:,.0f} replies",
+        f"{limits.REPLY_BURST:,}",
+        f"{limits.OUTBOX_MESSAGES:,}",
+        f"{limits.SEAT_INBOX_REPLIES}",
+        f"{limits.ECHO_CHARS} characters",
+        f"{limits.MAX_MESSAGE_BYTES // 2**20} MiB",
+    }
+    for text in stated:
+        assert text in docs, text
+        assert text in proto.replace("\n// ", " "), text
+    assert f"{limits.CLOSE_GRACE:g} s to read the last Error" in docs

@@ -12,6 +12,10 @@ the lobby points at the new stream and the old one is closed with ``ALREADY_CONN
 is what lets a bot whose network dropped come back before the referee has noticed the drop;
 a stream with a wrong token never gets this far, so it cannot steal a seat. Seats bound to the
 old stream see it die and resume on the new one (the referee sends a snapshot).
+
+The outbox is bounded (:data:`~.limits.OUTBOX_MESSAGES`): a bot that stops reading while it
+keeps the referee busy is cut off (:meth:`Connection.cut`): what waits is dropped, the bot is
+sent an Error naming the limit and the stream ends with RESOURCE_EXHAUSTED.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import grpc
 import trio
 
 from domino_arena.server.logs import quote
+from domino_arena.server.net.limits import OUTBOX_MESSAGES
 from domino_arena.v1 import referee_pb2 as pb
 
 LOG: Final = logging.getLogger("domino_arena.server")
@@ -53,7 +58,14 @@ class Close:
 class Connection:
     """One authenticated ``Play`` stream of the bot ``name``, which plays ``games``."""
 
-    def __init__(self, name: str, games: Iterable[str], peer: str = "", client: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        games: Iterable[str],
+        peer: str = "",
+        client: str = "",
+        outbox_limit: int = OUTBOX_MESSAGES,
+    ) -> None:
         self.name = name
         self.games: tuple[str, ...] = tuple(sorted(set(games)))
         self.peer = peer
@@ -63,6 +75,14 @@ class Connection:
         self.routes: dict[str, Route] = {}
         """The match id -> the seat this stream plays in it."""
         self.closed = False
+        self.ending: Close | None = None
+        """How the stream ends, once :meth:`close` was called."""
+        self.outbox_limit = outbox_limit
+        """The most messages the outbox holds; one more cuts the stream off."""
+        self.peak = 0
+        """The longest the outbox has been (for the tests of the bound)."""
+        self.was_cut = asyncio.Event()
+        """Set by :meth:`cut`: the handler stops waiting for the queued messages to go out."""
         self._written = 0
         self._held: Close | None = None
         """A Close found while batching, for the call after the batch."""
@@ -71,8 +91,41 @@ class Connection:
         """Queue ``message`` for the bot; False (and nothing sent) once the stream is closed."""
         if self.closed:
             return False
+        if self.outbox.qsize() >= self.outbox_limit:
+            self.cut(
+                f"more than {self.outbox_limit} messages wait to be written to this stream "
+                "(the outbox limit): the bot does not read what it is sent",
+                "limits.outbox_messages",
+                drop=True,
+            )
+            return False
         self.outbox.put_nowait(message)
+        self.peak = max(self.peak, self.outbox.qsize())
         return True
+
+    def cut(
+        self,
+        reason: str,
+        limit: str,
+        status: grpc.StatusCode = grpc.StatusCode.RESOURCE_EXHAUSTED,
+        code: pb.ErrorCode.ValueType = pb.ERROR_CODE_UNSPECIFIED,
+        *,
+        drop: bool = False,
+    ) -> None:
+        """Close the stream now for a limit it broke: send an Error, end it.
+
+        With ``drop`` what waits to be written is dropped first (the outbox is full).
+
+        The seats see a disconnection; the handler gives the bot a short grace to read the
+        Error (:data:`~.limits.CLOSE_GRACE`), then ends the stream with ``status`` anyway.
+        The Error's ``field`` names the ``limit`` (e.g. ``limits.outbox_messages``).
+        """
+        if self.closed:
+            return
+        while drop and not self.outbox.empty():
+            self.outbox.get_nowait()
+        self.close(status, reason, pb.Error(code=code, message=reason, field=limit))
+        self.was_cut.set()
 
     async def next_write(self) -> pb.RefereeMessage | Close:
         """Wait for the next thing to write: a message, or the Close that ends the stream.
@@ -121,7 +174,8 @@ class Connection:
         if error is not None:
             self.outbox.put_nowait(pb.RefereeMessage(error=error))
         self.closed = True
-        self.outbox.put_nowait(Close(status, details))
+        self.ending = Close(status, details)
+        self.outbox.put_nowait(self.ending)
         routes, self.routes = list(self.routes.values()), {}
         for seat in routes:
             seat.connection_lost(self)

@@ -17,6 +17,9 @@ another turn (a late answer after a timeout) is dropped here. When the stream di
 raises :class:`~.seats.SeatGoneError` from the pending or next request; :meth:`reconnected`
 waits for the bot's next stream, and the referee's next :meth:`start` (with a snapshot) binds
 the seat to it.
+
+A seat's inbox is bounded (:data:`~.limits.SEAT_INBOX_REPLIES`): a bot that sends replies
+faster than its matches take them is cut off (:meth:`~.lobby.Connection.cut`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from domino_arena.sdk.wire import (
     observation_to_proto,
     reply_action,
 )
+from domino_arena.server.net.limits import SEAT_INBOX_REPLIES
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.net.wire import time_control_to_proto
 from domino_arena.server.play.seats import Malformed, MatchInfo, Reply, SeatGoneError
@@ -85,6 +89,13 @@ class RemoteSeat:
     # -- the connection's side (plain calls from the gRPC handler) ------------------------------
 
     def deliver(self, connection: Connection, reply: pb.ActionReply) -> None:
+        if len(self._inbox) >= SEAT_INBOX_REPLIES:
+            connection.cut(
+                f"more than {SEAT_INBOX_REPLIES} replies wait for match "
+                f"'{self.match_id}' (the seat inbox limit): one reply per request is expected",
+                "limits.seat_inbox_replies",
+            )
+            return
         self._put((connection, reply))
 
     def connection_lost(self, connection: Connection) -> None:
@@ -259,6 +270,10 @@ class _Inbox:
         self._items: collections.deque[_Item] = collections.deque()
         self._waiter: trio.lowlevel.Task | None = None
         self._closed = False
+
+    def __len__(self) -> int:
+        """The number of items kept (none is kept while the match's task waits)."""
+        return len(self._items)
 
     def put(self, item: _Item) -> None:
         """Hand ``item`` to the waiting task, or keep it; never blocks, never raises."""

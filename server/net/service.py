@@ -11,6 +11,13 @@ knows; otherwise the bot gets an in-band :class:`Error` and the stream ends with
 UNAUTHENTICATED or INVALID_ARGUMENT, and nothing changes (another stream of that bot keeps its
 seats). A second authenticated stream of a connected bot takes over its seats (see
 :mod:`.lobby`).
+
+Every stream is bounded (:mod:`.limits`): the Hello must come within
+:data:`~.limits.HELLO_TIMEOUT` (else DEADLINE_EXCEEDED), replies are limited to
+:data:`~.limits.REPLIES_PER_SECOND` (a token bucket), and the outbox and the seats' inboxes are
+bounded; past a bound the bot gets an in-band Error naming it and the stream ends with
+RESOURCE_EXHAUSTED. A message whose bytes do not decode gets an in-band MALFORMED Error and
+ends the stream with INVALID_ARGUMENT, before or after the Hello.
 """
 
 from __future__ import annotations
@@ -20,10 +27,18 @@ from collections.abc import AsyncIterator
 from typing import Final, Protocol
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.logs import quote
 from domino_arena.server.metrics import Metrics
+from domino_arena.server.net.limits import (
+    DEFAULT_LIMITS,
+    ECHO_CHARS,
+    StreamLimits,
+    TokenBucket,
+    echo,
+)
 from domino_arena.server.net.lobby import Close, Connection, Lobby
 from domino_arena.server.play.arena import LOG, SHUTTING_DOWN
 from domino_arena.server.store.bots import NAME_PATTERN, BotCheck
@@ -115,14 +130,21 @@ class TokenCheck(Protocol):
 class BotServicer(pb_grpc.BotServiceServicer):
     """``Play``: authenticate, then bridge the stream to the bot's seats until it ends.
 
-    ``lobby`` admits the authenticated streams, ``storage`` checks the tokens and ``metrics``
-    times the checks.
+    ``lobby`` admits the authenticated streams, ``storage`` checks the tokens, ``metrics``
+    times the checks and ``limits`` bound every stream.
     """
 
-    def __init__(self, lobby: Lobby, storage: TokenCheck, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        lobby: Lobby,
+        storage: TokenCheck,
+        metrics: Metrics,
+        limits: StreamLimits = DEFAULT_LIMITS,
+    ) -> None:
         self.lobby = lobby
         self.storage = storage
         self.metrics = metrics
+        self.limits = limits
 
     async def Play(  # type: ignore[override]  # noqa: N802
         self, request_iterator: AsyncIterator[pb.BotMessage], context: _Context
@@ -131,23 +153,58 @@ class BotServicer(pb_grpc.BotServiceServicer):
         if connection is None:
             return
         reader = asyncio.create_task(self._read(connection, context))
+        writer = asyncio.create_task(self._write(connection, context))
+        cut = asyncio.create_task(connection.was_cut.wait())
         try:
-            while True:
-                item = await connection.next_write()
-                if isinstance(item, Close):
-                    if item.status is not None:
-                        await context.abort(item.status, item.details)
-                    return
-                await context.write(item)
+            await asyncio.wait((writer, cut), return_when=asyncio.FIRST_COMPLETED)
+            if not writer.done():  # cut off: a short grace to read the Error, then the status
+                await asyncio.wait((writer,), timeout=self.limits.close_grace)
+            if writer.done():
+                end = writer.result()
+            else:
+                writer.cancel()
+                end = connection.ending or Close(None)
+            if end.status is not None:
+                await context.abort(end.status, end.details)
         finally:
-            reader.cancel()
+            for task in (reader, writer, cut):
+                task.cancel()
             self.lobby.disconnect(connection)
+
+    @staticmethod
+    async def _write(connection: Connection, context: _Context) -> Close:
+        """Write what the seats queue until the Close that ends the stream; return it."""
+        while True:
+            item = await connection.next_write()
+            if isinstance(item, Close):
+                return item
+            await context.write(item)
+
+    async def _first(self, context: _Context) -> object:
+        """Return the first message; a late or undecodable one raises :class:`HelloError`."""
+        timeout = self.limits.hello_timeout
+        try:
+            return await asyncio.wait_for(context.read(), timeout)
+        except TimeoutError:
+            raise HelloError(
+                pb.ERROR_CODE_BAD_HELLO,
+                f"no Hello within {timeout:g} s of the stream's start (the Hello deadline)",
+                "hello",
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+            ) from None
+        except DecodeError:
+            raise HelloError(
+                pb.ERROR_CODE_MALFORMED,
+                "the first message does not decode as a BotMessage: a Hello is expected",
+                "hello",
+                grpc.StatusCode.INVALID_ARGUMENT,
+            ) from None
 
     async def _authenticate(self, context: _Context) -> Connection | None:
         """Read the Hello and admit the bot; on refusal send the Error and end the stream."""
         lobby = self.lobby
-        first: object = await context.read()
         try:
+            first = await self._first(context)
             if lobby.closing:
                 raise HelloError(
                     pb.ERROR_CODE_SHUTTING_DOWN, SHUTTING_DOWN, "", grpc.StatusCode.UNAVAILABLE
@@ -188,7 +245,13 @@ class BotServicer(pb_grpc.BotServiceServicer):
             LOG.info("hello refused: peer=%s reason=%s", context.peer(), exc)
             await context.write(pb.RefereeMessage(error=exc.error))
             await context.abort(exc.status, str(exc))
-        connection = Connection(hello.name, games, peer=context.peer(), client=hello.client)
+        connection = Connection(
+            hello.name,
+            games,
+            peer=context.peer(),
+            client=hello.client,
+            outbox_limit=self.limits.outbox_messages,
+        )
         connection.send(
             pb.RefereeMessage(
                 welcome=pb.Welcome(
@@ -210,25 +273,41 @@ class BotServicer(pb_grpc.BotServiceServicer):
 
     async def _read(self, connection: Connection, context: _Context) -> None:
         """Route what the bot sends until its stream ends; never cancelled by a deadline."""
+        limits = self.limits
+        bucket = TokenBucket(limits.replies_per_second, limits.reply_burst, limits.clock)
         try:
-            while True:
-                message: object = await context.read()
+            while not connection.closed:
+                try:
+                    message: object = await context.read()
+                except DecodeError:
+                    connection.cut(
+                        "a message does not decode as a BotMessage (its bytes are corrupt "
+                        "or of another type)",
+                        "message",
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        pb.ERROR_CODE_MALFORMED,
+                    )
+                    break
                 if not isinstance(message, pb.BotMessage):
                     break  # the bot closed its side: treated as a disconnection
-                self._on_message(connection, message)
+                self._on_message(connection, message, bucket)
         except Exception as exc:  # the RPC ended under the read; the handler's finally cleans up
             LOG.debug("stream read ended: %r (%s)", connection, type(exc).__name__)
         finally:
             connection.close()
 
-    def _on_message(self, connection: Connection, message: pb.BotMessage) -> None:
+    def _on_message(
+        self, connection: Connection, message: pb.BotMessage, bucket: TokenBucket
+    ) -> None:
         kind = message.WhichOneof("message")
         if kind == "reply":
-            self._on_reply(connection, message.reply, "reply")
+            self._on_reply(connection, message.reply, "reply", bucket)
             return
         if kind == "replies":
             for index, reply in enumerate(message.replies.replies):
-                self._on_reply(connection, reply, f"replies.replies[{index}]")
+                if connection.closed:
+                    return
+                self._on_reply(connection, reply, f"replies.replies[{index}]", bucket)
             return
         what = "a second Hello" if kind == "hello" else "an empty message"
         connection.send(
@@ -241,16 +320,26 @@ class BotServicer(pb_grpc.BotServiceServicer):
             )
         )
 
-    def _on_reply(self, connection: Connection, reply: pb.ActionReply, where: str) -> None:
+    def _on_reply(
+        self, connection: Connection, reply: pb.ActionReply, where: str, bucket: TokenBucket
+    ) -> None:
+        if not bucket.take():
+            limits = self.limits
+            connection.cut(
+                f"more than {limits.replies_per_second:g} replies a second (bursts of "
+                f"{limits.reply_burst}) on this stream (the reply rate limit)",
+                "limits.replies_per_second",
+            )
+            return
         if not connection.route(reply):
             connection.send(
                 pb.RefereeMessage(
                     error=pb.Error(
                         code=pb.ERROR_CODE_UNKNOWN_MATCH,
-                        message=f"bot '{connection.name}' plays no match '{reply.match_id}' "
-                        "on this stream",
+                        message=f"bot '{connection.name}' plays no match "
+                        f"{echo(reply.match_id)} on this stream",
                         field=f"{where}.match_id",
-                        match_id=reply.match_id,
+                        match_id=reply.match_id[:ECHO_CHARS],
                     )
                 )
             )

@@ -22,6 +22,17 @@ seat) is whole, history included, and the events after it continue from there.
 Batches: each side may put several messages in one when more than one is waiting to be
 written (a RefereeBatch, a ReplyBatch); a batch is read as its messages, in order. They are
 never nested, and the referee's first message (Welcome or Error) is never in one.
+
+Limits (server/net/limits.py; docs/referee.md, "Limits"): a message larger than 4 MiB is
+refused by gRPC (RESOURCE_EXHAUSTED). The Hello must arrive within 5 s of the stream's start
+(else Error BAD_HELLO, field "hello", and DEADLINE_EXCEEDED). A stream may send 2,000 replies
+a second, in bursts of 4,000 (each reply of a ReplyBatch counts); at most 64 replies may wait
+for one match, and at most 10,000 messages may wait to be written to a bot that does not
+read. Past a limit the bot gets an Error whose field names it ("limits.replies_per_second",
+"limits.seat_inbox_replies", "limits.outbox_messages") and the stream ends with
+RESOURCE_EXHAUSTED; its seats are disconnected (the fault policy applies). Bytes that do not
+decode as a BotMessage get Error MALFORMED (field "hello" before the Welcome, "message"
+after) and INVALID_ARGUMENT. An error repeats at most 64 characters of a bot's match id.
 """
 
 from collections import abc as _abc

@@ -43,22 +43,36 @@ from .errors import (
     error_from_status,
 )
 from .players import WORKER_THREADS, BotFactory, BotSource, Players
+from .tls import (
+    TLS_CA_ENV,
+    ClientTls,
+    TlsConfigError,
+    TlsHandshakeError,
+    client_tls,
+    read_secret,
+)
 
 __all__ = [
     "CLIENT",
     "PROTOCOL_VERSION",
+    "TLS_CA_ENV",
     "WORKER_THREADS",
     "AuthenticationError",
     "BotFactory",
     "BotSource",
+    "ClientTls",
     "Connection",
     "ConnectionLostError",
     "Players",
     "ProtocolError",
     "RefereeError",
     "TakenOverError",
+    "TlsConfigError",
+    "TlsHandshakeError",
     "Welcome",
     "check_games",
+    "client_tls",
     "error_from_message",
     "error_from_status",
+    "read_secret",
 ]

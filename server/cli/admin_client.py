@@ -72,8 +72,9 @@ def admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
     token = admin_token(args)
     if not token:
         raise CliError(
-            f"no admin token: pass --admin-token-file or --admin-token, or set "
-            f"${ADMIN_TOKEN_ENV} (the referee prints one at start when it was given none)"
+            f"no admin token: pass --admin-token or set ${ADMIN_TOKEN_ENV}, or read it from a "
+            "file with --admin-token-file (the referee prints one at start when it was given "
+            "none)"
         )
     tls = channel_tls(args)
     with open_channel(args.server, tls) as channel:

@@ -52,7 +52,7 @@ class TlsFileError(ValueError):
     """A TLS file of the server that cannot be used: the message names the file and why."""
 
 
-def _read_pem(path: str, flag: str) -> bytes:
+def _read_pem(path: str, flag: str, kind: bytes) -> bytes:
     try:
         with open(path, "rb") as file:
             data = file.read()
@@ -60,6 +60,8 @@ def _read_pem(path: str, flag: str) -> bytes:
         raise TlsFileError(f"{flag}: cannot read {path}: {exc.strerror or exc}") from None
     if b"-----BEGIN " not in data:
         raise TlsFileError(f"{flag}: {path} is not a PEM file (no '-----BEGIN' line)")
+    if kind + b"-----" not in data:
+        raise TlsFileError(f"{flag}: {path} holds no {kind.decode().lower()} (PEM)")
     return data
 
 
@@ -80,9 +82,11 @@ class ServerTls:
             TlsFileError: a file is missing, unreadable or not PEM, or the key does not match
                 the certificate.
         """
-        chain = _read_pem(cert_file, "--tls-cert")
-        key = _read_pem(key_file, "--tls-key")
-        client_ca = None if client_ca_file is None else _read_pem(client_ca_file, "--tls-client-ca")
+        chain = _read_pem(cert_file, "--tls-cert", b"CERTIFICATE")
+        key = _read_pem(key_file, "--tls-key", b"PRIVATE KEY")
+        client_ca = None
+        if client_ca_file is not None:
+            client_ca = _read_pem(client_ca_file, "--tls-client-ca", b"CERTIFICATE")
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         try:
             context.load_cert_chain(cert_file, key_file)

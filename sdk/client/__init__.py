@@ -29,7 +29,8 @@ A connection serves until its stream ends and then raises;
 
 The modules: :mod:`.errors` (the referee's refusals as exceptions), :mod:`.players` (which bot
 object plays which match), :mod:`.connection` (the stream: hello, reading, routing, writing)
-and :mod:`.matches` (one match: its history and the bot's hooks).
+and :mod:`.matches` (one match: its history and the bot's hooks);
+:mod:`.tls` dials with TLS and reads tokens from files.
 """
 
 from .connection import CLIENT, PROTOCOL_VERSION, Connection, Welcome, check_games

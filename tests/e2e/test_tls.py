@@ -10,6 +10,7 @@ client with another CA gets one clear sentence, from the CLI and from the SDK; w
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,15 @@ import trustme
 
 from domino_arena.bots import make_bot
 from domino_arena.bots.__main__ import main as bots_main
+from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.client import ClientTls, Connection, Players, TlsHandshakeError
+from domino_arena.sdk.client import (
+    ClientTls,
+    Connection,
+    Players,
+    TlsConfigError,
+    TlsHandshakeError,
+)
 from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.grpc_server import ServerTls
@@ -262,3 +270,21 @@ def test_serve_and_bots_read_their_tokens_and_cas_from_files(
     assert f"--tls-ca: cannot read {missing}" in capsys.readouterr().err
     code, _, err = cli(capsys, "matches", "--admin-token-file", str(pki.ca_file))
     assert code != 0  # a token read from the file (the CA's first line): refused or unreachable
+
+
+def test_the_sdk_reads_its_token_and_ca_from_files_before_dialling(tmp_path: Path) -> None:
+    def new_bot() -> Bot:
+        return make_bot("greedy", 1)
+
+    with pytest.raises(ValueError, match=r"token=\.\.\. or token_file=\.\.\., not both"):
+        runner.run(new_bot, name="alice", token="t", token_file="f", log_level=None)
+    missing = tmp_path / "nope"
+    with pytest.raises(TlsConfigError, match=f"token file: cannot read {re.escape(str(missing))}"):
+        runner.run(new_bot, name="alice", token_file=str(missing), log_level=None)
+    with pytest.raises(TlsConfigError, match=f"--tls-ca: cannot read {re.escape(str(missing))}"):
+        runner.run(new_bot, name="alice", token="t", tls_ca=str(missing), log_level=None)
+    (tmp_path / "not.pem").write_text("hello")
+    with pytest.raises(TlsConfigError, match="is not a PEM file"):
+        ClientTls.load(str(tmp_path / "not.pem"))
+    with pytest.raises(TlsConfigError, match="go together"):
+        ClientTls.load(None, str(tmp_path / "not.pem"), None)

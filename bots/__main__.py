@@ -1,7 +1,9 @@
 """Run a house bot against a referee: ``python -m domino_arena.bots NAME --server HOST:PORT``.
 
 The same as ``domino-arena bot run NAME ...``, without loading the referee's code: only the
-SDK and the house bots. The token comes from ``--token`` or ``$DOMINO_ARENA_TOKEN``.
+SDK and the house bots. The token comes from ``--token-file``, ``--token`` (which ``ps`` shows)
+or ``$DOMINO_ARENA_TOKEN``; ``--tls``, ``--tls-ca`` (or ``$DOMINO_ARENA_TLS_CA``) and the client
+certificate options dial a referee that serves TLS.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 
 from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.client import RefereeError
+from domino_arena.sdk.client import RefereeError, client_tls
 from domino_arena.sdk.rules import GAMES
 
 from . import HOUSE_BOTS, make_bot
@@ -32,7 +34,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="HOST:PORT",
         help=f"default: ${runner.SERVER_ENV}, else {runner.DEFAULT_SERVER}",
     )
-    parser.add_argument("--token", metavar="T", help=f"default: ${runner.TOKEN_ENV}")
+    parser.add_argument(
+        "--token",
+        metavar="T",
+        help=f"default: ${runner.TOKEN_ENV} (a token on the command line shows in 'ps')",
+    )
+    parser.add_argument("--token-file", metavar="FILE", help="read the token from FILE")
+    tls = parser.add_argument_group("TLS (when the referee serves it)")
+    tls.add_argument("--tls", action="store_true", help="dial with TLS (the system's roots)")
+    tls.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help=f"the CA that signed the referee's certificate; implies --tls "
+        f"(default ${runner.TLS_CA_ENV})",
+    )
+    tls.add_argument("--tls-client-cert", metavar="FILE", help="mutual TLS: this bot's cert")
+    tls.add_argument("--tls-client-key", metavar="FILE", help="mutual TLS: this bot's key")
     parser.add_argument("--bot", default="greedy", choices=sorted(HOUSE_BOTS))
     parser.add_argument("--games", metavar="G1,G2", help=f"default: {','.join(sorted(GAMES))}")
     parser.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
@@ -45,7 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     games = None if args.games is None else [g for g in args.games.split(",") if g]
     try:
-        runner.run(new_bot, server=args.server, name=args.name, token=args.token, games=games)
+        channel = client_tls(args.tls, args.tls_ca, args.tls_client_cert, args.tls_client_key)
+        runner.run(
+            new_bot,
+            server=args.server,
+            name=args.name,
+            token=args.token,
+            token_file=args.token_file,
+            games=games,
+            tls=channel or False,
+        )
     except (RefereeError, ValueError) as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 1

@@ -22,7 +22,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .client import BotSource, Connection, Players, RefereeError, check_games
+from .client import TLS_CA_ENV as CLIENT_TLS_CA_ENV
+from .client import (
+    BotSource,
+    ClientTls,
+    Connection,
+    Players,
+    RefereeError,
+    check_games,
+    client_tls,
+    read_secret,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +43,8 @@ NAME_ENV: Final = "DOMINO_ARENA_BOT"
 """Environment variable read for the bot's name when ``name`` is not given."""
 TOKEN_ENV: Final = "DOMINO_ARENA_TOKEN"
 """Environment variable read for the bot's token when ``token`` is not given."""
+TLS_CA_ENV: Final = CLIENT_TLS_CA_ENV
+"""Environment variable read for the CA file of the referee's certificate (implies TLS)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +81,7 @@ async def run_async(
     backoff: Backoff | None = None,
     sleep: Sleep = asyncio.sleep,
     rng: random.Random | None = None,
+    tls: ClientTls | None = None,
 ) -> None:
     """Serve the referee until cancelled: connect, play, reconnect after a loss.
 
@@ -78,10 +91,12 @@ async def run_async(
             see :class:`~.client.Players`.
         reconnect: False raises the first :class:`~.client.ConnectionLostError` instead.
         sleep, rng: the wait between attempts and the jitter's source (tests replace them).
+        tls: dial with TLS (:func:`~.client.client_tls` builds it); None: plaintext.
 
     Raises:
         AuthenticationError: unknown name or wrong token (never retried).
         ProtocolError: the referee refused the hello for a lasting reason (never retried).
+        TlsHandshakeError: the TLS handshake failed, e.g. a wrong CA (never retried).
         RefereeError: any loss or refusal, when ``reconnect`` is False.
     """
     players = Players(bot)
@@ -90,7 +105,9 @@ async def run_async(
     attempt = 0
     try:
         while True:
-            connection = Connection(players, server=server, name=name, token=token, games=games)
+            connection = Connection(
+                players, server=server, name=name, token=token, games=games, tls=tls
+            )
             try:
                 await connection.serve()
             except RefereeError as exc:
@@ -116,6 +133,9 @@ def run(
     reconnect: bool = True,
     backoff: Backoff | None = None,
     log_level: int | str | None = "INFO",
+    token_file: str | None = None,
+    tls: bool | ClientTls = False,
+    tls_ca: str | None = None,
 ) -> None:
     """Connect ``bot`` to the referee and play until Ctrl-C or SIGTERM; blocks.
 
@@ -126,25 +146,38 @@ def run(
         name: the bot's registered name; ``$DOMINO_ARENA_BOT`` if not given.
         token: the token ``domino-arena bot add NAME`` printed; ``$DOMINO_ARENA_TOKEN`` if not
             given (keep tokens out of source files).
+        token_file: read the token from this file instead (its first line).
         games: the registry names of the games to play; all of them by default.
         reconnect: reconnect with backoff after a lost connection (not after a refusal).
         log_level: configures :mod:`logging` (``basicConfig``) unless the program already has;
             None leaves logging alone.
+        tls: True dials with TLS, checking the referee's certificate against the system's
+            roots; a :class:`~.client.ClientTls` chooses the CA and a client certificate.
+        tls_ca: the CA file that signed the referee's certificate (implies TLS); default
+            ``$DOMINO_ARENA_TLS_CA``.
 
     Raises:
-        ValueError: no name or token, or an unknown game.
+        ValueError: no name or token, an unknown game, or a token or TLS file that cannot be
+            read (:class:`~.client.TlsConfigError`).
         TypeError: ``bot`` is neither a bot nor a callable.
         AuthenticationError: the referee does not know this name and token.
         ProtocolError: the referee refused the hello for a lasting reason.
+        TlsHandshakeError: the TLS handshake failed (e.g. the referee's certificate is not
+            signed by the CA).
     """
     address = server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER
     bot_name = name or os.environ.get(NAME_ENV)
-    bot_token = token or os.environ.get(TOKEN_ENV)
+    if token and token_file:
+        raise ValueError("give token=... or token_file=..., not both")
+    bot_token = (read_secret(token_file, "token file") if token_file else token) or os.environ.get(
+        TOKEN_ENV
+    )
+    channel_tls = tls if isinstance(tls, ClientTls) else client_tls(tls, tls_ca)
     if not bot_name:
         raise ValueError(f"no bot name: pass name=... or set ${NAME_ENV}")
     if not bot_token:
         raise ValueError(
-            f"no token for bot '{bot_name}': pass token=... or set ${TOKEN_ENV} "
+            f"no token for bot '{bot_name}': pass token=... or token_file=..., or set ${TOKEN_ENV} "
             f"(the token 'domino-arena bot add {bot_name}' printed)"
         )
     Players(bot)  # a wrong kind of bot fails here, before any connection
@@ -161,6 +194,7 @@ def run(
         games=games,
         reconnect=reconnect,
         backoff=backoff,
+        tls=channel_tls,
     )
     with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown
         asyncio.run(_until_signal(coroutine))

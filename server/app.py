@@ -34,7 +34,7 @@ import trio
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
-from domino_arena.server.net.grpc_server import GrpcServer
+from domino_arena.server.net.grpc_server import GrpcServer, ServerTls
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
 from domino_arena.server.play.arena import LOG, Arena
@@ -62,6 +62,8 @@ class Config:
     """The admin API's token; empty: every admin call is refused."""
     metrics_port: int | None = None
     """Serve Prometheus metrics on this port (0: any free port); None: no metrics server."""
+    tls: ServerTls | None = None
+    """Serve TLS (mutual TLS when it has a client CA); None: plaintext."""
 
 
 class App:
@@ -101,7 +103,9 @@ class App:
             LOG.info("metrics on http://%s:%d/metrics", self.config.host, metrics_server.port)
         lobby = self.lobby
         self.arena.metrics.watch_connected(lambda: len(lobby))
-        server = GrpcServer(self.arena, lobby, f"{self.config.host}:{self.config.port}")
+        server = GrpcServer(
+            self.arena, lobby, f"{self.config.host}:{self.config.port}", self.config.tls
+        )
 
         trio_ready: asyncio.Future[None] = loop.create_future()
         trio_done: asyncio.Future[outcome_module.Outcome[None]] = loop.create_future()

@@ -29,7 +29,8 @@ A connection serves until its stream ends and then raises;
 
 The modules: :mod:`.errors` (the referee's refusals as exceptions), :mod:`.players` (which bot
 object plays which match), :mod:`.connection` (the stream: hello, reading, routing, writing)
-and :mod:`.matches` (one match: its history and the bot's hooks).
+and :mod:`.matches` (one match: its history and the bot's hooks);
+:mod:`.tls` dials with TLS and reads tokens from files.
 """
 
 from .connection import CLIENT, PROTOCOL_VERSION, Connection, Welcome, check_games
@@ -43,22 +44,36 @@ from .errors import (
     error_from_status,
 )
 from .players import WORKER_THREADS, BotFactory, BotSource, Players
+from .tls import (
+    TLS_CA_ENV,
+    ClientTls,
+    TlsConfigError,
+    TlsHandshakeError,
+    client_tls,
+    read_secret,
+)
 
 __all__ = [
     "CLIENT",
     "PROTOCOL_VERSION",
+    "TLS_CA_ENV",
     "WORKER_THREADS",
     "AuthenticationError",
     "BotFactory",
     "BotSource",
+    "ClientTls",
     "Connection",
     "ConnectionLostError",
     "Players",
     "ProtocolError",
     "RefereeError",
     "TakenOverError",
+    "TlsConfigError",
+    "TlsHandshakeError",
     "Welcome",
     "check_games",
+    "client_tls",
     "error_from_message",
     "error_from_status",
+    "read_secret",
 ]

@@ -29,6 +29,7 @@ from .errors import (
 )
 from .matches import Match
 from .players import Players
+from .tls import ClientTls, TlsHandshakeError, handshake_error
 
 logger: Final = logging.getLogger(__package__)
 
@@ -90,8 +91,11 @@ class Connection:
         token: str,
         games: Sequence[str] | None = None,
         channel_options: Sequence[tuple[str, int | str]] = (),
+        tls: ClientTls | None = None,
     ) -> None:
         """Prepare a connection; nothing is dialled until :meth:`serve`.
+
+        ``tls``: dial with TLS (see :func:`~.tls.client_tls`); None: plaintext.
 
         Raises:
             ValueError: a game name the SDK does not know.
@@ -104,6 +108,7 @@ class Connection:
         """Set once the referee welcomed the bot."""
         self._token = token
         self._channel_options = tuple(channel_options)
+        self._tls = tls
         self._matches: dict[str, Match] = {}
         self._fatal: RefereeError | None = None
         self._call: grpc.aio.StreamStreamCall[referee_pb2.BotMessage, referee_pb2.RefereeMessage]
@@ -119,9 +124,16 @@ class Connection:
             ProtocolError: the referee refused the hello for another lasting reason.
             TakenOverError: another stream of this bot took over its seats.
             ConnectionLostError: the referee could not be reached, or the stream ended.
+            TlsHandshakeError: the TLS handshake failed (a wrong CA, a plaintext referee).
             RefereeError: another refusal from the referee (retryable).
         """
-        async with grpc.aio.insecure_channel(self.server, options=self._channel_options) as ch:
+        if self._tls is None:
+            channel = grpc.aio.insecure_channel(self.server, options=self._channel_options)
+        else:
+            channel = grpc.aio.secure_channel(
+                self.server, self._tls.credentials(), options=self._channel_options
+            )
+        async with channel as ch:
             stub = referee_pb2_grpc.BotServiceStub(ch)
             self._call = stub.Play()
             try:
@@ -168,7 +180,7 @@ class Connection:
         try:
             message = await self._call.read()
         except grpc.aio.AioRpcError as exc:
-            raise error_from_status(exc.code(), exc.details() or "") from None
+            raise self._status_error(exc.code(), exc.details() or "") from None
         if message is grpc.aio.EOF:
             raise ConnectionLostError("CLOSED", "the referee closed the stream")
         assert isinstance(message, referee_pb2.RefereeMessage)
@@ -179,10 +191,18 @@ class Connection:
         try:
             await self._call.write(message)
         except grpc.aio.AioRpcError as exc:
-            raise error_from_status(exc.code(), exc.details() or "") from None
+            raise self._status_error(exc.code(), exc.details() or "") from None
         except asyncio.InvalidStateError:
             code = await self._call.code()
-            raise error_from_status(code, await self._call.details()) from None
+            raise self._status_error(code, await self._call.details()) from None
+
+    def _status_error(self, code: grpc.StatusCode, details: str) -> RefereeError:
+        """The error of a failed call: a failed TLS handshake in its own words, else by status."""
+        if code is grpc.StatusCode.UNAVAILABLE and self.welcome is None:
+            tls_message = handshake_error(self.server, self._tls, details)
+            if tls_message is not None:
+                return TlsHandshakeError("TLS_HANDSHAKE", tls_message)
+        return error_from_status(code, details)
 
     async def _queue_reply(self, reply: referee_pb2.ActionReply) -> None:
         """Send ``reply``: soon if nothing is being written, else with the write after this one.

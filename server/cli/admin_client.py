@@ -18,6 +18,14 @@ from typing import Any, Final
 import grpc
 from rich.console import Console
 
+from domino_arena.sdk.client.tls import (
+    ClientTls,
+    TlsConfigError,
+    client_tls,
+    handshake_error,
+    plaintext_hint,
+    read_secret,
+)
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import GAMES, Game
 from domino_arena.sdk.wire import fault_policy_to_proto, game_from_proto, game_to_proto
@@ -61,29 +69,77 @@ def admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
         CliError: no token (2); a refusal the user can fix (2, the referee's reason); the
             referee cannot be reached or failed (1).
     """
-    token: str | None = args.admin_token
+    token = admin_token(args)
     if not token:
         raise CliError(
-            f"no admin token: pass --admin-token or set ${ADMIN_TOKEN_ENV} "
-            "(the referee prints one at start when it was given none)"
+            f"no admin token: pass --admin-token or set ${ADMIN_TOKEN_ENV}, or read it from a "
+            "file with --admin-token-file (the referee prints one at start when it was given "
+            "none)"
         )
-    with grpc.insecure_channel(args.server) as channel:
+    tls = channel_tls(args)
+    with open_channel(args.server, tls) as channel:
         stub = admin_pb2_grpc.AdminServiceStub(channel)
         try:
             return getattr(stub, method)(request, metadata=(("authorization", f"Bearer {token}"),))
         except grpc.RpcError as exc:
-            raise rpc_error(args.server, exc) from None
+            raise rpc_error(args.server, exc, tls) from None
 
 
-def rpc_error(server: str, exc: grpc.RpcError) -> CliError:
+def admin_token(args: argparse.Namespace) -> str | None:
+    """The admin token: ``--admin-token-file``'s (it wins), else ``--admin-token`` or
+    ``$DOMINO_ARENA_ADMIN_TOKEN``.
+
+    Raises:
+        CliError: the file cannot be read or is empty.
+    """
+    path: str | None = getattr(args, "admin_token_file", None)
+    if path is None:
+        token: str | None = args.admin_token
+        return token
+    try:
+        return read_secret(path, "--admin-token-file")
+    except TlsConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def channel_tls(args: argparse.Namespace) -> ClientTls | None:
+    """The TLS the client options ask for (``--tls``, ``--tls-ca``, ``$DOMINO_ARENA_TLS_CA``,
+    the client certificate), or None for plaintext.
+
+    Raises:
+        CliError: a TLS file cannot be read or is not PEM (exit status 2).
+    """
+    try:
+        return client_tls(
+            getattr(args, "tls", False),
+            getattr(args, "tls_ca", None),
+            getattr(args, "tls_client_cert", None),
+            getattr(args, "tls_client_key", None),
+        )
+    except TlsConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def open_channel(server: str, tls: ClientTls | None) -> grpc.Channel:
+    """The one channel helper of the client commands: plaintext, or TLS with ``tls``."""
+    if tls is None:
+        return grpc.insecure_channel(server)
+    return grpc.secure_channel(server, tls.credentials())
+
+
+def rpc_error(server: str, exc: grpc.RpcError, tls: ClientTls | None = None) -> CliError:
     """The one-line error of a failed call: unreachable referee, or its refusal and reason.
 
     Exit status 2 for the user's mistakes, 1 for the rest.
     """
     code: grpc.StatusCode = exc.code()
     details: str = exc.details() or ""
-    if code is grpc.StatusCode.UNAVAILABLE and "connect" in details.lower():
-        message = f"cannot reach the referee at {server}: {details}"
+    tls_message = handshake_error(server, tls, details)
+    if code is grpc.StatusCode.UNAVAILABLE and tls_message is not None:
+        message = tls_message
+    elif code is grpc.StatusCode.UNAVAILABLE and "connect" in details.lower():
+        hint = plaintext_hint(details) if tls is None else ""
+        message = f"cannot reach the referee at {server}: {details}{hint}"
     else:
         message = f"the referee at {server} answered {code.name}: {details}"
     return CliError(message, code=2 if code in _USER_MISTAKES else 1)

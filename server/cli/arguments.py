@@ -24,6 +24,9 @@ DEFAULT_SERVER: Final = "127.0.0.1:50051"
 SERVER_ENV: Final = "DOMINO_ARENA_SERVER"
 DB_ENV: Final = "DOMINO_ARENA_DB"
 ADMIN_TOKEN_ENV: Final = "DOMINO_ARENA_ADMIN_TOKEN"
+TLS_CA_ENV: Final = "DOMINO_ARENA_TLS_CA"
+"""The CA file the client commands trust for the referee's certificate (implies TLS)."""
+PS_WARNING: Final = "a token on the command line shows in 'ps': prefer a file or the environment"
 
 
 class CliError(Exception):
@@ -161,8 +164,40 @@ def server_arguments(parser: argparse.ArgumentParser, *, token: bool = True) -> 
             "--admin-token",
             default=os.environ.get(ADMIN_TOKEN_ENV),
             metavar="TOKEN",
-            help=f"the referee's admin token (default ${ADMIN_TOKEN_ENV})",
+            help=f"the referee's admin token (default ${ADMIN_TOKEN_ENV}; {PS_WARNING})",
         )
+        parser.add_argument(
+            "--admin-token-file",
+            metavar="FILE",
+            help="read the admin token from FILE (its first line)",
+        )
+    client_tls_arguments(parser)
+
+
+def client_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the client's TLS options: read by ``admin_client.channel_tls``."""
+    group = parser.add_argument_group("TLS (when the referee serves it)")
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        help="dial with TLS, checking the referee's certificate against the system's roots",
+    )
+    group.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help=f"the CA (PEM) that signed the referee's certificate; implies --tls "
+        f"(default ${TLS_CA_ENV})",
+    )
+    group.add_argument(
+        "--tls-client-cert",
+        metavar="FILE",
+        help="mutual TLS: this client's certificate (PEM), with --tls-client-key",
+    )
+    group.add_argument(
+        "--tls-client-key",
+        metavar="FILE",
+        help="mutual TLS: this client's private key (PEM)",
+    )
 
 
 def db_argument(parser: argparse.ArgumentParser) -> None:

@@ -18,8 +18,9 @@ from typing import Final
 from domino_arena.bots import HOUSE_BOTS, make_bot
 from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.client import RefereeError
+from domino_arena.sdk.client import RefereeError, TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES
+from domino_arena.server.cli.admin_client import channel_tls
 from domino_arena.server.cli.arguments import (
     PROG,
     CliError,
@@ -54,7 +55,11 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
     play.add_argument(
         "--token",
         metavar="T",
-        help="the token 'bot add' printed (default: $DOMINO_ARENA_TOKEN)",
+        help="the token 'bot add' printed (default: $DOMINO_ARENA_TOKEN; a token on the "
+        "command line shows in 'ps': prefer --token-file or the environment)",
+    )
+    play.add_argument(
+        "--token-file", metavar="FILE", help="read the token from FILE (its first line)"
     )
     play.add_argument(
         "--bot",
@@ -98,10 +103,18 @@ def _bot_play(args: argparse.Namespace) -> int:
         raise CliError(
             f"--bot: unknown bot '{args.bot}': expected one of {', '.join(sorted(HOUSE_BOTS))}"
         )
-    token = args.token or os.environ.get(runner.TOKEN_ENV)
+    if args.token and args.token_file:
+        raise CliError("give --token or --token-file, not both")
+    try:
+        from_file = read_secret(args.token_file, "--token-file") if args.token_file else None
+    except TlsConfigError as exc:
+        raise CliError(str(exc)) from None
+    token = from_file or args.token or os.environ.get(runner.TOKEN_ENV)
+    tls = channel_tls(args)
     if not token:
         raise CliError(
-            f"no token for bot '{args.name}': pass --token or set ${runner.TOKEN_ENV} "
+            f"no token for bot '{args.name}': pass --token-file or --token, or set "
+            f"${runner.TOKEN_ENV} "
             f"(the token 'domino-arena bot add {args.name}' printed)"
         )
     games = None
@@ -121,7 +134,14 @@ def _bot_play(args: argparse.Namespace) -> int:
         return make_bot(kind, next(seeds))
 
     try:
-        runner.run(new_bot, server=args.server, name=args.name, token=token, games=games)
+        runner.run(
+            new_bot,
+            server=args.server,
+            name=args.name,
+            token=token,
+            games=games,
+            tls=tls or False,
+        )
     except RefereeError as exc:
         raise CliError(str(exc), code=1) from None
     except ValueError as exc:

@@ -16,7 +16,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from domino_arena.sdk.rules import DEAL, Game
 from domino_arena.sdk.wire import game_from_proto, hand_result_from_proto, step_from_proto
-from domino_arena.server.cli.admin_client import admin_call, console, print_result, rpc_error
+from domino_arena.server.cli.admin_client import (
+    admin_call,
+    channel_tls,
+    console,
+    open_channel,
+    print_result,
+    rpc_error,
+)
 from domino_arena.server.cli.arguments import Handler, Handlers, scores_text, server_arguments
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc
 
@@ -58,7 +65,8 @@ def _watch_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _watch(args: argparse.Namespace) -> int:
     """Print a running match as its spectator stream brings it; the spectator API needs no token."""
-    with grpc.insecure_channel(args.server) as channel:
+    tls = channel_tls(args)
+    with open_channel(args.server, tls) as channel:
         stub = admin_pb2_grpc.SpectatorServiceStub(channel)
         stream = stub.Watch(admin_pb2.WatchRequest(match_id=args.match_id))
         printer = _Spectator()
@@ -66,7 +74,7 @@ def _watch(args: argparse.Namespace) -> int:
             for message in stream:
                 printer.show(message)
         except grpc.RpcError as exc:
-            raise rpc_error(args.server, exc) from None
+            raise rpc_error(args.server, exc, tls) from None
         except KeyboardInterrupt:
             stream.cancel()
     return 0

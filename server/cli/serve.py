@@ -14,6 +14,7 @@ from typing import Final
 
 from rich.console import Console
 
+from domino_arena.sdk.client.tls import TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
 from domino_arena.server.app import Config, run
@@ -21,12 +22,14 @@ from domino_arena.server.cli import main_job
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
     PROG,
+    PS_WARNING,
     CliError,
     Handler,
     Handlers,
     db_argument,
 )
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net.grpc_server import ServerTls, TlsFileError
 from domino_arena.server.store.bots import new_token
 from domino_arena.server.store.engine import StorageError, display_url
 
@@ -60,7 +63,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get(ADMIN_TOKEN_ENV),
         metavar="TOKEN",
         help=f"the admin API's token (default ${ADMIN_TOKEN_ENV}; if neither is given, a new "
-        "one is made and printed at start)",
+        f"one is made and printed at start; {PS_WARNING})",
     )
     parser.add_argument(
         "--metrics-port",
@@ -82,6 +85,50 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="text: 'TIME LEVEL LOGGER: MESSAGE' lines; json: one JSON object a line with "
         "time, level, logger and message (default text)",
     )
+    _tls_arguments(parser)
+
+
+def _tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """TLS and the admin token from a file: read by :func:`_tls_and_token`."""
+    group = parser.add_argument_group("TLS and secrets")
+    group.add_argument(
+        "--tls-cert",
+        metavar="FILE",
+        help="serve TLS with this certificate chain (PEM), with --tls-key",
+    )
+    group.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
+    group.add_argument(
+        "--tls-client-ca",
+        metavar="FILE",
+        help="mutual TLS: every client must present a certificate signed by this CA (PEM)",
+    )
+    group.add_argument(
+        "--admin-token-file",
+        metavar="FILE",
+        help="read the admin token from FILE (its first line); wins over --admin-token",
+    )
+
+
+def _tls_and_token(args: argparse.Namespace) -> tuple[ServerTls | None, str | None]:
+    """The server's TLS (None: plaintext) and the admin token given, if any.
+
+    Raises:
+        CliError: a TLS option without its pair, or a file that cannot be used (named).
+    """
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise CliError("--tls-cert and --tls-key go together: give both or neither")
+    if args.tls_client_ca is not None and args.tls_cert is None:
+        raise CliError("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
+    tls = None
+    try:
+        if args.tls_cert is not None:
+            tls = ServerTls.load(args.tls_cert, args.tls_key, args.tls_client_ca)
+        if args.admin_token_file is not None:
+            return tls, read_secret(args.admin_token_file, "--admin-token-file")
+    except (TlsFileError, TlsConfigError) as exc:
+        raise CliError(str(exc)) from None
+    token: str | None = args.admin_token
+    return tls, token
 
 
 def open_storage(url: str) -> RatedStorage:
@@ -99,10 +146,11 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
     if args.reconnect_grace < 0 or args.shutdown_grace < 0:
         raise CliError("--reconnect-grace and --shutdown-grace must not be negative")
+    tls, given_token = _tls_and_token(args)
     storage = open_storage(args.db)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
-    admin_token: str = args.admin_token or new_token()
+    admin_token: str = given_token or new_token()
     config = Config(
         host=args.host,
         port=args.port,
@@ -110,16 +158,18 @@ def _serve(args: argparse.Namespace) -> int:
         shutdown_grace=args.shutdown_grace,
         admin_token=admin_token,
         metrics_port=args.metrics_port,
+        tls=tls,
     )
 
     def ready(port: int) -> None:
         print(f"{PROG}: database {display_url(args.db)}")
-        if not args.admin_token:
+        if not given_token:
             print(
                 f"{PROG}: admin token (made for this run; set ${ADMIN_TOKEN_ENV} to keep one): "
                 f"{admin_token}"
             )
-        print(f"{PROG}: serving on {args.host}:{port}", flush=True)
+        mode = "" if tls is None else " with TLS" if tls.client_ca is None else " with mutual TLS"
+        print(f"{PROG}: serving on {args.host}:{port}{mode}", flush=True)
 
     handler = logs.configure(args.log_level, args.log_format, sys.stdout)
     try:

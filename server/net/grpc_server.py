@@ -11,7 +11,9 @@ with a grace for the handlers).
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import grpc
@@ -46,14 +48,85 @@ SERVICE_NAMES: Final[Sequence[str]] = (
 """The full names of the services of the referee (for health checking and reflection)."""
 
 
+class TlsFileError(ValueError):
+    """A TLS file of the server that cannot be used: the message names the file and why."""
+
+
+def _read_pem(path: str, flag: str, kind: bytes) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as exc:
+        raise TlsFileError(f"{flag}: cannot read {path}: {exc.strerror or exc}") from None
+    if b"-----BEGIN " not in data:
+        raise TlsFileError(f"{flag}: {path} is not a PEM file (no '-----BEGIN' line)")
+    if kind + b"-----" not in data:
+        raise TlsFileError(f"{flag}: {path} holds no {kind.decode().lower()} (PEM)")
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTls:
+    """The server's certificate chain and key (PEM), and for mutual TLS the clients' CA."""
+
+    certificate_chain: bytes
+    private_key: bytes
+    client_ca: bytes | None = None
+    """Mutual TLS: every client must present a certificate signed by this CA."""
+
+    @classmethod
+    def load(cls, cert_file: str, key_file: str, client_ca_file: str | None = None) -> ServerTls:
+        """Read and check the files: each readable PEM, the key the certificate's.
+
+        Raises:
+            TlsFileError: a file is missing, unreadable or not PEM, or the key does not match
+                the certificate.
+        """
+        chain = _read_pem(cert_file, "--tls-cert", b"CERTIFICATE")
+        key = _read_pem(key_file, "--tls-key", b"PRIVATE KEY")
+        client_ca = None
+        if client_ca_file is not None:
+            client_ca = _read_pem(client_ca_file, "--tls-client-ca", b"CERTIFICATE")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            context.load_cert_chain(cert_file, key_file)
+        except ssl.SSLError as exc:
+            reason = "does not match the certificate" if "MISMATCH" in str(exc) else str(exc)
+            raise TlsFileError(
+                f"--tls-key: the key in {key_file} {reason} in {cert_file}"
+            ) from None
+        except OSError as exc:
+            raise TlsFileError(f"--tls-cert: cannot load {cert_file}: {exc}") from None
+        if client_ca_file is not None:
+            try:
+                context.load_verify_locations(client_ca_file)
+            except (ssl.SSLError, OSError) as exc:
+                raise TlsFileError(
+                    f"--tls-client-ca: {client_ca_file} holds no usable CA certificate: {exc}"
+                ) from None
+        return cls(chain, key, client_ca)
+
+    def credentials(self) -> grpc.ServerCredentials:
+        return grpc.ssl_server_credentials(
+            [(self.private_key, self.certificate_chain)],
+            root_certificates=self.client_ca,
+            require_client_auth=self.client_ca is not None,
+        )
+
+
 class GrpcServer:
     """The gRPC server of one referee, bound to ``address`` (port 0: any free port).
+
+    With ``tls`` it serves TLS only (a plaintext client is refused at the handshake), and with
+    its ``client_ca`` mutual TLS.
 
     Raises:
         OSError: the address cannot be bound.
     """
 
-    def __init__(self, arena: Arena, lobby: Lobby, address: str) -> None:
+    def __init__(
+        self, arena: Arena, lobby: Lobby, address: str, tls: ServerTls | None = None
+    ) -> None:
         self.lobby = lobby
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
         pb_grpc.add_BotServiceServicer_to_server(
@@ -69,7 +142,10 @@ class GrpcServer:
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self._server
         )
         try:
-            port = self._server.add_insecure_port(address)
+            if tls is None:
+                port = self._server.add_insecure_port(address)
+            else:
+                port = self._server.add_secure_port(address, tls.credentials())
         except RuntimeError as exc:
             raise OSError(f"cannot listen on {address}: {exc}") from None
         if port == 0:

@@ -22,6 +22,7 @@ import grpc
 
 from domino_arena.server.app import App, Config
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net.grpc_server import ServerTls
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
@@ -215,8 +216,15 @@ class BearerToken(grpc.UnaryUnaryClientInterceptor):
 class Referee:
     """An :class:`App` serving on 127.0.0.1:0 in a background thread, with its own loop."""
 
-    def __init__(self, storage: RatedStorage, reconnect_grace: float = 10.0) -> None:
-        config = Config(port=0, reconnect_grace=reconnect_grace, admin_token=ADMIN_TOKEN)
+    def __init__(
+        self,
+        storage: RatedStorage,
+        reconnect_grace: float = 10.0,
+        tls: ServerTls | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
+        """``tls``: serve TLS only; then ``credentials`` are the test's own channel's."""
+        config = Config(port=0, reconnect_grace=reconnect_grace, admin_token=ADMIN_TOKEN, tls=tls)
         self.app = App(config, storage)
         self.port = 0
         self.error: BaseException | None = None
@@ -228,7 +236,11 @@ class Referee:
         assert self._ready.wait(WAIT), "the referee did not start"
         if self.error is not None:
             raise self.error
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        if tls is None:
+            self.channel = grpc.insecure_channel(self.address)
+        else:
+            assert credentials is not None, "a TLS referee needs the test channel's credentials"
+            self.channel = grpc.secure_channel(self.address, credentials)
         self.admin = admin_pb_grpc.AdminServiceStub(
             grpc.intercept_channel(self.channel, BearerToken(ADMIN_TOKEN))
         )
@@ -246,6 +258,10 @@ class Referee:
             self.error = exc
         finally:
             self._ready.set()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
 
     def _on_ready(self, port: int) -> None:
         self.port = port

@@ -115,7 +115,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         run(config, storage, ready)
-    except OSError as exc:
+    except (OSError, StorageError) as exc:  # StorageError: the lease is another referee's
         raise CliError(str(exc), code=1) from None
     finally:
         storage.close()

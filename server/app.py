@@ -17,6 +17,14 @@ Shutdown, on SIGINT/SIGTERM or when the caller sets ``stop``, follows the resear
 5. ``server.stop(grace)`` lets the handlers end; nothing is left running.
 
 ``wait_for_termination`` is never used (cancelling it breaks ``stop``'s grace).
+
+The referee lease (``server/store/lease.py``): :meth:`App.serve` takes it before binding any
+port (another referee's live lease: :class:`~.store.lease.LeaseHeldError`), :func:`keep_lease`
+renews it every :data:`~.store.lease.RENEW_SECONDS` in the trio nursery, retrying with the
+writer's backoff while the database is away, and it is released after the shutdown. A referee
+whose lease another one took over (it expired while the database was unreachable) stops as at
+SIGTERM and :meth:`App.serve` raises :class:`~.store.lease.LeaseLostError`: the database is
+the other referee's now.
 """
 
 from __future__ import annotations
@@ -38,6 +46,9 @@ from domino_arena.server.net.grpc_server import GrpcServer, ServerTls
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
 from domino_arena.server.play.arena import LOG, Arena
+from domino_arena.server.store import lease
+from domino_arena.server.store.engine import error_reason
+from domino_arena.server.store.writer import backoff, is_transient
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 50051
@@ -85,8 +96,47 @@ class App:
         )
         self.port: int | None = None
         self.metrics_port: int | None = None
+        self.storage = storage
+        self.holder = lease.new_holder()
+        """This referee in the lease table (``server/store/lease.py``)."""
+        self.lease_lost: lease.LeaseLostError | None = None
 
     async def serve(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
+        """Take the database's lease, serve until ``stop`` is set (or trio fails, or the
+        lease is lost), shut down cleanly and release the lease.
+
+        ``on_ready`` gets the bound port (the real one when the config asks for port 0) once
+        the server accepts calls.
+
+        Raises:
+            LeaseHeldError: another referee holds the database (nothing was bound).
+            LeaseLostError: another referee took the lease over while this one served.
+            OSError: the address cannot be bound.
+        """
+        engine = self.storage.engine
+        await asyncio.to_thread(lease.acquire, engine, self.holder)
+        LOG.debug("lease on the database taken (%s)", self.holder)
+        try:
+            await self._serve(stop, on_ready)
+        finally:
+            if self.lease_lost is None:
+                try:
+                    await asyncio.shield(asyncio.to_thread(lease.release, engine, self.holder))
+                except Exception as error:  # the lease expires by itself
+                    LOG.warning("the lease on the database not released: %s", error_reason(error))
+        if self.lease_lost is not None:
+            raise self.lease_lost
+
+    async def _keep_lease(self, top: trio.CancelScope) -> None:
+        engine, holder = self.storage.engine, self.holder
+
+        def lost(error: lease.LeaseLostError) -> None:
+            self.lease_lost = error
+            top.cancel()
+
+        await keep_lease(functools.partial(lease.renew, engine, holder), lost)
+
+    async def _serve(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
         """Serve until ``stop`` is set (or trio fails), then shut down cleanly.
 
         ``on_ready`` gets the bound port (the real one when the config asks for port 0) once
@@ -118,6 +168,7 @@ class App:
                     if not trio_ready.done():
                         trio_ready.set_result(None)
                     nursery.start_soon(self.arena.resume_tournaments)
+                    nursery.start_soon(self._keep_lease, top)
                     await trio.sleep_forever()
             self.arena.nursery = None
 
@@ -176,6 +227,43 @@ class App:
             if metrics_server is not None:
                 metrics_server.stop()
             result.unwrap()
+
+
+async def keep_lease(
+    renew: Callable[[], object],
+    on_lost: Callable[[lease.LeaseLostError], None],
+    *,
+    every: float = lease.RENEW_SECONDS,
+) -> None:
+    """Call ``renew`` (blocking, in a thread) every ``every`` seconds, until cancelled.
+
+    A transient database error is logged and retried after the writer's :func:`backoff`
+    (capped at ``every``), forever; once ``renew`` raises :class:`LeaseLostError`, it is
+    logged, passed to ``on_lost`` and this returns. Any other error propagates.
+    """
+    attempt = 0
+    while True:
+        await trio.sleep(every if attempt == 0 else backoff(attempt, cap=every))
+        try:
+            await trio.to_thread.run_sync(renew)
+        except lease.LeaseLostError as error:
+            LOG.error("%s; stopping: this referee no longer serves the database", error)
+            on_lost(error)
+            return
+        except Exception as error:
+            if not is_transient(error):
+                raise
+            attempt += 1
+            LOG.warning(
+                "the lease on the database not renewed (try %d): %s; retrying in %.1f s",
+                attempt,
+                error_reason(error),
+                backoff(attempt, cap=every),
+            )
+        else:
+            if attempt:
+                LOG.info("the lease on the database renewed after %d failed tries", attempt)
+            attempt = 0
 
 
 def run(config: Config, storage: RatedStorage, on_ready: Callable[[int], None]) -> None:

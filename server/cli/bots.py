@@ -13,7 +13,11 @@ import os
 import secrets
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Final
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from domino_arena.bots import HOUSE_BOTS, make_bot
 from domino_arena.sdk import runner
@@ -31,6 +35,7 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.store.bots import BadBotNameError, DuplicateBotError, check_name
+from domino_arena.server.store.engine import display_url
 
 
 def _bot_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,9 +98,28 @@ def _bot_add(args: argparse.Namespace) -> int:
         raise CliError(f"{exc}; pick another name") from None
     finally:
         storage.close()
-    print(f"{PROG}: created bot '{args.name}'; its token, shown only this once:", file=sys.stderr)
+    print(
+        f"{PROG}: created bot '{args.name}' in the database {database_shown(args.db)}; "
+        "its token, shown only this once:",
+        file=sys.stderr,
+    )
     print(token)
     return 0
+
+
+def database_shown(url: str) -> str:
+    """``url`` with its password hidden; a SQLite file also by its absolute path, since a
+    relative one (the default ``sqlite:///domino-arena.db``) is in the current directory."""
+    shown = display_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return shown
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        path = Path(parsed.database or "")
+        if not path.is_absolute():
+            shown += f" (the file {path.resolve()})"
+    return shown
 
 
 def _bot_play(args: argparse.Namespace) -> int:

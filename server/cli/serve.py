@@ -174,7 +174,7 @@ def _serve(args: argparse.Namespace) -> int:
     handler = logs.configure(args.log_level, args.log_format, sys.stdout)
     try:
         run(config, storage, ready)
-    except OSError as exc:
+    except (OSError, StorageError) as exc:  # StorageError: the lease is another referee's
         raise CliError(str(exc), code=1) from None
     finally:
         storage.close()

@@ -112,6 +112,22 @@ RATED_GAMES: Final = sa.Table(
 )
 """The matches that moved ratings, in the order they did: replaying them gives ``ratings``."""
 
+REFEREE_LEASE: Final = sa.Table(
+    "referee_lease",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("holder", sa.String(36), nullable=False),
+    sa.Column("acquired_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("renewed_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+)
+"""The one referee allowed to serve this database: at most one row, ``id`` 1 (``lease.py``).
+
+``holder`` is a random uuid made at each start; ``host`` and ``pid`` name the process for the
+message that refuses a second referee."""
+
 
 def utc(moment: dt.datetime) -> dt.datetime:
     """Return a time read from a column in UTC (SQLite keeps no zone; all times written are UTC)."""

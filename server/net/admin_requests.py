@@ -18,7 +18,7 @@ from google.protobuf.message import Message
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.sdk.rules import GAMES, Game
-from domino_arena.sdk.wire import ConversionError, game_from_proto
+from domino_arena.sdk.wire import ConversionError, fault_policy_from_proto, game_from_proto
 from domino_arena.server.logs import quote
 from domino_arena.server.net.wire import time_control_from_proto
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, MatchSpec
@@ -26,13 +26,6 @@ from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-
-FAULT_POLICY_FROM_PROTO: Final[dict[pb.FaultPolicy.ValueType, FaultPolicy]] = {
-    pb.FAULT_POLICY_UNSPECIFIED: FaultPolicy.SUBSTITUTE,
-    pb.FAULT_POLICY_FORFEIT: FaultPolicy.FORFEIT,
-    pb.FAULT_POLICY_SUBSTITUTE: FaultPolicy.SUBSTITUTE,
-}
-
 
 METADATA_KEY: Final = "authorization"
 TOKEN_HELP: Final = (
@@ -196,7 +189,7 @@ def fault_policy_of(value: pb.FaultPolicy.ValueType, field: str = "fault_policy"
     Raises:
         RequestError: INVALID_ARGUMENT: a value the protocol does not define.
     """
-    policy = FAULT_POLICY_FROM_PROTO.get(value)
+    policy = fault_policy_from_proto(value)
     if policy is None:
         raise invalid(
             f"{field}: unknown value {value}; expected FAULT_POLICY_FORFEIT or "

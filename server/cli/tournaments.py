@@ -34,6 +34,8 @@ from domino_arena.server.cli.arguments import (
     server_arguments,
 )
 from domino_arena.server.cli.tables import table
+from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
+from domino_arena.server.play.scheduler import DealMode
 from domino_arena.v1 import admin_pb2
 
 # -- tournament ------------------------------------------------------------------------------------
@@ -77,9 +79,12 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
         "--games-per-pairing", type=int, metavar="N", help="games of each pairing (default 1)"
     )
     parser.add_argument(
-        "--no-duplicate-deals",
-        action="store_true",
-        help="a fresh deal for every game (default: every deal under every seat rotation)",
+        "--deals",
+        choices=[mode.value for mode in DealMode],
+        default=DealMode.DUPLICATE.value,
+        help="duplicate: every deal under every seat rotation, one after another (the default); "
+        "spread: the same, each deal's rotations far apart in the schedule; fresh: a new deal "
+        "for every game (docs/tournaments.md: deals)",
     )
     policy_arguments(parser)
     parser.add_argument(
@@ -105,8 +110,7 @@ def _tournament_create(args: argparse.Namespace) -> int:
         concurrency=positive("--concurrency", args.concurrency) or 0,
         start=args.start,
     )
-    if args.no_duplicate_deals:
-        request.duplicate_deals = False
+    request.deals = deal_mode_to_proto(DealMode(args.deals))
     if args.unrated:
         request.rated = False
     seed = checked_seed(args.seed)
@@ -164,6 +168,11 @@ def _progress_text(t: Any) -> str:
     return text
 
 
+def _deals_text(value: admin_pb2.DealMode.ValueType) -> str:
+    mode = deal_mode_from_proto(value)
+    return "unknown deals" if mode is None else f"{mode} deals"
+
+
 def _print_tournament(t: Any) -> None:
     game = game_from_proto(t.game)
     policy = fault_policy_from_proto(t.fault_policy)
@@ -172,8 +181,7 @@ def _print_tournament(t: Any) -> None:
     print(f"  {game.describe()}: {_progress_text(t)}")
     print(f"  entrants: {', '.join(t.entrants)}")
     print(
-        f"  {pairing}, {'duplicate deals' if t.duplicate_deals else 'fresh deals'}, "
-        f"{'rated' if t.rated else 'unrated'}; seed {t.seed}"
+        f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}; seed {t.seed}"
     )
     print(
         f"  time control {time_control_text(t.time_control)}, {policy}{strikes}; "

@@ -46,6 +46,7 @@ from domino_arena.server.net.admin_answers import (
 from domino_arena.server.net.admin_requests import (
     RequestError,
     check_token,
+    deal_mode_of,
     fault_policy_of,
     game_name,
     game_of,
@@ -273,9 +274,7 @@ class AdminServicer(admin_pb_grpc.AdminServiceServicer):
                 entrants=tuple(request.entrants),
                 known_bots=known,
                 games_per_pairing=request.games_per_pairing or 1,
-                duplicate_deals=(
-                    request.duplicate_deals if request.HasField("duplicate_deals") else True
-                ),
+                deals=deal_mode_of(request.deals),
                 time_control=time_control,
                 fault_policy=policy,
                 max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,

@@ -17,7 +17,8 @@ from domino_arena.sdk.rules import Game, make_game
 from domino_arena.sdk.wire import fault_policy_to_proto, game_to_proto, match_result_to_proto
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import rated_game_of
-from domino_arena.server.net.wire import time_control_to_proto
+from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
+from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
@@ -110,7 +111,7 @@ def tournament_message(
         game=game_to_proto(make_game(t.game, **t.options)),
         entrants=t.entrants,
         games_per_pairing=t.games_per_pairing,
-        duplicate_deals=t.duplicate_deals,
+        deals=deal_mode_to_proto(DealMode(t.deals)),
         time_control=time_control_to_proto(TimeControl.from_ms(*t.time_control_ms)),
         fault_policy=fault_policy_to_proto(FaultPolicy(t.fault_policy)),
         max_strikes=t.max_strikes,

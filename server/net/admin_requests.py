@@ -20,9 +20,10 @@ from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.sdk.rules import GAMES, Game
 from domino_arena.sdk.wire import ConversionError, fault_policy_from_proto, game_from_proto
 from domino_arena.server.logs import quote
-from domino_arena.server.net.wire import time_control_from_proto
+from domino_arena.server.net.wire import deal_mode_from_proto, time_control_from_proto
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, MatchSpec
 from domino_arena.server.play.roster import Roster
+from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
@@ -196,6 +197,21 @@ def fault_policy_of(value: pb.FaultPolicy.ValueType, field: str = "fault_policy"
             "FAULT_POLICY_SUBSTITUTE (or unset: substitute)"
         )
     return policy
+
+
+def deal_mode_of(value: admin_pb.DealMode.ValueType, field: str = "deals") -> DealMode:
+    """Return a request's deal mode (unset: duplicate).
+
+    Raises:
+        RequestError: INVALID_ARGUMENT: a value the protocol does not define.
+    """
+    mode = deal_mode_from_proto(value)
+    if mode is None:
+        raise invalid(
+            f"{field}: unknown value {value}; expected DEAL_MODE_DUPLICATE, DEAL_MODE_SPREAD or "
+            "DEAL_MODE_FRESH (or unset: duplicate)"
+        )
+    return mode
 
 
 def seed_of(value: int, field: str = "seed") -> int:

@@ -1,4 +1,4 @@
-"""The protocol forms of the server's own types: time controls and what spectators see.
+"""The protocol forms of the server's own types: time controls, deal modes and what spectators see.
 
 :mod:`domino_arena.sdk.wire` translates the rules' types; these need the server's
 (:class:`~domino_arena.server.play.timecontrol.TimeControl`, the spectator hub's items), which
@@ -13,6 +13,7 @@ from domino_arena.sdk.wire import (
     match_result_to_proto,
     step_to_proto,
 )
+from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.spectators import PublicHandEnd, PublicStep, WatchEnd, WatchStart
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -32,6 +33,28 @@ def time_control_from_proto(message: pb.TimeControl) -> TimeControl:
         ValueError: a field the time control refuses (its message names it).
     """
     return TimeControl.from_ms(message.move_ms, message.bank_ms, message.grace_ms)
+
+
+_DEAL_MODES: dict[DealMode, admin_pb.DealMode.ValueType] = {
+    DealMode.DUPLICATE: admin_pb.DEAL_MODE_DUPLICATE,
+    DealMode.SPREAD: admin_pb.DEAL_MODE_SPREAD,
+    DealMode.FRESH: admin_pb.DEAL_MODE_FRESH,
+}
+_DEAL_MODES_BACK: dict[admin_pb.DealMode.ValueType, DealMode] = {
+    value: mode for mode, value in _DEAL_MODES.items()
+}
+
+
+def deal_mode_to_proto(mode: DealMode) -> admin_pb.DealMode.ValueType:
+    """Return the protocol value of a deal mode."""
+    return _DEAL_MODES[mode]
+
+
+def deal_mode_from_proto(value: admin_pb.DealMode.ValueType) -> DealMode | None:
+    """Return the deal mode of a protocol value (unspecified: duplicate); None if undefined."""
+    if value == admin_pb.DEAL_MODE_UNSPECIFIED:
+        return DealMode.DUPLICATE
+    return _DEAL_MODES_BACK.get(value)
 
 
 def spectator_message(

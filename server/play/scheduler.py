@@ -1,9 +1,13 @@
 """Pure pairing: which entrants sit where in a round robin, and in which round (cutechess split).
 
 Every table of a game's size is seated with every rotation of its entrants, so each entrant
-plays each seat equally often. With duplicate deals (the default) every rotation of a table is
-played on the same deal, so the luck of the deal cancels out: the games of one table and one
-deal share a ``deal_id`` and differ in ``rotation``.
+plays each seat equally often. How deals are shared is the tournament's :class:`DealMode`: with
+duplicate deals (the default) every rotation of a table is played on the same deal, so the luck
+of the deal cancels out: the games of one table and one deal share a ``deal_id`` and differ in
+``rotation``. A table's games go deal by deal (each deal under every rotation, one after
+another); ``spread`` plays them rotation by rotation instead (every deal under the first
+rotation, then every deal under the second...), so the rotations of one deal are as far apart
+as the table's games allow; ``fresh`` gives every game its own deal.
 
 Games are grouped into *rounds* in which no entrant plays twice, so a round's games can all run
 at once; the entrants left out of a round have a bye (:func:`byes`). Two-seat schedules use the
@@ -31,7 +35,19 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from itertools import combinations
+
+
+class DealMode(StrEnum):
+    """How a tournament deals its games (docs/tournaments.md: deals, and memorizing bots)."""
+
+    DUPLICATE = "duplicate"
+    """Every deal under every seat rotation of its table, the rotations one after another."""
+    SPREAD = "spread"
+    """As DUPLICATE, each deal's rotations as far apart in the table's games as they can be."""
+    FRESH = "fresh"
+    """A new deal for every game."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +95,7 @@ def round_robin(
     *,
     games_per_pairing: int = 1,
     partnerships: bool = False,
-    duplicate_deals: bool = True,
+    deals: DealMode = DealMode.DUPLICATE,
 ) -> list[ScheduledGame]:
     """Return the schedule: every table, every rotation, ``games_per_pairing`` deals each.
 
@@ -90,7 +106,8 @@ def round_robin(
     """
     if games_per_pairing < 1:
         raise ValueError(f"games_per_pairing must be at least 1, got {games_per_pairing}")
-    # Per table, its games in order: deal by deal, each deal under every rotation.
+    # Per table, its games in order: deal by deal, each deal under every rotation (spread:
+    # rotation by rotation, each rotation on every deal).
     by_table: list[list[ScheduledGame]] = []
     deal_id = 0
     for table in tables(entrants, seats, partnerships=partnerships):
@@ -99,10 +116,12 @@ def round_robin(
             for rotation in range(seats):
                 seated = table[rotation:] + table[:rotation]
                 games.append(ScheduledGame(-1, seated, deal_id, rotation))
-                if not duplicate_deals:
+                if deals is DealMode.FRESH:
                     deal_id += 1
-            if duplicate_deals:
+            if deals is not DealMode.FRESH:
                 deal_id += 1
+        if deals is DealMode.SPREAD:
+            games.sort(key=lambda g: g.rotation)  # stable: deals keep their order
         by_table.append(games)
     if seats == 2 and not partnerships:
         placed = _berger_rounds(entrants, by_table)

@@ -40,7 +40,7 @@ from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.scheduler import ScheduledGame, round_robin
+from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
@@ -78,7 +78,7 @@ def new_tournament(
     entrants: Sequence[str],
     known_bots: Collection[str],
     games_per_pairing: int = 1,
-    duplicate_deals: bool = True,
+    deals: DealMode = DealMode.DUPLICATE,
     time_control: TimeControl,
     fault_policy: FaultPolicy,
     max_strikes: int = DEFAULT_MAX_STRIKES,
@@ -140,7 +140,7 @@ def new_tournament(
             options=game.options(),
             entrants=entrants,
             games_per_pairing=games_per_pairing,
-            duplicate_deals=duplicate_deals,
+            deals=deals.value,
             time_control_ms=time_control.to_ms(),
             fault_policy=fault_policy.value,
             max_strikes=max_strikes,
@@ -169,7 +169,7 @@ def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
         game.num_players,
         games_per_pairing=t.games_per_pairing,
         partnerships=_partnerships(game),
-        duplicate_deals=t.duplicate_deals,
+        deals=DealMode(t.deals),
     )
 
 

@@ -21,7 +21,12 @@ BOTS: Final = sa.Table(
     sa.Column("name", sa.String(64), nullable=False, unique=True),
     sa.Column("token_hash", sa.String(255), nullable=False),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("state", sa.String(16), nullable=False, server_default="enabled"),
+    sa.Column("token_issued", sa.DateTime(timezone=True), nullable=True),
 )
+"""Every bot ever created. ``state`` is ``enabled``, ``disabled`` or ``deleted`` (a deleted bot
+keeps its row, so its name stays taken and its matches still name it; its ``token_hash`` is
+empty). ``token_issued`` is when its current token was made."""
 
 TOURNAMENTS: Final = sa.Table(
     "tournaments",
@@ -32,7 +37,7 @@ TOURNAMENTS: Final = sa.Table(
     sa.Column("options", sa.JSON, nullable=False),
     sa.Column("entrants", sa.JSON, nullable=False),
     sa.Column("games_per_pairing", sa.Integer, nullable=False),
-    sa.Column("duplicate_deals", sa.Boolean, nullable=False),
+    sa.Column("deals", sa.String(16), nullable=False, server_default="duplicate"),
     sa.Column("move_ms", sa.Integer, nullable=False),
     sa.Column("bank_ms", sa.Integer, nullable=False),
     sa.Column("grace_ms", sa.Integer, nullable=False),

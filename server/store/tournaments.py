@@ -58,7 +58,8 @@ class StoredTournament:
     options: dict[str, Any]
     entrants: tuple[str, ...]
     games_per_pairing: int
-    duplicate_deals: bool
+    deals: str
+    """A :class:`~domino_arena.server.play.scheduler.DealMode` value: duplicate, spread, fresh."""
     time_control_ms: tuple[int, int, int]
     """Per-move time, bank and network grace, in milliseconds."""
     fault_policy: str
@@ -79,6 +80,8 @@ class StoredTournament:
             raise ValueError(f"id: expected 1-64 characters, got {self.id!r}")
         if not 1 <= len(self.name) <= 200:
             raise ValueError(f"name: expected 1-200 characters, got {len(self.name)}")
+        if not 1 <= len(self.deals) <= 16:
+            raise ValueError(f"deals: expected 1-16 characters, got {self.deals!r}")
         if not 1 <= len(self.game) <= 32:
             raise ValueError(f"game: expected 1-32 characters, got {self.game!r}")
         for index, entrant in enumerate(self.entrants):
@@ -118,7 +121,7 @@ def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
         "options": tournament.options,
         "entrants": list(tournament.entrants),
         "games_per_pairing": tournament.games_per_pairing,
-        "duplicate_deals": tournament.duplicate_deals,
+        "deals": tournament.deals,
         "move_ms": tournament.time_control_ms[0],
         "bank_ms": tournament.time_control_ms[1],
         "grace_ms": tournament.time_control_ms[2],
@@ -199,7 +202,7 @@ def _stored_tournament(row: RowMapping) -> StoredTournament:
         options=dict(row["options"]),
         entrants=tuple(row["entrants"]),
         games_per_pairing=row["games_per_pairing"],
-        duplicate_deals=bool(row["duplicate_deals"]),
+        deals=str(row["deals"]),
         time_control_ms=(row["move_ms"], row["bank_ms"], row["grace_ms"]),
         fault_policy=row["fault_policy"],
         max_strikes=row["max_strikes"],

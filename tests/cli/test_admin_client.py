@@ -145,7 +145,7 @@ def test_tournament_create_start_status_pause_cancel_and_list(
         capsys,
         referee,
         *("tournament", "create", "passing", "--bots", "alice,bob,carol", "--name", "cup"),
-        *("--seed", "3", "--games-per-pairing", "2", "--no-duplicate-deals", "--unrated"),
+        *("--seed", "3", "--games-per-pairing", "2", "--deals", "fresh", "--unrated"),
         *("--time-control", "500ms+5s/100ms", "--fault-policy", "forfeit", "--wait", "2.5"),
         "--concurrency",
         "2",

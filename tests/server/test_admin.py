@@ -319,7 +319,12 @@ def test_create_tournament_applies_the_defaults(server: AdminServer, arena: Fake
     t = create(server, name="spring cup", seed=5)
     assert t.name == "spring cup"
     assert t.state == admin_pb.TOURNAMENT_STATE_CREATED
-    assert (t.duplicate_deals, t.rated, t.games_per_pairing, t.seed) == (True, True, 1, 5)
+    assert (t.deals, t.rated, t.games_per_pairing, t.seed) == (
+        admin_pb.DEAL_MODE_DUPLICATE,
+        True,
+        1,
+        5,
+    )
     assert t.max_strikes == 3 and t.fault_policy == pb.FAULT_POLICY_SUBSTITUTE
     assert (t.time_control.move_ms, t.time_control.bank_ms) == (1000, 10_000)
     assert list(t.entrants) == ["alice", "bob", "carol"]
@@ -334,7 +339,7 @@ def test_create_tournament_takes_every_setting_and_can_start(
         server,
         game=game_to_proto(make_game("moon")),
         games_per_pairing=2,
-        duplicate_deals=False,
+        deals=admin_pb.DEAL_MODE_SPREAD,
         time_control=pb.TimeControl(move_ms=500, bank_ms=5000, grace_ms=100),
         fault_policy=pb.FAULT_POLICY_FORFEIT,
         max_strikes=2,
@@ -344,7 +349,7 @@ def test_create_tournament_takes_every_setting_and_can_start(
         start=True,
     )
     assert t.name.startswith("Three-Player Moon, 3 players, to 21, ")
-    assert (t.games_per_pairing, t.duplicate_deals, t.rated) == (2, False, False)
+    assert (t.games_per_pairing, t.deals, t.rated) == (2, admin_pb.DEAL_MODE_SPREAD, False)
     assert (t.fault_policy, t.max_strikes, t.concurrency, t.wait_ms) == (
         pb.FAULT_POLICY_FORFEIT,
         2,

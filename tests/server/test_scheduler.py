@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domino_arena.server.play.scheduler import berger_pairs, byes, round_robin
+from domino_arena.server.play.scheduler import DealMode, berger_pairs, byes, round_robin
 
 
 @given(
@@ -65,9 +65,32 @@ def test_every_deal_is_played_under_all_rotations(count: int, seats: int, repeat
     assert [g.index for g in schedule] == list(range(len(schedule)))
 
 
-def test_without_duplicate_deals_every_game_has_its_own_deal() -> None:
-    schedule = round_robin(["a", "b", "c"], 2, duplicate_deals=False)
+def test_fresh_deals_give_every_game_its_own_deal() -> None:
+    schedule = round_robin(["a", "b", "c"], 2, deals=DealMode.FRESH)
     assert len({g.deal_id for g in schedule}) == len(schedule) == 6
+
+
+@pytest.mark.parametrize("seats", [2, 3])
+def test_spread_deals_play_each_rotation_of_a_table_on_every_deal_before_the_next(
+    seats: int,
+) -> None:
+    repeats = 4
+    entrants = ["a", "b", "c", "d"]
+    duplicate = round_robin(entrants, seats, games_per_pairing=repeats)
+    spread = round_robin(entrants, seats, games_per_pairing=repeats, deals=DealMode.SPREAD)
+    # The same games (table, rotation, deal), in another order.
+    assert sorted((g.seats, g.deal_id) for g in spread) == sorted(
+        (g.seats, g.deal_id) for g in duplicate
+    )
+    for schedule, gap in ((duplicate, 1), (spread, repeats)):
+        by_table: dict[frozenset[str], list[int]] = defaultdict(list)
+        for game in schedule:
+            by_table[frozenset(game.seats)].append(game.deal_id)
+        for deals in by_table.values():
+            # The games of one table between two rotations of a deal.
+            for deal in set(deals):
+                places = [i for i, d in enumerate(deals) if d == deal]
+                assert min(b - a for a, b in pairwise(places)) == gap
 
 
 def test_bad_requests_are_refused_with_the_reason() -> None:
@@ -82,10 +105,10 @@ def test_bad_requests_are_refused_with_the_reason() -> None:
     seats=st.integers(min_value=2, max_value=4),
     repeats=st.integers(min_value=1, max_value=2),
     partnerships=st.booleans(),
-    duplicate_deals=st.booleans(),
+    deals=st.sampled_from(DealMode),
 )
 def test_rounds_seat_every_entrant_at_most_once_and_are_maximal(
-    count: int, seats: int, repeats: int, partnerships: bool, duplicate_deals: bool
+    count: int, seats: int, repeats: int, partnerships: bool, deals: DealMode
 ) -> None:
     partnerships = partnerships and seats == 4
     if count < seats:
@@ -96,7 +119,7 @@ def test_rounds_seat_every_entrant_at_most_once_and_are_maximal(
         seats,
         games_per_pairing=repeats,
         partnerships=partnerships,
-        duplicate_deals=duplicate_deals,
+        deals=deals,
     )
     assert [g.index for g in schedule] == list(range(len(schedule)))
     assert [g.round for g in schedule] == sorted(g.round for g in schedule)

@@ -195,7 +195,7 @@ def test_a_stored_hash_that_is_not_ours_matches_nothing() -> None:
 
 
 def test_the_schema_is_at_the_newest_revision(storage: Storage) -> None:
-    assert storage.schema_version() == migrations.head() == "0003"
+    assert storage.schema_version() == migrations.head() == "0004"
 
 
 def test_a_schema_that_is_no_identifier_is_refused() -> None:
@@ -217,7 +217,7 @@ def a_tournament(
         options={"deal_limit": 5},
         entrants=("alice", "bob", "carol"),
         games_per_pairing=4,
-        duplicate_deals=True,
+        deals="duplicate",
         time_control_ms=(1000, 10000, 250),
         fault_policy="substitute",
         max_strikes=3,

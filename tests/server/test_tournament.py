@@ -20,6 +20,7 @@ from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.match_spec import FinishedMatch
+from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import (
     MAX_GAMES,
@@ -413,7 +414,7 @@ def test_a_new_tournament_row_holds_the_request(storage: RatedStorage) -> None:
         entrants=BOTS[:5],
         known_bots=BOTS,
         games_per_pairing=2,
-        duplicate_deals=False,
+        deals=DealMode.FRESH,
         time_control=TimeControl(move=2.0, bank=5.0, grace=0.1),
         fault_policy=FaultPolicy.SUBSTITUTE,
         max_strikes=5,

@@ -62,6 +62,66 @@ TOURNAMENT_STATE_CANCELLED: TournamentState.ValueType  # 4
 TOURNAMENT_STATE_FINISHED: TournamentState.ValueType  # 5
 Global___TournamentState: _TypeAlias = TournamentState  # noqa: Y015
 
+class _DealMode:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _DealModeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DealMode.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    DEAL_MODE_UNSPECIFIED: _DealMode.ValueType  # 0
+    """in a request: DEAL_MODE_DUPLICATE"""
+    DEAL_MODE_DUPLICATE: _DealMode.ValueType  # 1
+    """Every deal is played under every seat rotation of its table, one rotation after another:
+    luck cancels out, but a bot that remembers a deal knows the others' hands the next time.
+    """
+    DEAL_MODE_SPREAD: _DealMode.ValueType  # 2
+    """As DUPLICATE, with the rotations of each deal as far apart in the schedule as they can be."""
+    DEAL_MODE_FRESH: _DealMode.ValueType  # 3
+    """A new deal for every game: nothing to remember, but luck does not cancel out."""
+
+class DealMode(_DealMode, metaclass=_DealModeEnumTypeWrapper):
+    """How a tournament deals its games (docs/tournaments.md: deals, and memorizing bots)."""
+
+DEAL_MODE_UNSPECIFIED: DealMode.ValueType  # 0
+"""in a request: DEAL_MODE_DUPLICATE"""
+DEAL_MODE_DUPLICATE: DealMode.ValueType  # 1
+"""Every deal is played under every seat rotation of its table, one rotation after another:
+luck cancels out, but a bot that remembers a deal knows the others' hands the next time.
+"""
+DEAL_MODE_SPREAD: DealMode.ValueType  # 2
+"""As DUPLICATE, with the rotations of each deal as far apart in the schedule as they can be."""
+DEAL_MODE_FRESH: DealMode.ValueType  # 3
+"""A new deal for every game: nothing to remember, but luck does not cancel out."""
+Global___DealMode: _TypeAlias = DealMode  # noqa: Y015
+
+class _BotState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BotStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BotState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BOT_STATE_UNSPECIFIED: _BotState.ValueType  # 0
+    BOT_STATE_ENABLED: _BotState.ValueType  # 1
+    """may connect with its token"""
+    BOT_STATE_DISABLED: _BotState.ValueType  # 2
+    """refused until enabled; its token is kept"""
+    BOT_STATE_DELETED: _BotState.ValueType  # 3
+    """refused for good; its name and history are kept"""
+
+class BotState(_BotState, metaclass=_BotStateEnumTypeWrapper):
+    """---------------------------------------------------------------------------------------------
+    Bots and tokens
+    """
+
+BOT_STATE_UNSPECIFIED: BotState.ValueType  # 0
+BOT_STATE_ENABLED: BotState.ValueType  # 1
+"""may connect with its token"""
+BOT_STATE_DISABLED: BotState.ValueType  # 2
+"""refused until enabled; its token is kept"""
+BOT_STATE_DELETED: BotState.ValueType  # 3
+"""refused for good; its name and history are kept"""
+Global___BotState: _TypeAlias = BotState  # noqa: Y015
+
 @_typing.final
 class RunMatchRequest(_message.Message):
     """---------------------------------------------------------------------------------------------
@@ -369,7 +429,7 @@ class CreateTournamentRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     ENTRANTS_FIELD_NUMBER: _builtins.int
     GAMES_PER_PAIRING_FIELD_NUMBER: _builtins.int
-    DUPLICATE_DEALS_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
@@ -382,8 +442,8 @@ class CreateTournamentRequest(_message.Message):
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
     """0: 1; at most 1000"""
-    duplicate_deals: _builtins.bool
-    """unset: on (every deal under every seat rotation)"""
+    deals: Global___DealMode.ValueType
+    """unspecified: DEAL_MODE_DUPLICATE"""
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     """0: the default (3); at most 100"""
@@ -414,7 +474,7 @@ class CreateTournamentRequest(_message.Message):
         game: _games_pb2.GameConfig | None = ...,
         entrants: _abc.Iterable[_builtins.str] | None = ...,
         games_per_pairing: _builtins.int = ...,
-        duplicate_deals: _builtins.bool | None = ...,
+        deals: Global___DealMode.ValueType = ...,
         time_control: _referee_pb2.TimeControl | None = ...,
         fault_policy: _referee_pb2.FaultPolicy.ValueType = ...,
         max_strikes: _builtins.int = ...,
@@ -424,20 +484,16 @@ class CreateTournamentRequest(_message.Message):
         rated: _builtins.bool | None = ...,
         start: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_duplicate_deals", b"_duplicate_deals", "_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "duplicate_deals", b"duplicate_deals", "game", b"game", "rated", b"rated", "seed", b"seed", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "rated", b"rated", "seed", b"seed", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_duplicate_deals", b"_duplicate_deals", "_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "concurrency", b"concurrency", "duplicate_deals", b"duplicate_deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_strikes", b"max_strikes", "name", b"name", "rated", b"rated", "seed", b"seed", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "concurrency", b"concurrency", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_strikes", b"max_strikes", "name", b"name", "rated", b"rated", "seed", b"seed", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__duplicate_deals: _TypeAlias = _typing.Literal["duplicate_deals"]  # noqa: Y015
-    _WhichOneofArgType__duplicate_deals: _TypeAlias = _typing.Literal["_duplicate_deals", b"_duplicate_deals"]  # noqa: Y015
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
     _WhichOneofReturnType__wait_ms: _TypeAlias = _typing.Literal["wait_ms"]  # noqa: Y015
     _WhichOneofArgType__wait_ms: _TypeAlias = _typing.Literal["_wait_ms", b"_wait_ms"]  # noqa: Y015
-    @_typing.overload
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__duplicate_deals) -> _WhichOneofReturnType__duplicate_deals | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__rated) -> _WhichOneofReturnType__rated | None: ...
     @_typing.overload
@@ -683,7 +739,7 @@ class Tournament(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     ENTRANTS_FIELD_NUMBER: _builtins.int
     GAMES_PER_PAIRING_FIELD_NUMBER: _builtins.int
-    DUPLICATE_DEALS_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
@@ -697,10 +753,11 @@ class Tournament(_message.Message):
     PROGRESS_FIELD_NUMBER: _builtins.int
     RESULTS_FIELD_NUMBER: _builtins.int
     CROSSTABLE_FIELD_NUMBER: _builtins.int
+    REPEAT_DEALS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
-    duplicate_deals: _builtins.bool
+    deals: Global___DealMode.ValueType
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     concurrency: _builtins.int
@@ -728,6 +785,10 @@ class Tournament(_message.Message):
     def crosstable(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeadToHead]:
         """GetTournament only"""
 
+    @_builtins.property
+    def repeat_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___RepeatDealCheck]:
+        """GetTournament only; one per entrant, by name"""
+
     def __init__(
         self,
         *,
@@ -736,7 +797,7 @@ class Tournament(_message.Message):
         game: _games_pb2.GameConfig | None = ...,
         entrants: _abc.Iterable[_builtins.str] | None = ...,
         games_per_pairing: _builtins.int = ...,
-        duplicate_deals: _builtins.bool = ...,
+        deals: Global___DealMode.ValueType = ...,
         time_control: _referee_pb2.TimeControl | None = ...,
         fault_policy: _referee_pb2.FaultPolicy.ValueType = ...,
         max_strikes: _builtins.int = ...,
@@ -750,10 +811,11 @@ class Tournament(_message.Message):
         progress: Global___TournamentProgress | None = ...,
         results: _abc.Iterable[Global___EntrantResult] | None = ...,
         crosstable: _abc.Iterable[Global___HeadToHead] | None = ...,
+        repeat_deals: _abc.Iterable[Global___RepeatDealCheck] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "game", b"game", "progress", b"progress", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "duplicate_deals", b"duplicate_deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "results", b"results", "seed", b"seed", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -769,19 +831,23 @@ class GetStandingsRequest(_message.Message):
 
     GAME_FIELD_NUMBER: _builtins.int
     HEAD_TO_HEAD_FIELD_NUMBER: _builtins.int
+    REPEAT_DEALS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """the rating pool: a game name (moon, passing, straight, doubles)"""
     head_to_head: _builtins.bool
     """also return the head-to-head table"""
+    repeat_deals: _builtins.bool
+    """also return each bot's repeat-deal check over the pool's games"""
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
         head_to_head: _builtins.bool = ...,
+        repeat_deals: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "head_to_head", b"head_to_head"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "head_to_head", b"head_to_head", "repeat_deals", b"repeat_deals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -839,6 +905,7 @@ class GetStandingsResponse(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     ROWS_FIELD_NUMBER: _builtins.int
     HEAD_TO_HEAD_FIELD_NUMBER: _builtins.int
+    REPEAT_DEALS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingRow]:
@@ -848,20 +915,73 @@ class GetStandingsResponse(_message.Message):
     def head_to_head(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeadToHead]:
         """when asked for"""
 
+    @_builtins.property
+    def repeat_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___RepeatDealCheck]:
+        """when asked for; one per bot with games, by name"""
+
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
         rows: _abc.Iterable[Global___StandingRow] | None = ...,
         head_to_head: _abc.Iterable[Global___HeadToHead] | None = ...,
+        repeat_deals: _abc.Iterable[Global___RepeatDealCheck] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "head_to_head", b"head_to_head", "rows", b"rows"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "head_to_head", b"head_to_head", "repeat_deals", b"repeat_deals", "rows", b"rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetStandingsResponse: _TypeAlias = GetStandingsResponse  # noqa: Y015
+
+@_typing.final
+class RepeatDealCheck(_message.Message):
+    """Does a bot do better on the later seat rotations of a deal than on the first it played, as a
+    bot that remembers deals across games would? A paired test over every deal it played under
+    two or more rotations (docs/tournaments.md: memorizing bots). Scores: win 1, draw 1/2, loss 0.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    FIRST_SCORE_FIELD_NUMBER: _builtins.int
+    LATER_SCORE_FIELD_NUMBER: _builtins.int
+    GAIN_FIELD_NUMBER: _builtins.int
+    P_VALUE_FIELD_NUMBER: _builtins.int
+    FLAGGED_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    deals: _builtins.int
+    """deals it played under two or more rotations"""
+    first_score: _builtins.float
+    """its mean score in the first game it played of each such deal"""
+    later_score: _builtins.float
+    """its mean score in its later games of those deals"""
+    gain: _builtins.float
+    """mean of later minus first, after taking out what the seats alone explain"""
+    p_value: _builtins.float
+    """one-sided: the chance of a gain this large without memory; 1: too few deals"""
+    flagged: _builtins.bool
+    """p_value below the referee's threshold (0.001)"""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        deals: _builtins.int = ...,
+        first_score: _builtins.float = ...,
+        later_score: _builtins.float = ...,
+        gain: _builtins.float = ...,
+        p_value: _builtins.float = ...,
+        flagged: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "deals", b"deals", "first_score", b"first_score", "flagged", b"flagged", "gain", b"gain", "later_score", b"later_score", "p_value", b"p_value"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RepeatDealCheck: _TypeAlias = RepeatDealCheck  # noqa: Y015
 
 @_typing.final
 class StartLadderRequest(_message.Message):
@@ -1023,6 +1143,203 @@ class ListLaddersResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListLaddersResponse: _TypeAlias = ListLaddersResponse  # noqa: Y015
+
+@_typing.final
+class BotInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    TOKEN_ISSUED_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    state: Global___BotState.ValueType
+    connected: _builtins.bool
+    """a stream of it is open now"""
+    @_builtins.property
+    def created(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def token_issued(self) -> _timestamp_pb2.Timestamp:
+        """when its current token was made"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        state: Global___BotState.ValueType = ...,
+        created: _timestamp_pb2.Timestamp | None = ...,
+        token_issued: _timestamp_pb2.Timestamp | None = ...,
+        connected: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "token_issued", b"token_issued"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "created", b"created", "name", b"name", "state", b"state", "token_issued", b"token_issued"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotInfo: _TypeAlias = BotInfo  # noqa: Y015
+
+@_typing.final
+class CreateBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateBotRequest: _TypeAlias = CreateBotRequest  # noqa: Y015
+
+@_typing.final
+class CreateBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """shown this once: the referee keeps only its hash"""
+    @_builtins.property
+    def bot(self) -> Global___BotInfo: ...
+    def __init__(
+        self,
+        *,
+        bot: Global___BotInfo | None = ...,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateBotResponse: _TypeAlias = CreateBotResponse  # noqa: Y015
+
+@_typing.final
+class ListBotsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INCLUDE_DELETED_FIELD_NUMBER: _builtins.int
+    include_deleted: _builtins.bool
+    def __init__(
+        self,
+        *,
+        include_deleted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_deleted", b"include_deleted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotsRequest: _TypeAlias = ListBotsRequest  # noqa: Y015
+
+@_typing.final
+class ListBotsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotInfo]:
+        """by name"""
+
+    def __init__(
+        self,
+        *,
+        bots: _abc.Iterable[Global___BotInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotsResponse: _TypeAlias = ListBotsResponse  # noqa: Y015
+
+@_typing.final
+class RotateBotTokenRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateBotTokenRequest: _TypeAlias = RotateBotTokenRequest  # noqa: Y015
+
+@_typing.final
+class DisableBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisableBotRequest: _TypeAlias = DisableBotRequest  # noqa: Y015
+
+@_typing.final
+class EnableBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnableBotRequest: _TypeAlias = EnableBotRequest  # noqa: Y015
+
+@_typing.final
+class DeleteBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteBotRequest: _TypeAlias = DeleteBotRequest  # noqa: Y015
 
 @_typing.final
 class WatchRequest(_message.Message):

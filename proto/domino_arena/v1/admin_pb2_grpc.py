@@ -104,6 +104,36 @@ class AdminServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListLaddersRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListLaddersResponse.FromString,
                 _registered_method=True)
+        self.CreateBot = channel.unary_unary(
+                '/domino_arena.v1.AdminService/CreateBot',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+                _registered_method=True)
+        self.ListBots = channel.unary_unary(
+                '/domino_arena.v1.AdminService/ListBots',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListBotsRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListBotsResponse.FromString,
+                _registered_method=True)
+        self.RotateBotToken = channel.unary_unary(
+                '/domino_arena.v1.AdminService/RotateBotToken',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.RotateBotTokenRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+                _registered_method=True)
+        self.DisableBot = channel.unary_unary(
+                '/domino_arena.v1.AdminService/DisableBot',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.DisableBotRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+                _registered_method=True)
+        self.EnableBot = channel.unary_unary(
+                '/domino_arena.v1.AdminService/EnableBot',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.EnableBotRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+                _registered_method=True)
+        self.DeleteBot = channel.unary_unary(
+                '/domino_arena.v1.AdminService/DeleteBot',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.DeleteBotRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -205,6 +235,52 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateBot(self, request, context):
+        """Bots and their tokens (docs/admin.md: bots and tokens). A token is shown once, in the
+        answer of CreateBot or RotateBotToken; the referee keeps only its hash.
+        Create a bot (ALREADY_EXISTS if the name is taken, also by a deleted bot).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBots(self, request, context):
+        """Every bot, by name (deleted ones when asked for).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateBotToken(self, request, context):
+        """A new token for a bot: the old one stops working at once and the bot's open streams are
+        closed (UNAUTHENTICATED); its seats in running matches are handled by their fault policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DisableBot(self, request, context):
+        """A disabled bot cannot connect: its open streams are closed as on rotation. Its token is kept.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnableBot(self, request, context):
+        """Let a disabled bot connect again with its token (FAILED_PRECONDITION for a deleted bot).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteBot(self, request, context):
+        """Remove a bot for good: its token is dropped and its streams closed; its name stays taken,
+        and its matches, tournaments and ratings are kept.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -277,6 +353,36 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListLadders,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListLaddersRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListLaddersResponse.SerializeToString,
+            ),
+            'CreateBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateBot,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.SerializeToString,
+            ),
+            'ListBots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBots,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListBotsRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListBotsResponse.SerializeToString,
+            ),
+            'RotateBotToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateBotToken,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RotateBotTokenRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.SerializeToString,
+            ),
+            'DisableBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.DisableBot,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.DisableBotRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.SerializeToString,
+            ),
+            'EnableBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnableBot,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.EnableBotRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.SerializeToString,
+            ),
+            'DeleteBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteBot,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.DeleteBotRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -657,6 +763,168 @@ class AdminService:
             '/domino_arena.v1.AdminService/ListLadders',
             domino__arena_dot_v1_dot_admin__pb2.ListLaddersRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.ListLaddersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/CreateBot',
+            domino__arena_dot_v1_dot_admin__pb2.CreateBotRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/ListBots',
+            domino__arena_dot_v1_dot_admin__pb2.ListBotsRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListBotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateBotToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/RotateBotToken',
+            domino__arena_dot_v1_dot_admin__pb2.RotateBotTokenRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DisableBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/DisableBot',
+            domino__arena_dot_v1_dot_admin__pb2.DisableBotRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnableBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/EnableBot',
+            domino__arena_dot_v1_dot_admin__pb2.EnableBotRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/DeleteBot',
+            domino__arena_dot_v1_dot_admin__pb2.DeleteBotRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
             options,
             channel_credentials,
             insecure,

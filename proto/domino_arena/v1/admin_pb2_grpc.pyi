@@ -71,6 +71,25 @@ class AdminServiceStub:
     """Keep pairing the connected bots of a game into rated games until stopped."""
     StopLadder: _grpc.UnaryUnaryMultiCallable[_admin_pb2.StopLadderRequest, _admin_pb2.StopLadderResponse]
     ListLadders: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListLaddersRequest, _admin_pb2.ListLaddersResponse]
+    CreateBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.CreateBotRequest, _admin_pb2.CreateBotResponse]
+    """Bots and their tokens (docs/admin.md: bots and tokens). A token is shown once, in the
+    answer of CreateBot or RotateBotToken; the referee keeps only its hash.
+    Create a bot (ALREADY_EXISTS if the name is taken, also by a deleted bot).
+    """
+    ListBots: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListBotsRequest, _admin_pb2.ListBotsResponse]
+    """Every bot, by name (deleted ones when asked for)."""
+    RotateBotToken: _grpc.UnaryUnaryMultiCallable[_admin_pb2.RotateBotTokenRequest, _admin_pb2.CreateBotResponse]
+    """A new token for a bot: the old one stops working at once and the bot's open streams are
+    closed (UNAUTHENTICATED); its seats in running matches are handled by their fault policy.
+    """
+    DisableBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.DisableBotRequest, _admin_pb2.BotInfo]
+    """A disabled bot cannot connect: its open streams are closed as on rotation. Its token is kept."""
+    EnableBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.EnableBotRequest, _admin_pb2.BotInfo]
+    """Let a disabled bot connect again with its token (FAILED_PRECONDITION for a deleted bot)."""
+    DeleteBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.DeleteBotRequest, _admin_pb2.BotInfo]
+    """Remove a bot for good: its token is dropped and its streams closed; its name stays taken,
+    and its matches, tournaments and ratings are kept.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -101,6 +120,25 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """Keep pairing the connected bots of a game into rated games until stopped."""
     StopLadder: _aio.UnaryUnaryMultiCallable[_admin_pb2.StopLadderRequest, _admin_pb2.StopLadderResponse]  # type: ignore[assignment]
     ListLadders: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListLaddersRequest, _admin_pb2.ListLaddersResponse]  # type: ignore[assignment]
+    CreateBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.CreateBotRequest, _admin_pb2.CreateBotResponse]  # type: ignore[assignment]
+    """Bots and their tokens (docs/admin.md: bots and tokens). A token is shown once, in the
+    answer of CreateBot or RotateBotToken; the referee keeps only its hash.
+    Create a bot (ALREADY_EXISTS if the name is taken, also by a deleted bot).
+    """
+    ListBots: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListBotsRequest, _admin_pb2.ListBotsResponse]  # type: ignore[assignment]
+    """Every bot, by name (deleted ones when asked for)."""
+    RotateBotToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.RotateBotTokenRequest, _admin_pb2.CreateBotResponse]  # type: ignore[assignment]
+    """A new token for a bot: the old one stops working at once and the bot's open streams are
+    closed (UNAUTHENTICATED); its seats in running matches are handled by their fault policy.
+    """
+    DisableBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.DisableBotRequest, _admin_pb2.BotInfo]  # type: ignore[assignment]
+    """A disabled bot cannot connect: its open streams are closed as on rotation. Its token is kept."""
+    EnableBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.EnableBotRequest, _admin_pb2.BotInfo]  # type: ignore[assignment]
+    """Let a disabled bot connect again with its token (FAILED_PRECONDITION for a deleted bot)."""
+    DeleteBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.DeleteBotRequest, _admin_pb2.BotInfo]  # type: ignore[assignment]
+    """Remove a bot for good: its token is dropped and its streams closed; its name stays taken,
+    and its matches, tournaments and ratings are kept.
+    """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -212,6 +250,61 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _admin_pb2.ListLaddersRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_admin_pb2.ListLaddersResponse, _abc.Awaitable[_admin_pb2.ListLaddersResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def CreateBot(
+        self,
+        request: _admin_pb2.CreateBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CreateBotResponse, _abc.Awaitable[_admin_pb2.CreateBotResponse]]:
+        """Bots and their tokens (docs/admin.md: bots and tokens). A token is shown once, in the
+        answer of CreateBot or RotateBotToken; the referee keeps only its hash.
+        Create a bot (ALREADY_EXISTS if the name is taken, also by a deleted bot).
+        """
+
+    @_abc_1.abstractmethod
+    def ListBots(
+        self,
+        request: _admin_pb2.ListBotsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListBotsResponse, _abc.Awaitable[_admin_pb2.ListBotsResponse]]:
+        """Every bot, by name (deleted ones when asked for)."""
+
+    @_abc_1.abstractmethod
+    def RotateBotToken(
+        self,
+        request: _admin_pb2.RotateBotTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CreateBotResponse, _abc.Awaitable[_admin_pb2.CreateBotResponse]]:
+        """A new token for a bot: the old one stops working at once and the bot's open streams are
+        closed (UNAUTHENTICATED); its seats in running matches are handled by their fault policy.
+        """
+
+    @_abc_1.abstractmethod
+    def DisableBot(
+        self,
+        request: _admin_pb2.DisableBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.BotInfo, _abc.Awaitable[_admin_pb2.BotInfo]]:
+        """A disabled bot cannot connect: its open streams are closed as on rotation. Its token is kept."""
+
+    @_abc_1.abstractmethod
+    def EnableBot(
+        self,
+        request: _admin_pb2.EnableBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.BotInfo, _abc.Awaitable[_admin_pb2.BotInfo]]:
+        """Let a disabled bot connect again with its token (FAILED_PRECONDITION for a deleted bot)."""
+
+    @_abc_1.abstractmethod
+    def DeleteBot(
+        self,
+        request: _admin_pb2.DeleteBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.BotInfo, _abc.Awaitable[_admin_pb2.BotInfo]]:
+        """Remove a bot for good: its token is dropped and its streams closed; its name stays taken,
+        and its matches, tournaments and ratings are kept.
+        """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

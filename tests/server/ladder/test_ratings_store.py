@@ -228,7 +228,7 @@ def test_a_rated_tournament_game_saved_again_under_another_id_is_rated_once(
             options={},
             entrants=("ann", "bob"),
             games_per_pairing=1,
-            duplicate_deals=False,
+            deals="fresh",
             time_control_ms=(1000, 10000, 250),
             fault_policy="forfeit",
             max_strikes=3,

@@ -240,3 +240,42 @@ def test_threads_opening_a_new_database_at_once_all_succeed(
             openers[0].drop()
         for opener in openers:
             opener.close()
+
+
+def test_revision_0004_keeps_bots_enabled_and_turns_the_duplicate_flag_into_a_deal_mode(
+    storage: Storage,
+) -> None:
+    created = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), "0003")
+        connection.commit()
+    with storage.engine.begin() as connection:
+        connection.execute(
+            sa.text("INSERT INTO bots (name, token_hash, created) VALUES (:n, :h, :c)"),
+            {"n": "alice", "h": hash_token(TOKEN), "c": created},
+        )
+        for tournament_id, duplicate in (("dup", True), ("fresh", False)):
+            connection.execute(
+                sa.text(
+                    "INSERT INTO tournaments (id, name, game, options, entrants, "
+                    "games_per_pairing, duplicate_deals, move_ms, bank_ms, grace_ms, "
+                    "fault_policy, max_strikes, concurrency, wait_seconds, seed, rated, state, "
+                    "created, updated) VALUES (:id, 'cup', 'straight', '{}', '[\"a\", \"b\"]', 1, "
+                    ":duplicate, 1000, 10000, 50, 'forfeit', 3, 1, 0, 7, :rated, 'created', "
+                    ":created, :created)"
+                ),
+                {"id": tournament_id, "duplicate": duplicate, "rated": True, "created": created},
+            )
+    with storage.engine.connect() as connection:
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    with storage.engine.connect() as connection:
+        rows = connection.execute(sa.text("SELECT id, deals FROM tournaments")).all()
+        deals = {tournament_id: mode for tournament_id, mode in rows}
+        state, issued = connection.execute(
+            sa.text("SELECT state, token_issued FROM bots WHERE name = 'alice'")
+        ).one()
+    assert deals == {"dup": "duplicate", "fresh": "fresh"}
+    assert state == "enabled"
+    assert issued is not None
+    assert storage.check_bot("alice", TOKEN) is BotCheck.OK

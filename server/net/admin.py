@@ -1,4 +1,5 @@
-"""The admin API (``AdminService`` in admin.proto): matches, tournaments, standings, ladders.
+"""The admin API (``AdminService`` in admin.proto): matches, tournaments, standings, ladders
+(and bots: :mod:`.admin_bots`).
 
 Every call must carry the admin token as call metadata ``authorization: Bearer <token>``; it is
 checked (in constant time) before anything else, and a refused call changes nothing. A request
@@ -43,6 +44,7 @@ from domino_arena.server.net.admin_answers import (
     tournament_message,
     tournament_results,
 )
+from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
 from domino_arena.server.net.admin_requests import (
     RequestError,
     check_token,
@@ -78,7 +80,7 @@ DEFAULT_LADDER_CONCURRENCY: Final = 4
 # -- what the servicer needs --------------------------------------------------------------------
 
 
-class AdminStorage(Protocol):
+class AdminStorage(BotStorage, Protocol):
     """The storage queries the admin API makes (all blocking)."""
 
     def bot_names(self) -> list[str]: ...
@@ -147,11 +149,15 @@ Response = TypeVar("Response", bound=Message)
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class AdminServicer(admin_pb_grpc.AdminServiceServicer):
-    """Every ``AdminService`` call: the token first, then the request's own checks."""
+class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
+    """Every ``AdminService`` call: the token first, then the request's own checks.
+
+    The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s.
+    """
 
     def __init__(self, arena: AdminArena) -> None:
         self.arena = arena
+        self.bot_admin = BotAdmin(arena.storage, arena.lobby)
 
     async def _serve(
         self,

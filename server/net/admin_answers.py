@@ -1,4 +1,4 @@
-"""The admin API's answers: stored matches, tournaments, results and ladders as messages.
+"""The admin API's answers: stored matches, tournaments, results, ladders and bots as messages.
 
 Pure conversions of what the storage and the runners hold; the servicer (:mod:`.admin`) reads
 and checks, these only translate.
@@ -20,6 +20,7 @@ from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -190,3 +191,19 @@ def progress_message(progress: Progress) -> admin_pb.TournamentProgress:
         running=progress.running,
         waiting=progress.waiting,
     )
+
+
+BOT_STATE_TO_PROTO: Final[dict[BotState, admin_pb.BotState.ValueType]] = {
+    BotState.ENABLED: admin_pb.BOT_STATE_ENABLED,
+    BotState.DISABLED: admin_pb.BOT_STATE_DISABLED,
+    BotState.DELETED: admin_pb.BOT_STATE_DELETED,
+}
+
+
+def bot_info(bot: StoredBot, connected: bool) -> admin_pb.BotInfo:
+    """Return a stored bot as a ``BotInfo`` (never its token), ``connected`` from the lobby."""
+    info = admin_pb.BotInfo(name=bot.name, state=BOT_STATE_TO_PROTO[bot.state], connected=connected)
+    info.created.CopyFrom(_timestamp(bot.created))
+    if bot.token_issued is not None:
+        info.token_issued.CopyFrom(_timestamp(bot.token_issued))
+    return info

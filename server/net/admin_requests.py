@@ -25,6 +25,7 @@ from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, MatchSpec
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 
@@ -125,6 +126,22 @@ def id_of(value: str, field: str, what: str) -> str:
     if len(value) > MAX_ID_LENGTH:
         raise invalid(
             f"{field}: at most {MAX_ID_LENGTH} characters, got {len(value):,} ({quote(value, 20)})"
+        )
+    return value
+
+
+def bot_name_of(value: str, field: str = "name") -> str:
+    """Return the bot name a request gives if it may name a bot (:data:`NAME_PATTERN`).
+
+    Raises:
+        RequestError: INVALID_ARGUMENT: empty, or not a bot name (a short escaped prefix of it
+            is echoed).
+    """
+    if not value:
+        raise invalid(f"{field}: missing; expected a bot name ({NAME_RULE})")
+    if not NAME_PATTERN.match(value):
+        raise invalid(
+            f"{field}: bad bot name {quote(value, 64)} ({len(value):,} characters): {NAME_RULE}"
         )
     return value
 

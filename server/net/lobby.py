@@ -13,6 +13,12 @@ is what lets a bot whose network dropped come back before the referee has notice
 a stream with a wrong token never gets this far, so it cannot steal a seat. Seats bound to the
 old stream see it die and resume on the new one (the referee sends a snapshot).
 
+A bot whose token an admin withdraws (rotated, disabled, deleted: :meth:`Lobby.revoke`) loses
+its stream at once: it is sent an UNAUTHENTICATED Error saying why and the stream ends
+UNAUTHENTICATED; its seats see a lost connection, so each match's fault policy handles them as
+after any drop. A Hello whose token check was under way meanwhile is checked again
+(:meth:`Lobby.revocations`), so a withdrawn token cannot slip in behind the revocation.
+
 The outbox is bounded (:data:`~.limits.OUTBOX_MESSAGES`): a bot that stops reading while it
 keeps the referee busy is cut off (:meth:`Connection.cut`): what waits is dropped, the bot is
 sent an Error naming the limit and the stream ends with RESOURCE_EXHAUSTED.
@@ -198,6 +204,7 @@ class Lobby:
         """The bot name -> matches it is seated in now (connected or not)."""
         self.closing = False
         """Set at shutdown: no new connection is accepted."""
+        self._revocations: collections.Counter[str] = collections.Counter()
 
     def get(self, name: str) -> Connection | None:
         """Return the live connection of the bot ``name``, or None."""
@@ -238,6 +245,34 @@ class Lobby:
             del self._connections[connection.name]
             LOG.info("bot disconnected: name=%s peer=%s", connection.name, connection.peer)
         connection.close()
+
+    def revocations(self, name: str) -> int:
+        """How many times the bot's token was withdrawn (:meth:`revoke`) since the start.
+
+        The bot service reads it before and after a token check: a change means the check may
+        have read the token the revocation withdrew, so it checks again.
+        """
+        return self._revocations[name]
+
+    def revoke(self, name: str, reason: str) -> bool:
+        """Close the bot's live stream now: an admin withdrew its token (``reason`` says how:
+        "token rotated", "bot disabled", "bot deleted"). True if a stream was open.
+
+        The bot is sent an UNAUTHENTICATED Error and its stream ends UNAUTHENTICATED, both with
+        ``reason``; its seats see a lost connection and their matches' fault policy takes over.
+        """
+        self._revocations[name] += 1
+        connection = self.get(name)
+        if connection is None:
+            return False
+        LOG.info("bot revoked: name=%s peer=%s reason=%s", name, connection.peer, reason)
+        connection.close(
+            grpc.StatusCode.UNAUTHENTICATED,
+            reason,
+            pb.Error(code=pb.ERROR_CODE_UNAUTHENTICATED, message=reason),
+        )
+        self.disconnect(connection)
+        return True
 
     def seat(self, names: Iterable[str]) -> None:
         """Count one match more for each bot in ``names`` (its match starts)."""

@@ -6,8 +6,8 @@ seat's inbox, which wakes the match's trio task), and writes what the seats queu
 connection's ``asyncio.Queue``, all that waits in one write. A gRPC read is never cancelled by a
 deadline: the referee's deadlines act on the seat's inbox.
 
-The first message must be a Hello with a known bot name, its token, and games the referee
-knows; otherwise the bot gets an in-band :class:`Error` and the stream ends with
+The first message must be a Hello with a known, enabled bot's name, its token, and games the
+referee knows; otherwise the bot gets an in-band :class:`Error` and the stream ends with
 UNAUTHENTICATED or INVALID_ARGUMENT, and nothing changes (another stream of that bot keeps its
 seats). A second authenticated stream of a connected bot takes over its seats (see
 :mod:`.lobby`).
@@ -121,6 +121,38 @@ def check_games(hello: pb.Hello) -> tuple[str, ...]:
     return tuple(sorted(set(hello.games)))
 
 
+_REFUSALS: Final[dict[BotCheck, tuple[str, str]]] = {
+    BotCheck.UNKNOWN: (
+        "unknown bot '{name}' (an admin creates it with 'domino-arena bot create {name}')",
+        "hello.name",
+    ),
+    BotCheck.WRONG_TOKEN: ("wrong token for bot '{name}'", "hello.token"),
+    BotCheck.DISABLED: (
+        "bot '{name}' is disabled (an admin enables it with 'domino-arena bot enable {name}')",
+        "hello.name",
+    ),
+    BotCheck.DELETED: ("bot '{name}' was deleted: its name cannot connect again", "hello.name"),
+}
+"""Why a token check refuses a bot: the message (of its name) and the field it concerns."""
+
+
+def refuse_credentials(name: str, check: BotCheck) -> None:
+    """Raise the UNAUTHENTICATED :class:`HelloError` of ``check``, unless it is OK.
+
+    A wrong token is "wrong token" whatever the bot's state: only the right token learns that
+    its bot is disabled (server/store/bots.py).
+    """
+    if check is BotCheck.OK:
+        return
+    message, field = _REFUSALS[check]
+    raise HelloError(
+        pb.ERROR_CODE_UNAUTHENTICATED,
+        message.format(name=name),
+        field,
+        grpc.StatusCode.UNAUTHENTICATED,
+    )
+
+
 class TokenCheck(Protocol):
     """What the bot service asks the storage: is this the bot's token (blocking)?"""
 
@@ -210,32 +242,7 @@ class BotServicer(pb_grpc.BotServiceServicer):
                     pb.ERROR_CODE_SHUTTING_DOWN, SHUTTING_DOWN, "", grpc.StatusCode.UNAVAILABLE
                 )
             hello = check_hello(first)
-            try:
-                with self.metrics.storage("check_bot"):
-                    check = await asyncio.to_thread(self.storage.check_bot, hello.name, hello.token)
-            except Exception as exc:  # the database is down: a failure of ours, worth a retry
-                LOG.exception("token check failed: name=%s", hello.name)
-                raise HelloError(
-                    pb.ERROR_CODE_UNSPECIFIED,
-                    f"the referee cannot check tokens now ({type(exc).__name__}); retry later",
-                    "",
-                    grpc.StatusCode.UNAVAILABLE,
-                ) from None
-            if check is BotCheck.UNKNOWN:
-                raise HelloError(
-                    pb.ERROR_CODE_UNAUTHENTICATED,
-                    f"unknown bot '{hello.name}' (an admin creates it with "
-                    f"'domino-arena bot add {hello.name}')",
-                    "hello.name",
-                    grpc.StatusCode.UNAUTHENTICATED,
-                )
-            if check is BotCheck.WRONG_TOKEN:
-                raise HelloError(
-                    pb.ERROR_CODE_UNAUTHENTICATED,
-                    f"wrong token for bot '{hello.name}'",
-                    "hello.token",
-                    grpc.StatusCode.UNAUTHENTICATED,
-                )
+            refuse_credentials(hello.name, await self._check_token(hello))
             games = check_games(hello)
             if lobby.closing:  # shutdown began during the token check
                 raise HelloError(
@@ -270,6 +277,29 @@ class BotServicer(pb_grpc.BotServiceServicer):
                 ),
             )
         return connection
+
+    async def _check_token(self, hello: pb.Hello) -> BotCheck:
+        """Ask the storage whether the Hello's token admits its bot (in a worker thread).
+
+        Checked again if the bot's token was withdrawn while the check ran (the lobby's
+        revocation count moved), so a rotated token cannot connect after its streams were
+        closed.
+        """
+        while True:
+            seen = self.lobby.revocations(hello.name)
+            try:
+                with self.metrics.storage("check_bot"):
+                    check = await asyncio.to_thread(self.storage.check_bot, hello.name, hello.token)
+            except Exception as exc:  # the database is down: a failure of ours, worth a retry
+                LOG.exception("token check failed: name=%s", hello.name)
+                raise HelloError(
+                    pb.ERROR_CODE_UNSPECIFIED,
+                    f"the referee cannot check tokens now ({type(exc).__name__}); retry later",
+                    "",
+                    grpc.StatusCode.UNAVAILABLE,
+                ) from None
+            if self.lobby.revocations(hello.name) == seen:
+                return check
 
     async def _read(self, connection: Connection, context: _Context) -> None:
         """Route what the bot sends until its stream ends; never cancelled by a deadline."""

@@ -50,6 +50,10 @@ class Roster(Protocol):
     async def wait_connected(self, name: str) -> None:
         """Return (trio) once the bot ``name`` is connected; safe to cancel."""
 
+    def revoke(self, name: str, reason: str) -> bool:
+        """Cut the bot ``name`` off now, for ``reason`` (its token was withdrawn); True if it
+        was connected. Its seats see a lost connection: their fault policy takes over."""
+
 
 class HostedSeat(Seat, Protocol):
     """A seat the arena hosts: the referee's :class:`Seat`, and the arena's own two calls."""

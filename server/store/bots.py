@@ -1,26 +1,39 @@
-"""The bots the referee knows: their names and their tokens.
+"""The bots the referee knows: their names, their tokens and their states.
 
-A bot's token is shown once, when the bot is created, and stored only as a salted SHA-256 hash
-(the text names the scheme, so it can change later without breaking old bots).
+A bot's token is shown once, when the bot is created or its token rotated, and stored only as a
+salted SHA-256 hash (the text names the scheme, so it can change later without breaking old
+bots). A bot is ``enabled`` (it may connect), ``disabled`` (refused until enabled; its token is
+kept) or ``deleted`` (refused for good; its row stays, so its name stays taken and its matches,
+tournaments and ratings still name it; its token hash is emptied, so no token matches it).
+
+What :func:`check_bot` tells a stranger: a wrong token is "wrong token" whatever the bot's state,
+so nobody without the token learns that a bot is disabled; only the right token hears "disabled".
+A deleted bot is "deleted" to every token: its hash is gone, so no token can be checked, and its
+name and history are public anyway (standings, match records), so saying so tells its owner why
+and a stranger nothing new.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 import hashlib
 import hmac
 import re
 import secrets
+from dataclasses import dataclass
 from typing import Final
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from domino_arena.server.store.tables import BOTS, now
+from domino_arena.server.store.tables import BOTS, now, utc
 
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A bot name: 1-64 letters, digits, ``_``, ``.`` or ``-``, starting with a letter or digit."""
+NAME_RULE: Final = "use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+""":data:`NAME_PATTERN` in words, for the errors that refuse a name."""
 
 # Tokens are 256 random bits, not passwords: no brute force can guess one, so a slow key
 # stretch (scrypt) protects nothing and cost 50 ms of CPU and 16 MiB per login (1,000 bots
@@ -36,21 +49,60 @@ class BadBotNameError(ValueError):
     """A bot name outside :data:`NAME_PATTERN`."""
 
 
+class UnknownBotError(KeyError):
+    """No bot has that name."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class DeletedBotError(ValueError):
+    """The bot was deleted: it cannot be enabled, disabled or given a token again."""
+
+
+class BotState(enum.Enum):
+    """Whether a bot may connect (the ``bots.state`` column)."""
+
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+    DELETED = "deleted"
+
+
 class BotCheck(enum.Enum):
-    """The answer to "is this the bot it claims to be?"."""
+    """The answer to "is this the bot it claims to be, and may it connect?"."""
 
     OK = "ok"
     UNKNOWN = "unknown bot"
     WRONG_TOKEN = "wrong token"
+    DISABLED = "bot disabled"
+    """The right token of a disabled bot (a wrong one is WRONG_TOKEN)."""
+    DELETED = "bot deleted"
+    """Any token of a deleted bot (its hash is gone)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBot:
+    """A bot as the referee keeps it (never its token)."""
+
+    name: str
+    state: BotState
+    created: dt.datetime
+    token_issued: dt.datetime | None
+    """When its current token was made; None once deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedToken:
+    """A bot and its new token: the one time the token is known outside the bot."""
+
+    bot: StoredBot
+    token: str
 
 
 def check_name(name: str) -> None:
     """Raise :class:`BadBotNameError` unless ``name`` may name a bot."""
     if not NAME_PATTERN.match(name):
-        raise BadBotNameError(
-            f"bad bot name '{name}': use 1-64 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit"
-        )
+        raise BadBotNameError(f"bad bot name '{name}': {NAME_RULE}")
 
 
 def new_token() -> str:
@@ -77,36 +129,170 @@ def token_matches(token: str, stored: str) -> bool:
     return hmac.compare_digest(hashlib.sha256(salt + token.encode()).digest(), expected)
 
 
-def add_bot(engine: Engine, name: str) -> str:
-    """Create the bot ``name`` and return its new token; only its hash is kept.
+def create_bot(engine: Engine, name: str) -> IssuedToken:
+    """Create the bot ``name``, enabled; return it with its new token (only its hash is kept).
 
     Raises:
         BadBotNameError: ``name`` does not fit :data:`NAME_PATTERN`.
-        DuplicateBotError: a bot of that name exists.
+        DuplicateBotError: a bot of that name exists, or existed (a deleted bot's name stays
+            taken, so its matches name one bot only).
     """
     check_name(name)
-    token = new_token()
-    row = {"name": name, "token_hash": hash_token(token), "created": now()}
+    token, stamp = new_token(), now()
+    row = {
+        "name": name,
+        "token_hash": hash_token(token),
+        "created": stamp,
+        "state": BotState.ENABLED.value,
+        "token_issued": stamp,
+    }
     try:
         with engine.begin() as connection:
             connection.execute(BOTS.insert().values(row))
     except IntegrityError:
         raise DuplicateBotError(f"a bot named '{name}' exists already") from None
-    return token
+    return IssuedToken(StoredBot(name, BotState.ENABLED, stamp, stamp), token)
+
+
+def add_bot(engine: Engine, name: str) -> str:
+    """Create the bot ``name`` and return its new token (:func:`create_bot`'s)."""
+    return create_bot(engine, name).token
 
 
 def check_bot(engine: Engine, name: str, token: str) -> BotCheck:
-    """Say whether ``token`` is the token of the bot ``name``."""
+    """Say whether ``token`` is the token of the bot ``name`` and the bot may connect.
+
+    A wrong token is WRONG_TOKEN whatever the state; DISABLED needs the right token; a deleted
+    bot is DELETED to every token (see the module's docstring).
+    """
     with engine.connect() as connection:
-        stored = connection.execute(
-            sa.select(BOTS.c.token_hash).where(BOTS.c.name == name)
-        ).scalar_one_or_none()
-    if stored is None:
+        found = connection.execute(
+            sa.select(BOTS.c.token_hash, BOTS.c.state).where(BOTS.c.name == name)
+        ).one_or_none()
+    if found is None:
         return BotCheck.UNKNOWN
-    return BotCheck.OK if token_matches(token, stored) else BotCheck.WRONG_TOKEN
+    stored, state = found
+    if state == BotState.DELETED.value:
+        return BotCheck.DELETED
+    if not token_matches(token, stored):
+        return BotCheck.WRONG_TOKEN
+    return BotCheck.DISABLED if state == BotState.DISABLED.value else BotCheck.OK
 
 
 def bot_names(engine: Engine) -> list[str]:
-    """Return the names of every bot, sorted."""
+    """Return the names of every bot that is not deleted (that may still play), sorted."""
     with engine.connect() as connection:
-        return list(connection.execute(sa.select(BOTS.c.name).order_by(BOTS.c.name)).scalars())
+        return list(
+            connection.execute(
+                sa.select(BOTS.c.name)
+                .where(BOTS.c.state != BotState.DELETED.value)
+                .order_by(BOTS.c.name)
+            ).scalars()
+        )
+
+
+_COLUMNS: Final = (BOTS.c.name, BOTS.c.state, BOTS.c.created, BOTS.c.token_issued)
+
+
+def _stored(mapping: sa.RowMapping) -> StoredBot:
+    issued = mapping["token_issued"]
+    return StoredBot(
+        name=mapping["name"],
+        state=BotState(mapping["state"]),
+        created=utc(mapping["created"]),
+        token_issued=None if issued is None else utc(issued),
+    )
+
+
+def bots(engine: Engine, *, include_deleted: bool = False) -> list[StoredBot]:
+    """Return every bot (the deleted ones too if asked), by name."""
+    query = sa.select(*_COLUMNS).order_by(BOTS.c.name)
+    if not include_deleted:
+        query = query.where(BOTS.c.state != BotState.DELETED.value)
+    with engine.connect() as connection:
+        return [_stored(row) for row in connection.execute(query).mappings()]
+
+
+def bot(engine: Engine, name: str) -> StoredBot | None:
+    """Return the bot ``name`` (deleted or not), or None."""
+    with engine.connect() as connection:
+        row = (
+            connection.execute(sa.select(*_COLUMNS).where(BOTS.c.name == name))
+            .mappings()
+            .one_or_none()
+        )
+    return None if row is None else _stored(row)
+
+
+def _change(
+    connection: sa.Connection, name: str, refusal: str, values: dict[str, object]
+) -> StoredBot:
+    """Update the bot ``name`` with ``values`` unless it is deleted; return it changed.
+
+    One UPDATE guarded by the state, so two admins racing cannot revive a deleted bot.
+
+    Raises:
+        UnknownBotError: no bot has that name.
+        DeletedBotError: the bot is deleted (``refusal`` says what was refused).
+    """
+    changed = connection.execute(
+        BOTS.update()
+        .where(BOTS.c.name == name, BOTS.c.state != BotState.DELETED.value)
+        .values(values)
+    ).rowcount
+    row = (
+        connection.execute(sa.select(*_COLUMNS).where(BOTS.c.name == name)).mappings().one_or_none()
+    )
+    if row is None:
+        raise UnknownBotError(f"no bot is named '{name}'")
+    if not changed:
+        raise DeletedBotError(f"bot '{name}' is deleted: {refusal}")
+    return _stored(row)
+
+
+def rotate_token(engine: Engine, name: str) -> IssuedToken:
+    """Give the bot ``name`` a new token; the old one stops matching at once. Its state stays.
+
+    Raises:
+        UnknownBotError: no bot has that name.
+        DeletedBotError: the bot is deleted.
+    """
+    token = new_token()
+    with engine.begin() as connection:
+        changed = _change(
+            connection,
+            name,
+            "a deleted bot gets no new token",
+            {"token_hash": hash_token(token), "token_issued": now()},
+        )
+    return IssuedToken(changed, token)
+
+
+def set_enabled(engine: Engine, name: str, enabled: bool) -> StoredBot:
+    """Enable or disable the bot ``name`` (its token is kept); doing it twice is no error.
+
+    Raises:
+        UnknownBotError: no bot has that name.
+        DeletedBotError: the bot is deleted.
+    """
+    state = BotState.ENABLED if enabled else BotState.DISABLED
+    refusal = f"a deleted bot cannot be {state.value}"
+    with engine.begin() as connection:
+        return _change(connection, name, refusal, {"state": state.value})
+
+
+def delete_bot(engine: Engine, name: str) -> StoredBot:
+    """Delete the bot ``name`` for good: its token hash is emptied; its row (its name, and the
+    matches, tournaments and ratings that name it) stays.
+
+    Raises:
+        UnknownBotError: no bot has that name.
+        DeletedBotError: the bot is deleted already.
+    """
+    with engine.begin() as connection:
+        return _change(
+            connection,
+            name,
+            "it was deleted already",
+            {"state": BotState.DELETED.value, "token_hash": "", "token_issued": None},
+        )

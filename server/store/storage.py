@@ -23,7 +23,7 @@ from collections.abc import Collection
 from sqlalchemy.engine import Engine
 
 from domino_arena.server.store import bots, engine, matches, migrations, tournaments
-from domino_arena.server.store.bots import BotCheck
+from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
@@ -83,13 +83,39 @@ class Storage:
         """Create the bot ``name`` and return its new token (:func:`.bots.add_bot`)."""
         return bots.add_bot(self.engine, name)
 
+    def create_bot(self, name: str) -> IssuedToken:
+        """Create the bot ``name``; return it with its new token (:func:`.bots.create_bot`)."""
+        return bots.create_bot(self.engine, name)
+
     def check_bot(self, name: str, token: str) -> BotCheck:
-        """Say whether ``token`` is the token of the bot ``name``."""
+        """Say whether ``token`` is the token of the bot ``name`` and the bot may connect
+        (:func:`.bots.check_bot`)."""
         return bots.check_bot(self.engine, name, token)
 
     def bot_names(self) -> list[str]:
-        """Return the names of every bot, sorted."""
+        """Return the names of every bot that is not deleted, sorted."""
         return bots.bot_names(self.engine)
+
+    def bots(self, *, include_deleted: bool = False) -> list[StoredBot]:
+        """Return every bot (the deleted ones too if asked), by name."""
+        return bots.bots(self.engine, include_deleted=include_deleted)
+
+    def bot(self, name: str) -> StoredBot | None:
+        """Return the bot ``name`` (deleted or not), or None."""
+        return bots.bot(self.engine, name)
+
+    def rotate_token(self, name: str) -> IssuedToken:
+        """Give the bot ``name`` a new token; the old one stops working at once
+        (:func:`.bots.rotate_token`)."""
+        return bots.rotate_token(self.engine, name)
+
+    def set_bot_enabled(self, name: str, enabled: bool) -> StoredBot:
+        """Enable or disable the bot ``name`` (:func:`.bots.set_enabled`)."""
+        return bots.set_enabled(self.engine, name, enabled)
+
+    def delete_bot(self, name: str) -> StoredBot:
+        """Delete the bot ``name`` for good, keeping its history (:func:`.bots.delete_bot`)."""
+        return bots.delete_bot(self.engine, name)
 
     # -- matches --------------------------------------------------------------------------------
 

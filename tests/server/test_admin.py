@@ -83,6 +83,12 @@ ALL_CALLS: Final[list[tuple[str, Any]]] = [
     ("StartLadder", admin_pb.StartLadderRequest()),
     ("StopLadder", admin_pb.StopLadderRequest(game="moon")),
     ("ListLadders", admin_pb.ListLaddersRequest()),
+    ("CreateBot", admin_pb.CreateBotRequest(name="zed")),
+    ("ListBots", admin_pb.ListBotsRequest()),
+    ("RotateBotToken", admin_pb.RotateBotTokenRequest(name="alice")),
+    ("DisableBot", admin_pb.DisableBotRequest(name="alice")),
+    ("EnableBot", admin_pb.EnableBotRequest(name="alice")),
+    ("DeleteBot", admin_pb.DeleteBotRequest(name="alice")),
 ]
 
 
@@ -117,6 +123,11 @@ def test_a_call_without_the_right_token_is_refused_and_changes_nothing(
     assert code is grpc.StatusCode.UNAUTHENTICATED
     assert details.startswith(words)
     assert arena.calls == [] and arena.specs == []
+    bots = arena.storage.bots(include_deleted=True)
+    assert [(b.name, b.state.value, b.token_issued) for b in bots] == [
+        (b.name, "enabled", b.created) for b in bots
+    ]
+    assert [b.name for b in bots] == sorted(BOTS)
 
 
 def test_a_referee_without_a_token_refuses_every_call() -> None:

@@ -4,7 +4,8 @@
 seats the bot in, and when the connection is refused or lost (the referee restarts, the network
 drops) it reconnects with exponential backoff and jitter, so a bot that drops mid-match gets its
 seat back if it returns within the referee's grace window. An authentication or protocol error
-is not retried: it is raised with the referee's reason. Ctrl-C (SIGINT) or SIGTERM closes the
+is not retried: it is raised with the referee's reason (a token rotated, a bot disabled or
+deleted while connected is one: the loop stops instead of knocking with a dead token). Ctrl-C (SIGINT) or SIGTERM closes the
 stream and returns, without a traceback.
 
 :func:`run_async` is the same loop as a coroutine, for programs that run their own event loop.
@@ -94,7 +95,8 @@ async def run_async(
         tls: dial with TLS (:func:`~.client.client_tls` builds it); None: plaintext.
 
     Raises:
-        AuthenticationError: unknown name or wrong token (never retried).
+        AuthenticationError: unknown name or wrong token, a disabled or deleted bot, or a token
+            an admin withdrew while the bot was connected (never retried: it ends the loop).
         ProtocolError: the referee refused the hello for a lasting reason (never retried).
         TlsHandshakeError: the TLS handshake failed, e.g. a wrong CA (never retried).
         RefereeError: any loss or refusal, when ``reconnect`` is False.
@@ -144,7 +146,7 @@ def run(
             class will do); see :class:`~.client.Players`.
         server: ``host:port`` of the referee; ``$DOMINO_ARENA_SERVER`` or 127.0.0.1:50051.
         name: the bot's registered name; ``$DOMINO_ARENA_BOT`` if not given.
-        token: the token ``domino-arena bot add NAME`` printed; ``$DOMINO_ARENA_TOKEN`` if not
+        token: the token ``domino-arena bot create NAME`` (or ``bot rotate``) printed; ``$DOMINO_ARENA_TOKEN`` if not
             given (keep tokens out of source files).
         token_file: read the token from this file instead (its first line).
         games: the registry names of the games to play; all of them by default.
@@ -160,7 +162,8 @@ def run(
         ValueError: no name or token, an unknown game, or a token or TLS file that cannot be
             read (:class:`~.client.TlsConfigError`).
         TypeError: ``bot`` is neither a bot nor a callable.
-        AuthenticationError: the referee does not know this name and token.
+        AuthenticationError: the referee does not admit this name and token (unknown, wrong,
+            disabled, deleted), or withdrew the token while the bot played (rotated).
         ProtocolError: the referee refused the hello for a lasting reason.
         TlsHandshakeError: the TLS handshake failed (e.g. the referee's certificate is not
             signed by the CA).
@@ -178,7 +181,7 @@ def run(
     if not bot_token:
         raise ValueError(
             f"no token for bot '{bot_name}': pass token=... or token_file=..., or set ${TOKEN_ENV} "
-            f"(the token 'domino-arena bot add {bot_name}' printed)"
+            f"(the token 'domino-arena bot create {bot_name}' printed)"
         )
     Players(bot)  # a wrong kind of bot fails here, before any connection
     check_games(games)

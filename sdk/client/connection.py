@@ -120,7 +120,9 @@ class Connection:
         """Dial, authenticate and serve until the stream ends, then raise.
 
         Raises:
-            AuthenticationError: the referee does not know this name and token.
+            AuthenticationError: the referee does not know this name and token, or the bot is
+                disabled or deleted, or an admin withdrew the token while it was connected
+                (the message says which: "token rotated", "bot disabled", "bot deleted").
             ProtocolError: the referee refused the hello for another lasting reason.
             TakenOverError: another stream of this bot took over its seats.
             ConnectionLostError: the referee could not be reached, or the stream ended.
@@ -246,6 +248,10 @@ class Connection:
             error = error_from_message(message.error)
             if message.error.code == referee_pb2.ERROR_CODE_ALREADY_CONNECTED:
                 self._fatal = TakenOverError(error.code, error.message)
+                return
+            if message.error.code == referee_pb2.ERROR_CODE_UNAUTHENTICATED:
+                # an admin withdrew the token (rotated, disabled, deleted): the stream ends
+                self._fatal = error
                 return
             where = f"match {error.match_id}: " if error.match_id else ""
             logger.warning("%s%s", where, error)

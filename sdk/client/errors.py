@@ -37,7 +37,11 @@ class RefereeError(Exception):
 
 
 class AuthenticationError(RefereeError):
-    """Unknown bot name or wrong token. Never retried: register the bot or fix the token."""
+    """The referee does not admit the bot: an unknown name, a wrong token, a disabled or deleted
+    bot, or a token an admin withdrew while the bot was connected (its message begins "token
+    rotated", "bot disabled" or "bot deleted"). Never retried: the same token would be refused
+    again; get the bot created, enabled or a new token from the referee's admin.
+    """
 
     retryable = False
 

@@ -1,5 +1,13 @@
-"""``bot add`` (a bot's name and token in the database) and ``bot run`` (a house bot playing
-remotely against a referee).
+"""``bot``: the bots and their tokens through a running referee (``create``, ``list``,
+``rotate``, ``disable``, ``enable``, ``delete``: admin API calls), ``add`` (a bot written to a
+database directly, with no referee), and ``run`` (a house bot playing against a referee).
+
+A command that makes a token (``create``, ``rotate``, ``add``) prints only the token on stdout,
+so ``TOKEN=$(domino-arena bot create x)`` works; what it did goes to stderr.
+
+``bot add`` keeps its default database (``$DOMINO_ARENA_DB``, else ``sqlite:///domino-arena.db``,
+the same default as ``serve``, so the two agree when run in one folder) and names the database it
+wrote to, with the file's absolute path; ``bot create`` is the way when a referee runs.
 
 They need SQLAlchemy and the gRPC client, imported here at the top: ``main`` imports this module
 only when ``bot`` runs.
@@ -8,13 +16,14 @@ only when ``bot`` runs.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import itertools
 import os
 import secrets
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -22,9 +31,14 @@ from sqlalchemy.exc import ArgumentError
 from domino_arena.bots import HOUSE_BOTS, make_bot
 from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.client import RefereeError, TlsConfigError, read_secret
+from domino_arena.sdk.client import (
+    AuthenticationError,
+    RefereeError,
+    TlsConfigError,
+    read_secret,
+)
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.cli.admin_client import channel_tls
+from domino_arena.server.cli.admin_client import admin_call, channel_tls, console, enum_name
 from domino_arena.server.cli.arguments import (
     PROG,
     CliError,
@@ -34,17 +48,30 @@ from domino_arena.server.cli.arguments import (
     server_arguments,
 )
 from domino_arena.server.cli.serve import open_storage
+from domino_arena.server.cli.tables import table
 from domino_arena.server.store.bots import BadBotNameError, DuplicateBotError, check_name
 from domino_arena.server.store.engine import display_url
+from domino_arena.v1 import admin_pb2
 
 
 def _bot_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="bot_action", metavar="ACTION", required=True)
+    for name, help_text, run in _REFEREE_ACTIONS:
+        sub = actions.add_parser(name, help=help_text, description=help_text)
+        if name == "list":
+            sub.add_argument("--all", action="store_true", help="the deleted bots too")
+        else:
+            sub.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
+        server_arguments(sub)
+        sub.set_defaults(bot_run=run)
     add = actions.add_parser(
         "add",
-        help="create a bot and print its token (shown only once)",
-        description="Create a bot and print its token. Only a hash of the token is kept, "
-        "so it is shown this once.",
+        help="create a bot in a database directly, with no referee (prints its token once)",
+        description="Create a bot by writing the database directly (no referee is asked) and "
+        "print its token; only a hash of it is kept, so it is shown this once. The database is "
+        "--db's (default $DOMINO_ARENA_DB, else sqlite:///domino-arena.db in the current "
+        "folder, as for 'serve'); it is named on stderr. With a referee running, use "
+        "'bot create' instead: it goes through the referee's admin API.",
     )
     add.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
     db_argument(add)
@@ -55,12 +82,12 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
         description="Connect a house bot to a referee as the bot NAME and play every match "
         "it is seated in, until Ctrl-C or SIGTERM; reconnects after a lost connection.",
     )
-    play.add_argument("name", metavar="NAME", help="the bot's name, as created by 'bot add'")
+    play.add_argument("name", metavar="NAME", help="the bot's name, as 'bot create' made it")
     server_arguments(play, token=False)
     play.add_argument(
         "--token",
         metavar="T",
-        help="the token 'bot add' printed (default: $DOMINO_ARENA_TOKEN; a token on the "
+        help="the token 'bot create' printed (default: $DOMINO_ARENA_TOKEN; a token on the "
         "command line shows in 'ps': prefer --token-file or the environment)",
     )
     play.add_argument(
@@ -139,7 +166,7 @@ def _bot_play(args: argparse.Namespace) -> int:
         raise CliError(
             f"no token for bot '{args.name}': pass --token-file or --token, or set "
             f"${runner.TOKEN_ENV} "
-            f"(the token 'domino-arena bot add {args.name}' printed)"
+            f"(the token 'domino-arena bot create {args.name}' printed)"
         )
     games = None
     if args.games is not None:
@@ -166,6 +193,10 @@ def _bot_play(args: argparse.Namespace) -> int:
             games=games,
             tls=tls or False,
         )
+    except AuthenticationError as exc:  # never retried: a new token or an admin is needed
+        raise CliError(
+            f"bot '{args.name}' stops, refused by the referee (not reconnecting): {exc}"
+        ) from None
     except RefereeError as exc:
         raise CliError(str(exc), code=1) from None
     except ValueError as exc:
@@ -173,6 +204,109 @@ def _bot_play(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+# -- through the referee (the admin API) ---------------------------------------------------------
+
+
+def _bot_create(args: argparse.Namespace) -> int:
+    answer = admin_call(args, "CreateBot", admin_pb2.CreateBotRequest(name=args.name))
+    print(
+        f"{PROG}: created bot '{answer.bot.name}' on the referee at {args.server}; "
+        "its token, shown only this once:",
+        file=sys.stderr,
+    )
+    print(answer.token)
+    return 0
+
+
+def _bot_rotate(args: argparse.Namespace) -> int:
+    answer = admin_call(args, "RotateBotToken", admin_pb2.RotateBotTokenRequest(name=args.name))
+    print(
+        f"{PROG}: bot '{answer.bot.name}' has a new token; the old one stopped working and its "
+        "open stream was closed. The new token, shown only this once:",
+        file=sys.stderr,
+    )
+    print(answer.token)
+    return 0
+
+
+def _bot_disable(args: argparse.Namespace) -> int:
+    admin_call(args, "DisableBot", admin_pb2.DisableBotRequest(name=args.name))
+    print(
+        f"bot '{args.name}' is disabled: its open stream was closed and it cannot connect "
+        f"until '{PROG} bot enable {args.name}' (its token is kept)"
+    )
+    return 0
+
+
+def _bot_enable(args: argparse.Namespace) -> int:
+    admin_call(args, "EnableBot", admin_pb2.EnableBotRequest(name=args.name))
+    print(f"bot '{args.name}' is enabled: it may connect with its token")
+    return 0
+
+
+def _bot_delete(args: argparse.Namespace) -> int:
+    admin_call(args, "DeleteBot", admin_pb2.DeleteBotRequest(name=args.name))
+    print(
+        f"bot '{args.name}' is deleted: its token was dropped and its open stream closed; its "
+        "name stays taken and its matches, tournaments and ratings are kept"
+    )
+    return 0
+
+
+def _bot_list(args: argparse.Namespace) -> int:
+    answer = admin_call(args, "ListBots", admin_pb2.ListBotsRequest(include_deleted=args.all))
+    rows = [
+        (
+            bot.name,
+            enum_name(admin_pb2.BotState, bot.state, "BOT_STATE_"),
+            "yes" if bot.connected else "no",
+            _when(bot.created if bot.HasField("created") else None),
+            _when(bot.token_issued if bot.HasField("token_issued") else None),
+        )
+        for bot in answer.bots
+    ]
+    if not rows:
+        print("no bots" + ("" if args.all else " (--all shows the deleted ones too)"))
+        return 0
+    console().print(table(None, ["bot", "state", "connected", "created", "token issued"], rows))
+    return 0
+
+
+def _when(stamp: Any) -> str:
+    """A ``Timestamp`` as ``2026-01-02 03:04:05 UTC``; ``-`` when unset."""
+    if stamp is None:
+        return "-"
+    moment: dt.datetime = stamp.ToDatetime(tzinfo=dt.UTC)
+    return f"{moment:%Y-%m-%d %H:%M:%S} UTC"
+
+
+_REFEREE_ACTIONS: Final[tuple[tuple[str, str, Callable[[argparse.Namespace], int]], ...]] = (
+    (
+        "create",
+        "create a bot through the referee and print its token (shown only once)",
+        _bot_create,
+    ),
+    ("list", "the referee's bots: state, whether connected, token date", _bot_list),
+    (
+        "rotate",
+        "give a bot a new token (printed once); the old one stops working and its stream closes",
+        _bot_rotate,
+    ),
+    (
+        "disable",
+        "refuse a bot until enabled; its open stream closes (its token is kept)",
+        _bot_disable,
+    ),
+    ("enable", "let a disabled bot connect again with its token", _bot_enable),
+    (
+        "delete",
+        "delete a bot for good: its token is dropped, its stream closes; its history is kept",
+        _bot_delete,
+    ),
+)
+"""The actions that call the referee's admin API: name, help, what runs them."""
 
 
 HANDLERS: Final[Handlers] = {"bot": Handler(_bot_arguments, _bot)}

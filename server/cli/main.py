@@ -44,7 +44,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command("serve", "run the referee: bots connect to it over gRPC", "serve"),
     Command(
         "bot",
-        "'bot add NAME': create a bot and its token; 'bot run NAME': play a house bot remotely",
+        "bots and tokens through the referee ('bot create NAME', list, rotate, disable, enable, "
+        "delete); 'bot add NAME --db URL' writes a database directly; 'bot run NAME' plays a "
+        "house bot remotely",
         "bots",
     ),
     Command(

@@ -242,7 +242,7 @@ class BotServicer(pb_grpc.BotServiceServicer):
                     pb.ERROR_CODE_SHUTTING_DOWN, SHUTTING_DOWN, "", grpc.StatusCode.UNAVAILABLE
                 )
             hello = check_hello(first)
-            refuse_credentials(hello.name, await self._check_token(hello))
+            refuse_credentials(hello.name, await self.check_credentials(hello))
             games = check_games(hello)
             if lobby.closing:  # shutdown began during the token check
                 raise HelloError(
@@ -278,7 +278,7 @@ class BotServicer(pb_grpc.BotServiceServicer):
             )
         return connection
 
-    async def _check_token(self, hello: pb.Hello) -> BotCheck:
+    async def check_credentials(self, hello: pb.Hello) -> BotCheck:
         """Ask the storage whether the Hello's token admits its bot (in a worker thread).
 
         Checked again if the bot's token was withdrawn while the check ran (the lobby's

@@ -5,8 +5,8 @@ seats the bot in, and when the connection is refused or lost (the referee restar
 drops) it reconnects with exponential backoff and jitter, so a bot that drops mid-match gets its
 seat back if it returns within the referee's grace window. An authentication or protocol error
 is not retried: it is raised with the referee's reason (a token rotated, a bot disabled or
-deleted while connected is one: the loop stops instead of knocking with a dead token). Ctrl-C (SIGINT) or SIGTERM closes the
-stream and returns, without a traceback.
+deleted while connected is one: the loop stops instead of knocking with a dead token).
+Ctrl-C (SIGINT) or SIGTERM closes the stream and returns, without a traceback.
 
 :func:`run_async` is the same loop as a coroutine, for programs that run their own event loop.
 """
@@ -146,8 +146,8 @@ def run(
             class will do); see :class:`~.client.Players`.
         server: ``host:port`` of the referee; ``$DOMINO_ARENA_SERVER`` or 127.0.0.1:50051.
         name: the bot's registered name; ``$DOMINO_ARENA_BOT`` if not given.
-        token: the token ``domino-arena bot create NAME`` (or ``bot rotate``) printed; ``$DOMINO_ARENA_TOKEN`` if not
-            given (keep tokens out of source files).
+        token: the token ``domino-arena bot create NAME`` (or ``bot rotate``) printed;
+            ``$DOMINO_ARENA_TOKEN`` if not given (keep tokens out of source files).
         token_file: read the token from this file instead (its first line).
         games: the registry names of the games to play; all of them by default.
         reconnect: reconnect with backoff after a lost connection (not after a refusal).

@@ -43,6 +43,7 @@ import trio
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
 from domino_arena.server.net.grpc_server import GrpcServer, ServerTls
+from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
 from domino_arena.server.play.arena import LOG, Arena
@@ -63,7 +64,8 @@ few moves; collecting less often took about 6% of the referee's CPU off at 256 m
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """How to serve: the address, the graces (seconds), the admin token, the metrics port."""
+    """How to serve: the address, the graces (seconds), the admin token, the metrics port,
+    TLS and the bounds of the bot streams."""
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
@@ -75,6 +77,8 @@ class Config:
     """Serve Prometheus metrics on this port (0: any free port); None: no metrics server."""
     tls: ServerTls | None = None
     """Serve TLS (mutual TLS when it has a client CA); None: plaintext."""
+    limits: StreamLimits = DEFAULT_LIMITS
+    """The bounds of every bot stream (``server/net/limits.py``; ``serve`` sets some)."""
 
 
 class App:
@@ -154,7 +158,11 @@ class App:
         lobby = self.lobby
         self.arena.metrics.watch_connected(lambda: len(lobby))
         server = GrpcServer(
-            self.arena, lobby, f"{self.config.host}:{self.config.port}", self.config.tls
+            self.arena,
+            lobby,
+            f"{self.config.host}:{self.config.port}",
+            self.config.tls,
+            self.config.limits,
         )
 
         trio_ready: asyncio.Future[None] = loop.create_future()

@@ -8,6 +8,7 @@ module only when one of them runs.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Final
@@ -29,6 +30,7 @@ from domino_arena.server.cli.arguments import (
     db_argument,
 )
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net import limits
 from domino_arena.server.net.grpc_server import ServerTls, TlsFileError
 from domino_arena.server.store.bots import new_token
 from domino_arena.server.store.engine import StorageError, display_url
@@ -86,6 +88,83 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         "time, level, logger and message (default text)",
     )
     _tls_arguments(parser)
+    _limit_arguments(parser)
+
+
+MAX_HELLO_TIMEOUT: Final = 3600.0
+MAX_REPLY_RATE: Final = 1e9
+MAX_COUNT: Final = 10**9
+"""The largest value of a count limit (``--reply-burst``, ``--max-outbox``): a bound, still."""
+
+
+def _limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The bounds of every bot stream (docs/referee.md, "Limits"): read by :func:`_limits`."""
+    group = parser.add_argument_group(
+        "bot stream limits", "past one, the stream gets an in-band Error naming it and is closed"
+    )
+    group.add_argument(
+        "--hello-timeout",
+        type=float,
+        default=limits.HELLO_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long a new stream has to send its Hello (default {limits.HELLO_TIMEOUT:g}; "
+        f"more than 0, at most {MAX_HELLO_TIMEOUT:g})",
+    )
+    group.add_argument(
+        "--max-replies-per-second",
+        type=float,
+        default=limits.REPLIES_PER_SECOND,
+        metavar="N",
+        help=f"the sustained rate of replies a stream may send (default "
+        f"{limits.REPLIES_PER_SECOND:g}; more than 0, at most {MAX_REPLY_RATE:g})",
+    )
+    group.add_argument(
+        "--reply-burst",
+        type=int,
+        metavar="N",
+        help=f"replies a stream may send at once above that rate (default twice "
+        f"--max-replies-per-second: {limits.REPLY_BURST}; 1-{MAX_COUNT})",
+    )
+    group.add_argument(
+        "--max-outbox",
+        type=int,
+        default=limits.OUTBOX_MESSAGES,
+        metavar="N",
+        help=f"messages that may wait to be written to a stream that does not read (default "
+        f"{limits.OUTBOX_MESSAGES}; 1-{MAX_COUNT})",
+    )
+
+
+def _limits(args: argparse.Namespace) -> limits.StreamLimits:
+    """The stream limits the options ask for.
+
+    Raises:
+        CliError: a value out of its range; the message names the option and the range.
+    """
+    hello = args.hello_timeout
+    if not (math.isfinite(hello) and 0 < hello <= MAX_HELLO_TIMEOUT):
+        raise CliError(
+            f"--hello-timeout: must be more than 0 and at most {MAX_HELLO_TIMEOUT:g} seconds, "
+            f"got {hello:g}"
+        )
+    rate = args.max_replies_per_second
+    if not (math.isfinite(rate) and 0 < rate <= MAX_REPLY_RATE):
+        raise CliError(
+            f"--max-replies-per-second: must be more than 0 and at most {MAX_REPLY_RATE:g}, "
+            f"got {rate:g}"
+        )
+    burst = args.reply_burst
+    if burst is None:  # the defaults' own ratio (limits.REPLY_BURST / limits.REPLIES_PER_SECOND)
+        burst = min(MAX_COUNT, max(1, math.ceil(2 * rate)))
+    for flag, value in (("--reply-burst", burst), ("--max-outbox", args.max_outbox)):
+        if not 1 <= value <= MAX_COUNT:
+            raise CliError(f"{flag}: must be 1-{MAX_COUNT}, got {value}")
+    return limits.StreamLimits(
+        outbox_messages=args.max_outbox,
+        replies_per_second=rate,
+        reply_burst=burst,
+        hello_timeout=hello,
+    )
 
 
 def _tls_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,6 +225,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
     if args.reconnect_grace < 0 or args.shutdown_grace < 0:
         raise CliError("--reconnect-grace and --shutdown-grace must not be negative")
+    stream_limits = _limits(args)
     tls, given_token = _tls_and_token(args)
     storage = open_storage(args.db)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
@@ -159,6 +239,7 @@ def _serve(args: argparse.Namespace) -> int:
         admin_token=admin_token,
         metrics_port=args.metrics_port,
         tls=tls,
+        limits=stream_limits,
     )
 
     def ready(port: int) -> None:

@@ -21,6 +21,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from domino_arena.server.net.admin import AdminServicer
+from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.service import BotServicer
 from domino_arena.server.net.spectators import SpectatorServicer
@@ -118,19 +119,24 @@ class GrpcServer:
     """The gRPC server of one referee, bound to ``address`` (port 0: any free port).
 
     With ``tls`` it serves TLS only (a plaintext client is refused at the handshake), and with
-    its ``client_ca`` mutual TLS.
+    its ``client_ca`` mutual TLS. ``limits`` bound every bot stream (:mod:`.limits`).
 
     Raises:
         OSError: the address cannot be bound.
     """
 
     def __init__(
-        self, arena: Arena, lobby: Lobby, address: str, tls: ServerTls | None = None
+        self,
+        arena: Arena,
+        lobby: Lobby,
+        address: str,
+        tls: ServerTls | None = None,
+        limits: StreamLimits = DEFAULT_LIMITS,
     ) -> None:
         self.lobby = lobby
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
         pb_grpc.add_BotServiceServicer_to_server(
-            BotServicer(lobby, arena.storage, arena.metrics), self._server
+            BotServicer(lobby, arena.storage, arena.metrics, limits), self._server
         )
         admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(arena), self._server)
         admin_pb_grpc.add_SpectatorServiceServicer_to_server(

@@ -23,6 +23,7 @@ import grpc
 from domino_arena.server.app import App, Config
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.grpc_server import ServerTls
+from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
@@ -222,9 +223,17 @@ class Referee:
         reconnect_grace: float = 10.0,
         tls: ServerTls | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        limits: StreamLimits = DEFAULT_LIMITS,
     ) -> None:
-        """``tls``: serve TLS only; then ``credentials`` are the test's own channel's."""
-        config = Config(port=0, reconnect_grace=reconnect_grace, admin_token=ADMIN_TOKEN, tls=tls)
+        """``tls``: serve TLS only; then ``credentials`` are the test's own channel's.
+        ``limits``: the bounds of the bot streams (as ``serve``'s limit options set them)."""
+        config = Config(
+            port=0,
+            reconnect_grace=reconnect_grace,
+            admin_token=ADMIN_TOKEN,
+            tls=tls,
+            limits=limits,
+        )
         self.app = App(config, storage)
         self.port = 0
         self.error: BaseException | None = None

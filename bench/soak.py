@@ -8,8 +8,9 @@ Usage (from the repository root)::
 folder (loopback only, metrics on a free port) holding N bots written straight through the
 store (one token, hashed once, as in ``bench/idle_bots_bench.py``). ``--workers`` processes run
 N/W bots each, every one an SDK client (``domino_arena.sdk.run_async``) with the random house
-bot answered inline. One ``AdminService.StartLadder`` with concurrency M keeps M rated games of
-Passing (2 players) going among the connected bots for the whole run.
+bot answered inline. Once every bot is connected (the logins' time is reported apart), one
+``AdminService.StartLadder`` with concurrency M keeps M rated games of Passing (2 players)
+going among the connected bots for the whole run.
 
 Every ``--interval`` seconds (10) the script records: the referee's RSS, the ladder's games
 finished and running, the bots connected, the faults the referee charged (its metrics), the
@@ -61,6 +62,8 @@ ADMIN_METADATA: Final = (("authorization", f"Bearer {ADMIN_TOKEN}"),)
 PREFIX: Final = "soak-"
 GAME: Final = "passing"
 STARTUP_WAIT: Final = 60.0
+LOGIN_WAIT: Final = 600.0
+"""Seconds every bot has to log in before the clock starts (a loaded machine logs in slowly)."""
 STOP_WAIT: Final = 30.0
 """Seconds a process has to exit after SIGTERM before it is killed."""
 CALL_TIMEOUT: Final = 30.0
@@ -252,6 +255,8 @@ class Summary:
 
     parameters: dict[str, Any]
     samples: list[Sample] = field(default_factory=list)
+    login_seconds: float = 0.0
+    """From the workers' start until every bot was connected (before the clock started)."""
     games: int = 0
     games_per_second: float = 0.0
     rss_mib: dict[str, float] = field(default_factory=dict)
@@ -370,6 +375,7 @@ class Run:
         address, metrics = self.serve()
         print(f"referee: {address}, pid {self.processes['referee'].pid}; metrics {metrics}")
         self.start_workers(address)
+        self.wait_logins(metrics)
         from domino_arena.sdk.rules import make_game  # noqa: PLC0415
         from domino_arena.sdk.wire import game_to_proto  # noqa: PLC0415
         from domino_arena.server.net.wire import time_control_to_proto  # noqa: PLC0415
@@ -413,6 +419,21 @@ class Run:
                 self.grpc_errors += 1
                 print(f"soak: StopLadder failed: {exc.code()} {exc.details()}", file=sys.stderr)
         self.summarise(elapsed)
+
+    def wait_logins(self, metrics: str) -> None:
+        """Wait until every bot is connected (the referee's gauge); the clock starts after."""
+        started = time.monotonic()
+        connected = 0
+        while connected < self.args.bots:
+            if time.monotonic() - started > LOGIN_WAIT:
+                raise BenchError(
+                    f"{connected} of {self.args.bots} bots logged in after {LOGIN_WAIT:g} s"
+                )
+            self.wait(1.0)
+            connected = int(metric_values(metrics).get("domino_arena_bots_connected", 0))
+        took = time.monotonic() - started
+        self.summary.login_seconds = round(took, 1)
+        print(f"logins: {connected} bots connected in {took:.1f} s", flush=True)
 
     def wait(self, seconds: float) -> None:
         """Wait ``seconds``, returning early (to fail) if a process exits."""
@@ -481,6 +502,7 @@ class Run:
 def report(summary: Summary, path: Path) -> None:
     rss = summary.rss_mib
     print()
+    print(f"logins: every bot connected {summary.login_seconds} s after the workers started")
     print(f"games finished: {summary.games} ({summary.games_per_second} games/s)")
     if rss:
         print(

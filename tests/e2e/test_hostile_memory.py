@@ -9,7 +9,8 @@ with its in-band error and status, and the referee's growth stay under the attac
 (the finding before the limits: 600,000 unread replies grew it by 487 MB; now 14 MiB).
 
 The waits are on the referee's log lines and on the streams' ends, each bounded by a deadline
-that only a failure reaches; nothing sleeps.
+that only a failure reaches. One condition has no line to wait for (a stream cut for a limit
+is not logged): that the flooding bot is gone is asked of the admin API every 0.05 s.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
-from tests.fakes.processes import Process, command, served_port
+from tests.fakes.processes import Process, command, memory, served_port
 
 MIB: Final = 1024 * 1024
 FLOOD_BOUND: Final = 64 * MIB
 """The most the flood may grow the referee (peak RSS over the RSS before it; measured: 14 MiB)."""
 OPEN_STREAMS_BOUND: Final = 96 * MIB
 """The most 2,000 streams open at once may grow it: about 27 KiB each while they wait, gRPC's
-and the handler's (measured: 53 MiB), gone once they are closed."""
+and the handler's (measured: 53 MiB)."""
 BIG_NAMES_BOUND: Final = 96 * MIB
 """The most ten 3 MB Hellos, one after another, may grow it (measured: 50-54 MiB). NOT flat:
 each refused 3 MB Hello leaves about 3 MB of RSS behind (80 of them: 258 MiB), most of it memory
@@ -57,17 +58,6 @@ POLL: Final = 0.05
 """Seconds between two questions of a condition no log line announces."""
 BIG_NAMES: Final = 10
 """Hellos with a 3 MB name, one after another."""
-
-
-def memory(pid: int) -> dict[str, int]:
-    """The figures of ``/proc/PID/status`` given in kB, in bytes (``VmRSS``, ``VmHWM``, ...)."""
-    figures = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        parts = value.split()
-        if len(parts) == 2 and parts[1] == "kB":
-            figures[key] = int(parts[0]) * 1024
-    return figures
 
 
 @dataclass

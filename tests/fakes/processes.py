@@ -3,7 +3,8 @@
 End-to-end tests start the referee and its bots as separate processes. :class:`Process`
 collects a process's output on a thread so a test can wait for the line that says something
 happened ("serving on ...", "match ended: ..."); its timeouts only bound a failure.
-:func:`reserved_port` keeps a port for a referee that must come back on the same address.
+:func:`reserved_port` keeps a port for a referee that must come back on the same address;
+:func:`memory` reads a process's memory figures (its RSS) from ``/proc``.
 """
 
 from __future__ import annotations
@@ -106,6 +107,17 @@ class Process:
 
     def __str__(self) -> str:
         return f"'{' '.join(self.args[1:4])} ...' (output: {self.lines[-20:]})"
+
+
+def memory(pid: int) -> dict[str, int]:
+    """The figures of ``/proc/PID/status`` given in kB, in bytes (``VmRSS``, ``VmHWM``, ...)."""
+    figures = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        parts = value.split()
+        if len(parts) == 2 and parts[1] == "kB":
+            figures[key] = int(parts[0]) * 1024
+    return figures
 
 
 def served_port(referee: Process, host: str = "127.0.0.1") -> int:

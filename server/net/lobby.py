@@ -128,6 +128,9 @@ class Connection:
         """
         if self.closed:
             return
+        LOG.warning(
+            "bot cut off: name=%s peer=%s limit=%s reason=%s", self.name, self.peer, limit, reason
+        )
         while drop and not self.outbox.empty():
             self.outbox.get_nowait()
         self.close(status, reason, pb.Error(code=code, message=reason, field=limit))

@@ -235,6 +235,8 @@ class BotServicer(pb_grpc.BotServiceServicer):
     async def _authenticate(self, context: _Context) -> Connection | None:
         """Read the Hello and admit the bot; on refusal send the Error and end the stream."""
         lobby = self.lobby
+        first: object = None
+        refusal: tuple[pb.Error, grpc.StatusCode, str] | None = None
         try:
             first = await self._first(context)
             if lobby.closing:
@@ -249,9 +251,16 @@ class BotServicer(pb_grpc.BotServiceServicer):
                     pb.ERROR_CODE_SHUTTING_DOWN, SHUTTING_DOWN, "", grpc.StatusCode.UNAVAILABLE
                 )
         except HelloError as exc:
-            LOG.info("hello refused: peer=%s reason=%s", context.peer(), exc)
-            await context.write(pb.RefereeMessage(error=exc.error))
-            await context.abort(exc.status, str(exc))
+            # Only the refusal's fields leave this block: the exception's traceback holds the
+            # frames that hold the message (a Hello may be megabytes), and an exception kept
+            # alive through the abort below is freed only by a (rare: app.py) cyclic collection.
+            refusal = (exc.error, exc.status, str(exc))
+        if refusal is not None:
+            first = None
+            error, status, reason = refusal
+            LOG.info("hello refused: peer=%s reason=%s", context.peer(), reason)
+            await context.write(pb.RefereeMessage(error=error))
+            await context.abort(status, reason)
         connection = Connection(
             hello.name,
             games,

@@ -8,6 +8,7 @@ test sleeps: every wait is on a stream or a condition with a timeout only a fail
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,7 +146,10 @@ def rate_server() -> Iterator[Server]:
     yield from make_server(replies_per_second=1.0, reply_burst=5)
 
 
-def test_replies_past_the_rate_limit_close_the_stream(rate_server: Server) -> None:
+def test_replies_past_the_rate_limit_close_the_stream(
+    rate_server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="domino_arena.server")
     bot = RawBot(rate_server.channel)
     bot.send(HELLO)
     bot.wait_kind("welcome")
@@ -162,6 +166,8 @@ def test_replies_past_the_rate_limit_close_the_stream(rate_server: Server) -> No
     # the echoed match id is cut: an error cannot grow with what the bot sent
     assert len(got[0].match_id) == 64 and echo("m" * 200) in got[0].message
     bot.close()
+    (cut,) = [r.getMessage() for r in caplog.records if "cut off" in r.getMessage()]
+    assert cut.startswith("bot cut off: name=eve ") and "limit=limits.replies_per_second" in cut
 
 
 @pytest.fixture

@@ -112,9 +112,9 @@ class MemorizerBot(SearchBot):
     """The search bot with a memory of every deal it played (cheats; see the module doc).
 
     Args are the search bot's (``prior_z`` 0 by default: on a remembered deal the samples are
-    close to the truth, so the best mean is taken), and ``honest``: how it plays a deal it does not recognize,
-    ``"greedy"`` (the default), ``"search"`` or ``"random"`` (a cheat that hides its strength
-    on fresh deals, and gains the most on remembered ones).
+    close to the truth, so the best mean is taken), and ``honest``: how it plays a deal it does
+    not recognize, ``"greedy"`` (the default), ``"search"`` or ``"random"`` (a cheat that
+    hides its strength on fresh deals, and gains the most on remembered ones).
 
     Raises:
         ValueError: as the search bot, or an unknown ``honest``.

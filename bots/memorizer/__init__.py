@@ -41,6 +41,10 @@ __all__ = ["MemorizerBot", "Pinned"]
 HONEST: Final = ("greedy", "random", "search")
 """How it may play the deals it does not recognize."""
 
+LINE_GAMES: Final = frozenset({"straight", "doubles", "passing"})
+"""The games it cheats in. In Moon the bidder takes the widow into its hand, so a seat's early
+plays need not come from its dealt hand: it plays Moon honestly."""
+
 MAX_DEALS_REMEMBERED: Final = 4096
 """The oldest deals are forgotten past this many (a tournament's worth, for a long process)."""
 
@@ -146,7 +150,11 @@ class MemorizerBot(SearchBot):
         """Decisions taken on a remembered deal (for tests and the bench)."""
 
     def choose(self, observation: Observation) -> Action:
+        if observation.game.name not in LINE_GAMES:
+            return self._honest(observation)
         tracker = self._track(observation)
+        if tracker.recognized and tracker.memory.contradicted_by(observation):
+            tracker.recognized = False  # a look-alike: play the rest of the hand honestly
         if tracker.recognized and len(observation.legal_actions) > 1:
             try:
                 pinned = Pinned(observation, tracker.memory)
@@ -155,6 +163,9 @@ class MemorizerBot(SearchBot):
             else:
                 self.recognized_moves += 1
                 return self.choose_with(observation, pinned)
+        return self._honest(observation)
+
+    def _honest(self, observation: Observation) -> Action:
         if self.honest is not None:
             return self.honest.choose(observation)
         return super().choose(observation)
@@ -166,7 +177,10 @@ class MemorizerBot(SearchBot):
             tracker.follow(observation)
             return tracker
         initial = _initial_hand(observation)
-        memory = next((m for m in self.memories if m.matches(observation)), None)
+        # The remembered deal with the most evidence; the latest of equals.
+        scored = [(m.evidence(observation), i) for i, m in enumerate(self.memories)]
+        best = max(scored, default=(0, -1))
+        memory = self.memories[best[1]] if best[0] > 0 else None
         recognized = memory is not None
         if memory is None:
             memory = DealMemory(observation.game, observation.deal)

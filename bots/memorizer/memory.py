@@ -46,23 +46,37 @@ class DealMemory:
             elif isinstance(entry.action, Play) and entry.seat not in drew:
                 self.hands.setdefault(entry.seat, set()).add(entry.action.tile)
 
-    def matches(self, observation: Observation) -> bool:
-        """Whether a new hand of ``observation`` is plausibly this deal dealt again.
+    def evidence(self, observation: Observation) -> int:
+        """How many tiles say a new hand of ``observation`` is this deal dealt again; 0: it is not.
 
         The hand must hold every tile known in its seat's initial hand and none known in
-        another seat's, a seat it had before must now be another's (a rotation), and it must
-        share at least :data:`MIN_EVIDENCE` tiles with what was seen played from its seat.
+        another seat's, the seat must be one it has not held in this deal (a rotation), and it
+        must share at least :data:`MIN_EVIDENCE` tiles with what was seen played from its seat.
         """
         if observation.game != self.game or observation.deal != self.deal:
-            return False
+            return 0
         seat = observation.seat
         if seat in self.whole or not self.whole:
-            return False
+            return 0
         hand = set(observation.hand)
         mine = self.hands.get(seat, set())
         if not mine <= hand or len(mine) < MIN_EVIDENCE:
-            return False
-        return all(hand.isdisjoint(tiles) for s, tiles in self.hands.items() if s != seat)
+            return 0
+        if any(not hand.isdisjoint(tiles) for s, tiles in self.hands.items() if s != seat):
+            return 0
+        return len(mine)
+
+    def contradicted_by(self, observation: Observation) -> bool:
+        """Whether ``observation`` shows this is not the deal: a seat played a tile remembered
+        in another seat's initial hand, or the observer holds one."""
+        owner = {t: s for s, tiles in self.hands.items() for t in tiles}
+        if any(owner.get(t, observation.seat) != observation.seat for t in observation.hand):
+            # A tile of another seat's initial hand is never drawn, so it cannot be ours.
+            return True
+        return any(
+            isinstance(e.action, Play) and owner.get(e.action.tile, e.seat) != e.seat
+            for e in observation.history
+        )
 
 
 @dataclass(slots=True)

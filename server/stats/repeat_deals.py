@@ -10,14 +10,14 @@ pair: its *first* game of the deal (lowest game index) against its *later* ones.
 as the Elo ladder and the tournament results count it (:func:`game_scores`): 1 when the bot's
 side is alone in first place, 1/2 when first with others, 0 otherwise (in partnerships both
 partners take their side's score). A later rotation moves the bot to another seat, and seats
-are not equal (who opens, who draws last), so each score has its seat's mean score taken out:
-the mean over the counted games of the same game configuration in the sample that the bot
-did not play (:class:`_SeatTotals` says why). The deal's
+are not equal (who opens, who draws last), so each score has its seat's advantage taken out:
+the seat's mean score less the mean over the seats, over the counted games of the same game
+configuration that the bot did not play (:class:`_SeatTotals` says why), scaled to the bot's
+own mean score (:func:`_deals` says why). The deal's
 difference is the mean corrected later score minus the corrected first score; a one-sided
-paired sign-flip test over the deals (:func:`sign_flip_p`) gives the chance of a gain this
-large from a bot that does not remember. (A rank test would weigh the many near-zero
-differences of two wins or two losses in different seats as much as a loss turned into a
-win; the sign-flip test weighs each deal by its difference.) Voided and aborted games never count.
+paired test over the deals (:func:`gain_p`: the sum of the differences against the largest
+variance a score in [0, 1] can have) gives the chance of a gain this large from a bot that
+does not remember. Voided and aborted games never count.
 """
 
 from __future__ import annotations
@@ -37,15 +37,7 @@ FLAG_BELOW: Final = 0.001
 """A bot is flagged when its p-value is below this."""
 
 MIN_DEALS: Final = 10
-"""Fewer repeated deals give p-value 1: with n deals no result can fall below 2**-n, and
-2**-10 is the first power of two under :data:`FLAG_BELOW`."""
-
-RESOLUTION: Final = 1000
-"""Differences are counted in thousandths of a point by the exact test."""
-
-EXACT_BITS: Final = 1 << 22
-"""The exact test's counting integer may take this many bits (512 KiB); past it, the normal
-approximation (then hundreds of deals, where it is close)."""
+"""Fewer repeated deals give p-value 1: the normal tail is not to be trusted on fewer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,53 +108,61 @@ def _deals(
     scores: dict[str, tuple[float, ...]],
     seat_mean: SeatMean,
 ) -> Iterable[list[tuple[int, float, float]]]:
-    """Each tournament deal ``bot`` played: (game index, score, seat-corrected score) per game."""
+    """Each tournament deal ``bot`` played: (game index, score, seat-corrected score) per game.
+
+    A seat's advantage is its mean score less the mean over the seats; it is taken out scaled
+    by ``p(1 - p) / (q(1 - q))``, ``p`` the bot's mean score and ``q`` the mean over the seats:
+    on the logistic scale a seat adds the same to every bot, which moves the score of a bot
+    that wins (or loses) every game by nothing. Unscaled, a bot that beats a weak one in both
+    seats would seem to gain in whichever seat is the weaker.
+    """
+    own = [scores[m.id][m.seats.index(bot)] for m in counted if bot in m.seats]
+    p = sum(own) / len(own) if own else 0.5
     deals: dict[tuple[str, int], list[tuple[int, float, float]]] = defaultdict(list)
     for m in counted:
         if m.tournament_id is None or m.deal_id is None or m.game_index is None:
             continue
         if bot in m.seats:
+            key = _config(m)
+            means = [seat_mean(bot, key, s) for s in range(len(m.seats))]
+            q = sum(means) / len(means)
+            scale = p * (1 - p) / (q * (1 - q)) if 0 < q < 1 else 0.0
             seat = m.seats.index(bot)
             raw = scores[m.id][seat]
             deals[m.tournament_id, m.deal_id].append(
-                (m.game_index, raw, raw - seat_mean(bot, _config(m), seat))
+                (m.game_index, raw, raw - scale * (means[seat] - q))
             )
     return deals.values()
 
 
-def sign_flip_p(differences: Sequence[float]) -> float:
-    """Return the one-sided p-value of the paired sign-flip (randomization) test of a gain > 0.
+def gain_p(differences: Sequence[float], later_games: Sequence[int]) -> float:
+    """Return the one-sided p-value of a gain as large as ``sum(differences)`` without memory.
 
-    Without memory, a deal's difference is as likely to come out positive as negative: the
-    p-value is the share of the ``2**n`` sign patterns of the differences whose sum is at least
-    the observed sum. Counted exactly (differences rounded to 1/:data:`RESOLUTION`) while that
-    stays small (:data:`EXACT_BITS`), else by the normal approximation (variance the sum of
-    squares). With no nonzero difference the p-value is 1.
+    ``differences[i]`` is deal ``i``'s mean seat-corrected later score minus its corrected first
+    score, over ``later_games[i]`` later games. Without memory it averages 0, and a game's score
+    (in [0, 1]) varies by at most 1/4 whatever the bot, so the difference varies by at most
+    ``1/4 + 1/(4 * later_games[i])``; the p-value is the normal tail of the sum against that
+    bound. The bound matters: the seat correction turns two equal results (two wins in two
+    seats) into a small difference of one sign, and a test that read only signs or ranks (a
+    sign-flip or Wilcoxon test) would take many of those for evidence. With no deal it is 1.
 
-    >>> sign_flip_p([1.0] * 10)
-    0.0009765625
-    >>> sign_flip_p([1.0, -1.0])
-    0.75
+    >>> round(gain_p([1.0] * 12, [1] * 12), 9)
+    4.82e-07
+    >>> gain_p([0.5, -0.5], [1, 1])
+    0.5
     """
-    units = [round(d * RESOLUTION) for d in differences]
-    units = [u for u in units if u != 0]
-    if not units:
+    if not differences:
         return 1.0
-    n = len(units)
-    observed = sum(u for u in units if u > 0)
-    sizes = [abs(u) for u in units]
-    width = n + 2  # bits per count: every count is at most 2**n < 2**width - 1
-    if sum(sizes) * width <= EXACT_BITS:
-        return _exact_upper_tail(sizes, observed, width) / (1 << n)
-    total = sum(units)
-    z = total / math.sqrt(sum(u * u for u in units))
-    return min(1.0, 0.5 * math.erfc(z / math.sqrt(2)))
+    bound = sum(0.25 + 0.25 / k for k in later_games)
+    z = sum(differences) / math.sqrt(bound)
+    return 0.5 * math.erfc(z / math.sqrt(2))
 
 
 def _check(bot: str, deals: Iterable[list[tuple[int, float, float]]]) -> RepeatDealCheck:
     firsts: list[float] = []
     laters: list[float] = []
     differences: list[float] = []
+    later_games: list[int] = []
     for games in deals:
         if len(games) < 2:
             continue
@@ -170,10 +170,11 @@ def _check(bot: str, deals: Iterable[list[tuple[int, float, float]]]) -> RepeatD
         firsts.append(first[1])
         laters.extend(g[1] for g in later)
         differences.append(sum(g[2] for g in later) / len(later) - first[2])
+        later_games.append(len(later))
     n = len(differences)
     if n == 0:
         return RepeatDealCheck(bot, 0, 0.0, 0.0, 0.0, 1.0, False)
-    p = sign_flip_p(differences) if n >= MIN_DEALS else 1.0
+    p = gain_p(differences, later_games) if n >= MIN_DEALS else 1.0
     return RepeatDealCheck(
         bot,
         n,
@@ -233,16 +234,3 @@ class _SeatTotals:
             return self.totals[key][seat] / self.games[key]
         own = self.of_bot.get((bot, key))
         return (self.totals[key][seat] - (own[seat] if own else 0.0)) / games
-
-
-def _exact_upper_tail(sizes: Sequence[int], observed: int, width: int) -> int:
-    """How many subsets of ``sizes`` sum to at least ``observed``.
-
-    The counting polynomial prod(1 + x**size) is held as one integer, ``width`` bits per
-    coefficient, so each factor is a shift and an add; the sum of the upper coefficients is that
-    integer's tail modulo ``2**width - 1`` (exact: the sum is below the modulus).
-    """
-    ways = 1
-    for size in sizes:
-        ways += ways << (size * width)
-    return (ways >> (observed * width)) % ((1 << width) - 1)

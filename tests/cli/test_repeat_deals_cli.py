@@ -61,9 +61,9 @@ def test_tournament_status_shows_the_check_and_marks_the_flagged_bot(
     t_id = tournament_played(capsys, referee)
     out = admin(capsys, referee, "tournament", "status", t_id)
     rows = repeat_rows(out)
-    assert rows["alice"][:6] == ["alice", "12", "0.000", "1.000", "+1.000", "0.00024"]
+    assert rows["alice"][:6] == ["alice", "12", "0.000", "1.000", "+1.000", "4.8e-07"]
     assert rows["alice"][6].startswith("FLAGGED")
-    assert rows["carol"][1:6] == ["24", "0.500", "0.500", "+0.000", "1"]
+    assert rows["carol"][1:6] == ["24", "0.500", "0.500", "+0.000", "0.5"]
     assert len(rows["carol"]) == 6  # not flagged: no mark
     assert "flagged as remembering deals across games: alice" in out
 

@@ -61,7 +61,7 @@ def test_get_tournament_checks_every_entrant(server: AdminServer, storage: Rated
     alice = checks["alice"]
     assert (alice.deals, alice.first_score, alice.later_score) == (12, 0.0, 1.0)
     assert alice.gain == pytest.approx(1.0)
-    assert alice.p_value == pytest.approx(2.0**-12) and alice.flagged
+    assert 0 < alice.p_value < 1e-6 and alice.flagged
     assert [c.bot for c in got.repeat_deals if c.flagged] == ["alice"]
     erin = checks["erin"]  # entered, never played
     assert (erin.deals, erin.p_value, erin.flagged) == (0, 1.0, False)

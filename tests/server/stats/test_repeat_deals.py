@@ -10,6 +10,7 @@ import dataclasses
 import math
 import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,9 +18,9 @@ from domino_arena.server.play.scheduler import DealMode, round_robin
 from domino_arena.server.stats.repeat_deals import (
     FLAG_BELOW,
     MIN_DEALS,
+    gain_p,
     game_scores,
     repeat_deal_checks,
-    sign_flip_p,
 )
 from domino_arena.server.store.matches import StoredMatch
 from tests.fakes.tournaments import memorizing_rows, two_seat_row
@@ -60,9 +61,10 @@ def test_a_bot_that_wins_what_it_has_seen_is_flagged_and_the_others_are_not() ->
     alice = checks["alice"]
     assert (alice.deals, alice.first_score, alice.later_score) == (12, 0.0, 1.0)
     assert math.isclose(alice.gain, 1.0)
-    assert alice.p_value == 2.0**-12 and alice.flagged
+    assert alice.p_value == pytest.approx(gain_p([1.0] * 12, [1] * 12)) and alice.flagged
+    assert alice.p_value < 1e-6
     assert not any(checks[b].flagged for b in ("bob", "carol", "dave"))
-    assert checks["carol"].gain == 0 and checks["carol"].p_value == 1.0
+    assert checks["carol"].gain == 0 and checks["carol"].p_value == 0.5
 
 
 def test_a_strong_seat_advantage_is_taken_out_not_taken_for_memory() -> None:
@@ -78,7 +80,7 @@ def test_a_strong_seat_advantage_is_taken_out_not_taken_for_memory() -> None:
 
 def test_the_memorizing_bot_is_found_in_a_pool_with_a_seat_advantage() -> None:
     for seed in range(3):
-        rows = simulated(0.7, seed=seed, memory={"cid": 0.95})
+        rows = simulated(0.7, seed=seed, games_per_pairing=10, memory={"cid": 0.95})
         checks = {c.bot: c for c in repeat_deal_checks(rows, BOTS)}
         assert checks["cid"].flagged, checks["cid"]
         assert checks["cid"].p_value < FLAG_BELOW
@@ -86,9 +88,9 @@ def test_the_memorizing_bot_is_found_in_a_pool_with_a_seat_advantage() -> None:
 
 
 def test_spread_deals_are_checked_as_duplicate_ones() -> None:
-    rows = simulated(0.5, seed=3, deals=DealMode.SPREAD, memory={"eve": 1.0})
+    rows = simulated(0.5, seed=3, deals=DealMode.SPREAD, games_per_pairing=10, memory={"eve": 1.0})
     checks = {c.bot: c for c in repeat_deal_checks(rows, BOTS)}
-    assert checks["eve"].deals == 5 * 6 and checks["eve"].flagged
+    assert checks["eve"].deals == 5 * 10 and checks["eve"].flagged
 
 
 def test_fresh_deals_give_no_deal_to_check() -> None:
@@ -101,7 +103,7 @@ def test_fresh_deals_give_no_deal_to_check() -> None:
 def test_too_few_deals_give_p_one_and_voided_games_do_not_count() -> None:
     rows = memorizing_rows("t", deals=MIN_DEALS)
     alice = next(c for c in repeat_deal_checks(rows, ["alice"]))
-    assert alice.deals == MIN_DEALS and alice.flagged  # 2**-10 < 0.001
+    assert alice.deals == MIN_DEALS and alice.flagged
     # Void the second game of one of alice's deals: that deal no longer counts.
     voided = [
         dataclasses.replace(m, termination="void", winner=None) if m.game_index == 1 else m
@@ -126,29 +128,49 @@ def test_a_draw_scores_a_half_and_partners_share_their_side_s_score() -> None:
     assert game_scores(partners) == (0.0, 1.0, 0.0, 1.0)
 
 
-def test_sign_flip_p_values() -> None:
-    assert sign_flip_p([]) == 1.0
-    assert sign_flip_p([0.0, 0.0]) == 1.0
-    assert sign_flip_p([1.0] * 10) == 2.0**-10
-    assert sign_flip_p([-1.0] * 10) == 1.0
-    assert sign_flip_p([1.0, -1.0]) == 0.75
-    assert sign_flip_p([2.0, -1.0]) == 0.5  # patterns with sum >= 1: (+2,-1) and (+2,+1)
-    # Past the exact count's size the normal approximation answers, close to it.
-    rng = random.Random(5)
-    small = [rng.choice([1.0, -1.0, 0.3, -0.2, 0.9]) for _ in range(60)]
-    exact = sign_flip_p(small)
-    large = small * 20
-    assert 0 < exact < 1 and 0 < sign_flip_p(large) < exact
+def test_equal_results_in_two_seats_are_no_evidence() -> None:
+    """A bot that beats a weak one in both seats of every deal, in a pool where seat 0 wins
+    70%: no seat moves a score that is always 1, so it gains nothing."""
+    rows = []
+    for deal in range(40):
+        for rotation, seats in enumerate((("ann", "bob"), ("bob", "ann"))):
+            winner = seats.index("ann")
+            index = 2 * deal + rotation
+            rows.append(two_seat_row("t", index, (seats[0], seats[1]), winner))
+            # cid and dan set the seat means: seat 0 wins 70% of their games
+            seat0 = (deal * 2 + rotation) % 10 < 7
+            rows.append(
+                two_seat_row(
+                    "t",
+                    1000 + index,
+                    ("cid", "dan")[:: 1 - 2 * rotation],
+                    0 if seat0 else 1,
+                    deal_id=500 + deal,
+                )
+            )
+    ann = next(c for c in repeat_deal_checks(rows, ["ann"]))
+    assert (ann.deals, ann.gain, ann.p_value, ann.flagged) == (40, 0.0, 0.5, False)
+
+
+def test_gain_p_values() -> None:
+    assert gain_p([], []) == 1.0
+    assert gain_p([0.0, 0.0], [1, 1]) == 0.5
+    assert gain_p([1.0, -1.0], [1, 1]) == 0.5
+    # Twelve deals won back from a loss: z = 12 / sqrt(12 / 2), the tail erfc(z / sqrt 2) / 2.
+    assert gain_p([1.0] * 12, [1] * 12) == pytest.approx(0.5 * math.erfc(math.sqrt(12)))
+    # Three later games per deal average out: the bound is smaller, the same gain counts more.
+    assert gain_p([0.5] * 12, [3] * 12) < gain_p([0.5] * 12, [1] * 12)
 
 
 @given(st.lists(st.floats(-2, 2, allow_nan=False), max_size=40))
-def test_sign_flip_p_is_a_probability_and_its_tails_cover_everything(values: list[float]) -> None:
-    p = sign_flip_p(values)
-    q = sign_flip_p([-v for v in values])
-    assert 0 < p <= 1 and 0 < q <= 1
-    assert p + q >= 1 - 1e-12  # P(S >= s) + P(S <= s) = 1 + P(S = s)
+def test_gain_p_is_a_probability_and_its_tails_add_up(values: list[float]) -> None:
+    p = gain_p(values, [1] * len(values))
+    q = gain_p([-v for v in values], [1] * len(values))
+    assert 0 <= p <= 1 and 0 <= q <= 1
+    assert p + q == pytest.approx(1.0) if values else p == q == 1.0
 
 
 @given(st.lists(st.floats(0.001, 2), min_size=1, max_size=30))
 def test_more_gain_never_raises_the_p_value(values: list[float]) -> None:
-    assert sign_flip_p([*values, 1.0]) <= sign_flip_p([*values, -1.0])
+    k = [1] * (len(values) + 1)
+    assert gain_p([*values, 1.0], k) <= gain_p([*values, -1.0], k)

@@ -143,7 +143,7 @@ def test_equal_results_in_two_seats_are_no_evidence() -> None:
                 two_seat_row(
                     "t",
                     1000 + index,
-                    ("cid", "dan")[:: 1 - 2 * rotation],
+                    ("cid", "dan") if rotation == 0 else ("dan", "cid"),
                     0 if seat0 else 1,
                     deal_id=500 + deal,
                 )

@@ -13,8 +13,8 @@ partners take their side's score). A later rotation moves the bot to another sea
 are not equal (who opens, who draws last), so each score has its seat's advantage taken out:
 the seat's mean score less the mean over the seats, over the counted games of the same game
 configuration that the bot did not play (:class:`_SeatTotals` says why), scaled to the bot's
-own mean score (:func:`_deals` says why). The deal's
-difference is the mean corrected later score minus the corrected first score; a one-sided
+own mean score (:func:`_deals` says why). The deal's difference is the mean corrected later
+score minus the corrected first score; a one-sided
 paired test over the deals (:func:`gain_p`: the sum of the differences against the largest
 variance a score in [0, 1] can have) gives the chance of a gain this large from a bot that
 does not remember. Voided and aborted games never count.

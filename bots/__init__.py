@@ -1,4 +1,6 @@
-"""House bots: random, greedy and search players for every game, by name.
+"""House bots: random, greedy and search players for every game, by name; and the memorizer,
+a cheat on purpose (it remembers deals across games) to test the referee's repeat-deal check,
+never to be entered in a real tournament.
 
 >>> make_bot("random", seed=1).name
 'random'
@@ -12,6 +14,7 @@ from typing import Final
 from domino_arena.sdk.bot import Bot
 
 from .greedy import GreedyBot, UnsupportedGameError
+from .memorizer import MemorizerBot
 from .random_bot import RandomBot
 from .search import SearchBot
 
@@ -19,6 +22,7 @@ HOUSE_BOTS: Final[dict[str, Callable[[int], Bot]]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "search": SearchBot,
+    "memorizer": MemorizerBot,
 }
 """Each house bot's name -> a factory taking the bot's seed."""
 
@@ -45,6 +49,7 @@ def make_bot(name: str, seed: int) -> Bot:
 __all__ = [
     "HOUSE_BOTS",
     "GreedyBot",
+    "MemorizerBot",
     "RandomBot",
     "SearchBot",
     "UnknownBotError",

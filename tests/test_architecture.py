@@ -172,17 +172,26 @@ MAY_NOT_IMPORT: Final = {
     "domino_arena.bots": ("domino_arena.server",),
     "domino_arena.server.store": (
         "domino_arena.server.ladder",
+        "domino_arena.server.stats",
         "domino_arena.server.play",
         "domino_arena.server.net",
         "domino_arena.server.cli",
         "domino_arena.server.app",
     ),
     "domino_arena.server.ladder": (
+        "domino_arena.server.stats",
+        "domino_arena.server.net",
+        "domino_arena.server.cli",
+        "domino_arena.server.app",
+    ),
+    "domino_arena.server.stats": (
+        "domino_arena.server.play",
         "domino_arena.server.net",
         "domino_arena.server.cli",
         "domino_arena.server.app",
     ),
     "domino_arena.server.play": (
+        "domino_arena.server.stats",
         "domino_arena.server.net",
         "domino_arena.server.cli",
         "domino_arena.server.app",

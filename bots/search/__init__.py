@@ -24,19 +24,27 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
 from domino_arena.bots.greedy import strategy
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.rules import Action, Observation
+from domino_arena.sdk.rules import Action, GameState, Observation
 
 from .playout import POLICIES, play_out, side_value
-from .sampling import Determinizer, determinizer
+from .sampling import determinizer
 
-__all__ = ["SearchBot"]
+__all__ = ["Sampler", "SearchBot"]
 
 TIME_SHARE: Final = 0.9
 """Part of ``max_time`` spent sampling; the rest covers the last sample's overrun and the pick."""
+
+
+class Sampler(Protocol):
+    """Where the search takes its complete positions from (a :class:`.Determinizer`)."""
+
+    def determinize(self, rng: random.Random) -> GameState:
+        """Return one full position consistent with the observation searched."""
+        ...
 
 
 class SearchBot(Bot):
@@ -85,19 +93,26 @@ class SearchBot(Bot):
         """Deals sampled for the last searched move (0 for a forced one)."""
 
     def choose(self, observation: Observation) -> Action:
+        if len(observation.legal_actions) == 1:
+            self.samples_last_move = 0
+            return observation.legal_actions[0]
+        return self.choose_with(observation, determinizer(observation))
+
+    def choose_with(self, observation: Observation, sampler: Sampler) -> Action:
+        """Search the positions ``sampler`` deals (the honest bot: its observation's
+        :class:`.Determinizer`) and return the best legal action."""
         legal = observation.legal_actions
         if len(legal) == 1:
             self.samples_last_move = 0
             return legal[0]
         began = self.timer()
         rng = random.Random(f"domino-arena/search/{self.seed}/{_key(observation)}")
-        sampler = determinizer(observation)
         values = self._search(observation, sampler, rng, began)
         default = legal.index(strategy(observation.game.name)(observation, rng))
         return legal[_pick(values, default, self.prior_z)]
 
     def _search(
-        self, observation: Observation, sampler: Determinizer, rng: random.Random, began: float
+        self, observation: Observation, sampler: Sampler, rng: random.Random, began: float
     ) -> list[list[float]]:
         """Return each sample's playout value of every legal action, for as many as fit."""
         legal = observation.legal_actions

@@ -262,6 +262,40 @@ def print_head_to_head(
     )
 
 
+def print_repeat_deals(console: Console, checks: Sequence[Any]) -> None:
+    """The repeat-deal check of each bot (docs/tournaments.md: memorizing bots), flagged marked.
+
+    A line per bot: deals played under two or more rotations, mean score in its first and in
+    its later games of them, the seat-corrected gain and the one-sided p-value.
+    """
+    if not checks:
+        return
+    console.print(
+        table(
+            "repeat deals (later rotations against the first)",
+            ["bot", "deals", "first", "later", "gain", "p", "flagged"],
+            (
+                (
+                    c.bot,
+                    c.deals,
+                    f"{c.first_score:.3f}",
+                    f"{c.later_score:.3f}",
+                    f"{c.gain:+.3f}",
+                    f"{c.p_value:.2g}",
+                    "FLAGGED: plays better on deals it has seen" if c.flagged else "",
+                )
+                for c in checks
+            ),
+        )
+    )
+    flagged = [c.bot for c in checks if c.flagged]
+    if flagged:
+        console.print(
+            f"flagged as remembering deals across games: {', '.join(flagged)} "
+            "(see docs/tournaments.md: memorizing bots)"
+        )
+
+
 def _write_text(path: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
@@ -322,11 +356,18 @@ def _standings_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--head-to-head", action="store_true", help="also each pair's wins-draws-losses"
     )
+    parser.add_argument(
+        "--repeat-deals",
+        action="store_true",
+        help="also each bot's repeat-deal check (does it do better on deals it has seen?)",
+    )
     server_arguments(parser)
 
 
 def _standings(args: argparse.Namespace) -> int:
-    request = admin_pb2.GetStandingsRequest(game=args.game, head_to_head=args.head_to_head)
+    request = admin_pb2.GetStandingsRequest(
+        game=args.game, head_to_head=args.head_to_head, repeat_deals=args.repeat_deals
+    )
     response = admin_call(args, "GetStandings", request)
     if not response.rows:
         print(f"no rated {response.game} games yet")
@@ -335,6 +376,8 @@ def _standings(args: argparse.Namespace) -> int:
     out.print(standings_table(f"{response.game} standings", ((r.bot, r) for r in response.rows)))
     if args.head_to_head and response.head_to_head:
         print_head_to_head(out, "head to head (wins-draws-losses)", response.head_to_head)
+    if args.repeat_deals:
+        print_repeat_deals(out, response.repeat_deals)
     return 0
 
 

@@ -19,6 +19,7 @@ from domino_arena.server.cli.admin_client import (
     policies,
     policy_arguments,
     print_head_to_head,
+    print_repeat_deals,
     run_action,
     subcommands,
     time_control_text,
@@ -216,6 +217,7 @@ def _print_results(t: Any) -> None:
     if t.crosstable:
         entrants = [r.bot for r in t.results]
         print_head_to_head(out, "crosstable (wins-draws-losses)", t.crosstable, entrants)
+    print_repeat_deals(out, t.repeat_deals)
 
 
 def _t_list(args: argparse.Namespace) -> int:

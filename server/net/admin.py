@@ -40,7 +40,9 @@ from domino_arena.server.net.admin_answers import (
     head_to_head_rows,
     ladder_message,
     match_summary,
+    pool_repeat_deal_rows,
     progress_message,
+    repeat_deal_rows,
     tournament_message,
     tournament_results,
 )
@@ -75,6 +77,8 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
 DEFAULT_MATCH_LIMIT: Final = 50
 DEFAULT_LADDER_CONCURRENCY: Final = 4
+MAX_REPEAT_DEAL_MATCHES: Final = 100_000
+"""The standings' repeat-deal check reads at most the pool's newest this many matches."""
 
 
 # -- what the servicer needs --------------------------------------------------------------------
@@ -395,6 +399,7 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
             rows, crosstable = tournament_results(t.entrants, matches)
             message.results.extend(rows)
             message.crosstable.extend(crosstable)
+            message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))
         return message
 
     async def _progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:
@@ -448,6 +453,11 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
         if request.head_to_head:
             games: list[elo.RatedGame] = await self._blocking(storage.rated_games, pool)
             response.head_to_head.extend(head_to_head_rows(games))
+        if request.repeat_deals:
+            pool_matches: list[StoredMatch] = await self._blocking(
+                storage.matches, MAX_REPEAT_DEAL_MATCHES, game=pool
+            )
+            response.repeat_deals.extend(pool_repeat_deal_rows(pool_matches, ratings))
         return response
 
     # -- ladders ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ and checks, these only translate.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -20,6 +20,7 @@ from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.stats.repeat_deals import repeat_deal_checks
 from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
@@ -167,6 +168,32 @@ def tournament_results(
         )
     rows.sort(key=lambda r: (-r.points, -r.performance, r.bot))
     return rows, head_to_head_rows(games)
+
+
+def repeat_deal_rows(
+    matches: Sequence[StoredMatch], bots: Sequence[str]
+) -> list[admin_pb.RepeatDealCheck]:
+    """Return the repeat-deal check of each of ``bots`` over ``matches``, by bot name."""
+    return [
+        admin_pb.RepeatDealCheck(
+            bot=c.bot,
+            deals=c.deals,
+            first_score=c.first_score,
+            later_score=c.later_score,
+            gain=c.gain,
+            p_value=c.p_value,
+            flagged=c.flagged,
+        )
+        for c in repeat_deal_checks(matches, bots)
+    ]
+
+
+def pool_repeat_deal_rows(
+    matches: Sequence[StoredMatch], ratings: Mapping[str, elo.Rating]
+) -> list[admin_pb.RepeatDealCheck]:
+    """Return the check of every bot with games in a rating pool, over the pool's rated games."""
+    bots = [bot for bot, rating in ratings.items() if rating.games]
+    return repeat_deal_rows([m for m in matches if m.rated], bots)
 
 
 def ladder_message(ladder: LadderView) -> admin_pb.Ladder:

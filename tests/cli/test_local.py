@@ -267,7 +267,7 @@ def one_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
         ),
         (
             ["play", "passing", "--bots", "random,clever"],
-            "--bots: unknown bot 'clever': expected one of greedy, random",
+            "--bots: unknown bot 'clever': expected one of greedy, memorizer, random",
         ),
         (
             ["play", "passing", "--bots", "random,random", "--first-seat", "2"],

@@ -287,7 +287,7 @@ def test_random_bot_is_deterministic_and_covers_every_legal_action() -> None:
 
 
 def test_make_bot_builds_each_house_bot() -> None:
-    assert sorted(HOUSE_BOTS) == ["greedy", "random", "search"]
+    assert sorted(HOUSE_BOTS) == ["greedy", "memorizer", "random", "search"]
     assert isinstance(make_bot("random", 1), RandomBot)
     assert isinstance(make_bot("greedy", 1), GreedyBot)
     assert make_bot("random", 1).name == "random"
@@ -297,7 +297,9 @@ def test_make_bot_builds_each_house_bot() -> None:
 def test_make_bot_refuses_an_unknown_name() -> None:
     with pytest.raises(UnknownBotError) as caught:
         make_bot("clever", 1)
-    assert str(caught.value) == "unknown bot 'clever': expected one of greedy, random, search"
+    assert str(caught.value) == (
+        "unknown bot 'clever': expected one of greedy, memorizer, random, search"
+    )
 
 
 def _has_greedy(name: str) -> bool:

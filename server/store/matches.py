@@ -152,15 +152,22 @@ def matches(
     tournament_id: str | None = None,
     bot: str | None = None,
     game: str | None = None,
+    offset: int = 0,
 ) -> list[StoredMatch]:
     """Return the latest ``limit`` matches, newest first, of those that fit every filter.
 
     Args:
+        offset: skip this many of them first (a page further down the list).
         tournament_id: only the games of this tournament.
         bot: only matches where this bot had a seat.
         game: only matches of this game type (a pool).
     """
-    query = sa.select(MATCHES).order_by(MATCHES.c.created.desc(), MATCHES.c.id).limit(limit)
+    query = (
+        sa.select(MATCHES)
+        .order_by(MATCHES.c.created.desc(), MATCHES.c.id)
+        .limit(limit)
+        .offset(offset)
+    )
     if tournament_id is not None:
         query = query.where(MATCHES.c.tournament_id == tournament_id)
     if game is not None:

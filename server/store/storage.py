@@ -123,10 +123,13 @@ class Storage:
         tournament_id: str | None = None,
         bot: str | None = None,
         game: str | None = None,
+        offset: int = 0,
     ) -> list[StoredMatch]:
-        """Return the latest ``limit`` matches, newest first, that fit every filter
-        (:func:`.matches.matches`)."""
-        return matches.matches(self.engine, limit, tournament_id=tournament_id, bot=bot, game=game)
+        """Return the latest ``limit`` matches, newest first, that fit every filter, after the
+        first ``offset`` of them (:func:`.matches.matches`)."""
+        return matches.matches(
+            self.engine, limit, tournament_id=tournament_id, bot=bot, game=game, offset=offset
+        )
 
     # -- tournaments ----------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ them in a worker thread. The numbers are the ladder's own: standings are
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, Protocol
@@ -26,6 +27,8 @@ RECENT: Final = 10
 """Matches on the home page."""
 BOT_MATCHES: Final = 20
 """Recent matches on a bot's page (its faults are read from these)."""
+RECORDS_KEPT: Final = 32
+"""Parsed records kept in memory for the replay viewer's next steps."""
 TOURNAMENT_MATCHES_MAX: Final = 10_000
 """The most games a tournament page reads (a round robin of 100 bots has 4,950 pairings)."""
 
@@ -118,12 +121,19 @@ def _interval(rating: elo.Rating) -> list[float] | None:
     return [rating.rating - rating.uncertainty, rating.rating + rating.uncertainty]
 
 
+@functools.lru_cache(maxsize=RECORDS_KEPT)
+def _parsed(text: str) -> MatchRecord:
+    """A record's text parsed (kept: a viewer stepping through a match asks for it each step,
+    and a stored match's record never changes)."""
+    return parse_record(text)
+
+
 def _record(match: StoredMatch) -> tuple[MatchRecord | None, str | None]:
     """The match's parsed record, or None and why there is none to replay."""
     if match.record is None:
         return None, "the referee stored no record of this match"
     try:
-        return parse_record(match.record), None
+        return _parsed(match.record), None
     except RecordError as exc:
         return None, f"the stored record cannot be read: {exc}"
 

@@ -4,22 +4,33 @@ The matches are whole games played in-process by modest random bots (``sdk/local
 their records are real and replay through the engine; they are stored through the real store
 API (``RatedStorage.save_match``), which rates them. One tournament and one forfeited match
 carry :data:`HOSTILE` text in every place stored text can come in (a tournament's name, a
-match's detail, a fault's reason), for the escaping tests.
+match's detail, a fault's reason), for the escaping tests. :func:`site` is the fixture
+(registered in ``tests/web/conftest.py``); :class:`PageTiles` reads the tiles a replay page
+shows.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
 from typing import Final
+
+import pytest
+from starlette.testclient import TestClient
 
 from domino_arena.sdk.local import LocalResult
 from domino_arena.sdk.match.records import RecordFault, record_from_state, record_lines
 from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.web.app import create_app
 
 from .games import play_random
 
@@ -158,3 +169,71 @@ def fill(storage: RatedStorage, per_game: int = 2) -> dict[str, LocalResult]:
             minute += 1
     storage.save_match(forfeited_match(START + dt.timedelta(minutes=minute)))
     return played
+
+
+class PageTiles(HTMLParser):
+    """The tiles a replay page shows, by where they are: each seat's hand, the table, the
+    boneyard (the ``data-tile`` of every ``span.tile``)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.hands: dict[int, list[str]] = {}
+        self.table: list[str] = []
+        self.boneyard: list[str] = []
+        self._open: list[tuple[str, dict[str, str | None]]] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
+        if tag == "span" and "tile" in classes:
+            self._place(attributes["data-tile"] or "")
+        if "hand" in classes:
+            self.hands.setdefault(int(attributes["data-seat"] or -1), [])
+        self._open.append((tag, attributes))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            if self._open.pop()[0] == tag:
+                break
+
+    def _place(self, tile: str) -> None:
+        for _, attributes in reversed(self._open):
+            classes = (attributes.get("class") or "").split()
+            if "hand" in classes:
+                self.hands.setdefault(int(attributes["data-seat"] or -1), []).append(tile)
+                return
+            if "table" in classes:
+                self.table.append(tile)
+                return
+            if "boneyard" in classes:
+                self.boneyard.append(tile)
+                return
+        raise AssertionError(f"tile {tile} outside any hand, table or boneyard")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A filled storage, the web app's test client over it, and its games by match id."""
+
+    storage: RatedStorage
+    client: TestClient
+    played: dict[str, LocalResult]
+
+
+def _schedule_length(t: StoredTournament) -> int:
+    return len(schedule_of(t))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """One filled SQLite storage per test module (:func:`fill`) and the app over it."""
+    path: Path = tmp_path_factory.mktemp("web") / "arena.db"
+    storage = RatedStorage(f"sqlite:///{path}")
+    storage.open()
+    played = fill(storage)
+    app = create_app(storage, tournament_total=_schedule_length)
+    with TestClient(app) as client:
+        yield Site(storage, client, played)
+    storage.close()

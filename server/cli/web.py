@@ -9,6 +9,7 @@ This module imports uvicorn and the web layer at its top: ``main`` imports it on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 from typing import Final
 
@@ -23,6 +24,8 @@ from domino_arena.server.web.app import create_app
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8080
+BACKLOG: Final = 2048
+"""Connections the kernel queues before the server accepts them (uvicorn's default)."""
 
 
 def _web_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,12 +48,14 @@ def _schedule_length(t: StoredTournament) -> int:
 
 
 def _bound_socket(host: str, port: int) -> socket.socket:
-    """The listening address, bound now so a taken port is one clear error before serving."""
+    """The listening socket, bound and listening before the address is printed: a taken port is
+    one clear error, and a client that reads the address finds the port open."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
         raise CliError(f"--host/--port: cannot listen on {host}:{port}: {exc.strerror}") from None
@@ -69,7 +74,9 @@ def _web(args: argparse.Namespace) -> int:
         print(f"{PROG}: web face on http://{shown}:{port}/ (Ctrl-C stops it)", flush=True)
         app = create_app(storage, tournament_total=_schedule_length)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-        server.run(sockets=[sock])
+        # uvicorn shuts down gracefully on Ctrl-C, then raises the signal again for its caller.
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
     finally:
         storage.close()
     return 0

@@ -82,8 +82,10 @@ def result_text(match: StoredMatch) -> str:
         return f"{match.termination}: {match.detail}" if match.detail else match.termination
     sides = sides_of(match)
     winners = [bot for seat, bot in enumerate(match.seats) if sides[seat] == match.winner]
-    how = " by forfeit" if match.termination == "forfeit" else ""
-    return f"{' & '.join(winners)} won{how}"
+    won = f"{' & '.join(winners)} won"
+    if match.termination == "forfeit":
+        return f"{won} by forfeit: {match.detail}" if match.detail else f"{won} by forfeit"
+    return won
 
 
 def match_summary(match: StoredMatch) -> dict[str, Any]:

@@ -80,7 +80,8 @@ def stored_match_of(
 
 
 def a_tournament(name: str = HOSTILE) -> StoredTournament:
-    """A finished passing round robin of alice and bob, named ``name``."""
+    """A running passing round robin of alice and bob (4 games: 2 deals, each played under
+    both rotations), named ``name``."""
     return StoredTournament(
         id=TOURNAMENT_ID,
         name=name,
@@ -96,7 +97,7 @@ def a_tournament(name: str = HOSTILE) -> StoredTournament:
         wait_seconds=30.0,
         seed=11,
         rated=True,
-        state=TournamentState.FINISHED,
+        state=TournamentState.RUNNING,
         created=START,
         updated=START,
     )

@@ -17,6 +17,7 @@ from typing import Any, Final, Protocol
 from domino_arena.sdk.match.records import MatchRecord, RecordError, parse_record
 from domino_arena.sdk.rules import GAMES, RulesError
 from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
@@ -27,6 +28,8 @@ RECENT: Final = 10
 """Matches on the home page."""
 BOT_MATCHES: Final = 20
 """Recent matches on a bot's page (its faults are read from these)."""
+HEAD_TO_HEAD_MATCHES: Final = 1_000
+"""A bot's head-to-head table counts its latest this many matches (the rated ones among them)."""
 RECORDS_KEPT: Final = 32
 """Parsed records kept in memory for the replay viewer's next steps."""
 TOURNAMENT_MATCHES_MAX: Final = 10_000
@@ -62,6 +65,7 @@ class WebStorage(Protocol):
         bot: str | None = None,
         game: str | None = None,
         offset: int = 0,
+        records: bool = True,
     ) -> list[StoredMatch]: ...
     def ratings(self, pool: str) -> dict[str, elo.Rating]: ...
     def rated_games(self, pool: str) -> list[elo.RatedGame]: ...
@@ -151,7 +155,7 @@ def home(storage: WebStorage) -> dict[str, Any]:
             {"name": name, "title": kind.title, "rated_bots": rated.get(name, 0)}
             for name, kind in GAMES.items()
         ],
-        "recent": [match_summary(m) for m in storage.matches(RECENT)],
+        "recent": [match_summary(m) for m in storage.matches(RECENT, records=False)],
         "tournaments": [_tournament_summary(storage, t, None) for t in storage.tournaments()],
     }
 
@@ -246,7 +250,7 @@ def tournament(
     summary = _tournament_summary(storage, t, total_of)
     progress = summary["progress"]
     limit = min(max(progress["total"] or 0, progress["done"], 1), TOURNAMENT_MATCHES_MAX)
-    matches = storage.matches(limit, tournament_id=t.id)
+    matches = storage.matches(limit, tournament_id=t.id, records=False)
     games = counted_games(matches)
     results = [
         {
@@ -307,25 +311,27 @@ def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
 
 
 def bot(storage: WebStorage, name: str) -> dict[str, Any]:
-    """A bot: its recent matches, its head-to-head records per game and its recent faults."""
+    """A bot: its recent matches, its head-to-head records per game (over its latest
+    :data:`HEAD_TO_HEAD_MATCHES` matches) and the faults of its recent matches."""
     recent = storage.matches(BOT_MATCHES, bot=name)
     if not recent and name not in storage.bot_names():
         raise not_found(f"no bot is called {name!r}")
-    head_to_head = []
-    for pool in storage.pools():
-        for (first, opponent), record in sorted(
-            elo.head_to_head(storage.rated_games(pool)).items()
-        ):
-            if first == name:
-                head_to_head.append(
-                    {
-                        "game": pool,
-                        "opponent": opponent,
-                        "wins": record.wins,
-                        "draws": record.draws,
-                        "losses": record.losses,
-                    }
-                )
+    rated_by_pool: dict[str, list[elo.RatedGame]] = {}
+    for m in storage.matches(HEAD_TO_HEAD_MATCHES, bot=name, records=False):
+        if m.moves_ratings:
+            rated_by_pool.setdefault(m.game, []).append(rated_game_of(m))
+    head_to_head = [
+        {
+            "game": pool,
+            "opponent": opponent,
+            "wins": record.wins,
+            "draws": record.draws,
+            "losses": record.losses,
+        }
+        for pool, games in sorted(rated_by_pool.items())
+        for (first, opponent), record in sorted(elo.head_to_head(games).items())
+        if first == name
+    ]
     ratings = {pool: storage.ratings(pool).get(name) for pool in storage.pools()}
     return {
         "bot": name,
@@ -355,6 +361,7 @@ def matches(
         game=_game_name(game),
         tournament_id=tournament_id,
         offset=paging.offset,
+        records=False,
     )
     return {
         "filters": {"bot": bot, "game": game, "tournament": tournament_id},

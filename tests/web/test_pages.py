@@ -3,6 +3,9 @@ or 400 for what does not exist or cannot be asked."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from domino_arena.sdk.rules import GAMES
@@ -212,3 +215,30 @@ def test_an_unknown_id_is_a_404_that_says_what_is_missing(
     page = site.client.get(path)
     assert page.status_code == 404
     assert message.replace("'", "&#39;").replace("/api", "") in page.text
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "web.md"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_json_key_is_documented(site: Site, path: str) -> None:
+    """docs/web.md is the JSON's schema: each key of each answer is named there."""
+    documented = set(re.findall(r"`([a-z_]+)`", DOCS.read_text(encoding="utf-8")))
+    keys: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key == "options":  # a game's options are the game's (docs/rules.md)
+                    continue
+                if key == "arms":  # named W, E, N, S: their tiles are what to look at
+                    walk(list(inner.values()))
+                else:
+                    keys.add(key)
+                    walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    walk(site.client.get("/api" + path).json())
+    assert sorted(keys - documented) == []

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, Protocol
 
-from domino_arena.sdk.match.records import MatchRecord, RecordError, parse_record
+from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
 from domino_arena.sdk.rules import GAMES, RulesError
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import rated_game_of
@@ -112,6 +112,18 @@ def match_summary(match: StoredMatch) -> dict[str, Any]:
         "created": match.created.isoformat(),
         "tournament_id": match.tournament_id,
         "game_index": match.game_index,
+    }
+
+
+def fault_row(fault: RecordFault) -> dict[str, Any]:
+    """A fault of a record: who, at which step, what kind, why, and what it cost."""
+    return {
+        "seat": fault.seat,
+        "step": fault.step,
+        "kind": fault.kind.value,
+        "reason": fault.reason,
+        "strikes": fault.strikes,
+        "forfeited": fault.forfeited,
     }
 
 
@@ -284,18 +296,7 @@ def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
     seats = [seat for seat, name in enumerate(match.seats) if name == bot]
     record, _ = _record(match)
     if record is not None:
-        return [
-            {
-                "match_id": match.id,
-                "seat": f.seat,
-                "step": f.step,
-                "kind": f.kind.value,
-                "reason": f.reason,
-                "forfeited": f.forfeited,
-            }
-            for f in record.faults
-            if f.seat in seats
-        ]
+        return [{"match_id": match.id, **fault_row(f)} for f in record.faults if f.seat in seats]
     if match.faulted_seat in seats and match.fault is not None:
         return [
             {
@@ -304,6 +305,7 @@ def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
                 "step": None,
                 "kind": match.fault,
                 "reason": match.detail,
+                "strikes": None,
                 "forfeited": match.termination == "forfeit",
             }
         ]
@@ -417,15 +419,5 @@ def match(storage: WebStorage, match_id: str, step: int | None) -> dict[str, Any
         },
         "table": draw_table(state),
     }
-    page["faults"] = [
-        {
-            "seat": f.seat,
-            "step": f.step,
-            "kind": f.kind.value,
-            "reason": f.reason,
-            "strikes": f.strikes,
-            "forfeited": f.forfeited,
-        }
-        for f in record.faults
-    ]
+    page["faults"] = [fault_row(f) for f in record.faults]
     return page

@@ -151,6 +151,7 @@ def test_the_bot_page_shows_its_matches_head_to_head_and_faults(site: Site) -> N
             "step": 6,
             "kind": "timeout",
             "reason": f"no answer: {HOSTILE}",
+            "strikes": 1,
             "forfeited": True,
         }
     ]

@@ -63,6 +63,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command("matches", "the stored matches, newest first", "admin_client"),
     Command("record", "print or save a stored match's record", "admin_client"),
     Command("watch", "follow a running match step by step", "follow"),
+    Command("web", "serve the read-only web face (standings, matches, replays)", "web"),
     Command(
         "ladder",
         "'ladder start|stop|list': continuous rated pairing of connected bots",

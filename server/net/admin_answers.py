@@ -16,7 +16,7 @@ from domino_arena.sdk.match.results import FaultKind, FaultPolicy, MatchResult, 
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.sdk.wire import fault_policy_to_proto, game_to_proto, match_result_to_proto
 from domino_arena.server.ladder import elo
-from domino_arena.server.ladder.ratings_store import rated_game_of
+from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
@@ -147,26 +147,20 @@ def tournament_results(
     Only counted games (normal ends and forfeits) count, rated or not; ``performance`` is the
     Elo of these games alone, played in the order they were stored.
     """
-    counted = [m for m in matches if Termination(m.termination).rated]
-    counted.sort(key=lambda m: (m.created, m.game_index if m.game_index is not None else -1))
-    games = [rated_game_of(m) for m in counted]
-    ratings = elo.replay(games)
-    rows = []
-    for bot in entrants:
-        rating = ratings.get(bot, elo.Rating())
-        rows.append(
-            admin_pb.EntrantResult(
-                bot=bot,
-                games=rating.games,
-                wins=rating.wins,
-                draws=rating.draws,
-                losses=rating.losses,
-                faults=rating.faults,
-                points=rating.wins + rating.draws / 2,
-                performance=rating.rating,
-            )
+    games = counted_games(matches)
+    rows = [
+        admin_pb.EntrantResult(
+            bot=row.bot,
+            games=row.games,
+            wins=row.wins,
+            draws=row.draws,
+            losses=row.losses,
+            faults=row.faults,
+            points=row.points,
+            performance=row.performance,
         )
-    rows.sort(key=lambda r: (-r.points, -r.performance, r.bot))
+        for row in entrant_results(entrants, games)
+    ]
     return rows, head_to_head_rows(games)
 
 

@@ -16,8 +16,9 @@ configuration that the bot did not play (:class:`_SeatTotals` says why), scaled 
 own mean score (:func:`_deals` says why). The deal's difference is the mean corrected later
 score minus the corrected first score; a one-sided
 paired test over the deals (:func:`gain_p`: the sum of the differences against the largest
-variance a score in [0, 1] can have) gives the chance of a gain this large from a bot that
-does not remember. Voided and aborted games never count.
+variance a score in [0, 1] with the bot's mean can have, :func:`score_variance`) gives the
+chance of a gain this large from a bot that does not remember. Voided and aborted games never
+count.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def repeat_deal_checks(
     scores = {m.id: game_scores(m) for m in counted}
     wanted = sorted(set(bots))
     totals = _SeatTotals(counted, scores)
-    first = {bot: _check(bot, _deals(bot, counted, scores, totals.mean_without)) for bot in wanted}
+    first = {bot: _check(bot, *_deals(bot, counted, scores, totals.mean_without)) for bot in wanted}
     flagged = {bot for bot, check in first.items() if check.flagged}
     if not flagged:
         return list(first.values())
@@ -94,7 +95,7 @@ def repeat_deal_checks(
     for bot in wanted:
         without = _SeatTotals(counted, scores, exclude=flagged | {bot})
         means = without.mean_without if without.games else totals.mean_without
-        second.append(_check(bot, _deals(bot, counted, scores, means)))
+        second.append(_check(bot, *_deals(bot, counted, scores, means)))
     return second
 
 
@@ -107,8 +108,9 @@ def _deals(
     counted: Sequence[StoredMatch],
     scores: dict[str, tuple[float, ...]],
     seat_mean: SeatMean,
-) -> Iterable[list[tuple[int, float, float]]]:
-    """Each tournament deal ``bot`` played: (game index, score, seat-corrected score) per game.
+) -> tuple[Iterable[list[tuple[int, float, float]]], float]:
+    """Each tournament deal ``bot`` played: (game index, score, seat-corrected score) per game;
+    and the variance bound of one of its scores (:func:`score_variance`).
 
     A seat's advantage is its mean score less the mean over the seats; it is taken out scaled
     by ``p(1 - p) / (q(1 - q))``, ``p`` the bot's mean score and ``q`` the mean over the seats:
@@ -118,6 +120,7 @@ def _deals(
     """
     own = [scores[m.id][m.seats.index(bot)] for m in counted if bot in m.seats]
     p = sum(own) / len(own) if own else 0.5
+    variance = score_variance(sum(own), len(own))
     deals: dict[tuple[str, int], list[tuple[int, float, float]]] = defaultdict(list)
     for m in counted:
         if m.tournament_id is None or m.deal_id is None or m.game_index is None:
@@ -132,19 +135,40 @@ def _deals(
             deals[m.tournament_id, m.deal_id].append(
                 (m.game_index, raw, raw - scale * (means[seat] - q))
             )
-    return deals.values()
+    return deals.values(), variance
 
 
-def gain_p(differences: Sequence[float], later_games: Sequence[int]) -> float:
+def score_variance(total: float, games: int) -> float:
+    """Return the most a bot's score in one game may vary, from its ``total`` over ``games``.
+
+    A score in [0, 1] with mean ``p`` varies by at most ``p(1 - p)`` (a win-or-loss score
+    reaches it), so a bot that wins most of its games varies less than 1/4, the bound for any
+    mean; the mean is estimated as ``(total + 1) / (games + 2)``, which keeps a bot with every
+    game won (or lost) away from a bound of 0. Against the bound for any mean, the check needs
+    about half the deals to flag a memorizing bot that wins 80% of its games.
+
+    >>> score_variance(0, 0)
+    0.25
+    >>> round(score_variance(8, 8), 4)
+    0.09
+    """
+    p = (total + 1) / (games + 2)
+    return p * (1 - p)
+
+
+def gain_p(
+    differences: Sequence[float], later_games: Sequence[int], variance: float = 0.25
+) -> float:
     """Return the one-sided p-value of a gain as large as ``sum(differences)`` without memory.
 
     ``differences[i]`` is deal ``i``'s mean seat-corrected later score minus its corrected first
     score, over ``later_games[i]`` later games. Without memory it averages 0, and a game's score
-    (in [0, 1]) varies by at most 1/4 whatever the bot, so the difference varies by at most
-    ``1/4 + 1/(4 * later_games[i])``; the p-value is the normal tail of the sum against that
-    bound. The bound matters: the seat correction turns two equal results (two wins in two
-    seats) into a small difference of one sign, and a test that read only signs or ranks (a
-    sign-flip or Wilcoxon test) would take many of those for evidence. With no deal it is 1.
+    varies by at most ``variance`` (:func:`score_variance`; 1/4 for any bot), so the difference
+    varies by at most ``variance * (1 + 1 / later_games[i])``; the p-value is the normal tail of
+    the sum against that bound. The bound matters: the seat correction turns two equal results
+    (two wins in two seats) into a small difference of one sign, and a test that read only signs
+    or ranks (a sign-flip or Wilcoxon test) would take many of those for evidence. With no deal
+    it is 1.
 
     >>> round(gain_p([1.0] * 12, [1] * 12), 9)
     4.82e-07
@@ -153,12 +177,14 @@ def gain_p(differences: Sequence[float], later_games: Sequence[int]) -> float:
     """
     if not differences:
         return 1.0
-    bound = sum(0.25 + 0.25 / k for k in later_games)
+    bound = sum(variance * (1 + 1 / k) for k in later_games)
     z = sum(differences) / math.sqrt(bound)
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
-def _check(bot: str, deals: Iterable[list[tuple[int, float, float]]]) -> RepeatDealCheck:
+def _check(
+    bot: str, deals: Iterable[list[tuple[int, float, float]]], variance: float
+) -> RepeatDealCheck:
     firsts: list[float] = []
     laters: list[float] = []
     differences: list[float] = []
@@ -174,7 +200,7 @@ def _check(bot: str, deals: Iterable[list[tuple[int, float, float]]]) -> RepeatD
     n = len(differences)
     if n == 0:
         return RepeatDealCheck(bot, 0, 0.0, 0.0, 0.0, 1.0, False)
-    p = gain_p(differences, later_games) if n >= MIN_DEALS else 1.0
+    p = gain_p(differences, later_games, variance) if n >= MIN_DEALS else 1.0
     return RepeatDealCheck(
         bot,
         n,

@@ -28,6 +28,10 @@ InTransaction = Callable[[sa.Connection], None]
 
 _TERMINATIONS: Final = tuple(termination.value for termination in Termination)
 _FAULT_KINDS: Final = tuple(kind.value for kind in FaultKind)
+_WITHOUT_RECORD: Final = (
+    *(column for column in MATCHES.c if column.name != "record"),
+    sa.null().label("record"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,15 +156,26 @@ def matches(
     tournament_id: str | None = None,
     bot: str | None = None,
     game: str | None = None,
+    offset: int = 0,
+    records: bool = True,
 ) -> list[StoredMatch]:
     """Return the latest ``limit`` matches, newest first, of those that fit every filter.
 
     Args:
+        offset: skip this many of them first (a page further down the list).
+        records: False leaves each match's record unread (``record`` None): a list that shows
+            results only reads a small part of each row.
         tournament_id: only the games of this tournament.
         bot: only matches where this bot had a seat.
         game: only matches of this game type (a pool).
     """
-    query = sa.select(MATCHES).order_by(MATCHES.c.created.desc(), MATCHES.c.id).limit(limit)
+    columns = MATCHES.c if records else _WITHOUT_RECORD
+    query = (
+        sa.select(*columns)
+        .order_by(MATCHES.c.created.desc(), MATCHES.c.id)
+        .limit(limit)
+        .offset(offset)
+    )
     if tournament_id is not None:
         query = query.where(MATCHES.c.tournament_id == tournament_id)
     if game is not None:

@@ -149,10 +149,21 @@ class Storage:
         tournament_id: str | None = None,
         bot: str | None = None,
         game: str | None = None,
+        offset: int = 0,
+        records: bool = True,
     ) -> list[StoredMatch]:
-        """Return the latest ``limit`` matches, newest first, that fit every filter
+        """Return the latest ``limit`` matches, newest first, that fit every filter, after the
+        first ``offset`` of them; without their records if ``records`` is False
         (:func:`.matches.matches`)."""
-        return matches.matches(self.engine, limit, tournament_id=tournament_id, bot=bot, game=game)
+        return matches.matches(
+            self.engine,
+            limit,
+            tournament_id=tournament_id,
+            bot=bot,
+            game=game,
+            offset=offset,
+            records=records,
+        )
 
     # -- tournaments ----------------------------------------------------------------------------
 

@@ -146,6 +146,11 @@ def test_matches_are_listed_newest_first(storage: Storage) -> None:
         storage.save_match(a_match(match_id, minute=minute))
     assert [m.id for m in storage.matches()] == ["new", "mid", "old"]
     assert [m.id for m in storage.matches(limit=1)] == ["new"]
+    assert [m.id for m in storage.matches(limit=1, offset=1)] == ["mid"]
+    assert [m.id for m in storage.matches(offset=2)] == ["old"]
+    assert storage.matches(limit=1, records=False) == [
+        dataclasses.replace(a_match("new", minute=2), record=None)
+    ]
 
 
 def test_a_match_is_written_whole_or_not_at_all(storage: Storage) -> None:

@@ -1,0 +1,85 @@
+"""``domino-arena web``: the read-only web face over a referee's database, as its own process.
+
+It opens the database the referee writes (SQLite file or PostgreSQL URL), builds the Starlette
+application of ``server/web`` and serves it with uvicorn until Ctrl-C. The address is printed
+once the socket is bound, so ``--port 0`` (any free port) tells its caller where to look.
+This module imports uvicorn and the web layer at its top: ``main`` imports it only for ``web``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+from typing import Final
+
+import uvicorn
+
+from domino_arena.server.cli.arguments import PROG, CliError, Handler, Handlers, db_argument
+from domino_arena.server.cli.serve import open_storage
+from domino_arena.server.play.tournament import schedule_of
+from domino_arena.server.store.engine import display_url
+from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.web.app import create_app
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8080
+BACKLOG: Final = 2048
+"""Connections the kernel queues before the server accepts them (uvicorn's default)."""
+
+
+def _web_arguments(parser: argparse.ArgumentParser) -> None:
+    db_argument(parser)
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"the address to listen on (default {DEFAULT_HOST}: this machine only)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the port to listen on (default {DEFAULT_PORT}; 0: any free port)",
+    )
+
+
+def _schedule_length(t: StoredTournament) -> int:
+    return len(schedule_of(t))
+
+
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """The listening socket, bound and listening before the address is printed: a taken port is
+    one clear error, and a client that reads the address finds the port open."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as exc:
+        sock.close()
+        raise CliError(f"--host/--port: cannot listen on {host}:{port}: {exc.strerror}") from None
+    return sock
+
+
+def _web(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port: must be 0-65535, got {args.port}")
+    storage = open_storage(args.db)
+    try:
+        sock = _bound_socket(args.host, args.port)
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"{PROG}: database {display_url(args.db)}")
+        print(f"{PROG}: web face on http://{shown}:{port}/ (Ctrl-C stops it)", flush=True)
+        app = create_app(storage, tournament_total=_schedule_length)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        # uvicorn shuts down gracefully on Ctrl-C, then raises the signal again for its caller.
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run(sockets=[sock])
+    finally:
+        storage.close()
+    return 0
+
+
+HANDLERS: Final[Handlers] = {"web": Handler(_web_arguments, _web)}

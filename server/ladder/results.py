@@ -1,0 +1,62 @@
+"""A tournament's results: each entrant's score and performance, computed from its stored games.
+
+Pure (no I/O): the admin API (``server/net/admin_answers.py``) turns these rows into messages
+and the web face (``server/web``) into pages, so both show the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domino_arena.sdk.match.results import Termination
+from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.ratings_store import rated_game_of
+from domino_arena.server.store.matches import StoredMatch
+
+
+@dataclass(frozen=True, slots=True)
+class EntrantResult:
+    """One entrant's line of a tournament's results table."""
+
+    bot: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    faults: int
+    points: float
+    """A win is 1, a draw 1/2."""
+    performance: float
+    """The Elo of the tournament's counted games alone, played in the order they were stored."""
+
+
+def counted_games(matches: Sequence[StoredMatch]) -> list[elo.RatedGame]:
+    """The games of ``matches`` that count (normal ends and forfeits, rated or not), in the
+    order they were stored (by time, then schedule position)."""
+    counted = [m for m in matches if Termination(m.termination).rated]
+    counted.sort(key=lambda m: (m.created, m.game_index if m.game_index is not None else -1))
+    return [rated_game_of(m) for m in counted]
+
+
+def entrant_results(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> list[EntrantResult]:
+    """Return the results per entrant of the counted ``games``: most points first, then the
+    best performance, then by name."""
+    ratings = elo.replay(games)
+    rows = []
+    for bot in entrants:
+        rating = ratings.get(bot, elo.Rating())
+        rows.append(
+            EntrantResult(
+                bot=bot,
+                games=rating.games,
+                wins=rating.wins,
+                draws=rating.draws,
+                losses=rating.losses,
+                faults=rating.faults,
+                points=rating.wins + rating.draws / 2,
+                performance=rating.rating,
+            )
+        )
+    rows.sort(key=lambda r: (-r.points, -r.performance, r.bot))
+    return rows

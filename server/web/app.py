@@ -1,0 +1,176 @@
+"""The web face's Starlette application: every page as HTML and, beside it, as JSON.
+
+:func:`create_app` is given an opened storage (the referee's, or one opened on the same
+database by ``domino-arena web``). Each page is one function of :mod:`.views`; the HTML route
+renders its data with a Jinja2 template (autoescaping on, so every stored text is escaped) and
+the ``/api/...`` route returns the same data as JSON. Query parameters are checked on the event
+loop (:mod:`.params`); the database is read in a worker thread, never on the loop.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+from urllib.parse import urlencode
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from domino_arena.server.web import params, views
+from domino_arena.server.web.params import WebError
+from domino_arena.server.web.security import SecurityMiddleware
+from domino_arena.server.web.views import TournamentTotal, WebStorage
+
+API: Final = "/api"
+PACKAGE: Final = "domino_arena.server.web"
+
+Gather = Callable[[WebStorage, Request], Callable[[], dict[str, Any]]]
+"""A page's data source: checks the request's parameters (on the loop) and returns the blocking
+call that reads the page's data (run in a thread)."""
+
+
+def _templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader(PACKAGE, "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals["with_query"] = with_query
+    return Jinja2Templates(env=env)
+
+
+def with_query(current: Mapping[str, Any], **changes: Any) -> str:
+    """The query string of ``current`` with ``changes`` applied (None drops a key), e.g. the
+    link to the next page keeping the filters."""
+    merged = {**current, **changes}
+    kept = {k: v for k, v in merged.items() if v is not None and v != ""}
+    return "?" + urlencode(kept) if kept else "?"
+
+
+# -- the data of each page, from a request ---------------------------------------------------
+
+
+def _home(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    return functools.partial(views.home, storage)
+
+
+def _standings(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    query = request.query_params
+    sort = params.choice(query, "sort", "rating", views.STANDING_SORTS)
+    return functools.partial(
+        views.standings, storage, request.path_params["game"], sort, params.paging(query)
+    )
+
+
+def _tournaments(total: TournamentTotal | None) -> Gather:
+    def gather(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+        return functools.partial(views.tournaments, storage, total)
+
+    return gather
+
+
+def _tournament(total: TournamentTotal | None) -> Gather:
+    def gather(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+        return functools.partial(views.tournament, storage, request.path_params["id"], total)
+
+    return gather
+
+
+def _bot(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    return functools.partial(views.bot, storage, request.path_params["name"])
+
+
+def _matches(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    query = request.query_params
+    return functools.partial(
+        views.matches,
+        storage,
+        params.paging(query),
+        bot=params.text(query, "bot"),
+        game=params.text(query, "game"),
+        tournament_id=params.text(query, "tournament"),
+    )
+
+
+def _match(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    query = request.query_params
+    step = None if not query.get("step") else params.integer(query, "step", 0, 0, 1_000_000)
+    return functools.partial(views.match, storage, request.path_params["id"], step)
+
+
+# -- the application ------------------------------------------------------------------------
+
+
+def create_app(
+    storage: WebStorage, *, tournament_total: TournamentTotal | None = None, debug: bool = False
+) -> Starlette:
+    """Return the read-only web application over ``storage`` (opened; the caller closes it).
+
+    Args:
+        tournament_total: the number of games of a tournament's schedule, for its progress
+            (``domino-arena web`` passes play's schedule); without it a page shows the games
+            stored so far only.
+    """
+    templates = _templates()
+
+    def page(path: str, template: str, gather: Gather) -> list[BaseRoute]:
+        async def data(request: Request) -> dict[str, Any]:
+            call = gather(storage, request)
+            result: dict[str, Any] = await run_in_threadpool(call)
+            return result
+
+        async def html(request: Request) -> Response:
+            context: dict[str, Any] = {
+                "data": await data(request),
+                "query": dict(request.query_params),
+            }
+            context["api_url"] = (
+                API + request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            )
+            return templates.TemplateResponse(request, template, context)
+
+        async def api(request: Request) -> Response:
+            return JSONResponse(await data(request))
+
+        return [Route(path, html, methods=["GET"]), Route(API + path, api, methods=["GET"])]
+
+    async def error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, WebError):
+            status, message = exc.status, exc.message
+        elif isinstance(exc, HTTPException):
+            status = exc.status_code
+            message = f"no page at {request.url.path}" if status == 404 else str(exc.detail)
+        else:  # pragma: no cover - Starlette registers handlers for these two kinds only
+            raise exc
+        if request.url.path == API or request.url.path.startswith(API + "/"):
+            return JSONResponse({"error": message, "status": status}, status_code=status)
+        context = {"status": status, "message": message}
+        return templates.TemplateResponse(request, "error.html", context, status_code=status)
+
+    routes: list[BaseRoute] = [
+        *page("/", "home.html", _home),
+        *page("/games/{game}/standings", "standings.html", _standings),
+        *page("/tournaments", "tournaments.html", _tournaments(tournament_total)),
+        *page("/tournaments/{id}", "tournament.html", _tournament(tournament_total)),
+        *page("/bots/{name}", "bot.html", _bot),
+        *page("/matches", "matches.html", _matches),
+        *page("/matches/{id}", "match.html", _match),
+        Mount("/static", StaticFiles(packages=[(PACKAGE, "static")]), name="static"),
+    ]
+    return Starlette(
+        debug=debug,
+        routes=routes,
+        middleware=[Middleware(SecurityMiddleware)],
+        exception_handlers={WebError: error, HTTPException: error},
+    )

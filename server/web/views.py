@@ -1,0 +1,423 @@
+"""What each page shows, gathered from the storage as JSON-ready data (blocking calls).
+
+Each function here is one page's data: the HTML page renders it and ``/api/...`` returns it
+as it is, so the two can never disagree. They block on the database, so the application runs
+them in a worker thread. The numbers are the ladder's own: standings are
+:func:`domino_arena.server.ladder.elo.standings` of the stored ratings, a tournament's table is
+:func:`domino_arena.server.ladder.results.entrant_results`, as the admin API shows them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, Final, Protocol
+
+from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
+from domino_arena.sdk.rules import GAMES, RulesError
+from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.ratings_store import rated_game_of
+from domino_arena.server.ladder.results import counted_games, entrant_results
+from domino_arena.server.store.matches import StoredMatch, sides_of
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.web.params import Paging, bad_request, not_found
+from domino_arena.server.web.table import draw_table, hand_starts, replay_states
+
+RECENT: Final = 10
+"""Matches on the home page."""
+BOT_MATCHES: Final = 20
+"""Recent matches on a bot's page (its faults are read from these)."""
+HEAD_TO_HEAD_MATCHES: Final = 1_000
+"""A bot's head-to-head table counts its latest this many matches (the rated ones among them)."""
+RECORDS_KEPT: Final = 32
+"""Parsed records kept in memory for the replay viewer's next steps."""
+TOURNAMENT_MATCHES_MAX: Final = 10_000
+"""The most games a tournament page reads (a round robin of 100 bots has 4,950 pairings)."""
+
+STANDING_SORTS: Final[dict[str, tuple[str, bool]]] = {
+    "rating": ("rating", True),
+    "bot": ("bot", False),
+    "games": ("games", True),
+    "wins": ("wins", True),
+    "draws": ("draws", True),
+    "losses": ("losses", True),
+    "faults": ("faults", True),
+    "interval": ("uncertainty_sort", False),
+}
+"""The standings' sort keys: the row field each sorts by and whether it runs high to low."""
+
+TournamentTotal = Callable[[StoredTournament], int]
+"""The number of games in a tournament's schedule (play's ``len(schedule_of(t))``); given by
+whoever builds the app, since the web face does not import the scheduler."""
+
+
+class WebStorage(Protocol):
+    """The storage queries the web face makes (``RatedStorage`` has them all; all blocking)."""
+
+    def bot_names(self) -> list[str]: ...
+    def match(self, match_id: str) -> StoredMatch | None: ...
+    def matches(
+        self,
+        limit: int = 100,
+        *,
+        tournament_id: str | None = None,
+        bot: str | None = None,
+        game: str | None = None,
+        offset: int = 0,
+        records: bool = True,
+    ) -> list[StoredMatch]: ...
+    def ratings(self, pool: str) -> dict[str, elo.Rating]: ...
+    def rated_games(self, pool: str) -> list[elo.RatedGame]: ...
+    def pools(self) -> list[str]: ...
+    def tournament(self, tournament_id: str) -> StoredTournament | None: ...
+    def tournaments(
+        self, states: Collection[TournamentState] | None = None
+    ) -> list[StoredTournament]: ...
+    def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
+
+
+# -- pieces shared by several pages ---------------------------------------------------------
+
+
+def result_text(match: StoredMatch) -> str:
+    """One line saying how ``match`` ended: who won, or why nobody did."""
+    if match.winner is None:
+        return f"{match.termination}: {match.detail}" if match.detail else match.termination
+    sides = sides_of(match)
+    winners = [bot for seat, bot in enumerate(match.seats) if sides[seat] == match.winner]
+    won = f"{' & '.join(winners)} won"
+    if match.termination == "forfeit":
+        return f"{won} by forfeit: {match.detail}" if match.detail else f"{won} by forfeit"
+    return won
+
+
+def match_summary(match: StoredMatch) -> dict[str, Any]:
+    """A match as a list shows it: everything but its record."""
+    return {
+        "id": match.id,
+        "game": match.game,
+        "options": match.options,
+        "seats": list(match.seats),
+        "sides": list(sides_of(match)),
+        "scores": list(match.scores),
+        "winner": match.winner,
+        "result": result_text(match),
+        "termination": match.termination,
+        "fault": match.fault,
+        "faulted_seat": match.faulted_seat,
+        "faults": list(match.faults or (0,) * len(match.seats)),
+        "detail": match.detail,
+        "rated": match.rated,
+        "created": match.created.isoformat(),
+        "tournament_id": match.tournament_id,
+        "game_index": match.game_index,
+    }
+
+
+def fault_row(fault: RecordFault) -> dict[str, Any]:
+    """A fault of a record: who, at which step, what kind, why, and what it cost."""
+    return {
+        "seat": fault.seat,
+        "step": fault.step,
+        "kind": fault.kind.value,
+        "reason": fault.reason,
+        "strikes": fault.strikes,
+        "forfeited": fault.forfeited,
+    }
+
+
+def _game_name(game: str | None) -> str | None:
+    if game is not None and game not in GAMES:
+        raise bad_request(f"game: unknown game {game!r}; expected one of {', '.join(GAMES)}")
+    return game
+
+
+def _interval(rating: elo.Rating) -> list[float] | None:
+    if math.isinf(rating.uncertainty):
+        return None
+    return [rating.rating - rating.uncertainty, rating.rating + rating.uncertainty]
+
+
+@functools.lru_cache(maxsize=RECORDS_KEPT)
+def _parsed(text: str) -> MatchRecord:
+    """A record's text parsed (kept: a viewer stepping through a match asks for it each step,
+    and a stored match's record never changes)."""
+    return parse_record(text)
+
+
+def _record(match: StoredMatch) -> tuple[MatchRecord | None, str | None]:
+    """The match's parsed record, or None and why there is none to replay."""
+    if match.record is None:
+        return None, "the referee stored no record of this match"
+    try:
+        return _parsed(match.record), None
+    except RecordError as exc:
+        return None, f"the stored record cannot be read: {exc}"
+
+
+# -- the pages ------------------------------------------------------------------------------
+
+
+def home(storage: WebStorage) -> dict[str, Any]:
+    """The games (with how many bots are rated in each), the latest results, the tournaments."""
+    rated = {pool: len(storage.ratings(pool)) for pool in storage.pools()}
+    return {
+        "games": [
+            {"name": name, "title": kind.title, "rated_bots": rated.get(name, 0)}
+            for name, kind in GAMES.items()
+        ],
+        "recent": [match_summary(m) for m in storage.matches(RECENT, records=False)],
+        "tournaments": [_tournament_summary(storage, t, None) for t in storage.tournaments()],
+    }
+
+
+def standings(storage: WebStorage, game: str, sort: str, paging: Paging) -> dict[str, Any]:
+    """One game's Elo standings: rank by rating, sorted by ``sort``, one page of them."""
+    if game not in GAMES:
+        raise not_found(f"no game is called {game!r}; the games are {', '.join(GAMES)}")
+    rows: list[dict[str, Any]] = [
+        {
+            "rank": rank,
+            "bot": bot,
+            "rating": rating.rating,
+            "interval": _interval(rating),
+            "uncertainty": None if math.isinf(rating.uncertainty) else rating.uncertainty,
+            "games": rating.games,
+            "wins": rating.wins,
+            "draws": rating.draws,
+            "losses": rating.losses,
+            "faults": rating.faults,
+        }
+        for rank, (bot, rating) in enumerate(elo.standings(storage.ratings(game)), start=1)
+    ]
+    field, high_first = STANDING_SORTS[sort]
+    if field == "uncertainty_sort":
+        rows.sort(key=lambda r: (r["uncertainty"] is None, r["uncertainty"] or 0.0, r["rank"]))
+    elif high_first:
+        rows.sort(key=lambda r: (-r[field], r["rank"]))
+    else:
+        rows.sort(key=lambda r: (r[field], r["rank"]))
+    start = paging.offset
+    return {
+        "game": game,
+        "title": GAMES[game].title,
+        "sort": sort,
+        "page": paging.page,
+        "per_page": paging.per_page,
+        "total": len(rows),
+        "has_next": start + paging.per_page < len(rows),
+        "rows": rows[start : start + paging.per_page],
+    }
+
+
+def _tournament_summary(
+    storage: WebStorage, t: StoredTournament, total_of: TournamentTotal | None
+) -> dict[str, Any]:
+    done = len(storage.tournament_game_indexes(t.id))
+    return {
+        "id": t.id,
+        "name": t.name,
+        "game": t.game,
+        "options": t.options,
+        "state": t.state.value,
+        "entrants": list(t.entrants),
+        "rated": t.rated,
+        "created": t.created.isoformat(),
+        "progress": {"done": done, "total": None if total_of is None else total_of(t)},
+    }
+
+
+def tournaments(storage: WebStorage, total_of: TournamentTotal | None) -> dict[str, Any]:
+    """Every tournament, oldest first, with how many of its games are stored."""
+    return {
+        "tournaments": [_tournament_summary(storage, t, total_of) for t in storage.tournaments()]
+    }
+
+
+def crosstable(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> list[dict[str, Any]]:
+    """Each entrant's wins, draws and losses against every other entrant (None: never met)."""
+    meetings = elo.head_to_head(games)
+    rows = []
+    for bot in entrants:
+        cells: list[dict[str, int] | None] = []
+        for opponent in entrants:
+            record = meetings.get((bot, opponent))
+            cells.append(
+                None
+                if record is None or bot == opponent
+                else {"wins": record.wins, "draws": record.draws, "losses": record.losses}
+            )
+        rows.append({"bot": bot, "against": cells})
+    return rows
+
+
+def tournament(
+    storage: WebStorage, tournament_id: str, total_of: TournamentTotal | None
+) -> dict[str, Any]:
+    """A tournament: its settings and progress, its results table, crosstable and games."""
+    t = storage.tournament(tournament_id)
+    if t is None:
+        raise not_found(f"no tournament has id {tournament_id!r}")
+    summary = _tournament_summary(storage, t, total_of)
+    progress = summary["progress"]
+    limit = min(max(progress["total"] or 0, progress["done"], 1), TOURNAMENT_MATCHES_MAX)
+    matches = storage.matches(limit, tournament_id=t.id, records=False)
+    games = counted_games(matches)
+    results = [
+        {
+            "bot": row.bot,
+            "games": row.games,
+            "wins": row.wins,
+            "draws": row.draws,
+            "losses": row.losses,
+            "faults": row.faults,
+            "points": row.points,
+            "performance": row.performance,
+        }
+        for row in entrant_results(t.entrants, games)
+    ]
+    return {
+        **summary,
+        "games_per_pairing": t.games_per_pairing,
+        "deals": t.deals,
+        "time_control_ms": list(t.time_control_ms),
+        "fault_policy": t.fault_policy,
+        "max_strikes": t.max_strikes,
+        "seed": t.seed,
+        "results": results,
+        "crosstable": crosstable(t.entrants, games),
+        "matches": [match_summary(m) for m in matches],
+    }
+
+
+def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
+    """The faults charged to ``bot`` in ``match``, with their reasons (from the record)."""
+    seats = [seat for seat, name in enumerate(match.seats) if name == bot]
+    record, _ = _record(match)
+    if record is not None:
+        return [{"match_id": match.id, **fault_row(f)} for f in record.faults if f.seat in seats]
+    if match.faulted_seat in seats and match.fault is not None:
+        return [
+            {
+                "match_id": match.id,
+                "seat": match.faulted_seat,
+                "step": None,
+                "kind": match.fault,
+                "reason": match.detail,
+                "strikes": None,
+                "forfeited": match.termination == "forfeit",
+            }
+        ]
+    return []
+
+
+def bot(storage: WebStorage, name: str) -> dict[str, Any]:
+    """A bot: its recent matches, its head-to-head records per game (over its latest
+    :data:`HEAD_TO_HEAD_MATCHES` matches) and the faults of its recent matches."""
+    recent = storage.matches(BOT_MATCHES, bot=name)
+    if not recent and name not in storage.bot_names():
+        raise not_found(f"no bot is called {name!r}")
+    rated_by_pool: dict[str, list[elo.RatedGame]] = {}
+    for m in storage.matches(HEAD_TO_HEAD_MATCHES, bot=name, records=False):
+        if m.moves_ratings:
+            rated_by_pool.setdefault(m.game, []).append(rated_game_of(m))
+    head_to_head = [
+        {
+            "game": pool,
+            "opponent": opponent,
+            "wins": record.wins,
+            "draws": record.draws,
+            "losses": record.losses,
+        }
+        for pool, games in sorted(rated_by_pool.items())
+        for (first, opponent), record in sorted(elo.head_to_head(games).items())
+        if first == name
+    ]
+    ratings = {pool: storage.ratings(pool).get(name) for pool in storage.pools()}
+    return {
+        "bot": name,
+        "ratings": [
+            {"game": pool, "rating": r.rating, "interval": _interval(r), "games": r.games}
+            for pool, r in ratings.items()
+            if r is not None
+        ],
+        "matches": [match_summary(m) for m in recent],
+        "head_to_head": head_to_head,
+        "faults": [fault for m in recent for fault in _faults_of(name, m)],
+    }
+
+
+def matches(
+    storage: WebStorage,
+    paging: Paging,
+    *,
+    bot: str | None,
+    game: str | None,
+    tournament_id: str | None,
+) -> dict[str, Any]:
+    """One page of the stored matches, newest first, filtered by bot, game and tournament."""
+    found = storage.matches(
+        paging.per_page + 1,
+        bot=bot,
+        game=_game_name(game),
+        tournament_id=tournament_id,
+        offset=paging.offset,
+        records=False,
+    )
+    return {
+        "filters": {"bot": bot, "game": game, "tournament": tournament_id},
+        "page": paging.page,
+        "per_page": paging.per_page,
+        "has_next": len(found) > paging.per_page,
+        "matches": [match_summary(m) for m in found[: paging.per_page]],
+    }
+
+
+def match(storage: WebStorage, match_id: str, step: int | None) -> dict[str, Any]:
+    """A match: its result, seats and faults, and its table after ``step`` steps of its record
+    (the end when None), every hand face up."""
+    found = storage.match(match_id)
+    if found is None:
+        raise not_found(f"no stored match has id {match_id!r}")
+    record, why_not = _record(found)
+    page: dict[str, Any] = {
+        "match": match_summary(found),
+        "replay": None,
+        "no_replay": why_not,
+        "faults": [],
+    }
+    if record is None:
+        return page
+    total = len(record.steps)
+    at = total if step is None else step
+    if not 0 <= at <= total:
+        raise bad_request(f"step: expected 0 to {total} (the steps of this match), got {at}")
+    try:
+        state = replay_states(record, at)
+    except RulesError as exc:
+        page["no_replay"] = f"the stored record does not replay: {exc}"
+        return page
+    starts = hand_starts(record)
+    last = record.steps[at - 1] if at else None
+    page["replay"] = {
+        "step": at,
+        "total": total,
+        "first": 0,
+        "prev": max(at - 1, 0),
+        "next": min(at + 1, total),
+        "last": total,
+        "hands": [{"hand": i, "step": s} for i, s in enumerate(starts, start=1)],
+        "hand": sum(1 for s in starts if s <= at),
+        "last_step": None
+        if last is None
+        else {
+            "seat": last.seat,
+            "action": str(last.action),
+            "think_ms": last.think_ms,
+            "substituted": last.substituted,
+        },
+        "table": draw_table(state),
+    }
+    page["faults"] = [fault_row(f) for f in record.faults]
+    return page

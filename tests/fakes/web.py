@@ -1,0 +1,240 @@
+"""A storage filled for the web face's tests: real matches of every game, a tournament, faults.
+
+The matches are whole games played in-process by modest random bots (``sdk/local.py``), so
+their records are real and replay through the engine; they are stored through the real store
+API (``RatedStorage.save_match``), which rates them. One tournament and one forfeited match
+carry :data:`HOSTILE` text in every place stored text can come in (a tournament's name, a
+match's detail, a fault's reason), for the escaping tests. :func:`site` is the fixture
+(registered in ``tests/web/conftest.py``); :class:`PageTiles` reads the tiles a replay page
+shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Final
+
+import pytest
+from starlette.testclient import TestClient
+
+from domino_arena.sdk.local import LocalResult
+from domino_arena.sdk.match.records import RecordFault, record_from_state, record_lines
+from domino_arena.sdk.match.results import FaultKind, Termination
+from domino_arena.sdk.rules import make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.play.tournament import schedule_of
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.web.app import create_app
+
+from .games import play_random
+
+HOSTILE: Final = "<script>alert(1)</script>"
+ESCAPED: Final = "&lt;script&gt;alert(1)&lt;/script&gt;"
+BOTS: Final = ("alice", "bob", "carol")
+GAMES_PLAYED: Final = ("passing", "straight", "doubles", "moon")
+TOURNAMENT_ID: Final = "cup"
+FORFEIT_ID: Final = "forfeit"
+START: Final = dt.datetime(2026, 3, 4, 5, 0, tzinfo=dt.UTC)
+
+
+def match_id_of(game: str, n: int) -> str:
+    return f"{game}-{n}"
+
+
+def stored_match_of(
+    played: LocalResult,
+    match_id: str,
+    created: dt.datetime,
+    *,
+    tournament_id: str | None = None,
+    game_index: int | None = None,
+) -> StoredMatch:
+    """The row a referee would store for a game played in-process (rated, with its record)."""
+    result = played.result
+    game = played.state.game
+    return StoredMatch(
+        id=match_id,
+        game=game.name,
+        options=game.options(),
+        seats=played.record.seats,
+        seed=played.record.seed,
+        termination=result.termination.value,
+        winner=result.winner,
+        scores=result.scores,
+        faulted_seat=result.faulted_seat,
+        fault=None if result.fault is None else result.fault.value,
+        detail=result.detail,
+        record="".join(line + "\n" for line in record_lines(played.record)),
+        created=created,
+        tournament_id=tournament_id,
+        game_index=game_index,
+        side_of_seat=tuple(game.side_of(seat) for seat in range(game.num_players)),
+        rated=True,
+    )
+
+
+def a_tournament(name: str = HOSTILE) -> StoredTournament:
+    """A running passing round robin of alice and bob (4 games: 2 deals, each played under
+    both rotations), named ``name``."""
+    return StoredTournament(
+        id=TOURNAMENT_ID,
+        name=name,
+        game="passing",
+        options=make_game("passing").options(),
+        entrants=("alice", "bob"),
+        games_per_pairing=2,
+        deals="duplicate",
+        time_control_ms=(1000, 10000, 250),
+        fault_policy="substitute",
+        max_strikes=3,
+        concurrency=1,
+        wait_seconds=30.0,
+        seed=11,
+        rated=True,
+        state=TournamentState.RUNNING,
+        created=START,
+        updated=START,
+    )
+
+
+def forfeited_match(created: dt.datetime) -> StoredMatch:
+    """A passing match bob forfeited after 6 steps: its detail and fault reason are hostile."""
+    game = make_game("passing")
+    state = game.new_game(5, first_seat=0)
+    for _ in range(6):
+        state = state.apply(state.legal_actions()[0])
+    loser = state.current_seat
+    fault = RecordFault(loser, 7, 6, FaultKind.TIMEOUT, f"no answer: {HOSTILE}", 1, True)
+    record = record_from_state(
+        state,
+        seats=("alice", "bob"),
+        seed=5,
+        first_seat=0,
+        termination=Termination.FORFEIT,
+        winner=1 - loser,
+        detail=HOSTILE,
+        faults=[fault],
+    )
+    return StoredMatch(
+        id=FORFEIT_ID,
+        game="passing",
+        options=game.options(),
+        seats=("alice", "bob"),
+        seed=5,
+        termination="forfeit",
+        winner=1 - loser,
+        scores=state.scores,
+        faulted_seat=loser,
+        fault="timeout",
+        detail=HOSTILE,
+        record="".join(line + "\n" for line in record_lines(record)),
+        created=created,
+        faults=tuple(1 if seat == loser else 0 for seat in range(2)),
+        rated=True,
+    )
+
+
+def fill(storage: RatedStorage, per_game: int = 2) -> dict[str, LocalResult]:
+    """Store ``per_game`` real matches of each game (the passing ones in the tournament), and
+    the forfeit; return the played games by match id."""
+    for bot in BOTS:
+        storage.add_bot(bot)
+    storage.add_tournament(a_tournament())
+    played: dict[str, LocalResult] = {}
+    minute = 0
+    for game in GAMES_PLAYED:
+        for n in range(per_game):
+            result = play_random(game, {}, seed=100 + n)
+            names = BOTS[: len(result.record.seats)]
+            result = dataclasses.replace(
+                result, record=dataclasses.replace(result.record, seats=names)
+            )
+            match_id = match_id_of(game, n)
+            in_cup = game == "passing"
+            storage.save_match(
+                stored_match_of(
+                    result,
+                    match_id,
+                    START + dt.timedelta(minutes=minute),
+                    tournament_id=TOURNAMENT_ID if in_cup else None,
+                    game_index=n if in_cup else None,
+                )
+            )
+            played[match_id] = result
+            minute += 1
+    storage.save_match(forfeited_match(START + dt.timedelta(minutes=minute)))
+    return played
+
+
+class PageTiles(HTMLParser):
+    """The tiles a replay page shows, by where they are: each seat's hand, the table, the
+    boneyard (the ``data-tile`` of every ``span.tile``)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.hands: dict[int, list[str]] = {}
+        self.table: list[str] = []
+        self.boneyard: list[str] = []
+        self._open: list[tuple[str, dict[str, str | None]]] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
+        if tag == "span" and "tile" in classes:
+            self._place(attributes["data-tile"] or "")
+        if "hand" in classes:
+            self.hands.setdefault(int(attributes["data-seat"] or -1), [])
+        self._open.append((tag, attributes))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            if self._open.pop()[0] == tag:
+                break
+
+    def _place(self, tile: str) -> None:
+        for _, attributes in reversed(self._open):
+            classes = (attributes.get("class") or "").split()
+            if "hand" in classes:
+                self.hands.setdefault(int(attributes["data-seat"] or -1), []).append(tile)
+                return
+            if "table" in classes:
+                self.table.append(tile)
+                return
+            if "boneyard" in classes:
+                self.boneyard.append(tile)
+                return
+        raise AssertionError(f"tile {tile} outside any hand, table or boneyard")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A filled storage, the web app's test client over it, and its games by match id."""
+
+    storage: RatedStorage
+    client: TestClient
+    played: dict[str, LocalResult]
+
+
+def _schedule_length(t: StoredTournament) -> int:
+    return len(schedule_of(t))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """One filled SQLite storage per test module (:func:`fill`) and the app over it."""
+    path: Path = tmp_path_factory.mktemp("web") / "arena.db"
+    storage = RatedStorage(f"sqlite:///{path}")
+    storage.open()
+    played = fill(storage)
+    app = create_app(storage, tournament_total=_schedule_length)
+    with TestClient(app) as client:
+        yield Site(storage, client, played)
+    storage.close()

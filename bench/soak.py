@@ -506,7 +506,8 @@ def report(summary: Summary, path: Path) -> None:
     print(f"games finished: {summary.games} ({summary.games_per_second} games/s)")
     if rss:
         print(
-            f"referee RSS: min {rss['min']} MiB, median {rss['median']} MiB, max {rss['max']} MiB"
+            f"referee RSS: min {rss['min']:.1f} MiB, median {rss['median']:.1f} MiB, "
+            f"max {rss['max']:.1f} MiB"
         )
     print(f"match ends the bots were told of (one per seat): {summary.terminations}")
     print(f"stuck matches: {len(summary.stuck_matches)}")

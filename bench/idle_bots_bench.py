@@ -219,7 +219,7 @@ def start(args: list[str], log: Path) -> tuple[subprocess.Popen[str], Output]:
     return process, Output(process.stdout, log)
 
 
-def create_bots(database: str, bots: int) -> tuple[str, float]:
+def create_bots(database: str, bots: int, prefix: str = PREFIX) -> tuple[str, float]:
     """Write ``bots`` bots sharing one token straight into the database; return it and the time."""
     from domino_arena.server.store.bots import hash_token, new_token  # noqa: PLC0415
     from domino_arena.server.store.storage import Storage  # noqa: PLC0415
@@ -231,7 +231,7 @@ def create_bots(database: str, bots: int) -> tuple[str, float]:
     token = new_token()
     stored = hash_token(token)
     now = dt.datetime.now(dt.UTC)
-    rows = [{"name": f"{PREFIX}{i:05d}", "token_hash": stored, "created": now} for i in range(bots)]
+    rows = [{"name": f"{prefix}{i:05d}", "token_hash": stored, "created": now} for i in range(bots)]
     with storage.engine.begin() as connection:
         connection.execute(BOTS.insert(), rows)
     storage.close()

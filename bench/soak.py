@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime as dt
 import itertools
 import json
 import logging
@@ -52,7 +51,7 @@ from typing import Any, ClassVar, Final
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.idle_bots_bench import MIB, BenchError, Output, load_text, memory, start
+from bench.idle_bots_bench import MIB, BenchError, Output, create_bots, load_text, memory, start
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
@@ -202,24 +201,6 @@ async def bots_main(server: str, token: str, first: int, count: int, interval: f
 # -- the referee's side ---------------------------------------------------------------------------
 
 
-def create_bots(database: str, bots: int) -> str:
-    """Write ``bots`` bots sharing one token straight into the database; return the token."""
-    from domino_arena.server.store.bots import hash_token, new_token  # noqa: PLC0415
-    from domino_arena.server.store.storage import Storage  # noqa: PLC0415
-    from domino_arena.server.store.tables import BOTS  # noqa: PLC0415
-
-    storage = Storage(database)
-    storage.open()
-    token = new_token()
-    stored = hash_token(token)
-    now = dt.datetime.now(dt.UTC)
-    rows = [{"name": f"{PREFIX}{i:05d}", "token_hash": stored, "created": now} for i in range(bots)]
-    with storage.engine.begin() as connection:
-        connection.execute(BOTS.insert(), rows)
-    storage.close()
-    return token
-
-
 def metric_values(url: str) -> dict[str, float]:
     """The referee's metrics, each sample summed over its labels, by sample name."""
     with urllib.request.urlopen(url, timeout=CALL_TIMEOUT) as response:
@@ -292,7 +273,7 @@ class Run:
     def serve(self) -> tuple[str, str]:
         """Start the referee; return its address and the URL of its metrics."""
         database = f"sqlite:///{self.folder / 'soak.db'}"
-        self.token = create_bots(database, self.args.bots)
+        self.token, _ = create_bots(database, self.args.bots, PREFIX)
         serve = [sys.executable, "-m", "domino_arena.server.cli.main", "serve", "--port", "0"]
         serve += ["--db", database, "--admin-token", ADMIN_TOKEN, "--metrics-port", "0"]
         output = self.start("referee", serve)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 import grpc
+import pytest
 
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
@@ -220,3 +221,11 @@ def stored_match(
         faults=(0, 0),
         rated=rated,
     )
+
+
+def refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
+    """Return the status and details of a call that must fail."""
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    error: Any = info.value
+    return error.code(), error.details()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,7 +28,7 @@ from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
+from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, refused, stored_match
 from tests.fakes.referee_server import WAIT
 
 BOTS: Final = ("alice", "bob", "carol", "dave")
@@ -55,14 +55,6 @@ def server(arena: FakeArena) -> Iterator[AdminServer]:
     server = AdminServer(arena)
     yield server
     server.close()
-
-
-def refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
-    """Return the status and details of a call that must fail."""
-    with pytest.raises(grpc.RpcError) as info:
-        call()
-    error: Any = info.value
-    return error.code(), error.details()
 
 
 # -- the token ------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ read from its outbox: the in-band Error, then the status that ends the stream.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,7 +20,7 @@ from domino_arena.server.net.lobby import Close, Connection
 from domino_arena.server.store.bots import BotCheck
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
+from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, refused, stored_match
 from tests.fakes.referee_server import WAIT
 
 AUTH: Final = (("authorization", f"Bearer {TOKEN}"),)
@@ -44,13 +44,6 @@ def server(arena: FakeArena) -> Iterator[AdminServer]:
     server = AdminServer(arena)
     yield server
     server.close()
-
-
-def refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
-    with pytest.raises(grpc.RpcError) as info:
-        call()
-    error: Any = info.value
-    return error.code(), error.details()
 
 
 def connect(server: AdminServer, arena: FakeArena, name: str) -> Connection:

@@ -16,7 +16,7 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.admin_requests import LIMITS, MAX_ID_LENGTH
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena
+from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, refused
 from tests.fakes.referee_server import WAIT
 
 AUTH: Final = (("authorization", f"Bearer {TOKEN}"),)
@@ -33,13 +33,6 @@ def server(tmp_path: Path) -> Iterator[AdminServer]:
     yield server
     server.close()
     storage.close()
-
-
-def refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
-    with pytest.raises(grpc.RpcError) as info:
-        call()
-    error: Any = info.value
-    return error.code(), error.details()
 
 
 def game() -> Any:

@@ -105,7 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--honest", default="greedy", help="how the memorizer plays fresh deals")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    honest_runs = args.honest_tournaments or 2 * args.tournaments
+    honest_runs = (
+        2 * args.tournaments if args.honest_tournaments is None else args.honest_tournaments
+    )
     began = time.perf_counter()
     keys = [
         (n, gpp, mode)
@@ -136,18 +138,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     for n, gpp, mode in keys:
-        cheats = results[n, gpp, mode, True]
-        honest = results[n, gpp, mode, False]
-        fp_t = sum(o.any_flagged for o in honest) / len(honest)
-        fp_b = sum(o.honest_flagged for o in honest) / sum(o.honest_bots for o in honest)
-        power = sum(o.cheat_flagged for o in cheats) / len(cheats)
-        first = sum(o.cheat_first for o in cheats) / len(cheats)
-        later = sum(o.cheat_later for o in cheats) / len(cheats)
-        gain = sum(o.cheat_gain for o in cheats) / len(cheats)
-        print(
-            f"{mode.value:9} {n:8} {gpp:6} {cheats[0].games:6} {fp_t:8.3f} {fp_b:8.3f} "
-            f"{power:6.2f} {first:6.2f} {later:6.2f} {gain:+6.2f}"
-        )
+        cheats = results.get((n, gpp, mode, True), [])
+        honest = results.get((n, gpp, mode, False), [])
+        games = (cheats or honest)[0].games
+        if honest:
+            fp_t = sum(o.any_flagged for o in honest) / len(honest)
+            fp_b = sum(o.honest_flagged for o in honest) / sum(o.honest_bots for o in honest)
+            false_positives = f"{fp_t:8.3f} {fp_b:8.3f}"
+        else:
+            false_positives = f"{'-':>8} {'-':>8}"
+        if cheats:
+            power = sum(o.cheat_flagged for o in cheats) / len(cheats)
+            first = sum(o.cheat_first for o in cheats) / len(cheats)
+            later = sum(o.cheat_later for o in cheats) / len(cheats)
+            gain = sum(o.cheat_gain for o in cheats) / len(cheats)
+            cheat = f"{power:6.2f} {first:6.2f} {later:6.2f} {gain:+6.2f}"
+        else:
+            cheat = f"{'-':>6} {'-':>6} {'-':>6} {'-':>6}"
+        print(f"{mode.value:9} {n:8} {gpp:6} {games:6} {false_positives} {cheat}")
     honest_all = [o for o, c in zip(outcomes, cells, strict=True) if not c.cheat]
     print(
         f"all honest-only tournaments: {sum(o.any_flagged for o in honest_all)} of "

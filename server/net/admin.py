@@ -96,6 +96,7 @@ class AdminStorage(BotStorage, Protocol):
         tournament_id: str | None = None,
         bot: str | None = None,
         game: str | None = None,
+        records: bool = True,
     ) -> list[StoredMatch]: ...
     def ratings(self, pool: str) -> dict[str, elo.Rating]: ...
     def rated_games(self, pool: str) -> list[elo.RatedGame]: ...
@@ -395,6 +396,7 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
                 self.arena.storage.matches,
                 max(message.progress.total, message.progress.done, 1),
                 tournament_id=t.id,
+                records=False,  # results, crosstable and the check read summaries only
             )
             rows, crosstable = tournament_results(t.entrants, matches)
             message.results.extend(rows)
@@ -455,7 +457,7 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
             response.head_to_head.extend(head_to_head_rows(games))
         if request.repeat_deals:
             pool_matches: list[StoredMatch] = await self._blocking(
-                storage.matches, MAX_REPEAT_DEAL_MATCHES, game=pool
+                storage.matches, MAX_REPEAT_DEAL_MATCHES, game=pool, records=False
             )
             response.repeat_deals.extend(pool_repeat_deal_rows(pool_matches, ratings))
         return response

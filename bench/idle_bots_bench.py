@@ -50,6 +50,7 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from domino_arena.v1 import referee_pb2_grpc as pb_grpc
+from tests.fakes.processes import memory
 
 ADMIN_TOKEN: Final = "bench-admin-token"
 """The admin token the benchmark's referee is started with."""
@@ -67,19 +68,6 @@ class BenchError(Exception):
 
 
 # -- /proc ----------------------------------------------------------------------------------------
-
-
-def memory(pid: int) -> dict[str, int]:
-    """The process's memory figures from /proc/<pid>/status, in bytes (VmRSS, VmHWM, ...)."""
-    figures: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        parts = value.split()
-        if len(parts) == 2 and parts[1] == "kB":
-            figures[key] = int(parts[0]) * 1024
-        elif key == "Threads":
-            figures[key] = int(parts[0])
-    return figures
 
 
 def cpu_seconds(pid: int) -> float:

@@ -51,10 +51,11 @@ from typing import Any, ClassVar, Final
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.idle_bots_bench import MIB, BenchError, Output, create_bots, load_text, memory, start
+from bench.idle_bots_bench import MIB, BenchError, Output, create_bots, load_text, start
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
+from tests.fakes.processes import memory
 
 ADMIN_TOKEN: Final = "soak-admin-token"
 ADMIN_METADATA: Final = (("authorization", f"Bearer {ADMIN_TOKEN}"),)

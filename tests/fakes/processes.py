@@ -110,13 +110,17 @@ class Process:
 
 
 def memory(pid: int) -> dict[str, int]:
-    """The figures of ``/proc/PID/status`` given in kB, in bytes (``VmRSS``, ``VmHWM``, ...)."""
-    figures = {}
+    """The figures of ``/proc/PID/status`` given in kB, in bytes (``VmRSS``, ``VmHWM``, ...),
+    and ``Threads``; the tests and the benches (bench/idle_bots_bench.py, bench/soak.py) read
+    a process's memory with it."""
+    figures: dict[str, int] = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
         parts = value.split()
         if len(parts) == 2 and parts[1] == "kB":
             figures[key] = int(parts[0]) * 1024
+        elif key == "Threads":
+            figures[key] = int(parts[0])
     return figures
 
 

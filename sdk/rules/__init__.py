@@ -37,6 +37,7 @@ from .perft import perft
 from .registry import GAMES, configurations, game_options, make_game
 from .state import (
     CHANCE,
+    SPECTATOR,
     TERMINAL,
     Game,
     GameState,
@@ -59,6 +60,7 @@ __all__ = [
     "GAMES",
     "NO_TRUMP",
     "PASS",
+    "SPECTATOR",
     "TERMINAL",
     "TRUMP_DOUBLES",
     "Action",

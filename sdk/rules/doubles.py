@@ -368,7 +368,7 @@ class DoublesState(LineGameState):
             placed=self.placed,
             ends=self.ends,
             unlocked=self.unlocked,
-            drawn=self.drawn if seat == self.seat else None,
+            drawn=self.drawn if seat >= 0 and seat == self.seat else None,
         )
 
     def _placement_error(self, tile: Tile, end: str | None) -> str | None:

@@ -28,6 +28,10 @@ CHANCE: Final = -1
 TERMINAL: Final = -2
 """``current_seat`` of a finished game."""
 
+SPECTATOR: Final = -3
+"""The viewer who holds no seat: ``observe(SPECTATOR)`` is what anybody watching may see (no
+hand, no legal actions, no private tile), and :func:`public_entry` masks every private step."""
+
 
 class HandEnd(enum.Enum):
     """How one hand (deal) ended."""
@@ -204,6 +208,7 @@ class Observation:
 
     game: Game
     seat: int
+    """The observing seat, or ``SPECTATOR`` (then ``hand`` and ``legal_actions`` are empty)."""
     current_seat: int
     """Seat to move, ``CHANCE`` between hands, ``TERMINAL`` when the game is over."""
     legal_actions: tuple[Action, ...]
@@ -315,7 +320,8 @@ class GameState(ABC):
 
     @abstractmethod
     def observe(self, seat: int) -> Observation:
-        """Return what ``seat`` may see, with its legal actions if it is to move."""
+        """Return what ``seat`` may see, with its legal actions if it is to move; with
+        ``SPECTATOR``, what a viewer without a seat may see (no tile of any hand)."""
 
     @abstractmethod
     def outcome(self) -> Outcome | None:

@@ -14,6 +14,7 @@ Callers import from this package; the modules hold one job each:
 - :mod:`.games`: games and their options;
 - :mod:`.events`: steps and the events that carry them;
 - :mod:`.observations`: what one seat may see;
+- :mod:`.spectators`: the public table a spectator sees;
 - :mod:`.results`: how hands and matches ended, and the result enums;
 - :mod:`.timecontrol`: milliseconds, a request's clock and a match's time limits.
 """
@@ -37,6 +38,7 @@ from .results import (
     termination_from_proto,
     termination_to_proto,
 )
+from .spectators import spectator_table_from_proto, spectator_table_to_proto
 from .tiles_actions import action_from_proto, action_to_proto, reply_action
 from .timecontrol import clock_from_proto, ms, time_limits_from_proto
 
@@ -64,6 +66,8 @@ __all__ = [
     "observation_to_proto",
     "outcome_from_proto",
     "reply_action",
+    "spectator_table_from_proto",
+    "spectator_table_to_proto",
     "step_from_proto",
     "step_to_proto",
     "termination_from_proto",

@@ -65,6 +65,7 @@ from domino_arena.server.net.admin_requests import (
     time_control_of,
     tournament_numbers,
 )
+from domino_arena.server.net.wire import connected_bots
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import Roster
@@ -215,13 +216,7 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
     async def _list_connected(
         self, request: admin_pb.ListConnectedRequest
     ) -> admin_pb.ListConnectedResponse:
-        lobby = self.arena.lobby
-        return admin_pb.ListConnectedResponse(
-            bots=[
-                admin_pb.ConnectedBot(name=c.name, games=c.games, matches=lobby.seated[c.name])
-                for c in lobby.connections()
-            ]
-        )
+        return admin_pb.ListConnectedResponse(bots=connected_bots(self.arena.lobby))
 
     async def ListMatches(  # noqa: N802
         self, request: admin_pb.ListMatchesRequest, context: _Context

@@ -1,4 +1,5 @@
-"""``SpectatorService.Watch``: stream a running match's public messages until it ends.
+"""``SpectatorService``: ``Watch`` streams a running match's public messages until it ends;
+``ListLive`` lists the matches that can be watched and the bots connected now.
 
 The hub (:class:`~domino_arena.server.play.spectators.SpectatorHub`) keeps who watches what and
 queues only public items; this servicer turns each into its message
@@ -13,7 +14,8 @@ from typing import Protocol
 
 import grpc
 
-from domino_arena.server.net.wire import spectator_message
+from domino_arena.server.net.wire import connected_bots, live_match_to_proto, spectator_message
+from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     Dropped,
     NotWatchableError,
@@ -32,11 +34,22 @@ class MatchLookup(Protocol):
 
 
 class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
-    """``Watch``: stream a running match's public messages until it ends. No token needed."""
+    """``Watch`` and ``ListLive``: public information only, so no token is needed."""
 
-    def __init__(self, hub: SpectatorHub, storage: MatchLookup) -> None:
+    def __init__(self, hub: SpectatorHub, storage: MatchLookup, roster: Roster) -> None:
         self.hub = hub
         self.storage = storage
+        self.roster = roster
+
+    async def ListLive(  # noqa: N802
+        self,
+        request: admin_pb.ListLiveRequest,
+        context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
+    ) -> admin_pb.ListLiveResponse:
+        return admin_pb.ListLiveResponse(
+            matches=[live_match_to_proto(live) for live in self.hub.live()],
+            connected=connected_bots(self.roster),
+        )
 
     async def Watch(  # type: ignore[override]  # noqa: N802
         self,

@@ -11,10 +11,18 @@ from domino_arena.sdk.wire import (
     game_to_proto,
     hand_result_to_proto,
     match_result_to_proto,
+    spectator_table_to_proto,
     step_to_proto,
 )
+from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode
-from domino_arena.server.play.spectators import PublicHandEnd, PublicStep, WatchEnd, WatchStart
+from domino_arena.server.play.spectators import (
+    LiveMatch,
+    PublicHandEnd,
+    PublicStep,
+    WatchEnd,
+    WatchStart,
+)
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
@@ -62,7 +70,7 @@ def spectator_message(
 ) -> admin_pb.SpectatorMessage:
     """Return the message a spectator of ``match_id`` is sent for one of the hub's items."""
     if isinstance(item, PublicStep):
-        return admin_pb.SpectatorMessage(
+        message = admin_pb.SpectatorMessage(
             event=pb.Event(
                 match_id=match_id,
                 step=step_to_proto(item.entry),
@@ -70,6 +78,9 @@ def spectator_message(
                 deal=item.deal,
             )
         )
+        if item.table is not None:
+            message.table.CopyFrom(spectator_table_to_proto(item.table))
+        return message
     if isinstance(item, PublicHandEnd):
         return admin_pb.SpectatorMessage(
             hand_end=hand_result_to_proto(item.hand, item.scores, match_id)
@@ -90,3 +101,29 @@ def spectator_message(
             tournament_id=spec.tournament_id or "",
         )
     )
+
+
+def live_match_to_proto(live: LiveMatch) -> admin_pb.LiveMatch:
+    """Return a watchable match as ``ListLive`` lists it."""
+    spec = live.spec
+    message = admin_pb.LiveMatch(
+        match_id=spec.match_id,
+        game=game_to_proto(spec.game),
+        players=spec.bots,
+        tournament_id=spec.tournament_id or "",
+        steps=live.steps,
+        deal=live.deal,
+        scores=live.scores,
+        watchers=live.watchers,
+    )
+    message.started.FromDatetime(live.started)
+    return message
+
+
+def connected_bots(roster: Roster) -> list[admin_pb.ConnectedBot]:
+    """Every connected bot: its name, the games it plays, the matches it is seated in now."""
+    seated = roster.seated
+    return [
+        admin_pb.ConnectedBot(name=c.name, games=c.games, matches=seated[c.name])
+        for c in roster.connections()
+    ]

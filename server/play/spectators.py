@@ -4,8 +4,11 @@ The arena feeds the :class:`SpectatorHub` as a match runs (:meth:`~SpectatorHub.
 :meth:`~SpectatorHub.step` and :meth:`~SpectatorHub.hand_end`, then :meth:`~SpectatorHub.ended`)
 and each ``Watch`` stream reads its own :class:`Subscription`. A spectator is no seat: every
 step passes through :func:`~domino_arena.sdk.rules.state.public_entry` with the viewer
-:data:`SPECTATOR`, so a Moon discard shows no tile, and a deal is a bare ``deal`` step; hands,
-the boneyard and the widow are in no item at all. The hub deals in these public items only;
+:data:`SPECTATOR`, so a Moon discard shows no tile, and a deal is a bare ``deal`` step; the
+table after a step is the engine's own ``observe(SPECTATOR)``, which holds no hand; hands,
+the boneyard and the widow are in no item at all. A table is made only for a match somebody
+watches, once per step for all its watchers; a late watcher gets the steps so far without
+tables and the table after the last of them. The hub deals in these public items only;
 the network layer turns each into its message as it writes it (``server/net``), so the hub
 knows nothing of the wire.
 
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
+import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,14 +32,11 @@ from typing import Final
 
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import MatchResult
-from domino_arena.sdk.rules import HandResult, LogEntry
+from domino_arena.sdk.rules import SPECTATOR, GameState, HandResult, LogEntry, Observation
 from domino_arena.sdk.rules.state import public_entry
 from domino_arena.server.play.match_spec import MatchSpec
 
 LOG: Final = logging.getLogger("domino_arena.server")
-
-SPECTATOR: Final = -1
-"""The viewer a spectator is to :func:`public_entry`: no seat, so it sees no private tile."""
 
 MAX_PENDING: Final = 1000
 """Unread items a spectator may have before it is dropped (a whole Moon game is ~300)."""
@@ -57,6 +59,9 @@ class PublicStep:
     entry: LogEntry
     scores: tuple[int, ...]
     deal: int
+    table: Observation | None = None
+    """The public table after the step (``observe(SPECTATOR)``); None in a late watcher's
+    backlog but for its last step."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +135,27 @@ class _Watched:
     start: WatchStart
     sides: tuple[int, ...]
     """The side of each seat, for the match result."""
+    started: dt.datetime
     history: list[PublicStep | PublicHandEnd] = field(default_factory=list)
-    """Every public step and hand end so far."""
+    """Every public step and hand end so far (steps without their tables)."""
     subscribers: list[Subscription] = field(default_factory=list)
+    state: GameState | None = None
+    """The position after the last step, for the table a new watcher starts from."""
+    steps: int = 0
+    scores: tuple[int, ...] = ()
+    deal: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LiveMatch:
+    """A match that can be watched now, as a lobby lists it."""
+
+    spec: MatchSpec
+    started: dt.datetime
+    steps: int
+    deal: int
+    scores: tuple[int, ...]
+    watchers: int
 
 
 class NotWatchableError(KeyError):
@@ -158,14 +181,34 @@ class SpectatorHub:
         """A match starts: spectators may watch it from now until :meth:`ended`."""
         game = spec.game
         sides = tuple(game.side_of(seat) for seat in range(game.num_players))
-        self._matches[spec.match_id] = _Watched(WatchStart(spec), sides)
+        self._matches[spec.match_id] = _Watched(
+            WatchStart(spec), sides, dt.datetime.now(dt.UTC), scores=(0,) * len(game.sides)
+        )
 
-    def step(self, match_id: str, entry: LogEntry, scores: Sequence[int], deal: int) -> None:
+    def step(
+        self,
+        match_id: str,
+        entry: LogEntry,
+        scores: Sequence[int],
+        deal: int,
+        state: GameState | None = None,
+    ) -> None:
         """One step was applied (``entry`` as the engine logged it; the hub hides what it must).
 
-        ``scores`` are the totals per side after it, ``deal`` the deal number after it.
+        ``scores`` are the totals per side after it, ``deal`` the deal number after it,
+        ``state`` the position after it (for the public table; None: no table).
         """
-        self._add(match_id, PublicStep(public_entry(entry, SPECTATOR), tuple(scores), deal))
+        watched = self._matches.get(match_id)
+        if watched is not None:
+            watched.state = state
+            watched.steps += 1
+            watched.scores = tuple(scores)
+            watched.deal = deal
+        item = PublicStep(public_entry(entry, SPECTATOR), tuple(scores), deal)
+        if watched is None or not watched.subscribers or state is None:
+            self._add(match_id, item)
+        else:
+            self._add(match_id, item, dataclasses.replace(item, table=state.observe(SPECTATOR)))
 
     def hand_end(self, match_id: str, hand: HandResult, scores: Sequence[int]) -> None:
         """A hand was scored; ``scores`` are the totals per side after it."""
@@ -189,20 +232,29 @@ class SpectatorHub:
 
         def feed(step: Step) -> None:
             after = step.after
-            self.step(match_id, LogEntry(step.seat, step.action), after.scores, after.deal_number)
+            entry = LogEntry(step.seat, step.action)
+            self.step(match_id, entry, after.scores, after.deal_number, after)
             for hand in after.hand_results[len(step.before.hand_results) :]:
                 self.hand_end(match_id, hand, after.scores)
 
         return feed
 
-    def _add(self, match_id: str, item: PublicStep | PublicHandEnd) -> None:
+    def _add(
+        self,
+        match_id: str,
+        item: PublicStep | PublicHandEnd,
+        sent: PublicStep | PublicHandEnd | None = None,
+    ) -> None:
+        """Keep ``item`` in the match's history and send ``sent`` (``item`` with its table;
+        ``item`` itself when None) to every watcher."""
+        sent = item if sent is None else sent
         watched = self._matches.get(match_id)
         if watched is None:
             LOG.debug("spectators: a step of match %s, which is not watchable", match_id)
             return
         watched.history.append(item)
         for subscription in tuple(watched.subscribers):
-            if not subscription.put(item):
+            if not subscription.put(sent):
                 self.unsubscribe(subscription)
 
     # -- the spectators' side -----------------------------------------------------------------
@@ -217,7 +269,13 @@ class SpectatorHub:
         watched = self._matches.get(match_id)
         if watched is None:
             raise NotWatchableError(f"no running match has id '{match_id}'")
-        subscription = Subscription(match_id, self.max_pending, [watched.start, *watched.history])
+        backlog: list[Item] = [watched.start, *watched.history]
+        steps = [i for i, item in enumerate(backlog) if isinstance(item, PublicStep)]
+        if steps and watched.state is not None:
+            last = backlog[steps[-1]]
+            assert isinstance(last, PublicStep)
+            backlog[steps[-1]] = dataclasses.replace(last, table=watched.state.observe(SPECTATOR))
+        subscription = Subscription(match_id, self.max_pending, backlog)
         watched.subscribers.append(subscription)
         return subscription
 
@@ -234,6 +292,13 @@ class SpectatorHub:
     def running(self) -> list[str]:
         """The ids of the matches that can be watched now."""
         return list(self._matches)
+
+    def live(self) -> list[LiveMatch]:
+        """The matches that can be watched now, oldest first, with where each stands."""
+        return [
+            LiveMatch(w.start.spec, w.started, w.steps, w.deal, w.scores, len(w.subscribers))
+            for w in self._matches.values()
+        ]
 
     def watchers(self, match_id: str) -> int:
         """How many spectators watch ``match_id`` now."""

@@ -20,12 +20,23 @@ import pytest
 
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import MatchResult, Termination
-from domino_arena.sdk.rules import CHANCE, DEAL, Discard, Game, GameState, LogEntry, make_game
+from domino_arena.sdk.rules import (
+    CHANCE,
+    DEAL,
+    SPECTATOR,
+    Discard,
+    Game,
+    GameState,
+    LogEntry,
+    make_game,
+)
+from domino_arena.sdk.wire import ConversionError, game_from_proto, spectator_table_from_proto
+from domino_arena.sdk.wire import spectator_table_to_proto as table_to_proto
+from domino_arena.sdk.wire.observations import observation_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.wire import spectator_message
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.spectators import (
-    SPECTATOR,
     Dropped,
     NotWatchableError,
     SpectatorHub,
@@ -80,6 +91,14 @@ def drain(subscription: Subscription) -> list[admin_pb.SpectatorMessage | Droppe
     return items
 
 
+def without_table(message: admin_pb.SpectatorMessage) -> bytes:
+    """The message's bytes without its public table (a late watcher's backlog has none)."""
+    copy = admin_pb.SpectatorMessage()
+    copy.CopyFrom(message)
+    copy.ClearField("table")
+    return copy.SerializeToString()
+
+
 def normal_end(state: GameState) -> MatchResult:
     outcome = state.outcome()
     assert outcome is not None
@@ -123,14 +142,22 @@ def test_a_spectator_never_receives_a_hidden_tile(game: Game) -> None:
                 kinds.add(kind)
                 found = spectator_leaks(item, state)
                 assert not found, f"seed {seed}, step {step.index}: {found} in {item}"
+                if kind == "event":
+                    table = spectator_table_from_proto(item.table)
+                    assert table == state.observe(SPECTATOR), "the table is the engine's view"
+                    assert not table.hand and not table.legal_actions
                 tiles += len(tiles_in(item))
                 seen.append(item.SerializeToString())
             if number == 40:
                 late = hub.subscribe(MATCH_ID)
-                backlog = drain(late)
-                assert [m.SerializeToString() for m in backlog if not isinstance(m, Dropped)] == (
-                    seen
-                ), "a late spectator gets exactly the messages so far"
+                backlog = [m for m in drain(late) if not isinstance(m, Dropped)]
+                assert [without_table(m) for m in backlog] == [
+                    without_table(admin_pb.SpectatorMessage.FromString(raw)) for raw in seen
+                ], "a late spectator gets exactly the messages so far"
+                events = [i for i, m in enumerate(backlog) if m.WhichOneof("message") == "event"]
+                assert [i for i, m in enumerate(backlog) if m.HasField("table")] == events[-1:]
+                early_last = admin_pb.SpectatorMessage.FromString(seen[events[-1]])
+                assert backlog[events[-1]].table == early_last.table, "the table after it"
         hub.ended(MATCH_ID, normal_end(state))
         (end,) = drain(early)
         assert isinstance(end, admin_pb.SpectatorMessage)
@@ -332,3 +359,38 @@ def test_a_spectator_that_falls_behind_ends_resource_exhausted(referee: AdminSer
 def test_the_hub_refuses_a_queue_bound_below_one() -> None:
     with pytest.raises(ValueError, match="max_pending: expected at least 1, got 0"):
         SpectatorHub(max_pending=0)
+
+
+def test_a_table_is_a_spectators_view_and_a_table_with_a_hand_is_refused() -> None:
+    state = make_game("straight").new_game(5)
+    with pytest.raises(ConversionError, match="table: the observation of seat 0"):
+        table_to_proto(state.observe(0))
+    seat_view = observation_to_proto(state.observe(state.current_seat))
+    with pytest.raises(ConversionError, match=r"table\.hand: \d+ tiles; expected none"):
+        spectator_table_from_proto(seat_view)
+    del seat_view.hand[:]
+    with pytest.raises(ConversionError, match=r"table\.legal_actions: \d+ actions; expected none"):
+        spectator_table_from_proto(seat_view)
+
+
+def test_list_live_names_the_watchable_matches_and_where_they_stand(
+    referee: AdminServer,
+) -> None:
+    game = make_game("doubles")
+    hub = referee.hub
+    feed = hub.on_step(MATCH_ID)
+    referee.call(lambda: hub.started(spec_of(game, 3)))
+    game_steps = list(steps(game, 3))[:5]
+    for step in game_steps:
+        referee.call(functools.partial(feed, step))
+    live = referee.spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT)
+    (match,) = live.matches
+    assert match.match_id == MATCH_ID
+    assert list(match.players) == list(spec_of(game).bots)
+    assert game_from_proto(match.game) == game
+    assert match.steps == 5
+    assert list(match.scores) == list(game_steps[-1].after.scores)
+    assert match.started.seconds > 0
+    assert list(live.connected) == []  # the fake arena's lobby has nobody connected
+    referee.call(lambda: hub.ended(MATCH_ID, normal_end(game_steps[-1].after)))
+    assert not referee.spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT).matches

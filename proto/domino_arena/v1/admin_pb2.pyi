@@ -1413,6 +1413,7 @@ class SpectatorMessage(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     HAND_END_FIELD_NUMBER: _builtins.int
     MATCH_END_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def start(self) -> Global___WatchStart: ...
     @_builtins.property
@@ -1425,6 +1426,14 @@ class SpectatorMessage(_message.Message):
     def match_end(self) -> _referee_pb2.MatchEnd:
         """the last message"""
 
+    @_builtins.property
+    def table(self) -> _games_pb2.Observation:
+        """With an event: the public table after it, as a viewer without a seat sees it. Its `seat` is
+        0 and means nothing, its `hand` and `legal_actions` are empty, its `history` is the current
+        deal's public steps. A watcher that joins late gets the steps so far without tables and the
+        table after the last of them.
+        """
+
     def __init__(
         self,
         *,
@@ -1432,13 +1441,114 @@ class SpectatorMessage(_message.Message):
         event: _referee_pb2.Event | None = ...,
         hand_end: _referee_pb2.HandEnd | None = ...,
         match_end: _referee_pb2.MatchEnd | None = ...,
+        table: _games_pb2.Observation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "hand_end", b"hand_end", "match_end", b"match_end", "message", b"message", "start", b"start"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "hand_end", b"hand_end", "match_end", b"match_end", "message", b"message", "start", b"start", "table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "hand_end", b"hand_end", "match_end", b"match_end", "message", b"message", "start", b"start"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "hand_end", b"hand_end", "match_end", b"match_end", "message", b"message", "start", b"start", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["start", "event", "hand_end", "match_end"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
 Global___SpectatorMessage: _TypeAlias = SpectatorMessage  # noqa: Y015
+
+@_typing.final
+class ListLiveRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveRequest: _TypeAlias = ListLiveRequest  # noqa: Y015
+
+@_typing.final
+class LiveMatch(_message.Message):
+    """A match that can be watched now."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    STEPS_FIELD_NUMBER: _builtins.int
+    DEAL_FIELD_NUMBER: _builtins.int
+    SCORES_FIELD_NUMBER: _builtins.int
+    WATCHERS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    tournament_id: _builtins.str
+    """empty: not a tournament game"""
+    steps: _builtins.int
+    """steps played so far"""
+    deal: _builtins.int
+    """the current deal's number"""
+    watchers: _builtins.int
+    """spectators watching it now"""
+    @_builtins.property
+    def game(self) -> _games_pb2.GameConfig: ...
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """bot name in each seat"""
+
+    @_builtins.property
+    def started(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """per side, now"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _games_pb2.GameConfig | None = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        tournament_id: _builtins.str = ...,
+        started: _timestamp_pb2.Timestamp | None = ...,
+        steps: _builtins.int = ...,
+        deal: _builtins.int = ...,
+        scores: _abc.Iterable[_builtins.int] | None = ...,
+        watchers: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "started", b"started"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "game", b"game", "match_id", b"match_id", "players", b"players", "scores", b"scores", "started", b"started", "steps", b"steps", "tournament_id", b"tournament_id", "watchers", b"watchers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LiveMatch: _TypeAlias = LiveMatch  # noqa: Y015
+
+@_typing.final
+class ListLiveResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___LiveMatch]:
+        """oldest first"""
+
+    @_builtins.property
+    def connected(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConnectedBot]:
+        """every bot connected now"""
+
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___LiveMatch] | None = ...,
+        connected: _abc.Iterable[Global___ConnectedBot] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "matches", b"matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLiveResponse: _TypeAlias = ListLiveResponse  # noqa: Y015

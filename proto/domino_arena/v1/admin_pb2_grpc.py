@@ -950,6 +950,11 @@ class SpectatorServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.WatchRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.SpectatorMessage.FromString,
                 _registered_method=True)
+        self.ListLive = channel.unary_unary(
+                '/domino_arena.v1.SpectatorService/ListLive',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListLiveRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListLiveResponse.FromString,
+                _registered_method=True)
 
 
 class SpectatorServiceServicer:
@@ -964,6 +969,13 @@ class SpectatorServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListLive(self, request, context):
+        """The matches that can be watched now, and the bots connected now (what a lobby shows).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SpectatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -971,6 +983,11 @@ def add_SpectatorServiceServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.WatchRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.SpectatorMessage.SerializeToString,
+            ),
+            'ListLive': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLive,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListLiveRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListLiveResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1000,6 +1017,33 @@ class SpectatorService:
             '/domino_arena.v1.SpectatorService/Watch',
             domino__arena_dot_v1_dot_admin__pb2.WatchRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.SpectatorMessage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLive(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.SpectatorService/ListLive',
+            domino__arena_dot_v1_dot_admin__pb2.ListLiveRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListLiveResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -318,6 +318,8 @@ class SpectatorServiceStub:
     happens, hand ends and the end. Ends RESOURCE_EXHAUSTED if the watcher falls too far
     behind (a match never waits for a spectator).
     """
+    ListLive: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListLiveRequest, _admin_pb2.ListLiveResponse]
+    """The matches that can be watched now, and the bots connected now (what a lobby shows)."""
 
 @_typing.type_check_only
 class SpectatorServiceAsyncStub(SpectatorServiceStub):
@@ -327,6 +329,8 @@ class SpectatorServiceAsyncStub(SpectatorServiceStub):
     happens, hand ends and the end. Ends RESOURCE_EXHAUSTED if the watcher falls too far
     behind (a match never waits for a spectator).
     """
+    ListLive: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListLiveRequest, _admin_pb2.ListLiveResponse]  # type: ignore[assignment]
+    """The matches that can be watched now, and the bots connected now (what a lobby shows)."""
 
 class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -339,5 +343,13 @@ class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
         happens, hand ends and the end. Ends RESOURCE_EXHAUSTED if the watcher falls too far
         behind (a match never waits for a spectator).
         """
+
+    @_abc_1.abstractmethod
+    def ListLive(
+        self,
+        request: _admin_pb2.ListLiveRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListLiveResponse, _abc.Awaitable[_admin_pb2.ListLiveResponse]]:
+        """The matches that can be watched now, and the bots connected now (what a lobby shows)."""
 
 def add_SpectatorServiceServicer_to_server(servicer: SpectatorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

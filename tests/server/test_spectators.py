@@ -392,5 +392,6 @@ def test_list_live_names_the_watchable_matches_and_where_they_stand(
     assert list(match.scores) == list(game_steps[-1].after.scores)
     assert match.started.seconds > 0
     assert list(live.connected) == []  # the fake arena's lobby has nobody connected
-    referee.call(lambda: hub.ended(MATCH_ID, normal_end(game_steps[-1].after)))
+    aborted = MatchResult(Termination.ABORTED, None, game_steps[-1].after.scores)
+    referee.call(lambda: hub.ended(MATCH_ID, aborted))
     assert not referee.spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT).matches

@@ -1,6 +1,8 @@
-"""A recorded match's table at any step: what the replay viewer draws, as plain data.
+"""A match's table as plain data: what the replay viewer and the live viewer draw.
 
-The match has ended, so everything is shown face up: every hand, the boneyard, the widow. The
+:func:`draw_public` draws what everybody may see (a spectator's observation, as the live view
+gets it from the referee); :func:`draw_table` draws a recorded match, which has ended, so
+everything is shown face up on top of that: every hand, the boneyard, the widow. The
 positions come from the rules engine itself: :func:`replay_states` re-runs the record's steps
 from its header (``make_game(game, **options).new_game(seed, first_seat=...)``), the same way
 :func:`domino_arena.sdk.match.records.replay` checks a record.
@@ -13,11 +15,18 @@ from typing import Any, Final
 from domino_arena.sdk.match.records import MatchRecord
 from domino_arena.sdk.rules import (
     CHANCE,
+    SPECTATOR,
+    TERMINAL,
+    DoublesObservation,
     DoublesState,
     GameState,
+    LineObservation,
+    MoonObservation,
     MoonState,
-    PassingState,
-    StraightState,
+    Observation,
+    PassingObservation,
+    Phase,
+    StraightObservation,
     Tile,
     Trump,
     make_game,
@@ -65,54 +74,81 @@ def _trump_text(trump: int | None) -> str | None:
 def draw_table(state: GameState) -> dict[str, Any]:
     """Return everything on the table of ``state``, face up, as JSON-ready data.
 
-    Common keys: ``game``, ``deal``, ``phase``, ``to_move`` (None once over), ``scores`` (per
-    side), ``hands`` (per seat). Line games add ``boneyard``; Straight adds ``layout`` (the line,
-    or the spinner and its four arms), Doubles ``placed``, ``ends`` and ``unlocked``, Passing
-    ``line`` and ``ends``, Moon the auction, widow, discard, trump and tricks.
+    The public part is :func:`draw_public` of the engine's spectator view; on top of it come
+    what the match kept hidden while it ran: ``hands`` (per seat), the ``boneyard`` of a line
+    game, Moon's ``widow`` and ``discard``, Doubles' ``drawn`` tile.
     """
-    table: dict[str, Any] = {
-        "game": state.game.name,
-        "deal": state.deal_number,
-        "phase": state.phase.value,
-        "to_move": None if state.is_terminal() else state.current_seat,
-        "scores": list(state.scores),
-        "hands": [_tiles(hand) for hand in state.hands],
-    }
+    table = draw_public(state.observe(SPECTATOR))
+    table["hands"] = [_tiles(hand) for hand in state.hands]
     if isinstance(state, LineGameState):
         table["boneyard"] = _tiles(state.boneyard)
-    if isinstance(state, StraightState):
-        layout = state.layout
+    if isinstance(state, DoublesState):
+        table["drawn"] = None if state.drawn is None else str(state.drawn)
+    elif isinstance(state, MoonState):
+        table["widow"] = None if state.widow is None else str(state.widow)
+        table["discard"] = None if state.discard is None else str(state.discard)
+    return table
+
+
+def draw_public(view: Observation) -> dict[str, Any]:
+    """Return what everybody may see of a table (a spectator's observation) as JSON-ready data.
+
+        Common keys: ``game``, ``deal``, ``phase``, ``to_move``,
+        ``scores`` (per side), ``hand_sizes`` (per seat); ``to_move`` is ``CHANCE`` (-1) when a deal
+    is next, None once the game is over. Line games add ``boneyard_size``;
+        Straight adds ``layout`` (the line, or the spinner and its four arms), Doubles ``placed``,
+        ``ends`` and ``unlocked``, Passing ``line`` and ``ends``, Moon the auction, trump and tricks.
+        No key holds a tile of a hand, the boneyard or the widow: the view has none.
+    """
+    table: dict[str, Any] = {
+        "game": view.game.name,
+        "deal": view.deal,
+        "phase": _phase(view).value,
+        "to_move": None if view.current_seat == TERMINAL else view.current_seat,
+        "scores": list(view.scores),
+        "hand_sizes": list(view.hand_sizes),
+    }
+    if isinstance(view, LineObservation):
+        table["boneyard_size"] = view.boneyard_size
+    if isinstance(view, StraightObservation):
+        layout = view.layout
         table["layout"] = {
             "line": _pairs(layout.line),
             "spinner": None if layout.spinner is None else str(Tile(*(layout.spinner,) * 2)),
             "arms": {name: _pairs(arm) for name, arm in zip(ARM_NAMES, layout.arms, strict=True)},
             "count": layout.count,
         }
-    elif isinstance(state, DoublesState):
-        table["placed"] = _tiles(state.placed)
-        table["ends"] = list(state.ends)
-        table["unlocked"] = sorted(state.unlocked)
-        table["drawn"] = None if state.drawn is None else str(state.drawn)
-    elif isinstance(state, PassingState):
-        table["line"] = _pairs(state.line)
-        table["ends"] = None if state.ends is None else list(state.ends)
-    elif isinstance(state, MoonState):
+    elif isinstance(view, DoublesObservation):
+        table["placed"] = _tiles(view.placed)
+        table["ends"] = list(view.ends)
+        table["unlocked"] = sorted(view.unlocked)
+        table["drawn"] = None
+    elif isinstance(view, PassingObservation):
+        table["line"] = _pairs(view.line)
+        table["ends"] = None if view.ends is None else list(view.ends)
+    elif isinstance(view, MoonObservation):
         table.update(
-            bids=[{"seat": seat, "bid": bid} for seat, bid in state.bids],
-            bidder=state.bidder,
-            contract=state.contract,
-            trump=_trump_text(state.trump),
-            widow=None if state.widow is None else str(state.widow),
-            discard=None if state.discard is None else str(state.discard),
-            trick=[{"seat": seat, "tile": str(tile)} for seat, tile in state.trick],
+            bids=[{"seat": seat, "bid": bid} for seat, bid in view.bids],
+            bidder=view.bidder,
+            contract=view.contract,
+            trump=_trump_text(view.trump),
+            widow=None,
+            discard=None,
+            trick=[{"seat": seat, "tile": str(tile)} for seat, tile in view.trick],
             tricks=[
                 {
                     "leader": trick.leader,
                     "plays": [{"seat": seat, "tile": str(tile)} for seat, tile in trick.plays],
                     "winner": trick.winner,
                 }
-                for trick in state.tricks
+                for trick in view.tricks
             ],
-            tricks_won=list(state.won),
+            tricks_won=list(view.tricks_won),
         )
     return table
+
+
+def _phase(view: Observation) -> Phase:
+    if isinstance(view, LineObservation | MoonObservation):
+        return view.phase
+    raise TypeError(f"not the observation of one of the four games: {type(view).__name__}")

@@ -28,6 +28,7 @@ RULES_API: Final = (
     "GAMES",
     "NO_TRUMP",
     "PASS",
+    "SPECTATOR",
     "TERMINAL",
     "TRUMP_DOUBLES",
     "Action",

@@ -232,7 +232,9 @@ def _item(message: admin_pb2.SpectatorMessage, game: Game | None) -> WatchItem:
             step_from_proto(event.step, "event.step"), tuple(event.scores), event.deal, table
         )
     if kind == "hand_end":
-        return WatchedHandEnd(hand_result_from_proto(message.hand_end), tuple(message.hand_end.scores))
+        return WatchedHandEnd(
+            hand_result_from_proto(message.hand_end), tuple(message.hand_end.scores)
+        )
     if kind == "match_end":
         result = message.match_end.result
         termination = termination_from_proto(result.termination)

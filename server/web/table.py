@@ -93,12 +93,12 @@ def draw_table(state: GameState) -> dict[str, Any]:
 def draw_public(view: Observation) -> dict[str, Any]:
     """Return what everybody may see of a table (a spectator's observation) as JSON-ready data.
 
-        Common keys: ``game``, ``deal``, ``phase``, ``to_move``,
-        ``scores`` (per side), ``hand_sizes`` (per seat); ``to_move`` is ``CHANCE`` (-1) when a deal
-    is next, None once the game is over. Line games add ``boneyard_size``;
-        Straight adds ``layout`` (the line, or the spinner and its four arms), Doubles ``placed``,
-        ``ends`` and ``unlocked``, Passing ``line`` and ``ends``, Moon the auction, trump and tricks.
-        No key holds a tile of a hand, the boneyard or the widow: the view has none.
+    Common keys: ``game``, ``deal``, ``phase``, ``to_move`` (``CHANCE``, -1, when a deal is
+    next; None once the game is over), ``scores`` (per side), ``hand_sizes`` (per seat). Line
+    games add ``boneyard_size``; Straight adds ``layout`` (the line, or the spinner and its four
+    arms), Doubles ``placed``, ``ends`` and ``unlocked``, Passing ``line`` and ``ends``, Moon the
+    auction, trump and tricks.
+    No key holds a tile of a hand, the boneyard or the widow: the view has none.
     """
     table: dict[str, Any] = {
         "game": view.game.name,

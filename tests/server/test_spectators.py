@@ -9,6 +9,7 @@ tile it sees must be on the table.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import random
 from collections.abc import Iterator
@@ -18,6 +19,16 @@ from typing import Any, Final
 import grpc
 import pytest
 
+from domino_arena.sdk.client.spectator import (
+    Lobby,
+    Spectator,
+    WatchedEnd,
+    WatchedHandEnd,
+    WatchedStep,
+    WatchError,
+    WatchItem,
+    WatchStarted,
+)
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.sdk.rules import (
@@ -395,3 +406,46 @@ def test_list_live_names_the_watchable_matches_and_where_they_stand(
     aborted = MatchResult(Termination.ABORTED, None, game_steps[-1].after.scores)
     referee.call(lambda: hub.ended(MATCH_ID, aborted))
     assert not referee.spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT).matches
+
+
+def test_the_sdk_spectator_lists_and_follows_a_match_in_the_rules_own_types(
+    referee: AdminServer,
+) -> None:
+    game = make_game("moon")
+    hub = referee.hub
+    game_steps = list(steps(game, 4))
+    feed = hub.on_step(MATCH_ID)
+    referee.call(lambda: hub.started(spec_of(game, 4)))
+    for step in game_steps[:3]:
+        referee.call(functools.partial(feed, step))
+
+    async def follow() -> tuple[Lobby, list[WatchItem]]:
+        async with Spectator(referee.address) as spectator:
+            lobby = await spectator.lobby()
+            items: list[WatchItem] = []
+            async for item in spectator.watch(MATCH_ID):
+                items.append(item)
+                if len(items) == 4:  # the start and the three steps so far
+                    for step in game_steps[3:]:
+                        await asyncio.to_thread(referee.call, functools.partial(feed, step))
+                    end = functools.partial(hub.ended, MATCH_ID, normal_end(game_steps[-1].after))
+                    await asyncio.to_thread(referee.call, end)
+            with pytest.raises(WatchError) as refused:
+                async for _ in spectator.watch("nobody"):
+                    pass
+            assert refused.value.code == "NOT_FOUND"
+            return lobby, items
+
+    lobby, items = asyncio.run(follow())
+    assert [m.match_id for m in lobby.matches] == [MATCH_ID]
+    assert lobby.matches[0].game == game and lobby.matches[0].steps == 3
+    start, *rest = items
+    assert isinstance(start, WatchStarted) and start.game == game
+    watched = [i for i in rest if isinstance(i, WatchedStep)]
+    assert [w.entry.seat for w in watched] == [s.seat for s in game_steps]
+    assert [w.table is not None for w in watched[:3]] == [False, False, True]
+    for w, step in zip(watched[2:], game_steps[2:], strict=True):
+        assert w.table == step.after.observe(SPECTATOR)
+    assert any(isinstance(i, WatchedHandEnd) for i in rest)
+    end = rest[-1]
+    assert isinstance(end, WatchedEnd) and end.termination is Termination.NORMAL

@@ -252,10 +252,54 @@ def crosstable(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> list[
     return rows
 
 
+def duplicate_sets(matches: Sequence[StoredMatch]) -> list[dict[str, Any]]:
+    """The games of each deal side by side: one deal (``deal_id``) played under each seat
+    rotation of its table, so the luck of the deal cancels out when the set is summed.
+
+    Each set has its ``deal``, its ``games`` by rotation (seats and each seat's score) and the
+    ``totals`` per bot over the set: the points of :func:`entrant_results` (a win 1, a draw
+    1/2) and the bot's scores added up. Matches stored without a deal id are left out.
+    """
+    by_deal: dict[int, list[StoredMatch]] = {}
+    for m in matches:
+        if m.deal_id is not None:
+            by_deal.setdefault(m.deal_id, []).append(m)
+    sets = []
+    for deal, games in sorted(by_deal.items()):
+        games.sort(key=lambda m: (m.rotation is None, m.rotation or 0, m.id))
+        bots = list(dict.fromkeys(bot for m in games for bot in m.seats))
+        score = dict.fromkeys(bots, 0)
+        for m in games:
+            sides = sides_of(m)
+            for seat, bot in enumerate(m.seats):
+                score[bot] += m.scores[sides[seat]]
+        sets.append(
+            {
+                "deal": deal,
+                "games": [
+                    {
+                        "id": m.id,
+                        "rotation": m.rotation,
+                        "seats": list(m.seats),
+                        "seat_scores": [m.scores[side] for side in sides_of(m)],
+                        "result": result_text(m),
+                    }
+                    for m in games
+                ],
+                "totals": [
+                    {"bot": row.bot, "points": row.points, "score": score[row.bot]}
+                    for row in entrant_results(bots, counted_games(games))
+                ],
+            }
+        )
+    return sets
+
+
 def tournament(
     storage: WebStorage, tournament_id: str, total_of: TournamentTotal | None
 ) -> dict[str, Any]:
-    """A tournament: its settings and progress, its results table, crosstable and games."""
+    """A tournament: its settings and progress, its results table, crosstable, each deal's
+    games side by side (its duplicate sets) and its games."""
     t = storage.tournament(tournament_id)
     if t is None:
         raise not_found(f"no tournament has id {tournament_id!r}")
@@ -287,6 +331,7 @@ def tournament(
         "seed": t.seed,
         "results": results,
         "crosstable": crosstable(t.entrants, games),
+        "duplicates": duplicate_sets(matches),
         "matches": [match_summary(m) for m in matches],
     }
 

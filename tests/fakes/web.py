@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from domino_arena.sdk.local import LocalResult
@@ -141,31 +142,39 @@ def forfeited_match(created: dt.datetime) -> StoredMatch:
 
 
 def fill(storage: RatedStorage, per_game: int = 2) -> dict[str, LocalResult]:
-    """Store ``per_game`` real matches of each game (the passing ones in the tournament), and
-    the forfeit; return the played games by match id."""
+    """Store ``per_game`` real matches of each game (the passing ones are the tournament's
+    first games: one deal under both seat rotations), and the forfeit; return the played games
+    by match id."""
     for bot in BOTS:
         storage.add_bot(bot)
     storage.add_tournament(a_tournament())
     played: dict[str, LocalResult] = {}
+    cup = schedule_of(a_tournament())
     minute = 0
     for game in GAMES_PLAYED:
         for n in range(per_game):
-            result = play_random(game, {}, seed=100 + n)
-            names = BOTS[: len(result.record.seats)]
+            in_cup = game == "passing"
+            # The cup's games are its schedule's first ones: one deal under each rotation
+            # (the same seed, so the same deal and the same seat-seeded bot moves).
+            seed = 100 + (cup[n].deal_id if in_cup else n)
+            result = play_random(game, {}, seed=seed)
+            names = cup[n].seats if in_cup else BOTS[: len(result.record.seats)]
             result = dataclasses.replace(
                 result, record=dataclasses.replace(result.record, seats=names)
             )
             match_id = match_id_of(game, n)
-            in_cup = game == "passing"
-            storage.save_match(
-                stored_match_of(
-                    result,
-                    match_id,
-                    START + dt.timedelta(minutes=minute),
-                    tournament_id=TOURNAMENT_ID if in_cup else None,
-                    game_index=n if in_cup else None,
-                )
+            stored = stored_match_of(
+                result,
+                match_id,
+                START + dt.timedelta(minutes=minute),
+                tournament_id=TOURNAMENT_ID if in_cup else None,
+                game_index=cup[n].index if in_cup else None,
             )
+            if in_cup:
+                stored = dataclasses.replace(
+                    stored, deal_id=cup[n].deal_id, rotation=cup[n].rotation
+                )
+            storage.save_match(stored)
             played[match_id] = result
             minute += 1
     storage.save_match(forfeited_match(START + dt.timedelta(minutes=minute)))
@@ -223,8 +232,14 @@ class Site:
     played: dict[str, LocalResult]
 
 
-def _schedule_length(t: StoredTournament) -> int:
+def schedule_length(t: StoredTournament) -> int:
+    """A tournament's number of games, as ``domino-arena web`` counts them."""
     return len(schedule_of(t))
+
+
+def web_app(storage: RatedStorage) -> Starlette:
+    """The web app over ``storage``, as ``domino-arena web`` builds it."""
+    return create_app(storage, tournament_total=schedule_length)
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +249,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     storage = RatedStorage(f"sqlite:///{path}")
     storage.open()
     played = fill(storage)
-    app = create_app(storage, tournament_total=_schedule_length)
+    app = web_app(storage)
     with TestClient(app) as client:
         yield Site(storage, client, played)
     storage.close()

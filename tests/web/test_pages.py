@@ -11,6 +11,7 @@ import pytest
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.results import counted_games, entrant_results
+from domino_arena.server.store.matches import sides_of
 from domino_arena.server.web.params import MAX_PER_PAGE
 from tests.fakes.web import (
     BOTS,
@@ -132,6 +133,40 @@ def test_the_tournament_page_shows_progress_results_and_crosstable(site: Site) -
     assert alice["against"][1]["wins"] + alice["against"][1]["losses"] == 2
     listed = site.client.get("/api/tournaments").json()["tournaments"]
     assert [(x["id"], x["progress"]) for x in listed] == [(TOURNAMENT_ID, {"done": 2, "total": 4})]
+
+
+def test_the_tournament_page_shows_each_deal_under_every_rotation_side_by_side(
+    site: Site,
+) -> None:
+    t = site.client.get(f"/api/tournaments/{TOURNAMENT_ID}").json()
+    stored = {m.id: m for m in site.storage.matches(10, tournament_id=TOURNAMENT_ID)}
+    [deal] = t["duplicates"]
+    assert deal["deal"] == 0
+    assert [(g["id"], g["rotation"]) for g in deal["games"]] == [
+        (match_id_of("passing", 0), 0),
+        (match_id_of("passing", 1), 1),
+    ]
+    first, second = deal["games"]
+    assert (first["seats"], second["seats"]) == (["alice", "bob"], ["bob", "alice"])
+    assert {stored[g["id"]].seed for g in deal["games"]} == {stored[first["id"]].seed}
+    for g in deal["games"]:
+        m = stored[g["id"]]
+        assert g["seat_scores"] == [m.scores[side] for side in sides_of(m)]
+    score = {
+        bot: sum(g["seat_scores"][g["seats"].index(bot)] for g in deal["games"])
+        for bot in ("alice", "bob")
+    }
+    want = entrant_results(("alice", "bob"), counted_games(list(stored.values())))
+    assert [(r["bot"], r["points"], r["score"]) for r in deal["totals"]] == [
+        (r.bot, r.points, score[r.bot]) for r in want
+    ]
+    page = site.client.get(f"/tournaments/{TOURNAMENT_ID}").text
+    assert '<tr class="deal" data-deal="0">' in page
+    for g in deal["games"]:
+        assert f'<td class="rotation" data-rotation="{g["rotation"]}">' in page
+        assert f'<a href="/matches/{g["id"]}">' in page
+        a, b = g["seats"]
+        assert f"{a} {g['seat_scores'][0]} · {b} {g['seat_scores'][1]}" in page
 
 
 def test_the_bot_page_shows_its_matches_head_to_head_and_faults(site: Site) -> None:

@@ -1,0 +1,170 @@
+"""The replay viewer in Chromium: stepped with → through a whole recorded match of each game,
+it shows at every step exactly the tiles the rules engine holds after that many steps of the
+record; ← Home End, the step and hand links and space (play/pause) move as they say."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from domino_arena.sdk.match.records import MatchRecord
+from domino_arena.sdk.rules import (
+    DoublesState,
+    GameState,
+    MoonState,
+    PassingState,
+    StraightState,
+    Tile,
+)
+from domino_arena.sdk.rules.linegame import LineGameState
+from domino_arena.server.web.table import hand_starts, replay_states
+from tests.browser.conftest import LiveSite
+from tests.fakes.web import GAMES_PLAYED, match_id_of
+
+Laid = tuple[str, str]
+"""A tile as the page shows it: its ``data-tile`` and its text (a laid tile's text is its
+numbers in the order they lie)."""
+
+READ_TILES = """() => {
+  const shown = {hands: {}, table: [], boneyard: [], outside: []};
+  for (const hand of document.querySelectorAll("#replay .hand")) { shown.hands[hand.dataset.seat] = []; }
+  for (const el of document.querySelectorAll("#replay span.tile")) {
+    const tile = [el.dataset.tile, el.textContent];
+    const hand = el.closest(".hand");
+    if (hand) { shown.hands[hand.dataset.seat].push(el.dataset.tile); }
+    else if (el.closest(".table")) { shown.table.push(tile); }
+    else if (el.closest(".boneyard")) { shown.boneyard.push(el.dataset.tile); }
+    else { shown.outside.push(tile); }
+  }
+  const replay = document.getElementById("replay");
+  return {...shown, step: Number(replay.dataset.step), title: replay.querySelector("h2").textContent};
+}"""
+"""Every tile the replay shows, by where it is (run in the page)."""
+
+
+def pairs(laid: tuple[tuple[int, int], ...]) -> list[Laid]:
+    return [(str(Tile(a, b)), f"{a}-{b}") for a, b in laid]
+
+
+def plain(tiles: list[Tile]) -> list[Laid]:
+    return [(str(t), str(t)) for t in tiles]
+
+
+def table_of(state: GameState) -> list[Laid]:
+    """The tiles on the table of ``state``, in the order the page lays them out."""
+    if isinstance(state, StraightState):
+        layout = state.layout
+        if layout.spinner is None:
+            return pairs(layout.line)
+        laid = [*pairs(layout.line), *plain([Tile(layout.spinner, layout.spinner)])]
+        return laid + [tile for arm in layout.arms for tile in pairs(arm)]
+    if isinstance(state, DoublesState):
+        return plain(list(state.placed))
+    if isinstance(state, PassingState):
+        return pairs(state.line)
+    assert isinstance(state, MoonState)
+    kept = [t for t in (state.widow, state.discard) if t is not None]
+    played = [tile for _, tile in state.trick]
+    won = [tile for trick in state.tricks for _, tile in trick.plays]
+    return plain(kept + played + won)
+
+
+def check_step(page: Page, record: MatchRecord, step: int) -> None:
+    """The page shows step ``step`` of ``record``: exactly the engine's tiles there."""
+    state = replay_states(record, step)
+    shown: dict[str, Any] = page.evaluate(READ_TILES)
+    where = f"{record.game} at step {step}"
+    assert shown["step"] == step, where
+    assert shown["title"].startswith(f"Replay: step {step} of {len(record.steps)},"), where
+    assert shown["hands"] == {
+        str(seat): [str(t) for t in hand] for seat, hand in enumerate(state.hands)
+    }, where
+    assert [tuple(t) for t in shown["table"]] == table_of(state), where
+    boneyard = state.boneyard if isinstance(state, LineGameState) else ()
+    assert shown["boneyard"] == [str(t) for t in boneyard], where
+    assert shown["outside"] == [], where
+    if isinstance(state, StraightState):  # every tile of the layout is drawn, none twice
+        assert Counter(t for t, _ in shown["table"]) == Counter(map(str, state.layout.tiles()))
+
+
+def press(page: Page, key: str) -> None:
+    """Press ``key`` and wait for the navigation it starts."""
+    with page.expect_navigation():
+        page.keyboard.press(key)
+
+
+def click(page: Page, selector: str) -> None:
+    with page.expect_navigation():
+        page.click(selector)
+
+
+def shortest_match(live_site: LiveSite, game: str) -> tuple[str, MatchRecord]:
+    """The stored match of ``game`` with the fewest steps (the suite's CPU is bounded)."""
+    ids = [match_id_of(game, n) for n in (0, 1)]
+    best = min(ids, key=lambda i: len(live_site.site.played[i].record.steps))
+    return best, live_site.site.played[best].record
+
+
+@pytest.mark.parametrize("game", GAMES_PLAYED)
+def test_stepping_through_a_whole_match_shows_the_record_s_tiles_at_every_step(
+    live_site: LiveSite, page: Page, game: str
+) -> None:
+    match_id, record = shortest_match(live_site, game)
+    page.goto(f"{live_site.url}/matches/{match_id}?step=0")
+    check_step(page, record, 0)
+    for step in range(1, len(record.steps) + 1):
+        press(page, "ArrowRight")
+        check_step(page, record, step)
+    assert page.url.endswith(f"?step={len(record.steps)}")
+
+
+def test_the_keys_and_links_move_through_the_match(live_site: LiveSite, page: Page) -> None:
+    match_id, record = shortest_match(live_site, "passing")
+    total = len(record.steps)
+    page.goto(f"{live_site.url}/matches/{match_id}")
+    check_step(page, record, total)
+    for back in range(1, 4):
+        press(page, "ArrowLeft")
+        check_step(page, record, total - back)
+    press(page, "Home")
+    check_step(page, record, 0)
+    press(page, "ArrowLeft")  # at the first step, ← stays there
+    check_step(page, record, 0)
+    press(page, "End")
+    check_step(page, record, total)
+    press(page, "ArrowRight")  # at the end, → stays there
+    check_step(page, record, total)
+    starts = hand_starts(record)
+    assert len(starts) > 1, "the match should have several hands"
+    for hand, start in reversed(list(enumerate(starts, start=1))):
+        click(page, f"nav.hands a >> text='{hand}'")
+        check_step(page, record, start)
+        assert page.text_content("nav.hands a.current") == str(hand)
+    for link, step in [("#next", 1), ("#next", 2), ("#prev", 1), ("#last", total), ("#first", 0)]:
+        click(page, link)
+        check_step(page, record, step)
+
+
+def test_space_plays_and_pauses_on_the_play_timer(live_site: LiveSite, page: Page) -> None:
+    """The play timer runs on Playwright's clock, so the test never waits 0.7 s."""
+    match_id, record = shortest_match(live_site, "straight")
+    page.clock.install()
+    page.goto(f"{live_site.url}/matches/{match_id}?step=0")
+    assert page.text_content("#play") == "▶ play"
+    press(page, " ")
+    check_step(page, record, 1)
+    assert page.text_content("#play") == "⏸ pause"
+    for step in (2, 3):
+        with page.expect_navigation():
+            page.clock.run_for(700)
+        check_step(page, record, step)
+    press(page, " ")
+    check_step(page, record, 3)
+    assert "play=" not in page.url
+    assert page.text_content("#play") == "▶ play"
+    page.clock.run_for(5_000)  # paused: no timer steps on
+    check_step(page, record, 3)
+    assert page.url.endswith("?step=3")

@@ -30,7 +30,9 @@ numbers in the order they lie)."""
 
 READ_TILES = """() => {
   const shown = {hands: {}, table: [], boneyard: [], outside: []};
-  for (const hand of document.querySelectorAll("#replay .hand")) { shown.hands[hand.dataset.seat] = []; }
+  for (const hand of document.querySelectorAll("#replay .hand")) {
+    shown.hands[hand.dataset.seat] = [];
+  }
   for (const el of document.querySelectorAll("#replay span.tile")) {
     const tile = [el.dataset.tile, el.textContent];
     const hand = el.closest(".hand");
@@ -40,7 +42,8 @@ READ_TILES = """() => {
     else { shown.outside.push(tile); }
   }
   const replay = document.getElementById("replay");
-  return {...shown, step: Number(replay.dataset.step), title: replay.querySelector("h2").textContent};
+  const title = replay.querySelector("h2").textContent;
+  return {...shown, step: Number(replay.dataset.step), title: title};
 }"""
 """Every tile the replay shows, by where it is (run in the page)."""
 

@@ -1,7 +1,7 @@
 """The browser tests' fixtures: Chromium, the web app over the filled storage served by uvicorn,
 and a page that fails its test on any console error, page error, failed request or dialog.
 
-Reusable pieces: :func:`browser` (one Chromium per test process), :func:`page` (a fresh
+Reusable pieces: :func:`browser` (one Chromium per test module), :func:`page` (a fresh
 1200x800 context per test, watched), and :func:`tests.browser.harness.serve`, which serves any
 ASGI app (``live_site`` is it over ``tests/fakes/web.py``'s storage, once per module).
 """
@@ -18,9 +18,14 @@ from tests.browser.harness import VIEWPORT, PageWatch, launch, require_chromium,
 from tests.fakes.web import Site, site, web_app  # noqa: F401
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """Debian's headless Chromium (skips, or fails under CI, when it is missing)."""
+    """Debian's headless Chromium (skips, or fails under CI, when it is missing).
+
+    Per module, not per session: Playwright's sync API keeps an asyncio loop running in the
+    thread while it is started, and every other test in the same worker that calls
+    ``asyncio.run`` would fail; pytest tears a module's fixtures down before the next module's
+    tests run."""
     executable = require_chromium()
     with sync_playwright() as playwright:
         chromium = launch(playwright, executable)

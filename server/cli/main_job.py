@@ -6,6 +6,10 @@ over gRPC (``python -m domino_arena.bots``), runs one tournament per game (the s
 admin API's tournaments use, so it is rated, stored and resumable), shows a progress bar, and
 prints each game's standings with Elo and its uncertainty. Nothing is simulated: the bots are
 processes, the moves cross the network stack, the results are in the database afterwards.
+
+The web face (``domino-arena web``, a child process: :mod:`.web_face`) serves the same database
+while the job runs, following its matches live; with ``keep_web`` it stays up after the last
+tournament, until Ctrl-C, so the first run ends in a browser showing the standings and replays.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +35,7 @@ from domino_arena.sdk import runner
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config
+from domino_arena.server.cli import web_face
 from domino_arena.server.cli.tables import standings_table
 from domino_arena.server.ladder.elo import Rating, standings
 from domino_arena.server.ladder.ratings_store import RatedStorage
@@ -81,6 +87,8 @@ class Settings:
     fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
     db_url: str | None = None
     """None: a fresh SQLite file in a temporary folder."""
+    keep_web: bool = False
+    """Keep the web face (and the referee) up after the tournaments, until Ctrl-C."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +102,12 @@ class GameStandings:
     table: list[tuple[str, Rating]]
 
 
-def run(settings: Settings, console: Console) -> list[GameStandings]:
-    """Run the whole job and return every game's standings (also printed on ``console``)."""
+def run(
+    settings: Settings, console: Console, web_socket: socket.socket | None = None
+) -> list[GameStandings]:
+    """Run the whole job and return every game's standings (also printed on ``console``).
+
+    ``web_socket``: where to serve the web face (bound; None: no web face)."""
     with contextlib.ExitStack() as stack:
         if settings.db_url is None:
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="domino-arena-"))
@@ -112,20 +124,31 @@ def run(settings: Settings, console: Console) -> list[GameStandings]:
             raise MainJobError(
                 f"{exc} in {display_url(url)}: use a fresh --db or other --entrants names"
             ) from None
-        return asyncio.run(_main(settings, storage, tokens, console))
+        job = _main(settings, storage, tokens, console, url=url, web_socket=web_socket)
+        return asyncio.run(job)
 
 
 async def _main(
-    settings: Settings, storage: RatedStorage, tokens: dict[str, str], console: Console
+    settings: Settings,
+    storage: RatedStorage,
+    tokens: dict[str, str],
+    console: Console,
+    *,
+    url: str,
+    web_socket: socket.socket | None,
 ) -> list[GameStandings]:
     app = App(Config(host="127.0.0.1", port=0, reconnect_grace=5.0), storage)
     stop = asyncio.Event()
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     serving = asyncio.ensure_future(app.serve(stop, ready.set_result))
     processes: list[tuple[Entrant, subprocess.Popen[bytes], TextIO]] = []
+    web: web_face.WebChild | None = None
     try:
         port = await _first(ready, serving)
         console.print(f"referee listening on 127.0.0.1:{port}")
+        if web_socket is not None:
+            web = web_face.start(web_socket, url, f"127.0.0.1:{port}")
+            console.print(f"web face on {web.url} (standings, replays, live matches)")
         for index, entrant in enumerate(settings.entrants):
             processes.append(_start_bot(entrant, port, tokens[entrant.name], settings.seed + index))
         await _wait_connected(app, processes, serving)
@@ -139,8 +162,12 @@ async def _main(
                 console.print(f"{game.describe()}: skipped, it needs {game.num_players} entrants")
                 continue
             results.append(await _play_game(app, storage, settings, game, console))
+        if web is not None and settings.keep_web:
+            await _until_ctrl_c(web, console)
         return results
     finally:
+        if web is not None:
+            web.stop()
         stop.set()
         with contextlib.suppress(Exception):
             await serving
@@ -153,6 +180,17 @@ async def _main(
                 process.kill()
                 process.wait()
             log.close()
+
+
+async def _until_ctrl_c(web: web_face.WebChild, console: Console) -> None:
+    """Wait for Ctrl-C (asyncio cancels the main task on SIGINT), or for the web face to exit."""
+    console.print(f"the web face stays up on {web.url} until Ctrl-C")
+    try:
+        code = await asyncio.to_thread(web.process.wait)
+    except asyncio.CancelledError:
+        console.print("stopped")
+        return
+    raise MainJobError(f"the web face exited with status {code}")
 
 
 async def _first(ready: asyncio.Future[int], serving: asyncio.Future[None]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import socket
 import sys
 from typing import Final
 
@@ -19,7 +20,7 @@ from domino_arena.sdk.client.tls import TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
 from domino_arena.server.app import Config, run
-from domino_arena.server.cli import main_job
+from domino_arena.server.cli import main_job, web_face
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
     PROG,
@@ -89,6 +90,57 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _tls_arguments(parser)
     _limit_arguments(parser)
+    web_arguments(parser)
+
+
+def web_arguments(parser: argparse.ArgumentParser) -> None:
+    """The web face beside the referee (``serve`` and ``round-robin``): read by
+    :func:`bind_web`."""
+    group = parser.add_argument_group(
+        "web face", "the read-only site (standings, tournaments, replays, live matches)"
+    )
+    group.add_argument(
+        "--web-port",
+        type=int,
+        metavar="PORT",
+        help=f"serve it on this port (default {web_face.DEFAULT_PORT} when that is free, "
+        "else none; 0: any free port)",
+    )
+    group.add_argument(
+        "--web-host",
+        default=web_face.DEFAULT_HOST,
+        metavar="HOST",
+        help=f"the address it listens on (default {web_face.DEFAULT_HOST}: this machine only)",
+    )
+    group.add_argument("--no-web", action="store_true", help="do not serve the web face")
+
+
+def bind_web(args: argparse.Namespace, wanted: bool = False) -> socket.socket | None:
+    """The web face's listening socket as the options ask for it (None: no web face; why is
+    printed when the default port is taken, unless ``wanted``: then any free port serves).
+
+    Raises:
+        CliError: ``--web-port`` given and not free, or given with ``--no-web``.
+    """
+    if args.no_web:
+        if args.web_port is not None:
+            raise CliError("--web-port and --no-web contradict each other: give one")
+        return None
+    sock, why_not = web_face.bind_default(args.web_host, args.web_port)
+    if sock is None and wanted:
+        return web_face.bind(args.web_host, 0, "--web-host")
+    if why_not is not None:
+        print(f"{PROG}: {why_not}", flush=True)
+    return sock
+
+
+def referee_address(host: str, port: int) -> str:
+    """Where a process on this machine dials a referee listening on ``host:port``."""
+    if host in ("", "0.0.0.0"):
+        return f"127.0.0.1:{port}"
+    if host == "::":
+        return f"[::1]:{port}"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 MAX_HELLO_TIMEOUT: Final = 3600.0
@@ -227,10 +279,16 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError("--reconnect-grace and --shutdown-grace must not be negative")
     stream_limits = _limits(args)
     tls, given_token = _tls_and_token(args)
-    storage = open_storage(args.db)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
+    storage = open_storage(args.db)
     admin_token: str = given_token or new_token()
+    try:
+        web_socket = bind_web(args)
+    except CliError:
+        storage.close()
+        raise
+    web: list[web_face.WebChild] = []
     config = Config(
         host=args.host,
         port=args.port,
@@ -251,6 +309,12 @@ def _serve(args: argparse.Namespace) -> int:
             )
         mode = "" if tls is None else " with TLS" if tls.client_ca is None else " with mutual TLS"
         print(f"{PROG}: serving on {args.host}:{port}{mode}", flush=True)
+        if web_socket is not None:
+            # A referee with TLS is followed by a web face given its CA (`web --referee`).
+            live = None if tls is not None else referee_address(args.host, port)
+            web.append(web_face.start(web_socket, args.db, live))
+            note = "" if live is not None else " (live matches off: the referee serves TLS)"
+            print(f"{PROG}: web face on {web[0].url}{note}", flush=True)
 
     handler = logs.configure(args.log_level, args.log_format, sys.stdout)
     try:
@@ -258,6 +322,10 @@ def _serve(args: argparse.Namespace) -> int:
     except (OSError, StorageError) as exc:  # StorageError: the lease is another referee's
         raise CliError(str(exc), code=1) from None
     finally:
+        for child in web:
+            child.stop()
+        if web_socket is not None:
+            web_socket.close()
         storage.close()
         logs.unconfigure(handler)
     print(f"{PROG}: stopped", flush=True)
@@ -297,6 +365,12 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="keep the results in this database (default: a temporary SQLite file)",
     )
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="keep the web face up after the tournaments, until Ctrl-C",
+    )
+    web_arguments(parser)
 
 
 def _round_robin(args: argparse.Namespace) -> int:
@@ -326,6 +400,8 @@ def _round_robin(args: argparse.Namespace) -> int:
         raise CliError(f"--games-per-pairing: must be 1 or more, got {args.games_per_pairing}")
     if args.concurrency < 1:
         raise CliError(f"--concurrency: must be 1 or more, got {args.concurrency}")
+    if args.web and args.no_web:
+        raise CliError("--web and --no-web contradict each other: give one")
     settings = main_job.Settings(
         games=tuple(games),
         entrants=entrants,
@@ -333,16 +409,21 @@ def _round_robin(args: argparse.Namespace) -> int:
         seed=args.seed,
         concurrency=args.concurrency,
         db_url=args.db,
+        keep_web=args.web,
     )
     console = Console(highlight=False)
     console.print(
         f"Round robin of {', '.join(e.name for e in entrants)} through the gRPC referee; "
         f"seed {args.seed}"
     )
+    web_socket = bind_web(args, wanted=args.web)
     try:
-        main_job.run(settings, console)
+        main_job.run(settings, console, web_socket)
     except (StorageError, main_job.MainJobError) as exc:
         raise CliError(str(exc), code=1) from None
+    finally:
+        if web_socket is not None:
+            web_socket.close()
     return 0
 
 

@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import socket
 from typing import Final
 
 import uvicorn
 
-from domino_arena.server.cli.arguments import PROG, CliError, Handler, Handlers, db_argument
+from domino_arena.server.cli import web_face
+from domino_arena.server.cli.arguments import PROG, Handler, Handlers, db_argument
 from domino_arena.server.cli.serve import open_storage
+from domino_arena.server.cli.web_face import DEFAULT_HOST, DEFAULT_PORT
 from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.engine import display_url
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.server.web.app import create_app
-
-DEFAULT_HOST: Final = "127.0.0.1"
-DEFAULT_PORT: Final = 8080
-BACKLOG: Final = 2048
-"""Connections the kernel queues before the server accepts them (uvicorn's default)."""
 
 
 def _web_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,43 +37,35 @@ def _web_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PORT,
         help=f"the port to listen on (default {DEFAULT_PORT}; 0: any free port)",
     )
+    # How `serve` and `round-robin` start this command as their child (server/cli/web_face.py):
+    # the socket they bound, and the pipe that ends when they do.
+    parser.add_argument("--socket-fd", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--lifeline-fd", type=int, help=argparse.SUPPRESS)
 
 
 def _schedule_length(t: StoredTournament) -> int:
     return len(schedule_of(t))
 
 
-def _bound_socket(host: str, port: int) -> socket.socket:
-    """The listening socket, bound and listening before the address is printed: a taken port is
-    one clear error, and a client that reads the address finds the port open."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(BACKLOG)
-    except OSError as exc:
-        sock.close()
-        raise CliError(f"--host/--port: cannot listen on {host}:{port}: {exc.strerror}") from None
-    return sock
-
-
 def _web(args: argparse.Namespace) -> int:
-    if not 0 <= args.port <= 65535:
-        raise CliError(f"--port: must be 0-65535, got {args.port}")
+    child = args.socket_fd is not None
+    if args.lifeline_fd is not None:
+        web_face.exit_with_parent(args.lifeline_fd)
+    sock = (
+        web_face.inherited_socket(args.socket_fd) if child else web_face.bind(args.host, args.port)
+    )
     storage = open_storage(args.db)
     try:
-        sock = _bound_socket(args.host, args.port)
-        host, port = sock.getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        print(f"{PROG}: database {display_url(args.db)}")
-        print(f"{PROG}: web face on http://{shown}:{port}/ (Ctrl-C stops it)", flush=True)
+        if not child:  # a parent that passed its socket has printed the address itself
+            print(f"{PROG}: database {display_url(args.db)}")
+            print(f"{PROG}: web face on {web_face.address(sock)} (Ctrl-C stops it)", flush=True)
         app = create_app(storage, tournament_total=_schedule_length)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
         # uvicorn shuts down gracefully on Ctrl-C, then raises the signal again for its caller.
         with contextlib.suppress(KeyboardInterrupt):
             server.run(sockets=[sock])
     finally:
+        sock.close()
         storage.close()
     return 0
 

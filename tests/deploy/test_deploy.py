@@ -31,8 +31,13 @@ K8S: Final = DEPLOY / "k8s"
 SERVE_ENV: Final = frozenset({"DOMINO_ARENA_DB", "DOMINO_ARENA_ADMIN_TOKEN"})
 """The environment variables ``domino-arena serve`` reads: the database URL, the admin token."""
 
+WEB_ENV: Final = frozenset({"DOMINO_ARENA_DB"})
+"""The environment variable ``domino-arena web`` reads: the database URL (it needs no token)."""
+
 GRPC_PORT: Final = 50051
 METRICS_PORT: Final = 9100
+WEB_PORT: Final = 8080
+WEB_MANIFEST: Final = K8S / "web.yaml"
 
 # -- reading the files ----------------------------------------------------------------------------
 
@@ -109,15 +114,27 @@ def load_one(path: Path) -> dict[str, Any]:
 
 @cache
 def k8s_objects() -> dict[str, dict[str, Any]]:
-    """The Kubernetes objects by kind (each kind once)."""
+    """The referee's Kubernetes objects by kind (each kind once; the web face's are apart)."""
     objects: dict[str, dict[str, Any]] = {}
     for path in sorted(K8S.glob("*.yaml")):
-        if path.name == "kustomization.yaml":
+        if path.name in ("kustomization.yaml", WEB_MANIFEST.name):
             continue
         for doc in load_all(path):
             assert doc["kind"] not in objects, f"two {doc['kind']} objects"
             objects[doc["kind"]] = doc
     return objects
+
+
+@cache
+def k8s_web_objects() -> dict[str, dict[str, Any]]:
+    """The web face's Kubernetes objects (``web.yaml``) by kind."""
+    return {doc["kind"]: doc for doc in load_all(WEB_MANIFEST)}
+
+
+def web_container() -> dict[str, Any]:
+    (found,) = k8s_web_objects()["Deployment"]["spec"]["template"]["spec"]["containers"]
+    assert isinstance(found, dict)
+    return found
 
 
 def container() -> dict[str, Any]:
@@ -167,8 +184,8 @@ def test_the_image_runs_as_a_numeric_non_root_user() -> None:
     assert pod["securityContext"]["runAsUser"] == int(uid)
 
 
-def test_the_image_exposes_the_grpc_and_metrics_ports() -> None:
-    assert exposed_ports() == {GRPC_PORT, METRICS_PORT}
+def test_the_image_exposes_the_grpc_metrics_and_web_ports() -> None:
+    assert exposed_ports() == {GRPC_PORT, METRICS_PORT, WEB_PORT}
 
 
 def test_entrypoint_and_cmd_are_a_valid_serve_command_line() -> None:
@@ -182,6 +199,7 @@ def test_entrypoint_and_cmd_are_a_valid_serve_command_line() -> None:
     assert args.host == "0.0.0.0"
     assert args.port == GRPC_PORT
     assert args.metrics_port == METRICS_PORT
+    assert args.no_web, "compose and Kubernetes run the web face as its own service"
 
 
 def test_the_image_copies_every_folder_the_package_is_built_from() -> None:
@@ -224,16 +242,36 @@ def domino_variables(names: Any) -> set[str]:
 
 def test_compose_runs_the_referee_with_postgres_and_prometheus() -> None:
     services = compose()["services"]
-    assert set(services) == {"referee", "postgres", "prometheus"}
+    assert set(services) == {"referee", "web", "postgres", "prometheus"}
     build = services["referee"]["build"]
     assert (DEPLOY / build["context"]).resolve() == ROOT
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
 
 
 def test_compose_publishes_exactly_the_ports_the_image_exposes() -> None:
-    ports = compose()["services"]["referee"]["ports"]
-    inside = {int(str(mapping).rsplit(":", 1)[-1]) for mapping in ports}
-    assert inside == exposed_ports()
+    services = compose()["services"]
+    published = {}
+    for name in ("referee", "web"):
+        for mapping in services[name]["ports"]:
+            published[int(str(mapping).rsplit(":", 1)[-1])] = name
+    assert set(published) == exposed_ports()
+    assert published[WEB_PORT] == "web"
+
+
+def test_compose_runs_the_web_face_apart_on_the_same_database_following_the_referee() -> None:
+    services = compose()["services"]
+    web = services["web"]
+    assert web["image"] == services["referee"]["image"]
+    args = build_parser().parse_args(web["command"])
+    assert args.command == "web"
+    assert (args.host, args.port) == ("0.0.0.0", WEB_PORT)
+    assert args.referee == f"referee:{GRPC_PORT}"
+    assert (
+        web["environment"]["DOMINO_ARENA_DB"]
+        == services["referee"]["environment"]["DOMINO_ARENA_DB"]
+    )
+    assert domino_variables(web["environment"]) == WEB_ENV
+    assert web["depends_on"]["postgres"]["condition"] == "service_healthy"
 
 
 def test_compose_starts_the_referee_once_postgres_is_healthy() -> None:
@@ -333,7 +371,8 @@ def test_the_deployment_selects_its_pods_and_the_service_selects_them_too() -> N
 def test_the_container_ports_are_the_ones_the_image_exposes() -> None:
     assert container_port("grpc") == GRPC_PORT
     assert container_port("metrics") == METRICS_PORT
-    assert {p["containerPort"] for p in container()["ports"]} == exposed_ports()
+    ports = [*container()["ports"], *web_container()["ports"]]
+    assert {p["containerPort"] for p in ports} == exposed_ports()
 
 
 @pytest.mark.parametrize("probe", ["startupProbe", "readinessProbe", "livenessProbe"])
@@ -416,3 +455,50 @@ def test_the_secret_holds_only_marked_placeholders() -> None:
     assert set(secret["stringData"]) == {"DOMINO_ARENA_ADMIN_TOKEN", "DB_PASSWORD"}
     for key, placeholder in secret["stringData"].items():
         assert placeholder.startswith("CHANGE-ME"), f"{key} is not a placeholder"
+
+
+# -- the web face on Kubernetes -------------------------------------------------------------------
+
+
+def test_the_web_deployment_runs_the_web_command_against_the_referee_service() -> None:
+    assert set(k8s_web_objects()) == {"Deployment", "Service"}
+    for kind, obj in k8s_web_objects().items():
+        assert obj["metadata"]["name"] == "domino-arena-web", kind
+        assert "namespace" not in obj["metadata"], f"{kind} names a namespace"
+    args = build_parser().parse_args(web_container()["args"])
+    assert args.command == "web"
+    assert (args.host, args.port) == ("0.0.0.0", WEB_PORT)
+    referee_service = k8s_objects()["Service"]
+    assert args.referee == f"{referee_service['metadata']['name']}:{GRPC_PORT}"
+    assert web_container()["image"] == container()["image"]
+
+
+def test_the_web_face_scales_apart_and_its_service_selects_only_its_pods() -> None:
+    deployment = k8s_web_objects()["Deployment"]
+    assert deployment["spec"]["replicas"] >= 2
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    selector = k8s_web_objects()["Service"]["spec"]["selector"]
+    assert selector.items() <= labels.items()
+    referee_labels = k8s_objects()["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert not selector.items() <= referee_labels.items(), "the web Service would pick referees"
+    (port,) = k8s_web_objects()["Service"]["spec"]["ports"]
+    assert port["targetPort"] == "http"
+    assert {p["name"]: p["containerPort"] for p in web_container()["ports"]} == {"http": WEB_PORT}
+
+
+@pytest.mark.parametrize("probe", ["readinessProbe", "livenessProbe"])
+def test_the_web_probes_ask_the_health_route(probe: str) -> None:
+    check = web_container()[probe]
+    assert check["httpGet"] == {"path": "/healthz", "port": "http"}
+
+
+def test_the_web_container_is_unprivileged_and_reads_only_the_database_url() -> None:
+    pod = k8s_web_objects()["Deployment"]["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    security = web_container()["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["capabilities"]["drop"] == ["ALL"]
+    names = {variable["name"] for variable in web_container()["env"]}
+    assert domino_variables(names) == WEB_ENV
+    assert web_container()["env"][-1]["value"] == container()["env"][-1]["value"]

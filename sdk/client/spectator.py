@@ -72,11 +72,22 @@ class ConnectedBot:
 
 
 @dataclass(frozen=True, slots=True)
+class LiveLadder:
+    """A ladder running now: its game, the games it started and how many of them are over."""
+
+    game: Game
+    started: int
+    finished: int
+
+
+@dataclass(frozen=True, slots=True)
 class Lobby:
-    """What a referee is playing now (oldest match first), and who is connected."""
+    """What a referee is playing now (oldest match first), who is connected, and the ladders
+    running (by game name)."""
 
     matches: tuple[LiveMatch, ...]
     connected: tuple[ConnectedBot, ...]
+    ladders: tuple[LiveLadder, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +182,12 @@ class Spectator:
             matches=tuple(_live_match(m) for m in answer.matches),
             connected=tuple(
                 ConnectedBot(b.name, tuple(b.games), b.matches) for b in answer.connected
+            ),
+            ladders=tuple(
+                LiveLadder(
+                    game_from_proto(ladder.game, "ladders.game"), ladder.started, ladder.finished
+                )
+                for ladder in answer.ladders
             ),
         )
 

@@ -190,6 +190,14 @@ def pool_repeat_deal_rows(
     return repeat_deal_rows([m for m in matches if m.rated], bots)
 
 
+def live_ladder_message(ladder: LadderView) -> admin_pb.LiveLadder:
+    """Return what anyone may know of a running ladder (``ListLive``): its game and counts,
+    not its seed."""
+    return admin_pb.LiveLadder(
+        game=game_to_proto(ladder.game), started=ladder.started, finished=ladder.finished
+    )
+
+
 def ladder_message(ladder: LadderView) -> admin_pb.Ladder:
     """Return a running ladder's settings and counts."""
     return admin_pb.Ladder(

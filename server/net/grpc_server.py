@@ -140,7 +140,8 @@ class GrpcServer:
         )
         admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(arena), self._server)
         admin_pb_grpc.add_SpectatorServiceServicer_to_server(
-            SpectatorServicer(arena.spectators, arena.storage, arena.lobby), self._server
+            SpectatorServicer(arena.spectators, arena.storage, arena.lobby, lambda: arena.ladders),
+            self._server,
         )
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)

@@ -10,10 +10,12 @@ a spectator sees nothing a seat could not.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import grpc
 
+from domino_arena.server.net.admin_answers import LadderView, live_ladder_message
 from domino_arena.server.net.wire import connected_bots, live_match_to_proto, spectator_message
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
@@ -36,10 +38,18 @@ class MatchLookup(Protocol):
 class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
     """``Watch`` and ``ListLive``: public information only, so no token is needed."""
 
-    def __init__(self, hub: SpectatorHub, storage: MatchLookup, roster: Roster) -> None:
+    def __init__(
+        self,
+        hub: SpectatorHub,
+        storage: MatchLookup,
+        roster: Roster,
+        ladders: Callable[[], Mapping[str, LadderView]] = dict,
+    ) -> None:
         self.hub = hub
         self.storage = storage
         self.roster = roster
+        self.ladders = ladders
+        """The running ladders by game name, read at each ``ListLive``."""
 
     async def ListLive(  # noqa: N802
         self,
@@ -49,6 +59,7 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
         return admin_pb.ListLiveResponse(
             matches=[live_match_to_proto(live) for live in self.hub.live()],
             connected=connected_bots(self.roster),
+            ladders=[live_ladder_message(ladder) for _, ladder in sorted(self.ladders().items())],
         )
 
     async def Watch(  # type: ignore[override]  # noqa: N802

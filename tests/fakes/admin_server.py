@@ -154,7 +154,10 @@ class AdminServer:
             server = grpc.aio.server()
             admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
             admin_pb_grpc.add_SpectatorServiceServicer_to_server(
-                SpectatorServicer(self.hub, self.arena.storage, self.arena.lobby), server
+                SpectatorServicer(
+                    self.hub, self.arena.storage, self.arena.lobby, lambda: self.arena.ladders
+                ),
+                server,
             )
             self.port = server.add_insecure_port("127.0.0.1:0")
             await server.start()

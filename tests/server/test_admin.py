@@ -20,7 +20,7 @@ import grpc
 import pytest
 
 from domino_arena.sdk.rules import make_game
-from domino_arena.sdk.wire import game_to_proto
+from domino_arena.sdk.wire import game_from_proto, game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.admin_requests import check_token
 from domino_arena.server.net.lobby import Connection
@@ -535,6 +535,12 @@ def test_ladders_start_list_and_stop(server: AdminServer, arena: FakeArena) -> N
     )
     listed = server.admin.ListLadders(admin_pb.ListLaddersRequest(), metadata=AUTH)
     assert [x.game.WhichOneof("game") for x in listed.ladders] == ["straight"]
+    arena.ladders["straight"].started, arena.ladders["straight"].finished = 7, 5
+    public = server.spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT).ladders
+    (shown,) = public  # no token needed, and no seed: it would tell the deals to come
+    assert game_from_proto(shown.game) == make_game("straight")
+    assert (shown.started, shown.finished) == (7, 5)
+    assert "seed" not in admin_pb.LiveLadder.DESCRIPTOR.fields_by_name
     server.admin.StopLadder(admin_pb.StopLadderRequest(game="straight"), metadata=AUTH)
     assert not server.admin.ListLadders(admin_pb.ListLaddersRequest(), metadata=AUTH).ladders
     assert arena.calls == [("start ladder", "straight"), ("stop ladder", "straight")]

@@ -20,6 +20,7 @@ import grpc
 import pytest
 
 from domino_arena.sdk.client.spectator import (
+    LiveLadder,
     Lobby,
     Spectator,
     WatchedEnd,
@@ -30,7 +31,7 @@ from domino_arena.sdk.client.spectator import (
     WatchStarted,
 )
 from domino_arena.sdk.match.notices import Step
-from domino_arena.sdk.match.results import MatchResult, Termination
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import (
     CHANCE,
     DEAL,
@@ -56,7 +57,7 @@ from domino_arena.server.play.spectators import (
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.admin_server import AdminServer, FakeArena, stored_match
+from tests.fakes.admin_server import AdminServer, FakeArena, FakeLadder, stored_match
 from tests.fakes.leaks import (
     CONFIG_IDS,
     CONFIGS,
@@ -418,6 +419,9 @@ def test_the_sdk_spectator_lists_and_follows_a_match_in_the_rules_own_types(
     referee.call(lambda: hub.started(spec_of(game, 4)))
     for step in game_steps[:3]:
         referee.call(functools.partial(feed, step))
+    referee.arena.ladders["moon"] = FakeLadder(
+        game, TimeControl(), FaultPolicy.SUBSTITUTE, 3, 2, 77, started=4, finished=1
+    )
 
     async def follow() -> tuple[Lobby, list[WatchItem]]:
         async with Spectator(referee.address) as spectator:
@@ -437,6 +441,7 @@ def test_the_sdk_spectator_lists_and_follows_a_match_in_the_rules_own_types(
             return lobby, items
 
     lobby, items = asyncio.run(follow())
+    assert lobby.ladders == (LiveLadder(game, started=4, finished=1),)
     assert [m.match_id for m in lobby.matches] == [MATCH_ID]
     assert lobby.matches[0].game == game and lobby.matches[0].steps == 3
     start, *rest = items

@@ -1526,11 +1526,42 @@ class LiveMatch(_message.Message):
 Global___LiveMatch: _TypeAlias = LiveMatch  # noqa: Y015
 
 @_typing.final
+class LiveLadder(_message.Message):
+    """A ladder running now, as anyone may see it: no seed (it would tell the deals to come)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
+    started: _builtins.int
+    """games started since the ladder started"""
+    finished: _builtins.int
+    """of those, games over"""
+    @_builtins.property
+    def game(self) -> _games_pb2.GameConfig: ...
+    def __init__(
+        self,
+        *,
+        game: _games_pb2.GameConfig | None = ...,
+        started: _builtins.int = ...,
+        finished: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished", b"finished", "game", b"game", "started", b"started"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LiveLadder: _TypeAlias = LiveLadder  # noqa: Y015
+
+@_typing.final
 class ListLiveResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
     CONNECTED_FIELD_NUMBER: _builtins.int
+    LADDERS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___LiveMatch]:
         """oldest first"""
@@ -1539,15 +1570,20 @@ class ListLiveResponse(_message.Message):
     def connected(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConnectedBot]:
         """every bot connected now"""
 
+    @_builtins.property
+    def ladders(self) -> _containers.RepeatedCompositeFieldContainer[Global___LiveLadder]:
+        """the running ladders (one per game), by game name"""
+
     def __init__(
         self,
         *,
         matches: _abc.Iterable[Global___LiveMatch] | None = ...,
         connected: _abc.Iterable[Global___ConnectedBot] | None = ...,
+        ladders: _abc.Iterable[Global___LiveLadder] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "ladders", b"ladders", "matches", b"matches"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -187,12 +187,17 @@ class LiveSource:
         self.lobby_seconds = lobby_seconds
         self.snapshot_seconds = snapshot_seconds
         self.clock = clock
-        self.streams = 0
-        """Event streams open now."""
+        self.open_streams: set[StreamEvents] = set()
+        """The event streams open now (at most ``max_streams``)."""
         self.lobby_calls = 0
         """``ListLive`` calls made so far (the cache's test reads it)."""
         self._channel: _Channel | None = None
         self._lobby: tuple[float, Lobby] | None = None
+
+    @property
+    def streams(self) -> int:
+        """How many event streams are open now."""
+        return len(self.open_streams)
 
     def _current(self) -> _Channel:
         loop = asyncio.get_running_loop()
@@ -304,8 +309,8 @@ class LiveSource:
                 f"too many live streams: {self.max_streams} are open, the most this web face "
                 "serves; try again later",
             )
-        self.streams += 1
         events = StreamEvents(self, match_id)
+        self.open_streams.add(events)
         try:
             await events.begin()
         except BaseException:
@@ -380,12 +385,15 @@ class StreamEvents:
         if self._stopped:
             return
         self._stopped = True
-        try:
-            if self._pump is not None:
-                self._pump.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await self._pump
-            else:
-                await self._watch.aclose()
-        finally:
-            self.source.streams -= 1
+        self.source.open_streams.discard(self)
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        else:
+            await self._watch.aclose()
+
+    @property
+    def pump(self) -> asyncio.Task[None] | None:
+        """The task moving the watch's items into the queue (done once it stopped)."""
+        return self._pump

@@ -51,8 +51,9 @@ HEARTBEAT_SECONDS: Final = 15.0
 """An SSE comment after this long without an event, so proxies keep the stream open."""
 LOBBY_SECONDS: Final = 1.0
 """How long one ``ListLive`` answer serves every page."""
-SNAPSHOT_SECONDS: Final = 5.0
-"""How long the server-drawn page waits for a match's first table (a match deals at once)."""
+SNAPSHOT_SECONDS: Final = 2.0
+"""How long the server-drawn page waits for a match's latest table (the referee sends it at
+once, with the backlog, unless the match has no step yet, which the lobby tells)."""
 
 GONE: Final = 410
 
@@ -265,6 +266,8 @@ class LiveSource:
         """
         self.check_id(match_id)
         follower = Follower(match_id)
+        listed = [m for m in (await self.lobby()).matches if m.match_id == match_id]
+        not_dealt = bool(listed) and listed[0].steps == 0  # then no table is coming at once
         watch = _watch(self._current().spectator, match_id)
         snapshot: Snapshot | None = None
         try:
@@ -274,6 +277,8 @@ class LiveSource:
                         name, data = follower.event(item)
                         if name == "start":
                             snapshot = Snapshot(data)
+                            if not_dealt:
+                                break
                             continue
                         assert snapshot is not None
                         snapshot.steps = follower.steps

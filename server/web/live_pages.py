@@ -154,11 +154,14 @@ class EventStream(Response):
     media_type = "text/event-stream"
 
     def __init__(self, events: StreamEvents, render: Callable[[dict[str, Any], list[str]], str]):
-        super().__init__(
-            status_code=200,
-            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-            media_type=self.media_type,
-        )
+        # Not Response.__init__: it would declare a Content-Length (of an empty body).
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no"),
+        ]
         self.events = events
         self.draw = render
 

@@ -73,15 +73,19 @@ def get(url: str) -> tuple[int, str, dict[str, str]]:
 
 
 class Gate:
-    """A raw bot policy that holds the first request of a match until :meth:`open`."""
+    """A raw bot policy that holds a match at its ``hold_at``-th action request (by then the
+    deal and the first replies are steps the spectators have) until :meth:`open`."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold_at: int = 2) -> None:
         self._open = threading.Event()
         self.waiting = threading.Event()
         self.match_id = ""
+        self.hold_at = hold_at
+        self.requests = 0
 
     def policy(self, bot: RawBot, request: pb.ActionRequest) -> None:
-        if not self._open.is_set():
+        self.requests += 1
+        if self.requests >= self.hold_at and not self._open.is_set():
             self.match_id = request.match_id
             self.waiting.set()
             assert self._open.wait(WAIT), "the gate was never opened"
@@ -112,7 +116,7 @@ class AsgiCall:
         """Set whenever a body chunk arrives (cleared by :meth:`wait_for`)."""
         self.started = asyncio.Event()
         self._gone = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
+        self.task: asyncio.Future[None] | None = None
 
     def start(self) -> AsgiCall:
         scope = {
@@ -129,7 +133,7 @@ class AsgiCall:
             "client": ("127.0.0.1", 50000),
             "server": ("testserver", 80),
         }
-        self.task = asyncio.create_task(self.app(scope, self._receive, self._send))
+        self.task = asyncio.ensure_future(self.app(scope, self._receive, self._send))
         return self
 
     async def _receive(self) -> Message:

@@ -16,11 +16,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import pytest
 from starlette.types import ASGIApp, Message
 
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.web.app import create_app
+from domino_arena.server.web.live import LiveSource
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.referee_server import WAIT, RawBot, first_legal
+from tests.browser.harness import serve
+from tests.fakes.referee_server import WAIT, RawBot, Referee, first_legal
 
+BOTS: Final = ("alice", "bob", "carol")
+"""The bots connected to :func:`arena`'s referee (enough for every game's default)."""
 DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 """A URL opener that never goes through a proxy (the servers are on loopback)."""
 
@@ -170,6 +177,44 @@ class AsgiCall:
         assert self.task is not None
         await asyncio.wait_for(self.task, WAIT)
         return self.body.decode()
+
+
+@dataclass
+class Arena:
+    """A real referee with :data:`BOTS` connected (no policy until a test sets one), and the
+    web face following it, served by uvicorn at ``url``."""
+
+    referee: Referee
+    bots: list[RawBot]
+    url: str
+    live: LiveSource
+
+    def hold(self, gate: Gate) -> None:
+        """Let every bot play through ``gate``."""
+        for bot in self.bots:
+            bot.policy = gate.policy
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    """One referee and web face per module (hashing the bots' tokens is slow)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('live') / 'arena.db'}"
+    storage = RatedStorage(url)
+    storage.open()
+    tokens = {name: storage.add_bot(name) for name in BOTS}
+    referee = Referee(storage)
+    bots = [referee.connect(name, tokens[name], policy=None) for name in BOTS]
+    web_storage = RatedStorage(url)
+    web_storage.open()
+    # Fresh lobbies (each test asks for its own match), and room for a whole match's events.
+    live = LiveSource(referee.address, queue_bound=100_000, lobby_seconds=0.0)
+    try:
+        with serve(create_app(web_storage, live=live)) as base:
+            yield Arena(referee, bots, base, live)
+    finally:
+        referee.close()
+        web_storage.close()
+        storage.close()
 
 
 def events_of(stream: SseStream, name: str) -> Iterator[SseEvent]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Final
 
 import pytest
@@ -21,50 +19,20 @@ import pytest
 from domino_arena.sdk.match.records import MatchRecord, parse_record
 from domino_arena.sdk.rules import SPECTATOR, GameState, Tile, make_game
 from domino_arena.sdk.wire import game_to_proto
-from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.web.app import create_app
-from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.table import draw_public, replay_states
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-from tests.browser.harness import serve
-from tests.browser.live_harness import DIRECT, Gate, get, parse_sse
+from tests.browser import live_harness
+from tests.browser.live_harness import BOTS, DIRECT, Arena, Gate, get, parse_sse
 from tests.fakes.leaks import hidden_from
-from tests.fakes.referee_server import WAIT, RawBot, Referee
+from tests.fakes.referee_server import WAIT
 
-BOTS: Final = ("alice", "bob", "carol")
 GAMES: Final = ("moon", "passing", "straight", "doubles")
 TILE: Final = re.compile(r"\b([0-6])-([0-6])\b")
 HIDDEN_KEYS: Final = ("hands", "boneyard")
 
-
-@dataclass
-class Arena:
-    referee: Referee
-    bots: list[RawBot]
-    url: str
-    live: LiveSource
-
-
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
-    """A referee with the three bots connected, and the web face following it."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('live') / 'arena.db'}"
-    storage = RatedStorage(url)
-    storage.open()
-    tokens = {name: storage.add_bot(name) for name in BOTS}
-    referee = Referee(storage)
-    bots = [referee.connect(name, tokens[name], policy=None) for name in BOTS]
-    web_storage = RatedStorage(url)
-    web_storage.open()
-    live = LiveSource(referee.address, queue_bound=100_000, lobby_seconds=0.0)
-    try:
-        with serve(create_app(web_storage, live=live)) as base:
-            yield Arena(referee, bots, base, live)
-    finally:
-        referee.close()
-        web_storage.close()
-        storage.close()
+arena = live_harness.arena
+"""The module's referee and web face (a fixture)."""
 
 
 def tiles_in(text: str) -> set[Tile]:
@@ -125,8 +93,7 @@ def record_id(stream: Any) -> str:
 def test_a_whole_live_match_shows_no_hidden_tile_anywhere(arena: Arena, game_name: str) -> None:
     game = make_game(game_name)
     gate = Gate()
-    for bot in arena.bots:
-        bot.policy = gate.policy
+    arena.hold(gate)
     request = admin_pb.RunMatchRequest(
         game=game_to_proto(game), bots=BOTS[: game.num_players], has_seed=True, seed=21
     )

@@ -16,7 +16,10 @@
     source.close();
     status.textContent = text;
   }
-  source.addEventListener("start", function (event) { players = data(event).players; });
+  source.addEventListener("start", function (event) {
+    players = data(event).players;
+    live.dataset.followed = "yes";  // the stream is open: what comes next arrives here
+  });
   source.addEventListener("step", function (event) {
     var step = data(event);
     if (!step.html) { return; }  // an earlier step of the backlog: the latest comes with its table

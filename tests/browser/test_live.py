@@ -37,7 +37,7 @@ def test_the_live_view_follows_a_match_to_its_end_without_a_reload(
     running = arena.referee.admin.RunMatch.future(request, timeout=WAIT * 6)
     match_id = gate.held()
     loads: list[str] = []
-    page.on("load", lambda: loads.append(page.url))
+    page.on("load", lambda loaded: loads.append(loaded.url))
     page.goto(f"{arena.url}/live/{match_id}")
     live = page.locator("#live")
     expect(live).to_have_attribute("data-state", "live")

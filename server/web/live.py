@@ -40,6 +40,7 @@ from domino_arena.sdk.client.spectator import (
 from domino_arena.sdk.client.tls import ClientTls
 from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import CHANCE, DEAL, Game
+from domino_arena.sdk.wire import ConversionError
 from domino_arena.server.web.params import MAX_TEXT, WebError, not_found
 from domino_arena.server.web.table import draw_public
 
@@ -290,6 +291,8 @@ class LiveSource:
                             break
         except WatchError as exc:
             raise self._refusal(match_id, exc) from None
+        except ConversionError as exc:
+            raise WebError(502, f"the referee sent a malformed message: {exc}") from None
         except TimeoutError:
             pass  # no table yet: the page says so, and its script follows the match
         if snapshot is None:
@@ -344,6 +347,8 @@ class StreamEvents:
             item = await anext(self._watch)
         except WatchError as exc:
             raise self.source._refusal(self.match_id, exc) from None
+        except ConversionError as exc:
+            raise WebError(502, f"the referee sent a malformed message: {exc}") from None
         except StopAsyncIteration:  # pragma: no cover - watch always starts or raises
             raise self.source.unreachable(WatchError("UNAVAILABLE", "empty stream")) from None
         self.first = self.follower.event(item)
@@ -368,6 +373,8 @@ class StreamEvents:
                 "RESOURCE_EXHAUSTED": "cut: the referee dropped this watcher, which fell behind",
             }.get(exc.code, f"the referee's stream ended: {exc.code} {exc.message}".strip())
             self._queue.put_nowait(StreamCutError(reason + "; reload to watch again"))
+        except ConversionError as exc:
+            self._queue.put_nowait(StreamCutError(f"the referee sent a malformed message: {exc}"))
 
     async def next(self) -> tuple[str, dict[str, Any]] | None:
         """The next event; None after the last (the end); a heartbeat timeout raises

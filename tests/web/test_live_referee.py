@@ -127,6 +127,9 @@ def test_a_whole_live_match_shows_no_hidden_tile_anywhere(arena: Arena, game_nam
     for path, (status, text, _) in pages.items():
         assert status == 200, path
         assert not leaks(text, at_hold), path
+    held_page = pages[f"/live/{match_id}"][1]
+    assert '<section class="table"' in held_page, "the page draws the table without JavaScript"
+    assert held_page.count("tile back") == sum(at_hold.observe(SPECTATOR).hand_sizes)
     assert not leaks(lobby_text, at_hold) and not leaks(held_text, at_hold)
     assert check_event_stream(body, record) > 0, "the walk saw no tile: it checks nothing"
     # Once over: the live page says so and links the replay.

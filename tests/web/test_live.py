@@ -205,7 +205,11 @@ def test_a_hostile_bot_name_is_escaped_in_every_page_and_event(referee: AdminSer
     stream = parse_sse(body)
     (started,) = events_of(stream, "start")
     assert started.data["players"] == [HOSTILE, "bob"]
-    html = [e.data["html"] for e in events_of(stream, "step") if "html" in e.data]
+    step_events = list(events_of(stream, "step"))
+    assert [e.data["step"] for e in step_events] == list(range(1, 7))
+    # A late watcher's backlog: only the latest step carries its table.
+    assert [e.data["table"] is not None for e in step_events] == [False] * 5 + [True]
+    html = [e.data["html"] for e in step_events if "html" in e.data]
     assert html and all(ESCAPED in h and HOSTILE not in h for h in html)
     assert [e.name for e in stream.events][-1] == "end"
     assert HOSTILE in stream.events[-1].data["result"]

@@ -25,9 +25,10 @@
     if (!step.html) { return; }  // an earlier step of the backlog: the latest comes with its table
     board.innerHTML = step.html;
     live.dataset.step = String(step.step);
-    status.textContent = "Live: step " + step.step + ".";
+    status.textContent = "Live: " + step.step + " steps played.";
     var who = step.seat === null ? "the deal" : "seat " + step.seat + " (" + players[step.seat] + ")";
-    last.textContent = "Step " + step.step + ": " + who + ": ";
+    // Numbered from 0, as the replay viewer numbers them (its ?step=N shows the table after it).
+    last.textContent = "Step " + (step.step - 1) + ": " + who + ": ";
     var action = document.createElement("strong");
     action.textContent = step.action;
     last.appendChild(action);

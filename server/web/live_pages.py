@@ -241,6 +241,8 @@ def live_routes(live: LiveSource | None, templates: Jinja2Templates) -> list[Bas
     async def events(request: Request) -> Response:
         if live is None:
             raise WebError(503, NO_REFEREE)
+        if request.method == "HEAD":  # no stream (it would hold a slot for nothing)
+            return Response(media_type=EventStream.media_type)
         return EventStream(await live.open(request.path_params["id"]), render)
 
     return [

@@ -108,12 +108,14 @@ class Gate:
 
 
 class AsgiCall:
-    """One GET of an ASGI app, driven by hand in the running loop: the browser reads its body
-    only while :attr:`reading` is set, and goes away when :meth:`disconnect` is called."""
+    """One request (a GET unless told) of an ASGI app, driven by hand in the running loop: the
+    browser reads its body only while :attr:`reading` is set, and goes away when
+    :meth:`disconnect` is called."""
 
-    def __init__(self, app: ASGIApp, path: str) -> None:
+    def __init__(self, app: ASGIApp, path: str, method: str = "GET") -> None:
         self.app = app
         self.path = path
+        self.method = method
         self.status: int | None = None
         self.headers: dict[str, str] = {}
         self.body = b""
@@ -130,7 +132,7 @@ class AsgiCall:
             "type": "http",
             "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1",
-            "method": "GET",
+            "method": self.method,
             "scheme": "http",
             "path": self.path,
             "raw_path": self.path.encode(),

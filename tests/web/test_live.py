@@ -246,6 +246,10 @@ def test_streams_are_bounded_and_a_browser_that_goes_releases_its_stream(
         await first.wait_for("event: step")
         assert live.streams == 2
         assert await asyncio.to_thread(referee.call, lambda: referee.hub.watchers(MATCH_ID)) == 2
+        head = AsgiCall(app, EVENTS, method="HEAD").start()
+        assert await head.wait_started() == 200
+        await head.finished()
+        assert live.streams == 2  # a HEAD holds no slot
         third = AsgiCall(app, EVENTS).start()
         assert await third.wait_started() == 503
         assert "too many live streams: 2 are open" in await third.finished()

@@ -194,7 +194,7 @@ class LiveSource:
         self.lobby_calls = 0
         """``ListLive`` calls made so far (the cache's test reads it)."""
         self._channel: _Channel | None = None
-        self._lobby: tuple[float, Lobby] | None = None
+        self._lobby: tuple[float, Lobby | WebError] | None = None
 
     @property
     def streams(self) -> int:
@@ -223,23 +223,28 @@ class LiveSource:
     # -- the lobby ------------------------------------------------------------------------------
 
     async def lobby(self) -> Lobby:
-        """The referee's live matches and connected bots, at most :data:`LOBBY_SECONDS` old.
+        """The referee's live matches and connected bots, at most :data:`LOBBY_SECONDS` old
+        (a failure too is kept that long, so a flood of pages never floods the referee).
 
         Raises:
-            WebError: 503, the referee cannot be reached.
+            WebError: 503, the referee cannot be reached; 502, its answer is malformed.
         """
         channel = self._current()
         async with channel.lock:  # concurrent pages share one call
             cached = self._lobby
-            if cached is not None and self.clock() - cached[0] < self.lobby_seconds:
-                return cached[1]
-            self.lobby_calls += 1
-            try:
-                lobby = await channel.spectator.lobby()
-            except WatchError as exc:
-                raise self.unreachable(exc) from None
-            self._lobby = (self.clock(), lobby)
-            return lobby
+            if cached is None or self.clock() - cached[0] >= self.lobby_seconds:
+                self.lobby_calls += 1
+                answer: Lobby | WebError
+                try:
+                    answer = await channel.spectator.lobby()
+                except WatchError as exc:
+                    answer = self.unreachable(exc)
+                except ConversionError as exc:
+                    answer = WebError(502, f"the referee sent a malformed lobby: {exc}")
+                cached = self._lobby = (self.clock(), answer)
+        if isinstance(cached[1], WebError):  # a failure is kept as long: no flood either
+            raise WebError(cached[1].status, cached[1].message)
+        return cached[1]
 
     # -- one match ------------------------------------------------------------------------------
 

@@ -113,7 +113,9 @@ def test_a_referee_that_is_down_is_a_clear_503_and_the_home_page_still_answers(
     storage.open()
     storage.add_bot("alice")
     address = f"127.0.0.1:{closed_port()}"
-    with TestClient(create_app(storage, live=LiveSource(address))) as client:
+    now = [0.0]
+    live = LiveSource(address, clock=lambda: now[0])
+    with TestClient(create_app(storage, live=live)) as client:
         page = client.get("/live")
         assert page.status_code == 503
         assert f"the referee at {address} cannot be reached (UNAVAILABLE" in page.text
@@ -126,6 +128,9 @@ def test_a_referee_that_is_down_is_a_clear_503_and_the_home_page_still_answers(
         bot = client.get("/api/bots/alice").json()["connection"]
         assert bot["connected"] is None and "cannot be reached" in bot["error"]
         assert "Connection unknown" in client.get("/bots/alice").text
+        assert live.lobby_calls == 1, "a failure is kept for a second too"
+        now[0] += 1.0
+        assert client.get("/api/live").status_code == 503 and live.lobby_calls == 2
         assert client.get("/api/live/x/events").status_code == 503
     storage.close()
 

@@ -127,6 +127,9 @@ def test_a_whole_live_match_shows_no_hidden_tile_anywhere(arena: Arena, game_nam
     for path, (status, text, _) in pages.items():
         assert status == 200, path
         assert not leaks(text, at_hold), path
+    for path in ("/live", "/"):
+        assert f'href="/live/{match_id}"' in pages[path][1], f"{path} links the live match"
+    assert pages["/live"][1].count('href="/bots/') >= 2 * game.num_players  # seats, connected
     held_page = pages[f"/live/{match_id}"][1]
     assert '<section class="table"' in held_page, "the page draws the table without JavaScript"
     assert held_page.count("tile back") == sum(at_hold.observe(SPECTATOR).hand_sizes)

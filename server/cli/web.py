@@ -1,7 +1,8 @@
 """``domino-arena web``: the read-only web face over a referee's database, as its own process.
 
 It opens the database the referee writes (SQLite file or PostgreSQL URL), builds the Starlette
-application of ``server/web`` and serves it with uvicorn until Ctrl-C. The address is printed
+application of ``server/web`` and serves it with uvicorn until Ctrl-C; with ``--referee`` it
+also follows that referee's live matches (its spectator API). The address is printed
 once the socket is bound, so ``--port 0`` (any free port) tells its caller where to look.
 This module imports uvicorn and the web layer at its top: ``main`` imports it only for ``web``.
 """
@@ -15,13 +16,22 @@ from typing import Final
 import uvicorn
 
 from domino_arena.server.cli import web_face
-from domino_arena.server.cli.arguments import PROG, Handler, Handlers, db_argument
+from domino_arena.server.cli.admin_client import channel_tls
+from domino_arena.server.cli.arguments import (
+    PROG,
+    CliError,
+    Handler,
+    Handlers,
+    client_tls_arguments,
+    db_argument,
+)
 from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.cli.web_face import DEFAULT_HOST, DEFAULT_PORT
 from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.engine import display_url
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.server.web.app import create_app
+from domino_arena.server.web.live import LiveSource
 
 
 def _web_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +47,13 @@ def _web_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PORT,
         help=f"the port to listen on (default {DEFAULT_PORT}; 0: any free port)",
     )
+    parser.add_argument(
+        "--referee",
+        metavar="HOST:PORT",
+        help="follow this referee's live matches through its spectator API (no token needed); "
+        "without it the live pages say that no referee is connected",
+    )
+    client_tls_arguments(parser)
     # How `serve` and `round-robin` start this command as their child (server/cli/web_face.py):
     # the socket they bound, and the pipe that ends when they do.
     parser.add_argument("--socket-fd", type=int, help=argparse.SUPPRESS)
@@ -47,10 +64,24 @@ def _schedule_length(t: StoredTournament) -> int:
     return len(schedule_of(t))
 
 
+def _live_source(args: argparse.Namespace) -> LiveSource | None:
+    """The referee of ``--referee`` (with the client TLS options), or None without it."""
+    tls_flags = (args.tls, args.tls_ca, args.tls_client_cert, args.tls_client_key)
+    if args.referee is None:
+        if any(tls_flags):
+            raise CliError("--tls, --tls-ca, --tls-client-*: they need --referee HOST:PORT")
+        return None
+    host, _, port = args.referee.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise CliError(f"--referee: expected HOST:PORT with a port 1-65535, got {args.referee!r}")
+    return LiveSource(args.referee, tls=channel_tls(args))
+
+
 def _web(args: argparse.Namespace) -> int:
     child = args.socket_fd is not None
     if args.lifeline_fd is not None:
         web_face.exit_with_parent(args.lifeline_fd)
+    live = _live_source(args)
     sock = (
         web_face.inherited_socket(args.socket_fd) if child else web_face.bind(args.host, args.port)
     )
@@ -58,8 +89,10 @@ def _web(args: argparse.Namespace) -> int:
     try:
         if not child:  # a parent that passed its socket has printed the address itself
             print(f"{PROG}: database {display_url(args.db)}")
+            if live is not None:
+                print(f"{PROG}: live matches from the referee at {live.server}")
             print(f"{PROG}: web face on {web_face.address(sock)} (Ctrl-C stops it)", flush=True)
-        app = create_app(storage, tournament_total=_schedule_length)
+        app = create_app(storage, tournament_total=_schedule_length, live=live)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
         # uvicorn shuts down gracefully on Ctrl-C, then raises the signal again for its caller.
         with contextlib.suppress(KeyboardInterrupt):

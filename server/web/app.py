@@ -9,8 +9,9 @@ loop (:mod:`.params`); the database is read in a worker thread, never on the loo
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final
 from urllib.parse import urlencode
 
@@ -25,7 +26,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from domino_arena.server.web import params, views
+from domino_arena.server.web import live_pages, params, views
+from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.security import SecurityMiddleware
 from domino_arena.server.web.views import TournamentTotal, WebStorage
@@ -36,6 +38,8 @@ PACKAGE: Final = "domino_arena.server.web"
 Gather = Callable[[WebStorage, Request], Callable[[], dict[str, Any]]]
 """A page's data source: checks the request's parameters (on the loop) and returns the blocking
 call that reads the page's data (run in a thread)."""
+Extend = Callable[[Request, dict[str, Any]], Awaitable[None]]
+"""What a live source adds to a page's data (on the loop, after the database's part)."""
 
 
 def _templates() -> Jinja2Templates:
@@ -112,8 +116,26 @@ def _match(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]
 # -- the application ------------------------------------------------------------------------
 
 
+def _live_extensions(live: LiveSource | None) -> tuple[Extend | None, Extend | None]:
+    """The home page's ``live`` and the bot page's ``connection``, when a live source exists."""
+    if live is None:
+        return None, None
+
+    async def home(request: Request, data: dict[str, Any]) -> None:
+        data["live"] = await live_pages.home_live(live)
+
+    async def bot(request: Request, data: dict[str, Any]) -> None:
+        data["connection"] = await live_pages.connection(live, request.path_params["name"])
+
+    return home, bot
+
+
 def create_app(
-    storage: WebStorage, *, tournament_total: TournamentTotal | None = None, debug: bool = False
+    storage: WebStorage,
+    *,
+    tournament_total: TournamentTotal | None = None,
+    live: LiveSource | None = None,
+    debug: bool = False,
 ) -> Starlette:
     """Return the read-only web application over ``storage`` (opened; the caller closes it).
 
@@ -121,13 +143,21 @@ def create_app(
         tournament_total: the number of games of a tournament's schedule, for its progress
             (``domino-arena web`` passes play's schedule); without it a page shows the games
             stored so far only.
+        live: the referee's live matches (``domino-arena web --referee``): the live pages,
+            the home page's live matches and the bot page's connection state; without it the
+            live pages say that no referee is connected.
     """
     templates = _templates()
+    home_extra, bot_extra = _live_extensions(live)
 
-    def page(path: str, template: str, gather: Gather) -> list[BaseRoute]:
+    def page(
+        path: str, template: str, gather: Gather, extend: Extend | None = None
+    ) -> list[BaseRoute]:
         async def data(request: Request) -> dict[str, Any]:
             call = gather(storage, request)
             result: dict[str, Any] = await run_in_threadpool(call)
+            if extend is not None:
+                await extend(request, result)
             return result
 
         async def html(request: Request) -> Response:
@@ -159,18 +189,27 @@ def create_app(
         return templates.TemplateResponse(request, "error.html", context, status_code=status)
 
     routes: list[BaseRoute] = [
-        *page("/", "home.html", _home),
+        *page("/", "home.html", _home, home_extra),
         *page("/games/{game}/standings", "standings.html", _standings),
         *page("/tournaments", "tournaments.html", _tournaments(tournament_total)),
         *page("/tournaments/{id}", "tournament.html", _tournament(tournament_total)),
-        *page("/bots/{name}", "bot.html", _bot),
+        *page("/bots/{name}", "bot.html", _bot, bot_extra),
         *page("/matches", "matches.html", _matches),
         *page("/matches/{id}", "match.html", _match),
+        *live_pages.live_routes(live, templates),
         Mount("/static", StaticFiles(packages=[(PACKAGE, "static")]), name="static"),
     ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        if live is not None:
+            await live.close()
+
     return Starlette(
         debug=debug,
         routes=routes,
+        lifespan=lifespan,
         middleware=[Middleware(SecurityMiddleware)],
         exception_handlers={WebError: error, HTTPException: error},
     )

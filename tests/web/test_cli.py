@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import urllib.request
@@ -9,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from domino_arena.sdk.rules import make_game
 from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.web.security import CONTENT_SECURITY_POLICY
+from tests.fakes.admin_server import AdminServer, FakeArena
 from tests.fakes.processes import Process, command
 from tests.fakes.web import TOURNAMENT_ID, a_tournament, forfeited_match
 
@@ -59,3 +64,44 @@ def test_a_taken_port_is_one_clear_error(
         db = f"sqlite:///{tmp_path / 'arena.db'}"
         assert main(["web", "--db", db, "--port", str(port)]) == 2
     assert f"--host/--port: cannot listen on 127.0.0.1:{port}: " in capsys.readouterr().err
+
+
+def test_web_with_a_referee_serves_its_live_matches(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    storage = RatedStorage(db)
+    storage.open()
+    referee = AdminServer(FakeArena(storage))
+    game = make_game("passing")
+    spec = MatchSpec(game=game, bots=("alice", "bob"), seed=1, time_control=TimeControl())
+    referee.call(lambda: referee.hub.started(spec))
+    web = Process(command("web", "--db", db, "--port", "0", "--referee", referee.address), tmp_path)
+    try:
+        address = web.wait_line(START_LINE).split("web face on ", 1)[1].split()[0]
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with direct.open(address + "api/live") as response:
+            live = json.loads(response.read())
+        assert live["referee"] == referee.address
+        assert [m["id"] for m in live["matches"]] == [spec.match_id]
+        web.popen.send_signal(signal.SIGINT)
+        code, output = web.finish()
+    finally:
+        web.stop()
+        referee.close()
+        storage.close()
+    assert code == 0, output
+    assert f"live matches from the referee at {referee.address}" in output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--tls"], "--tls, --tls-ca, --tls-client-*: they need --referee HOST:PORT"),
+        (["--referee", "nowhere"], "--referee: expected HOST:PORT with a port 1-65535, got"),
+        (["--referee", "host:0"], "--referee: expected HOST:PORT with a port 1-65535, got"),
+    ],
+)
+def test_referee_options_that_do_not_fit_are_refused(
+    arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["web", "--port", "0", *arguments]) == 2
+    assert message in capsys.readouterr().err

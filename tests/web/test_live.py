@@ -1,0 +1,323 @@
+"""The live pages over the real spectator service (a real hub fed by the test, as
+tests/server/test_spectators.py does): no referee, a referee down, unknown and finished matches,
+escaping of a hostile bot name in every page and event, and the bounds of the event streams
+(how many, how far behind, heartbeats, and a browser that goes away releases its gRPC stream)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+import pytest
+from starlette.testclient import TestClient
+
+from domino_arena.sdk.match.notices import Step
+from domino_arena.sdk.match.results import MatchResult, Termination
+from domino_arena.sdk.rules import Game, make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.play.spectators import Subscription
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.web.app import create_app
+from domino_arena.server.web.live import LiveSource
+from domino_arena.server.web.live_pages import NO_REFEREE
+from tests.browser.live_harness import AsgiCall, events_of, parse_sse
+from tests.fakes.admin_server import AdminServer, FakeArena, stored_match
+from tests.fakes.referee_server import WAIT
+from tests.fakes.web import ESCAPED, HOSTILE
+
+MATCH_ID: Final = "live-1"
+EVENTS: Final = f"/api/live/{MATCH_ID}/events"
+
+
+def steps(game: Game, seed: int) -> Iterator[Step]:
+    """Every step of a seeded random game, as the referee hands them to the hub."""
+    rng = random.Random(seed)
+    state = game.new_game(seed)
+    index = 0
+    while not state.is_terminal():
+        action = rng.choice(state.legal_actions())
+        after = state.apply(action)
+        yield Step(index, state.current_seat, action, None, state, after)
+        state = after
+        index += 1
+
+
+@pytest.fixture
+def referee(tmp_path: Path) -> Iterator[AdminServer]:
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'live.db'}")
+    storage.open()
+    server = AdminServer(FakeArena(storage))
+    yield server
+    server.close()
+    storage.close()
+
+
+def start(referee: AdminServer, bots: tuple[str, ...] = ("alice", "bob"), n: int = 6) -> list[Step]:
+    """Start a passing match on the hub and feed its first ``n`` steps; return all its steps."""
+    game = make_game("passing", players=len(bots))
+    spec = MatchSpec(game=game, bots=bots, seed=3, time_control=TimeControl(), match_id=MATCH_ID)
+    referee.call(lambda: referee.hub.started(spec))
+    game_steps = list(steps(game, 3))
+    feed = referee.hub.on_step(MATCH_ID)
+    for step in game_steps[:n]:
+        referee.call(functools.partial(feed, step))
+    return game_steps
+
+
+def end(referee: AdminServer, final: Step) -> None:
+    """End the match with seat 1's forfeit: side 0 wins."""
+    scores = final.after.scores
+    result = MatchResult(Termination.FORFEIT, 0, scores, faulted_seat=1, detail="seat 1 forfeits")
+    referee.call(lambda: referee.hub.ended(MATCH_ID, result))
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+# -- no referee, a referee down ---------------------------------------------------------------
+
+
+def test_without_a_referee_the_live_pages_say_so(tmp_path: Path) -> None:
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'none.db'}")
+    storage.open()
+    with TestClient(create_app(storage)) as client:
+        page = client.get("/live")
+        assert page.status_code == 200 and "No referee is connected" in page.text
+        api = client.get("/api/live").json()
+        assert api == {"referee": None, "message": NO_REFEREE, "matches": [], "connected": []}
+        one = client.get("/live/x")
+        assert one.status_code == 200 and "No referee is connected" in one.text
+        assert client.get("/api/live/x").json()["referee"] is None
+        stream = client.get("/api/live/x/events")
+        assert stream.status_code == 503
+        assert stream.json()["error"].startswith("No referee is connected")
+        assert "live" not in client.get("/api/").json()  # the home page as before
+    storage.close()
+
+
+def test_a_referee_that_is_down_is_a_clear_503_and_the_home_page_still_answers(
+    tmp_path: Path,
+) -> None:
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'down.db'}")
+    storage.open()
+    storage.add_bot("alice")
+    address = f"127.0.0.1:{closed_port()}"
+    now = [0.0]
+    live = LiveSource(address, clock=lambda: now[0])
+    with TestClient(create_app(storage, live=live)) as client:
+        page = client.get("/live")
+        assert page.status_code == 503
+        assert f"the referee at {address} cannot be reached (UNAVAILABLE" in page.text
+        api = client.get("/api/live")
+        assert api.status_code == 503 and "cannot be reached" in api.json()["error"]
+        home = client.get("/api/")
+        assert home.status_code == 200
+        assert home.json()["live"]["error"].startswith(f"the referee at {address}")
+        assert "cannot be reached" in client.get("/").text
+        bot = client.get("/api/bots/alice").json()["connection"]
+        assert bot["connected"] is None and "cannot be reached" in bot["error"]
+        assert "Connection unknown" in client.get("/bots/alice").text
+        assert live.lobby_calls == 1, "a failure is kept for a second too"
+        now[0] += 1.0
+        assert client.get("/api/live").status_code == 503 and live.lobby_calls == 2
+        assert client.get("/api/live/x/events").status_code == 503
+    storage.close()
+
+
+def test_the_lobby_is_asked_at_most_once_a_second(referee: AdminServer) -> None:
+    now = [100.0]
+    live = LiveSource(referee.address, clock=lambda: now[0])
+    referee.arena.storage.add_bot("alice")
+    start(referee)
+    with TestClient(create_app(referee.arena.storage, live=live)) as client:
+        for _ in range(5):
+            (match,) = client.get("/api/live").json()["matches"]
+        client.get("/")
+        assert live.lobby_calls == 1
+        assert match["id"] == MATCH_ID and match["steps"] == 6
+        assert match["url"] == f"/live/{MATCH_ID}" and match["players"] == ["alice", "bob"]
+        now[0] += 1.01
+        client.get("/api/live")
+        assert live.lobby_calls == 2
+        assert client.get("/api/bots/alice").json()["connection"] == {
+            "connected": False,
+            "games": [],
+            "matches": 0,
+            "error": None,
+        }
+
+
+# -- unknown and finished matches ------------------------------------------------------------
+
+
+def test_unknown_and_finished_matches(referee: AdminServer) -> None:
+    referee.arena.storage.save_match(stored_match("stored", ("alice", "bob"), 0))
+    with TestClient(create_app(referee.arena.storage, live=LiveSource(referee.address))) as c:
+        missing = c.get("/live/nope")
+        assert missing.status_code == 404 and "no live match has id &#39;nope&#39;" in missing.text
+        assert c.get("/api/live/nope").status_code == 404
+        assert c.get("/api/live/nope/events").json() == {
+            "error": f"no live match has id 'nope' at the referee {referee.address}",
+            "status": 404,
+        }
+        over = c.get("/live/stored")
+        assert over.status_code == 200 and 'href="/matches/stored"' in over.text
+        assert "is over" in over.text
+        data = c.get("/api/live/stored").json()
+        assert (data["state"], data["replay"]) == ("over", "/matches/stored")
+        gone = c.get("/api/live/stored/events")
+        assert gone.status_code == 410 and "/matches/stored" in gone.json()["error"]
+        long_id = "x" * 201
+        assert c.get(f"/api/live/{long_id}").status_code == 400
+
+
+# -- escaping ----------------------------------------------------------------------------------
+
+
+def test_a_hostile_bot_name_is_escaped_in_every_page_and_event(referee: AdminServer) -> None:
+    game_steps = start(referee, bots=(HOSTILE, "bob"))
+    live = LiveSource(referee.address)
+    app = create_app(referee.arena.storage, live=live)
+    with TestClient(app) as client:
+        for path in ("/live", f"/live/{MATCH_ID}", "/"):
+            page = client.get(path)
+            assert page.status_code == 200, path
+            assert ESCAPED in page.text and HOSTILE not in page.text, path
+        assert client.get(f"/api/live/{MATCH_ID}").json()["start"]["players"][0] == HOSTILE
+
+    async def follow() -> str:
+        call = AsgiCall(app, EVENTS).start()
+        assert await call.wait_started() == 200
+        assert call.headers["content-type"].startswith("text/event-stream")
+        await asyncio.to_thread(end, referee, game_steps[5])
+        body = await call.finished()
+        await live.close()
+        return body
+
+    body = asyncio.run(follow())
+    assert HOSTILE not in body and "<" not in body and ">" not in body
+    stream = parse_sse(body)
+    (started,) = events_of(stream, "start")
+    assert started.data["players"] == [HOSTILE, "bob"]
+    step_events = list(events_of(stream, "step"))
+    assert [e.data["step"] for e in step_events] == list(range(1, 7))
+    # A late watcher's backlog: only the latest step carries its table.
+    assert [e.data["table"] is not None for e in step_events] == [False] * 5 + [True]
+    html = [e.data["html"] for e in step_events if "html" in e.data]
+    assert html and all(ESCAPED in h and HOSTILE not in h for h in html)
+    assert [e.name for e in stream.events][-1] == "end"
+    assert HOSTILE in stream.events[-1].data["result"]
+
+
+# -- the bounds ------------------------------------------------------------------------------
+
+
+def watch_unsubscribes(referee: AdminServer) -> threading.Event:
+    """An event set when the referee's hub drops a spectator (its gRPC stream ended)."""
+    dropped = threading.Event()
+    original = referee.hub.unsubscribe
+
+    def unsubscribe(subscription: Subscription) -> None:
+        original(subscription)
+        dropped.set()
+
+    referee.hub.unsubscribe = unsubscribe  # type: ignore[method-assign]
+    return dropped
+
+
+def test_streams_are_bounded_and_a_browser_that_goes_releases_its_stream(
+    referee: AdminServer,
+) -> None:
+    start(referee)
+    live = LiveSource(referee.address, max_streams=2)
+    app = create_app(referee.arena.storage, live=live)
+    dropped = watch_unsubscribes(referee)
+
+    async def body() -> None:
+        first = AsgiCall(app, EVENTS).start()
+        second = AsgiCall(app, EVENTS).start()
+        assert await first.wait_started() == 200 and await second.wait_started() == 200
+        await first.wait_for("event: step")
+        assert live.streams == 2
+        assert await asyncio.to_thread(referee.call, lambda: referee.hub.watchers(MATCH_ID)) == 2
+        head = AsgiCall(app, EVENTS, method="HEAD").start()
+        assert await head.wait_started() == 200
+        await head.finished()
+        assert live.streams == 2  # a HEAD holds no slot
+        third = AsgiCall(app, EVENTS).start()
+        assert await third.wait_started() == 503
+        assert "too many live streams: 2 are open" in await third.finished()
+        first.disconnect()
+        await first.finished()
+        assert live.streams == 1
+        assert await asyncio.to_thread(dropped.wait, WAIT), "the gRPC stream was not released"
+        assert await asyncio.to_thread(referee.call, lambda: referee.hub.watchers(MATCH_ID)) == 1
+        again = AsgiCall(app, EVENTS).start()
+        assert await again.wait_started() == 200  # the freed slot is taken again
+        for call in (second, again):
+            call.disconnect()
+            await call.finished()
+        assert live.streams == 0
+        await live.close()
+
+    asyncio.run(body())
+    assert referee.call(lambda: referee.hub.watchers(MATCH_ID)) == 0
+
+
+def test_a_slow_browser_is_cut_and_told_why(referee: AdminServer) -> None:
+    game_steps = start(referee, n=0)
+    live = LiveSource(referee.address, queue_bound=3)
+    app = create_app(referee.arena.storage, live=live)
+
+    async def body() -> str:
+        call = AsgiCall(app, EVENTS)
+        call.reading.clear()  # the browser reads nothing for now
+        call.start()
+        assert await call.wait_started() == 200
+        (stream,) = live.open_streams
+        feed = referee.hub.on_step(MATCH_ID)
+        await asyncio.to_thread(referee.call, lambda: [feed(s) for s in game_steps[:10]])
+        assert stream.pump is not None
+        await asyncio.wait_for(asyncio.shield(stream.pump), WAIT)  # the pump gave up
+        call.reading.set()
+        text = await call.finished()
+        assert live.streams == 0
+        await live.close()
+        return text
+
+    events = parse_sse(asyncio.run(body())).events
+    assert events[-1].name == "cut"
+    assert events[-1].data["reason"].startswith(f"cut: 3 events of match {MATCH_ID} were waiting")
+    assert "reload to watch again" in events[-1].data["reason"]
+    assert [e.name for e in events] == ["start", "step", "step", "step", "cut"]
+    assert referee.call(lambda: referee.hub.watchers(MATCH_ID)) == 0
+
+
+def test_a_quiet_stream_carries_heartbeats(referee: AdminServer) -> None:
+    start(referee)
+    live = LiveSource(referee.address, heartbeat_seconds=0.01)
+    app = create_app(referee.arena.storage, live=live)
+
+    async def body() -> str:
+        call = AsgiCall(app, EVENTS).start()
+        assert await call.wait_started() == 200
+        await call.wait_for(": heartbeat\n\n")
+        call.disconnect()
+        text = await call.finished()
+        await live.close()
+        return text
+
+    stream = parse_sse(asyncio.run(body()))
+    assert stream.comments >= 1 and stream.retry == 5000
+    assert [e.name for e in stream.events][:1] == ["start"]

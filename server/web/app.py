@@ -188,7 +188,17 @@ def create_app(
         context = {"status": status, "message": message}
         return templates.TemplateResponse(request, "error.html", context, status_code=status)
 
+    async def healthz(request: Request) -> Response:
+        """Kubernetes' probe: ok once the database answers a read (its error otherwise)."""
+        try:
+            await run_in_threadpool(storage.pools)
+        except Exception as exc:  # any failure of the read means "not ready"
+            why = f"the database did not answer: {type(exc).__name__}"
+            return JSONResponse({"status": "unavailable", "error": why}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
     routes: list[BaseRoute] = [
+        Route("/healthz", healthz, methods=["GET"]),
         *page("/", "home.html", _home, home_extra),
         *page("/games/{game}/standings", "standings.html", _standings),
         *page("/tournaments", "tournaments.html", _tournaments(tournament_total)),

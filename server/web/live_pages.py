@@ -55,7 +55,8 @@ def live_url(match_id: str) -> str:
 
 
 def lobby_data(lobby: Lobby) -> dict[str, Any]:
-    """The referee's live matches (oldest first) and the bots connected to it."""
+    """The referee's live matches (oldest first), the bots connected to it and its running
+    ladders (by game name)."""
     return {
         "matches": [
             {
@@ -76,12 +77,27 @@ def lobby_data(lobby: Lobby) -> dict[str, Any]:
         "connected": [
             {"name": b.name, "games": list(b.games), "matches": b.matches} for b in lobby.connected
         ],
+        "ladders": [
+            {
+                "game": ladder.game.name,
+                "title": ladder.game.describe(),
+                "started": ladder.started,
+                "finished": ladder.finished,
+            }
+            for ladder in lobby.ladders
+        ],
     }
 
 
 async def live_list(live: LiveSource | None) -> dict[str, Any]:
     if live is None:
-        return {"referee": None, "message": NO_REFEREE, "matches": [], "connected": []}
+        return {
+            "referee": None,
+            "message": NO_REFEREE,
+            "matches": [],
+            "connected": [],
+            "ladders": [],
+        }
     return {"referee": live.server, **lobby_data(await live.lobby())}
 
 
@@ -91,7 +107,13 @@ async def home_live(live: LiveSource) -> dict[str, Any]:
     try:
         return {"referee": live.server, "error": None, **lobby_data(await live.lobby())}
     except WebError as exc:
-        return {"referee": live.server, "error": exc.message, "matches": [], "connected": []}
+        return {
+            "referee": live.server,
+            "error": exc.message,
+            "matches": [],
+            "connected": [],
+            "ladders": [],
+        }
 
 
 async def connection(live: LiveSource, bot: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from domino_arena.sdk.match.notices import Step
-from domino_arena.sdk.match.results import MatchResult, Termination
+from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.match_spec import MatchSpec
@@ -28,7 +28,7 @@ from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import NO_REFEREE
 from tests.browser.live_harness import AsgiCall, events_of, parse_sse
-from tests.fakes.admin_server import AdminServer, FakeArena, stored_match
+from tests.fakes.admin_server import AdminServer, FakeArena, FakeLadder, stored_match
 from tests.fakes.referee_server import WAIT
 from tests.fakes.web import ESCAPED, HOSTILE
 
@@ -95,7 +95,13 @@ def test_without_a_referee_the_live_pages_say_so(tmp_path: Path) -> None:
         page = client.get("/live")
         assert page.status_code == 200 and "No referee is connected" in page.text
         api = client.get("/api/live").json()
-        assert api == {"referee": None, "message": NO_REFEREE, "matches": [], "connected": []}
+        assert api == {
+            "referee": None,
+            "message": NO_REFEREE,
+            "matches": [],
+            "connected": [],
+            "ladders": [],
+        }
         one = client.get("/live/x")
         assert one.status_code == 200 and "No referee is connected" in one.text
         assert client.get("/api/live/x").json()["referee"] is None
@@ -156,6 +162,21 @@ def test_the_lobby_is_asked_at_most_once_a_second(referee: AdminServer) -> None:
             "matches": 0,
             "error": None,
         }
+
+
+def test_the_running_ladders_are_on_the_live_and_home_pages(referee: AdminServer) -> None:
+    game = make_game("straight")
+    referee.arena.ladders["straight"] = FakeLadder(
+        game, TimeControl(), FaultPolicy.SUBSTITUTE, 3, 2, 41, started=12, finished=9
+    )
+    with TestClient(create_app(referee.arena.storage, live=LiveSource(referee.address))) as c:
+        expected = [{"game": "straight", "title": game.describe(), "started": 12, "finished": 9}]
+        assert c.get("/api/live").json()["ladders"] == expected
+        assert c.get("/api/").json()["live"]["ladders"] == expected
+        for page in ("/live", "/"):
+            text = c.get(page).text
+            assert "Ladders running" in text and "12 games started, 9 over" in text
+            assert "41" not in text.split("Ladders running", 1)[1].split("</ul>", 1)[0]
 
 
 # -- unknown and finished matches ------------------------------------------------------------

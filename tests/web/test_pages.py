@@ -7,9 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import sides_of
 from domino_arena.server.web.params import MAX_PER_PAGE
@@ -21,6 +23,7 @@ from tests.fakes.web import (
     TOURNAMENT_ID,
     Site,
     match_id_of,
+    web_app,
 )
 
 PAGES = [
@@ -278,3 +281,16 @@ def test_every_json_key_is_documented(site: Site, path: str) -> None:
 
     walk(site.client.get("/api" + path).json())
     assert sorted(keys - documented) == []
+
+
+def test_the_health_route_answers_once_the_database_does(tmp_path: Path) -> None:
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'arena.db'}")
+    storage.open()
+    with TestClient(web_app(storage)) as client:
+        answer = client.get("/healthz")
+        assert (answer.status_code, answer.json()) == (200, {"status": "ok"})
+        storage.close()  # the database goes away under the running app
+        answer = client.get("/healthz")
+    assert answer.status_code == 503
+    assert answer.json()["status"] == "unavailable"
+    assert answer.json()["error"].startswith("the database did not answer: ")

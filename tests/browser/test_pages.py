@@ -22,6 +22,7 @@ PAGES = {
     "tournament": f"/tournaments/{TOURNAMENT_ID}",
     "bot": f"/bots/{BOTS[0]}",
     "matches": "/matches",
+    "live-no-referee": "/live",
     **{f"match-{game}": f"/matches/{match_id_of(game, 0)}" for game in GAMES},
     "match-step": f"/matches/{match_id_of('moon', 0)}?step=5",
     "not-found": "/no/such/page",

@@ -25,7 +25,7 @@
     if (!step.html) { return; }  // an earlier step of the backlog: the latest comes with its table
     board.innerHTML = step.html;
     live.dataset.step = String(step.step);
-    status.textContent = "Live: " + step.step + " steps played.";
+    status.textContent = "Live: " + step.step + (step.step === 1 ? " step" : " steps") + " played.";
     var who = step.seat === null ? "the deal" : "seat " + step.seat + " (" + players[step.seat] + ")";
     // Numbered from 0, as the replay viewer numbers them (its ?step=N shows the table after it).
     last.textContent = "Step " + (step.step - 1) + ": " + who + ": ";

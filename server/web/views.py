@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
@@ -21,7 +25,8 @@ from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from domino_arena.server.web.params import Paging, bad_request, not_found
+from domino_arena.server.web.charts import rating_chart, thinned
+from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
 RECENT: Final = 10
@@ -32,8 +37,12 @@ HEAD_TO_HEAD_MATCHES: Final = 1_000
 """A bot's head-to-head table counts its latest this many matches (the rated ones among them)."""
 RECORDS_KEPT: Final = 32
 """Parsed records kept in memory for the replay viewer's next steps."""
-TOURNAMENT_MATCHES_MAX: Final = 10_000
-"""The most games a tournament page reads (a round robin of 100 bots has 4,950 pairings)."""
+TOURNAMENT_MATCHES_MAX: Final = 100_000
+"""The most games a tournament's tables are computed from (a round robin of 100 bots has 4,950
+pairings)."""
+FIRST_PAGE: Final = Paging(1, DEFAULT_PER_PAGE)
+TABLES_KEPT: Final = 8
+"""Tournaments whose computed tables each storage keeps in memory (:func:`_tables`)."""
 
 STANDING_SORTS: Final[dict[str, tuple[str, bool]]] = {
     "rating": ("rating", True),
@@ -74,7 +83,8 @@ class WebStorage(Protocol):
     def tournaments(
         self, states: Collection[TournamentState] | None = None
     ) -> list[StoredTournament]: ...
-    def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
+    def tournament_game_count(self, tournament_id: str) -> int: ...
+    def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]: ...
 
 
 # -- pieces shared by several pages ---------------------------------------------------------
@@ -214,7 +224,7 @@ def standings(storage: WebStorage, game: str, sort: str, paging: Paging) -> dict
 def _tournament_summary(
     storage: WebStorage, t: StoredTournament, total_of: TournamentTotal | None
 ) -> dict[str, Any]:
-    done = len(storage.tournament_game_indexes(t.id))
+    done = storage.tournament_game_count(t.id)
     return {
         "id": t.id,
         "name": t.name,
@@ -295,18 +305,38 @@ def duplicate_sets(matches: Sequence[StoredMatch]) -> list[dict[str, Any]]:
     return sets
 
 
-def tournament(
-    storage: WebStorage, tournament_id: str, total_of: TournamentTotal | None
-) -> dict[str, Any]:
-    """A tournament: its settings and progress, its results table, crosstable, each deal's
-    games side by side (its duplicate sets) and its games."""
-    t = storage.tournament(tournament_id)
-    if t is None:
-        raise not_found(f"no tournament has id {tournament_id!r}")
-    summary = _tournament_summary(storage, t, total_of)
-    progress = summary["progress"]
-    limit = min(max(progress["total"] or 0, progress["done"], 1), TOURNAMENT_MATCHES_MAX)
-    matches = storage.matches(limit, tournament_id=t.id, records=False)
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    """What a tournament's page computes from all of its stored games."""
+
+    results: list[dict[str, Any]]
+    crosstable: list[dict[str, Any]]
+    duplicates: list[dict[str, Any]]
+
+
+_TABLES: Final[weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, int], _Tables]]] = (
+    weakref.WeakKeyDictionary()
+)
+_TABLES_LOCK: Final = threading.Lock()
+
+
+def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
+    """The tournament's results, crosstable and duplicate sets, computed from every stored game.
+
+    They need all of its games (the performance column replays them in order), which at 10,000
+    games takes far longer than a page may, so they are kept per storage, keyed by the
+    tournament and its stored-game count: a stored match never changes and is never deleted,
+    so the same count means the same games, and a new game makes a new key.
+    """
+    key = (t.id, stored)
+    with _TABLES_LOCK:
+        kept = _TABLES.setdefault(storage, OrderedDict())
+        if key in kept:
+            kept.move_to_end(key)
+            return kept[key]
+    matches = storage.matches(
+        min(max(stored, 1), TOURNAMENT_MATCHES_MAX), tournament_id=t.id, records=False
+    )
     games = counted_games(matches)
     results = [
         {
@@ -321,6 +351,36 @@ def tournament(
         }
         for row in entrant_results(t.entrants, games)
     ]
+    tables = _Tables(results, crosstable(t.entrants, games), duplicate_sets(matches))
+    with _TABLES_LOCK:
+        kept = _TABLES.setdefault(storage, OrderedDict())
+        for old in [k for k in kept if k[0] == t.id]:
+            del kept[old]
+        kept[key] = tables
+        while len(kept) > TABLES_KEPT:
+            kept.popitem(last=False)
+    return tables
+
+
+def tournament(
+    storage: WebStorage,
+    tournament_id: str,
+    total_of: TournamentTotal | None,
+    paging: Paging = FIRST_PAGE,
+    deals_page: int = 1,
+) -> dict[str, Any]:
+    """A tournament: its settings and progress, its results table, crosstable, one page of its
+    duplicate sets (``deals_page``, ``paging.per_page`` deals) and one page of its games
+    (``paging``), newest first."""
+    t = storage.tournament(tournament_id)
+    if t is None:
+        raise not_found(f"no tournament has id {tournament_id!r}")
+    summary = _tournament_summary(storage, t, total_of)
+    tables = _tables(storage, t, summary["progress"]["done"])
+    found = storage.matches(
+        paging.per_page + 1, tournament_id=t.id, offset=paging.offset, records=False
+    )
+    deals_from = (deals_page - 1) * paging.per_page
     return {
         **summary,
         "games_per_pairing": t.games_per_pairing,
@@ -329,10 +389,16 @@ def tournament(
         "fault_policy": t.fault_policy,
         "max_strikes": t.max_strikes,
         "seed": t.seed,
-        "results": results,
-        "crosstable": crosstable(t.entrants, games),
-        "duplicates": duplicate_sets(matches),
-        "matches": [match_summary(m) for m in matches],
+        "results": tables.results,
+        "crosstable": tables.crosstable,
+        "duplicates": tables.duplicates[deals_from : deals_from + paging.per_page],
+        "deals_page": deals_page,
+        "deals_total": len(tables.duplicates),
+        "deals_has_next": deals_from + paging.per_page < len(tables.duplicates),
+        "page": paging.page,
+        "per_page": paging.per_page,
+        "has_next": len(found) > paging.per_page,
+        "matches": [match_summary(m) for m in found[: paging.per_page]],
     }
 
 
@@ -387,9 +453,24 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
             for pool, r in ratings.items()
             if r is not None
         ],
+        "rating_history": [
+            _history(storage, pool, name) for pool, r in ratings.items() if r is not None
+        ],
         "matches": [match_summary(m) for m in recent],
         "head_to_head": head_to_head,
         "faults": [fault for m in recent for fault in _faults_of(name, m)],
+    }
+
+
+def _history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
+    """The bot's rating after each of its rated games in ``pool`` (at most
+    :data:`~.charts.MAX_POINTS`, thinned evenly) and the chart of them."""
+    ratings = [rating for _, rating in storage.rating_history(pool, name)]
+    return {
+        "game": pool,
+        "games": len(ratings),
+        "points": [{"game": n, "rating": r} for n, r in thinned(ratings)],
+        "svg": rating_chart(ratings, label=f"{name} in {pool}", start=elo.INITIAL_RATING),
     }
 
 

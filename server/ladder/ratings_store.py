@@ -203,7 +203,10 @@ def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) ->
             .values(_rating_values(rating))
         )
     inserted = connection.execute(RATED_GAMES.insert().values(pool=pool, match_id=match.id))
-    seq = int(inserted.inserted_primary_key[0])
+    key = inserted.inserted_primary_key
+    if key is None:  # pragma: no cover - an insert of one row always has its key
+        raise RuntimeError(f"match {match.id}: the database gave no rated_games seq")
+    seq = int(key[0])
     connection.execute(RATING_HISTORY.insert(), _history_rows(pool, seq, changed))
 
 

@@ -170,19 +170,30 @@ def matches(
         bot: only matches where this bot had a seat.
         game: only matches of this game type (a pool).
     """
+    if bot is not None:
+        # A bot's matches, newest first, from match_seats' index alone (a match's game is
+        # read from its row's first columns, never past its record).
+        seats = MATCH_SEATS.join(MATCHES, MATCHES.c.id == MATCH_SEATS.c.match_id)
+        page = (
+            sa.select(MATCH_SEATS.c.match_id)
+            .select_from(seats)
+            .where(MATCH_SEATS.c.bot == bot)
+            .order_by(MATCH_SEATS.c.created.desc(), MATCH_SEATS.c.match_id)
+        )
+    else:
+        page = sa.select(MATCHES.c.id).order_by(MATCHES.c.created.desc(), MATCHES.c.id)
+    if tournament_id is not None:
+        page = page.where(MATCHES.c.tournament_id == tournament_id)
+    if game is not None:
+        page = page.where(MATCHES.c.game == game)
+    # The page's ids first (an index scan, however deep the offset), then only their rows.
+    ids = page.limit(limit).offset(offset).scalar_subquery()
     columns = MATCHES.c if records else SUMMARY_COLUMNS
     query = (
         sa.select(*columns)
+        .where(MATCHES.c.id.in_(ids))
         .order_by(MATCHES.c.created.desc(), MATCHES.c.id)
-        .limit(limit)
-        .offset(offset)
     )
-    if tournament_id is not None:
-        query = query.where(MATCHES.c.tournament_id == tournament_id)
-    if game is not None:
-        query = query.where(MATCHES.c.game == game)
-    if bot is not None:
-        query = query.where(MATCHES.c.id.in_(_matches_of(bot)))
     with engine.connect() as connection:
         rows = connection.execute(query).all()
     return [stored_match(row._mapping) for row in rows]
@@ -227,15 +238,11 @@ def _stored_already(connection: sa.Connection, match: StoredMatch) -> bool:
     return connection.execute(sa.select(MATCHES.c.id).where(same).limit(1)).first() is not None
 
 
-def _matches_of(bot: str) -> sa.Select[tuple[str]]:
-    """The ids of the matches where ``bot`` had a seat (``match_seats``' index on bot)."""
-    return sa.select(MATCH_SEATS.c.match_id).where(MATCH_SEATS.c.bot == bot)
-
-
 def seat_rows(match: StoredMatch) -> list[dict[str, Any]]:
     """The rows of ``match_seats`` that go with ``match``: one per seat."""
     return [
-        {"match_id": match.id, "seat": seat, "bot": bot} for seat, bot in enumerate(match.seats)
+        {"match_id": match.id, "seat": seat, "bot": bot, "created": match.created}
+        for seat, bot in enumerate(match.seats)
     ]
 
 

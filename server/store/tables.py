@@ -81,12 +81,14 @@ MATCHES: Final = sa.Table(
     sa.Column("faults", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("rated", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("tournament_id", "game_index", name="uq_matches_tournament_game"),
-    sa.Index("ix_matches_created", "created"),
-    sa.Index("ix_matches_game_created", "game", "created"),
-    sa.Index("ix_matches_tournament_created", "tournament_id", "created"),
+    sa.Index("ix_matches_created", "created", "id"),
+    sa.Index("ix_matches_game_created", "game", "created", "id"),
+    sa.Index("ix_matches_tournament_created", "tournament_id", "created", "id"),
 )
 """Every finished match. The indexes serve the web face's lists, newest first: all matches,
-one game's (``game``), one tournament's (``tournament_id``); a bot's go through
+one game's (``game``), one tournament's (``tournament_id``), each holding the order (``created``,
+``id``) so a page's ids are found in the index alone (``record`` comes before ``created`` in a
+SQLite row, so reading ``created`` from a row walks the record's pages); a bot's go through
 :data:`MATCH_SEATS`."""
 
 MATCH_SEATS: Final = sa.Table(
@@ -100,11 +102,12 @@ MATCH_SEATS: Final = sa.Table(
     ),
     sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("bot", sa.String(64), nullable=False),
-    sa.Index("ix_match_seats_bot", "bot", "match_id"),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_match_seats_bot", "bot", "created", "match_id"),
 )
-"""Who sat where in each match: ``matches.seats`` again, one row per seat, written with the
-match (:func:`.matches.save`), so "the matches of a bot" is an index lookup rather than a scan
-of every match's JSON."""
+"""Who sat where in each match: ``matches.seats`` (and ``created``) again, one row per seat,
+written with the match (:func:`.matches.save`), so a page of "the matches of a bot", newest
+first, is read from this index alone rather than by scanning every match's JSON."""
 
 RATINGS: Final = sa.Table(
     "ratings",

@@ -221,6 +221,29 @@ def standings(storage: WebStorage, game: str, sort: str, paging: Paging) -> dict
     }
 
 
+_TOTALS: Final[dict[tuple[Any, ...], int]] = {}
+"""Schedule lengths already computed, by what a schedule is derived from (:func:`_total`)."""
+
+
+def _total(t: StoredTournament, total_of: TournamentTotal) -> int:
+    """``total_of(t)``, computed once per schedule: building the schedule of a 10,000-game
+    round robin takes longer than a page may, and the same row always gives the same one."""
+    key = (
+        total_of,
+        t.id,
+        t.game,
+        repr(sorted(t.options.items())),
+        t.entrants,
+        t.games_per_pairing,
+        t.deals,
+    )
+    if key not in _TOTALS:
+        if len(_TOTALS) >= 1_000:
+            _TOTALS.clear()
+        _TOTALS[key] = total_of(t)
+    return _TOTALS[key]
+
+
 def _tournament_summary(
     storage: WebStorage, t: StoredTournament, total_of: TournamentTotal | None
 ) -> dict[str, Any]:
@@ -234,7 +257,7 @@ def _tournament_summary(
         "entrants": list(t.entrants),
         "rated": t.rated,
         "created": t.created.isoformat(),
-        "progress": {"done": done, "total": None if total_of is None else total_of(t)},
+        "progress": {"done": done, "total": None if total_of is None else _total(t, total_of)},
     }
 
 
@@ -423,10 +446,21 @@ def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
     return []
 
 
+def _charged(bot: str, match: StoredMatch) -> bool:
+    """Whether ``match`` charged ``bot`` a fault (from the row: no record read)."""
+    seats = [seat for seat, name in enumerate(match.seats) if name == bot]
+    return match.faulted_seat in seats or any(match.faults[s] for s in seats if match.faults)
+
+
+def _whole(storage: WebStorage, match: StoredMatch) -> StoredMatch:
+    """``match`` with its record (read for the faults' reasons)."""
+    return storage.match(match.id) or match
+
+
 def bot(storage: WebStorage, name: str) -> dict[str, Any]:
     """A bot: its recent matches, its head-to-head records per game (over its latest
     :data:`HEAD_TO_HEAD_MATCHES` matches) and the faults of its recent matches."""
-    recent = storage.matches(BOT_MATCHES, bot=name)
+    recent = storage.matches(BOT_MATCHES, bot=name, records=False)
     if not recent and name not in storage.bot_names():
         raise not_found(f"no bot is called {name!r}")
     rated_by_pool: dict[str, list[elo.RatedGame]] = {}
@@ -458,7 +492,12 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
         ],
         "matches": [match_summary(m) for m in recent],
         "head_to_head": head_to_head,
-        "faults": [fault for m in recent for fault in _faults_of(name, m)],
+        "faults": [
+            fault
+            for m in recent
+            if _charged(name, m)
+            for fault in _faults_of(name, _whole(storage, m))
+        ],
     }
 
 

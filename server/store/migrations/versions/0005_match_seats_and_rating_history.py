@@ -22,8 +22,10 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    op.create_index("ix_matches_game_created", "matches", ["game", "created"])
-    op.create_index("ix_matches_tournament_created", "matches", ["tournament_id", "created"])
+    op.drop_index("ix_matches_created", "matches")
+    op.create_index("ix_matches_created", "matches", ["created", "id"])
+    op.create_index("ix_matches_game_created", "matches", ["game", "created", "id"])
+    op.create_index("ix_matches_tournament_created", "matches", ["tournament_id", "created", "id"])
     op.create_table(
         "match_seats",
         sa.Column(
@@ -34,19 +36,20 @@ def upgrade() -> None:
         ),
         sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("bot", sa.String(64), nullable=False),
+        sa.Column("created", sa.DateTime(timezone=True), nullable=False),
     )
-    op.create_index("ix_match_seats_bot", "match_seats", ["bot", "match_id"])
     if op.get_bind().dialect.name == "postgresql":
         op.execute(
-            "INSERT INTO match_seats (match_id, seat, bot) "
-            "SELECT m.id, s.ordinality - 1, s.value "
+            "INSERT INTO match_seats (match_id, seat, bot, created) "
+            "SELECT m.id, s.ordinality - 1, s.value, m.created "
             "FROM matches m, jsonb_array_elements_text(m.seats::jsonb) WITH ORDINALITY s"
         )
     else:
         op.execute(
-            "INSERT INTO match_seats (match_id, seat, bot) "
-            "SELECT m.id, s.key, s.value FROM matches m, json_each(m.seats) s"
+            "INSERT INTO match_seats (match_id, seat, bot, created) "
+            "SELECT m.id, s.key, s.value, m.created FROM matches m, json_each(m.seats) s"
         )
+    op.create_index("ix_match_seats_bot", "match_seats", ["bot", "created", "match_id"])
     op.create_table(
         "rating_history",
         sa.Column(
@@ -70,3 +73,5 @@ def downgrade() -> None:
     op.drop_table("match_seats")
     op.drop_index("ix_matches_tournament_created", "matches")
     op.drop_index("ix_matches_game_created", "matches")
+    op.drop_index("ix_matches_created", "matches")
+    op.create_index("ix_matches_created", "matches", ["created"])

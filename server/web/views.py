@@ -16,7 +16,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
 from domino_arena.sdk.rules import GAMES, RulesError
@@ -43,6 +43,8 @@ pairings)."""
 FIRST_PAGE: Final = Paging(1, DEFAULT_PER_PAGE)
 TABLES_KEPT: Final = 8
 """Tournaments whose computed tables each storage keeps in memory (:func:`_tables`)."""
+HEAD_TO_HEAD_KEPT: Final = 256
+"""Bots whose head-to-head table each storage keeps in memory (:func:`_head_to_head`)."""
 
 STANDING_SORTS: Final[dict[str, tuple[str, bool]]] = {
     "rating": ("rating", True),
@@ -55,6 +57,8 @@ STANDING_SORTS: Final[dict[str, tuple[str, bool]]] = {
     "interval": ("uncertainty_sort", False),
 }
 """The standings' sort keys: the row field each sorts by and whether it runs high to low."""
+
+T = TypeVar("T")
 
 TournamentTotal = Callable[[StoredTournament], int]
 """The number of games in a tournament's schedule (play's ``len(schedule_of(t))``); given by
@@ -337,52 +341,71 @@ class _Tables:
     duplicates: list[dict[str, Any]]
 
 
-_TABLES: Final[weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, int], _Tables]]] = (
-    weakref.WeakKeyDictionary()
-)
-_TABLES_LOCK: Final = threading.Lock()
+class _Kept(Generic[T]):
+    """Values computed from many stored rows, kept per storage and name with the stamp they
+    were computed at: the same stamp gives the kept value, a new stamp computes it again.
+
+    A stamp is what changes whenever the rows do (stored matches never change and are never
+    deleted, so their count, or the newest one's id, is one). At most ``most`` names are kept
+    per storage, the least recently asked for going first.
+    """
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self._lock = threading.Lock()
+        self._kept: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[object, T]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self, storage: WebStorage, name: str, stamp: object, compute: Callable[[], T]) -> T:
+        with self._lock:
+            kept = self._kept.setdefault(storage, OrderedDict())
+            if name in kept and kept[name][0] == stamp:
+                kept.move_to_end(name)
+                return kept[name][1]
+        value = compute()
+        with self._lock:
+            kept = self._kept.setdefault(storage, OrderedDict())
+            kept[name] = (stamp, value)
+            kept.move_to_end(name)
+            while len(kept) > self.most:
+                kept.popitem(last=False)
+        return value
+
+
+_TABLES: Final = _Kept[_Tables](TABLES_KEPT)
+_HEAD_TO_HEAD: Final = _Kept[list[dict[str, Any]]](HEAD_TO_HEAD_KEPT)
 
 
 def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
     """The tournament's results, crosstable and duplicate sets, computed from every stored game.
 
     They need all of its games (the performance column replays them in order), which at 10,000
-    games takes far longer than a page may, so they are kept per storage, keyed by the
-    tournament and its stored-game count: a stored match never changes and is never deleted,
-    so the same count means the same games, and a new game makes a new key.
+    games takes far longer than a page may, so they are kept (:class:`_Kept`), stamped with the
+    tournament's stored-game count: the same count means the same games.
     """
-    key = (t.id, stored)
-    with _TABLES_LOCK:
-        kept = _TABLES.setdefault(storage, OrderedDict())
-        if key in kept:
-            kept.move_to_end(key)
-            return kept[key]
-    matches = storage.matches(
-        min(max(stored, 1), TOURNAMENT_MATCHES_MAX), tournament_id=t.id, records=False
-    )
-    games = counted_games(matches)
-    results = [
-        {
-            "bot": row.bot,
-            "games": row.games,
-            "wins": row.wins,
-            "draws": row.draws,
-            "losses": row.losses,
-            "faults": row.faults,
-            "points": row.points,
-            "performance": row.performance,
-        }
-        for row in entrant_results(t.entrants, games)
-    ]
-    tables = _Tables(results, crosstable(t.entrants, games), duplicate_sets(matches))
-    with _TABLES_LOCK:
-        kept = _TABLES.setdefault(storage, OrderedDict())
-        for old in [k for k in kept if k[0] == t.id]:
-            del kept[old]
-        kept[key] = tables
-        while len(kept) > TABLES_KEPT:
-            kept.popitem(last=False)
-    return tables
+
+    def compute() -> _Tables:
+        matches = storage.matches(
+            min(max(stored, 1), TOURNAMENT_MATCHES_MAX), tournament_id=t.id, records=False
+        )
+        games = counted_games(matches)
+        results = [
+            {
+                "bot": row.bot,
+                "games": row.games,
+                "wins": row.wins,
+                "draws": row.draws,
+                "losses": row.losses,
+                "faults": row.faults,
+                "points": row.points,
+                "performance": row.performance,
+            }
+            for row in entrant_results(t.entrants, games)
+        ]
+        return _Tables(results, crosstable(t.entrants, games), duplicate_sets(matches))
+
+    return _TABLES.get(storage, t.id, stored, compute)
 
 
 def tournament(
@@ -457,17 +480,16 @@ def _whole(storage: WebStorage, match: StoredMatch) -> StoredMatch:
     return storage.match(match.id) or match
 
 
-def bot(storage: WebStorage, name: str) -> dict[str, Any]:
-    """A bot: its recent matches, its head-to-head records per game (over its latest
-    :data:`HEAD_TO_HEAD_MATCHES` matches) and the faults of its recent matches."""
-    recent = storage.matches(BOT_MATCHES, bot=name, records=False)
-    if not recent and name not in storage.bot_names():
-        raise not_found(f"no bot is called {name!r}")
+def _head_to_head(storage: WebStorage, name: str) -> list[dict[str, Any]]:
+    """``name``'s record against each opponent per game, over the rated games among its latest
+    :data:`HEAD_TO_HEAD_MATCHES` matches. Kept (:class:`_Kept`) stamped with its newest
+    match's id: reading a thousand rows takes longer than a page may, and until the bot plays
+    again they are the same rows."""
     rated_by_pool: dict[str, list[elo.RatedGame]] = {}
     for m in storage.matches(HEAD_TO_HEAD_MATCHES, bot=name, records=False):
         if m.moves_ratings:
             rated_by_pool.setdefault(m.game, []).append(rated_game_of(m))
-    head_to_head = [
+    return [
         {
             "game": pool,
             "opponent": opponent,
@@ -479,6 +501,18 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
         for (first, opponent), record in sorted(elo.head_to_head(games).items())
         if first == name
     ]
+
+
+def bot(storage: WebStorage, name: str) -> dict[str, Any]:
+    """A bot: its recent matches, its head-to-head records per game (over its latest
+    :data:`HEAD_TO_HEAD_MATCHES` matches) and the faults of its recent matches."""
+    recent = storage.matches(BOT_MATCHES, bot=name, records=False)
+    if not recent and name not in storage.bot_names():
+        raise not_found(f"no bot is called {name!r}")
+    newest = recent[0].id if recent else None
+    head_to_head = _HEAD_TO_HEAD.get(
+        storage, name, newest, functools.partial(_head_to_head, storage, name)
+    )
     ratings = {pool: storage.ratings(pool).get(name) for pool in storage.pools()}
     return {
         "bot": name,

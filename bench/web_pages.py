@@ -25,10 +25,11 @@ would have written, computed by replaying :func:`elo.rate_game` over the rated g
 (the ladder's own arithmetic), then checked against ``RatedStorage.recompute_ratings``. One
 ``save_match`` per row (the referee's path, ``bench/ladder_bench.py``) would take half an hour.
 
-``--db`` is a SQLAlchemy URL (a PostgreSQL database must be empty; e.g.
-``postgresql://postgres@127.0.0.1:5432/test`` after ``DROP SCHEMA public CASCADE``); without
-it a SQLite file in a temporary folder. ``--keep PATH`` keeps the SQLite file at PATH and,
-when PATH exists, reuses it without filling. The machine's load is printed before and after.
+``--db`` is a SQLAlchemy URL, e.g. ``postgresql://postgres@127.0.0.1:5432/test``, whose tables
+go in ``--schema`` (``web_bench``; kept, and reused on the next run when it holds matches:
+``DROP SCHEMA web_bench CASCADE`` to start again); without it a SQLite file in a temporary
+folder. ``--keep PATH`` keeps the SQLite file at PATH and, when it holds matches, reuses it
+without filling. The machine's load is printed before and after.
 """
 
 from __future__ import annotations
@@ -337,15 +338,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, metavar="S")
     parser.add_argument("--db", metavar="URL", help="a SQLAlchemy URL (default: a SQLite file)")
     parser.add_argument("--keep", type=Path, metavar="PATH", help="keep/reuse the SQLite file")
+    parser.add_argument(
+        "--schema",
+        default="web_bench",
+        help="PostgreSQL: the schema to fill (created if missing; reused when filled)",
+    )
     args = parser.parse_args(argv)
     folder = tempfile.TemporaryDirectory()
     path = args.keep or Path(folder.name) / "web-bench.db"
     url = args.db or f"sqlite:///{path}"
-    reuse = args.db is None and path.exists()
+    postgres = url.startswith("postgresql")
     print(f"{os.cpu_count()} CPUs, load {_load()}; database {url.split('@')[-1]}")
-    storage = RatedStorage(url)
+    storage = RatedStorage(url, schema=args.schema if postgres else None)
     began = time.perf_counter()
     storage.open()
+    reuse = bool(storage.matches(1, records=False))
     if not reuse:
         names = [f"bot-{n:02d}" for n in range(args.bots)]
         cups = [
@@ -363,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise RuntimeError(f"pool {pool}: the filled ratings are not the ladder's")
         print(f"filled in {time.perf_counter() - began:.1f} s (ratings == the ladder's replay)")
     else:
-        print(f"reusing {path}")
+        print(f"reusing the filled database ({args.schema if postgres else path})")
     stored = storage.matches(1, records=False)
     client = TestClient(create_app(storage, tournament_total=lambda t: len(schedule_of(t))))
     print(f"timing {args.runs} calls per page; load {_load()}")

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Final, Generic, Protocol, TypeVar
+from typing import Any, Final, Protocol
 
 from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
 from domino_arena.sdk.rules import GAMES, RulesError
@@ -26,6 +23,8 @@ from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.web.charts import rating_chart, thinned
+from domino_arena.server.web.deals import crosstable, duplicate_sets, result_text
+from domino_arena.server.web.kept import Kept, schedule_total
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
@@ -57,8 +56,6 @@ STANDING_SORTS: Final[dict[str, tuple[str, bool]]] = {
     "interval": ("uncertainty_sort", False),
 }
 """The standings' sort keys: the row field each sorts by and whether it runs high to low."""
-
-T = TypeVar("T")
 
 TournamentTotal = Callable[[StoredTournament], int]
 """The number of games in a tournament's schedule (play's ``len(schedule_of(t))``); given by
@@ -92,18 +89,6 @@ class WebStorage(Protocol):
 
 
 # -- pieces shared by several pages ---------------------------------------------------------
-
-
-def result_text(match: StoredMatch) -> str:
-    """One line saying how ``match`` ended: who won, or why nobody did."""
-    if match.winner is None:
-        return f"{match.termination}: {match.detail}" if match.detail else match.termination
-    sides = sides_of(match)
-    winners = [bot for seat, bot in enumerate(match.seats) if sides[seat] == match.winner]
-    won = f"{' & '.join(winners)} won"
-    if match.termination == "forfeit":
-        return f"{won} by forfeit: {match.detail}" if match.detail else f"{won} by forfeit"
-    return won
 
 
 def match_summary(match: StoredMatch) -> dict[str, Any]:
@@ -225,33 +210,11 @@ def standings(storage: WebStorage, game: str, sort: str, paging: Paging) -> dict
     }
 
 
-_TOTALS: Final[dict[tuple[Any, ...], int]] = {}
-"""Schedule lengths already computed, by what a schedule is derived from (:func:`_total`)."""
-
-
-def _total(t: StoredTournament, total_of: TournamentTotal) -> int:
-    """``total_of(t)``, computed once per schedule: building the schedule of a 10,000-game
-    round robin takes longer than a page may, and the same row always gives the same one."""
-    key = (
-        total_of,
-        t.id,
-        t.game,
-        repr(sorted(t.options.items())),
-        t.entrants,
-        t.games_per_pairing,
-        t.deals,
-    )
-    if key not in _TOTALS:
-        if len(_TOTALS) >= 1_000:
-            _TOTALS.clear()
-        _TOTALS[key] = total_of(t)
-    return _TOTALS[key]
-
-
 def _tournament_summary(
     storage: WebStorage, t: StoredTournament, total_of: TournamentTotal | None
 ) -> dict[str, Any]:
     done = storage.tournament_game_count(t.id)
+    total = None if total_of is None else schedule_total(t, total_of)
     return {
         "id": t.id,
         "name": t.name,
@@ -261,7 +224,7 @@ def _tournament_summary(
         "entrants": list(t.entrants),
         "rated": t.rated,
         "created": t.created.isoformat(),
-        "progress": {"done": done, "total": None if total_of is None else _total(t, total_of)},
+        "progress": {"done": done, "total": total},
     }
 
 
@@ -270,66 +233,6 @@ def tournaments(storage: WebStorage, total_of: TournamentTotal | None) -> dict[s
     return {
         "tournaments": [_tournament_summary(storage, t, total_of) for t in storage.tournaments()]
     }
-
-
-def crosstable(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> list[dict[str, Any]]:
-    """Each entrant's wins, draws and losses against every other entrant (None: never met)."""
-    meetings = elo.head_to_head(games)
-    rows = []
-    for bot in entrants:
-        cells: list[dict[str, int] | None] = []
-        for opponent in entrants:
-            record = meetings.get((bot, opponent))
-            cells.append(
-                None
-                if record is None or bot == opponent
-                else {"wins": record.wins, "draws": record.draws, "losses": record.losses}
-            )
-        rows.append({"bot": bot, "against": cells})
-    return rows
-
-
-def duplicate_sets(matches: Sequence[StoredMatch]) -> list[dict[str, Any]]:
-    """The games of each deal side by side: one deal (``deal_id``) played under each seat
-    rotation of its table, so the luck of the deal cancels out when the set is summed.
-
-    Each set has its ``deal``, its ``games`` by rotation (seats and each seat's score) and the
-    ``totals`` per bot over the set: the points of :func:`entrant_results` (a win 1, a draw
-    1/2) and the bot's scores added up. Matches stored without a deal id are left out.
-    """
-    by_deal: dict[int, list[StoredMatch]] = {}
-    for m in matches:
-        if m.deal_id is not None:
-            by_deal.setdefault(m.deal_id, []).append(m)
-    sets = []
-    for deal, games in sorted(by_deal.items()):
-        games.sort(key=lambda m: (m.rotation is None, m.rotation or 0, m.id))
-        bots = list(dict.fromkeys(bot for m in games for bot in m.seats))
-        score = dict.fromkeys(bots, 0)
-        for m in games:
-            sides = sides_of(m)
-            for seat, bot in enumerate(m.seats):
-                score[bot] += m.scores[sides[seat]]
-        sets.append(
-            {
-                "deal": deal,
-                "games": [
-                    {
-                        "id": m.id,
-                        "rotation": m.rotation,
-                        "seats": list(m.seats),
-                        "seat_scores": [m.scores[side] for side in sides_of(m)],
-                        "result": result_text(m),
-                    }
-                    for m in games
-                ],
-                "totals": [
-                    {"bot": row.bot, "points": row.points, "score": score[row.bot]}
-                    for row in entrant_results(bots, counted_games(games))
-                ],
-            }
-        )
-    return sets
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,47 +244,15 @@ class _Tables:
     duplicates: list[dict[str, Any]]
 
 
-class _Kept(Generic[T]):
-    """Values computed from many stored rows, kept per storage and name with the stamp they
-    were computed at: the same stamp gives the kept value, a new stamp computes it again.
-
-    A stamp is what changes whenever the rows do (stored matches never change and are never
-    deleted, so their count, or the newest one's id, is one). At most ``most`` names are kept
-    per storage, the least recently asked for going first.
-    """
-
-    def __init__(self, most: int) -> None:
-        self.most = most
-        self._lock = threading.Lock()
-        self._kept: weakref.WeakKeyDictionary[Any, OrderedDict[str, tuple[object, T]]] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def get(self, storage: WebStorage, name: str, stamp: object, compute: Callable[[], T]) -> T:
-        with self._lock:
-            kept = self._kept.setdefault(storage, OrderedDict())
-            if name in kept and kept[name][0] == stamp:
-                kept.move_to_end(name)
-                return kept[name][1]
-        value = compute()
-        with self._lock:
-            kept = self._kept.setdefault(storage, OrderedDict())
-            kept[name] = (stamp, value)
-            kept.move_to_end(name)
-            while len(kept) > self.most:
-                kept.popitem(last=False)
-        return value
-
-
-_TABLES: Final = _Kept[_Tables](TABLES_KEPT)
-_HEAD_TO_HEAD: Final = _Kept[list[dict[str, Any]]](HEAD_TO_HEAD_KEPT)
+_TABLES: Final = Kept[_Tables](TABLES_KEPT)
+_HEAD_TO_HEAD: Final = Kept[list[dict[str, Any]]](HEAD_TO_HEAD_KEPT)
 
 
 def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
     """The tournament's results, crosstable and duplicate sets, computed from every stored game.
 
     They need all of its games (the performance column replays them in order), which at 10,000
-    games takes far longer than a page may, so they are kept (:class:`_Kept`), stamped with the
+    games takes far longer than a page may, so they are kept (:class:`Kept`), stamped with the
     tournament's stored-game count: the same count means the same games.
     """
 
@@ -482,7 +353,7 @@ def _whole(storage: WebStorage, match: StoredMatch) -> StoredMatch:
 
 def _head_to_head(storage: WebStorage, name: str) -> list[dict[str, Any]]:
     """``name``'s record against each opponent per game, over the rated games among its latest
-    :data:`HEAD_TO_HEAD_MATCHES` matches. Kept (:class:`_Kept`) stamped with its newest
+    :data:`HEAD_TO_HEAD_MATCHES` matches. Kept (:class:`Kept`) stamped with its newest
     match's id: reading a thousand rows takes longer than a page may, and until the bot plays
     again they are the same rows."""
     rated_by_pool: dict[str, list[elo.RatedGame]] = {}

@@ -241,7 +241,8 @@ class _Tables:
 
     results: list[dict[str, Any]]
     crosstable: list[dict[str, Any]]
-    duplicates: list[dict[str, Any]]
+    deals: list[list[StoredMatch]]
+    """The games of each deal, by deal id: a page of them is drawn as duplicate sets."""
 
 
 _TABLES: Final = Kept[_Tables](TABLES_KEPT)
@@ -274,7 +275,12 @@ def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
             }
             for row in entrant_results(t.entrants, games)
         ]
-        return _Tables(results, crosstable(t.entrants, games), duplicate_sets(matches))
+        by_deal: dict[int, list[StoredMatch]] = {}
+        for m in matches:
+            if m.deal_id is not None:
+                by_deal.setdefault(m.deal_id, []).append(m)
+        deals = [by_deal[deal] for deal in sorted(by_deal)]
+        return _Tables(results, crosstable(t.entrants, games), deals)
 
     return _TABLES.get(storage, t.id, stored, compute)
 
@@ -308,10 +314,12 @@ def tournament(
         "seed": t.seed,
         "results": tables.results,
         "crosstable": tables.crosstable,
-        "duplicates": tables.duplicates[deals_from : deals_from + paging.per_page],
+        "duplicates": duplicate_sets(
+            [m for deal in tables.deals[deals_from : deals_from + paging.per_page] for m in deal]
+        ),
         "deals_page": deals_page,
-        "deals_total": len(tables.duplicates),
-        "deals_has_next": deals_from + paging.per_page < len(tables.duplicates),
+        "deals_total": len(tables.deals),
+        "deals_has_next": deals_from + paging.per_page < len(tables.deals),
         "page": paging.page,
         "per_page": paging.per_page,
         "has_next": len(found) > paging.per_page,

@@ -5,7 +5,8 @@ one transaction, and a match is never rated twice. :class:`RatedStorage` is the 
 the Elo ladder on top: its :meth:`~RatedStorage.save_match` stores the match row through
 :func:`domino_arena.server.store.matches.save` and, inside that same transaction, creates the
 bots' rating rows if missing, locks them (``SELECT ... FOR UPDATE``; SQLite's write lock is
-taken at BEGIN), moves them by :func:`.elo.rate_game` and appends the match to ``rated_games``.
+taken at BEGIN), moves them by :func:`.elo.rate_game`, appends the match to ``rated_games`` and
+each bot's new rating to ``rating_history`` (the points of a bot's rating chart).
 The storage stays free of ratings (it does not import the ladder); the ladder imports it.
 """
 
@@ -20,11 +21,14 @@ from sqlalchemy.engine import RowMapping
 from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder import elo
 from domino_arena.server.store import matches
+from domino_arena.server.store.engine import writing
 from domino_arena.server.store.matches import StoredMatch, sides_of, stored_match
 from domino_arena.server.store.storage import Storage
-from domino_arena.server.store.tables import MATCHES, RATED_GAMES, RATINGS
+from domino_arena.server.store.tables import MATCHES, RATED_GAMES, RATING_HISTORY, RATINGS
 
 _RATED_TERMINATIONS: Final = sorted(t.value for t in Termination if t.rated)
+_HISTORY_BATCH: Final = 5_000
+"""Rows inserted per statement when a pool's history is rebuilt."""
 
 
 def rated_game_of(match: StoredMatch) -> elo.RatedGame:
@@ -62,6 +66,14 @@ class RatedStorage(Storage):
     Built and opened as :class:`~domino_arena.server.store.storage.Storage` is; every other
     call is the storage's.
     """
+
+    def open(self) -> None:
+        """Open and migrate as the storage does, then rebuild the rating history of every pool
+        that lacks some of it (:meth:`rebuild_rating_history`): a database migrated from 0004
+        has rated games and no history yet."""
+        super().open()
+        for pool in self._pools_missing_history():
+            self.rebuild_rating_history(pool)
 
     def save_match(self, match: StoredMatch) -> bool:
         """Store a finished match and, if it is rated, its bots' new ratings, in one transaction.
@@ -105,6 +117,55 @@ class RatedStorage(Storage):
         """Return the ratings of ``pool`` replayed from its rated games: what it should hold."""
         return elo.replay(self.rated_games(pool))
 
+    def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
+        """Return ``bot``'s rating after each rated game it played in ``pool``, oldest first,
+        as (the game's ``rated_games`` seq, the rating then)."""
+        query = (
+            sa.select(RATING_HISTORY.c.seq, RATING_HISTORY.c.rating)
+            .where(RATING_HISTORY.c.pool == pool, RATING_HISTORY.c.bot == bot)
+            .order_by(RATING_HISTORY.c.seq)
+        )
+        with self.engine.connect() as connection:
+            return [(int(seq), float(rating)) for seq, rating in connection.execute(query)]
+
+    def rebuild_rating_history(self, pool: str) -> None:
+        """Write ``pool``'s rating history again from its rated games, replayed in order with
+        :func:`.elo.rate_game` (the arithmetic that wrote the ratings), in one transaction that
+        holds the pool's rating rows locked, as rating a match does."""
+        query = (
+            sa.select(*matches.SUMMARY_COLUMNS, RATED_GAMES.c.seq)
+            .join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id)
+            .where(RATED_GAMES.c.pool == pool)
+            .order_by(RATED_GAMES.c.seq)
+        )
+        with writing(self.engine) as connection:
+            connection.execute(
+                sa.select(RATINGS.c.bot).where(RATINGS.c.pool == pool).with_for_update()
+            ).all()
+            connection.execute(RATING_HISTORY.delete().where(RATING_HISTORY.c.pool == pool))
+            ratings: dict[str, elo.Rating] = {}
+            batch: list[dict[str, Any]] = []
+            for row in connection.execute(query).all():
+                changed = elo.rate_game(ratings, rated_game_of(stored_match(row._mapping)))
+                ratings.update(changed)
+                batch.extend(_history_rows(pool, row.seq, changed))
+                if len(batch) >= _HISTORY_BATCH:
+                    connection.execute(RATING_HISTORY.insert(), batch)
+                    batch = []
+            if batch:
+                connection.execute(RATING_HISTORY.insert(), batch)
+
+    def _pools_missing_history(self) -> list[str]:
+        """The pools with a rated game that has no history row."""
+        missing = (
+            sa.select(RATED_GAMES.c.pool)
+            .where(~sa.exists().where(RATING_HISTORY.c.seq == RATED_GAMES.c.seq))
+            .distinct()
+            .order_by(RATED_GAMES.c.pool)
+        )
+        with self.engine.connect() as connection:
+            return list(connection.execute(missing).scalars())
+
     def pools(self) -> list[str]:
         """Return the game types that have ratings, sorted."""
         with self.engine.connect() as connection:
@@ -134,13 +195,27 @@ def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) ->
         .with_for_update()
     ).all()
     current = {row.bot: _rating(row._mapping) for row in rows}
-    for bot, rating in elo.rate_game(current, game).items():
+    changed = elo.rate_game(current, game)
+    for bot, rating in changed.items():
         connection.execute(
             RATINGS.update()
             .where(RATINGS.c.pool == pool, RATINGS.c.bot == bot)
             .values(_rating_values(rating))
         )
-    connection.execute(RATED_GAMES.insert().values(pool=pool, match_id=match.id))
+    inserted = connection.execute(RATED_GAMES.insert().values(pool=pool, match_id=match.id))
+    key = inserted.inserted_primary_key
+    if key is None:  # pragma: no cover - an insert of one row always has its key
+        raise RuntimeError(f"match {match.id}: the database gave no rated_games seq")
+    seq = int(key[0])
+    connection.execute(RATING_HISTORY.insert(), _history_rows(pool, seq, changed))
+
+
+def _history_rows(pool: str, seq: int, changed: dict[str, elo.Rating]) -> list[dict[str, Any]]:
+    """The ``rating_history`` rows of one rated game: each of its bots' rating after it."""
+    return [
+        {"seq": seq, "bot": bot, "pool": pool, "rating": rating.rating}
+        for bot, rating in changed.items()
+    ]
 
 
 def _rating(row: RowMapping) -> elo.Rating:

@@ -14,24 +14,24 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Engine, RowMapping
 from sqlalchemy.exc import IntegrityError
 
 from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.server.store.engine import writing
-from domino_arena.server.store.tables import MATCHES, utc
+from domino_arena.server.store.tables import MATCH_SEATS, MATCHES, utc
 
 InTransaction = Callable[[sa.Connection], None]
 """A step run inside a match's save transaction, after its row is inserted."""
 
 _TERMINATIONS: Final = tuple(termination.value for termination in Termination)
 _FAULT_KINDS: Final = tuple(kind.value for kind in FaultKind)
-_WITHOUT_RECORD: Final = (
+SUMMARY_COLUMNS: Final = (
     *(column for column in MATCHES.c if column.name != "record"),
     sa.null().label("record"),
 )
+"""Every column of ``matches`` but the record (read as None): a row's result without its bulk."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,8 @@ def save(engine: Engine, match: StoredMatch, in_transaction: InTransaction | Non
         with writing(engine) as connection:
             if _stored_already(connection, match):
                 return False
-            connection.execute(MATCHES.insert().values(_match_row(match)))
+            connection.execute(MATCHES.insert().values(match_row(match)))
+            connection.execute(MATCH_SEATS.insert(), seat_rows(match))
             if in_transaction is not None:
                 in_transaction(connection)
     except IntegrityError:
@@ -169,20 +170,31 @@ def matches(
         bot: only matches where this bot had a seat.
         game: only matches of this game type (a pool).
     """
-    columns = MATCHES.c if records else _WITHOUT_RECORD
+    if bot is not None:
+        # A bot's matches, newest first, from match_seats' index alone (a match's game is
+        # read from its row's first columns, never past its record).
+        seats = MATCH_SEATS.join(MATCHES, MATCHES.c.id == MATCH_SEATS.c.match_id)
+        page = (
+            sa.select(MATCH_SEATS.c.match_id)
+            .select_from(seats)
+            .where(MATCH_SEATS.c.bot == bot)
+            .order_by(MATCH_SEATS.c.created.desc(), MATCH_SEATS.c.match_id)
+        )
+    else:
+        page = sa.select(MATCHES.c.id).order_by(MATCHES.c.created.desc(), MATCHES.c.id)
+    if tournament_id is not None:
+        page = page.where(MATCHES.c.tournament_id == tournament_id)
+    if game is not None:
+        page = page.where(MATCHES.c.game == game)
+    # The page's ids first (an index scan, however deep the offset), then only their rows.
+    ids = page.limit(limit).offset(offset).scalar_subquery()
+    columns = MATCHES.c if records else SUMMARY_COLUMNS
     query = (
         sa.select(*columns)
+        .where(MATCHES.c.id.in_(ids))
         .order_by(MATCHES.c.created.desc(), MATCHES.c.id)
-        .limit(limit)
-        .offset(offset)
     )
-    if tournament_id is not None:
-        query = query.where(MATCHES.c.tournament_id == tournament_id)
-    if game is not None:
-        query = query.where(MATCHES.c.game == game)
     with engine.connect() as connection:
-        if bot is not None:
-            query = query.where(_seated(connection, bot))
         rows = connection.execute(query).all()
     return [stored_match(row._mapping) for row in rows]
 
@@ -226,15 +238,17 @@ def _stored_already(connection: sa.Connection, match: StoredMatch) -> bool:
     return connection.execute(sa.select(MATCHES.c.id).where(same).limit(1)).first() is not None
 
 
-def _seated(connection: sa.Connection, bot: str) -> sa.ColumnElement[bool]:
-    """A condition: ``bot`` has a seat in the match (the seats are a JSON list)."""
-    if connection.dialect.name == "postgresql":
-        return sa.cast(MATCHES.c.seats, postgresql.JSONB).contains([bot])
-    seats = sa.func.json_each(MATCHES.c.seats).table_valued("value")
-    return sa.exists(sa.select(1).select_from(seats).where(seats.c.value == bot))
+def seat_rows(match: StoredMatch) -> list[dict[str, Any]]:
+    """The rows of ``match_seats`` that go with ``match``: one per seat."""
+    return [
+        {"match_id": match.id, "seat": seat, "bot": bot, "created": match.created}
+        for seat, bot in enumerate(match.seats)
+    ]
 
 
-def _match_row(match: StoredMatch) -> dict[str, Any]:
+def match_row(match: StoredMatch) -> dict[str, Any]:
+    """The row of ``matches`` that stores ``match`` (with :func:`seat_rows`, what
+    :func:`save` inserts)."""
     return {
         "id": match.id,
         "game": match.game,

@@ -188,3 +188,8 @@ class Storage:
     def tournament_game_indexes(self, tournament_id: str) -> set[int]:
         """Return the schedule positions of the tournament's games that are stored."""
         return tournaments.game_indexes(self.engine, tournament_id)
+
+    def tournament_game_count(self, tournament_id: str) -> int:
+        """Return how many of the tournament's games are stored
+        (:func:`.tournaments.game_count`)."""
+        return tournaments.game_count(self.engine, tournament_id)

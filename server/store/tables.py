@@ -81,8 +81,33 @@ MATCHES: Final = sa.Table(
     sa.Column("faults", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("rated", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("tournament_id", "game_index", name="uq_matches_tournament_game"),
-    sa.Index("ix_matches_created", "created"),
+    sa.Index("ix_matches_created", "created", "id"),
+    sa.Index("ix_matches_game_created", "game", "created", "id"),
+    sa.Index("ix_matches_tournament_created", "tournament_id", "created", "id"),
 )
+"""Every finished match. The indexes serve the web face's lists, newest first: all matches,
+one game's (``game``), one tournament's (``tournament_id``), each holding the order (``created``,
+``id``) so a page's ids are found in the index alone (``record`` comes before ``created`` in a
+SQLite row, so reading ``created`` from a row walks the record's pages); a bot's go through
+:data:`MATCH_SEATS`."""
+
+MATCH_SEATS: Final = sa.Table(
+    "match_seats",
+    METADATA,
+    sa.Column(
+        "match_id",
+        sa.String(64),
+        sa.ForeignKey("matches.id", name="fk_match_seats_match"),
+        primary_key=True,
+    ),
+    sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("bot", sa.String(64), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_match_seats_bot", "bot", "created", "match_id"),
+)
+"""Who sat where in each match: ``matches.seats`` (and ``created``) again, one row per seat,
+written with the match (:func:`.matches.save`), so a page of "the matches of a bot", newest
+first, is read from this index alone rather than by scanning every match's JSON."""
 
 RATINGS: Final = sa.Table(
     "ratings",
@@ -116,6 +141,25 @@ RATED_GAMES: Final = sa.Table(
     sa.Index("ix_rated_games_pool_seq", "pool", "seq"),
 )
 """The matches that moved ratings, in the order they did: replaying them gives ``ratings``."""
+
+RATING_HISTORY: Final = sa.Table(
+    "rating_history",
+    METADATA,
+    sa.Column(
+        "seq",
+        sa.Integer,
+        sa.ForeignKey("rated_games.seq", name="fk_rating_history_seq"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    sa.Column("bot", sa.String(64), primary_key=True),
+    sa.Column("pool", sa.String(32), nullable=False),
+    sa.Column("rating", sa.Double, nullable=False),
+    sa.Index("ix_rating_history_pool_bot_seq", "pool", "bot", "seq"),
+)
+"""Each bot's rating right after each rated game it played (``seq`` of ``rated_games``): the
+points of its rating chart. The ladder writes them with the rating change, in one transaction,
+and rebuilds a pool's from its rated games when some are missing (a database of 0004)."""
 
 REFEREE_LEASE: Final = sa.Table(
     "referee_lease",

@@ -194,6 +194,17 @@ def game_indexes(engine: Engine, tournament_id: str) -> set[int]:
         )
 
 
+def game_count(engine: Engine, tournament_id: str) -> int:
+    """Return how many of the tournament's games are stored (an index count, no row read)."""
+    with engine.connect() as connection:
+        count = connection.execute(
+            sa.select(sa.func.count())
+            .select_from(MATCHES)
+            .where(MATCHES.c.tournament_id == tournament_id)
+        ).scalar_one()
+    return int(count)
+
+
 def _stored_tournament(row: RowMapping) -> StoredTournament:
     return StoredTournament(
         id=row["id"],

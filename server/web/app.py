@@ -86,7 +86,15 @@ def _tournaments(total: TournamentTotal | None) -> Gather:
 
 def _tournament(total: TournamentTotal | None) -> Gather:
     def gather(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
-        return functools.partial(views.tournament, storage, request.path_params["id"], total)
+        query = request.query_params
+        return functools.partial(
+            views.tournament,
+            storage,
+            request.path_params["id"],
+            total,
+            params.paging(query),
+            params.integer(query, "deals_page", 1, 1, params.MAX_PAGE),
+        )
 
     return gather
 

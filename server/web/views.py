@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
@@ -21,7 +22,10 @@ from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from domino_arena.server.web.params import Paging, bad_request, not_found
+from domino_arena.server.web.charts import rating_chart, thinned
+from domino_arena.server.web.deals import crosstable, duplicate_sets, result_text
+from domino_arena.server.web.kept import Kept, schedule_total
+from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
 RECENT: Final = 10
@@ -32,8 +36,14 @@ HEAD_TO_HEAD_MATCHES: Final = 1_000
 """A bot's head-to-head table counts its latest this many matches (the rated ones among them)."""
 RECORDS_KEPT: Final = 32
 """Parsed records kept in memory for the replay viewer's next steps."""
-TOURNAMENT_MATCHES_MAX: Final = 10_000
-"""The most games a tournament page reads (a round robin of 100 bots has 4,950 pairings)."""
+TOURNAMENT_MATCHES_MAX: Final = 100_000
+"""The most games a tournament's tables are computed from (a round robin of 100 bots has 4,950
+pairings)."""
+FIRST_PAGE: Final = Paging(1, DEFAULT_PER_PAGE)
+TABLES_KEPT: Final = 8
+"""Tournaments whose computed tables each storage keeps in memory (:func:`_tables`)."""
+HEAD_TO_HEAD_KEPT: Final = 256
+"""Bots whose head-to-head table each storage keeps in memory (:func:`_head_to_head`)."""
 
 STANDING_SORTS: Final[dict[str, tuple[str, bool]]] = {
     "rating": ("rating", True),
@@ -74,22 +84,11 @@ class WebStorage(Protocol):
     def tournaments(
         self, states: Collection[TournamentState] | None = None
     ) -> list[StoredTournament]: ...
-    def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
+    def tournament_game_count(self, tournament_id: str) -> int: ...
+    def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]: ...
 
 
 # -- pieces shared by several pages ---------------------------------------------------------
-
-
-def result_text(match: StoredMatch) -> str:
-    """One line saying how ``match`` ended: who won, or why nobody did."""
-    if match.winner is None:
-        return f"{match.termination}: {match.detail}" if match.detail else match.termination
-    sides = sides_of(match)
-    winners = [bot for seat, bot in enumerate(match.seats) if sides[seat] == match.winner]
-    won = f"{' & '.join(winners)} won"
-    if match.termination == "forfeit":
-        return f"{won} by forfeit: {match.detail}" if match.detail else f"{won} by forfeit"
-    return won
 
 
 def match_summary(match: StoredMatch) -> dict[str, Any]:
@@ -214,7 +213,8 @@ def standings(storage: WebStorage, game: str, sort: str, paging: Paging) -> dict
 def _tournament_summary(
     storage: WebStorage, t: StoredTournament, total_of: TournamentTotal | None
 ) -> dict[str, Any]:
-    done = len(storage.tournament_game_indexes(t.id))
+    done = storage.tournament_game_count(t.id)
+    total = None if total_of is None else schedule_total(t, total_of)
     return {
         "id": t.id,
         "name": t.name,
@@ -224,7 +224,7 @@ def _tournament_summary(
         "entrants": list(t.entrants),
         "rated": t.rated,
         "created": t.created.isoformat(),
-        "progress": {"done": done, "total": None if total_of is None else total_of(t)},
+        "progress": {"done": done, "total": total},
     }
 
 
@@ -235,92 +235,75 @@ def tournaments(storage: WebStorage, total_of: TournamentTotal | None) -> dict[s
     }
 
 
-def crosstable(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> list[dict[str, Any]]:
-    """Each entrant's wins, draws and losses against every other entrant (None: never met)."""
-    meetings = elo.head_to_head(games)
-    rows = []
-    for bot in entrants:
-        cells: list[dict[str, int] | None] = []
-        for opponent in entrants:
-            record = meetings.get((bot, opponent))
-            cells.append(
-                None
-                if record is None or bot == opponent
-                else {"wins": record.wins, "draws": record.draws, "losses": record.losses}
-            )
-        rows.append({"bot": bot, "against": cells})
-    return rows
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    """What a tournament's page computes from all of its stored games."""
+
+    results: list[dict[str, Any]]
+    crosstable: list[dict[str, Any]]
+    deals: list[list[StoredMatch]]
+    """The games of each deal, by deal id: a page of them is drawn as duplicate sets."""
 
 
-def duplicate_sets(matches: Sequence[StoredMatch]) -> list[dict[str, Any]]:
-    """The games of each deal side by side: one deal (``deal_id``) played under each seat
-    rotation of its table, so the luck of the deal cancels out when the set is summed.
+_TABLES: Final = Kept[_Tables](TABLES_KEPT)
+_HEAD_TO_HEAD: Final = Kept[list[dict[str, Any]]](HEAD_TO_HEAD_KEPT)
 
-    Each set has its ``deal``, its ``games`` by rotation (seats and each seat's score) and the
-    ``totals`` per bot over the set: the points of :func:`entrant_results` (a win 1, a draw
-    1/2) and the bot's scores added up. Matches stored without a deal id are left out.
+
+def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
+    """The tournament's results, crosstable and duplicate sets, computed from every stored game.
+
+    They need all of its games (the performance column replays them in order), which at 10,000
+    games takes far longer than a page may, so they are kept (:class:`Kept`), stamped with the
+    tournament's stored-game count: the same count means the same games.
     """
-    by_deal: dict[int, list[StoredMatch]] = {}
-    for m in matches:
-        if m.deal_id is not None:
-            by_deal.setdefault(m.deal_id, []).append(m)
-    sets = []
-    for deal, games in sorted(by_deal.items()):
-        games.sort(key=lambda m: (m.rotation is None, m.rotation or 0, m.id))
-        bots = list(dict.fromkeys(bot for m in games for bot in m.seats))
-        score = dict.fromkeys(bots, 0)
-        for m in games:
-            sides = sides_of(m)
-            for seat, bot in enumerate(m.seats):
-                score[bot] += m.scores[sides[seat]]
-        sets.append(
-            {
-                "deal": deal,
-                "games": [
-                    {
-                        "id": m.id,
-                        "rotation": m.rotation,
-                        "seats": list(m.seats),
-                        "seat_scores": [m.scores[side] for side in sides_of(m)],
-                        "result": result_text(m),
-                    }
-                    for m in games
-                ],
-                "totals": [
-                    {"bot": row.bot, "points": row.points, "score": score[row.bot]}
-                    for row in entrant_results(bots, counted_games(games))
-                ],
-            }
+
+    def compute() -> _Tables:
+        matches = storage.matches(
+            min(max(stored, 1), TOURNAMENT_MATCHES_MAX), tournament_id=t.id, records=False
         )
-    return sets
+        games = counted_games(matches)
+        results = [
+            {
+                "bot": row.bot,
+                "games": row.games,
+                "wins": row.wins,
+                "draws": row.draws,
+                "losses": row.losses,
+                "faults": row.faults,
+                "points": row.points,
+                "performance": row.performance,
+            }
+            for row in entrant_results(t.entrants, games)
+        ]
+        by_deal: dict[int, list[StoredMatch]] = {}
+        for m in matches:
+            if m.deal_id is not None:
+                by_deal.setdefault(m.deal_id, []).append(m)
+        deals = [by_deal[deal] for deal in sorted(by_deal)]
+        return _Tables(results, crosstable(t.entrants, games), deals)
+
+    return _TABLES.get(storage, t.id, stored, compute)
 
 
 def tournament(
-    storage: WebStorage, tournament_id: str, total_of: TournamentTotal | None
+    storage: WebStorage,
+    tournament_id: str,
+    total_of: TournamentTotal | None,
+    paging: Paging = FIRST_PAGE,
+    deals_page: int = 1,
 ) -> dict[str, Any]:
-    """A tournament: its settings and progress, its results table, crosstable, each deal's
-    games side by side (its duplicate sets) and its games."""
+    """A tournament: its settings and progress, its results table, crosstable, one page of its
+    duplicate sets (``deals_page``, ``paging.per_page`` deals) and one page of its games
+    (``paging``), newest first."""
     t = storage.tournament(tournament_id)
     if t is None:
         raise not_found(f"no tournament has id {tournament_id!r}")
     summary = _tournament_summary(storage, t, total_of)
-    progress = summary["progress"]
-    limit = min(max(progress["total"] or 0, progress["done"], 1), TOURNAMENT_MATCHES_MAX)
-    matches = storage.matches(limit, tournament_id=t.id, records=False)
-    games = counted_games(matches)
-    results = [
-        {
-            "bot": row.bot,
-            "games": row.games,
-            "wins": row.wins,
-            "draws": row.draws,
-            "losses": row.losses,
-            "faults": row.faults,
-            "points": row.points,
-            "performance": row.performance,
-        }
-        for row in entrant_results(t.entrants, games)
-    ]
+    tables = _tables(storage, t, summary["progress"]["done"])
+    found = storage.matches(
+        paging.per_page + 1, tournament_id=t.id, offset=paging.offset, records=False
+    )
+    deals_from = (deals_page - 1) * paging.per_page
     return {
         **summary,
         "games_per_pairing": t.games_per_pairing,
@@ -329,10 +312,18 @@ def tournament(
         "fault_policy": t.fault_policy,
         "max_strikes": t.max_strikes,
         "seed": t.seed,
-        "results": results,
-        "crosstable": crosstable(t.entrants, games),
-        "duplicates": duplicate_sets(matches),
-        "matches": [match_summary(m) for m in matches],
+        "results": tables.results,
+        "crosstable": tables.crosstable,
+        "duplicates": duplicate_sets(
+            [m for deal in tables.deals[deals_from : deals_from + paging.per_page] for m in deal]
+        ),
+        "deals_page": deals_page,
+        "deals_total": len(tables.deals),
+        "deals_has_next": deals_from + paging.per_page < len(tables.deals),
+        "page": paging.page,
+        "per_page": paging.per_page,
+        "has_next": len(found) > paging.per_page,
+        "matches": [match_summary(m) for m in found[: paging.per_page]],
     }
 
 
@@ -357,17 +348,27 @@ def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
     return []
 
 
-def bot(storage: WebStorage, name: str) -> dict[str, Any]:
-    """A bot: its recent matches, its head-to-head records per game (over its latest
-    :data:`HEAD_TO_HEAD_MATCHES` matches) and the faults of its recent matches."""
-    recent = storage.matches(BOT_MATCHES, bot=name)
-    if not recent and name not in storage.bot_names():
-        raise not_found(f"no bot is called {name!r}")
+def _charged(bot: str, match: StoredMatch) -> bool:
+    """Whether ``match`` charged ``bot`` a fault (from the row: no record read)."""
+    seats = [seat for seat, name in enumerate(match.seats) if name == bot]
+    return match.faulted_seat in seats or any(match.faults[s] for s in seats if match.faults)
+
+
+def _whole(storage: WebStorage, match: StoredMatch) -> StoredMatch:
+    """``match`` with its record (read for the faults' reasons)."""
+    return storage.match(match.id) or match
+
+
+def _head_to_head(storage: WebStorage, name: str) -> list[dict[str, Any]]:
+    """``name``'s record against each opponent per game, over the rated games among its latest
+    :data:`HEAD_TO_HEAD_MATCHES` matches. Kept (:class:`Kept`) stamped with its newest
+    match's id: reading a thousand rows takes longer than a page may, and until the bot plays
+    again they are the same rows."""
     rated_by_pool: dict[str, list[elo.RatedGame]] = {}
     for m in storage.matches(HEAD_TO_HEAD_MATCHES, bot=name, records=False):
         if m.moves_ratings:
             rated_by_pool.setdefault(m.game, []).append(rated_game_of(m))
-    head_to_head = [
+    return [
         {
             "game": pool,
             "opponent": opponent,
@@ -379,6 +380,18 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
         for (first, opponent), record in sorted(elo.head_to_head(games).items())
         if first == name
     ]
+
+
+def bot(storage: WebStorage, name: str) -> dict[str, Any]:
+    """A bot: its recent matches, its head-to-head records per game (over its latest
+    :data:`HEAD_TO_HEAD_MATCHES` matches) and the faults of its recent matches."""
+    recent = storage.matches(BOT_MATCHES, bot=name, records=False)
+    if not recent and name not in storage.bot_names():
+        raise not_found(f"no bot is called {name!r}")
+    newest = recent[0].id if recent else None
+    head_to_head = _HEAD_TO_HEAD.get(
+        storage, name, newest, functools.partial(_head_to_head, storage, name)
+    )
     ratings = {pool: storage.ratings(pool).get(name) for pool in storage.pools()}
     return {
         "bot": name,
@@ -387,9 +400,29 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
             for pool, r in ratings.items()
             if r is not None
         ],
+        "rating_history": [
+            _history(storage, pool, name) for pool, r in ratings.items() if r is not None
+        ],
         "matches": [match_summary(m) for m in recent],
         "head_to_head": head_to_head,
-        "faults": [fault for m in recent for fault in _faults_of(name, m)],
+        "faults": [
+            fault
+            for m in recent
+            if _charged(name, m)
+            for fault in _faults_of(name, _whole(storage, m))
+        ],
+    }
+
+
+def _history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
+    """The bot's rating after each of its rated games in ``pool`` (at most
+    :data:`~.charts.MAX_POINTS`, thinned evenly) and the chart of them."""
+    ratings = [rating for _, rating in storage.rating_history(pool, name)]
+    return {
+        "game": pool,
+        "games": len(ratings),
+        "points": [{"game": n, "rating": r} for n, r in thinned(ratings)],
+        "svg": rating_chart(ratings, label=f"{name} in {pool}", start=elo.INITIAL_RATING),
     }
 
 

@@ -7,6 +7,7 @@ table), keeping its rows.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import multiprocessing
 import threading
@@ -279,3 +280,31 @@ def test_revision_0004_keeps_bots_enabled_and_turns_the_duplicate_flag_into_a_de
     assert state == "enabled"
     assert issued is not None
     assert storage.check_bot("alice", TOKEN) is BotCheck.OK
+
+
+def test_revision_0005_lists_the_seats_of_every_stored_match(storage: Storage) -> None:
+    """0005's match_seats is filled from the matches stored before it, so a bot's matches
+    are found after the upgrade as before it."""
+    three = dataclasses.replace(a_match("three", minute=2), seats=("carol", "alice"))
+    for match in (a_match("one"), a_match("two", minute=1), three):
+        assert storage.save_match(match)
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), "0004")
+        connection.commit()
+    with storage.engine.connect() as connection:
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    with storage.engine.connect() as connection:
+        rows = connection.execute(
+            sa.text("SELECT match_id, seat, bot FROM match_seats ORDER BY match_id, seat")
+        ).all()
+    assert [tuple(r) for r in rows] == [
+        ("one", 0, "alice"),
+        ("one", 1, "bob"),
+        ("three", 0, "carol"),
+        ("three", 1, "alice"),
+        ("two", 0, "alice"),
+        ("two", 1, "bob"),
+    ]
+    assert [m.id for m in storage.matches(bot="alice")] == ["three", "two", "one"]
+    assert [m.id for m in storage.matches(bot="carol")] == ["three"]

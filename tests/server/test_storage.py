@@ -200,7 +200,7 @@ def test_a_stored_hash_that_is_not_ours_matches_nothing() -> None:
 
 
 def test_the_schema_is_at_the_newest_revision(storage: Storage) -> None:
-    assert storage.schema_version() == migrations.head() == "0004"
+    assert storage.schema_version() == migrations.head() == "0005"
 
 
 def test_a_schema_that_is_no_identifier_is_refused() -> None:
@@ -399,6 +399,56 @@ def test_matches_are_filtered_by_tournament_bot_and_game(storage: Storage) -> No
     assert [m.id for m in storage.matches(bot="carol", game="passing")] == ["m2", "t1-1"]
     assert [m.id for m in storage.matches(1, bot="carol")] == ["m2"]
     assert storage.matches(tournament_id="t1", bot="dave") == []
+
+
+def test_pages_of_every_filter_cover_its_matches_once_newest_first(storage: Storage) -> None:
+    """Each filter's pages, at every offset, are its list cut in order: nothing skipped or
+    shown twice (ties in time go by id), a bot's from match_seats as from the seats."""
+    storage.add_tournament(a_tournament("t1"))
+    stored = []
+    for n in range(23):
+        seats = (("alice", "bob"), ("bob", "carol"), ("carol", "alice"))[n % 3]
+        base = tournament_game("t1", n) if n % 4 == 0 else a_match(f"m{n:02d}")
+        match = dataclasses.replace(
+            base,
+            seats=seats,
+            game=("passing", "moon")[n % 2],
+            created=base.created + dt.timedelta(minutes=n // 2),
+        )
+        assert storage.save_match(match)
+        stored.append(match)
+    newest = sorted(stored, key=lambda m: (-m.created.timestamp(), m.id))
+    filter_sets: list[dict[str, str]] = [
+        {},
+        {"bot": "carol"},
+        {"game": "moon"},
+        {"tournament_id": "t1"},
+        {"bot": "alice", "game": "passing"},
+    ]
+    for filters in filter_sets:
+        bot, game, tid = filters.get("bot"), filters.get("game"), filters.get("tournament_id")
+        want = [
+            m.id
+            for m in newest
+            if ("bot" not in filters or filters["bot"] in m.seats)
+            and m.game == filters.get("game", m.game)
+            and m.tournament_id == filters.get("tournament_id", m.tournament_id)
+        ]
+        found = storage.matches(100, bot=bot, game=game, tournament_id=tid)
+        assert [m.id for m in found] == want, filters
+        for size in (1, 4, 7):
+            pages = [
+                [
+                    m.id
+                    for m in storage.matches(
+                        size, offset=start, records=False, bot=bot, game=game, tournament_id=tid
+                    )
+                ]
+                for start in range(0, len(want) + size, size)
+            ]
+            assert [i for page in pages for i in page] == want, (filters, size)
+    assert storage.tournament_game_count("t1") == 6
+    assert storage.tournament_game_count("nothing") == 0
 
 
 @pytest.mark.parametrize("termination", ["normal", "forfeit"])

@@ -196,6 +196,26 @@ def test_the_bot_page_shows_its_matches_head_to_head_and_faults(site: Site) -> N
     assert {r["game"] for r in bob["ratings"]} == set(GAMES_PLAYED)
 
 
+def test_the_bot_page_charts_its_rating_after_each_rated_game(site: Site) -> None:
+    bob = site.client.get("/api/bots/bob").json()
+    charted = {h["game"]: h for h in bob["rating_history"]}
+    assert set(charted) == {r["game"] for r in bob["ratings"]}
+    for pool, h in charted.items():
+        stored = site.storage.rating_history(pool, "bob")
+        assert h["games"] == len(stored) == site.storage.ratings(pool)["bob"].games
+        assert h["points"] == [
+            {"game": n, "rating": rating} for n, (_, rating) in enumerate(stored, start=1)
+        ]
+        assert h["points"][-1]["rating"] == site.storage.ratings(pool)["bob"].rating
+        assert h["svg"].startswith('<svg class="rating-chart"')
+        assert f"<title>bob in {pool}</title>" in h["svg"]
+    page = site.client.get("/bots/bob").text
+    for pool, h in charted.items():
+        assert f'<figure class="rating-chart" data-game="{pool}">' in page
+        assert h["svg"] in page  # the markup itself, not escaped a second time
+    assert "&lt;svg" not in page
+
+
 def test_the_matches_list_is_paged_and_filtered(site: Site) -> None:
     everything = [m.id for m in site.storage.matches(100)]
     pages, page = [], 1

@@ -250,3 +250,59 @@ def test_a_rated_tournament_game_saved_again_under_another_id_is_rated_once(
     assert rated_storage.match("retry") is None
     assert rated_storage.ratings("passing") == once
     assert rated_storage.rated_games("passing") == [rated_game_of(first)]
+
+
+# -- the rating history (each bot's rating after each of its rated games) ----------------------
+
+
+def _replayed_history(games: list[elo.RatedGame], bot: str) -> list[float]:
+    """``bot``'s rating after each game of ``games`` it played, by replaying them."""
+    ratings: dict[str, elo.Rating] = {}
+    history = []
+    for game in games:
+        ratings.update(elo.rate_game(ratings, game))
+        if bot in game.bots:
+            history.append(ratings[bot].rating)
+    return history
+
+
+def _some_rated_matches(rated_storage: RatedStorage) -> list[elo.RatedGame]:
+    rng = random.Random(7)
+    bots = ["ann", "bob", "cat", "dan"]
+    games = []
+    for number in range(24):
+        seats = tuple(rng.sample(bots, 2))
+        match = rated(f"h{number}", seats, (rng.randrange(50), rng.randrange(50)), 0, minute=number)
+        if number % 5 == 4:
+            match = dataclasses.replace(match, termination="void", winner=None)
+        assert rated_storage.save_match(match)
+        if match.moves_ratings:
+            games.append(rated_game_of(match))
+    return games
+
+
+def test_each_rated_game_writes_its_bots_rating_after_it(rated_storage: RatedStorage) -> None:
+    games = _some_rated_matches(rated_storage)
+    for bot in ("ann", "bob", "cat", "dan"):
+        history = rated_storage.rating_history("passing", bot)
+        assert [rating for _, rating in history] == _replayed_history(games, bot)
+        seqs = [seq for seq, _ in history]
+        assert seqs == sorted(set(seqs))
+        assert history[-1][1] == rated_storage.ratings("passing")[bot].rating
+    assert rated_storage.rating_history("moon", "ann") == []
+    assert rated_storage.rating_history("passing", "nobody") == []
+
+
+def test_a_database_without_history_gets_it_rebuilt_when_opened(
+    rated_storage: RatedStorage,
+) -> None:
+    """A database migrated from 0004 has rated games and no history: opening rebuilds it."""
+    _some_rated_matches(rated_storage)
+    before = {b: rated_storage.rating_history("passing", b) for b in ("ann", "bob", "cat")}
+    with rated_storage.engine.begin() as connection:
+        connection.execute(sa.text("DELETE FROM rating_history WHERE bot <> 'ann'"))
+    assert rated_storage.rating_history("passing", "bob") == []
+    rated_storage.close()
+    rated_storage.open()
+    after = {b: rated_storage.rating_history("passing", b) for b in ("ann", "bob", "cat")}
+    assert after == before

@@ -296,6 +296,8 @@ def routes(storage: RatedStorage) -> list[str]:
         "/games/passing/standings?page=2",
         "/games/passing/standings?sort=games",
         "/games/passing/standings?sort=interval&per_page=100",
+        "/games/passing/standings?players=4",
+        "/games/passing/standings?players=2&sort=games",
         "/tournaments",
         f"/tournaments/{BIG}",
         f"/tournaments/{BIG}?page={max(1, total // 50)}",

@@ -26,7 +26,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from domino_arena.server.web import live_pages, params, views
+from domino_arena.server.web import live_pages, params, standings, views
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.security import SecurityMiddleware
@@ -71,9 +71,15 @@ def _home(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]
 
 def _standings(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
     query = request.query_params
-    sort = params.choice(query, "sort", "rating", views.STANDING_SORTS)
+    sort = params.choice(query, "sort", "rating", standings.SORTS)
+    players = None if not query.get("players") else params.integer(query, "players", 0, 1, 8)
     return functools.partial(
-        views.standings, storage, request.path_params["game"], sort, params.paging(query)
+        standings.standings,
+        storage,
+        request.path_params["game"],
+        sort,
+        params.paging(query),
+        players,
     )
 
 

@@ -45,18 +45,6 @@ TABLES_KEPT: Final = 8
 HEAD_TO_HEAD_KEPT: Final = 256
 """Bots whose head-to-head table each storage keeps in memory (:func:`_head_to_head`)."""
 
-STANDING_SORTS: Final[dict[str, tuple[str, bool]]] = {
-    "rating": ("rating", True),
-    "bot": ("bot", False),
-    "games": ("games", True),
-    "wins": ("wins", True),
-    "draws": ("draws", True),
-    "losses": ("losses", True),
-    "faults": ("faults", True),
-    "interval": ("uncertainty_sort", False),
-}
-"""The standings' sort keys: the row field each sorts by and whether it runs high to low."""
-
 TournamentTotal = Callable[[StoredTournament], int]
 """The number of games in a tournament's schedule (play's ``len(schedule_of(t))``); given by
 whoever builds the app, since the web face does not import the scheduler."""
@@ -132,7 +120,8 @@ def _game_name(game: str | None) -> str | None:
     return game
 
 
-def _interval(rating: elo.Rating) -> list[float] | None:
+def interval(rating: elo.Rating) -> list[float] | None:
+    """A rating's 95% interval as [low, high]; None before its first game."""
     if math.isinf(rating.uncertainty):
         return None
     return [rating.rating - rating.uncertainty, rating.rating + rating.uncertainty]
@@ -168,45 +157,6 @@ def home(storage: WebStorage) -> dict[str, Any]:
         ],
         "recent": [match_summary(m) for m in storage.matches(RECENT, records=False)],
         "tournaments": [_tournament_summary(storage, t, None) for t in storage.tournaments()],
-    }
-
-
-def standings(storage: WebStorage, game: str, sort: str, paging: Paging) -> dict[str, Any]:
-    """One game's Elo standings: rank by rating, sorted by ``sort``, one page of them."""
-    if game not in GAMES:
-        raise not_found(f"no game is called {game!r}; the games are {', '.join(GAMES)}")
-    rows: list[dict[str, Any]] = [
-        {
-            "rank": rank,
-            "bot": bot,
-            "rating": rating.rating,
-            "interval": _interval(rating),
-            "uncertainty": None if math.isinf(rating.uncertainty) else rating.uncertainty,
-            "games": rating.games,
-            "wins": rating.wins,
-            "draws": rating.draws,
-            "losses": rating.losses,
-            "faults": rating.faults,
-        }
-        for rank, (bot, rating) in enumerate(elo.standings(storage.ratings(game)), start=1)
-    ]
-    field, high_first = STANDING_SORTS[sort]
-    if field == "uncertainty_sort":
-        rows.sort(key=lambda r: (r["uncertainty"] is None, r["uncertainty"] or 0.0, r["rank"]))
-    elif high_first:
-        rows.sort(key=lambda r: (-r[field], r["rank"]))
-    else:
-        rows.sort(key=lambda r: (r[field], r["rank"]))
-    start = paging.offset
-    return {
-        "game": game,
-        "title": GAMES[game].title,
-        "sort": sort,
-        "page": paging.page,
-        "per_page": paging.per_page,
-        "total": len(rows),
-        "has_next": start + paging.per_page < len(rows),
-        "rows": rows[start : start + paging.per_page],
     }
 
 
@@ -396,7 +346,7 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
     return {
         "bot": name,
         "ratings": [
-            {"game": pool, "rating": r.rating, "interval": _interval(r), "games": r.games}
+            {"game": pool, "rating": r.rating, "interval": interval(r), "games": r.games}
             for pool, r in ratings.items()
             if r is not None
         ],

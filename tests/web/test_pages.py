@@ -3,6 +3,8 @@ or 400 for what does not exist or cannot be asked."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import re
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import sides_of
 from domino_arena.server.web.params import MAX_PER_PAGE
+from tests.fakes.games import play_random
 from tests.fakes.web import (
     BOTS,
     FORFEIT_ID,
@@ -23,6 +26,7 @@ from tests.fakes.web import (
     TOURNAMENT_ID,
     Site,
     match_id_of,
+    stored_match_of,
     web_app,
 )
 
@@ -314,3 +318,45 @@ def test_the_health_route_answers_once_the_database_does(tmp_path: Path) -> None
     assert answer.status_code == 503
     assert answer.json()["status"] == "unavailable"
     assert answer.json()["error"].startswith("the database did not answer: ")
+
+
+def test_standings_per_player_count_are_the_elo_of_those_games_alone(tmp_path: Path) -> None:
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'counts.db'}")
+    storage.open()
+    for bot in BOTS:
+        storage.add_bot(bot)
+    start = dt.datetime(2026, 5, 6, tzinfo=dt.UTC)
+    for n, players in enumerate((2, 3, 2, 3, 3)):
+        result = play_random("straight", {"players": players}, seed=300 + n)
+        seats = BOTS[:players] if n % 2 else tuple(reversed(BOTS[:players]))
+        result = dataclasses.replace(result, record=dataclasses.replace(result.record, seats=seats))
+        when = start + dt.timedelta(minutes=n)
+        storage.save_match(stored_match_of(result, f"s{n}", when))
+    with TestClient(web_app(storage)) as client:
+        every = client.get("/api/games/straight/standings").json()
+        assert every["players"] is None and every["player_counts"] == [2, 3, 4]
+        assert sum(r["games"] for r in every["rows"]) == 2 * 2 + 3 * 3
+        rated = storage.rated_games("straight")
+        for players in (2, 3, 4):
+            page = client.get(f"/api/games/straight/standings?players={players}").json()
+            expected = elo.replay(g for g in rated if len(g.bots) == players)
+            shown = {r["bot"]: (r["rating"], r["games"], r["wins"]) for r in page["rows"]}
+            assert shown == {b: (r.rating, r.games, r.wins) for b, r in expected.items()}
+            assert page["players"] == players
+        assert client.get("/api/games/straight/standings?players=4").json()["rows"] == []
+        html = client.get("/games/straight/standings?players=3").text
+        assert "Straight Dominoes: standings, 3 players" in html
+        assert 'href="?players=2"' in html
+        wrong = client.get("/api/games/straight/standings?players=5")
+        assert wrong.status_code == 400
+        assert wrong.json()["error"] == "players: straight is played by 2, 3, 4 players, got 5"
+        moon = client.get("/api/games/moon/standings").json()
+        assert moon["player_counts"] == [3]
+        assert "Players:" not in client.get("/games/moon/standings").text
+        # a new rated game is in the next table: the kept one is stale
+        more = play_random("straight", {"players": 2}, seed=399)
+        more = dataclasses.replace(more, record=dataclasses.replace(more.record, seats=BOTS[:2]))
+        storage.save_match(stored_match_of(more, "s9", start + dt.timedelta(hours=1)))
+        page = client.get("/api/games/straight/standings?players=2").json()
+        assert sum(r["games"] for r in page["rows"]) == 3 * 2
+    storage.close()

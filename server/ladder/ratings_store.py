@@ -22,7 +22,12 @@ from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder import elo
 from domino_arena.server.store import matches
 from domino_arena.server.store.engine import writing
-from domino_arena.server.store.matches import StoredMatch, sides_of, stored_match
+from domino_arena.server.store.matches import (
+    SUMMARY_COLUMNS,
+    StoredMatch,
+    sides_of,
+    stored_match,
+)
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tables import MATCHES, RATED_GAMES, RATING_HISTORY, RATINGS
 
@@ -103,15 +108,21 @@ class RatedStorage(Storage):
 
     def rated_games(self, pool: str) -> list[elo.RatedGame]:
         """Return the games rated in ``pool``, in the order they were rated."""
+        return [game for _, game in self.rated_games_after(pool, 0)]
+
+    def rated_games_after(self, pool: str, seq: int) -> list[tuple[int, elo.RatedGame]]:
+        """Return the games rated in ``pool`` after its ``rated_games`` row ``seq`` (0: all),
+        in the order they were rated, each with its seq: a reader that keeps ratings replayed
+        up to a seq asks for the games since (the seq is the primary key: an index read)."""
         query = (
-            sa.select(MATCHES)
-            .join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id)
-            .where(RATED_GAMES.c.pool == pool)
+            sa.select(RATED_GAMES.c.seq, *SUMMARY_COLUMNS)
+            .select_from(MATCHES.join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id))
+            .where(RATED_GAMES.c.pool == pool, RATED_GAMES.c.seq > seq)
             .order_by(RATED_GAMES.c.seq)
         )
         with self.engine.connect() as connection:
             rows = connection.execute(query).all()
-        return [rated_game_of(stored_match(row._mapping)) for row in rows]
+        return [(int(row.seq), rated_game_of(stored_match(row._mapping))) for row in rows]
 
     def recompute_ratings(self, pool: str) -> dict[str, elo.Rating]:
         """Return the ratings of ``pool`` replayed from its rated games: what it should hold."""

@@ -1,22 +1,24 @@
 """The standings page's data: a game's Elo table, for all its player counts or for one.
 
 The ladder keeps one rating pool per game (``ratings``), which mixes, say, Straight for two and
-for four. A table for one player count is the same Elo (:func:`elo.replay`) over the pool's
-rated games with that many seats, in the order they were rated. Replaying a pool takes longer
-than a page may, so the tables of every player count are computed together and kept until
-the pool's next rated game (its stamp: the games summed over its ratings, which grows with
-each one).
+for four. A table for one player count is the same Elo (:func:`elo.rate_game`, game after
+game) over the pool's rated games with that many seats, in the order they were rated.
+Replaying a whole pool takes seconds at 100,000 matches, longer than a page may, so the tables
+of every player count are kept with the last rated game they include, and each request rates
+only the games rated since (rated games are only ever added, in ``seq`` order).
 """
 
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from domino_arena.sdk.rules import GAMES, configurations
 from domino_arena.server.ladder import elo
-from domino_arena.server.web.kept import Kept
 from domino_arena.server.web.params import Paging, bad_request, not_found
 from domino_arena.server.web.views import WebStorage, interval
 
@@ -31,10 +33,19 @@ SORTS: Final[dict[str, tuple[str, bool]]] = {
     "interval": ("uncertainty_sort", False),
 }
 """The standings' sort keys: the row field each sorts by and whether it runs high to low."""
-POOLS_KEPT: Final = 8
-"""Pools whose per-player-count tables each storage keeps in memory."""
 
-_BY_PLAYERS: Final = Kept[dict[int, dict[str, elo.Rating]]](POOLS_KEPT)
+
+@dataclass
+class _Tables:
+    """A pool's ratings per player count, replayed up to its rated game ``seq``."""
+
+    seq: int = 0
+    by_players: dict[int, dict[str, elo.Rating]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_KEPT: Final[weakref.WeakKeyDictionary[Any, dict[str, _Tables]]] = weakref.WeakKeyDictionary()
+_KEPT_LOCK: Final = threading.Lock()
 
 
 def player_counts(game: str) -> list[int]:
@@ -42,17 +53,18 @@ def player_counts(game: str) -> list[int]:
     return sorted({g.num_players for g in configurations([game])})
 
 
-def _by_players(storage: WebStorage, game: str) -> dict[int, dict[str, elo.Rating]]:
-    """The pool's ratings replayed per player count (kept until its next rated game)."""
-    stamp = sum(r.games for r in storage.ratings(game).values())
-
-    def compute() -> dict[int, dict[str, elo.Rating]]:
-        games: dict[int, list[elo.RatedGame]] = {}
-        for rated in storage.rated_games(game):
-            games.setdefault(len(rated.bots), []).append(rated)
-        return {players: elo.replay(played) for players, played in games.items()}
-
-    return _BY_PLAYERS.get(storage, game, stamp, compute)
+def by_players(storage: WebStorage, game: str, players: int) -> dict[str, elo.Rating]:
+    """The ratings of ``game``'s pool from its ``players``-seat games alone, brought up to
+    date by rating the games rated since the kept tables were (one at a time per pool: the
+    first request after a start replays the whole pool, the others wait for it)."""
+    with _KEPT_LOCK:
+        tables = _KEPT.setdefault(storage, {}).setdefault(game, _Tables())
+    with tables.lock:
+        for seq, rated in storage.rated_games_after(game, tables.seq):
+            ratings = tables.by_players.setdefault(len(rated.bots), {})
+            ratings.update(elo.rate_game(ratings, rated))
+            tables.seq = seq
+        return dict(tables.by_players.get(players, {}))
 
 
 def _rows(ratings: Mapping[str, elo.Rating], sort: str) -> list[dict[str, Any]]:
@@ -82,7 +94,11 @@ def _rows(ratings: Mapping[str, elo.Rating], sort: str) -> list[dict[str, Any]]:
 
 
 def standings(
-    storage: WebStorage, game: str, sort: str, paging: Paging, players: int | None = None
+    storage: WebStorage,
+    game: str,
+    sort: str,
+    paging: Paging,
+    players: int | None = None,
 ) -> dict[str, Any]:
     """One game's Elo standings (of its ``players``-seat games only, when given): ranked by
     rating, sorted by ``sort``, one page of them."""
@@ -96,7 +112,7 @@ def standings(
     if players is None or len(counts) == 1:
         ratings = storage.ratings(game)
     else:
-        ratings = _by_players(storage, game).get(players, {})
+        ratings = by_players(storage, game, players)
     rows = _rows(ratings, sort)
     start = paging.offset
     return {

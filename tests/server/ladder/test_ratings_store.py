@@ -182,6 +182,12 @@ def test_stored_ratings_equal_the_replay_of_the_rated_games(rated_storage: Rated
     assert rated_storage.pools() == sorted(pool for pool, games in expected.items() if games)
     for pool, games in expected.items():
         assert rated_storage.rated_games(pool) == games
+        numbered = rated_storage.rated_games_after(pool, 0)
+        assert [game for _, game in numbered] == games
+        seqs = [seq for seq, _ in numbered]
+        assert seqs == sorted(set(seqs))
+        for cut in range(len(numbered)):  # the games after each one are the rest, in order
+            assert rated_storage.rated_games_after(pool, seqs[cut]) == numbered[cut + 1 :]
         assert (
             rated_storage.recompute_ratings(pool)
             == rated_storage.ratings(pool)

@@ -92,18 +92,20 @@ class Sample:
     winner: int | None
     detail: str
     record: str
+    options: dict[str, Any]
+    """The game's options in full (the seating's and the defaults)."""
 
 
-def samples(seating: Seating, seed: int) -> list[Sample]:
-    """Play :data:`SAMPLE_GAMES` real games of ``seating`` between greedy house bots."""
+def samples(seating: Seating, seed: int, count: int = SAMPLE_GAMES) -> list[Sample]:
+    """Play ``count`` real games of ``seating`` between greedy house bots."""
     game = make_game(seating.game, **seating.options)
     found = []
-    for n in range(SAMPLE_GAMES):
+    for n in range(count):
         bots = [make_bot("greedy", seed + 10 * n + seat) for seat in range(game.num_players)]
         result = play_game(game, bots, seed=seed + n)
         outcome = result.outcome
         text = "".join(line + "\n" for line in record_lines(result.record))
-        found.append(Sample(outcome.scores, outcome.winner, outcome.detail, text))
+        found.append(Sample(outcome.scores, outcome.winner, outcome.detail, text, game.options()))
     return found
 
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/web_pages.py [--matches N] [--bots K] [--runs R] [--seed S]
+    python -m bench.web_pages [--matches N] [--bots K] [--runs R] [--seed S]
                               [--db URL] [--keep PATH]
 
 The issue's floor: with 100,000 stored matches every page and API call answers in under 100 ms
@@ -44,16 +44,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import sqlalchemy as sa
 from starlette.testclient import TestClient
 
-from domino_arena.bots import make_bot
-from domino_arena.sdk.local import play_game
-from domino_arena.sdk.match.records import forfeit_winner, record_lines
+from bench.ladder_bench import SEATINGS, samples
+from domino_arena.sdk.match.records import forfeit_winner
 from domino_arena.sdk.rules import GAMES, make_game
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
@@ -78,49 +76,6 @@ FORFEIT_SHARE: Final = 0.03
 VOID_SHARE: Final = 0.01
 START: Final = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 BIG: Final = "big-cup"
-
-
-@dataclass(frozen=True, slots=True)
-class Seating:
-    """One kind of row: a game, its options, how seats form sides, and how often it comes."""
-
-    game: str
-    options: dict[str, Any]
-    side_of_seat: tuple[int, ...]
-    weight: int
-
-
-SEATINGS: Final = (
-    Seating("passing", {"players": 2}, (0, 1), 4),
-    Seating("passing", {"players": 4, "partnerships": True}, (0, 1, 0, 1), 2),
-    Seating("straight", {"players": 2}, (0, 1), 2),
-    Seating("doubles", {"players": 2}, (0, 1), 1),
-    Seating("moon", {}, (0, 1, 2), 1),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """What a real game left behind: the fields a row copies."""
-
-    scores: tuple[int, ...]
-    winner: int | None
-    detail: str
-    record: str
-    options: dict[str, Any]
-
-
-def samples(seating: Seating, seed: int) -> list[Sample]:
-    """Play :data:`SAMPLE_GAMES` real games of ``seating`` between greedy house bots."""
-    game = make_game(seating.game, **seating.options)
-    found = []
-    for n in range(SAMPLE_GAMES):
-        bots = [make_bot("greedy", seed + 10 * n + seat) for seat in range(game.num_players)]
-        result = play_game(game, bots, seed=seed + n)
-        text = "".join(line + "\n" for line in record_lines(result.record))
-        outcome = result.outcome
-        found.append(Sample(outcome.scores, outcome.winner, outcome.detail, text, game.options()))
-    return found
 
 
 def a_tournament(tid: str, entrants: Sequence[str], games_per_pairing: int) -> StoredTournament:
@@ -151,7 +106,7 @@ def generate(
     """Return ``count`` seeded rows: every game of ``cups`` (their schedules), the rest loose,
     each big tournament's games one block in the middle of the timeline."""
     rng = random.Random(seed)
-    played = [samples(s, seed) for s in SEATINGS]
+    played = [samples(s, seed, SAMPLE_GAMES) for s in SEATINGS]
     weights = [s.weight for s in SEATINGS]
     rows: list[StoredMatch] = []
 

@@ -164,6 +164,8 @@ async def _main(
             results.append(await _play_game(app, storage, settings, game, console))
         if web is not None and settings.keep_web:
             await _until_ctrl_c(web, console)
+        elif web is not None:
+            console.print(f"the web face on {web.url} stops with the job: --web keeps it up")
         return results
     finally:
         if web is not None:

@@ -5,7 +5,7 @@ record; ← Home End, the step and hand links and space (play/pause) move as the
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from playwright.sync_api import Page
@@ -93,6 +93,10 @@ def check_step(page: Page, record: MatchRecord, step: int) -> None:
         assert Counter(t for t, _ in shown["table"]) == Counter(map(str, state.layout.tiles()))
 
 
+CLOCK_START: Final = 1_767_225_600_000
+"""The browser's fake time in the play test (2026-01-01, in ms)."""
+
+
 def press(page: Page, key: str) -> None:
     """Press ``key`` and wait for the navigation it starts."""
     with page.expect_navigation():
@@ -152,9 +156,12 @@ def test_the_keys_and_links_move_through_the_match(live_site: LiveSite, page: Pa
 
 
 def test_space_plays_and_pauses_on_the_play_timer(live_site: LiveSite, page: Page) -> None:
-    """The play timer runs on Playwright's clock, so the test never waits 0.7 s."""
+    """The play timer runs on Playwright's clock, so the test never waits 0.7 s; the clock is
+    paused (installed time flows on its own otherwise, and a slow machine would see the timer
+    step while the test reads the page)."""
     match_id, record = shortest_match(live_site, "straight")
-    page.clock.install()
+    page.clock.install(time=CLOCK_START)
+    page.clock.pause_at(CLOCK_START + 1_000)
     page.goto(f"{live_site.url}/matches/{match_id}?step=0")
     assert page.text_content("#play") == "▶ play"
     press(page, " ")

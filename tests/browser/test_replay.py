@@ -178,3 +178,18 @@ def test_space_plays_and_pauses_on_the_play_timer(live_site: LiveSite, page: Pag
     page.clock.run_for(5_000)  # paused: no timer steps on
     check_step(page, record, 3)
     assert page.url.endswith("?step=3")
+
+
+def test_the_step_box_jumps_to_a_step_and_its_keys_stay_in_the_box(
+    live_site: LiveSite, page: Page
+) -> None:
+    match_id, record = shortest_match(live_site, "doubles")
+    page.goto(f"{live_site.url}/matches/{match_id}?step=0")
+    box = page.get_by_label("Step")
+    box.fill("7")
+    box.press("ArrowLeft")  # moves the caret: the replay's own keys leave a focused box alone
+    assert page.url.endswith("?step=0")
+    with page.expect_navigation():
+        box.press("Enter")
+    assert page.url.endswith("?step=7")
+    check_step(page, record, 7)

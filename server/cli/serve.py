@@ -310,7 +310,8 @@ def _serve(args: argparse.Namespace) -> int:
         mode = "" if tls is None else " with TLS" if tls.client_ca is None else " with mutual TLS"
         print(f"{PROG}: serving on {args.host}:{port}{mode}", flush=True)
         if web_socket is not None:
-            # A referee with TLS is followed by a web face given its CA (`web --referee`).
+            # With TLS, the child could not check the certificate's name on this address:
+            # no live pages then (`domino-arena web --referee ... --tls-ca ...` has them).
             live = None if tls is not None else referee_address(args.host, port)
             web.append(web_face.start(web_socket, args.db, live))
             note = "" if live is not None else " (live matches off: the referee serves TLS)"

@@ -109,6 +109,53 @@ def samples(seating: Seating, seed: int, count: int = SAMPLE_GAMES) -> list[Samp
     return found
 
 
+def result_row(
+    rng: random.Random,
+    seating: Seating,
+    sample: Sample,
+    seats: tuple[str, ...],
+    **fields: Any,
+) -> StoredMatch:
+    """A stored result of ``sample`` with ``seats``, as the referee writes one: rated and
+    normal, or (by :data:`FORFEIT_SHARE` and :data:`VOID_SHARE`) a forfeit or a void.
+    ``fields``: the row's ``id``, ``created`` and any other field of :class:`StoredMatch`."""
+    match = StoredMatch(
+        **{"id": "", "created": dt.datetime(2026, 1, 1, tzinfo=dt.UTC), **fields},
+        game=seating.game,
+        options=sample.options,
+        seats=seats,
+        seed=rng.getrandbits(63),
+        termination="normal",
+        winner=sample.winner,
+        scores=sample.scores,
+        faulted_seat=None,
+        fault=None,
+        detail=sample.detail,
+        record=sample.record,
+        side_of_seat=seating.side_of_seat,
+        faults=(0,) * len(seats),
+        rated=True,
+    )
+    draw = rng.random()
+    if draw < FORFEIT_SHARE:
+        seat = rng.randrange(len(seats))
+        side = seating.side_of_seat[seat]
+        return dataclasses.replace(
+            match,
+            termination="forfeit",
+            winner=forfeit_winner(sample.scores, side),
+            faulted_seat=seat,
+            fault="timeout",
+            detail=f"seat {seat} forfeited after {FORFEIT_STRIKES} faults",
+            faults=tuple(FORFEIT_STRIKES if s == seat else 0 for s in range(len(seats))),
+        )
+    if draw < FORFEIT_SHARE + VOID_SHARE:
+        return dataclasses.replace(
+            match, termination="void", winner=None, detail="voided by the referee"
+        )
+    return match
+
+
 def generate(count: int, bots: int, seed: int) -> list[StoredMatch]:
     """Return ``count`` seeded results, each a row as the referee would store it."""
     rng = random.Random(seed)
@@ -122,41 +169,14 @@ def generate(count: int, bots: int, seed: int) -> list[StoredMatch]:
         seating = SEATINGS[kind]
         sample = rng.choice(played[kind])
         seats = tuple(rng.sample(names, len(seating.side_of_seat)))
-        match = StoredMatch(
+        match = result_row(
+            rng,
+            seating,
+            sample,
+            seats,
             id=f"bench-{number:07d}",
-            game=seating.game,
-            options=seating.options,
-            seats=seats,
-            seed=rng.getrandbits(63),
-            termination="normal",
-            winner=sample.winner,
-            scores=sample.scores,
-            faulted_seat=None,
-            fault=None,
-            detail=sample.detail,
-            record=sample.record,
             created=start + dt.timedelta(seconds=30 * number),
-            side_of_seat=seating.side_of_seat,
-            faults=(0,) * len(seats),
-            rated=True,
         )
-        draw = rng.random()
-        if draw < FORFEIT_SHARE:
-            seat = rng.randrange(len(seats))
-            side = seating.side_of_seat[seat]
-            match = dataclasses.replace(
-                match,
-                termination="forfeit",
-                winner=forfeit_winner(sample.scores, side),
-                faulted_seat=seat,
-                fault="timeout",
-                detail=f"seat {seat} forfeited after {FORFEIT_STRIKES} faults",
-                faults=tuple(FORFEIT_STRIKES if s == seat else 0 for s in range(len(seats))),
-            )
-        elif draw < FORFEIT_SHARE + VOID_SHARE:
-            match = dataclasses.replace(
-                match, termination="void", winner=None, detail="voided by the referee"
-            )
         matches.append(match)
     return matches
 

@@ -50,8 +50,7 @@ from typing import Any, Final
 import sqlalchemy as sa
 from starlette.testclient import TestClient
 
-from bench.ladder_bench import SEATINGS, samples
-from domino_arena.sdk.match.records import forfeit_winner
+from bench.ladder_bench import SEATINGS, result_row, samples
 from domino_arena.sdk.rules import GAMES, make_game
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
@@ -111,42 +110,7 @@ def generate(
     rows: list[StoredMatch] = []
 
     def row(kind: int, seats: tuple[str, ...], **fields: Any) -> StoredMatch:
-        seating, sample = SEATINGS[kind], rng.choice(played[kind])
-        match = StoredMatch(
-            id="",
-            game=seating.game,
-            options=sample.options,
-            seats=seats,
-            seed=rng.getrandbits(63),
-            termination="normal",
-            winner=sample.winner,
-            scores=sample.scores,
-            faulted_seat=None,
-            fault=None,
-            detail=sample.detail,
-            record=sample.record,
-            created=START,
-            side_of_seat=seating.side_of_seat,
-            faults=(0,) * len(seats),
-            rated=True,
-            **fields,
-        )
-        draw = rng.random()
-        if draw < FORFEIT_SHARE:
-            seat = rng.randrange(len(seats))
-            side = seating.side_of_seat[seat]
-            return dataclasses.replace(
-                match,
-                termination="forfeit",
-                winner=forfeit_winner(sample.scores, side),
-                faulted_seat=seat,
-                fault="timeout",
-                detail=f"seat {seat} forfeited after 3 faults",
-                faults=tuple(3 if s == seat else 0 for s in range(len(seats))),
-            )
-        if draw < FORFEIT_SHARE + VOID_SHARE:
-            return dataclasses.replace(match, termination="void", winner=None, detail="voided")
-        return match
+        return result_row(rng, SEATINGS[kind], rng.choice(played[kind]), seats, **fields)
 
     cup_rows: list[StoredMatch] = []
     for cup in cups:

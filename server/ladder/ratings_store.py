@@ -114,14 +114,8 @@ class RatedStorage(Storage):
         """Return the games rated in ``pool`` after its ``rated_games`` row ``seq`` (0: all),
         in the order they were rated, each with its seq: a reader that keeps ratings replayed
         up to a seq asks for the games since (the seq is the primary key: an index read)."""
-        query = (
-            sa.select(RATED_GAMES.c.seq, *SUMMARY_COLUMNS)
-            .select_from(MATCHES.join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id))
-            .where(RATED_GAMES.c.pool == pool, RATED_GAMES.c.seq > seq)
-            .order_by(RATED_GAMES.c.seq)
-        )
         with self.engine.connect() as connection:
-            rows = connection.execute(query).all()
+            rows = connection.execute(_rated_after(pool, seq)).all()
         return [(int(row.seq), rated_game_of(stored_match(row._mapping))) for row in rows]
 
     def recompute_ratings(self, pool: str) -> dict[str, elo.Rating]:
@@ -143,12 +137,6 @@ class RatedStorage(Storage):
         """Write ``pool``'s rating history again from its rated games, replayed in order with
         :func:`.elo.rate_game` (the arithmetic that wrote the ratings), in one transaction that
         holds the pool's rating rows locked, as rating a match does."""
-        query = (
-            sa.select(*matches.SUMMARY_COLUMNS, RATED_GAMES.c.seq)
-            .join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id)
-            .where(RATED_GAMES.c.pool == pool)
-            .order_by(RATED_GAMES.c.seq)
-        )
         with writing(self.engine) as connection:
             connection.execute(
                 sa.select(RATINGS.c.bot).where(RATINGS.c.pool == pool).with_for_update()
@@ -156,7 +144,7 @@ class RatedStorage(Storage):
             connection.execute(RATING_HISTORY.delete().where(RATING_HISTORY.c.pool == pool))
             ratings: dict[str, elo.Rating] = {}
             batch: list[dict[str, Any]] = []
-            for row in connection.execute(query).all():
+            for row in connection.execute(_rated_after(pool, 0)).all():
                 changed = elo.rate_game(ratings, rated_game_of(stored_match(row._mapping)))
                 ratings.update(changed)
                 batch.extend(_history_rows(pool, row.seq, changed))
@@ -219,6 +207,17 @@ def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) ->
         raise RuntimeError(f"match {match.id}: the database gave no rated_games seq")
     seq = int(key[0])
     connection.execute(RATING_HISTORY.insert(), _history_rows(pool, seq, changed))
+
+
+def _rated_after(pool: str, seq: int) -> sa.Select[Any]:
+    """The rows of ``pool``'s games rated after its ``rated_games`` row ``seq``, in rating
+    order: each match's row without its record, and the seq."""
+    return (
+        sa.select(RATED_GAMES.c.seq, *SUMMARY_COLUMNS)
+        .select_from(MATCHES.join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id))
+        .where(RATED_GAMES.c.pool == pool, RATED_GAMES.c.seq > seq)
+        .order_by(RATED_GAMES.c.seq)
+    )
 
 
 def _history_rows(pool: str, seq: int, changed: dict[str, elo.Rating]) -> list[dict[str, Any]]:

@@ -43,21 +43,31 @@ def crosstable(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> list[
     return rows
 
 
-def duplicate_sets(matches: Sequence[StoredMatch]) -> list[dict[str, Any]]:
-    """The games of each deal side by side: one deal (``deal_id``) played under each seat
-    rotation of its table, so the luck of the deal cancels out when the set is summed.
+def by_deal(matches: Sequence[StoredMatch]) -> list[list[StoredMatch]]:
+    """The games of each deal (``deal_id``), by deal id, each deal's in rotation order;
+    matches stored without a deal id are left out."""
+    deals: dict[int, list[StoredMatch]] = {}
+    for m in matches:
+        if m.deal_id is not None:
+            deals.setdefault(m.deal_id, []).append(m)
+    return [
+        sorted(games, key=lambda m: (m.rotation is None, m.rotation or 0, m.id))
+        for _, games in sorted(deals.items())
+    ]
+
+
+def duplicate_sets(deals: Sequence[Sequence[StoredMatch]]) -> list[dict[str, Any]]:
+    """The games of each deal side by side (``deals`` as :func:`by_deal` groups them): one
+    deal played under each seat rotation of its table, so the luck of the deal cancels out
+    when the set is summed.
 
     Each set has its ``deal``, its ``games`` by rotation (seats and each seat's score) and the
     ``totals`` per bot over the set: the points of :func:`entrant_results` (a win 1, a draw
-    1/2) and the bot's scores added up. Matches stored without a deal id are left out.
+    1/2) and the bot's scores added up.
     """
-    by_deal: dict[int, list[StoredMatch]] = {}
-    for m in matches:
-        if m.deal_id is not None:
-            by_deal.setdefault(m.deal_id, []).append(m)
     sets = []
-    for deal, games in sorted(by_deal.items()):
-        games.sort(key=lambda m: (m.rotation is None, m.rotation or 0, m.id))
+    for games in deals:
+        deal = games[0].deal_id
         bots = list(dict.fromkeys(bot for m in games for bot in m.seats))
         score = dict.fromkeys(bots, 0)
         for m in games:

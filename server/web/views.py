@@ -23,7 +23,7 @@ from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.web.charts import rating_chart, thinned
-from domino_arena.server.web.deals import crosstable, duplicate_sets, result_text
+from domino_arena.server.web.deals import by_deal, crosstable, duplicate_sets, result_text
 from domino_arena.server.web.kept import Kept, schedule_total
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
@@ -193,7 +193,8 @@ class _Tables:
     results: list[dict[str, Any]]
     crosstable: list[dict[str, Any]]
     deals: list[list[StoredMatch]]
-    """The games of each deal, by deal id: a page of them is drawn as duplicate sets."""
+    """The games of each deal, by deal id (:func:`.deals.by_deal`): a page of them is drawn as
+    duplicate sets."""
 
 
 _TABLES: Final = Kept[_Tables](TABLES_KEPT)
@@ -226,12 +227,7 @@ def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
             }
             for row in entrant_results(t.entrants, games)
         ]
-        by_deal: dict[int, list[StoredMatch]] = {}
-        for m in matches:
-            if m.deal_id is not None:
-                by_deal.setdefault(m.deal_id, []).append(m)
-        deals = [by_deal[deal] for deal in sorted(by_deal)]
-        return _Tables(results, crosstable(t.entrants, games), deals)
+        return _Tables(results, crosstable(t.entrants, games), by_deal(matches))
 
     return _TABLES.get(storage, t.id, stored, compute)
 
@@ -265,9 +261,7 @@ def tournament(
         "seed": t.seed,
         "results": tables.results,
         "crosstable": tables.crosstable,
-        "duplicates": duplicate_sets(
-            [m for deal in tables.deals[deals_from : deals_from + paging.per_page] for m in deal]
-        ),
+        "duplicates": duplicate_sets(tables.deals[deals_from : deals_from + paging.per_page]),
         "deals_page": deals_page,
         "deals_total": len(tables.deals),
         "deals_has_next": deals_from + paging.per_page < len(tables.deals),

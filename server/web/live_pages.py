@@ -89,15 +89,13 @@ def lobby_data(lobby: Lobby) -> dict[str, Any]:
     }
 
 
+NOBODY: Final = Lobby(matches=(), connected=())
+"""The lobby shown where no referee can say: nothing live, nobody connected, no ladder."""
+
+
 async def live_list(live: LiveSource | None) -> dict[str, Any]:
     if live is None:
-        return {
-            "referee": None,
-            "message": NO_REFEREE,
-            "matches": [],
-            "connected": [],
-            "ladders": [],
-        }
+        return {"referee": None, "message": NO_REFEREE, **lobby_data(NOBODY)}
     return {"referee": live.server, **lobby_data(await live.lobby())}
 
 
@@ -107,13 +105,7 @@ async def home_live(live: LiveSource) -> dict[str, Any]:
     try:
         return {"referee": live.server, "error": None, **lobby_data(await live.lobby())}
     except WebError as exc:
-        return {
-            "referee": live.server,
-            "error": exc.message,
-            "matches": [],
-            "connected": [],
-            "ladders": [],
-        }
+        return {"referee": live.server, "error": exc.message, **lobby_data(NOBODY)}
 
 
 async def connection(live: LiveSource, bot: str) -> dict[str, Any]:

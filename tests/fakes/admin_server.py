@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import grpc
@@ -187,6 +189,20 @@ class AdminServer:
 
 async def _call(function: Callable[[], T]) -> T:
     return function()
+
+
+@contextmanager
+def served_over(path: Path) -> Iterator[AdminServer]:
+    """The admin and spectator services over a fake arena on a new SQLite file at ``path``,
+    closed with their storage at the end."""
+    storage = RatedStorage(f"sqlite:///{path}")
+    storage.open()
+    server = AdminServer(FakeArena(storage))
+    try:
+        yield server
+    finally:
+        server.close()
+        storage.close()
 
 
 def stored_match(

@@ -45,7 +45,6 @@ from domino_arena.sdk.rules import (
 from domino_arena.sdk.wire import ConversionError, game_from_proto, spectator_table_from_proto
 from domino_arena.sdk.wire import spectator_table_to_proto as table_to_proto
 from domino_arena.sdk.wire.observations import observation_to_proto
-from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.wire import spectator_message
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.spectators import (
@@ -57,7 +56,7 @@ from domino_arena.server.play.spectators import (
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.admin_server import AdminServer, FakeArena, FakeLadder, stored_match
+from tests.fakes.admin_server import AdminServer, FakeLadder, served_over, stored_match
 from tests.fakes.leaks import (
     CONFIG_IDS,
     CONFIGS,
@@ -291,12 +290,8 @@ def test_a_spectator_of_a_match_that_ends_gets_the_end_last() -> None:
 @pytest.fixture
 def referee(tmp_path: Path) -> Iterator[AdminServer]:
     """The spectator service (and the admin API) over a fake arena, on port 0."""
-    storage = RatedStorage(f"sqlite:///{tmp_path / 'watch.db'}")
-    storage.open()
-    server = AdminServer(FakeArena(storage))
-    yield server
-    server.close()
-    storage.close()
+    with served_over(tmp_path / "watch.db") as server:
+        yield server
 
 
 def test_watch_streams_the_backlog_then_live_steps_then_the_end(referee: AdminServer) -> None:

@@ -28,7 +28,7 @@ from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import NO_REFEREE
 from tests.browser.live_harness import AsgiCall, events_of, parse_sse
-from tests.fakes.admin_server import AdminServer, FakeArena, FakeLadder, stored_match
+from tests.fakes.admin_server import AdminServer, FakeLadder, served_over, stored_match
 from tests.fakes.referee_server import WAIT
 from tests.fakes.web import ESCAPED, HOSTILE
 
@@ -51,12 +51,8 @@ def steps(game: Game, seed: int) -> Iterator[Step]:
 
 @pytest.fixture
 def referee(tmp_path: Path) -> Iterator[AdminServer]:
-    storage = RatedStorage(f"sqlite:///{tmp_path / 'live.db'}")
-    storage.open()
-    server = AdminServer(FakeArena(storage))
-    yield server
-    server.close()
-    storage.close()
+    with served_over(tmp_path / "live.db") as server:
+        yield server
 
 
 def start(referee: AdminServer, bots: tuple[str, ...] = ("alice", "bob"), n: int = 6) -> list[Step]:

@@ -68,6 +68,9 @@ class StoredMatch:
     """Faults charged to each seat; empty means none."""
     rated: bool = False
     """Counts for the Elo ladder of its game (when it ended normally or by forfeit)."""
+    rating_model: str = ""
+    """The rating model and version the game fed (e.g. ``elo-pairwise-k24/1``); empty when it
+    fed none (unrated) or was stored before models were named."""
 
     @property
     def moves_ratings(self) -> bool:
@@ -222,6 +225,7 @@ def stored_match(row: RowMapping) -> StoredMatch:
         side_of_seat=tuple(row["side_of_seat"]),
         faults=tuple(row["faults"]),
         rated=bool(row["rated"]),
+        rating_model=row["rating_model"],
     )
 
 
@@ -270,4 +274,5 @@ def match_row(match: StoredMatch) -> dict[str, Any]:
         "side_of_seat": list(match.side_of_seat),
         "faults": list(match.faults),
         "rated": match.rated,
+        "rating_model": match.rating_model,
     }

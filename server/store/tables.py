@@ -50,6 +50,13 @@ TOURNAMENTS: Final = sa.Table(
     sa.Column("state", sa.String(16), nullable=False),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("max_deals", sa.Integer, nullable=True),
+    sa.Column("seed_commitment", sa.String(64), nullable=False, server_default=""),
+    sa.Column("seed_salt", sa.String(64), nullable=False, server_default=""),
+    sa.Column("deal_scheme", sa.Integer, nullable=False, server_default=sa.text("1")),
+    sa.Column("kind", sa.String(16), nullable=False, server_default="round_robin"),
+    sa.Column("plan", sa.JSON, nullable=True),
+    sa.Column("verdict", sa.JSON, nullable=True),
 )
 
 MATCHES: Final = sa.Table(
@@ -80,6 +87,7 @@ MATCHES: Final = sa.Table(
     sa.Column("side_of_seat", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("faults", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("rated", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("rating_model", sa.String(32), nullable=False, server_default=""),
     sa.UniqueConstraint("tournament_id", "game_index", name="uq_matches_tournament_game"),
     sa.Index("ix_matches_created", "created", "id"),
     sa.Index("ix_matches_game_created", "game", "created", "id"),

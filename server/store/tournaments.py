@@ -74,6 +74,22 @@ class StoredTournament:
     state: TournamentState
     created: dt.datetime
     updated: dt.datetime
+    max_deals: int | None = None
+    """Deals after which a game still going is ended and adjudicated by its scores (referee
+    policy, not a rule); None: the referee's default."""
+    seed_commitment: str = ""
+    """SHA-256 (hex) of the master seed and salt, published when the tournament is created;
+    empty for tournaments older than provable deals."""
+    seed_salt: str = ""
+    """Hex; revealed with the master seed once the tournament is over."""
+    deal_scheme: int = 1
+    """How deal seeds are derived from the master seed (server/play/tournament.py, deal_seed)."""
+    kind: str = "round_robin"
+    """``round_robin``, or ``compare`` (a paired comparison of two bots; ``plan`` says how)."""
+    plan: dict[str, Any] | None = None
+    """A comparison's plan (candidate, baseline, opponents, SPRT bounds, cap); None otherwise."""
+    verdict: dict[str, Any] | None = None
+    """A comparison's stored verdict once it has one."""
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.id) <= 64:
@@ -106,6 +122,12 @@ class StoredTournament:
         if not self.wait_seconds >= 0:
             raise ValueError(f"wait_seconds: expected at least 0, got {self.wait_seconds}")
         check_seed(self.seed)
+        if self.max_deals is not None and self.max_deals < 1:
+            raise ValueError(f"max_deals: expected at least 1 (or none), got {self.max_deals}")
+        if self.kind not in ("round_robin", "compare"):
+            raise ValueError(f"kind: expected round_robin or compare, got {self.kind!r}")
+        if len(self.seed_commitment) > 64 or len(self.seed_salt) > 64:
+            raise ValueError("seed_commitment, seed_salt: expected at most 64 hex digits")
 
 
 def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
@@ -134,6 +156,13 @@ def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
         "state": tournament.state.value,
         "created": tournament.created,
         "updated": tournament.updated,
+        "max_deals": tournament.max_deals,
+        "seed_commitment": tournament.seed_commitment,
+        "seed_salt": tournament.seed_salt,
+        "deal_scheme": tournament.deal_scheme,
+        "kind": tournament.kind,
+        "plan": tournament.plan,
+        "verdict": tournament.verdict,
     }
     try:
         with engine.begin() as connection:
@@ -176,6 +205,22 @@ def set_state(engine: Engine, tournament_id: str, state: TournamentState) -> Non
             TOURNAMENTS.update()
             .where(TOURNAMENTS.c.id == tournament_id)
             .values(state=state.value, updated=now())
+        )
+        if result.rowcount == 0:
+            raise UnknownTournamentError(f"no tournament has id '{tournament_id}'")
+
+
+def set_verdict(engine: Engine, tournament_id: str, verdict: dict[str, Any]) -> None:
+    """Store a comparison's verdict (and its ``updated`` time).
+
+    Raises:
+        UnknownTournamentError: no tournament has that id.
+    """
+    with engine.begin() as connection:
+        result = connection.execute(
+            TOURNAMENTS.update()
+            .where(TOURNAMENTS.c.id == tournament_id)
+            .values(verdict=verdict, updated=now())
         )
         if result.rowcount == 0:
             raise UnknownTournamentError(f"no tournament has id '{tournament_id}'")
@@ -224,4 +269,11 @@ def _stored_tournament(row: RowMapping) -> StoredTournament:
         state=TournamentState(row["state"]),
         created=utc(row["created"]),
         updated=utc(row["updated"]),
+        max_deals=row["max_deals"],
+        seed_commitment=row["seed_commitment"],
+        seed_salt=row["seed_salt"],
+        deal_scheme=int(row["deal_scheme"]),
+        kind=row["kind"],
+        plan=None if row["plan"] is None else dict(row["plan"]),
+        verdict=None if row["verdict"] is None else dict(row["verdict"]),
     )

@@ -260,9 +260,11 @@ def secular_root(deviations: Sequence[float], weights: Sequence[float]) -> float
             hi = x
         else:
             return x
-        step = x - f / slope
-        x = step if lo < step < hi else (lo + hi) / 2
-        if hi - lo <= _ROOT_TOLERANCE * max(1.0, abs(lo), abs(hi)) or abs(f / slope) < 1e-15:
+        step = f / slope
+        if abs(step) <= _ROOT_TOLERANCE * max(1.0, abs(x)):
+            return x
+        x = x - step if lo < x - step < hi else (lo + hi) / 2
+        if hi - lo <= _ROOT_TOLERANCE * max(1.0, abs(lo), abs(hi)):
             return x
     return x
 

@@ -47,6 +47,7 @@ from domino_arena.server.net.admin_answers import (
     tournament_results,
 )
 from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
+from domino_arena.server.net.admin_compare import comparison_of
 from domino_arena.server.net.admin_requests import (
     RequestError,
     check_token,
@@ -290,6 +291,19 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
             )
         except (TournamentError, ValueError) as exc:
             raise invalid(str(exc)) from None
+        await self._arena_call(self.arena.create_tournament(t, request.start))
+        return await self._tournament(t.id)
+
+    async def CreateComparison(  # noqa: N802
+        self, request: admin_pb.CreateComparisonRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self._create_comparison, request)
+
+    async def _create_comparison(
+        self, request: admin_pb.CreateComparisonRequest
+    ) -> admin_pb.Tournament:
+        known: list[str] = await self._blocking(self.arena.storage.bot_names)
+        t = comparison_of(request, known)
         await self._arena_call(self.arena.create_tournament(t, request.start))
         return await self._tournament(t.id)
 

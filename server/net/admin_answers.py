@@ -17,6 +17,7 @@ from domino_arena.sdk.rules import Game, make_game
 from domino_arena.sdk.wire import fault_policy_to_proto, game_to_proto, match_result_to_proto
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.results import counted_games, entrant_results
+from domino_arena.server.net.admin_compare import comparison_message
 from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
@@ -126,6 +127,11 @@ def tournament_message(
     )
     message.created.CopyFrom(_timestamp(t.created))
     message.updated.CopyFrom(_timestamp(t.updated))
+    if t.kind == "compare":
+        message.kind = admin_pb.TOURNAMENT_KIND_COMPARE
+        message.comparison.CopyFrom(comparison_message(t))
+    else:
+        message.kind = admin_pb.TOURNAMENT_KIND_ROUND_ROBIN
     return message
 
 

@@ -38,10 +38,12 @@ import trio
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game, make_game
+from domino_arena.server.play import compare
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
@@ -164,6 +166,8 @@ def game_of(t: StoredTournament) -> Game:
 def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
     """Return the tournament's schedule; the same row always gives the same schedule."""
     game = game_of(t)
+    if t.kind == "compare":
+        return compare.compare_schedule(compare.plan_of(t), game.num_players)
     return round_robin(
         t.entrants,
         game.num_players,
@@ -261,6 +265,12 @@ class TournamentRunner:
         self._error: Exception | None = None
         self._changed = trio.Event()
         self._games_scope: trio.CancelScope | None = None
+        self._plan = compare.plan_of(t) if t.kind == "compare" else None
+        """A comparison's plan: its games may share bots, and its SPRT may end it early."""
+        self._finished_rows: list[StoredMatch] = []
+        """A comparison's stored games, for its stopping rule."""
+        self._decided = False
+        """A comparison's SPRT has accepted a hypothesis; no more games start."""
 
     @property
     def progress(self) -> Progress:
@@ -305,6 +315,12 @@ class TournamentRunner:
         stored = await trio.to_thread.run_sync(self.storage.tournament_game_indexes, self.t.id)
         self._done = sum(1 for g in self.schedule if g.index in stored)
         self._pending = [g for g in self.schedule if g.index not in stored]
+        if self._plan is not None:
+            self._finished_rows = await trio.to_thread.run_sync(self._stored_rows)
+            self._decided = row.verdict is not None and compare.decided(row.verdict)
+            if self._decided or await self._judge(over=not self._pending):
+                await self._set_state(TournamentState.FINISHED)
+                return TournamentState.FINISHED
         await self._set_state(TournamentState.RUNNING)
         LOG.info(
             "tournament running: id=%s games=%d stored=%d",
@@ -326,6 +342,8 @@ class TournamentRunner:
             state = TournamentState.PAUSED
         else:
             state = TournamentState.FINISHED
+            if self._plan is not None:
+                await self._judge(over=True)
         await self._set_state(state)
         LOG.info("tournament %s: id=%s done=%d", state.value, self.t.id, self._done)
         return state
@@ -354,7 +372,7 @@ class TournamentRunner:
         for g in list(self._pending):
             if free == 0:
                 return
-            if not busy.isdisjoint(g.seats) or g.index in self._waiting:
+            if g.index in self._waiting or (self._plan is None and not busy.isdisjoint(g.seats)):
                 continue
             absent = [name for name in g.seats if self.lobby.get(name) is None]
             if absent and g.index not in self._ready and not self._given_up.issuperset(absent):
@@ -402,6 +420,10 @@ class TournamentRunner:
         spec = match_spec(self.t, g, absent=missing, game=self.game)
         try:
             finished = await self.play(spec)
+            if self._plan is not None:  # judged before its slot frees, so no game starts late
+                self._finished_rows.append(finished.to_row())
+                if await self._judge(over=not self._pending and len(self._running) == 1):
+                    self._pending.clear()
         except Exception as exc:  # surfaced by run() as itself, not in an exception group
             LOG.error("tournament game %s failed: %s", spec.match_id, exc)
             self._error = exc
@@ -414,6 +436,27 @@ class TournamentRunner:
         self._done += 1
         if self.on_game is not None:
             self.on_game(finished)
+
+    def _stored_rows(self) -> list[StoredMatch]:
+        return self.storage.matches(
+            limit=len(self.schedule) + 1, tournament_id=self.t.id, records=False
+        )
+
+    async def _judge(self, *, over: bool) -> bool:
+        """Store a comparison's state after a game; True when its SPRT has decided.
+
+        ``over``: no game is left to play or running but the one just judged.
+        """
+        assert self._plan is not None
+        if self._decided:  # the verdict stands; games that were running then are kept
+            return True
+        sets = compare.tally(self._plan, self.game.num_players, self._finished_rows)
+        state = compare.verdict_of(self._plan, self.game.num_players, sets, over=over)
+        await trio.to_thread.run_sync(self.storage.set_tournament_verdict, self.t.id, state)
+        self._decided = compare.decided(state)
+        if self._decided:
+            LOG.info("comparison %s: %s after %d sets", self.t.id, state["verdict"], state["sets"])
+        return self._decided
 
     async def _set_state(self, state: TournamentState) -> None:
         await trio.to_thread.run_sync(self.storage.set_tournament_state, self.t.id, state)

@@ -19,6 +19,7 @@ extends this class; the storage itself knows no rating.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -184,6 +185,10 @@ class Storage:
     def set_tournament_state(self, tournament_id: str, state: TournamentState) -> None:
         """Set the state of the tournament ``tournament_id`` (:func:`.tournaments.set_state`)."""
         tournaments.set_state(self.engine, tournament_id, state)
+
+    def set_tournament_verdict(self, tournament_id: str, verdict: dict[str, Any]) -> None:
+        """Store a comparison's state (:func:`.tournaments.set_verdict`)."""
+        tournaments.set_verdict(self.engine, tournament_id, verdict)
 
     def tournament_game_indexes(self, tournament_id: str) -> set[int]:
         """Return the schedule positions of the tournament's games that are stored."""

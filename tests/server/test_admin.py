@@ -81,6 +81,7 @@ ALL_CALLS: Final[list[tuple[str, Any]]] = [
     ("DisableBot", admin_pb.DisableBotRequest(name="alice")),
     ("EnableBot", admin_pb.EnableBotRequest(name="alice")),
     ("DeleteBot", admin_pb.DeleteBotRequest(name="alice")),
+    ("CreateComparison", admin_pb.CreateComparisonRequest()),
 ]
 
 

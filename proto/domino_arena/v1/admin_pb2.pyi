@@ -94,6 +94,58 @@ DEAL_MODE_FRESH: DealMode.ValueType  # 3
 """A new deal for every game: nothing to remember, but luck does not cancel out."""
 Global___DealMode: _TypeAlias = DealMode  # noqa: Y015
 
+class _TournamentKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TournamentKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TournamentKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOURNAMENT_KIND_UNSPECIFIED: _TournamentKind.ValueType  # 0
+    TOURNAMENT_KIND_ROUND_ROBIN: _TournamentKind.ValueType  # 1
+    TOURNAMENT_KIND_COMPARE: _TournamentKind.ValueType  # 2
+    """a paired comparison of two bots (CreateComparison)"""
+
+class TournamentKind(_TournamentKind, metaclass=_TournamentKindEnumTypeWrapper): ...
+
+TOURNAMENT_KIND_UNSPECIFIED: TournamentKind.ValueType  # 0
+TOURNAMENT_KIND_ROUND_ROBIN: TournamentKind.ValueType  # 1
+TOURNAMENT_KIND_COMPARE: TournamentKind.ValueType  # 2
+"""a paired comparison of two bots (CreateComparison)"""
+Global___TournamentKind: _TypeAlias = TournamentKind  # noqa: Y015
+
+class _ComparisonVerdict:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ComparisonVerdictEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ComparisonVerdict.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COMPARISON_VERDICT_UNSPECIFIED: _ComparisonVerdict.ValueType  # 0
+    COMPARISON_VERDICT_RUNNING: _ComparisonVerdict.ValueType  # 1
+    """more sets to play"""
+    COMPARISON_VERDICT_H0: _ComparisonVerdict.ValueType  # 2
+    """the SPRT accepted H0 (A is not better by elo1)"""
+    COMPARISON_VERDICT_H1: _ComparisonVerdict.ValueType  # 3
+    """the SPRT accepted H1"""
+    COMPARISON_VERDICT_INCONCLUSIVE: _ComparisonVerdict.ValueType  # 4
+    """max_sets played, the LLR between the bounds"""
+    COMPARISON_VERDICT_DONE: _ComparisonVerdict.ValueType  # 5
+    """max_sets played, no SPRT asked for"""
+
+class ComparisonVerdict(_ComparisonVerdict, metaclass=_ComparisonVerdictEnumTypeWrapper): ...
+
+COMPARISON_VERDICT_UNSPECIFIED: ComparisonVerdict.ValueType  # 0
+COMPARISON_VERDICT_RUNNING: ComparisonVerdict.ValueType  # 1
+"""more sets to play"""
+COMPARISON_VERDICT_H0: ComparisonVerdict.ValueType  # 2
+"""the SPRT accepted H0 (A is not better by elo1)"""
+COMPARISON_VERDICT_H1: ComparisonVerdict.ValueType  # 3
+"""the SPRT accepted H1"""
+COMPARISON_VERDICT_INCONCLUSIVE: ComparisonVerdict.ValueType  # 4
+"""max_sets played, the LLR between the bounds"""
+COMPARISON_VERDICT_DONE: ComparisonVerdict.ValueType  # 5
+"""max_sets played, no SPRT asked for"""
+Global___ComparisonVerdict: _TypeAlias = ComparisonVerdict  # noqa: Y015
+
 class _BotState:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -754,6 +806,8 @@ class Tournament(_message.Message):
     RESULTS_FIELD_NUMBER: _builtins.int
     CROSSTABLE_FIELD_NUMBER: _builtins.int
     REPEAT_DEALS_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    COMPARISON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
@@ -765,6 +819,7 @@ class Tournament(_message.Message):
     seed: _builtins.int
     rated: _builtins.bool
     state: Global___TournamentState.ValueType
+    kind: Global___TournamentKind.ValueType
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -789,6 +844,10 @@ class Tournament(_message.Message):
     def repeat_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___RepeatDealCheck]:
         """GetTournament only; one per entrant, by name"""
 
+    @_builtins.property
+    def comparison(self) -> Global___Comparison:
+        """kind COMPARE only: the plan and where it stands"""
+
     def __init__(
         self,
         *,
@@ -812,14 +871,277 @@ class Tournament(_message.Message):
         results: _abc.Iterable[Global___EntrantResult] | None = ...,
         crosstable: _abc.Iterable[Global___HeadToHead] | None = ...,
         repeat_deals: _abc.Iterable[Global___RepeatDealCheck] | None = ...,
+        kind: Global___TournamentKind.ValueType = ...,
+        comparison: Global___Comparison | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "game", b"game", "progress", b"progress", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["comparison", b"comparison", "created", b"created", "game", b"game", "progress", b"progress", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["comparison", b"comparison", "concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class SprtBounds(_message.Message):
+    """The hypotheses of a sequential probability ratio test, in logistic Elo of the candidate over
+    the baseline: H0 Elo = elo0 against H1 Elo = elo1 (elo0 < elo1).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    elo0: _builtins.float
+    elo1: _builtins.float
+    alpha: _builtins.float
+    """chance of accepting H1 when H0 holds; 0: 0.05"""
+    beta: _builtins.float
+    """chance of accepting H0 when H1 holds; 0: 0.05"""
+    def __init__(
+        self,
+        *,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SprtBounds: _TypeAlias = SprtBounds  # noqa: Y015
+
+@_typing.final
+class CreateComparisonRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    CANDIDATE_FIELD_NUMBER: _builtins.int
+    BASELINE_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    MAX_SETS_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    FAULT_POLICY_FIELD_NUMBER: _builtins.int
+    MAX_STRIKES_FIELD_NUMBER: _builtins.int
+    CONCURRENCY_FIELD_NUMBER: _builtins.int
+    WAIT_MS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    START_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """empty: "CANDIDATE vs BASELINE" """
+    candidate: _builtins.str
+    """A, the bot under test (registered)"""
+    baseline: _builtins.str
+    """B (registered)"""
+    max_sets: _builtins.int
+    """duplicate sets at most; 0: 1000"""
+    fault_policy: _referee_pb2.FaultPolicy.ValueType
+    max_strikes: _builtins.int
+    """0: the default (3); at most 100"""
+    concurrency: _builtins.int
+    """games at once; 0: 4; at most 1024"""
+    wait_ms: _builtins.int
+    """how long a game waits for absent bots; unset: 60000"""
+    seed: _builtins.int
+    """unset: random"""
+    rated: _builtins.bool
+    """its games count for the Elo ladder (default: they do not)"""
+    start: _builtins.bool
+    """start at once"""
+    @_builtins.property
+    def game(self) -> _games_pb2.GameConfig: ...
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Empty: head to head, a two-seat game only (game pairs with seats swapped). Otherwise one
+        bot per other seat: A and B each sit in every seat of every deal against them.
+        """
+
+    @_builtins.property
+    def sprt(self) -> Global___SprtBounds:
+        """unset: play max_sets sets and report the estimate"""
+
+    @_builtins.property
+    def time_control(self) -> _referee_pb2.TimeControl:
+        """zeros: the referee's defaults, limits as for tournaments"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        game: _games_pb2.GameConfig | None = ...,
+        candidate: _builtins.str = ...,
+        baseline: _builtins.str = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        max_sets: _builtins.int = ...,
+        sprt: Global___SprtBounds | None = ...,
+        time_control: _referee_pb2.TimeControl | None = ...,
+        fault_policy: _referee_pb2.FaultPolicy.ValueType = ...,
+        max_strikes: _builtins.int = ...,
+        concurrency: _builtins.int = ...,
+        wait_ms: _builtins.int | None = ...,
+        seed: _builtins.int | None = ...,
+        rated: _builtins.bool = ...,
+        start: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "_wait_ms", b"_wait_ms", "baseline", b"baseline", "candidate", b"candidate", "concurrency", b"concurrency", "fault_policy", b"fault_policy", "game", b"game", "max_sets", b"max_sets", "max_strikes", b"max_strikes", "name", b"name", "opponents", b"opponents", "rated", b"rated", "seed", b"seed", "sprt", b"sprt", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    _WhichOneofReturnType__wait_ms: _TypeAlias = _typing.Literal["wait_ms"]  # noqa: Y015
+    _WhichOneofArgType__wait_ms: _TypeAlias = _typing.Literal["_wait_ms", b"_wait_ms"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__wait_ms) -> _WhichOneofReturnType__wait_ms | None: ...
+
+Global___CreateComparisonRequest: _TypeAlias = CreateComparisonRequest  # noqa: Y015
+
+@_typing.final
+class PairedEstimate(_message.Message):
+    """What the complete duplicate sets say about A against B (docs/ratings.md: comparisons)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCORE_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    ELO_LOW_FIELD_NUMBER: _builtins.int
+    ELO_HIGH_FIELD_NUMBER: _builtins.int
+    NELO_FIELD_NUMBER: _builtins.int
+    NELO_LOW_FIELD_NUMBER: _builtins.int
+    NELO_HIGH_FIELD_NUMBER: _builtins.int
+    LOS_FIELD_NUMBER: _builtins.int
+    score: _builtins.float
+    """mean set score of A, in [0, 1]; 0.5: as good as B"""
+    elo: _builtins.float
+    """logistic Elo difference of `score`"""
+    elo_low: _builtins.float
+    """its 95% interval"""
+    elo_high: _builtins.float
+    nelo: _builtins.float
+    """normalized Elo per game"""
+    nelo_low: _builtins.float
+    nelo_high: _builtins.float
+    los: _builtins.float
+    """likelihood of superiority, P(A better than B)"""
+    def __init__(
+        self,
+        *,
+        score: _builtins.float = ...,
+        elo: _builtins.float = ...,
+        elo_low: _builtins.float = ...,
+        elo_high: _builtins.float = ...,
+        nelo: _builtins.float = ...,
+        nelo_low: _builtins.float = ...,
+        nelo_high: _builtins.float = ...,
+        los: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "los", b"los", "nelo", b"nelo", "nelo_high", b"nelo_high", "nelo_low", b"nelo_low", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairedEstimate: _TypeAlias = PairedEstimate  # noqa: Y015
+
+@_typing.final
+class ScoreCount(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCORE_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    score: _builtins.float
+    """a set score"""
+    count: _builtins.int
+    """how many sets had it"""
+    def __init__(
+        self,
+        *,
+        score: _builtins.float = ...,
+        count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScoreCount: _TypeAlias = ScoreCount  # noqa: Y015
+
+@_typing.final
+class Comparison(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CANDIDATE_FIELD_NUMBER: _builtins.int
+    BASELINE_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    MAX_SETS_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    SETS_FIELD_NUMBER: _builtins.int
+    EXCLUDED_SETS_FIELD_NUMBER: _builtins.int
+    ESTIMATE_FIELD_NUMBER: _builtins.int
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_FIELD_NUMBER: _builtins.int
+    UPPER_FIELD_NUMBER: _builtins.int
+    DISTRIBUTION_FIELD_NUMBER: _builtins.int
+    candidate: _builtins.str
+    baseline: _builtins.str
+    max_sets: _builtins.int
+    verdict: Global___ComparisonVerdict.ValueType
+    sets: _builtins.int
+    """complete sets counted"""
+    excluded_sets: _builtins.int
+    """complete sets left out (a game voided or aborted)"""
+    llr: _builtins.float
+    """with an SPRT: the log-likelihood ratio now, and its bounds"""
+    lower: _builtins.float
+    upper: _builtins.float
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def sprt(self) -> Global___SprtBounds:
+        """unset: no SPRT"""
+
+    @_builtins.property
+    def estimate(self) -> Global___PairedEstimate: ...
+    @_builtins.property
+    def distribution(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScoreCount]:
+        """the set scores, lowest first"""
+
+    def __init__(
+        self,
+        *,
+        candidate: _builtins.str = ...,
+        baseline: _builtins.str = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        max_sets: _builtins.int = ...,
+        sprt: Global___SprtBounds | None = ...,
+        verdict: Global___ComparisonVerdict.ValueType = ...,
+        sets: _builtins.int = ...,
+        excluded_sets: _builtins.int = ...,
+        estimate: Global___PairedEstimate | None = ...,
+        llr: _builtins.float = ...,
+        lower: _builtins.float = ...,
+        upper: _builtins.float = ...,
+        distribution: _abc.Iterable[Global___ScoreCount] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["estimate", b"estimate", "sprt", b"sprt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline", b"baseline", "candidate", b"candidate", "distribution", b"distribution", "estimate", b"estimate", "excluded_sets", b"excluded_sets", "llr", b"llr", "lower", b"lower", "max_sets", b"max_sets", "opponents", b"opponents", "sets", b"sets", "sprt", b"sprt", "upper", b"upper", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Comparison: _TypeAlias = Comparison  # noqa: Y015
 
 @_typing.final
 class GetStandingsRequest(_message.Message):
@@ -832,22 +1154,47 @@ class GetStandingsRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     HEAD_TO_HEAD_FIELD_NUMBER: _builtins.int
     REPEAT_DEALS_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    BOOTSTRAP_ROUNDS_FIELD_NUMBER: _builtins.int
+    LOS_FIELD_NUMBER: _builtins.int
+    ANCHOR_FIELD_NUMBER: _builtins.int
+    ANCHOR_RATING_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """the rating pool: a game name (moon, passing, straight, doubles)"""
     head_to_head: _builtins.bool
     """also return the head-to-head table"""
     repeat_deals: _builtins.bool
     """also return each bot's repeat-deal check over the pool's games"""
+    batch: _builtins.bool
+    """Also return the official batch fit (docs/ratings.md): one maximum-likelihood fit over the
+    rated games, with bootstrap intervals over duplicate sets and the seat advantage.
+    """
+    tournament_id: _builtins.str
+    """with batch: fit this tournament's games only (any game)"""
+    bootstrap_rounds: _builtins.int
+    """with batch: 0: the default (200); at most 2000"""
+    los: _builtins.bool
+    """with batch: also the likelihood-of-superiority matrix"""
+    anchor: _builtins.str
+    """with batch: hold this bot at `anchor_rating` (empty: pool mean 1500)"""
+    anchor_rating: _builtins.float
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
         head_to_head: _builtins.bool = ...,
         repeat_deals: _builtins.bool = ...,
+        batch: _builtins.bool = ...,
+        tournament_id: _builtins.str = ...,
+        bootstrap_rounds: _builtins.int = ...,
+        los: _builtins.bool = ...,
+        anchor: _builtins.str = ...,
+        anchor_rating: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "head_to_head", b"head_to_head", "repeat_deals", b"repeat_deals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "batch", b"batch", "bootstrap_rounds", b"bootstrap_rounds", "game", b"game", "head_to_head", b"head_to_head", "los", b"los", "repeat_deals", b"repeat_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -906,6 +1253,7 @@ class GetStandingsResponse(_message.Message):
     ROWS_FIELD_NUMBER: _builtins.int
     HEAD_TO_HEAD_FIELD_NUMBER: _builtins.int
     REPEAT_DEALS_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___StandingRow]:
@@ -919,6 +1267,10 @@ class GetStandingsResponse(_message.Message):
     def repeat_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___RepeatDealCheck]:
         """when asked for; one per bot with games, by name"""
 
+    @_builtins.property
+    def batch(self) -> Global___BatchStandings:
+        """when asked for"""
+
     def __init__(
         self,
         *,
@@ -926,14 +1278,199 @@ class GetStandingsResponse(_message.Message):
         rows: _abc.Iterable[Global___StandingRow] | None = ...,
         head_to_head: _abc.Iterable[Global___HeadToHead] | None = ...,
         repeat_deals: _abc.Iterable[Global___RepeatDealCheck] | None = ...,
+        batch: Global___BatchStandings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "head_to_head", b"head_to_head", "repeat_deals", b"repeat_deals", "rows", b"rows"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "game", b"game", "head_to_head", b"head_to_head", "repeat_deals", b"repeat_deals", "rows", b"rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetStandingsResponse: _TypeAlias = GetStandingsResponse  # noqa: Y015
+
+@_typing.final
+class BatchStandings(_message.Message):
+    """The official standings of a pool or a tournament: one batch fit (docs/ratings.md)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODEL_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    SETS_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    ROWS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    LOS_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    model: _builtins.str
+    """the rating model and its version, e.g. "plackett-luce/1" """
+    games: _builtins.int
+    """rated games fitted"""
+    sets: _builtins.int
+    """duplicate sets (the bootstrap's units)"""
+    rounds: _builtins.int
+    """bootstrap rounds"""
+    pool: _builtins.str
+    """which games: e.g. "passing 4p partnerships" """
+    @_builtins.property
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchRow]:
+        """best first"""
+
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatAdvantage]: ...
+    @_builtins.property
+    def los(self) -> _containers.RepeatedCompositeFieldContainer[Global___LosRow]:
+        """when asked for: rows and columns in the order of `rows`"""
+
+    @_builtins.property
+    def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___PairRow]:
+        """partnership pools: how each pair did beyond its members"""
+
+    def __init__(
+        self,
+        *,
+        model: _builtins.str = ...,
+        games: _builtins.int = ...,
+        sets: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        rows: _abc.Iterable[Global___BatchRow] | None = ...,
+        seats: _abc.Iterable[Global___SeatAdvantage] | None = ...,
+        los: _abc.Iterable[Global___LosRow] | None = ...,
+        pairs: _abc.Iterable[Global___PairRow] | None = ...,
+        pool: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "los", b"los", "model", b"model", "pairs", b"pairs", "pool", b"pool", "rounds", b"rounds", "rows", b"rows", "seats", b"seats", "sets", b"sets"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchStandings: _TypeAlias = BatchStandings  # noqa: Y015
+
+@_typing.final
+class BatchRow(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    bot: _builtins.str
+    rating: _builtins.float
+    """Elo scale"""
+    low: _builtins.float
+    """95% interval (bootstrap over duplicate sets)"""
+    high: _builtins.float
+    games: _builtins.int
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "high", b"high", "low", b"low", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchRow: _TypeAlias = BatchRow  # noqa: Y015
+
+@_typing.final
+class SeatAdvantage(_message.Message):
+    """What a seat is worth in Elo (the fit's seat term; the seats of a pool sum to 0)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    elo: _builtins.float
+    low: _builtins.float
+    high: _builtins.float
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        elo: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "high", b"high", "low", b"low", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatAdvantage: _TypeAlias = SeatAdvantage  # noqa: Y015
+
+@_typing.final
+class LosRow(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    LOS_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    @_builtins.property
+    def los(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """P(bot better than the bot of each column)"""
+
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        los: _abc.Iterable[_builtins.float] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "los", b"los"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LosRow: _TypeAlias = LosRow  # noqa: Y015
+
+@_typing.final
+class PairRow(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIRST_FIELD_NUMBER: _builtins.int
+    SECOND_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    EXPECTED_FIELD_NUMBER: _builtins.int
+    first: _builtins.str
+    second: _builtins.str
+    games: _builtins.int
+    score: _builtins.float
+    """their mean score together (win 1, draw 1/2, loss 0)"""
+    expected: _builtins.float
+    """what their individual ratings predict in those games"""
+    def __init__(
+        self,
+        *,
+        first: _builtins.str = ...,
+        second: _builtins.str = ...,
+        games: _builtins.int = ...,
+        score: _builtins.float = ...,
+        expected: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expected", b"expected", "first", b"first", "games", b"games", "score", b"score", "second", b"second"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairRow: _TypeAlias = PairRow  # noqa: Y015
 
 @_typing.final
 class RepeatDealCheck(_message.Message):

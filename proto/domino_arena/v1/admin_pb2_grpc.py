@@ -74,6 +74,11 @@ class AdminServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListTournamentsRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListTournamentsResponse.FromString,
                 _registered_method=True)
+        self.CreateComparison = channel.unary_unary(
+                '/domino_arena.v1.AdminService/CreateComparison',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateComparisonRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Tournament.FromString,
+                _registered_method=True)
         self.GetStandings = channel.unary_unary(
                 '/domino_arena.v1.AdminService/GetStandings',
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetStandingsRequest.SerializeToString,
@@ -190,6 +195,15 @@ class AdminServiceServicer:
 
     def ListTournaments(self, request, context):
         """Every tournament (settings, state and progress; no results), oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateComparison(self, request, context):
+        """Is A better than B? Create a paired comparison over duplicate sets, optionally stopped by
+        an SPRT (and start it when `start` is set). It is a tournament of kind COMPARE: Start,
+        Pause, Cancel, Get and ListTournaments apply to it, and it resumes after a restart.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -323,6 +337,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListTournaments,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListTournamentsRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'CreateComparison': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateComparison,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateComparisonRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Tournament.SerializeToString,
             ),
             'GetStandings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStandings,
@@ -601,6 +620,33 @@ class AdminService:
             '/domino_arena.v1.AdminService/ListTournaments',
             domino__arena_dot_v1_dot_admin__pb2.ListTournamentsRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateComparison(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/CreateComparison',
+            domino__arena_dot_v1_dot_admin__pb2.CreateComparisonRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Tournament.FromString,
             options,
             channel_credentials,
             insecure,

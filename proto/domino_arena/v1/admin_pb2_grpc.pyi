@@ -61,6 +61,11 @@ class AdminServiceStub:
     """The settings, state, progress and results of one tournament."""
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListTournamentsRequest, _admin_pb2.ListTournamentsResponse]
     """Every tournament (settings, state and progress; no results), oldest first."""
+    CreateComparison: _grpc.UnaryUnaryMultiCallable[_admin_pb2.CreateComparisonRequest, _admin_pb2.Tournament]
+    """Is A better than B? Create a paired comparison over duplicate sets, optionally stopped by
+    an SPRT (and start it when `start` is set). It is a tournament of kind COMPARE: Start,
+    Pause, Cancel, Get and ListTournaments apply to it, and it resumes after a restart.
+    """
     GetStandings: _grpc.UnaryUnaryMultiCallable[_admin_pb2.GetStandingsRequest, _admin_pb2.GetStandingsResponse]
     """The Elo ladder of one game type."""
     ListMatches: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListMatchesRequest, _admin_pb2.ListMatchesResponse]
@@ -110,6 +115,11 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """The settings, state, progress and results of one tournament."""
     ListTournaments: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListTournamentsRequest, _admin_pb2.ListTournamentsResponse]  # type: ignore[assignment]
     """Every tournament (settings, state and progress; no results), oldest first."""
+    CreateComparison: _aio.UnaryUnaryMultiCallable[_admin_pb2.CreateComparisonRequest, _admin_pb2.Tournament]  # type: ignore[assignment]
+    """Is A better than B? Create a paired comparison over duplicate sets, optionally stopped by
+    an SPRT (and start it when `start` is set). It is a tournament of kind COMPARE: Start,
+    Pause, Cancel, Get and ListTournaments apply to it, and it resumes after a restart.
+    """
     GetStandings: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetStandingsRequest, _admin_pb2.GetStandingsResponse]  # type: ignore[assignment]
     """The Elo ladder of one game type."""
     ListMatches: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListMatchesRequest, _admin_pb2.ListMatchesResponse]  # type: ignore[assignment]
@@ -204,6 +214,17 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_admin_pb2.ListTournamentsResponse, _abc.Awaitable[_admin_pb2.ListTournamentsResponse]]:
         """Every tournament (settings, state and progress; no results), oldest first."""
+
+    @_abc_1.abstractmethod
+    def CreateComparison(
+        self,
+        request: _admin_pb2.CreateComparisonRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Tournament, _abc.Awaitable[_admin_pb2.Tournament]]:
+        """Is A better than B? Create a paired comparison over duplicate sets, optionally stopped by
+        an SPRT (and start it when `start` is set). It is a tournament of kind COMPARE: Start,
+        Pause, Cancel, Get and ListTournaments apply to it, and it resumes after a restart.
+        """
 
     @_abc_1.abstractmethod
     def GetStandings(

@@ -1,0 +1,149 @@
+"""The admin API's comparisons: a CreateComparison request checked into a tournament row, and a
+comparison's plan and state as the ``Tournament.comparison`` answer.
+
+Kept beside ``admin_requests``/``admin_answers`` (which hold what every request and answer
+shares) so the servicer stays a thin list of RPCs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+from domino_arena.server.net.admin_requests import (
+    fault_policy_of,
+    game_of,
+    in_range,
+    invalid,
+    seed_of,
+    time_control_of,
+)
+from domino_arena.server.play.compare import (
+    DEFAULT_MAX_SETS,
+    CompareError,
+    SprtPlan,
+    new_comparison,
+    plan_of,
+)
+from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES
+from domino_arena.server.stats.sprt import Sprt, SprtOptionError
+from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.v1 import admin_pb2 as admin_pb
+
+MAX_SETS: Final = 50_000
+"""The most duplicate sets one request may ask for (the game cap may bite first)."""
+
+_VERDICTS: Final = {
+    "running": admin_pb.COMPARISON_VERDICT_RUNNING,
+    "H0": admin_pb.COMPARISON_VERDICT_H0,
+    "H1": admin_pb.COMPARISON_VERDICT_H1,
+    "inconclusive": admin_pb.COMPARISON_VERDICT_INCONCLUSIVE,
+    "done": admin_pb.COMPARISON_VERDICT_DONE,
+}
+
+
+def sprt_plan_of(message: admin_pb.SprtBounds, field: str = "sprt") -> SprtPlan:
+    """Return the SPRT of a request's ``SprtBounds`` (alpha and beta 0 take 0.05).
+
+    Raises:
+        RequestError: INVALID_ARGUMENT naming the bound and the rule.
+    """
+    plan = SprtPlan(
+        elo0=message.elo0,
+        elo1=message.elo1,
+        alpha=message.alpha or 0.05,
+        beta=message.beta or 0.05,
+    )
+    try:
+        Sprt(plan.elo0, plan.elo1, alpha=plan.alpha, beta=plan.beta)
+    except SprtOptionError as exc:
+        raise invalid(f"{field}.{exc}") from None
+    return plan
+
+
+def comparison_of(
+    request: admin_pb.CreateComparisonRequest, known_bots: list[str]
+) -> StoredTournament:
+    """Check a CreateComparison request and return the comparison's row (not stored yet).
+
+    Raises:
+        RequestError: INVALID_ARGUMENT naming the field and the rule.
+    """
+    game = game_of(request)
+    if request.max_sets > MAX_SETS:
+        raise invalid(f"max_sets: must be at most {MAX_SETS}, got {request.max_sets}")
+    in_range(request.max_strikes, "max_strikes")
+    in_range(request.concurrency, "concurrency")
+    optional: dict[str, Any] = {}
+    if request.HasField("wait_ms"):
+        optional["wait_seconds"] = in_range(request.wait_ms, "wait_ms") / 1000
+    if request.concurrency:
+        optional["concurrency"] = request.concurrency
+    try:
+        return new_comparison(
+            game=game,
+            candidate=request.candidate,
+            baseline=request.baseline,
+            opponents=tuple(request.opponents),
+            known_bots=known_bots,
+            max_sets=request.max_sets or DEFAULT_MAX_SETS,
+            sprt=sprt_plan_of(request.sprt) if request.HasField("sprt") else None,
+            time_control=time_control_of(request.time_control),
+            fault_policy=fault_policy_of(request.fault_policy),
+            max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+            seed=seed_of(request.seed) if request.HasField("seed") else None,
+            name=request.name or None,
+            rated=request.rated,
+            **optional,
+        )
+    except CompareError as exc:
+        raise invalid(str(exc)) from None
+
+
+def comparison_message(t: StoredTournament) -> admin_pb.Comparison:
+    """Return a comparison's plan and its stored state (RUNNING with nothing stored yet)."""
+    plan = plan_of(t)
+    message = admin_pb.Comparison(
+        candidate=plan.candidate,
+        baseline=plan.baseline,
+        opponents=plan.opponents,
+        max_sets=plan.max_sets,
+        verdict=admin_pb.COMPARISON_VERDICT_RUNNING,
+    )
+    if plan.sprt is not None:
+        message.sprt.CopyFrom(
+            admin_pb.SprtBounds(
+                elo0=plan.sprt.elo0,
+                elo1=plan.sprt.elo1,
+                alpha=plan.sprt.alpha,
+                beta=plan.sprt.beta,
+            )
+        )
+        sprt = plan.sprt.sprt(plan)
+        message.lower, message.upper = sprt.lower, sprt.upper
+    state = t.verdict
+    if state is None:
+        message.estimate.CopyFrom(admin_pb.PairedEstimate(score=0.5, los=0.5))
+        return message
+    message.verdict = _VERDICTS.get(str(state.get("verdict")), admin_pb.COMPARISON_VERDICT_RUNNING)
+    message.sets = int(state.get("sets", 0))
+    message.excluded_sets = int(state.get("excluded_sets", 0))
+    estimate = state.get("estimate", {})
+    fields = admin_pb.PairedEstimate.DESCRIPTOR.fields_by_name
+    message.estimate.CopyFrom(
+        admin_pb.PairedEstimate(**{name: _finite(estimate.get(name, 0.0)) for name in fields})
+    )
+    sprt_state = state.get("sprt")
+    if sprt_state is not None:
+        message.llr = float(sprt_state["llr"])
+    message.distribution.extend(
+        admin_pb.ScoreCount(score=float(value), count=int(count))
+        for value, count in state.get("distribution", [])
+    )
+    return message
+
+
+def _finite(value: Any) -> float:
+    """A stored number as a proto double; infinities kept (they mean "no bound yet")."""
+    number = float(value)
+    return 0.0 if math.isnan(number) else number

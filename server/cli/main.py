@@ -59,6 +59,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "'tournament create|start|pause|cancel|status|list': round robins on a referee",
         "tournaments",
     ),
+    Command(
+        "compare",
+        "'compare A B GAME [--sprt 0,10]': is A better than B? paired duplicate sets on a referee",
+        "compare",
+    ),
     Command("standings", "the Elo standings of a game", "admin_client"),
     Command("matches", "the stored matches, newest first", "admin_client"),
     Command("record", "print or save a stored match's record", "admin_client"),

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.wire import fault_policy_from_proto, game_from_proto, game_to_proto
-from domino_arena.server.cli import follow
+from domino_arena.server.cli import compare, follow
 from domino_arena.server.cli.admin_client import (
     admin_call,
     console,
@@ -152,11 +152,19 @@ def _tournament_action(args: argparse.Namespace, method: str, done: str) -> int:
 def _t_status(args: argparse.Namespace) -> int:
     request = admin_pb2.GetTournamentRequest(tournament_id=args.id)
     t = admin_call(args, "GetTournament", request)
+    comparison = t.kind == admin_pb2.TOURNAMENT_KIND_COMPARE
     if args.follow and t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
-        t = follow.follow_tournament(args, request, t)
+        if comparison:
+            t = compare.follow_comparison(args, t)
+        else:
+            t = follow.follow_tournament(args, request, t)
     print(f"tournament {t.id}: {t.name}")
     _print_tournament(t)
-    _print_results(t)
+    if comparison:
+        compare.print_plan(t)
+        compare.print_comparison(t)
+    else:
+        _print_results(t)
     return 0
 
 

@@ -26,6 +26,9 @@ from typing import Final, Literal
 
 INITIAL_RATING: Final = 1500.0
 DEFAULT_K: Final = 24.0
+MODEL: Final = "elo-pairwise-k24/1"
+"""The name and version of this model as a stored match records it (``rating_model``): the
+version changes whenever the arithmetic does, so a game's row says which standings it fed."""
 
 Outcome = Literal["win", "draw", "loss"]
 

@@ -12,6 +12,7 @@ The storage stays free of ratings (it does not import the ladder); the ladder im
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -95,6 +96,7 @@ class RatedStorage(Storage):
         matches.check_match(match)
         if not match.moves_ratings:
             return matches.save(self.engine, match)
+        match = dataclasses.replace(match, rating_model=elo.MODEL)
         game = rated_game_of(match)
         return matches.save(self.engine, match, lambda connection: _rate(connection, match, game))
 

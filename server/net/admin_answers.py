@@ -95,6 +95,7 @@ def match_summary(match: StoredMatch) -> admin_pb.MatchSummary:
         result=match_result_to_proto(result, sides_of(match)),
         faults=match.faults or (0,) * len(match.seats),
         rated=match.rated,
+        rating_model=match.rating_model,
         tournament_id=match.tournament_id or "",
         game_index=-1 if match.game_index is None else match.game_index,
         deal_id=-1 if match.deal_id is None else match.deal_id,

@@ -97,6 +97,7 @@ def match_summary(match: StoredMatch) -> dict[str, Any]:
         "faults": list(match.faults or (0,) * len(match.seats)),
         "detail": match.detail,
         "rated": match.rated,
+        "rating_model": match.rating_model,
         "created": match.created.isoformat(),
         "tournament_id": match.tournament_id,
         "game_index": match.game_index,

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from domino_arena.sdk.match.seeds import MAX_SEED
+from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store import migrations
 from domino_arena.server.store.bots import (
@@ -321,7 +322,7 @@ def test_a_tournament_game_reads_back_with_its_fields(rated_storage: RatedStorag
         tournament_game("t1", 7), side_of_seat=(0, 1), faults=(2, 0), rated=True
     )
     assert rated_storage.save_match(match)
-    assert rated_storage.match(match.id) == match
+    assert rated_storage.match(match.id) == dataclasses.replace(match, rating_model=elo.MODEL)
 
 
 def test_a_tournament_game_is_stored_once_whatever_its_match_id(storage: Storage) -> None:

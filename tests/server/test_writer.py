@@ -23,6 +23,7 @@ from psycopg.pq import TransactionStatus
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from trio.testing import MockClock
 
+from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
@@ -122,7 +123,10 @@ def outage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Outage]:
 
 
 def rated(match_id: str) -> StoredMatch:
-    return dataclasses.replace(a_match(match_id), seats=("ann", "bob"), rated=True)
+    """A rated match as it reads back: the storage names the model it fed."""
+    return dataclasses.replace(
+        a_match(match_id), seats=("ann", "bob"), rated=True, rating_model=elo.MODEL
+    )
 
 
 class Retries:

@@ -257,6 +257,8 @@ def test_the_match_page_shows_result_seats_scores_and_faults(site: Site) -> None
     assert [(f["seat"], f["kind"], f["forfeited"]) for f in page["faults"]] == [
         (forfeit.faulted_seat, "timeout", True)
     ]
+    assert summary["rating_model"] == forfeit.rating_model == "elo-pairwise-k24/1"
+    assert "rated (elo-pairwise-k24/1)" in site.client.get(f"/matches/{FORFEIT_ID}").text
 
 
 @pytest.mark.parametrize(

@@ -330,6 +330,7 @@ class MatchSummary(_message.Message):
     CREATED_FIELD_NUMBER: _builtins.int
     DEAL_ID_FIELD_NUMBER: _builtins.int
     ROTATION_FIELD_NUMBER: _builtins.int
+    RATING_MODEL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seed: _builtins.int
     rated: _builtins.bool
@@ -341,6 +342,10 @@ class MatchSummary(_message.Message):
     """tournament games with the same deal id share a seed; -1 when none"""
     rotation: _builtins.int
     """which seat rotation of its table this game is; -1 when none"""
+    rating_model: _builtins.str
+    """The rating model and version its result fed (e.g. "elo-pairwise-k24/1"); empty when it fed
+    none (unrated, void, aborted) or was stored before models were named.
+    """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -370,10 +375,11 @@ class MatchSummary(_message.Message):
         created: _timestamp_pb2.Timestamp | None = ...,
         deal_id: _builtins.int = ...,
         rotation: _builtins.int = ...,
+        rating_model: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "game", b"game", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "created", b"created", "deal_id", b"deal_id", "faults", b"faults", "game", b"game", "game_index", b"game_index", "match_id", b"match_id", "rated", b"rated", "result", b"result", "rotation", b"rotation", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "created", b"created", "deal_id", b"deal_id", "faults", b"faults", "game", b"game", "game_index", b"game_index", "match_id", b"match_id", "rated", b"rated", "rating_model", b"rating_model", "result", b"result", "rotation", b"rotation", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -62,6 +62,16 @@ def test_a_rated_match_moves_its_bots_ratings(rated_storage: RatedStorage) -> No
     assert rated_storage.ratings("moon") == {}
 
 
+def test_a_rated_match_records_the_model_it_fed(rated_storage: RatedStorage) -> None:
+    rated_storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
+    rated_storage.save_match(
+        dataclasses.replace(rated("m2", ("ann", "bob"), (7, 3), 0), rated=False)
+    )
+    stored, unrated = rated_storage.match("m1"), rated_storage.match("m2")
+    assert stored is not None and stored.rating_model == elo.MODEL == "elo-pairwise-k24/1"
+    assert unrated is not None and unrated.rating_model == ""
+
+
 def test_a_match_stored_twice_is_rated_once(rated_storage: RatedStorage) -> None:
     rated_storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
     once = rated_storage.ratings("passing")

@@ -22,10 +22,11 @@ sides (1 ahead, 1/2 level, 0 behind, averaged over the other sides): for two sid
 complete sets count; a set with a voided or aborted game (a failure of the referee's, never
 charged to a bot) is left out and counted as such, as fishtest leaves out a crashed pair.
 
-The stopping rule (:class:`CompareJudge`) folds every finished set into the SPRT of the plan
-(``server/stats/sprt.py``) and stores the state after each set, so the live LLR and bounds can
-be shown, and a restarted referee recomputes the same state from the stored games. The plan's
-``max_sets`` caps the schedule: a truncated SPRT that reaches it ends inconclusive.
+The stopping rule (:func:`verdict_of`, called by the tournament runner after every game) folds
+every complete set into the SPRT of the plan (``server/stats/sprt.py``); the state is stored
+after each game, so the live LLR and bounds can be shown, and a restarted referee recomputes the
+same state from the stored games. The plan's ``max_sets`` caps the schedule: a truncated SPRT
+that reaches it ends inconclusive.
 """
 
 from __future__ import annotations

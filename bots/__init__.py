@@ -31,11 +31,16 @@ class UnknownBotError(ValueError):
     """A bot name that is not in :data:`HOUSE_BOTS`."""
 
 
-def make_bot(name: str, seed: int) -> Bot:
+def make_bot(name: str, seed: int, *, samples: int | None = None) -> Bot:
     """Return a new house bot called ``name``, seeded with ``seed``.
+
+    ``samples``: the search bot's fixed budget, sampled deals per move and no clock (its moves
+    then depend only on its seed and what it saw: a reproducible baseline); None for its
+    default, as many as 0.2 s allows.
 
     Raises:
         UnknownBotError: no house bot has that name; the message lists the known ones.
+        ValueError: ``samples`` for another bot than search, or below 1.
     """
     try:
         factory = HOUSE_BOTS[name]
@@ -43,7 +48,13 @@ def make_bot(name: str, seed: int) -> Bot:
         raise UnknownBotError(
             f"unknown bot '{name}': expected one of {', '.join(sorted(HOUSE_BOTS))}"
         ) from None
-    return factory(seed)
+    if samples is None:
+        return factory(seed)
+    if name != "search":
+        raise ValueError(f"samples: only the search bot has a budget, not {name!r}")
+    if samples < 1:
+        raise ValueError(f"samples: must be 1 or more, got {samples}")
+    return SearchBot(seed, max_time=None, max_samples=samples)
 
 
 __all__ = [

@@ -53,12 +53,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bot", default="greedy", choices=sorted(HOUSE_BOTS))
     parser.add_argument("--games", metavar="G1,G2", help=f"default: {','.join(sorted(GAMES))}")
     parser.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help="search only: a fixed budget of N sampled deals per move, no clock (reproducible)",
+    )
     args = parser.parse_args(argv)
+    try:
+        make_bot(args.bot, 0, samples=args.samples)
+    except ValueError as exc:
+        parser.error(f"--{exc}")
     seeds = itertools.count(args.seed if args.seed is not None else secrets.randbelow(10**9))
     kind: str = args.bot
 
     def new_bot() -> Bot:
-        return make_bot(kind, next(seeds))
+        return make_bot(kind, next(seeds), samples=args.samples)
 
     games = None if args.games is None else [g for g in args.games.split(",") if g]
     try:

@@ -195,7 +195,6 @@ MAY_NOT_IMPORT: Final = {
         "domino_arena.server.app",
     ),
     "domino_arena.server.play": (
-        "domino_arena.server.stats",
         "domino_arena.server.net",
         "domino_arena.server.web",
         "domino_arena.server.cli",
@@ -216,7 +215,9 @@ MAY_NOT_IMPORT: Final = {
 }
 """For each package, the packages it must not import: the layers point one way only, from the
 command line down through the composition root, the network edge, play, the ladder and storage,
-to the SDK. The web face sits beside play and net: it reads storage and the ladder only."""
+to the SDK. The statistics (pure numbers over stored results) sit beside the ladder: play's
+comparisons stop on their SPRT. The web face sits beside play and net: it reads storage, the
+ladder and the statistics only."""
 
 HOUSE_BOT_IMPORTERS: Final = ("domino_arena.bots", "domino_arena.server.cli")
 """Only the command line (and the main job in it) seats house bots; the referee never does."""

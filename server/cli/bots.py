@@ -105,6 +105,12 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"games to offer (default: all: {', '.join(sorted(GAMES))})",
     )
     play.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
+    play.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help="search only: a fixed budget of N sampled deals per move, no clock (reproducible)",
+    )
     play.set_defaults(bot_run=_bot_play)
 
 
@@ -154,6 +160,10 @@ def _bot_play(args: argparse.Namespace) -> int:
         raise CliError(
             f"--bot: unknown bot '{args.bot}': expected one of {', '.join(sorted(HOUSE_BOTS))}"
         )
+    try:
+        make_bot(args.bot, 0, samples=args.samples)
+    except ValueError as exc:
+        raise CliError(f"--{exc}") from None
     if args.token and args.token_file:
         raise CliError("give --token or --token-file, not both")
     try:
@@ -182,7 +192,7 @@ def _bot_play(args: argparse.Namespace) -> int:
 
     def new_bot() -> Bot:
         """A fresh house bot for every match, each with its own seed."""
-        return make_bot(kind, next(seeds))
+        return make_bot(kind, next(seeds), samples=args.samples)
 
     try:
         runner.run(

@@ -23,7 +23,7 @@ from domino_arena.server.play.compare import (
     CompareError,
     SprtPlan,
     new_comparison,
-    plan_of,
+    summary,
 )
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES
 from domino_arena.server.stats.sprt import Sprt, SprtOptionError
@@ -102,43 +102,33 @@ def comparison_of(
 
 def comparison_message(t: StoredTournament) -> admin_pb.Comparison:
     """Return a comparison's plan and its stored state (RUNNING with nothing stored yet)."""
-    plan = plan_of(t)
+    view = summary(t)
     message = admin_pb.Comparison(
-        candidate=plan.candidate,
-        baseline=plan.baseline,
-        opponents=plan.opponents,
-        max_sets=plan.max_sets,
-        verdict=admin_pb.COMPARISON_VERDICT_RUNNING,
+        candidate=view["candidate"],
+        baseline=view["baseline"],
+        opponents=view["opponents"],
+        max_sets=view["max_sets"],
+        verdict=_VERDICTS.get(view["verdict"], admin_pb.COMPARISON_VERDICT_RUNNING),
+        sets=view["sets"],
+        excluded_sets=view["excluded_sets"],
     )
-    if plan.sprt is not None:
+    sprt = view["sprt"]
+    if sprt is not None:
         message.sprt.CopyFrom(
             admin_pb.SprtBounds(
-                elo0=plan.sprt.elo0,
-                elo1=plan.sprt.elo1,
-                alpha=plan.sprt.alpha,
-                beta=plan.sprt.beta,
+                elo0=sprt["elo0"], elo1=sprt["elo1"], alpha=sprt["alpha"], beta=sprt["beta"]
             )
         )
-        sprt = plan.sprt.sprt(plan)
-        message.lower, message.upper = sprt.lower, sprt.upper
-    state = t.verdict
-    if state is None:
-        message.estimate.CopyFrom(admin_pb.PairedEstimate(score=0.5, los=0.5))
-        return message
-    message.verdict = _VERDICTS.get(str(state.get("verdict")), admin_pb.COMPARISON_VERDICT_RUNNING)
-    message.sets = int(state.get("sets", 0))
-    message.excluded_sets = int(state.get("excluded_sets", 0))
-    estimate = state.get("estimate", {})
+        message.llr, message.lower, message.upper = sprt["llr"], sprt["lower"], sprt["upper"]
+    estimate = view["estimate"]
     fields = admin_pb.PairedEstimate.DESCRIPTOR.fields_by_name
     message.estimate.CopyFrom(
-        admin_pb.PairedEstimate(**{name: _finite(estimate.get(name, 0.0)) for name in fields})
+        admin_pb.PairedEstimate(
+            **{name: _finite(estimate[name]) for name in fields if name in estimate}
+        )
     )
-    sprt_state = state.get("sprt")
-    if sprt_state is not None:
-        message.llr = float(sprt_state["llr"])
     message.distribution.extend(
-        admin_pb.ScoreCount(score=float(value), count=int(count))
-        for value, count in state.get("distribution", [])
+        admin_pb.ScoreCount(score=value, count=count) for value, count in view["distribution"]
     )
     return message
 

@@ -215,6 +215,7 @@ def new_comparison(
         updated=now,
         kind="compare",
         plan=plan.to_json(),
+        verdict=verdict_of(plan, seats, SetTally((), 0, 0), over=False),
     )
 
 
@@ -345,6 +346,42 @@ def verdict_of(plan: ComparePlan, seats: int, sets: SetTally, *, over: bool) -> 
 def games_per_score(plan: ComparePlan, seats: int) -> int:
     """How many games of each bot a set's score averages (scales normalized Elo to a game)."""
     return 2 if plan.head_to_head else seats
+
+
+def summary(t: StoredTournament) -> dict[str, Any]:
+    """A stored comparison's plan and its state after the last game, as plain data (the web
+    face's JSON, the admin API's ``Comparison``): the SPRT's bounds included, and the state of
+    a comparison with nothing stored yet (``running``, no sets, an even score)."""
+    plan = plan_of(t)
+    state: dict[str, Any] = t.verdict or {
+        "sets": 0,
+        "excluded_sets": 0,
+        "games": 0,
+        "estimate": {"score": 0.5, "los": 0.5},
+        "distribution": [],
+        "verdict": "running",
+    }
+    sprt: dict[str, Any] | None = None
+    if plan.sprt is not None:
+        test = plan.sprt.sprt(plan)
+        sprt = {
+            **asdict(plan.sprt),
+            "llr": float(state.get("sprt", {}).get("llr", 0.0)),
+            "lower": test.lower,
+            "upper": test.upper,
+        }
+    return {
+        "candidate": plan.candidate,
+        "baseline": plan.baseline,
+        "opponents": list(plan.opponents),
+        "max_sets": plan.max_sets,
+        "verdict": str(state.get("verdict", "running")),
+        "sets": int(state.get("sets", 0)),
+        "excluded_sets": int(state.get("excluded_sets", 0)),
+        "estimate": dict(state.get("estimate", {})),
+        "distribution": [[float(v), int(n)] for v, n in state.get("distribution", [])],
+        "sprt": sprt,
+    }
 
 
 def decided(state: dict[str, Any]) -> bool:

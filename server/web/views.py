@@ -270,6 +270,8 @@ def tournament(
         "per_page": paging.per_page,
         "has_next": len(found) > paging.per_page,
         "matches": [match_summary(m) for m in found[: paging.per_page]],
+        "kind": t.kind,
+        "comparison": None if t.plan is None else {**t.plan, **(t.verdict or {})},
     }
 
 

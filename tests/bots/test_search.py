@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from domino_arena.bots import make_bot
 from domino_arena.bots.greedy import GreedyBot
 from domino_arena.bots.search import SearchBot
 from domino_arena.bots.search.sampling import (
@@ -321,3 +322,13 @@ def test_sampler_stock_becomes_the_boneyard_of_the_built_state() -> None:
     assert seen.boneyard_size == observation.boneyard_size
     assert seen.ends == observation.ends
     assert seen.unlocked == observation.unlocked
+
+
+def test_a_fixed_budget_is_a_search_bot_with_no_clock_and_is_refused_elsewhere() -> None:
+    bot = make_bot("search", 3, samples=8)
+    assert isinstance(bot, SearchBot)
+    assert (bot.max_time, bot.max_samples, bot.seed) == (None, 8, 3)
+    with pytest.raises(ValueError, match="samples: only the search bot has a budget, not 'greedy'"):
+        make_bot("greedy", 3, samples=8)
+    with pytest.raises(ValueError, match="samples: must be 1 or more, got 0"):
+        make_bot("search", 3, samples=0)

@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, sparse
 from scipy.sparse import csgraph
-from scipy.special import logsumexp
+from threadpoolctl import threadpool_limits
 
 from domino_arena.sdk.match.records import parse_record
 from domino_arena.sdk.rules.dealing import first_seat as random_first_seat
@@ -189,9 +189,15 @@ def fit(
             f"games: the bots form {len(parts)} parts that never met ({described}{more}); "
             "their ratings could not be compared, so fit each part on its own"
         )
-    weights = np.ones(len(problem.games))
-    params = problem.solve(weights, np.zeros(problem.size))
+    with one_thread():
+        params = problem.solve(np.ones(len(problem.games)), np.zeros(problem.size))
     return problem.result(params, anchor, anchor_rating)
+
+
+def one_thread() -> threadpool_limits:
+    """A context that keeps BLAS on one thread: the solves are far too small to gain from
+    threads, and on a busy machine OpenBLAS's waiting threads made each one 13 times slower."""
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 class Problem:
@@ -321,10 +327,12 @@ class Problem:
             slope = np.zeros_like(utility)
             for place in range(sides - 1):
                 rest = utility[:, place:]
-                norm = logsumexp(rest, axis=1)
-                terms += utility[:, place] - norm
+                top = rest.max(axis=1, keepdims=True)
+                chance = np.exp(rest - top)
+                total_chance = chance.sum(axis=1, keepdims=True)
+                terms += utility[:, place] - (top + np.log(total_chance))[:, 0]
                 slope[:, place] += 1.0
-                slope[:, place:] -= np.exp(rest - norm[:, None])
+                slope[:, place:] -= chance / total_chance
             total += float(weight @ terms)
             by_side += np.bincount(
                 orders.ravel(), (slope * weight[:, None]).ravel(), minlength=self.side_rows

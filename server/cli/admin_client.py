@@ -27,7 +27,7 @@ from domino_arena.sdk.client.tls import (
     read_secret,
 )
 from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.rules import GAMES, Game
+from domino_arena.sdk.rules import Game
 from domino_arena.sdk.wire import fault_policy_to_proto, game_from_proto, game_to_proto
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
@@ -41,7 +41,7 @@ from domino_arena.server.cli.arguments import (
     seat_bots,
     server_arguments,
 )
-from domino_arena.server.cli.tables import standings_table, table
+from domino_arena.server.cli.tables import table
 from domino_arena.server.net.wire import time_control_from_proto, time_control_to_proto
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
@@ -351,36 +351,6 @@ def _match_run(args: argparse.Namespace) -> int:
 # -- standings, matches, record --------------------------------------------------------------------
 
 
-def _standings_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("game", metavar="GAME", help=f"the game: {', '.join(sorted(GAMES))}")
-    parser.add_argument(
-        "--head-to-head", action="store_true", help="also each pair's wins-draws-losses"
-    )
-    parser.add_argument(
-        "--repeat-deals",
-        action="store_true",
-        help="also each bot's repeat-deal check (does it do better on deals it has seen?)",
-    )
-    server_arguments(parser)
-
-
-def _standings(args: argparse.Namespace) -> int:
-    request = admin_pb2.GetStandingsRequest(
-        game=args.game, head_to_head=args.head_to_head, repeat_deals=args.repeat_deals
-    )
-    response = admin_call(args, "GetStandings", request)
-    if not response.rows:
-        print(f"no rated {response.game} games yet")
-        return 0
-    out = console()
-    out.print(standings_table(f"{response.game} standings", ((r.bot, r) for r in response.rows)))
-    if args.head_to_head and response.head_to_head:
-        print_head_to_head(out, "head to head (wins-draws-losses)", response.head_to_head)
-    if args.repeat_deals:
-        print_repeat_deals(out, response.repeat_deals)
-    return 0
-
-
 def _matches_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tournament", metavar="ID", help="only this tournament's games")
     parser.add_argument("--bot", metavar="NAME", help="only matches this bot played")
@@ -459,7 +429,6 @@ def _record(args: argparse.Namespace) -> int:
 
 HANDLERS: Final[Handlers] = {
     "match": Handler(_match_arguments, run_action),
-    "standings": Handler(_standings_arguments, _standings),
     "matches": Handler(_matches_arguments, _matches),
     "record": Handler(_record_arguments, _record),
 }

@@ -64,7 +64,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "'compare A B GAME [--sprt 0,10]': is A better than B? paired duplicate sets on a referee",
         "compare",
     ),
-    Command("standings", "the Elo standings of a game", "admin_client"),
+    Command(
+        "standings",
+        "the official standings of a game or tournament (batch fit with intervals, seat "
+        "advantage, --los) and the live Elo ladder",
+        "standings",
+    ),
     Command("matches", "the stored matches, newest first", "admin_client"),
     Command("record", "print or save a stored match's record", "admin_client"),
     Command("watch", "follow a running match step by step", "follow"),

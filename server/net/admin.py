@@ -43,6 +43,7 @@ from domino_arena.server.net.admin_answers import (
     pool_repeat_deal_rows,
     progress_message,
     repeat_deal_rows,
+    standing_rows,
     tournament_message,
     tournament_results,
 )
@@ -66,6 +67,7 @@ from domino_arena.server.net.admin_requests import (
     time_control_of,
     tournament_numbers,
 )
+from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.net.wire import connected_bots
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
@@ -441,26 +443,18 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
     async def _get_standings(
         self, request: admin_pb.GetStandingsRequest
     ) -> admin_pb.GetStandingsResponse:
-        pool = game_name(request.game)
         storage = self.arena.storage
-        ratings: dict[str, elo.Rating] = await self._blocking(storage.ratings, pool)
-        response = admin_pb.GetStandingsResponse(
-            game=pool,
-            rows=[
-                admin_pb.StandingRow(
-                    rank=rank,
-                    bot=bot,
-                    rating=rating.rating,
-                    uncertainty=rating.uncertainty,
-                    games=rating.games,
-                    wins=rating.wins,
-                    draws=rating.draws,
-                    losses=rating.losses,
-                    faults=rating.faults,
+        tournament: StoredTournament | None = None
+        if request.tournament_id:
+            tournament = await self._stored_tournament(request.tournament_id)
+            if request.game and request.game != tournament.game:
+                raise invalid(
+                    f"game: tournament {tournament.id} plays {tournament.game}, "
+                    f"not {request.game!r} (leave game empty)"
                 )
-                for rank, (bot, rating) in enumerate(elo.standings(ratings), start=1)
-            ],
-        )
+        pool = tournament.game if tournament is not None else game_name(request.game)
+        ratings: dict[str, elo.Rating] = await self._blocking(storage.ratings, pool)
+        response = admin_pb.GetStandingsResponse(game=pool, rows=standing_rows(ratings))
         if request.head_to_head:
             games: list[elo.RatedGame] = await self._blocking(storage.rated_games, pool)
             response.head_to_head.extend(head_to_head_rows(games))
@@ -469,6 +463,11 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
                 storage.matches, MAX_REPEAT_DEAL_MATCHES, game=pool, records=False
             )
             response.repeat_deals.extend(pool_repeat_deal_rows(pool_matches, ratings))
+        if request.batch:
+            tournament_id = tournament.id if tournament is not None else None
+            response.batch.CopyFrom(
+                await batch_answer(storage.matches, request, pool, tournament_id)
+            )
         return response
 
     # -- ladders ------------------------------------------------------------------------------

@@ -136,6 +136,24 @@ def tournament_message(
     return message
 
 
+def standing_rows(ratings: Mapping[str, elo.Rating]) -> list[admin_pb.StandingRow]:
+    """The live Elo ladder of a pool, best first."""
+    return [
+        admin_pb.StandingRow(
+            rank=rank,
+            bot=bot,
+            rating=rating.rating,
+            uncertainty=rating.uncertainty,
+            games=rating.games,
+            wins=rating.wins,
+            draws=rating.draws,
+            losses=rating.losses,
+            faults=rating.faults,
+        )
+        for rank, (bot, rating) in enumerate(elo.standings(ratings), start=1)
+    ]
+
+
 def head_to_head_rows(games: Sequence[elo.RatedGame]) -> list[admin_pb.HeadToHead]:
     """Every pair of bots that met, with the first bot's wins, draws and losses."""
     return [

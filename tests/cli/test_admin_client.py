@@ -235,14 +235,16 @@ def test_standings_and_head_to_head_tables(
     storage = referee.arena.storage
     storage.save_match(stored_match("a", ("alice", "bob"), 0, minute=1))
     storage.save_match(stored_match("b", ("carol", "bob"), 0, minute=2))
-    rows = table_rows(admin(capsys, referee, "standings", "passing", "--head-to-head"))
+    rows = table_rows(
+        admin(capsys, referee, "standings", "passing", "--head-to-head", "--elo-only")
+    )
     assert rows[0] == ["passing standings"]
     ranked = [row[:2] for row in rows if row[0] in {"1", "2", "3"}]
     assert ranked == [["1", "alice"], ["2", "carol"], ["3", "bob"]]
     bob = next(row for row in rows if row[1:2] == ["bob"])
     assert bob[4:] == ["2", "0", "0", "2", "0"]
     assert ["bob", "0-0-1", "x", "0-0-1"] in rows
-    assert admin(capsys, referee, "standings", "moon") == "no rated moon games yet\n"
+    assert admin(capsys, referee, "standings", "moon", "--elo-only") == "no rated moon games yet\n"
 
 
 def test_matches_and_record(
@@ -369,9 +371,11 @@ def test_the_commands_against_a_real_referee(
         assert code == 0 and [row[0] for row in table_rows(out)[1:]] == [match_id]
         code, out, _ = run(capsys, "record", match_id)
         assert code == 0 and json.loads(out.splitlines()[0])["match_id"] == match_id
-        code, out, _ = run(capsys, "standings", "passing")
+        code, out, _ = run(capsys, "standings", "passing", "--elo-only")
         assert code == 0
         assert sorted(row[1] for row in table_rows(out)[2:]) == ["alice", "bob"]
+        code, out, _ = run(capsys, "standings", "passing")  # one game: the official fit too
+        assert code == 0 and "passing 2p: official standings (plackett-luce/1; 1 game," in out
         code, _, err = run(capsys, "watch", match_id)
         assert code == 2
         assert f"match {match_id} is over: get its record with 'domino-arena record" in err

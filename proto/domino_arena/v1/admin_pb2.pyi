@@ -1166,6 +1166,8 @@ class GetStandingsRequest(_message.Message):
     LOS_FIELD_NUMBER: _builtins.int
     ANCHOR_FIELD_NUMBER: _builtins.int
     ANCHOR_RATING_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    PARTNERSHIPS_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """the rating pool: a game name (moon, passing, straight, doubles)"""
     head_to_head: _builtins.bool
@@ -1185,6 +1187,10 @@ class GetStandingsRequest(_message.Message):
     anchor: _builtins.str
     """with batch: hold this bot at `anchor_rating` (empty: pool mean 1500)"""
     anchor_rating: _builtins.float
+    """with an anchor; 0: 1500"""
+    players: _builtins.int
+    """With batch: which pool, by seats per game (0: the pool with the most games) and seating."""
+    partnerships: _builtins.bool
     def __init__(
         self,
         *,
@@ -1197,10 +1203,12 @@ class GetStandingsRequest(_message.Message):
         los: _builtins.bool = ...,
         anchor: _builtins.str = ...,
         anchor_rating: _builtins.float = ...,
+        players: _builtins.int = ...,
+        partnerships: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "batch", b"batch", "bootstrap_rounds", b"bootstrap_rounds", "game", b"game", "head_to_head", b"head_to_head", "los", b"los", "repeat_deals", b"repeat_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "batch", b"batch", "bootstrap_rounds", b"bootstrap_rounds", "game", b"game", "head_to_head", b"head_to_head", "los", b"los", "partnerships", b"partnerships", "players", b"players", "repeat_deals", b"repeat_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1309,6 +1317,10 @@ class BatchStandings(_message.Message):
     LOS_FIELD_NUMBER: _builtins.int
     PAIRS_FIELD_NUMBER: _builtins.int
     POOL_FIELD_NUMBER: _builtins.int
+    ANCHOR_FIELD_NUMBER: _builtins.int
+    ANCHOR_RATING_FIELD_NUMBER: _builtins.int
+    OTHER_POOLS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
     model: _builtins.str
     """the rating model and its version, e.g. "plackett-luce/1" """
     games: _builtins.int
@@ -1319,6 +1331,11 @@ class BatchStandings(_message.Message):
     """bootstrap rounds"""
     pool: _builtins.str
     """which games: e.g. "passing 4p partnerships" """
+    anchor: _builtins.str
+    """the bot held at anchor_rating; empty: the pool's mean is 1500"""
+    anchor_rating: _builtins.float
+    players: _builtins.int
+    """seats per game in the fitted pool"""
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchRow]:
         """best first"""
@@ -1333,6 +1350,10 @@ class BatchStandings(_message.Message):
     def pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___PairRow]:
         """partnership pools: how each pair did beyond its members"""
 
+    @_builtins.property
+    def other_pools(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the same games' other pools, not fitted (e.g. "moon 3p")"""
+
     def __init__(
         self,
         *,
@@ -1345,10 +1366,14 @@ class BatchStandings(_message.Message):
         los: _abc.Iterable[Global___LosRow] | None = ...,
         pairs: _abc.Iterable[Global___PairRow] | None = ...,
         pool: _builtins.str = ...,
+        anchor: _builtins.str = ...,
+        anchor_rating: _builtins.float = ...,
+        other_pools: _abc.Iterable[_builtins.str] | None = ...,
+        players: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "los", b"los", "model", b"model", "pairs", b"pairs", "pool", b"pool", "rounds", b"rounds", "rows", b"rows", "seats", b"seats", "sets", b"sets"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "games", b"games", "los", b"los", "model", b"model", "other_pools", b"other_pools", "pairs", b"pairs", "players", b"players", "pool", b"pool", "rounds", b"rounds", "rows", b"rows", "seats", b"seats", "sets", b"sets"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1392,7 +1417,7 @@ Global___BatchRow: _TypeAlias = BatchRow  # noqa: Y015
 
 @_typing.final
 class SeatAdvantage(_message.Message):
-    """What a seat is worth in Elo (the fit's seat term; the seats of a pool sum to 0)."""
+    """What a seat is worth in Elo (the fit's seat term), relative to the first starter's seat."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1401,6 +1426,9 @@ class SeatAdvantage(_message.Message):
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    """The seat position: how many seats after the game's first leader or starter (the first
+    bidder in Moon); position 0, the first starter itself, is 0 by definition.
+    """
     elo: _builtins.float
     low: _builtins.float
     high: _builtins.float

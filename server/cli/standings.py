@@ -1,0 +1,224 @@
+"""``domino-arena standings GAME``: the official standings (one batch fit, with 95% intervals,
+the seat advantage and, with ``--los``, the likelihood-of-superiority matrix), then the live Elo
+ladder; ``--tournament ID`` fits one tournament's games; ``--json`` for scripts.
+
+This module imports the protos at the top: ``main`` imports it only when ``standings`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any, Final
+
+from google.protobuf import json_format
+
+from domino_arena.sdk.rules import GAMES
+from domino_arena.server.cli.admin_client import (
+    admin_call,
+    console,
+    print_head_to_head,
+    print_repeat_deals,
+)
+from domino_arena.server.cli.arguments import CliError, Handler, Handlers, server_arguments
+from domino_arena.server.cli.tables import standings_table, table
+from domino_arena.v1 import admin_pb2
+
+NOT_FITTED: Final = "FAILED_PRECONDITION: "
+"""How the referee says the games cannot be fitted yet (none, or parts that never met)."""
+
+
+def _standings_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "game",
+        metavar="GAME",
+        nargs="?",
+        help=f"the game: {', '.join(sorted(GAMES))} (optional with --tournament)",
+    )
+    parser.add_argument(
+        "--tournament", metavar="ID", help="the official standings of this tournament's games"
+    )
+    parser.add_argument(
+        "--players", type=int, metavar="N", help="which pool: N-seat games (default: most games)"
+    )
+    parser.add_argument("--partners", action="store_true", help="the 4-seat partnership pool")
+    parser.add_argument(
+        "--anchor",
+        metavar="BOT[=RATING]",
+        help="hold BOT at RATING (default 1500) instead of a pool mean of 1500",
+    )
+    parser.add_argument(
+        "--rounds", type=int, metavar="N", help="bootstrap rounds (default 200, at most 2000)"
+    )
+    parser.add_argument(
+        "--los", action="store_true", help="also the likelihood-of-superiority matrix"
+    )
+    parser.add_argument(
+        "--elo-only", action="store_true", help="only the live Elo ladder (no batch fit)"
+    )
+    parser.add_argument(
+        "--head-to-head", action="store_true", help="also each pair's wins-draws-losses"
+    )
+    parser.add_argument(
+        "--repeat-deals",
+        action="store_true",
+        help="also each bot's repeat-deal check (does it do better on deals it has seen?)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="the answer as JSON, by its proto names (docs/admin.md)"
+    )
+    server_arguments(parser)
+
+
+def standings_request(args: argparse.Namespace) -> admin_pb2.GetStandingsRequest:
+    """The request the arguments ask for (checked here where the referee's words would be
+    about fields the user did not type)."""
+    if not args.game and not args.tournament:
+        raise CliError("GAME: name a game, or a tournament with --tournament ID")
+    request = admin_pb2.GetStandingsRequest(
+        game=args.game or "",
+        head_to_head=args.head_to_head,
+        repeat_deals=args.repeat_deals,
+        batch=not args.elo_only,
+        tournament_id=args.tournament or "",
+        los=args.los,
+        players=args.players or (4 if args.partners else 0),
+        partnerships=args.partners,
+    )
+    if args.rounds is not None:
+        if not 1 <= args.rounds <= 2000:
+            raise CliError(f"--rounds: must be 1 to 2000, got {args.rounds}")
+        request.bootstrap_rounds = args.rounds
+    if args.anchor:
+        bot, _, rating = args.anchor.partition("=")
+        request.anchor = bot
+        if rating:
+            try:
+                request.anchor_rating = float(rating)
+            except ValueError:
+                raise CliError(
+                    f"--anchor: expected BOT or BOT=RATING, got {args.anchor!r}"
+                ) from None
+            if not math.isfinite(request.anchor_rating):
+                raise CliError(f"--anchor: the rating must be finite, got {rating!r}")
+    return request
+
+
+def _standings(args: argparse.Namespace) -> int:
+    request = standings_request(args)
+    note = ""
+    try:
+        response = admin_call(args, "GetStandings", request)
+    except CliError as exc:
+        text = str(exc)
+        if not request.batch or NOT_FITTED not in text or request.tournament_id:
+            raise
+        note = text.split(NOT_FITTED, 1)[1]
+        request.batch = False
+        response = admin_call(args, "GetStandings", request)
+    if args.json:
+        answer = json_format.MessageToDict(
+            response,
+            preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+        )
+        if note:
+            answer["batch_error"] = note
+        print(json.dumps(answer, indent=2, sort_keys=True))
+        return 0
+    out = console()
+    if response.HasField("batch"):
+        print_batch(out, response.batch, los=args.los)
+    elif note:
+        print(f"no official standings yet: {note}")
+    if args.tournament:
+        return 0
+    if not response.rows:
+        print(f"no rated {response.game} games yet")
+        return 0
+    out.print(standings_table(f"{response.game} standings", ((r.bot, r) for r in response.rows)))
+    if args.head_to_head and response.head_to_head:
+        print_head_to_head(out, "head to head (wins-draws-losses)", response.head_to_head)
+    if args.repeat_deals:
+        print_repeat_deals(out, response.repeat_deals)
+    return 0
+
+
+def print_batch(out: Any, batch: admin_pb2.BatchStandings, *, los: bool) -> None:
+    """The batch fit's table, its seat advantage line, the pair table and the LOS matrix."""
+    anchor = f"{batch.anchor} held at {batch.anchor_rating:g}" if batch.anchor else "pool mean 1500"
+    title = (
+        f"{batch.pool}: official standings ({batch.model}; {_count(batch.games, 'game')}, "
+        f"{batch.sets} "
+        f"duplicate sets, {batch.rounds} bootstrap rounds; {anchor})"
+    )
+    print(title)
+    out.print(
+        table(
+            None,
+            ["#", "bot", "Elo", "95% low", "95% high", "games"],
+            (
+                (r.rank, r.bot, f"{r.rating:.0f}", _elo(r.low), _elo(r.high), r.games)
+                for r in batch.rows
+            ),
+        )
+    )
+    seats = [
+        f"seat {s.seat}: {s.elo:+.0f} ({s.low:+.0f} to {s.high:+.0f})"
+        for s in batch.seats
+        if s.seat > 0
+    ]
+    if seats:
+        print("seat advantage, Elo against the first starter's seat (95%): " + "; ".join(seats))
+    if batch.pairs:
+        print("pairs: how each partnership did against what its members' ratings predict")
+        out.print(
+            table(
+                None,
+                ["first", "second", "games", "score", "expected", "beyond"],
+                (
+                    (
+                        p.first,
+                        p.second,
+                        p.games,
+                        f"{p.score:.3f}",
+                        f"{p.expected:.3f}",
+                        f"{p.score - p.expected:+.3f}",
+                    )
+                    for p in batch.pairs
+                ),
+            )
+        )
+    if los and batch.los:
+        names = [row.bot for row in batch.los]
+        print("likelihood of superiority: P(row better than column)")
+        out.print(
+            table(
+                None,
+                ["bot", *names],
+                (
+                    (
+                        row.bot,
+                        *(
+                            "-" if a == b else f"{v:.2f}"
+                            for b, v in zip(names, row.los, strict=True)
+                        ),
+                    )
+                    for a, row in zip(names, batch.los, strict=True)
+                ),
+            )
+        )
+    if batch.other_pools:
+        print(f"other pools: {', '.join(batch.other_pools)} (choose with --players/--partners)")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _elo(value: float) -> str:
+    return "-" if math.isinf(value) else f"{value:.0f}"
+
+
+HANDLERS: Final[Handlers] = {"standings": Handler(_standings_arguments, _standings)}

@@ -1,0 +1,126 @@
+"""The official standings of a game's ladder or of one tournament: which games, one fit, its spread.
+
+DESIGN.md decision 11. The batch fit (``fit.py``) and its bootstrap (``fit_bootstrap.py``) read
+one *pool*: games with the same number of seats and the same seating (free-for-all or
+partnerships), since a seat term means something only among games of one shape. This module
+picks the pool from stored matches, fits it, and returns everything a surface shows (the admin
+API, the command line, the web face), so all three show the same numbers.
+
+Which games: a tournament's counted games (normal ends, forfeits and adjudications, rated or
+not: its own standings); for a game's ladder, the games that moved its ratings. A pool is named
+by its seat count and seating, e.g. ``straight 4p partnerships``; when the caller names none,
+the pool with the most games is fitted and the others are listed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from domino_arena.sdk.match.results import Termination
+from domino_arena.server.ladder.elo import INITIAL_RATING
+from domino_arena.server.ladder.fit import FitGame, FitResult, fit, fit_game_of
+from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS, Bootstrap, bootstrap
+from domino_arena.server.ladder.pairs import PairRow, pair_table
+from domino_arena.server.store.matches import StoredMatch, sides_of
+
+MAX_ROUNDS: Final = 2000
+"""The most bootstrap rounds one request may ask for (each is a refit)."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PoolKey:
+    """The shape of a pool's games: seats per game, and whether partners share a side."""
+
+    players: int
+    partnerships: bool
+
+    def label(self, game: str) -> str:
+        """E.g. ``straight 4p partnerships`` or ``moon 3p``."""
+        return f"{game} {self.players}p{' partnerships' if self.partnerships else ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchStandings:
+    """One pool's batch fit and its bootstrap, ready to show."""
+
+    game: str
+    key: PoolKey
+    point: FitResult
+    spread: Bootstrap
+    games: int
+    """Games fitted."""
+    pairs: tuple[PairRow, ...]
+    """Partnership pools: each pair of partners against its members' ratings; else empty."""
+    other_pools: tuple[PoolKey, ...]
+    """The pools of the same matches that were not fitted (other seat counts or seatings)."""
+
+    @property
+    def label(self) -> str:
+        return self.key.label(self.game)
+
+    def rows(self) -> list[tuple[str, float, float, float, int]]:
+        """``(bot, rating, low, high, games)``, best first (equal ratings by name)."""
+        return [
+            (bot, rating, *self.spread.intervals[bot], self.point.games[bot])
+            for bot, rating in self.point.standings()
+        ]
+
+
+def pool_key(match: StoredMatch) -> PoolKey:
+    """The pool a stored match belongs to."""
+    sides = len(set(sides_of(match)))
+    return PoolKey(players=len(match.seats), partnerships=sides != len(match.seats))
+
+
+def counted(matches: Sequence[StoredMatch], *, ladder: bool) -> list[StoredMatch]:
+    """The matches a fit reads: those that moved ratings (``ladder``), or every counted one."""
+    if ladder:
+        return [m for m in matches if m.moves_ratings]
+    return [m for m in matches if Termination(m.termination).rated]
+
+
+def batch_standings(
+    matches: Sequence[StoredMatch],
+    *,
+    game: str,
+    key: PoolKey | None = None,
+    anchor: str | None = None,
+    anchor_rating: float = INITIAL_RATING,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int = 0,
+) -> BatchStandings:
+    """Fit the pool ``key`` of ``matches`` (counted ones: see :func:`counted`) and bootstrap it.
+
+    ``key`` None takes the pool with the most games. ``seed`` seeds the bootstrap, so the same
+    games give the same intervals.
+
+    Raises:
+        ValueError: no games, no games in ``key`` (the message lists the pools there are), an
+            anchor that played none of them, bots in parts that never met, or a round count
+            outside 1..MAX_ROUNDS; the message names the field.
+    """
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise ValueError(f"bootstrap_rounds: must be 1 to {MAX_ROUNDS}, got {rounds}")
+    if not matches:
+        raise ValueError(f"{game}: no rated games to fit yet")
+    pools = Counter(pool_key(m) for m in matches)
+    if key is None:
+        key = min(pools, key=lambda k: (-pools[k], k))
+    elif key not in pools:
+        there = ", ".join(k.label(game) for k in sorted(pools))
+        raise ValueError(f"players: no {key.label(game)} games to fit; there are: {there}")
+    games: list[FitGame] = [fit_game_of(m) for m in matches if pool_key(m) == key]
+    try:
+        point = fit(games, anchor=anchor, anchor_rating=anchor_rating)
+    except ValueError as exc:
+        text = str(exc)
+        raise ValueError(
+            text if text.startswith(("anchor", "games")) else f"games: {text}"
+        ) from None
+    spread = bootstrap(games, point, rounds=rounds, seed=seed)
+    others = tuple(sorted(k for k in pools if k != key))
+    pairs = tuple(pair_table(games, point)) if key.partnerships else ()
+    return BatchStandings(game, key, point, spread, len(games), pairs, others)

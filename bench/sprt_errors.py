@@ -228,24 +228,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         for hyp in ("H0", "H1")
         for first in range(0, runs, chunk)
     ]
-    began = time.perf_counter()
-    with multiprocessing.Pool(args.workers) as pool:
-        results = pool.map(run_job, jobs, chunksize=1)
-    wall = time.perf_counter() - began
     print(
         f"GSPRT error rates: alpha {args.alpha}, beta {args.beta}, {runs} tests per row, "
         f"pair draw ratio {args.draw_ratio}, unit cap {args.max_units}, seed {args.seed}"
     )
     print("wrong: H1 accepted when H0 is true (target alpha), H0 accepted when H1 is (beta)")
-    print(HEADER)
+    print(HEADER, flush=True)
+    began = time.perf_counter()
     worst = 0.0
-    for cell in cells:
-        for hyp, target in (("H0", args.alpha), ("H1", args.beta)):
-            mine = [r for r in results if r.job.cell == cell and r.job.hypothesis == hyp]
-            print(line(cell, hyp, mine, target))
-            verdicts = [v for r in mine for v in r.verdicts]
+    done: list[JobResult] = []
+    with multiprocessing.Pool(args.workers) as pool:
+        for result in pool.imap(run_job, jobs, chunksize=1):
+            done.append(result)
+            key = (result.job.cell, result.job.hypothesis)
+            mine = [r for r in done if (r.job.cell, r.job.hypothesis) == key]
+            if sum(r.job.runs for r in mine) < runs:
+                continue
+            cell, hyp = key
+            target = args.alpha if hyp == "H0" else args.beta
+            print(line(cell, hyp, mine, target), flush=True)
             wrong = Verdict.H1 if hyp == "H0" else Verdict.H0
+            verdicts = [v for r in mine for v in r.verdicts]
             worst = max(worst, sum(v is wrong for v in verdicts) / len(verdicts))
+    wall = time.perf_counter() - began
     print(
         f"summary: {len(cells)} cells x 2 hypotheses x {runs} tests in {wall:.0f}s "
         f"({args.workers} workers); worst error rate {worst:.3f} against targets "

@@ -294,24 +294,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configs = args.config or list(CONFIGS)
     pairings = args.pairing or list(PAIRINGS)
-    jobs: list[Job] = []
-    for pairing in pairings:
-        for config in configs:
-            sets = args.sets or DEFAULT_SETS[pairing]
-            if args.quick:
-                sets = max(4, sets // 4)
-            if config == "moon":
-                sets = max(2, sets // MOON_SETS_SHARE)
-            samples = args.samples or DEFAULT_SAMPLES[config]
-            jobs.extend(
-                Job(config, pairing, design, deal, sets, args.seed, samples)
-                for design in DESIGNS
-                for deal in range(sets)
-            )
-    began = time.perf_counter()
-    with multiprocessing.Pool(args.workers) as pool:
-        results = pool.map(play_set, jobs, chunksize=4)
-    wall = time.perf_counter() - began
     print(
         f"duplicate deals against independent deals: seed {args.seed}, X = {args.elo:g} Elo, "
         f"search samples/move {args.samples or DEFAULT_SAMPLES}"
@@ -320,26 +302,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sd/game: a unit's score sd x sqrt(games per unit); ratio: variance per game, "
         "independent / duplicate (the factor of games saved), with a 95% bootstrap interval"
     )
-    print(HEADER)
+    print(HEADER, flush=True)
     ratios: list[tuple[str, float]] = []
     skipped: list[str] = []
-    for pairing in pairings:
-        for config in configs:
-            ways: dict[str, Way] = {}
-            for design in DESIGNS:
-                mine = [
-                    r
-                    for r in results
-                    if (r.job.config, r.job.pairing, r.job.design) == (config, pairing, design)
-                ]
-                ways[design] = measure(mine, config, pairing, mine[0].job.sets, args.seed)
-            for text in lines(config, pairing, ways, args.elo, args.seed):
-                print(text, flush=True)
-            ratio = ratio_of(ways)
-            if ratio is None:
-                skipped.append(f"{config}/{pairing}")
-            else:
-                ratios.append((f"{config}/{pairing}", ratio))
+    began = time.perf_counter()
+    with multiprocessing.Pool(args.workers) as pool:
+        for pairing in pairings:
+            for config in configs:
+                sets = args.sets or DEFAULT_SETS[pairing]
+                if args.quick:
+                    sets = max(4, sets // 4)
+                if config == "moon":
+                    sets = max(2, sets // MOON_SETS_SHARE)
+                samples = args.samples or DEFAULT_SAMPLES[config]
+                ways: dict[str, Way] = {}
+                for design in DESIGNS:
+                    jobs = [
+                        Job(config, pairing, design, deal, sets, args.seed, samples)
+                        for deal in range(sets)
+                    ]
+                    results = pool.map(play_set, jobs, chunksize=2)
+                    ways[design] = measure(results, config, pairing, sets, args.seed)
+                for text in lines(config, pairing, ways, args.elo, args.seed):
+                    print(text, flush=True)
+                ratio = ratio_of(ways)
+                if ratio is None:
+                    skipped.append(f"{config}/{pairing}")
+                else:
+                    ratios.append((f"{config}/{pairing}", ratio))
+    wall = time.perf_counter() - began
     note = f"; n/a (a one-sided result, no spread): {', '.join(skipped)}" if skipped else ""
     if ratios:
         low = min(ratios, key=lambda item: item[1])

@@ -15,7 +15,10 @@ predicts better. This bench measures both on the same games, in the same order:
   side j is ``elo.expected_score`` of their ratings;
 * **PL**: ``openskill.models.PlackettLuce`` with its defaults (mu 25, sigma 25/3, beta 25/6),
   updated by ``rate(teams, ranks=places)`` (ties share a place); the chance is
-  ``predict_win`` of the two sides alone (its two values sum to 1).
+  ``predict_win`` of the two sides alone (its two values sum to 1);
+* **PL logistic**: the same ratings, the chance from the Plackett-Luce likelihood of two sides,
+  ``1 / (1 + exp(-(mu_i - mu_j) / c))``, ``c = sqrt(2 beta^2 + sigma_i^2 + sigma_j^2)``, the
+  curve the update fits (``predict_win`` uses the steeper ``Phi(d / c)``).
 
 **Log-loss** of a game: each pair of sides (i, j) has the outcome y = 1, 1/2 or 0 as i finished
 ahead of, level with or behind j, and a model's p = P(i ahead of j); the pair's loss is
@@ -162,6 +165,23 @@ class PlackettLuceModel(Model):
             self.ratings[bot] = team[0]
 
 
+class PlackettLuceLogisticModel(PlackettLuceModel):
+    """The same ratings, predicted by the PL model's own two-side likelihood.
+
+    openskill's ``predict_win`` uses the normal curve ``Phi(d / c)`` (``d`` the difference of
+    the mu, ``c = sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)``), but its Plackett-Luce update fits
+    the logistic ``1 / (1 + exp(-d / c))``, which is far flatter: this row asks whether the
+    ratings or only the prediction formula lose.
+    """
+
+    name = "PL logistic"
+
+    def predict(self, a: str, b: str) -> float:
+        ra, rb = self._rating(a), self._rating(b)
+        c = math.sqrt(2 * self.model.beta**2 + ra.sigma**2 + rb.sigma**2)
+        return 1 / (1 + math.exp(-(ra.mu - rb.mu) / c))
+
+
 @dataclass(frozen=True, slots=True)
 class Score:
     model: str
@@ -261,7 +281,11 @@ def house_games(
 
 def report(name: str, games: Sequence[Game], truth: dict[str, float] | None) -> str:
     """Print a dataset's table; return its one-line verdict."""
-    scores = [evaluate(EloModel, games), evaluate(PlackettLuceModel, games)]
+    scores = [
+        evaluate(EloModel, games),
+        evaluate(PlackettLuceModel, games),
+        evaluate(PlackettLuceLogisticModel, games),
+    ]
     print(f"\n{name}: {len(games)} games, {len({b for g in games for b in g.bots})} bots")
     print(f"  {'model':<14} {'prequential':>11} {'held-out':>9}")
     for s in scores:
@@ -271,12 +295,13 @@ def report(name: str, games: Sequence[Game], truth: dict[str, float] | None) -> 
         held = floor[int(TRAIN_SHARE * len(games)) :]
         print(f"  {'truth':<14} {sum(floor) / len(floor):>11.4f} {sum(held) / len(held):>9.4f}")
     print(f"  {'coin (p = 1/2)':<14} {math.log(2):>11.4f} {math.log(2):>9.4f}")
-    eloscore, pl = scores
-    winner = min(scores, key=lambda s: s.held_out)
+    eloscore, pl, logistic = scores
+    ranked = sorted(scores, key=lambda s: s.held_out)
     verdict = (
-        f"{name}: held-out {winner.model} wins by {abs(eloscore.held_out - pl.held_out):.4f} "
-        f"nats/pair (Elo {eloscore.held_out:.4f}, PL {pl.held_out:.4f}); prequential "
-        f"Elo {eloscore.prequential:.4f}, PL {pl.prequential:.4f}"
+        f"{name}: held-out {ranked[0].model} wins by {ranked[1].held_out - ranked[0].held_out:.4f}"
+        f" nats/pair over {ranked[1].model} (Elo {eloscore.held_out:.4f}, PL {pl.held_out:.4f},"
+        f" PL logistic {logistic.held_out:.4f}); prequential Elo {eloscore.prequential:.4f},"
+        f" PL {pl.prequential:.4f}, PL logistic {logistic.prequential:.4f}"
     )
     print("  " + verdict, flush=True)
     return verdict

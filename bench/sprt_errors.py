@@ -24,9 +24,13 @@ for game pairs, none beyond 0 and 1 for swap-one-seat sets. The shapes:
   ``1/2 + (mean of A - mean of B) / 2`` (multiples of 1/12 or 1/24).
 
 Printed per cell and hypothesis: the share of tests that accepted the wrong hypothesis with a
-Wilson 95% interval, the share that hit the unit cap (``--max-units``, inconclusive), and the
-mean and 90th percentile of the units to a verdict. Runs are seeded per (cell, hypothesis, run),
-so the figures do not depend on ``--workers``. Asserts nothing.
+Wilson 95% interval; ``simple``, the same share for Wald's simple SPRT on the same draws (the
+log-ratio of the two true distributions summed unit by unit: the control, whose error rates
+Wald's inequality keeps near alpha and beta, so a gap between the two columns is the
+generalised test's own and the rest is the luck of the draws); the tests that hit the unit cap
+(``--max-units``, inconclusive); the mean and 90th percentile of the units to a verdict.
+Runs are seeded per (cell, hypothesis, run), so the figures do not depend on ``--workers``.
+Asserts nothing.
 """
 
 from __future__ import annotations
@@ -129,29 +133,44 @@ class JobResult:
     job: Job
     verdicts: tuple[Verdict, ...]
     units: tuple[int, ...]
+    simple: tuple[Verdict, ...]
+    """Wald's SPRT with the true distributions on the same draws (the control)."""
 
 
 def run_job(job: Job) -> JobResult:
-    """Run ``job.runs`` tests to their verdicts."""
+    """Run ``job.runs`` tests to their verdicts, and Wald's simple SPRT on the same draws."""
     test = sprt_of(job.cell, job.alpha, job.beta, job.max_units)
-    shape = constrained_mle(
-        base_shape(job.cell.shape, job.draw_ratio), test.s0 if job.hypothesis == "H0" else test.s1
-    )
+    base = base_shape(job.cell.shape, job.draw_ratio)
+    at_h0, at_h1 = constrained_mle(base, test.s0), constrained_mle(base, test.s1)
+    step = {v: math.log(at_h1[v] / at_h0[v]) for v in at_h0}
+    shape = at_h0 if job.hypothesis == "H0" else at_h1
     values, weights = list(shape), list(itertools.accumulate(shape.values()))
     verdicts: list[Verdict] = []
     units: list[int] = []
+    simple: list[Verdict] = []
     for run in range(job.first_run, job.first_run + job.runs):
         rng = random.Random(f"sprt-errors/{job.seed}/{job.cell.label}/{job.hypothesis}/{run}")
         counts: dict[float, int] = {}
-        while True:
+        general: Verdict | None = None
+        llr = 0.0
+        wald: Verdict | None = None
+        while general is None or wald is None:
             value = rng.choices(values, cum_weights=weights)[0]
-            counts[value] = counts.get(value, 0) + 1
-            status = test.status(counts)
-            if status.verdict is not Verdict.CONTINUE:
-                verdicts.append(status.verdict)
-                units.append(status.units)
-                break
-    return JobResult(job, tuple(verdicts), tuple(units))
+            if general is None:
+                counts[value] = counts.get(value, 0) + 1
+                status = test.status(counts)
+                if status.verdict is not Verdict.CONTINUE:
+                    general = status.verdict
+                    verdicts.append(status.verdict)
+                    units.append(status.units)
+            if wald is None:
+                llr += step[value]
+                if llr >= test.upper:
+                    wald = Verdict.H1
+                elif llr <= test.lower:
+                    wald = Verdict.H0
+        simple.append(wald)
+    return JobResult(job, tuple(verdicts), tuple(units), tuple(simple))
 
 
 def wilson(hits: int, n: int) -> tuple[float, float]:
@@ -167,7 +186,8 @@ def wilson(hits: int, n: int) -> tuple[float, float]:
 
 HEADER = (
     f"{'cell':<18} {'true':>4} {'runs':>5} {'wrong':>6} {'rate':>6} {'95% interval':>15} "
-    f"{'target':>6} {'capped':>6} {'mean units':>10} {'p90 units':>9} {'sd/unit':>7}"
+    f"{'target':>6} {'simple':>6} {'capped':>6} {'mean units':>10} {'p90 units':>9} "
+    f"{'sd/unit':>7}"
 )
 
 
@@ -178,11 +198,12 @@ def line(cell: Cell, hypothesis: str, results: Sequence[JobResult], target: floa
     wrong = sum(v is wrong_verdict for v in verdicts)
     capped = sum(v is Verdict.INCONCLUSIVE for v in verdicts)
     n = len(verdicts)
+    simple = sum(v is wrong_verdict for r in results for v in r.simple) / n
     low, high = wilson(wrong, n)
     sd = math.sqrt(_variance(base_shape(cell.shape, results[0].job.draw_ratio)))
     return (
         f"{cell.label:<18} {hypothesis:>4} {n:>5} {wrong:>6} {wrong / n:>6.3f} "
-        f"{f'[{low:.3f}, {high:.3f}]':>15} {target:>6.3f} {capped:>6} "
+        f"{f'[{low:.3f}, {high:.3f}]':>15} {target:>6.3f} {simple:>6.3f} {capped:>6} "
         f"{sum(units) / n:>10.0f} {units[int(0.9 * (n - 1))]:>9} {sd:>7.3f}"
     )
 

@@ -83,7 +83,8 @@ class StoredTournament:
     seed_salt: str = ""
     """Hex; revealed with the master seed once the tournament is over."""
     deal_scheme: int = 1
-    """How deal seeds are derived from the master seed (server/play/tournament.py, deal_seed)."""
+    """How deal seeds are derived from the master seed: 1 before provable deals, 2 since
+    (server/play/provable.py)."""
     kind: str = "round_robin"
     """``round_robin``, or ``compare`` (a paired comparison of two bots; ``plan`` says how)."""
     plan: dict[str, Any] | None = None

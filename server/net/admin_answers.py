@@ -19,6 +19,7 @@ from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.net.admin_compare import comparison_message
 from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
+from domino_arena.server.play import provable
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.stats.repeat_deals import repeat_deal_checks
@@ -120,11 +121,15 @@ def tournament_message(
         max_strikes=t.max_strikes,
         concurrency=t.concurrency,
         wait_ms=round(t.wait_seconds * 1000),
-        seed=t.seed,
         rated=t.rated,
         state=STATE_TO_PROTO[t.state],
         progress=progress,
+        seed_commitment=t.seed_commitment,
+        deal_scheme=t.deal_scheme,
     )
+    if provable.revealed(t):  # before, the commitment alone: no seed reaches a bot early
+        message.seed = t.seed
+        message.seed_salt = t.seed_salt
     message.created.CopyFrom(_timestamp(t.created))
     message.updated.CopyFrom(_timestamp(t.updated))
     if t.kind == "compare":

@@ -32,6 +32,7 @@ import secrets
 from typing import Final
 
 from domino_arena.sdk.match.seeds import MAX_SEED, check_seed
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 SCHEMES: Final = (1, 2)
 """The deal schemes a tournament row may name."""
@@ -95,6 +96,16 @@ def check(*, scheme: int, seed: int, salt: str, commitment: str) -> None:
             f"seed_commitment: the published commitment is {commitment!r}, but seed {seed} "
             f"with salt {salt!r} gives {expected!r}"
         )
+
+
+REVEALED_STATES: Final = frozenset({TournamentState.FINISHED, TournamentState.CANCELLED})
+"""The states in which a tournament's master seed and salt are shown: it plays no more games."""
+
+
+def revealed(t: StoredTournament) -> bool:
+    """Whether ``t``'s master seed and salt may be shown (the one reveal rule: admin API, web
+    face, CLI): only once it is over, whatever its scheme."""
+    return t.state in REVEALED_STATES
 
 
 def _check_scheme(scheme: int) -> None:

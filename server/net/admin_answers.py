@@ -19,7 +19,6 @@ from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.net.admin_compare import comparison_message
 from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
-from domino_arena.server.play import provable
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.stats.repeat_deals import repeat_deal_checks
@@ -127,7 +126,7 @@ def tournament_message(
         seed_commitment=t.seed_commitment,
         deal_scheme=t.deal_scheme,
     )
-    if provable.revealed(t):  # before, the commitment alone: no seed reaches a bot early
+    if t.seed_revealed:  # before, the commitment alone: no seed reaches a bot early
         message.seed = t.seed
         message.seed_salt = t.seed_salt
     message.created.CopyFrom(_timestamp(t.created))

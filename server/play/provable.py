@@ -13,9 +13,10 @@ It derives every deal's seed from the master seed alone, by a scheme anyone can 
                 with the top bit cleared (so it fits a match seed, 0 to ``MAX_SEED``)
 
 A game's seed is revealed in its record once it ends; the master seed and the salt once the
-tournament ends. Then anyone can check the commitment (so the master seed was fixed before the
-first game) and recompute every deal (``domino-arena verify``). The salt keeps the commitment
-from being inverted by trying seeds: a master seed has only 63 bits.
+tournament ends (``StoredTournament.seed_revealed``, the one reveal rule). Then anyone can
+check the commitment (so the master seed was fixed before the first game) and recompute every
+deal (``domino-arena verify``). The salt keeps the commitment from being inverted by trying
+seeds: a master seed has only 63 bits.
 
 Scheme 1 is the seeding of tournaments created before provable deals (no commitment, a
 ``random.Random`` keyed by a string); it is kept so their games still replay and resume on the
@@ -32,7 +33,6 @@ import secrets
 from typing import Final
 
 from domino_arena.sdk.match.seeds import MAX_SEED, check_seed
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 SCHEMES: Final = (1, 2)
 """The deal schemes a tournament row may name."""
@@ -96,16 +96,6 @@ def check(*, scheme: int, seed: int, salt: str, commitment: str) -> None:
             f"seed_commitment: the published commitment is {commitment!r}, but seed {seed} "
             f"with salt {salt!r} gives {expected!r}"
         )
-
-
-REVEALED_STATES: Final = frozenset({TournamentState.FINISHED, TournamentState.CANCELLED})
-"""The states in which a tournament's master seed and salt are shown: it plays no more games."""
-
-
-def revealed(t: StoredTournament) -> bool:
-    """Whether ``t``'s master seed and salt may be shown (the one reveal rule: admin API, web
-    face, CLI): only once it is over, whatever its scheme."""
-    return t.state in REVEALED_STATES
 
 
 def _check_scheme(scheme: int) -> None:

@@ -92,6 +92,12 @@ class StoredTournament:
     verdict: dict[str, Any] | None = None
     """A comparison's stored verdict once it has one."""
 
+    @property
+    def seed_revealed(self) -> bool:
+        """Whether the master seed and salt may be shown (admin API, web face, CLI): only once
+        the tournament plays no more games, so no bot learns a deal before its game ends."""
+        return self.state in (TournamentState.FINISHED, TournamentState.CANCELLED)
+
     def __post_init__(self) -> None:
         if not 1 <= len(self.id) <= 64:
             raise ValueError(f"id: expected 1-64 characters, got {self.id!r}")

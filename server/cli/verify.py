@@ -13,6 +13,10 @@ anyone can check without trusting the referee:
    every step is legal on the tiles that seed deals, and the result is the engine's. A record
    whose deals or moves were altered fails there, at the step or result line that differs.
 
+With ``--db URL`` it reads the referee's database instead (as ``bot add --db`` does), for a
+tournament of any size (the admin API lists 1000 games at most), and also checks each game's
+deal id against the tournament's schedule.
+
 It refuses (exit status 2) a tournament that is not over: nothing is revealed yet. Any failure
 exits 1 and names the match and the field; ``--json`` prints the same report as one object.
 """
@@ -22,18 +26,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from domino_arena.sdk.match.records import RecordError, parse_record, replay
 from domino_arena.server.cli.admin_client import admin_call, enum_name
 from domino_arena.server.cli.arguments import CliError, Handler, Handlers, server_arguments
+from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.play import provable
+from domino_arena.server.play.tournament import schedule_of
 from domino_arena.v1 import admin_pb2
 
 MAX_LISTED: Final = 1000
 """The most matches one ``ListMatches`` call returns (admin.proto)."""
+PAGE: Final = 200
+"""Games read from the database at a time (``--db``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,9 @@ class StoredGame:
     seats: tuple[str, ...]
     record: str
     """JSON Lines; empty for a void match."""
+    scheduled_deal: int | None = None
+    """The deal id the tournament's schedule gives this game (``--db`` only: the admin API does
+    not send the schedule); the seed is checked against it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +105,7 @@ class Report:
         return {**asdict(self), "ok": self.ok}
 
 
-def verify(revealed: Revealed, games: Sequence[StoredGame]) -> Report:
+def verify(revealed: Revealed, games: Iterable[StoredGame]) -> Report:
     """Check the commitment, then every game's seed and record (see the module docstring)."""
     report = Report(revealed.tournament_id, revealed.scheme)
     if not revealed.commitment:
@@ -127,16 +138,24 @@ def _check_game(revealed: Revealed, game: StoredGame, report: Report) -> list[Fa
     def failure(field_name: str, message: str) -> Failure:
         return Failure(game.match_id, field_name, message)
 
-    try:
-        expected = provable.deal_seed(revealed.scheme, revealed.seed, game.deal_id)
-    except provable.CommitmentError as exc:
-        return [failure(*_split(str(exc)))]
     found: list[Failure] = []
+    deal = game.deal_id if game.scheduled_deal is None else game.scheduled_deal
+    if deal != game.deal_id:
+        found.append(
+            failure(
+                "deal_id",
+                f"the stored game says deal {game.deal_id}, the tournament's schedule deal {deal}",
+            )
+        )
+    try:
+        expected = provable.deal_seed(revealed.scheme, revealed.seed, deal)
+    except provable.CommitmentError as exc:
+        return [*found, failure(*_split(str(exc)))]
     if game.seed != expected:
         found.append(
             failure(
                 "seed",
-                f"the stored game has seed {game.seed}, but deal {game.deal_id} of master seed "
+                f"the stored game has seed {game.seed}, but deal {deal} of master seed "
                 f"{revealed.seed} (scheme {revealed.scheme}) is {expected}",
             )
         )
@@ -150,8 +169,7 @@ def _check_game(revealed: Revealed, game: StoredGame, report: Report) -> list[Fa
         found.append(
             failure(
                 "record seed",
-                f"the record's header has seed {record.seed}, but deal {game.deal_id} is "
-                f"{expected}",
+                f"the record's header has seed {record.seed}, but deal {deal} is {expected}",
             )
         )
     if record.match_id is not None and record.match_id != game.match_id:
@@ -179,20 +197,26 @@ def _split(message: str) -> tuple[str, str]:
 # -- through the admin API ------------------------------------------------------------------------
 
 
-def fetch(args: argparse.Namespace) -> tuple[Revealed, list[StoredGame]]:
-    """Ask the referee for the tournament ``args.id`` and its games with their records.
+def _not_over(tournament_id: str, state: str, commitment: str) -> CliError:
+    return CliError(
+        f"tournament {tournament_id} is {state}: its seed is revealed only once it is finished "
+        "or cancelled, so there is nothing to verify yet"
+        + (f" (its commitment is {commitment})" if commitment else "")
+    )
+
+
+def from_referee(args: argparse.Namespace) -> tuple[Revealed, Iterator[StoredGame]]:
+    """Ask the referee for the tournament ``args.id``, and its games with their records (one
+    ``GetMatch`` each, as the report goes).
 
     Raises:
-        CliError: the tournament is not over (nothing revealed: exit status 2), or a call failed.
+        CliError: the tournament is not over (nothing revealed: exit status 2), it has more
+            games than ``ListMatches`` lists, or a call failed.
     """
     t = admin_call(args, "GetTournament", admin_pb2.GetTournamentRequest(tournament_id=args.id))
     if not t.HasField("seed"):
         state = enum_name(admin_pb2.TournamentState, t.state, "TOURNAMENT_STATE_")
-        raise CliError(
-            f"tournament {t.id} is {state}: its seed is revealed only once it is finished or "
-            "cancelled, so there is nothing to verify yet"
-            + (f" (its commitment is {t.seed_commitment})" if t.seed_commitment else "")
-        )
+        raise _not_over(t.id, state, t.seed_commitment)
     revealed = Revealed(t.id, t.deal_scheme or 1, t.seed, t.seed_salt, t.seed_commitment)
     listed = admin_call(
         args, "ListMatches", admin_pb2.ListMatchesRequest(tournament_id=t.id, limit=MAX_LISTED)
@@ -200,21 +224,62 @@ def fetch(args: argparse.Namespace) -> tuple[Revealed, list[StoredGame]]:
     if len(listed.matches) >= MAX_LISTED and t.progress.done > MAX_LISTED:
         raise CliError(
             f"tournament {t.id} has {t.progress.done} stored games; the admin API lists at most "
-            f"{MAX_LISTED}, so this referee's games cannot all be fetched"
+            f"{MAX_LISTED}: verify it from its database with --db URL"
         )
-    games = []
-    for summary in sorted(listed.matches, key=lambda m: m.game_index):
-        answer = admin_call(args, "GetMatch", admin_pb2.GetMatchRequest(match_id=summary.match_id))
-        games.append(
-            StoredGame(
-                match_id=summary.match_id,
-                deal_id=summary.deal_id,
-                seed=summary.seed,
-                seats=tuple(summary.bots),
-                record=answer.record,
+
+    def games() -> Iterator[StoredGame]:
+        for summary in sorted(listed.matches, key=lambda m: m.game_index):
+            request = admin_pb2.GetMatchRequest(match_id=summary.match_id)
+            answer = admin_call(args, "GetMatch", request)
+            yield StoredGame(
+                summary.match_id, summary.deal_id, summary.seed, tuple(summary.bots), answer.record
             )
-        )
-    return revealed, games
+
+    return revealed, games()
+
+
+# -- from the database ----------------------------------------------------------------------------
+
+
+def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[StoredGame]]:
+    """Read the tournament and its games from the referee's database, checking each game's
+    deal id against the schedule too; the games are read a page at a time.
+
+    Raises:
+        CliError: no such tournament, it is not over, or the database cannot be opened.
+    """
+    storage = open_storage(url)
+    try:
+        t = storage.tournament(tournament_id)
+        if t is None:
+            raise CliError(f"no tournament has id '{tournament_id}' in the database {url}")
+        if not t.seed_revealed:
+            raise _not_over(t.id, t.state.value, t.seed_commitment)
+        deals = {g.index: g.deal_id for g in schedule_of(t)}
+    except BaseException:
+        storage.close()
+        raise
+    revealed = Revealed(t.id, t.deal_scheme, t.seed, t.seed_salt, t.seed_commitment)
+
+    def games() -> Iterator[StoredGame]:
+        try:
+            offset = 0
+            while rows := storage.matches(PAGE, tournament_id=t.id, offset=offset):
+                offset += len(rows)
+                for row in rows:
+                    index = -1 if row.game_index is None else row.game_index
+                    yield StoredGame(
+                        row.id,
+                        -1 if row.deal_id is None else row.deal_id,
+                        row.seed,
+                        row.seats,
+                        row.record or "",
+                        scheduled_deal=deals.get(index, -1),
+                    )
+        finally:
+            storage.close()
+
+    return revealed, games()
 
 
 # -- the command ----------------------------------------------------------------------------------
@@ -223,11 +288,17 @@ def fetch(args: argparse.Namespace) -> tuple[Revealed, list[StoredGame]]:
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", metavar="TOURNAMENT", help="the tournament's id")
     server_arguments(parser)
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="read the referee's database at URL instead of asking the referee (any size of "
+        "tournament; the schedule's deal ids are checked too)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
 def _run(args: argparse.Namespace) -> int:
-    revealed, games = fetch(args)
+    revealed, games = from_referee(args) if args.db is None else from_database(args.db, args.id)
     report = verify(revealed, games)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

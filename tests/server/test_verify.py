@@ -262,3 +262,66 @@ def test_verify_refuses_a_tournament_that_is_not_over(
         f"once it is finished or cancelled, so there is nothing to verify yet (its commitment "
         f"is {t.seed_commitment})\n"
     )
+
+
+# -- the command, from the database ----------------------------------------------------------------
+
+
+def database_with(tmp_path: Path, t: StoredTournament, rows: list[StoredMatch]) -> str:
+    url = f"sqlite:///{tmp_path / 'referee.db'}"
+    storage = RatedStorage(url)
+    storage.open()
+    try:
+        storage.add_tournament(t)
+        for row in rows:
+            storage.save_match(row)
+    finally:
+        storage.close()
+    return url
+
+
+def test_verify_reads_a_database_and_checks_the_schedule_too(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cup: tuple[StoredTournament, list[StoredMatch]],
+) -> None:
+    t, rows = cup
+    url = database_with(tmp_path, t, rows)
+    code, out, err = run(capsys, "verify", t.id, "--db", url, "--json")
+    report = json.loads(out)
+    assert (code, err, report["ok"], report["games"], report["replayed"]) == (0, "", True, 6, 6)
+
+
+def test_verify_from_the_database_finds_a_game_moved_to_another_deal(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cup: tuple[StoredTournament, list[StoredMatch]],
+) -> None:
+    """A row claiming another deal, with that deal's seed: only the schedule shows it."""
+    t, rows = cup
+    other = next(r for r in rows if r.deal_id != rows[0].deal_id)
+    moved = dataclasses.replace(rows[0], deal_id=other.deal_id, seed=other.seed)
+    url = database_with(tmp_path, t, [moved, *rows[1:]])
+    code, out, _ = run(capsys, "verify", t.id, "--db", url)
+    assert code == 1
+    assert (
+        f"  FAILED match {rows[0].id}: deal_id: the stored game says deal {other.deal_id}, the "
+        f"tournament's schedule deal {rows[0].deal_id}"
+    ) in out
+    assert f"  FAILED match {rows[0].id}: seed: the stored game has seed {other.seed}" in out
+
+
+def test_verify_from_the_database_refuses_an_unknown_or_unfinished_tournament(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    cup: tuple[StoredTournament, list[StoredMatch]],
+) -> None:
+    t, _ = cup
+    url = database_with(tmp_path, dataclasses.replace(t, state=TournamentState.PAUSED), [])
+    code, _, err = run(capsys, "verify", t.id, "--db", url)
+    assert code == 2 and f"tournament {t.id} is paused: its seed is revealed only" in err
+    code, _, err = run(capsys, "verify", "nope", "--db", url)
+    assert (code, err) == (
+        2,
+        "domino-arena: error: no tournament has id 'nope' in the database " + url + "\n",
+    )

@@ -10,6 +10,8 @@ import dataclasses
 import hashlib
 import random
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,3 +167,17 @@ def test_a_new_comparison_commits_to_its_seed_too() -> None:
         g.deal_id: match_spec(t, g).seed for g in compare.compare_schedule(compare.plan_of(t), 2)
     }
     assert seeds == {d: documented_deal_seed(8, d) for d in range(3)}
+
+
+def test_the_documented_python_recomputes_the_scheme() -> None:
+    """docs/tournaments.md's few lines are the scheme: run them against the module."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "tournaments.md"
+    section = docs.read_text(encoding="utf-8").split("## Provable deals", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert code is not None, "no python block in docs/tournaments.md: provable deals"
+    scope: dict[str, Any] = {}
+    exec(code.group(1), scope)  # the documentation's own code, nothing else
+    salt, commitment = provable.new_commitment(123)
+    assert scope["commitment"](123, salt) == commitment
+    for deal_id in (0, 1, 57):
+        assert scope["deal_seed"](123, deal_id) == provable.deal_seed(2, 123, deal_id)

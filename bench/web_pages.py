@@ -125,7 +125,7 @@ def generate(
                     rotation=g.rotation,
                 )
             )
-            cup_rows[-1] = dataclasses.replace(cup_rows[-1], seed=deal_seed(cup.seed, g.deal_id))
+            cup_rows[-1] = dataclasses.replace(cup_rows[-1], seed=deal_seed(cup, g.deal_id))
     loose = count - len(cup_rows)
     for _ in range(loose):
         kind = rng.choices(range(len(SEATINGS)), weights)[0]

@@ -72,6 +72,11 @@ COMMANDS: Final[tuple[Command, ...]] = (
     ),
     Command("matches", "the stored matches, newest first", "admin_client"),
     Command("record", "print or save a stored match's record", "admin_client"),
+    Command(
+        "verify",
+        "check a finished tournament's deals against its published seed commitment",
+        "verify",
+    ),
     Command("watch", "follow a running match step by step", "follow"),
     Command("web", "serve the read-only web face (standings, matches, replays)", "web"),
     Command(

@@ -189,12 +189,23 @@ def _print_tournament(t: Any) -> None:
     pairing = f"{t.games_per_pairing} game{'s' if t.games_per_pairing > 1 else ''} per pairing"
     print(f"  {game.describe()}: {_progress_text(t)}")
     print(f"  entrants: {', '.join(t.entrants)}")
-    print(
-        f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}; seed {t.seed}"
-    )
+    print(f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}")
+    print(f"  {_seed_text(t)}")
     print(
         f"  time control {time_control_text(t.time_control)}, {policy}{strikes}; "
         f"{t.concurrency} at once; waits {t.wait_ms / 1000:g} s for absent bots"
+    )
+
+
+def _seed_text(t: Any) -> str:
+    """The master seed once revealed, else its commitment (docs/tournaments.md: provable deals)."""
+    if not t.HasField("seed"):
+        return f"seed commitment {t.seed_commitment or '(none)'}; the seed is shown when it ends"
+    if not t.seed_commitment:
+        return f"seed {t.seed} (deal scheme {t.deal_scheme}, no commitment)"
+    return (
+        f"seed {t.seed}, salt {t.seed_salt}, commitment {t.seed_commitment}; "
+        f"check with: domino-arena verify {t.id}"
     )
 
 

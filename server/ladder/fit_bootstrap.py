@@ -28,9 +28,9 @@ of the games.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Final
 
 import numpy as np

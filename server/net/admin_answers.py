@@ -121,11 +121,15 @@ def tournament_message(
         max_strikes=t.max_strikes,
         concurrency=t.concurrency,
         wait_ms=round(t.wait_seconds * 1000),
-        seed=t.seed,
         rated=t.rated,
         state=STATE_TO_PROTO[t.state],
         progress=progress,
+        seed_commitment=t.seed_commitment,
+        deal_scheme=t.deal_scheme,
     )
+    if t.seed_revealed:  # before, the commitment alone: no seed reaches a bot early
+        message.seed = t.seed
+        message.seed_salt = t.seed_salt
     message.created.CopyFrom(_timestamp(t.created))
     message.updated.CopyFrom(_timestamp(t.updated))
     if t.kind == "compare":

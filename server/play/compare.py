@@ -42,6 +42,7 @@ from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.ratings_store import rated_game_of
+from domino_arena.server.play import provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES
 from domino_arena.server.play.scheduler import DealMode, ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
@@ -195,6 +196,8 @@ def new_comparison(
         except ValueError as exc:
             raise CompareError(str(exc)) from None
     now = dt.datetime.now(dt.UTC)
+    seed = seed if seed is not None else random_seed()
+    salt, commitment = provable.new_commitment(seed)
     return StoredTournament(
         id=tournament_id if tournament_id is not None else uuid.uuid4().hex[:16],
         name=name or f"{candidate} vs {baseline}",
@@ -208,11 +211,14 @@ def new_comparison(
         max_strikes=max_strikes,
         concurrency=concurrency,
         wait_seconds=float(wait_seconds),
-        seed=seed if seed is not None else random_seed(),
+        seed=seed,
         rated=rated,
         state=TournamentState.CREATED,
         created=now,
         updated=now,
+        seed_commitment=commitment,
+        seed_salt=salt,
+        deal_scheme=provable.CURRENT_SCHEME,
         kind="compare",
         plan=plan.to_json(),
         verdict=verdict_of(plan, seats, SetTally((), 0, 0), over=False),

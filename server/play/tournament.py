@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
-import random
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -38,7 +37,7 @@ import trio
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.play import compare
+from domino_arena.server.play import compare, provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
@@ -134,6 +133,8 @@ def new_tournament(
             f"{games} games, more than the {MAX_GAMES} a tournament may have"
         )
     now = _now()
+    seed = seed if seed is not None else random_seed()
+    salt, commitment = provable.new_commitment(seed)
     try:
         return StoredTournament(
             id=tournament_id if tournament_id is not None else uuid.uuid4().hex[:16],
@@ -148,11 +149,14 @@ def new_tournament(
             max_strikes=max_strikes,
             concurrency=concurrency,
             wait_seconds=float(wait_seconds),
-            seed=seed if seed is not None else random_seed(),
+            seed=seed,
             rated=rated,
             state=TournamentState.CREATED,
             created=now,
             updated=now,
+            seed_commitment=commitment,
+            seed_salt=salt,
+            deal_scheme=provable.CURRENT_SCHEME,
         )
     except ValueError as exc:  # the row's own checks (lengths of id and name)
         raise TournamentError(str(exc)) from None
@@ -177,9 +181,9 @@ def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
     )
 
 
-def deal_seed(seed: int, deal_id: int) -> int:
-    """Return the seed of deal ``deal_id`` of a tournament seeded ``seed`` (fits a match row)."""
-    return random.Random(f"domino-arena/deal/{seed}/{deal_id}").getrandbits(63)
+def deal_seed(t: StoredTournament, deal_id: int) -> int:
+    """Return the seed of deal ``deal_id`` of ``t`` by its deal scheme (play/provable.py)."""
+    return provable.deal_seed(t.deal_scheme, t.seed, deal_id)
 
 
 def match_id_of(t: StoredTournament, index: int) -> str:
@@ -202,7 +206,7 @@ def match_spec(
     return MatchSpec(
         game=game if game is not None else game_of(t),
         bots=g.seats,
-        seed=deal_seed(t.seed, g.deal_id),
+        seed=deal_seed(t, g.deal_id),
         time_control=TimeControl.from_ms(*t.time_control_ms),
         fault_policy=FaultPolicy(t.fault_policy),
         max_strikes=t.max_strikes,

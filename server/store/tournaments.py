@@ -83,13 +83,20 @@ class StoredTournament:
     seed_salt: str = ""
     """Hex; revealed with the master seed once the tournament is over."""
     deal_scheme: int = 1
-    """How deal seeds are derived from the master seed (server/play/tournament.py, deal_seed)."""
+    """How deal seeds are derived from the master seed: 1 before provable deals, 2 since
+    (server/play/provable.py)."""
     kind: str = "round_robin"
     """``round_robin``, or ``compare`` (a paired comparison of two bots; ``plan`` says how)."""
     plan: dict[str, Any] | None = None
     """A comparison's plan (candidate, baseline, opponents, SPRT bounds, cap); None otherwise."""
     verdict: dict[str, Any] | None = None
     """A comparison's stored verdict once it has one."""
+
+    @property
+    def seed_revealed(self) -> bool:
+        """Whether the master seed and salt may be shown (admin API, web face, CLI): only once
+        the tournament plays no more games, so no bot learns a deal before its game ends."""
+        return self.state in (TournamentState.FINISHED, TournamentState.CANCELLED)
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.id) <= 64:

@@ -259,7 +259,7 @@ def tournament(
         "time_control_ms": list(t.time_control_ms),
         "fault_policy": t.fault_policy,
         "max_strikes": t.max_strikes,
-        "seed": t.seed,
+        **_seed_fields(t),
         "results": tables.results,
         "crosstable": tables.crosstable,
         "duplicates": duplicate_sets(tables.deals[deals_from : deals_from + paging.per_page]),
@@ -272,6 +272,18 @@ def tournament(
         "matches": [match_summary(m) for m in found[: paging.per_page]],
         "kind": t.kind,
         "comparison": None if t.plan is None else {**t.plan, **(t.verdict or {})},
+    }
+
+
+def _seed_fields(t: StoredTournament) -> dict[str, Any]:
+    """The commitment always; the master seed and salt only once the tournament is over
+    (provable deals: a bot must not learn a deal before its game ends). None until then."""
+    shown = t.seed_revealed
+    return {
+        "seed_commitment": t.seed_commitment,
+        "deal_scheme": t.deal_scheme,
+        "seed": t.seed if shown else None,
+        "seed_salt": t.seed_salt if shown else None,
     }
 
 

@@ -156,7 +156,9 @@ def test_tournament_create_start_status_pause_cancel_and_list(
     tid = match.group(1)
     assert "Passing Game, 2 players, to 101: created, 0/12 games" in out
     assert "entrants: alice, bob, carol" in out
-    assert "2 games per pairing, fresh deals, unrated; seed 3" in out
+    assert "2 games per pairing, fresh deals, unrated\n" in out
+    assert re.search(r"seed commitment [0-9a-f]{64}; the seed is shown when it ends", out), out
+    assert "seed 3" not in out
     assert "time control 0.5s+5s/100ms, forfeit; 2 at once; waits 2.5 s for absent bots" in out
     assert f"start it with: domino-arena tournament start {tid}" in out
     assert admin(capsys, referee, "tournament", "start", tid) == (
@@ -179,6 +181,12 @@ def test_tournament_create_start_status_pause_cancel_and_list(
     assert code == 2
     assert f"FAILED_PRECONDITION: tournament {tid} is paused: only a running" in err
     assert "cancelled" in admin(capsys, referee, "tournament", "cancel", tid)
+    over = admin(capsys, referee, "tournament", "status", tid)
+    assert re.search(
+        rf"seed 3, salt [0-9a-f]{{32}}, commitment [0-9a-f]{{64}}; "
+        rf"check with: domino-arena verify {tid}",
+        over,
+    ), over
     listed = table_rows(admin(capsys, referee, "tournament", "list"))
     assert [tid, "cup", "Passing Game, 2 players, to 101", "cancelled", "1", "12", "3"] == (
         listed[1][:7]

@@ -24,6 +24,7 @@ from domino_arena.sdk.wire import game_from_proto, game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.admin_requests import check_token
 from domino_arena.server.net.lobby import Connection
+from domino_arena.server.play.provable import commitment_of
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import games_pb2
@@ -323,12 +324,12 @@ def test_create_tournament_applies_the_defaults(server: AdminServer, arena: Fake
     t = create(server, name="spring cup", seed=5)
     assert t.name == "spring cup"
     assert t.state == admin_pb.TOURNAMENT_STATE_CREATED
-    assert (t.deals, t.rated, t.games_per_pairing, t.seed) == (
-        admin_pb.DEAL_MODE_DUPLICATE,
-        True,
-        1,
-        5,
-    )
+    assert (t.deals, t.rated, t.games_per_pairing) == (admin_pb.DEAL_MODE_DUPLICATE, True, 1)
+    # Provable deals: the commitment is published, the seed and salt wait for the end.
+    assert not t.HasField("seed") and not t.seed_salt and t.deal_scheme == 2
+    stored = arena.storage.tournament(t.id)
+    assert stored is not None and stored.seed == 5
+    assert t.seed_commitment == commitment_of(5, stored.seed_salt)
     assert t.max_strikes == 3 and t.fault_policy == pb.FAULT_POLICY_SUBSTITUTE
     assert (t.time_control.move_ms, t.time_control.bank_ms) == (1000, 10_000)
     assert list(t.entrants) == ["alice", "bob", "carol"]
@@ -411,9 +412,18 @@ def test_the_tournament_life_cycle_is_checked_at_each_step(
     )
     assert act("StartTournament").state == admin_pb.TOURNAMENT_STATE_RUNNING
     assert refusal("StartTournament") == f"tournament {t.id} is running already"
-    assert act("PauseTournament").state == admin_pb.TOURNAMENT_STATE_PAUSED
-    assert act("StartTournament").state == admin_pb.TOURNAMENT_STATE_RUNNING  # resumed
-    assert act("CancelTournament").state == admin_pb.TOURNAMENT_STATE_CANCELLED
+    paused = act("PauseTournament")
+    assert paused.state == admin_pb.TOURNAMENT_STATE_PAUSED
+    running = act("StartTournament")
+    assert running.state == admin_pb.TOURNAMENT_STATE_RUNNING  # resumed
+    for shown in (t, paused, running):  # not over: the commitment alone
+        assert not shown.HasField("seed") and not shown.seed_salt and shown.seed_commitment
+    cancelled = act("CancelTournament")
+    assert cancelled.state == admin_pb.TOURNAMENT_STATE_CANCELLED
+    stored = arena.storage.tournament(t.id)
+    assert stored is not None  # over: the seed and salt are revealed, and fit the commitment
+    assert (cancelled.seed, cancelled.seed_salt) == (stored.seed, stored.seed_salt)
+    assert cancelled.seed_commitment == commitment_of(stored.seed, stored.seed_salt)
     assert refusal("CancelTournament") == f"tournament {t.id} is cancelled already"
     assert refusal("StartTournament").startswith(f"tournament {t.id} is cancelled: only")
     assert arena.calls == [

@@ -812,6 +812,9 @@ class Tournament(_message.Message):
     RESULTS_FIELD_NUMBER: _builtins.int
     CROSSTABLE_FIELD_NUMBER: _builtins.int
     REPEAT_DEALS_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEAL_SCHEME_FIELD_NUMBER: _builtins.int
+    SEED_SALT_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     COMPARISON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
@@ -823,8 +826,19 @@ class Tournament(_message.Message):
     concurrency: _builtins.int
     wait_ms: _builtins.int
     seed: _builtins.int
+    """The master seed: set only once the tournament is FINISHED or CANCELLED (provable deals,
+    docs/tournaments.md); until then only its commitment is shown.
+    """
     rated: _builtins.bool
     state: Global___TournamentState.ValueType
+    seed_commitment: _builtins.str
+    """SHA-256 (hex) of the deal scheme, master seed and salt, published at creation; empty for
+    tournaments from before provable deals (deal scheme 1).
+    """
+    deal_scheme: _builtins.int
+    """how deal seeds follow from the master seed (docs/tournaments.md)"""
+    seed_salt: _builtins.str
+    """revealed with `seed`, once the tournament is over"""
     kind: Global___TournamentKind.ValueType
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
@@ -868,7 +882,7 @@ class Tournament(_message.Message):
         max_strikes: _builtins.int = ...,
         concurrency: _builtins.int = ...,
         wait_ms: _builtins.int = ...,
-        seed: _builtins.int = ...,
+        seed: _builtins.int | None = ...,
         rated: _builtins.bool = ...,
         state: Global___TournamentState.ValueType = ...,
         created: _timestamp_pb2.Timestamp | None = ...,
@@ -877,14 +891,19 @@ class Tournament(_message.Message):
         results: _abc.Iterable[Global___EntrantResult] | None = ...,
         crosstable: _abc.Iterable[Global___HeadToHead] | None = ...,
         repeat_deals: _abc.Iterable[Global___RepeatDealCheck] | None = ...,
+        seed_commitment: _builtins.str = ...,
+        deal_scheme: _builtins.int = ...,
+        seed_salt: _builtins.str = ...,
         kind: Global___TournamentKind.ValueType = ...,
         comparison: Global___Comparison | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["comparison", b"comparison", "created", b"created", "game", b"game", "progress", b"progress", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "progress", b"progress", "seed", b"seed", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["comparison", b"comparison", "concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
 

@@ -15,13 +15,12 @@ import argparse
 import json
 import math
 import sys
-import time
 from typing import Any, Final
 
 from google.protobuf import json_format
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from domino_arena.sdk.wire import game_from_proto, game_to_proto
+from domino_arena.server.cli import follow
 from domino_arena.server.cli.admin_client import (
     admin_call,
     console,
@@ -41,9 +40,6 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.tables import table
 from domino_arena.v1 import admin_pb2
-
-FOLLOW_INTERVAL: Final = 1.0
-"""Seconds between two looks at a running comparison."""
 
 
 def _compare_arguments(parser: argparse.ArgumentParser) -> None:
@@ -139,31 +135,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def follow_comparison(args: argparse.Namespace, t: Any, *, live: bool = True) -> Any:
-    """Poll ``t`` until it stops running, with a progress bar showing the LLR and its bounds."""
+    """Follow ``t`` until it stops running, the progress line showing the LLR and its bounds."""
     request = admin_pb2.GetTournamentRequest(tournament_id=t.id)
-    if not live:
-        while t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
-            time.sleep(FOLLOW_INTERVAL)
-            t = admin_call(args, "GetTournament", request)
-        return t
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console(),
-    ) as bar:
-        task = bar.add_task(progress_text(t), total=t.progress.total, completed=t.progress.done)
-        while t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
-            time.sleep(FOLLOW_INTERVAL)
-            t = admin_call(args, "GetTournament", request)
-            bar.update(
-                task,
-                description=progress_text(t),
-                total=t.progress.total,
-                completed=t.progress.done,
-            )
-    return t
+    return follow.follow_tournament(args, request, t, describe=progress_text, live=live)
 
 
 def progress_text(t: Any) -> str:

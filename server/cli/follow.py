@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 import grpc
@@ -31,13 +32,27 @@ FOLLOW_INTERVAL: Final = 1.0
 """Seconds between two looks at a tournament that ``tournament status --follow`` follows."""
 
 
-def follow_tournament(args: argparse.Namespace, request: Any, t: Any) -> Any:
-    """Show a progress bar while ``t`` runs; return it as it is when it stops."""
+def follow_tournament(
+    args: argparse.Namespace,
+    request: Any,
+    t: Any,
+    *,
+    describe: Callable[[Any], str] | None = None,
+    live: bool = True,
+) -> Any:
+    """Poll ``t`` while it runs and return it as it is when it stops; with ``live``, a progress
+    bar whose line is ``describe(t)`` (default: its name and running and waiting games)."""
 
-    def describe(t: Any) -> str:
+    def running(t: Any) -> str:
         p = t.progress
         return f"{t.name} ({p.running} running, {p.waiting} waiting)"
 
+    line = describe or running
+    if not live:
+        while t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
+            time.sleep(FOLLOW_INTERVAL)
+            t = admin_call(args, "GetTournament", request)
+        return t
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -45,13 +60,11 @@ def follow_tournament(args: argparse.Namespace, request: Any, t: Any) -> Any:
         TimeElapsedColumn(),
         console=console(),
     ) as bar:
-        task = bar.add_task(describe(t), total=t.progress.total, completed=t.progress.done)
+        task = bar.add_task(line(t), total=t.progress.total, completed=t.progress.done)
         while t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
             time.sleep(FOLLOW_INTERVAL)
             t = admin_call(args, "GetTournament", request)
-            bar.update(
-                task, description=describe(t), total=t.progress.total, completed=t.progress.done
-            )
+            bar.update(task, description=line(t), total=t.progress.total, completed=t.progress.done)
     return t
 
 

@@ -30,7 +30,7 @@ from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
 from tests.fakes.referee_server import ADMIN_TOKEN, WAIT, Referee
 
-from .harness import run
+from .harness import run, table_rows
 
 # -- the admin commands, against the admin API on port 0 -----------------------------------------
 # The servicers are real and so is the storage (SQLite); the arena behind them is the fake of
@@ -56,12 +56,6 @@ def admin(capsys: pytest.CaptureFixture[str], server: AdminServer, *args: str) -
     code, out, err = run(capsys, *args, "--server", server.address)
     assert (code, err) == (0, ""), err
     return out
-
-
-def table_rows(out: str) -> list[list[str]]:
-    """The cells of each line of a printed table (columns are two or more spaces apart)."""
-    lines = [line.strip() for line in out.splitlines()]
-    return [re.split(r"\s{2,}", line) for line in lines if line.strip("─ ")]
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,7 @@ import pytest
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
 
-from .harness import run
-from .test_admin_client import table_rows
+from .harness import run, table_rows
 
 BOTS = ("alice", "bob", "carol")
 

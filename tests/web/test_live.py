@@ -240,14 +240,15 @@ def test_a_hostile_bot_name_is_escaped_in_every_page_and_event(referee: AdminSer
 # -- the bounds ------------------------------------------------------------------------------
 
 
-def watch_unsubscribes(referee: AdminServer) -> threading.Event:
-    """An event set when the referee's hub drops a spectator (its gRPC stream ended)."""
-    dropped = threading.Event()
+def watch_unsubscribes(referee: AdminServer) -> threading.Semaphore:
+    """A semaphore released each time the referee's hub drops a spectator (its gRPC stream
+    ended): acquire it once per stream the test expects to end."""
+    dropped = threading.Semaphore(0)
     original = referee.hub.unsubscribe
 
     def unsubscribe(subscription: Subscription) -> None:
         original(subscription)
-        dropped.set()
+        dropped.release()
 
     referee.hub.unsubscribe = unsubscribe  # type: ignore[method-assign]
     return dropped
@@ -278,7 +279,8 @@ def test_streams_are_bounded_and_a_browser_that_goes_releases_its_stream(
         first.disconnect()
         await first.finished()
         assert live.streams == 1
-        assert await asyncio.to_thread(dropped.wait, WAIT), "the gRPC stream was not released"
+        released = await asyncio.to_thread(dropped.acquire, timeout=WAIT)
+        assert released, "the gRPC stream was not released"
         assert await asyncio.to_thread(referee.call, lambda: referee.hub.watchers(MATCH_ID)) == 1
         again = AsgiCall(app, EVENTS).start()
         assert await again.wait_started() == 200  # the freed slot is taken again
@@ -289,6 +291,9 @@ def test_streams_are_bounded_and_a_browser_that_goes_releases_its_stream(
         await live.close()
 
     asyncio.run(body())
+    # The referee drops the last two spectators when their gRPC streams end, which may be
+    # just after the browsers went: wait for both before counting.
+    assert dropped.acquire(timeout=WAIT) and dropped.acquire(timeout=WAIT)
     assert referee.call(lambda: referee.hub.watchers(MATCH_ID)) == 0
 
 

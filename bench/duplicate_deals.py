@@ -50,8 +50,8 @@ from typing import Final
 from domino_arena.bots import GreedyBot, RandomBot
 from domino_arena.bots.search import SearchBot
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.local import GameTooLongError, play_game
-from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.local import play_game
+from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.play.compare import (
     compare_schedule,
@@ -163,9 +163,8 @@ def play_set(job: Job) -> SetResult:
             )
             for seat, name in enumerate(g.seats)
         ]
-        try:
-            local = play_game(game, bots, spec.seed, names=g.seats, timer=None)
-        except GameTooLongError:
+        local = play_game(game, bots, spec.seed, names=g.seats, timer=None)
+        if local.result.termination is Termination.ADJUDICATED:
             return SetResult(job, None, len(rows) + 1, time.process_time() - began)
         rows.append(FinishedMatch(spec, local.result, None, (0,) * game.num_players).to_row())
     scores = tally(plan, game.num_players, rows).scores

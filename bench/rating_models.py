@@ -62,7 +62,8 @@ from openskill.models import PlackettLuce, PlackettLuceRating
 from domino_arena.bots import GreedyBot, RandomBot
 from domino_arena.bots.search import SearchBot
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.local import GameTooLongError, play_game
+from domino_arena.sdk.local import play_game
+from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder import elo
 
@@ -255,9 +256,8 @@ def play_house(job: HouseJob) -> Game | None:
         for s, name in enumerate(job.table)
     ]
     deal = random.Random(f"rating-models/deal/{job.seed}/{job.index}").getrandbits(63)
-    try:
-        result = play_game(game, bots, deal, names=job.table, timer=None, max_deals=job.max_deals)
-    except GameTooLongError:
+    result = play_game(game, bots, deal, names=job.table, timer=None, max_deals=job.max_deals)
+    if result.result.termination is Termination.ADJUDICATED:
         return None
     outcome = result.outcome
     places = elo.standing(outcome.scores, outcome.winner)

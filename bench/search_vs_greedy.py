@@ -34,7 +34,8 @@ from typing import Any
 
 from domino_arena.bots.greedy import GreedyBot
 from domino_arena.bots.search import SearchBot
-from domino_arena.sdk.local import GameTooLongError, play_game, seat_seed
+from domino_arena.sdk.local import play_game, seat_seed
+from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import Action, Game, Observation, make_game
 
 DEFAULT_CONFIGS = ("moon", "passing:2", "straight:2", "doubles:2")
@@ -109,9 +110,8 @@ def play_one(job: Job) -> GameResult:
         search if seat == job.seat else GreedyBot(seat_seed(job.seed, seat))
         for seat in range(game.num_players)
     ]
-    try:
-        result = play_game(game, bots, seed=job.seed, timer=None)
-    except GameTooLongError:
+    result = play_game(game, bots, seed=job.seed, timer=None)
+    if result.result.termination is Termination.ADJUDICATED:
         return GameResult(job.label, job.seed, job.seat, False, False, search.searched, 0.0)
     won = result.outcome.winner == game.side_of(job.seat)
     return GameResult(job.label, job.seed, job.seat, won, True, search.searched, search.seconds)

@@ -3,7 +3,7 @@
 Usage::
 
     python bench/tournament_bench.py [--games G1,G2] [--players N] [--games-per-pairing N]
-                                     [--concurrency N] [--moon-deal-limit N] [--seed S]
+                                     [--concurrency N] [--max-deals N] [--seed S]
 
 It runs the README's main job (:mod:`domino_arena.server.cli.main_job`) once per game: an embedded
 referee on a free loopback port with a fresh SQLite file, eight random house bots
@@ -14,12 +14,12 @@ simulated: the figures include the network stack, the referee's clocks and the d
 
 One configuration per game: Passing, Straight and Doubles with ``--players`` seats (2 by
 default: 56 games each), Three-Player Moon with 3 (168 games). Random players rarely make a
-Moon contract, so a game can run for thousands of deals (about 1,300 moves on average under
-the default limit of 100 deals); the bench plays Moon with ``--moon-deal-limit`` 10 (about 240
-moves a game, as many as a Passing game) so that the default run takes under 2 minutes on 2
-quiet cores, about 4 at a load average near 20 (half of it Moon). Moves/s hardly depends on
-the limit; games/s does. The bots' choices depend on which games they get first, so the move
-counts vary a little from run to run.
+Moon contract, so a game can run for hundreds of deals by the rules (median 126 deals between
+three random bots); the bench runs the referee with a cap of ``--max-deals`` 10 (a game past
+it is adjudicated: about 240 moves a game, as many as a Passing game) so that the default run
+takes under 2 minutes on 2 quiet cores, about 4 at a load average near 20 (half of it Moon).
+Moves/s hardly depends on the cap; games/s does. The bots' choices depend on which games they
+get first, so the move counts vary a little from run to run.
 
 Columns: *games* and *seconds* are the main job's own (from starting the tournament to its last
 stored game; the bot processes' start is not included); *moves* are counted from the stored
@@ -55,7 +55,9 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.scheduler import round_robin
 
 ENTRANTS: Final = tuple(f"random-{n}" for n in range(1, 9))
-MOON_DEAL_LIMIT: Final = 10
+MAX_DEALS: Final = 10
+"""The referee's cap on deals in the bench: random Moon bidders seldom reach 21, and a game of
+hundreds of deals would measure one long game rather than the tournament path."""
 
 
 class BenchError(Exception):
@@ -77,10 +79,10 @@ class GameFigures:
     load_after: float
 
 
-def configuration(name: str, players: int, moon_deal_limit: int) -> Game:
+def configuration(name: str, players: int) -> Game:
     """Return the game ``name`` as the bench plays it."""
     if name == "moon":
-        return make_game(name, deal_limit=moon_deal_limit)
+        return make_game(name)
     return make_game(name, players=players)
 
 
@@ -93,6 +95,7 @@ def bench_game(game: Game, args: argparse.Namespace, folder: Path, console: Cons
         games_per_pairing=args.games_per_pairing,
         seed=args.seed,
         concurrency=args.concurrency,
+        max_deals=args.max_deals,
         db_url=url,
     )
     expected = len(
@@ -176,11 +179,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--concurrency", type=int, default=4, metavar="N", help="games at once (default 4)"
     )
     parser.add_argument(
-        "--moon-deal-limit",
+        "--max-deals",
         type=int,
-        default=MOON_DEAL_LIMIT,
+        default=MAX_DEALS,
         metavar="N",
-        help=f"Moon's deal_limit option (default {MOON_DEAL_LIMIT}; the game's own is 100)",
+        help=f"the referee's cap on deals, after which a game is adjudicated (default {MAX_DEALS})",
     )
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="seed (default 1)")
     args = parser.parse_args(argv)
@@ -192,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, option) < 1:
             parser.error(f"--{option.replace('_', '-')}: expected at least 1")
     try:
-        games = [configuration(n, args.players, args.moon_deal_limit) for n in names]
+        games = [configuration(n, args.players) for n in names]
     except ValueError as exc:
         parser.error(str(exc))
     print(

@@ -42,7 +42,7 @@ from .match.core import MatchCore
 from .match.faults import Fault
 from .match.notices import FaultNotice, HandEndNotice, Item, Step, StepNotice
 from .match.records import MatchRecord
-from .match.results import FaultPolicy, MatchResult, Termination
+from .match.results import FaultPolicy, MatchResult
 from .rules import Game, GameState, Observation, Outcome
 
 DEFAULT_MAX_DEALS: Final = 1000
@@ -78,25 +78,6 @@ class BotActionError(ValueError):
         )
 
 
-class GameTooLongError(RuntimeError):
-    """A game reached ``max_deals`` deals without a winner and was stopped.
-
-    Some pairings never finish: three uniformly random Moon players keep failing their
-    contracts, so every score drifts below zero and nobody reaches 21.
-
-    Attributes:
-        state: the position where play stopped (a ``deal`` step was due).
-    """
-
-    def __init__(self, state: GameState, max_deals: int) -> None:
-        self.state = state
-        scores = "/".join(str(s) for s in state.scores)
-        super().__init__(
-            f"{state.game.describe()}: no winner after {max_deals} deals "
-            f"(scores {scores}); play stopped at the limit of {max_deals} deals"
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class LocalResult:
     """A finished local game: the final state, its record, the think times and the result."""
@@ -106,13 +87,14 @@ class LocalResult:
     think_ms: tuple[float | None, ...]
     """One entry per step of ``state.history``; None for deals and untimed play."""
     result: MatchResult
-    """How the game ended: by the rules, or (with a fault policy) by a forfeit."""
+    """How the game ended: by the rules, at the cap on deals (adjudicated), or (with a fault
+    policy) by a forfeit."""
 
     @property
     def outcome(self) -> Outcome:
         """The rules' outcome; only a game played to its end has one (see ``result``)."""
         outcome = self.state.outcome()
-        assert outcome is not None, "this game ended by a forfeit, not by the rules"
+        assert outcome is not None, f"this game ended {self.result.termination}, not by the rules"
         return outcome
 
 
@@ -151,8 +133,9 @@ def play_game(
         names: the players' names in the record; each bot's ``name`` by default.
         timer: the clock that times each ``choose`` call (seconds); None records no think times,
             which makes the record depend on the seed and the bots only.
-        max_deals: stop with :class:`GameTooLongError` rather than deal more hands than this
-            (void deals count); None plays on for ever.
+        max_deals: the cap on deals (void deals count), as the referee's: a game nobody has
+            won after this many ends ``adjudicated``, ranked by its scores (``result``); None
+            plays on for ever.
         time_control, created: copied into the record's header.
         fault_policy, max_strikes: play a bad answer as the referee would (a substituted move
             and a strike, or a forfeit) instead of raising :class:`BotActionError`; the record
@@ -163,7 +146,6 @@ def play_game(
     Raises:
         ValueError: the number of bots or names is not the number of seats.
         BotActionError: with no ``fault_policy``, a bot chose something that is not legal.
-        GameTooLongError: ``max_deals`` deals were played without a winner.
     """
     players = game.num_players
     if len(bots) != players:
@@ -223,8 +205,6 @@ def play_game(
     deliver(core.take())
     result = core.result
     assert result is not None
-    if result.termination is Termination.VOID and max_deals is not None:
-        raise GameTooLongError(core.state, max_deals)  # the only way the core voids a game
     for seat, bot in enumerate(bots):
         bot.on_match_end(match_end_info(hook_id, game, seat, result))
     record = core.record(time_control=time_control, created=created)

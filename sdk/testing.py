@@ -4,7 +4,9 @@
 (random playouts, the opening included), each presented as a match that resumes there, and
 checks that every answer is an :class:`~.rules.Action`, is legal, and came within the time limit.
 Then it plays one whole local game per configuration (:func:`~.local.play_game`) with the bot
-in every seat, delivering every hook the referee would, and checks that the game finishes.
+in every seat, delivering every hook the referee would, and checks that the game finishes:
+by the rules, or at the check's cap on deals (:data:`CHECK_MAX_DEALS`, adjudicated as the
+referee would) unless no deal was ever played (every seat passing every deal stalls a game).
 The :class:`ComplianceReport` lists each failure precisely: the game, the position, what the bot
 returned, the legal actions and the time it took.
 
@@ -48,7 +50,7 @@ from .bot import (
     TimeLimits,
     set_current_clock,
 )
-from .local import GameTooLongError, match_end_info, match_start_info, play_game
+from .local import match_end_info, match_start_info, play_game
 from .match.notices import Step
 from .match.results import FaultPolicy, MatchResult, Termination
 from .positions import Position, label, sample_positions
@@ -57,6 +59,7 @@ from .rules import (
     Action,
     Game,
     GameState,
+    HandEnd,
     IllegalActionError,
     Observation,
     configurations,
@@ -67,6 +70,9 @@ BotOrFactory: TypeAlias = AnyBot | Callable[[], AnyBot]
 
 DEFAULT_POSITIONS: Final = 20
 """Positions checked per game configuration."""
+CHECK_MAX_DEALS: Final = 200
+"""The check's cap on deals for its whole games: a game nobody has won by then is adjudicated,
+as the referee's cap would (a bot that plays every move legally passes, however its games go)."""
 Problem = Literal["raised", "not an action", "illegal", "too slow", "hook raised", "unfinished"]
 """What went wrong in one :class:`Failure`."""
 
@@ -435,7 +441,7 @@ def _check_game(
     failures: list[Failure] = []
     finished = False
     try:
-        play_game(
+        played = play_game(
             game,
             seats,
             game_seed,
@@ -444,12 +450,23 @@ def _check_game(
             names=[f"seat{s}" for s in range(game.num_players)],
             timer=None,
             match_id=f"check/{label(game)}/game",
+            max_deals=CHECK_MAX_DEALS,
         )
-        finished = True
     except _FailedError as stop:
         failures.append(stop.failure)
-    except GameTooLongError as exc:
-        failures.append(Failure(game.describe(), now.where, "unfinished", str(exc)))
+    else:
+        hands = played.state.hand_results
+        stalled = played.result.termination is Termination.ADJUDICATED and all(
+            hand.end is HandEnd.VOID for hand in hands
+        )
+        finished = not stalled
+        if stalled:
+            message = (
+                f"no deal was played in {len(hands)} deals: every one was void (every seat "
+                f"passed); the referee would adjudicate such a game at its cap on deals "
+                f"({played.result.detail})"
+            )
+            failures.append(Failure(game.describe(), now.where, "unfinished", message))
     slow = [seat.slow for seat in seats if seat.slow is not None]
     return slow[:1] + failures, finished
 

@@ -3,8 +3,9 @@
 :class:`MatchCore` owns everything a match decides: it deals (chance steps are its own), says
 which seat's decision is due and what that seat sees, numbers the requests, validates a reply
 with the rules engine, charges the bank with the time it is *told* a request took, applies the
-fault policy (DESIGN.md decision 9), stops a game that will not end, and writes the record. It
-reads no clock and does no I/O: a driver does the talking and the timing and reports back.
+fault policy (DESIGN.md decision 9), adjudicates a game that reaches the cap on deals, and
+writes the record. It reads no clock and does no I/O: a driver does the talking and the timing
+and reports back.
 Two drivers exist: :mod:`domino_arena.sdk.local` (synchronous, in-process bots) and the trio
 referee (``domino_arena.server.play.referee``: remote seats, real deadlines, reconnections).
 
@@ -53,7 +54,7 @@ from ..rules.state import public_entry
 from .decision import Decision, Request, TimeRules
 from .faults import Fault
 from .notices import HandEndNotice, Item, Outgoing, Step, StepNotice
-from .records import MatchRecord, forfeit_winner, record_from_state
+from .records import MatchRecord, adjudicated_winner, forfeit_winner, record_from_state
 from .results import FaultKind, FaultPolicy, MatchResult, Termination
 
 
@@ -86,7 +87,8 @@ class MatchCore:
         first_seat: the first starter (first bidder in Moon); the record holds the seat used.
         time_control: the clock's rules; None plays untimed (every limit is ``inf``).
         fault_policy, max_strikes: what a fault costs; None is strict local play (see above).
-        max_deals: a game with no winner after this many deals is void (None: no limit).
+        max_deals: the referee's cap on deals (void deals count): a game nobody has won after
+            this many ends ADJUDICATED, ranked by its scores (None: no cap).
         match_id: written into the record.
 
     Raises:
@@ -177,11 +179,7 @@ class MatchCore:
                 self._pending = _Pending(decision, self.banks[seat])
                 return decision
             if self.max_deals is not None and state.deal_number >= self.max_deals:
-                scores = "/".join(str(s) for s in state.scores)
-                self.stop(
-                    Termination.VOID,
-                    f"void: no winner after {self.max_deals} deals (scores {scores})",
-                )
+                self.result = self._adjudicated(self.max_deals)
                 return None
             self._advance(DEAL, None)
             state = self.state
@@ -374,6 +372,32 @@ class MatchCore:
                 f"{fault.kind.value} at turn {fault.turn}: {fault.reason}"
             ),
         )
+
+    def _adjudicated(self, deals: int) -> MatchResult:
+        state = self.state
+        scores = state.scores
+        winner = adjudicated_winner(scores)
+        if winner is None:
+            top = max(scores)
+            level = [self._side_name(side) for side, score in enumerate(scores) if score == top]
+            verdict = f"{' and '.join(level)} share the highest score, a draw between them"
+        else:
+            verdict = f"{self._side_name(winner)} has the highest score and wins"
+        shown = "/".join(str(score) for score in scores)
+        return MatchResult(
+            Termination.ADJUDICATED,
+            winner,
+            scores,
+            detail=(
+                f"adjudicated: no winner by the rules after {deals} "
+                f"deal{'' if deals == 1 else 's'}, the referee's cap (max_deals); "
+                f"scores {shown}: {verdict}"
+            ),
+        )
+
+    def _side_name(self, side: int) -> str:
+        seats = self.game.sides[side]
+        return " & ".join(f"seat {seat} ({self.names[seat]})" for seat in seats)
 
     def _advance(
         self, action: Action, think_ms: float | None, after: GameState | None = None

@@ -24,11 +24,28 @@ class Termination(enum.StrEnum):
     """A failure of the referee's own: counts for nobody, never charged to a bot."""
     ABORTED = "aborted"
     """The referee shut down before the end."""
+    ADJUDICATED = "adjudicated"
+    """The referee's cap on deals (``max_deals``) ended a game nobody had won yet: the sides
+    are ranked by their scores then, the side alone at the top wins and a tie at the top is a
+    draw among those sides. Never shown as a win by the rules."""
 
     @property
     def rated(self) -> bool:
         """Whether a match that ended this way counts for the ratings."""
-        return self in (Termination.NORMAL, Termination.FORFEIT)
+        return self in (Termination.NORMAL, Termination.FORFEIT, Termination.ADJUDICATED)
+
+    @property
+    def how_won(self) -> str:
+        """What follows "X won" for a win that ended this way: "" by the rules, else e.g.
+        " by forfeit" or " on adjudication", so no page shows an adjudication as a plain win."""
+        return _HOW_WON.get(self, f" ({self.value})")
+
+
+_HOW_WON: dict[Termination, str] = {
+    Termination.NORMAL: "",
+    Termination.FORFEIT: " by forfeit",
+    Termination.ADJUDICATED: " on adjudication",
+}
 
 
 class FaultKind(enum.StrEnum):

@@ -38,7 +38,6 @@ from .actions import (
     Trump,
 )
 from .dealing import deal_round_robin
-from .errors import GameOptionError
 from .moon_position import PositionBuilder
 from .moon_tricks import (
     BID_VALUES,
@@ -113,25 +112,15 @@ _TRUMPS: Final[tuple[Action, ...]] = tuple(Trump(x) for x in TRUMP_CHOICES)
 class MoonGame(Game):
     """Three-Player Moon: three players, each alone, to 21 points.
 
-    ``deal_limit`` is the one option. RULES.md is silent on a game nobody can win: failed
-    contracts drive every score down, and reckless bidders (a random bot bids 21 on half the
-    deals) can play for thousands of deals. After ``deal_limit`` deals, void deals included, the
-    unique highest score wins at the end of any deal, whatever it is; a tie for highest plays on
-    (docs/rules.md 7.2). Zero turns the limit off. Sound players finish long before it.
+    No options: the game plays on by the rules until one score is alone at 21 or more, or a bid
+    of 21 is made (RULES.md 1.13), however many deals that takes. Failed contracts drive scores
+    down, and reckless bidders (a random bot bids 21 on half the deals) can play for thousands
+    of deals; a cap on deals is the referee's policy (``max_deals``, RULES.md 1.5's safety cap),
+    never a rule of the game (docs/rules.md 7.2).
     """
 
     name: ClassVar[str] = "moon"
     title: ClassVar[str] = "Three-Player Moon"
-
-    deal_limit: int = 100
-
-    def __post_init__(self) -> None:
-        if isinstance(self.deal_limit, bool) or not isinstance(self.deal_limit, int):
-            raise GameOptionError(f"moon: deal_limit must be an integer, got {self.deal_limit!r}")
-        if self.deal_limit < 0:
-            raise GameOptionError(
-                f"moon: deal_limit must be 0 (no limit) or more, got {self.deal_limit}"
-            )
 
     @property
     def num_players(self) -> int:
@@ -146,7 +135,7 @@ class MoonGame(Game):
         return TARGET
 
     def options(self) -> dict[str, Any]:
-        return {"deal_limit": self.deal_limit}
+        return {}
 
     def new_game(self, seed: int, *, first_seat: int | None = None) -> MoonState:
         return MoonState._initial(self, seed, first_seat)
@@ -256,11 +245,6 @@ class MoonState(GameState):
         w = self.winner
         if self._moon_made():
             detail = f"seat {w} made a bid of 21 and wins at once (RULES.md 1.13)"
-        elif self.side_scores[w] < TARGET:
-            detail = (
-                f"seat {w} has the unique highest score, {self.side_scores[w]}, after the deal "
-                f"limit of {self.game.deal_limit} deals (docs/rules.md 7.2)"
-            )
         else:
             detail = f"seat {w} has the unique highest score, {self.side_scores[w]} (target 21)"
         return Outcome(winner=w, scores=self.side_scores, sides=self.game.sides, detail=detail)
@@ -438,7 +422,6 @@ class MoonState(GameState):
                     (0,) * PLAYERS,
                 ),
             )
-            self._check_deal_limit()
             return
         self.bidder, self.contract = best
         self.seat = best[0]
@@ -511,20 +494,7 @@ class MoonState(GameState):
             self.winner = scores.index(top)
         if self.winner is None:
             self.phase, self.seat = Phase.DEAL, CHANCE
-            self._check_deal_limit()
         else:
-            self.phase, self.seat = Phase.OVER, TERMINAL
-
-    def _past_deal_limit(self) -> bool:
-        limit = self.game.deal_limit
-        return limit > 0 and self.deal_index + 1 >= limit
-
-    def _check_deal_limit(self) -> None:
-        """End the game at the deal limit if one score is strictly highest (MoonGame docs)."""
-        scores = self.side_scores
-        top = max(scores)
-        if self._past_deal_limit() and scores.count(top) == 1:
-            self.winner = scores.index(top)
             self.phase, self.seat = Phase.OVER, TERMINAL
 
     def _deal_next(self) -> None:

@@ -24,6 +24,17 @@ GAMES: Final[dict[str, type[Game]]] = {
     MoonGame.name: MoonGame,
 }
 
+RETIRED_OPTIONS: Final[dict[tuple[str, str], str]] = {
+    ("moon", "deal_limit"): (
+        "the rules play on until a score is alone at 21 or more (RULES.md 1.13); a cap on "
+        "deals is the referee's max_deals (a match and tournament option), which ends the "
+        "game as adjudicated"
+    ),
+}
+"""Options games once had and have no more, with why. The value that meant "off" (0) is
+dropped, so records and rows written before an option retired still load; any other value is
+refused with the reason."""
+
 
 def make_game(name: str, **options: Any) -> Game:
     """Return the game called ``name`` configured with ``options``.
@@ -39,7 +50,15 @@ def make_game(name: str, **options: Any) -> Game:
             f"unknown game '{name}': expected one of {', '.join(sorted(GAMES))}"
         ) from None
     accepted = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    for key, value in options.items():
+    for key, value in list(options.items()):
+        retired = RETIRED_OPTIONS.get((name, key))
+        if retired is not None:
+            if value != 0 or isinstance(value, bool):
+                raise GameOptionError(
+                    f"{name}: option '{key}' is retired (got {value!r}): {retired}"
+                )
+            del options[key]
+            continue
         if key not in accepted:
             known = ", ".join(accepted) or "none"
             raise GameOptionError(f"{name}: unknown option '{key}' (options: {known})")

@@ -66,7 +66,7 @@ def _build_game(game: Game) -> games_pb2.GameConfig:
     if isinstance(game, DoublesGame):
         return games_pb2.GameConfig(doubles=games_pb2.DoublesOptions(players=game.players))
     if isinstance(game, MoonGame):
-        return games_pb2.GameConfig(moon=games_pb2.MoonOptions(deal_limit=game.deal_limit))
+        return games_pb2.GameConfig(moon=games_pb2.MoonOptions())
     raise ConversionError("game", f"a {type(game).__name__}", _GAME_NAMES)
 
 
@@ -90,7 +90,13 @@ def decode_game(message: games_pb2.GameConfig) -> Game:
     if which is None:
         raise ConversionError("", "missing", _GAME_NAMES)
     if which == "moon":
-        return MoonGame(deal_limit=message.moon.deal_limit)
+        if message.moon.deal_limit:
+            raise ConversionError(
+                "moon.deal_limit",
+                f"{message.moon.deal_limit} (a retired option)",
+                "0: Moon plays on by the rules; cap deals with the referee's max_deals",
+            )
+        return MoonGame()
     if which == "doubles":
         players = _players(message.doubles.players, DoublesGame.HAND_SIZES, "doubles.players")
         return DoublesGame(players=players)

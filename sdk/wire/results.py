@@ -31,6 +31,7 @@ _TERMINATION: Final[dict[Termination, referee_pb2.Termination.ValueType]] = {
     Termination.FORFEIT: referee_pb2.TERMINATION_FORFEIT,
     Termination.VOID: referee_pb2.TERMINATION_VOID,
     Termination.ABORTED: referee_pb2.TERMINATION_ABORTED,
+    Termination.ADJUDICATED: referee_pb2.TERMINATION_ADJUDICATED,
 }
 _TERMINATION_OF: Final[dict[int, Termination]] = {int(v): t for t, v in _TERMINATION.items()}
 

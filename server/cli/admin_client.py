@@ -170,7 +170,8 @@ def run_action(args: argparse.Namespace) -> int:
 
 
 def policy_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--time-control``, ``--fault-policy`` and ``--max-strikes``: read by :func:`policies`."""
+    """``--time-control``, ``--fault-policy``, ``--max-strikes`` and ``--max-deals``: read by
+    :func:`policies`."""
     parser.add_argument(
         "--time-control",
         metavar="TC",
@@ -187,10 +188,20 @@ def policy_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="substitute: faults that forfeit (default 3)",
     )
+    parser.add_argument(
+        "--max-deals",
+        type=int,
+        metavar="N",
+        help=(
+            "the cap on deals: a game nobody has won after N deals is adjudicated by its "
+            "scores (default 1000, at most 100000)"
+        ),
+    )
 
 
 def policies(args: argparse.Namespace, request: Any) -> None:
-    """Copy ``--time-control``, ``--fault-policy`` and ``--max-strikes`` into ``request``."""
+    """Copy ``--time-control``, ``--fault-policy``, ``--max-strikes`` and ``--max-deals`` into
+    ``request``."""
     if args.time_control is not None:
         try:
             time_control = TimeControl.parse(args.time_control)
@@ -203,6 +214,10 @@ def policies(args: argparse.Namespace, request: Any) -> None:
         if args.max_strikes < 1:
             raise CliError(f"--max-strikes: must be 1 or more, got {args.max_strikes}")
         request.max_strikes = args.max_strikes
+    if args.max_deals is not None:
+        if args.max_deals < 1:
+            raise CliError(f"--max-deals: must be 1 or more, got {args.max_deals}")
+        request.max_deals = args.max_deals
 
 
 def time_control_text(message: referee_pb2.TimeControl) -> str:

@@ -15,12 +15,12 @@ from domino_arena.bots import HOUSE_BOTS, UnknownBotError, UnsupportedGameError,
 from domino_arena.sdk.local import (
     DEFAULT_MAX_DEALS,
     BotActionError,
-    GameTooLongError,
     play_game,
     seat_seed,
 )
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.records import RecordError, read_record, replay, write_record
+from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import DEAL, GAMES, Game, GameState, HandResult, game_options, make_game
 from domino_arena.server.cli.arguments import (
     CliError,
@@ -46,7 +46,10 @@ def _play_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_MAX_DEALS,
         metavar="N",
-        help=f"give up after N deals without a winner (default: {DEFAULT_MAX_DEALS})",
+        help=(
+            "adjudicate by the scores a game nobody has won after N deals, as the referee does "
+            f"(default: {DEFAULT_MAX_DEALS})"
+        ),
     )
     parser.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
     parser.add_argument("--quiet", action="store_true", help="print only the seed and the result")
@@ -84,9 +87,9 @@ def _play(args: argparse.Namespace) -> int:
         )
     except UnsupportedGameError as exc:
         raise CliError(f"--bots: {exc}") from None
-    except (BotActionError, GameTooLongError) as exc:
+    except BotActionError as exc:
         raise CliError(str(exc), code=1) from None
-    transcript.finish(result.state, result.record.first_seat)
+    transcript.finish(result.result, result.record.first_seat)
     if args.record is not None:
         try:
             write_record(result.record, args.record)
@@ -121,18 +124,19 @@ class _Transcript:
         for result in step.after.hand_results[len(step.before.hand_results) :]:
             self._hand_result(result, step.after.scores)
 
-    def finish(self, state: GameState, first_seat: int) -> None:
-        outcome = state.outcome()
-        assert outcome is not None
+    def finish(self, result: MatchResult, first_seat: int) -> None:
         if self.quiet:
             print(f"{self.game.describe()}; seed {self.seed}, first seat {first_seat}")
         else:
             print()
-        print(f"result: {outcome.result()}; {outcome.detail}")
-        for side, seats in enumerate(outcome.sides):
+        if result.outcome is not None:
+            print(f"result: {result.outcome.result()}; {result.outcome.detail}")
+        else:
+            print(f"result: {result.detail}")
+        for side, seats in enumerate(self.game.sides):
             who = ", ".join(f"seat {s} {self.names[s]}" for s in seats)
-            mark = "  winner" if side == outcome.winner else ""
-            print(f"  side {side} ({who}): {outcome.scores[side]}{mark}")
+            mark = "  winner" if side == result.winner else ""
+            print(f"  side {side} ({who}): {result.scores[side]}{mark}")
         print(f"re-run with: --seed {self.seed}")
 
     def _start(self, state: GameState) -> None:

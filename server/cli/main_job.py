@@ -39,6 +39,7 @@ from domino_arena.server.cli import web_face
 from domino_arena.server.cli.tables import standings_table
 from domino_arena.server.ladder.elo import Rating, standings
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament
 from domino_arena.server.store.bots import DuplicateBotError
@@ -85,6 +86,8 @@ class Settings:
         default_factory=lambda: TimeControl(move=1.0, bank=10.0, grace=0.5)
     )
     fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
+    max_deals: int = DEFAULT_MAX_DEALS
+    """The referee's cap on deals: a game nobody has won by then is adjudicated."""
     db_url: str | None = None
     """None: a fresh SQLite file in a temporary folder."""
     keep_web: bool = False
@@ -265,6 +268,7 @@ async def _play_game(
         games_per_pairing=settings.games_per_pairing,
         time_control=settings.time_control,
         fault_policy=settings.fault_policy,
+        max_deals=settings.max_deals,
         concurrency=settings.concurrency,
         wait_seconds=10.0,
         seed=settings.seed,

@@ -193,7 +193,8 @@ def _print_tournament(t: Any) -> None:
     print(f"  {_seed_text(t)}")
     print(
         f"  time control {time_control_text(t.time_control)}, {policy}{strikes}; "
-        f"{t.concurrency} at once; waits {t.wait_ms / 1000:g} s for absent bots"
+        f"{t.concurrency} at once; waits {t.wait_ms / 1000:g} s for absent bots; "
+        f"adjudicated after {t.max_deals} deals without a winner"
     )
 
 
@@ -305,7 +306,8 @@ def _l_start(args: argparse.Namespace) -> int:
     ladder = admin_call(args, "StartLadder", request)
     print(
         f"{game.name} ladder started: {game.describe()}, {ladder.concurrency} games at once, "
-        f"time control {time_control_text(ladder.time_control)}, seed {ladder.seed}"
+        f"time control {time_control_text(ladder.time_control)}, seed {ladder.seed}, "
+        f"adjudicated after {ladder.max_deals} deals"
     )
     return 0
 

@@ -28,6 +28,10 @@ from domino_arena.server.store.matches import StoredMatch, sides_of
 
 MAX_ROUNDS: Final = 2000
 """The most bootstrap rounds one request may ask for (each is a refit)."""
+MAX_BATCH_MATCHES: Final = 100_000
+"""The newest matches of a pool (or a tournament) one batch fit reads."""
+BOOTSTRAP_SEED: Final = 0
+"""The bootstrap's seed: the same games always give the same intervals."""
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -70,7 +70,12 @@ from domino_arena.server.net.admin_requests import (
 from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.net.wire import connected_bots
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
-from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.match_spec import (
+    DEFAULT_MAX_DEALS,
+    DEFAULT_MAX_STRIKES,
+    FinishedMatch,
+    MatchSpec,
+)
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
@@ -145,6 +150,7 @@ class AdminArena(Protocol):
         time_control: TimeControl,
         fault_policy: FaultPolicy,
         max_strikes: int,
+        max_deals: int,
         concurrency: int,
         seed: int | None,
     ) -> None: ...
@@ -287,6 +293,7 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
                 time_control=time_control,
                 fault_policy=policy,
                 max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+                max_deals=request.max_deals or DEFAULT_MAX_DEALS,
                 seed=seed_of(request.seed) if request.HasField("seed") else None,
                 rated=request.rated if request.HasField("rated") else True,
                 **optional,
@@ -494,6 +501,7 @@ class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
                 time_control=time_control,
                 fault_policy=policy,
                 max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+                max_deals=request.max_deals or DEFAULT_MAX_DEALS,
                 concurrency=request.concurrency or DEFAULT_LADDER_CONCURRENCY,
                 seed=seed,
             )

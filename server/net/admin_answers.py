@@ -21,6 +21,7 @@ from domino_arena.server.net.admin_compare import comparison_message
 from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament import max_deals_of
 from domino_arena.server.stats.repeat_deals import repeat_deal_checks
 from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.matches import StoredMatch, sides_of
@@ -61,6 +62,8 @@ class LadderView(Protocol):
     def fault_policy(self) -> FaultPolicy: ...
     @property
     def max_strikes(self) -> int: ...
+    @property
+    def max_deals(self) -> int: ...
     @property
     def concurrency(self) -> int: ...
     @property
@@ -119,6 +122,7 @@ def tournament_message(
         time_control=time_control_to_proto(TimeControl.from_ms(*t.time_control_ms)),
         fault_policy=fault_policy_to_proto(FaultPolicy(t.fault_policy)),
         max_strikes=t.max_strikes,
+        max_deals=max_deals_of(t),
         concurrency=t.concurrency,
         wait_ms=round(t.wait_seconds * 1000),
         rated=t.rated,
@@ -234,6 +238,7 @@ def ladder_message(ladder: LadderView) -> admin_pb.Ladder:
         time_control=time_control_to_proto(ladder.time_control),
         fault_policy=fault_policy_to_proto(ladder.fault_policy),
         max_strikes=ladder.max_strikes,
+        max_deals=ladder.max_deals,
         concurrency=ladder.concurrency,
         seed=ladder.seed,
         started=ladder.started,

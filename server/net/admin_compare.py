@@ -25,7 +25,7 @@ from domino_arena.server.play.compare import (
     new_comparison,
     summary,
 )
-from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES
+from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
 from domino_arena.server.stats.sprt import Sprt, SprtOptionError
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -73,6 +73,7 @@ def comparison_of(
     if request.max_sets > MAX_SETS:
         raise invalid(f"max_sets: must be at most {MAX_SETS}, got {request.max_sets}")
     in_range(request.max_strikes, "max_strikes")
+    in_range(request.max_deals, "max_deals")
     in_range(request.concurrency, "concurrency")
     optional: dict[str, Any] = {}
     if request.HasField("wait_ms"):
@@ -91,6 +92,7 @@ def comparison_of(
             time_control=time_control_of(request.time_control),
             fault_policy=fault_policy_of(request.fault_policy),
             max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+            max_deals=request.max_deals or DEFAULT_MAX_DEALS,
             seed=seed_of(request.seed) if request.HasField("seed") else None,
             name=request.name or None,
             rated=request.rated,

@@ -21,7 +21,7 @@ from domino_arena.sdk.rules import GAMES, Game
 from domino_arena.sdk.wire import ConversionError, fault_policy_from_proto, game_from_proto
 from domino_arena.server.logs import quote
 from domino_arena.server.net.wire import deal_mode_from_proto, time_control_from_proto
-from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, MatchSpec
+from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES, MatchSpec
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
@@ -44,6 +44,7 @@ LIMITS: Final[dict[str, int]] = {
     "time_control.bank_ms": 3_600_000,
     "time_control.grace_ms": 10_000,
     "max_strikes": 100,
+    "max_deals": 100_000,
     "concurrency": 1024,
     "games_per_pairing": 1000,
     "wait_ms": 86_400_000,
@@ -150,6 +151,7 @@ def tournament_numbers(request: admin_pb.CreateTournamentRequest) -> None:
     """Check the numeric fields of a CreateTournament request against :data:`LIMITS`."""
     in_range(request.games_per_pairing, "games_per_pairing")
     in_range(request.max_strikes, "max_strikes")
+    in_range(request.max_deals, "max_deals")
     in_range(request.concurrency, "concurrency")
     if request.HasField("wait_ms"):
         in_range(request.wait_ms, "wait_ms")
@@ -158,6 +160,7 @@ def tournament_numbers(request: admin_pb.CreateTournamentRequest) -> None:
 def ladder_numbers(request: admin_pb.StartLadderRequest) -> None:
     """Check the numeric fields of a StartLadder request against :data:`LIMITS`."""
     in_range(request.max_strikes, "max_strikes")
+    in_range(request.max_deals, "max_deals")
     in_range(request.concurrency, "concurrency")
 
 
@@ -263,6 +266,7 @@ def match_spec(request: admin_pb.RunMatchRequest, lobby: Roster) -> MatchSpec:
     time_control = time_control_of(request.time_control)
     fault_policy = fault_policy_of(request.fault_policy)
     max_strikes = in_range(request.max_strikes, "max_strikes") or DEFAULT_MAX_STRIKES
+    max_deals = in_range(request.max_deals, "max_deals") or DEFAULT_MAX_DEALS
     for name in bots:
         connection = lobby.get(name)
         if connection is None:
@@ -278,4 +282,5 @@ def match_spec(request: admin_pb.RunMatchRequest, lobby: Roster) -> MatchSpec:
         time_control=time_control,
         fault_policy=fault_policy,
         max_strikes=max_strikes,
+        max_deals=max_deals,
     )

@@ -11,9 +11,10 @@ import asyncio
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
 
 from domino_arena.server.ladder.batch import (
+    BOOTSTRAP_SEED,
+    MAX_BATCH_MATCHES,
     MAX_ROUNDS,
     BatchStandings,
     PoolKey,
@@ -25,11 +26,6 @@ from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
 from domino_arena.server.net.admin_requests import invalid, not_now
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
-
-MAX_BATCH_MATCHES: Final = 100_000
-"""The newest matches of a pool (or a tournament) one batch fit reads."""
-BOOTSTRAP_SEED: Final = 0
-"""The bootstrap's seed: the same games always give the same intervals."""
 
 
 @dataclass(frozen=True, slots=True)

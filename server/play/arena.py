@@ -263,6 +263,7 @@ class Arena:
         time_control: TimeControl,
         fault_policy: FaultPolicy,
         max_strikes: int,
+        max_deals: int,
         concurrency: int,
         seed: int | None,
     ) -> None:
@@ -288,6 +289,7 @@ class Arena:
             time_control=time_control,
             fault_policy=fault_policy,
             max_strikes=max_strikes,
+            max_deals=max_deals,
             seed=seed,
         )
         self.ladders[game.name] = runner
@@ -371,6 +373,7 @@ class Arena:
                 time_control=spec.time_control,
                 fault_policy=spec.fault_policy,
                 max_strikes=spec.max_strikes,
+                max_deals=spec.max_deals,
                 reconnect_grace=self.reconnect_grace,
                 absent=[seat for seat, bot in enumerate(spec.bots) if bot in spec.absent],
                 on_step=on_step,

@@ -43,7 +43,7 @@ from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.play import provable
-from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES
+from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
 from domino_arena.server.play.scheduler import DealMode, ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.stats import paired
@@ -146,6 +146,7 @@ def new_comparison(
     time_control: TimeControl,
     fault_policy: FaultPolicy,
     max_strikes: int = DEFAULT_MAX_STRIKES,
+    max_deals: int = DEFAULT_MAX_DEALS,
     concurrency: int = DEFAULT_CONCURRENCY,
     wait_seconds: float = 60.0,
     seed: int | None = None,
@@ -190,6 +191,8 @@ def new_comparison(
         )
     if concurrency < 1:
         raise CompareError(f"concurrency: must be at least 1, got {concurrency}")
+    if max_deals < 1:
+        raise CompareError(f"max_deals: must be at least 1, got {max_deals}")
     if seed is not None:
         try:
             check_seed(seed)
@@ -209,6 +212,7 @@ def new_comparison(
         time_control_ms=time_control.to_ms(),
         fault_policy=fault_policy.value,
         max_strikes=max_strikes,
+        max_deals=max_deals,
         concurrency=concurrency,
         wait_seconds=float(wait_seconds),
         seed=seed,

@@ -32,7 +32,12 @@ from domino_arena.sdk.match.seeds import MAX_SEED, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import INITIAL_RATING, Rating
 from domino_arena.server.ladder.matchmaking import Candidate, pick_tables
-from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.match_spec import (
+    DEFAULT_MAX_DEALS,
+    DEFAULT_MAX_STRIKES,
+    FinishedMatch,
+    MatchSpec,
+)
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
 
@@ -73,6 +78,7 @@ class LadderRunner:
         time_control: TimeControl | None = None,
         fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE,
         max_strikes: int = DEFAULT_MAX_STRIKES,
+        max_deals: int = DEFAULT_MAX_DEALS,
         seed: int | None = None,
         recheck: float = RECHECK_SECONDS,
         on_game: Callable[[FinishedMatch], None] | None = None,
@@ -81,6 +87,8 @@ class LadderRunner:
             raise ValueError(f"ladder: concurrency must be at least 1, got {concurrency}")
         if max_strikes < 1:
             raise ValueError(f"ladder: max_strikes must be at least 1, got {max_strikes}")
+        if max_deals < 1:
+            raise ValueError(f"ladder: max_deals must be at least 1, got {max_deals}")
         if not (recheck > 0 and math.isfinite(recheck)):
             raise ValueError(f"ladder: recheck must be a positive number of seconds, got {recheck}")
         self.game = game
@@ -91,6 +99,7 @@ class LadderRunner:
         self.time_control = time_control if time_control is not None else TimeControl()
         self.fault_policy = fault_policy
         self.max_strikes = max_strikes
+        self.max_deals = max_deals
         self.recheck = recheck
         self.on_game = on_game
         self.seed = seed if seed is not None else random_seed()
@@ -171,6 +180,7 @@ class LadderRunner:
             time_control=self.time_control,
             fault_policy=self.fault_policy,
             max_strikes=self.max_strikes,
+            max_deals=self.max_deals,
             match_id=f"ladder-{self.game.name}-{self.session}-{self.started:06d}",
             rated=True,
         )

@@ -11,12 +11,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Final
 
+from domino_arena.sdk.local import DEFAULT_MAX_DEALS
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch
 
 DEFAULT_MAX_STRIKES: Final = 3
+
+__all__ = ["DEFAULT_MAX_DEALS", "DEFAULT_MAX_STRIKES", "FinishedMatch", "MatchSpec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,8 @@ class MatchSpec:
     time_control: TimeControl = field(default_factory=TimeControl)
     fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
     max_strikes: int = DEFAULT_MAX_STRIKES
+    max_deals: int = DEFAULT_MAX_DEALS
+    """The referee's cap on deals: a game nobody has won after this many is adjudicated."""
     match_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     rated: bool = True
     """Counts for the Elo ladder (only normal and forfeit endings are ever rated)."""

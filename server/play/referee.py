@@ -99,10 +99,11 @@ async def play_match(
         absent: seats whose bot was not connected when the match was due and was waited for
             already (a tournament's wait): they get no reconnect grace until they connect.
         on_step: called after every applied step, deals and substituted moves included.
-        max_deals: a game with no winner after this many deals is void (None: no limit).
+        max_deals: the cap on deals: a game nobody has won after this many ends ADJUDICATED,
+            ranked by its scores (None: no cap).
 
     Returns:
-        The report; ``result.termination`` is NORMAL, FORFEIT or VOID.
+        The report; ``result.termination`` is NORMAL, FORFEIT, ADJUDICATED or VOID.
 
     Raises:
         ValueError: the arguments do not fit the game (before anything is sent).

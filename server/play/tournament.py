@@ -38,7 +38,12 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.play import compare, provable
-from domino_arena.server.play.match_spec import DEFAULT_MAX_STRIKES, FinishedMatch, MatchSpec
+from domino_arena.server.play.match_spec import (
+    DEFAULT_MAX_DEALS,
+    DEFAULT_MAX_STRIKES,
+    FinishedMatch,
+    MatchSpec,
+)
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
 from domino_arena.server.play.timecontrol import TimeControl
@@ -83,6 +88,7 @@ def new_tournament(
     time_control: TimeControl,
     fault_policy: FaultPolicy,
     max_strikes: int = DEFAULT_MAX_STRIKES,
+    max_deals: int = DEFAULT_MAX_DEALS,
     concurrency: int = DEFAULT_CONCURRENCY,
     wait_seconds: float = DEFAULT_WAIT_SECONDS,
     seed: int | None,
@@ -121,6 +127,8 @@ def new_tournament(
         )
     if max_strikes < 1:
         raise TournamentError(f"max_strikes: must be at least 1, got {max_strikes}")
+    if max_deals < 1:
+        raise TournamentError(f"max_deals: must be at least 1, got {max_deals}")
     if seed is not None:
         try:
             check_seed(seed)
@@ -147,6 +155,7 @@ def new_tournament(
             time_control_ms=time_control.to_ms(),
             fault_policy=fault_policy.value,
             max_strikes=max_strikes,
+            max_deals=max_deals,
             concurrency=concurrency,
             wait_seconds=float(wait_seconds),
             seed=seed,
@@ -160,6 +169,11 @@ def new_tournament(
         )
     except ValueError as exc:  # the row's own checks (lengths of id and name)
         raise TournamentError(str(exc)) from None
+
+
+def max_deals_of(t: StoredTournament) -> int:
+    """The cap on deals of ``t``'s games (rows from before the cap was stored: the default)."""
+    return DEFAULT_MAX_DEALS if t.max_deals is None else t.max_deals
 
 
 def game_of(t: StoredTournament) -> Game:
@@ -210,6 +224,7 @@ def match_spec(
         time_control=TimeControl.from_ms(*t.time_control_ms),
         fault_policy=FaultPolicy(t.fault_policy),
         max_strikes=t.max_strikes,
+        max_deals=max_deals_of(t),
         match_id=match_id_of(t, g.index),
         rated=t.rated,
         absent=tuple(absent),

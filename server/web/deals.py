@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.matches import StoredMatch, sides_of
@@ -20,9 +21,9 @@ def result_text(match: StoredMatch) -> str:
         return f"{match.termination}: {match.detail}" if match.detail else match.termination
     sides = sides_of(match)
     winners = [bot for seat, bot in enumerate(match.seats) if sides[seat] == match.winner]
-    won = f"{' & '.join(winners)} won"
-    if match.termination == "forfeit":
-        return f"{won} by forfeit: {match.detail}" if match.detail else f"{won} by forfeit"
+    won = f"{' & '.join(winners)} won{Termination(match.termination).how_won}"
+    if match.termination != Termination.NORMAL and match.detail:
+        return f"{won}: {match.detail}"
     return won
 
 

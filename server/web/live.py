@@ -38,7 +38,6 @@ from domino_arena.sdk.client.spectator import (
     WatchStarted,
 )
 from domino_arena.sdk.client.tls import ClientTls
-from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import CHANCE, DEAL, Game
 from domino_arena.sdk.wire import ConversionError
 from domino_arena.server.web.params import MAX_TEXT, WebError, not_found
@@ -79,8 +78,7 @@ def result_text(game: Game, players: tuple[str, ...], end: WatchedEnd) -> str:
         why = f" ({end.detail})" if end.detail else ""
         return f"no winner: {end.termination.value}{why}, scores {scores}"
     names = ", ".join(players[seat] for seat in game.sides[end.winner] if seat < len(players))
-    how = "" if end.termination is Termination.NORMAL else f" by {end.termination.value}"
-    return f"side {end.winner} ({names}) wins{how}, scores {scores}"
+    return f"side {end.winner} ({names}) wins{end.termination.how_won}, scores {scores}"
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The standings page's data: a game's Elo table, for all its player counts or for one.
+"""The standings page's data: a game's official standings (the ladder's batch fit, with its
+intervals and seat advantage) above its Elo table, for all its player counts or for one.
 
 The ladder keeps one rating pool per game (``ratings``), which mixes, say, Straight for two and
 for four. A table for one player count is the same Elo (:func:`elo.rate_game`, game after
@@ -6,6 +7,12 @@ game) over the pool's rated games with that many seats, in the order they were r
 Replaying a whole pool takes seconds at 100,000 matches, longer than a page may, so the tables
 of every player count are kept with the last rated game they include, and each request rates
 only the games rated since (rated games are only ever added, in ``seq`` order).
+
+The official standings are :func:`batch.batch_standings` of the pool's newest rated games, as
+the admin API's ``GetStandings`` reads them, with :data:`FIT_ROUNDS` bootstrap rounds. Each
+round is a refit, so the answer is kept beside the Elo tables with the pool's latest rated
+``seq``: the next rated game makes the next request fit again, and until then every request
+(any sort or page) shows the kept one.
 """
 
 from __future__ import annotations
@@ -19,6 +26,13 @@ from typing import Any, Final
 
 from domino_arena.sdk.rules import GAMES, configurations
 from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.batch import (
+    BOOTSTRAP_SEED,
+    MAX_BATCH_MATCHES,
+    BatchStandings,
+    batch_standings,
+    counted,
+)
 from domino_arena.server.web.params import Paging, bad_request, not_found
 from domino_arena.server.web.views import WebStorage, interval
 
@@ -33,15 +47,30 @@ SORTS: Final[dict[str, tuple[str, bool]]] = {
     "interval": ("uncertainty_sort", False),
 }
 """The standings' sort keys: the row field each sorts by and whether it runs high to low."""
+FIT_ROUNDS: Final = 100
+"""Bootstrap rounds of the page's fit (each is a refit; ``domino-arena standings`` runs 200)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Official:
+    """A pool's official standings as the page shows them (or why there are none), fitted
+    over its games rated up to ``seq``."""
+
+    seq: int
+    official: dict[str, Any] | None
+    note: str | None
 
 
 @dataclass
 class _Tables:
-    """A pool's ratings per player count, replayed up to its rated game ``seq``."""
+    """A pool's ratings per player count, replayed up to its rated game ``seq``, and its
+    official standings per player count (None: all), each with the ``seq`` it was fitted at."""
 
     seq: int = 0
     by_players: dict[int, dict[str, elo.Rating]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    fits: dict[int | None, _Official] = field(default_factory=dict)
+    fit_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _KEPT: Final[weakref.WeakKeyDictionary[Any, dict[str, _Tables]]] = weakref.WeakKeyDictionary()
@@ -53,10 +82,10 @@ def player_counts(game: str) -> list[int]:
     return sorted({g.num_players for g in configurations([game])})
 
 
-def by_players(storage: WebStorage, game: str, players: int) -> dict[str, elo.Rating]:
-    """The ratings of ``game``'s pool from its ``players``-seat games alone, brought up to
-    date by rating the games rated since the kept tables were (one at a time per pool: the
-    first request after a start replays the whole pool, the others wait for it)."""
+def _tables(storage: WebStorage, game: str) -> tuple[_Tables, int]:
+    """``game``'s kept tables, brought up to date by rating the games rated since they were
+    (one at a time per pool: the first request after a start replays the whole pool, the
+    others wait for it), and the latest rated ``seq`` they include."""
     with _KEPT_LOCK:
         tables = _KEPT.setdefault(storage, {}).setdefault(game, _Tables())
     with tables.lock:
@@ -64,7 +93,108 @@ def by_players(storage: WebStorage, game: str, players: int) -> dict[str, elo.Ra
             ratings = tables.by_players.setdefault(len(rated.bots), {})
             ratings.update(elo.rate_game(ratings, rated))
             tables.seq = seq
+        return tables, tables.seq
+
+
+def by_players(storage: WebStorage, game: str, players: int) -> dict[str, elo.Rating]:
+    """The ratings of ``game``'s pool from its ``players``-seat games alone (brought up to
+    date as :func:`_tables` says)."""
+    tables, _ = _tables(storage, game)
+    with tables.lock:
         return dict(tables.by_players.get(players, {}))
+
+
+def official(
+    storage: WebStorage, game: str, players: int | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """``game``'s official standings (of its ``players``-seat games only, when given) and
+    None, or None and why the pool cannot be fitted (:func:`batch.batch_standings`' words).
+
+    Kept with the pool's latest rated ``seq``: a request at the same seq gets the kept
+    answer; the first after a newer rated game fits again (a bootstrap of :data:`FIT_ROUNDS`
+    refits, seconds on a big pool). While one request fits, the others get the answer kept
+    before (some games behind, its ``games`` says how many it fitted) when there is one, and
+    wait for the fit when there is none, so no two requests fit the same pool at once."""
+    tables, seq = _tables(storage, game)
+    with tables.lock:
+        kept = tables.fits.get(players)
+    if kept is None:
+        tables.fit_lock.acquire()
+    elif kept.seq >= seq or not tables.fit_lock.acquire(blocking=False):
+        return kept.official, kept.note
+    try:
+        with tables.lock:
+            kept = tables.fits.get(players)
+        if kept is None or kept.seq < seq:
+            kept = _fit(storage, game, players, seq)
+            with tables.lock:
+                tables.fits[players] = kept
+        return kept.official, kept.note
+    finally:
+        tables.fit_lock.release()
+
+
+def _fit(storage: WebStorage, game: str, players: int | None, seq: int) -> _Official:
+    """Fit the pool's newest rated games (those with ``players`` seats, when given; the pool
+    of them with most games) as the admin API does."""
+    chosen = counted(storage.matches(MAX_BATCH_MATCHES, game=game, records=False), ladder=True)
+    if players is not None:
+        chosen = [m for m in chosen if len(m.seats) == players]
+    try:
+        fitted = batch_standings(chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED)
+    except ValueError as exc:  # no games, or bots in parts that never met
+        return _Official(seq, None, str(exc))
+    return _Official(seq, official_data(fitted), None)
+
+
+def _finite(low: float, high: float) -> list[float] | None:
+    """An interval as [low, high]; None when no bootstrap round rated it (infinite)."""
+    return None if math.isinf(low) or math.isinf(high) else [low, high]
+
+
+def official_data(fitted: BatchStandings) -> dict[str, Any]:
+    """The page's ``official`` of a batch fit: its table, seat advantage and pairs."""
+    point, spread = fitted.point, fitted.spread
+    return {
+        "pool": fitted.label,
+        "model": point.model,
+        "games": fitted.games,
+        "sets": point.units,
+        "rounds": spread.rounds,
+        "rows": [
+            {
+                "rank": rank,
+                "bot": bot,
+                "rating": rating,
+                "interval": _finite(low, high),
+                "games": games,
+            }
+            for rank, (bot, rating, low, high, games) in enumerate(fitted.rows(), start=1)
+        ],
+        "seats": [
+            {
+                "seat": position,
+                "elo": advantage,
+                "interval": [low, high],
+                "uncertainty": (high - low) / 2,
+            }
+            for position, (advantage, (low, high)) in enumerate(
+                zip(point.seat_advantage, spread.seat_intervals, strict=True)
+            )
+            if position > 0
+        ],
+        "pairs": [
+            {
+                "first": row.partners[0],
+                "second": row.partners[1],
+                "games": row.games,
+                "score": row.score / row.games,
+                "expected": row.expected / row.games,
+            }
+            for row in fitted.pairs
+        ],
+        "other_pools": [key.label(fitted.game) for key in fitted.other_pools],
+    }
 
 
 def _rows(ratings: Mapping[str, elo.Rating], sort: str) -> list[dict[str, Any]]:
@@ -100,8 +230,9 @@ def standings(
     paging: Paging,
     players: int | None = None,
 ) -> dict[str, Any]:
-    """One game's Elo standings (of its ``players``-seat games only, when given): ranked by
-    rating, sorted by ``sort``, one page of them."""
+    """One game's official standings (:func:`official`) and its Elo standings (of its
+    ``players``-seat games only, when given): ranked by rating, sorted by ``sort``, one page
+    of them."""
     if game not in GAMES:
         raise not_found(f"no game is called {game!r}; the games are {', '.join(GAMES)}")
     counts = player_counts(game)
@@ -111,8 +242,10 @@ def standings(
         )
     if players is None or len(counts) == 1:
         ratings = storage.ratings(game)
+        fitted, note = official(storage, game, None)
     else:
         ratings = by_players(storage, game, players)
+        fitted, note = official(storage, game, players)
     rows = _rows(ratings, sort)
     start = paging.offset
     return {
@@ -120,6 +253,8 @@ def standings(
         "title": GAMES[game].title,
         "players": players,
         "player_counts": counts,
+        "official": fitted,
+        "official_note": note,
         "sort": sort,
         "page": paging.page,
         "per_page": paging.per_page,

@@ -271,11 +271,13 @@ def test_matches_and_record(
 
 def test_ladder_start_list_stop(capsys: pytest.CaptureFixture[str], referee: AdminServer) -> None:
     out = admin(
-        capsys, referee, "ladder", "start", "passing", "--players", "3", "--seed", "4"
+        capsys,
+        referee,
+        *("ladder", "start", "passing", "--players", "3", "--seed", "4", "--max-deals", "30"),
     ) + admin(capsys, referee, "ladder", "list")
     assert out.startswith(
         "passing ladder started: Passing Game, 3 players, to 101, 4 games at once, "
-        "time control 1s+10s/50ms, seed 4\n"
+        "time control 1s+10s/50ms, seed 4, adjudicated after 30 deals\n"
     )
     assert ["Passing Game, 3 players, to 101", "4", "1s+10s/50ms", "substitute", "0", "0"] in (
         table_rows(out)
@@ -296,6 +298,22 @@ def test_match_run_sends_the_token(
     assert lines[0].endswith(": Passing Game, 2 players, to 101")
     assert lines[1] == "result: normal; side 0 (seat 0) wins 101-0"
     assert referee.arena.specs[0].seed == 1
+    assert referee.arena.specs[0].max_deals == 1000
+    admin(capsys, referee, "match", "run", "passing", "--bots", "alice,bob", "--max-deals", "7")
+    assert referee.arena.specs[1].max_deals == 7
+    code, _, err = run(
+        capsys,
+        "match",
+        "run",
+        "passing",
+        "--bots",
+        "alice,bob",
+        "--max-deals",
+        "0",
+        "--server",
+        referee.address,
+    )
+    assert code == 2 and "--max-deals: must be 1 or more, got 0" in err
 
 
 def test_watch_prints_each_public_step_as_it_happens(

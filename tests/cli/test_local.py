@@ -165,6 +165,35 @@ def test_quiet_prints_only_the_result(capsys: pytest.CaptureFixture[str]) -> Non
     assert len(lines) == 5
 
 
+def test_play_adjudicates_at_max_deals_and_the_record_replays(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "capped.jsonl"
+    code, out, _ = run(
+        capsys,
+        *("play", "moon", "--bots", "random,random,random", "--seed", "4", "--quiet"),
+        *("--max-deals", "3", "--record", str(path)),
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1] == (
+        "result: adjudicated: no winner by the rules after 3 deals, the referee's cap "
+        "(max_deals); scores -9/5/-13: seat 1 (random) has the highest score and wins"
+    )
+    assert lines[3] == "  side 1 (seat 1 random): 5  winner"
+    record = read_record(path)
+    assert record.options == {} and record.result.termination == "adjudicated"
+    assert run(capsys, "replay", str(path))[0] == 0
+
+
+def test_moon_refuses_the_retired_deal_limit_option(capsys: pytest.CaptureFixture[str]) -> None:
+    message = one_error(
+        capsys, ["play", "moon", "--bots", "random,random,random", "-o", "deal_limit=50"]
+    )
+    assert "moon: option 'deal_limit' is retired (got '50')" in message
+    assert "max_deals" in message
+
+
 def test_play_then_replay_succeeds(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
     run(capsys, "play", "passing", "--bots", "greedy,random", "--seed", "8", "--record", str(path))

@@ -76,8 +76,9 @@ WAIT: Final = 60.0
 BOTS: Final = ("ann", "ben", "cat", "dan")
 """The bots; a match of N seats is played by the first N."""
 
-MOON_DEAL_LIMIT: Final = 3
-"""Random bidders rarely reach 21 in Moon; after this many deals the highest score wins."""
+MOON_MAX_DEALS: Final = 3
+"""Random bidders rarely reach 21 in Moon: the referee adjudicates a Moon match after this many
+deals (RunMatchRequest.max_deals), which keeps the matches short."""
 
 
 def seeds_for(game: Game) -> tuple[int, ...]:
@@ -94,11 +95,8 @@ PLAY_METHOD: Final = "/domino_arena.v1.BotService/Play"
 
 
 def arena_games() -> list[Game]:
-    """Every game configuration; Moon with a low deal limit, set through its GameConfig."""
-    return [
-        MoonGame(deal_limit=MOON_DEAL_LIMIT) if isinstance(g, MoonGame) else g
-        for g in configurations()
-    ]
+    """Every game configuration."""
+    return list(configurations())
 
 
 def label(game: Game) -> str:
@@ -263,6 +261,7 @@ async def run_matches(
                         has_seed=True,
                         seed=seed,
                         time_control=TIME_CONTROL,
+                        max_deals=MOON_MAX_DEALS if isinstance(game, MoonGame) else 0,
                     ),
                     metadata=ADMIN_METADATA,
                     timeout=WAIT,
@@ -483,9 +482,13 @@ def matches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Played]]
 
 
 def checked(played: Played) -> Timeline:
-    """The timeline of a match that ended normally, with no fault, and replays."""
+    """The timeline of a match that ended by the rules (or, Moon, at its cap on deals), with
+    no fault, and replays."""
     record = played.record
-    assert played.response.result.termination == pb.TERMINATION_NORMAL, played.response.result
+    assert played.response.result.termination in (
+        pb.TERMINATION_NORMAL,
+        pb.TERMINATION_ADJUDICATED,
+    ), played.response.result
     assert record.faults == (), f"{played}: {record.faults}"
     report = replay(record)
     assert report.ok, f"{played}: {report}"
@@ -518,7 +521,7 @@ def test_only_the_moon_bidder_gets_its_widow_and_discard(
 ) -> None:
     """The allowance for the bidder's own knowledge is used on the wire, and by it alone."""
     widow_seen = discards_shown = discards_hidden = 0
-    for played in matches[label(MoonGame(deal_limit=MOON_DEAL_LIMIT))]:
+    for played in matches[label(MoonGame())]:
         line = checked(played)
         for seat, log in enumerate(played.seats):
             events = 0
@@ -610,7 +613,7 @@ def test_the_checker_names_a_boneyard_tile_in_an_event(
 def test_the_checker_names_the_widow_and_the_discard_shown_to_another_seat(
     matches: dict[str, list[Played]],
 ) -> None:
-    played, line = first_match(matches, MoonGame(deal_limit=MOON_DEAL_LIMIT))
+    played, line = first_match(matches, MoonGame())
     # A request to a seat that is not the bidder while the widow is still in the bidder's hand.
     seat, index, message, at = next(
         (seat, i, m, a)

@@ -51,6 +51,7 @@ class FakeLadder:
     time_control: TimeControl
     fault_policy: FaultPolicy
     max_strikes: int
+    max_deals: int
     concurrency: int
     seed: int
     started: int = 0
@@ -112,12 +113,13 @@ class FakeArena:
         time_control: TimeControl,
         fault_policy: FaultPolicy,
         max_strikes: int,
+        max_deals: int,
         concurrency: int,
         seed: int | None,
     ) -> None:
         self.calls.append(("start ladder", game.name))
         self.ladders[game.name] = FakeLadder(
-            game, time_control, fault_policy, max_strikes, concurrency, seed or 0
+            game, time_control, fault_policy, max_strikes, max_deals, concurrency, seed or 0
         )
 
     async def stop_ladder(self, game_name: str) -> None:

@@ -27,7 +27,7 @@ import trio
 from trio.testing import MockClock
 
 from domino_arena.bots import make_bot
-from domino_arena.sdk.local import play_game, seat_seed
+from domino_arena.sdk.local import DEFAULT_MAX_DEALS, play_game, seat_seed
 from domino_arena.sdk.match.records import MatchRecord, parse_record, replay, write_record
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
@@ -96,15 +96,29 @@ def _add(name: str, play: Case) -> None:
 # -- local play: sdk.local.play_game between house bots -----------------------------------------
 
 
-def _local(name: str, game: str, bots: Sequence[str], seed: int, **options: Any) -> None:
+def _local(
+    name: str,
+    game: str,
+    bots: Sequence[str],
+    seed: int,
+    max_deals: int = DEFAULT_MAX_DEALS,
+    **options: Any,
+) -> None:
     """Add a local game of ``game`` (built as the CLI does, ``make_game(game, **options)``)
     between house bots named ``bots``, each seeded from the game's seed and its seat as
-    ``domino-arena play`` seeds them.
+    ``domino-arena play`` seeds them; ``max_deals`` is ``play --max-deals``.
     """
 
     def play() -> str:
         players = [make_bot(bot, seat_seed(seed, seat)) for seat, bot in enumerate(bots)]
-        result = play_game(make_game(game, **options), players, seed, timer=None, created=CREATED)
+        result = play_game(
+            make_game(game, **options),
+            players,
+            seed,
+            timer=None,
+            created=CREATED,
+            max_deals=max_deals,
+        )
         return _text(result.record)
 
     _add(name, play)
@@ -128,10 +142,11 @@ _local("local-doubles-3p", "doubles", [G, R, G], seed=1, players=3)
 _local("local-doubles-4p", "doubles", [G, R, G, R], seed=1, players=4)
 # Doubles has no partnerships (its only option is `players`; RULES.md D11), so no 4-partners case.
 # A second seed where the game has a second path to its end or a second scoring rule: Moon
-# between greedy bots reaches 21; random bidders only stop at the deal limit (docs/rules.md
-# 7.2), here a small one; the pagat target rule of the Passing Game.
+# between greedy bots reaches 21; random bidders rarely do, and local play's cap on deals
+# adjudicates the game by its scores (docs/rules.md 7.2), here a small cap; the pagat target
+# rule of the Passing Game.
 _local("local-moon-greedy", "moon", [G, G, G], seed=2)
-_local("local-moon-random-deal-limit", "moon", [R, R, R], seed=3, deal_limit=3)
+_local("local-moon-random-max-deals", "moon", [R, R, R], seed=4, max_deals=3)
 _local("local-passing-4p-pagat", "passing", [G, R, G, R], seed=2, players=4, target_rule="pagat")
 
 
@@ -190,14 +205,15 @@ _refereed(
 )
 _refereed("referee-straight-clean", "straight", lambda: _good("a", "b"), policy=FORFEIT, seed=4)
 _refereed("referee-doubles-clean", "doubles", lambda: _good("a", "b"), policy=FORFEIT, seed=5)
-# Random bidders only end a Moon game at its deal limit: keep it small.
+# Random bidders rarely end a Moon game by the rules: the referee's cap on deals adjudicates it
+# by the scores (docs/rules.md 7.2); a small cap keeps the record short.
 _refereed(
-    "referee-moon-clean",
+    "referee-moon-adjudicated-max-deals",
     "moon",
     lambda: _good("a", "b", "c"),
     policy=FORFEIT,
     seed=6,
-    options={"deal_limit": 3},
+    max_deals=3,
 )
 
 # Each fault under `substitute`: strikes, the seeded substitute moves, then the forfeit at the
@@ -346,10 +362,10 @@ _refereed(
     options={"players": 4, "partnerships": True},
 )
 
-# Void matches: no winner within max_deals, and a failure of the referee's own (a seat raising
-# from `event`), which is charged to nobody.
+# No winner within max_deals (adjudicated by the scores after one deal of the Passing Game), and
+# a void match: a failure of the referee's own (a seat raising from `event`), charged to nobody.
 _refereed(
-    "referee-void-max-deals",
+    "referee-passing-adjudicated-max-deals",
     "passing",
     lambda: _good("a", "b"),
     policy=FORFEIT,

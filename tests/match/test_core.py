@@ -6,6 +6,7 @@ what is due next; nothing here sleeps, opens a socket or reads a clock.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -20,8 +21,17 @@ from domino_arena.sdk.match.notices import (
     StepNotice,
 )
 from domino_arena.sdk.match.records import replay
-from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
-from domino_arena.sdk.rules import CHANCE, DEAL, DOUBLE_SIX, Discard, LogEntry, Play, make_game
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.rules import (
+    CHANCE,
+    DEAL,
+    DOUBLE_SIX,
+    PASS,
+    Discard,
+    LogEntry,
+    Play,
+    make_game,
+)
 from domino_arena.server.play.timecontrol import TimeControl
 
 CLOCK = TimeControl(move=1.0, bank=10.0, grace=0.05)
@@ -247,15 +257,73 @@ def test_turns_number_every_request_through_the_match() -> None:
     assert replay(match.record()).ok
 
 
-def test_the_deal_cap_voids_the_game() -> None:
-    match = core(max_deals=1)
+def play_out(match: MatchCore) -> MatchResult:
     while (decision := match.next_decision()) is not None:
         request = match.request()
         match.reply(request.turn, decision.observation.legal_actions[0], 0.0)
-    result = match.result
-    assert result is not None and result.termination is Termination.VOID and result.winner is None
-    assert result.detail.startswith("void: no winner after 1 deals (scores ")
-    assert match.state.deal_number == 1 and match.state.is_chance()
+    assert match.result is not None
+    return match.result
+
+
+def test_the_deal_cap_adjudicates_the_game_by_its_scores() -> None:
+    match = core(max_deals=1)
+    result = play_out(match)
+    state = match.state
+    assert state.deal_number == 1 and state.is_chance() and state.outcome() is None
+    assert result.termination is Termination.ADJUDICATED and result.termination.rated
+    assert result.scores == state.scores
+    top = max(state.scores)
+    assert state.scores.count(top) == 1, "this seed's first deal has a leader"
+    assert result.winner == state.scores.index(top)
+    winner = result.winner
+    assert result.detail == (
+        "adjudicated: no winner by the rules after 1 deal, the referee's cap (max_deals); "
+        f"scores {state.scores[0]}/{state.scores[1]}: seat {winner} ({'ab'[winner]}) has the "
+        "highest score and wins"
+    )
+    record = match.record()
+    assert record.result.termination is Termination.ADJUDICATED
+    assert record.result.winner == winner and record.result.detail == result.detail
+    assert replay(record).ok
+
+
+def test_a_tie_at_the_top_at_the_cap_is_a_draw_between_the_tied_sides() -> None:
+    for seed in range(300):
+        match = MatchCore(make_game("moon"), "abc", seed=seed, first_seat=0, max_deals=1)
+        result = play_out(match)
+        top = max(result.scores)
+        if result.termination is Termination.ADJUDICATED and result.scores.count(top) == 2:
+            break
+    else:
+        pytest.fail("no two-way tie at the top after one Moon deal in 300 seeds")
+    level = [f"seat {s} ({'abc'[s]})" for s in range(3) if result.scores[s] == top]
+    assert result.winner is None
+    assert f"{level[0]} and {level[1]} share the highest score, a draw" in result.detail
+    assert replay(match.record()).ok
+
+
+def test_replay_checks_an_adjudication_against_the_scores_and_where_play_stopped() -> None:
+    match = core(max_deals=1)
+    play_out(match)
+    record = match.record()
+    assert record.result.winner is not None
+    wrong = dataclasses.replace(
+        record, result=dataclasses.replace(record.result, winner=1 - record.result.winner)
+    )
+    assert not replay(wrong).ok and "winner" in (replay(wrong).error or "")
+    cut = dataclasses.replace(record, steps=record.steps[:-3])
+    report = replay(cut)
+    assert not report.ok
+    assert "an adjudicated game ends where a deal is due" in (report.error or "")
+
+
+def test_with_no_cap_three_passers_deal_again_for_as_long_as_they_pass() -> None:
+    match = MatchCore(make_game("moon"), "abc", seed=4, first_seat=0, max_deals=None)
+    while match.state.deal_number < 50:
+        decision = match.next_decision()
+        assert decision is not None, "the rules never end a game of void deals"
+        match.reply(match.request().turn, PASS, 0.0)
+    assert match.result is None and match.state.scores == (0, 0, 0)
 
 
 def test_untimed_play_has_no_limits_and_no_think_times() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -783,7 +782,6 @@ def test_perft_data_matches_engine_and_brute_force(case: dict[str, Any]) -> None
 
 def test_greedy_beats_random() -> None:
     """The greedy bot wins clearly more than half of 100 seeded 2-player games."""
-    started = time.perf_counter()
     wins = 0
     games = 100
     for seed in range(games):
@@ -802,4 +800,3 @@ def test_greedy_beats_random() -> None:
         assert outcome is not None
         wins += outcome.winner == greedy_seat
     assert wins >= 65, wins
-    assert time.perf_counter() - started < 5

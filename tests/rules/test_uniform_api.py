@@ -366,7 +366,7 @@ def test_doubles_open_ends_are_named_by_their_number() -> None:
         ("checkers", {}, "unknown game 'checkers'"),
         ("passing", {"colour": "red"}, "unknown option 'colour'"),
         ("straight", {"players": 5}, "players must be 2, 3 or 4"),
-        ("moon", {"deal_limit": -1}, "deal_limit must be 0"),
+        ("moon", {"deal_limit": 50}, "option 'deal_limit' is retired"),
     ],
 )
 def test_a_bad_option_raises_the_option_error(

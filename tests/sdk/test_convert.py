@@ -497,8 +497,7 @@ ALL_GAMES: list[Game] = [
     *CONFIGS,
     *(PassingGame(players=n, target_rule="pagat") for n in (2, 3, 4)),
     PassingGame(players=4, partnerships=True, target_rule="pagat"),
-    MoonGame(deal_limit=0),
-    MoonGame(deal_limit=7),
+    MoonGame(),
 ]
 
 
@@ -519,16 +518,14 @@ def test_game_wire_forms() -> None:
             )
         )
     )
-    assert game_to_proto(MoonGame(deal_limit=0)) == games_pb2.GameConfig(
-        moon=games_pb2.MoonOptions(deal_limit=0)
-    )
+    assert game_to_proto(MoonGame()) == games_pb2.GameConfig(moon=games_pb2.MoonOptions())
     assert game_to_proto(DoublesGame(players=3)) == games_pb2.GameConfig(
         doubles=games_pb2.DoublesOptions(players=3)
     )
     unspecified = games_pb2.GameConfig(passing=games_pb2.PassingOptions(players=3))
     assert game_from_proto(unspecified) == PassingGame(players=3, target_rule="gamerules")
     empty_moon = games_pb2.GameConfig(moon=games_pb2.MoonOptions())
-    assert game_from_proto(empty_moon) == MoonGame(deal_limit=0)
+    assert game_from_proto(empty_moon) == MoonGame()
 
 
 MALFORMED_GAMES: list[tuple[str, games_pb2.GameConfig, str]] = [
@@ -564,6 +561,12 @@ MALFORMED_GAMES: list[tuple[str, games_pb2.GameConfig, str]] = [
         ),
         "game.passing.target_rule: unknown value 7; expected TARGET_RULE_GAMERULES or "
         "TARGET_RULE_PAGAT",
+    ),
+    (
+        "moon-deal-limit",
+        games_pb2.GameConfig(moon=games_pb2.MoonOptions(deal_limit=50)),
+        "game.moon.deal_limit: 50 (a retired option); expected 0: Moon plays on by the rules; "
+        "cap deals with the referee's max_deals",
     ),
 ]
 

@@ -24,12 +24,12 @@ from domino_arena.bots import greedy as greedy_module
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import (
     BotActionError,
-    GameTooLongError,
     play_game,
     seat_seed,
 )
 from domino_arena.sdk.match.notices import Step
-from domino_arena.sdk.match.records import replay
+from domino_arena.sdk.match.records import parse_record, record_lines, replay
+from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import (
     CHANCE,
     DEAL,
@@ -157,19 +157,42 @@ def test_uniform_random_bots_play_passing_to_the_end() -> None:
         assert replay(result.record).ok
 
 
-def test_a_game_without_a_winner_is_stopped_at_max_deals() -> None:
+def test_a_game_without_a_winner_is_adjudicated_at_max_deals() -> None:
     game = make_game("passing", players=2)
-    with pytest.raises(GameTooLongError) as caught:
-        play_game(game, random_bots(game, 1), 1, max_deals=2)
-    state = caught.value.state
-    assert state.is_chance()
+    played = play_game(game, random_bots(game, 1), 1, max_deals=2)
+    state, result = played.state, played.result
+    assert state.is_chance() and state.outcome() is None
     assert state.deal_number == 2
     assert len(state.hand_results) == 2
+    assert result.termination is Termination.ADJUDICATED
+    assert result.scores == state.scores
+    top = max(state.scores)
+    assert result.winner == (state.scores.index(top) if state.scores.count(top) == 1 else None)
     scores = "/".join(str(s) for s in state.scores)
-    assert str(caught.value) == (
-        f"Passing Game, 2 players, to 101: no winner after 2 deals (scores {scores}); "
-        "play stopped at the limit of 2 deals"
+    assert result.detail.startswith(
+        f"adjudicated: no winner by the rules after 2 deals, the referee's cap (max_deals); "
+        f"scores {scores}: "
     )
+    assert played.record.result.termination is Termination.ADJUDICATED
+    assert played.record.result.winner == result.winner
+    assert replay(played.record).ok
+
+
+def test_an_adjudicated_tie_at_the_top_is_a_draw() -> None:
+    game = make_game("moon")
+    for seed in range(200):
+        played = play_game(game, random_bots(game, seed), seed, max_deals=1)
+        scores = played.result.scores
+        if played.result.termination is Termination.ADJUDICATED and scores.count(max(scores)) > 1:
+            break
+    else:
+        pytest.fail("no tie at the top after one deal in 200 seeds")
+    assert played.result.winner is None
+    assert "share the highest score, a draw between them" in played.result.detail
+    assert played.record.result.winner is None
+    assert replay(played.record).ok
+    text = "".join(line + "\n" for line in record_lines(played.record))
+    assert parse_record(text) == played.record, "a tied adjudication reads back as written"
 
 
 @pytest.mark.parametrize(("name", "options"), CONFIGS, ids=CONFIG_IDS)

@@ -331,6 +331,7 @@ def test_create_tournament_applies_the_defaults(server: AdminServer, arena: Fake
     assert stored is not None and stored.seed == 5
     assert t.seed_commitment == commitment_of(5, stored.seed_salt)
     assert t.max_strikes == 3 and t.fault_policy == pb.FAULT_POLICY_SUBSTITUTE
+    assert t.max_deals == 1000 and stored.max_deals == 1000
     assert (t.time_control.move_ms, t.time_control.bank_ms) == (1000, 10_000)
     assert list(t.entrants) == ["alice", "bob", "carol"]
     assert t.progress.total > 0 and t.progress.done == 0
@@ -348,11 +349,13 @@ def test_create_tournament_takes_every_setting_and_can_start(
         time_control=pb.TimeControl(move_ms=500, bank_ms=5000, grace_ms=100),
         fault_policy=pb.FAULT_POLICY_FORFEIT,
         max_strikes=2,
+        max_deals=60,
         concurrency=3,
         wait_ms=2500,
         rated=False,
         start=True,
     )
+    assert t.max_deals == 60
     assert t.name.startswith("Three-Player Moon, 3 players, to 21, ")
     assert (t.games_per_pairing, t.deals, t.rated) == (2, admin_pb.DEAL_MODE_SPREAD, False)
     assert (t.fault_policy, t.max_strikes, t.concurrency, t.wait_ms) == (
@@ -538,6 +541,7 @@ def test_ladders_start_list_and_stop(server: AdminServer, arena: FakeArena) -> N
     ladder = server.admin.StartLadder(request, metadata=AUTH, timeout=WAIT)
     assert ladder.game.WhichOneof("game") == "straight"
     assert (ladder.concurrency, ladder.seed, ladder.max_strikes) == (2, 9, 3)
+    assert ladder.max_deals == 1000
     assert ladder.fault_policy == pb.FAULT_POLICY_FORFEIT
     code, details = refused(lambda: server.admin.StartLadder(request, metadata=AUTH))
     assert code is grpc.StatusCode.FAILED_PRECONDITION

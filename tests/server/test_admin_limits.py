@@ -71,6 +71,20 @@ NUMBERS: Final = [
     ("CreateTournament", "max_strikes", tournament),
     ("CreateTournament", "concurrency", tournament),
     ("CreateTournament", "wait_ms", tournament),
+    ("CreateTournament", "max_deals", tournament),
+    ("StartLadder", "max_deals", lambda **f: admin_pb.StartLadderRequest(game=game(), **f)),
+    (
+        "CreateComparison",
+        "max_deals",
+        lambda **f: admin_pb.CreateComparisonRequest(
+            game=game(), candidate="ada", baseline="bob", **f
+        ),
+    ),
+    (
+        "RunMatch",
+        "max_deals",
+        lambda **f: admin_pb.RunMatchRequest(game=game(), bots=["ada", "bob"], **f),
+    ),
     ("StartLadder", "max_strikes", lambda **f: admin_pb.StartLadderRequest(game=game(), **f)),
     ("StartLadder", "concurrency", lambda **f: admin_pb.StartLadderRequest(game=game(), **f)),
     (

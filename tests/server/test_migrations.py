@@ -308,3 +308,61 @@ def test_revision_0005_lists_the_seats_of_every_stored_match(storage: Storage) -
     ]
     assert [m.id for m in storage.matches(bot="alice")] == ["three", "two", "one"]
     assert [m.id for m in storage.matches(bot="carol")] == ["three"]
+
+
+def test_revision_0007_drops_the_retired_moon_deal_limit_and_keeps_it_as_the_cap(
+    storage: Storage,
+) -> None:
+    """Moon rows stored under the engine's old deal limit load after 0007; a tournament's
+    limit becomes its cap on deals unless it had one already."""
+    created = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+    old = dataclasses.replace(
+        a_match("old-moon"), game="moon", seats=("a", "b", "c"), scores=(3, 2, 1), winner=0
+    )
+    assert storage.save_match(old)
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), "0006")
+        connection.commit()
+    with storage.engine.begin() as connection:
+        connection.execute(
+            sa.text("UPDATE matches SET options = :o WHERE id = 'old-moon'").bindparams(
+                sa.bindparam("o", type_=sa.JSON)
+            ),
+            {"o": {"deal_limit": 100}},
+        )
+        for tournament_id, game, options, cap in (
+            ("limited", "moon", {"deal_limit": 40}, None),
+            ("capped", "moon", {"deal_limit": 40}, 300),
+            ("off", "moon", {"deal_limit": 0}, None),
+            ("line", "straight", {"players": 2, "partnerships": False}, None),
+        ):
+            connection.execute(
+                sa.text(
+                    "INSERT INTO tournaments (id, name, game, options, entrants, "
+                    "games_per_pairing, deals, move_ms, bank_ms, grace_ms, fault_policy, "
+                    "max_strikes, concurrency, wait_seconds, seed, rated, state, created, "
+                    "updated, max_deals) VALUES (:id, 'cup', :game, :options, "
+                    "'[\"a\", \"b\", \"c\"]', 1, 'duplicate', 1000, 10000, 50, 'forfeit', 3, 1, "
+                    "0, 7, :rated, 'created', :created, :created, :cap)"
+                ).bindparams(sa.bindparam("options", type_=sa.JSON)),
+                {
+                    "id": tournament_id,
+                    "game": game,
+                    "options": options,
+                    "created": created,
+                    "cap": cap,
+                    "rated": True,
+                },
+            )
+    with storage.engine.connect() as connection:
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    moved = storage.match("old-moon")
+    assert moved is not None and moved.options == {}
+    tournaments = {t.id: t for t in storage.tournaments()}
+    assert {k: (t.options, t.max_deals) for k, t in tournaments.items()} == {
+        "limited": ({}, 40),
+        "capped": ({}, 300),
+        "off": ({}, None),
+        "line": ({"players": 2, "partnerships": False}, None),
+    }

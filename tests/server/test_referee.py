@@ -677,11 +677,12 @@ def test_one_void_match_does_not_stop_its_neighbour() -> None:
     assert_sound(reports["fine"].record)
 
 
-def test_a_match_with_no_winner_in_max_deals_is_void() -> None:
+def test_a_match_with_no_winner_in_max_deals_is_adjudicated() -> None:
     played = play([FakeSeat(), FakeSeat()], max_deals=1)
     result = played.report.result
-    assert result.termination is Termination.VOID
-    assert result.detail.startswith("void: no winner after 1 deals (scores ")
+    assert result.termination is Termination.ADJUDICATED
+    assert result.detail.startswith("adjudicated: no winner by the rules after 1 deal, ")
+    assert played.record.result.termination is Termination.ADJUDICATED
     assert len(played.record.result.hands) == 1
     assert_sound(played.record)
 

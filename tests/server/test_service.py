@@ -284,6 +284,47 @@ def test_run_match_plays_stores_and_returns_the_record(
     assert referee.connected() == {"alice": (ALL_GAMES, 0), "bob": (ALL_GAMES, 0)}
 
 
+def test_run_match_adjudicates_a_game_at_its_cap_on_deals_and_rates_it(
+    referee: Referee, tokens: dict[str, str], storage: RatedStorage
+) -> None:
+    alice = referee.connect("alice", tokens["alice"])
+    referee.connect("bob", tokens["bob"])
+    request = passing_request("alice", "bob", seed=11)
+    request.max_deals = 1
+    before = storage.ratings("passing")
+    response = referee.admin.RunMatch(request, timeout=WAIT)
+    result = response.result
+    assert result.termination == pb.TERMINATION_ADJUDICATED
+    assert "adjudicated: no winner by the rules after 1 deal" in result.detail
+    record = parse_record(response.record)
+    assert record.result.termination == "adjudicated" and len(record.result.hands) == 1
+    assert replay(record).ok, replay(record)
+    assert alice.wait_kind("match_end").match_end.result == result
+    stored = storage.match(response.match_id)
+    assert stored is not None and stored.termination == "adjudicated" and stored.moves_ratings
+    assert stored.rating_model == "elo-pairwise-k24/1"
+    after = storage.ratings("passing")
+    for bot in ("alice", "bob"):
+        games_before = before[bot].games if bot in before else 0
+        assert after[bot].games == games_before + 1, bot
+
+
+def test_a_moon_game_with_the_retired_deal_limit_is_refused_in_band(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    for name in ("alice", "bob", "carol"):
+        referee.connect(name, tokens[name])
+    request = admin_pb.RunMatchRequest(bots=["alice", "bob", "carol"])
+    request.game.moon.deal_limit = 50
+    with pytest.raises(grpc.RpcError) as caught:
+        referee.admin.RunMatch(request, timeout=WAIT)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details() == (
+        "game.moon.deal_limit: 50 (a retired option); expected 0: Moon plays on by the rules; "
+        "cap deals with the referee's max_deals"
+    )
+
+
 @pytest.mark.parametrize(
     ("request_", "status", "words"),
     [

@@ -415,7 +415,7 @@ def test_the_sdk_spectator_lists_and_follows_a_match_in_the_rules_own_types(
     for step in game_steps[:3]:
         referee.call(functools.partial(feed, step))
     referee.arena.ladders["moon"] = FakeLadder(
-        game, TimeControl(), FaultPolicy.SUBSTITUTE, 3, 2, 77, started=4, finished=1
+        game, TimeControl(), FaultPolicy.SUBSTITUTE, 3, 1000, 2, 77, started=4, finished=1
     )
 
     async def follow() -> tuple[Lobby, list[WatchItem]]:

@@ -126,7 +126,7 @@ def test_a_forfeit_keeps_its_fault(storage: Storage) -> None:
     match = StoredMatch(
         id="m2",
         game="moon",
-        options={"deal_limit": 0},
+        options={},
         seats=("a", "b", "c"),
         seed=0,
         termination="forfeit",
@@ -201,7 +201,7 @@ def test_a_stored_hash_that_is_not_ours_matches_nothing() -> None:
 
 
 def test_the_schema_is_at_the_newest_revision(storage: Storage) -> None:
-    assert storage.schema_version() == migrations.head() == "0006"
+    assert storage.schema_version() == migrations.head() == "0007"
 
 
 def test_a_schema_that_is_no_identifier_is_refused() -> None:
@@ -220,7 +220,7 @@ def a_tournament(
         id=tournament_id,
         name=f"Spring cup {tournament_id}",
         game="moon",
-        options={"deal_limit": 5},
+        options={},
         entrants=("alice", "bob", "carol"),
         games_per_pairing=4,
         deals="duplicate",

@@ -8,6 +8,7 @@ assert the exact moments games start.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.play.match_spec import FinishedMatch
+from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, FinishedMatch
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import (
@@ -384,6 +385,7 @@ def test_a_bot_back_after_being_given_up_on_is_waited_for_again(storage: RatedSt
         ({"wait_seconds": -1.0}, "wait_seconds: must be a finite number of seconds"),
         ({"wait_seconds": float("nan")}, "wait_seconds: must be a finite number of seconds"),
         ({"max_strikes": 0}, "max_strikes: must be at least 1, got 0"),
+        ({"max_deals": 0}, "max_deals: must be at least 1, got 0"),
         ({"seed": -1}, "seed: must be from 0 to"),
         ({"name": "  "}, "name: must not be empty"),
         ({"name": "x" * 201}, "name: expected 1-200 characters"),
@@ -418,12 +420,18 @@ def test_a_new_tournament_row_holds_the_request(storage: RatedStorage) -> None:
         time_control=TimeControl(move=2.0, bank=5.0, grace=0.1),
         fault_policy=FaultPolicy.SUBSTITUTE,
         max_strikes=5,
+        max_deals=40,
         concurrency=3,
         wait_seconds=12,
         seed=None,
         rated=False,
         tournament_id="cup-1",
     )
+    assert t.max_deals == 40
+    assert {match_spec(t, g).max_deals for g in schedule_of(t)} == {40}
+    assert match_spec(dataclasses.replace(t, max_deals=None), schedule_of(t)[0]).max_deals == (
+        DEFAULT_MAX_DEALS
+    ), "a row from before the cap was stored plays with the default"
     assert (t.id, t.name, t.game, t.entrants) == ("cup-1", "cup", "passing", BOTS[:5])
     assert t.options == {"players": 4, "partnerships": True, "target_rule": "gamerules"}
     assert t.time_control_ms == (2000, 5000, 100)

@@ -189,11 +189,16 @@ class RunMatchRequest(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
     has_seed: _builtins.bool
     seed: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     """0: the default (3); at most 100"""
+    max_deals: _builtins.int
+    """The referee's cap on deals, void deals included: a game nobody has won by the rules after
+    this many ends TERMINATION_ADJUDICATED, ranked by its scores. 0: the default (1000); at most 100000
+    """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -214,10 +219,11 @@ class RunMatchRequest(_message.Message):
         time_control: _referee_pb2.TimeControl | None = ...,
         fault_policy: _referee_pb2.FaultPolicy.ValueType = ...,
         max_strikes: _builtins.int = ...,
+        max_deals: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "fault_policy", b"fault_policy", "game", b"game", "has_seed", b"has_seed", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "fault_policy", b"fault_policy", "game", b"game", "has_seed", b"has_seed", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -496,6 +502,7 @@ class CreateTournamentRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     RATED_FIELD_NUMBER: _builtins.int
     START_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
@@ -515,6 +522,8 @@ class CreateTournamentRequest(_message.Message):
     """unset: rated (the games count for the Elo ladder)"""
     start: _builtins.bool
     """start at once"""
+    max_deals: _builtins.int
+    """the cap on deals of each game, as in RunMatchRequest; 0: the default (1000); at most 100000"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -541,10 +550,11 @@ class CreateTournamentRequest(_message.Message):
         seed: _builtins.int | None = ...,
         rated: _builtins.bool | None = ...,
         start: _builtins.bool = ...,
+        max_deals: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "rated", b"rated", "seed", b"seed", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "concurrency", b"concurrency", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_strikes", b"max_strikes", "name", b"name", "rated", b"rated", "seed", b"seed", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "concurrency", b"concurrency", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "rated", b"rated", "seed", b"seed", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
@@ -798,6 +808,7 @@ class Tournament(_message.Message):
     ENTRANTS_FIELD_NUMBER: _builtins.int
     GAMES_PER_PAIRING_FIELD_NUMBER: _builtins.int
     DEALS_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
@@ -821,6 +832,8 @@ class Tournament(_message.Message):
     name: _builtins.str
     games_per_pairing: _builtins.int
     deals: Global___DealMode.ValueType
+    max_deals: _builtins.int
+    """the cap on deals of each game (a game past it is adjudicated)"""
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     concurrency: _builtins.int
@@ -877,6 +890,7 @@ class Tournament(_message.Message):
         entrants: _abc.Iterable[_builtins.str] | None = ...,
         games_per_pairing: _builtins.int = ...,
         deals: Global___DealMode.ValueType = ...,
+        max_deals: _builtins.int = ...,
         time_control: _referee_pb2.TimeControl | None = ...,
         fault_policy: _referee_pb2.FaultPolicy.ValueType = ...,
         max_strikes: _builtins.int = ...,
@@ -899,7 +913,7 @@ class Tournament(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "progress", b"progress", "seed", b"seed", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -960,6 +974,7 @@ class CreateComparisonRequest(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     RATED_FIELD_NUMBER: _builtins.int
     START_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: "CANDIDATE vs BASELINE" """
     candidate: _builtins.str
@@ -981,6 +996,8 @@ class CreateComparisonRequest(_message.Message):
     """its games count for the Elo ladder (default: they do not)"""
     start: _builtins.bool
     """start at once"""
+    max_deals: _builtins.int
+    """the cap on deals of each game, as in RunMatchRequest; 0: the default (1000); at most 100000"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1015,10 +1032,11 @@ class CreateComparisonRequest(_message.Message):
         seed: _builtins.int | None = ...,
         rated: _builtins.bool = ...,
         start: _builtins.bool = ...,
+        max_deals: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "_wait_ms", b"_wait_ms", "baseline", b"baseline", "candidate", b"candidate", "concurrency", b"concurrency", "fault_policy", b"fault_policy", "game", b"game", "max_sets", b"max_sets", "max_strikes", b"max_strikes", "name", b"name", "opponents", b"opponents", "rated", b"rated", "seed", b"seed", "sprt", b"sprt", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "_wait_ms", b"_wait_ms", "baseline", b"baseline", "candidate", b"candidate", "concurrency", b"concurrency", "fault_policy", b"fault_policy", "game", b"game", "max_deals", b"max_deals", "max_sets", b"max_sets", "max_strikes", b"max_strikes", "name", b"name", "opponents", b"opponents", "rated", b"rated", "seed", b"seed", "sprt", b"sprt", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -1587,6 +1605,7 @@ class StartLadderRequest(_message.Message):
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     """0: the default (3); at most 100"""
@@ -1594,6 +1613,8 @@ class StartLadderRequest(_message.Message):
     """games at once; 0: 4; at most 1024"""
     seed: _builtins.int
     """of the pairing; unset: random"""
+    max_deals: _builtins.int
+    """the cap on deals of each game, as in RunMatchRequest; 0: the default (1000); at most 100000"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1609,10 +1630,11 @@ class StartLadderRequest(_message.Message):
         max_strikes: _builtins.int = ...,
         concurrency: _builtins.int = ...,
         seed: _builtins.int | None = ...,
+        max_deals: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "game", b"game", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "concurrency", b"concurrency", "fault_policy", b"fault_policy", "game", b"game", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "concurrency", b"concurrency", "fault_policy", b"fault_policy", "game", b"game", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -1632,6 +1654,7 @@ class Ladder(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     STARTED_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     concurrency: _builtins.int
@@ -1640,6 +1663,8 @@ class Ladder(_message.Message):
     """games started since the ladder started"""
     finished: _builtins.int
     """of those, games over"""
+    max_deals: _builtins.int
+    """the cap on deals of each game"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1655,10 +1680,11 @@ class Ladder(_message.Message):
         seed: _builtins.int = ...,
         started: _builtins.int = ...,
         finished: _builtins.int = ...,
+        max_deals: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "max_strikes", b"max_strikes", "seed", b"seed", "started", b"started", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "started", b"started", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

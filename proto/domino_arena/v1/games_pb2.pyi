@@ -23,6 +23,11 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
+if sys.version_info >= (3, 13):
+    from warnings import deprecated as _deprecated
+else:
+    from typing_extensions import deprecated as _deprecated
+
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class _TargetRule:
@@ -128,8 +133,24 @@ class MoonOptions(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     DEAL_LIMIT_FIELD_NUMBER: _builtins.int
-    deal_limit: _builtins.int
-    """Deals after which the unique highest score wins (0: no limit). docs/rules.md 7.2."""
+    @_builtins.property
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def deal_limit(self) -> _builtins.int:
+        """Retired: must be 0 (a nonzero value is refused in-band, INVALID_ARGUMENT naming
+        `moon.deal_limit`). Moon plays on by the rules until a score is alone at 21 or more; a cap
+        on deals is the referee's `max_deals` (RunMatchRequest, CreateTournamentRequest), after
+        which the match ends TERMINATION_ADJUDICATED. docs/rules.md 7.2.
+        """
+
+    @deal_limit.setter
+    @_deprecated("""This field has been marked as deprecated using proto field options.""")
+    def deal_limit(self, value: _builtins.int) -> None:
+        """Retired: must be 0 (a nonzero value is refused in-band, INVALID_ARGUMENT naming
+        `moon.deal_limit`). Moon plays on by the rules until a score is alone at 21 or more; a cap
+        on deals is the referee's `max_deals` (RunMatchRequest, CreateTournamentRequest), after
+        which the match ends TERMINATION_ADJUDICATED. docs/rules.md 7.2.
+        """
+
     def __init__(
         self,
         *,

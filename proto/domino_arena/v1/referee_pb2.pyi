@@ -173,6 +173,11 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     """a failure of the referee's: counts for nobody"""
     TERMINATION_ABORTED: _Termination.ValueType  # 4
     """the referee shut down"""
+    TERMINATION_ADJUDICATED: _Termination.ValueType  # 5
+    """The referee's cap on deals (max_deals) ended a game nobody had won by the rules: the sides
+    rank by their scores then; `winner` is the side alone at the top, -1 for a tie at the top
+    (a draw among the tied sides). Rated, and never shown as a win by the rules.
+    """
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper): ...
 
@@ -185,6 +190,11 @@ TERMINATION_VOID: Termination.ValueType  # 3
 """a failure of the referee's: counts for nobody"""
 TERMINATION_ABORTED: Termination.ValueType  # 4
 """the referee shut down"""
+TERMINATION_ADJUDICATED: Termination.ValueType  # 5
+"""The referee's cap on deals (max_deals) ended a game nobody had won by the rules: the sides
+rank by their scores then; `winner` is the side alone at the top, -1 for a tie at the top
+(a draw among the tied sides). Rated, and never shown as a win by the rules.
+"""
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 @_typing.final

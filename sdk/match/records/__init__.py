@@ -29,8 +29,9 @@ Format 2 adds what a refereed match needs (format 1 records are still read and r
   ``step`` is the index of the step that was due; ``turn`` the request it answered.
 * ``"substituted": true`` on a step the referee played for a faulting seat;
 * ``"termination"`` on the result line when the match did not end by the rules: ``forfeit``
-  (the winner is then :func:`forfeit_winner`'s), ``void`` or ``aborted`` (``winner`` null);
-  the scores and hands are those reached when play stopped;
+  (the winner is then :func:`forfeit_winner`'s), ``adjudicated`` (the referee's cap on deals:
+  the winner is :func:`adjudicated_winner`'s, null for a tie at the top), ``void`` or
+  ``aborted`` (``winner`` null); the scores and hands are those reached when play stopped;
 * optional header fields ``match_id`` and ``fault_policy``.
 
 A record written without any of these is a format 1 record with ``"format": 2``.
@@ -53,6 +54,7 @@ from .model import (
     RecordFault,
     RecordResult,
     RecordStep,
+    adjudicated_winner,
     forfeit_winner,
     record_from_state,
 )
@@ -70,6 +72,7 @@ __all__ = [
     "RecordResult",
     "RecordStep",
     "ReplayReport",
+    "adjudicated_winner",
     "forfeit_winner",
     "parse_record",
     "read_record",

@@ -130,6 +130,17 @@ def forfeit_winner(scores: Sequence[int], loser: int) -> int:
     return max(others, key=lambda side: (scores[side], -side))
 
 
+def adjudicated_winner(scores: Sequence[int]) -> int | None:
+    """Return the side alone at the highest score, or None when two or more share it: the
+    result of a game the referee's cap on deals ended (:attr:`Termination.ADJUDICATED`).
+
+    >>> adjudicated_winner((12, -3, 7)), adjudicated_winner((5, 5, -2))
+    (0, None)
+    """
+    top = max(scores)
+    return scores.index(top) if list(scores).count(top) == 1 else None
+
+
 def record_from_state(
     final_state: GameState,
     seats: Sequence[str],
@@ -180,7 +191,13 @@ def record_from_state(
             raise ValueError("a normal result comes from the engine: pass no winner or detail")
         result = RecordResult.from_state(final_state)
     else:
-        if (winner is None) != (termination is not Termination.FORFEIT):
+        if termination is Termination.ADJUDICATED:
+            if winner != adjudicated_winner(final_state.scores):
+                raise ValueError(
+                    f"an adjudicated result's winner is the side alone at the top of the "
+                    f"scores {final_state.scores}, not {winner}"
+                )
+        elif (winner is None) != (termination is not Termination.FORFEIT):
             raise ValueError(
                 f"a {termination} result needs {'a' if winner is None else 'no'} winner"
             )

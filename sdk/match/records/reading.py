@@ -239,7 +239,8 @@ class _Reader:
         if self._newer(number, obj, "termination", str) is not None:
             termination = self._word(number, obj, "termination", Termination, "termination")
         stopped = termination in (Termination.VOID, Termination.ABORTED)
-        winner = self._field(number, obj, "winner", int, nullable=stopped)
+        nullable = stopped or termination is Termination.ADJUDICATED  # a tie at the top
+        winner = self._field(number, obj, "winner", int, nullable=nullable)
         scores = tuple(self._int_list(number, obj, "scores"))
         raw_sides = self._field(number, obj, "sides", list)
         sides = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ...rules import CHANCE, GameOverError, GameState, IllegalActionError, RulesError, make_game
 from ..results import Termination
-from .model import MatchRecord, RecordResult, forfeit_winner
+from .model import MatchRecord, RecordResult, adjudicated_winner, forfeit_winner
 from .writing import hand_json
 
 
@@ -45,9 +45,11 @@ def replay(record: MatchRecord) -> ReplayReport:
     step must be taken by the seat to move and be legal, and at the end the engine's outcome
     and hand results must equal the result line.
 
-    A match the referee stopped (format 2: ``forfeit``, ``void``, ``aborted``) is checked the
-    same way up to where it stopped: the scores and hands must be the engine's at that point,
-    a forfeit must leave the game unfinished and name the winner :func:`forfeit_winner` gives.
+    A match the referee stopped (format 2: ``forfeit``, ``adjudicated``, ``void``, ``aborted``)
+    is checked the same way up to where it stopped: the scores and hands must be the engine's at
+    that point, a forfeit must leave the game unfinished and name the winner
+    :func:`forfeit_winner` gives, an adjudication must stop where a deal is due and name the
+    winner :func:`adjudicated_winner` gives.
     Each fault must be charged to the seat that was to move at its step, and the substituted
     steps must be exactly the steps of faults that did not forfeit.
     """
@@ -101,7 +103,7 @@ def replay(record: MatchRecord) -> ReplayReport:
     where = f"result (line {result_line})"
     termination = record.result.termination
     if termination is Termination.NORMAL or (
-        termination is not Termination.FORFEIT and state.is_terminal()
+        termination in (Termination.VOID, Termination.ABORTED) and state.is_terminal()
     ):
         if not state.is_terminal():
             return fail(
@@ -127,6 +129,16 @@ def replay(record: MatchRecord) -> ReplayReport:
                 state,
             )
         winner = None
+        if termination is Termination.ADJUDICATED:
+            if not state.is_chance():
+                return fail(
+                    f"{where}: an adjudicated game ends where a deal is due (the referee's "
+                    f"cap on deals), but {_who(state.current_seat)} is to move",
+                    total,
+                    None,
+                    state,
+                )
+            winner = adjudicated_winner(state.scores)
         if termination is Termination.FORFEIT:
             forfeits = [f for f in record.faults if f.forfeited]
             if not forfeits:

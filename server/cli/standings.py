@@ -164,13 +164,11 @@ def print_batch(out: Any, batch: admin_pb2.BatchStandings, *, los: bool) -> None
             ),
         )
     )
-    seats = [
-        f"seat {s.seat}: {s.elo:+.0f} ({s.low:+.0f} to {s.high:+.0f})"
-        for s in batch.seats
-        if s.seat > 0
-    ]
+    seats = [f"{s.label}: {s.elo:+.0f} ({s.low:+.0f} to {s.high:+.0f})" for s in batch.seats]
+    sides = any(s.seat == 0 for s in batch.seats)  # a partnership pool: the sides' difference
+    against = "the other side" if sides else "the first starter's seat"
     if seats:
-        print("seat advantage, Elo against the first starter's seat (95%): " + "; ".join(seats))
+        print(f"seat advantage, Elo against {against} (95%): " + "; ".join(seats))
     if batch.pairs:
         print("pairs: how each partnership did against what its members' ratings predict")
         out.print(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist, pstdev
 from typing import Final
 
 from domino_arena.sdk.match.results import Termination
@@ -47,6 +48,19 @@ class PoolKey:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatRow:
+    """One line of the seat advantage as the surfaces show it."""
+
+    label: str
+    """E.g. ``seat 1``, or ``the first starter's side`` in a partnership pool."""
+    position: int
+    """The seat position measured (0 for a partnership side, whose seats are 0 and 2)."""
+    elo: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
 class BatchStandings:
     """One pool's batch fit and its bootstrap, ready to show."""
 
@@ -64,6 +78,32 @@ class BatchStandings:
     @property
     def label(self) -> str:
         return self.key.label(self.game)
+
+    def seat_rows(self) -> tuple[SeatRow, ...]:
+        """The seat advantage that the games measure, with its interval.
+
+        Free-for-all: one row per seat position after the first starter's. Partnership pools:
+        a side's strength is its seats' mean, so only the difference between the first
+        starter's side (positions 0 and 2) and the other (1 and 3) is measured; the positions'
+        single terms are the prior's split of it, and are not shown.
+        """
+        point, spread = self.point.seat_advantage, self.spread
+        if not point:
+            return ()
+        if not self.key.partnerships:
+            return tuple(
+                SeatRow(f"seat {position}", position, elo, low, high)
+                for position, (elo, (low, high)) in enumerate(
+                    zip(point, spread.seat_intervals, strict=True)
+                )
+                if position > 0
+            )
+        weights = [0.5 if position % 2 == 0 else -0.5 for position in range(len(point))]
+        elo = sum(w * x for w, x in zip(weights, point, strict=True))
+        draws = [sum(w * x for w, x in zip(weights, row, strict=True)) for row in spread.seat_draws]
+        half = NormalDist().inv_cdf(0.5 + spread.level / 2) * (pstdev(draws) if draws else 0.0)
+        label = "the first starter's side (seats 0 and 2 against 1 and 3)"
+        return (SeatRow(label, 0, elo, elo - half, elo + half),)
 
     def rows(self) -> list[tuple[str, float, float, float, int]]:
         """``(bot, rating, low, high, games)``, best first (equal ratings by name)."""

@@ -61,6 +61,9 @@ class Bootstrap:
     over the rounds that rated both (0.5 when none did); no entry for ``a`` against itself."""
     rated_rounds: Mapping[str, int]
     """How many rounds rated each bot (``rounds`` unless some missed it)."""
+    seat_draws: tuple[tuple[float, ...], ...] = ()
+    """Each round's seat advantages (one row per round, position 0 first): the spread of any
+    combination of them, e.g. a partnership side's seats together (``batch.seat_rows``)."""
 
 
 def bootstrap(
@@ -142,6 +145,7 @@ def bootstrap(
             a: {b: float(superior[i, j]) for j, b in enumerate(problem.bots) if j != i}
             for i, a in enumerate(problem.bots)
         },
+        seat_draws=tuple(tuple(float(x) for x in row) for row in seats),
         rated_rounds={
             bot: int(n)
             for bot, n in zip(problem.bots, (~np.isnan(ratings)).sum(axis=0), strict=True)

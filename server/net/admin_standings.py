@@ -48,7 +48,7 @@ def batch_options(request: admin_pb.GetStandingsRequest) -> BatchOptions:
     rounds = request.bootstrap_rounds or DEFAULT_ROUNDS
     if rounds > MAX_ROUNDS:
         raise invalid(f"bootstrap_rounds: must be at most {MAX_ROUNDS}, got {rounds}")
-    if request.anchor_rating and not math.isfinite(request.anchor_rating):
+    if not math.isfinite(request.anchor_rating):
         raise invalid(f"anchor_rating: must be a finite rating, got {request.anchor_rating}")
     if request.partnerships and request.players != 4:
         raise invalid(
@@ -62,7 +62,9 @@ def batch_options(request: admin_pb.GetStandingsRequest) -> BatchOptions:
     return BatchOptions(
         key=key,
         anchor=request.anchor or None,
-        anchor_rating=request.anchor_rating or INITIAL_RATING,
+        anchor_rating=(
+            request.anchor_rating if request.HasField("anchor_rating") else INITIAL_RATING
+        ),
         rounds=rounds,
         los=request.los,
     )
@@ -144,10 +146,8 @@ def standings_message(standings: BatchStandings, *, los: bool) -> admin_pb.Batch
         for rank, (bot, rating, low, high, games) in enumerate(rows, start=1)
     )
     message.seats.extend(
-        admin_pb.SeatAdvantage(seat=position, elo=elo, low=low, high=high)
-        for position, (elo, (low, high)) in enumerate(
-            zip(point.seat_advantage, spread.seat_intervals, strict=True)
-        )
+        admin_pb.SeatAdvantage(seat=r.position, elo=r.elo, low=r.low, high=r.high, label=r.label)
+        for r in standings.seat_rows()
     )
     message.pairs.extend(
         admin_pb.PairRow(

@@ -173,16 +173,15 @@ def official_data(fitted: BatchStandings) -> dict[str, Any]:
         ],
         "seats": [
             {
-                "seat": position,
-                "elo": advantage,
-                "interval": [low, high],
-                "uncertainty": (high - low) / 2,
+                "seat": row.position,
+                "label": row.label,
+                "elo": row.elo,
+                "interval": [row.low, row.high],
+                "uncertainty": (row.high - row.low) / 2,
             }
-            for position, (advantage, (low, high)) in enumerate(
-                zip(point.seat_advantage, spread.seat_intervals, strict=True)
-            )
-            if position > 0
+            for row in fitted.seat_rows()
         ],
+        "seats_are_sides": fitted.key.partnerships,
         "pairs": [
             {
                 "first": row.partners[0],

@@ -87,9 +87,8 @@ def test_the_batch_fit_ranks_the_pool_with_intervals_seats_and_los(server: Admin
         assert row.low < row.rating < row.high
         truth = 1500 + STRENGTH[row.bot]
         assert row.low - 60 < truth < row.high + 60, (row, truth)  # near, if not within
-    assert [s.seat for s in batch.seats] == [0, 1]
-    assert (batch.seats[0].elo, batch.seats[0].low, batch.seats[0].high) == (0, 0, 0)
-    assert batch.seats[1].low <= batch.seats[1].elo <= batch.seats[1].high
+    assert [(s.seat, s.label) for s in batch.seats] == [(1, "seat 1")]
+    assert batch.seats[0].low <= batch.seats[0].elo <= batch.seats[0].high
     assert [row.bot for row in batch.los] == ["alice", "bob", "carol"]
     los = [list(row.los) for row in batch.los]
     assert [los[i][i] for i in range(3)] == [0.5, 0.5, 0.5]
@@ -114,6 +113,9 @@ def test_an_anchor_holds_a_bot_at_its_rating(server: AdminServer) -> None:
     assert rows["alice"].rating - rows["bob"].rating == pytest.approx(
         free["alice"] - free["bob"], abs=1e-3
     )
+    at_zero = standings(server, anchor="bob", anchor_rating=0, bootstrap_rounds=20).batch
+    assert {r.bot: r.rating for r in at_zero.rows}["bob"] == pytest.approx(0), "0 is a rating"
+    assert standings(server, anchor="bob", bootstrap_rounds=20).batch.anchor_rating == 1500
 
 
 def test_the_same_games_give_the_same_numbers(server: AdminServer) -> None:
@@ -169,7 +171,10 @@ def test_a_partnership_pool_has_its_pair_table(server: AdminServer) -> None:
     batch = standings(server, players=4, partnerships=True, bootstrap_rounds=10).batch
     assert (batch.pool, batch.players, batch.games) == ("passing 4p partnerships", 4, 60)
     assert list(batch.other_pools) == ["passing 2p"]
-    assert len(batch.seats) == 4
+    # Only the sides' difference is measured in partnership play: one line, not one per seat.
+    (side,) = batch.seats
+    assert (side.seat, side.label) == (0, "the first starter's side (seats 0 and 2 against 1 and 3)")
+    assert side.low < side.elo < side.high
     pairs = {(p.first, p.second): p for p in batch.pairs}
     assert sum(p.games for p in pairs.values()) == 2 * 60  # two pairs a game
     assert all(p.first < p.second for p in pairs.values())

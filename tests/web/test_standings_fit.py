@@ -88,7 +88,9 @@ def test_the_official_standings_are_the_batch_fit_of_the_storage(site: Site, gam
         for rank, (bot, rating, low, high, games) in enumerate(want.rows(), start=1)
     ]
     seats = want.point.seat_advantage
-    assert [s["seat"] for s in official["seats"]] == list(range(1, len(seats)))
+    assert [(s["seat"], s["label"]) for s in official["seats"]] == [
+        (n, f"seat {n}") for n in range(1, len(seats))
+    ]
     for row in official["seats"]:
         low, high = want.spread.seat_intervals[row["seat"]]
         assert (row["elo"], row["interval"]) == (seats[row["seat"]], [low, high])

@@ -1224,7 +1224,7 @@ class GetStandingsRequest(_message.Message):
     anchor: _builtins.str
     """with batch: hold this bot at `anchor_rating` (empty: pool mean 1500)"""
     anchor_rating: _builtins.float
-    """with an anchor; 0: 1500"""
+    """with an anchor; unset: 1500 (0 is a rating like any)"""
     players: _builtins.int
     """With batch: which pool, by seats per game (0: the pool with the most games) and seating."""
     partnerships: _builtins.bool
@@ -1239,15 +1239,17 @@ class GetStandingsRequest(_message.Message):
         bootstrap_rounds: _builtins.int = ...,
         los: _builtins.bool = ...,
         anchor: _builtins.str = ...,
-        anchor_rating: _builtins.float = ...,
+        anchor_rating: _builtins.float | None = ...,
         players: _builtins.int = ...,
         partnerships: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_anchor_rating", b"_anchor_rating", "anchor_rating", b"anchor_rating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "batch", b"batch", "bootstrap_rounds", b"bootstrap_rounds", "game", b"game", "head_to_head", b"head_to_head", "los", b"los", "partnerships", b"partnerships", "players", b"players", "repeat_deals", b"repeat_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_anchor_rating", b"_anchor_rating", "anchor", b"anchor", "anchor_rating", b"anchor_rating", "batch", b"batch", "bootstrap_rounds", b"bootstrap_rounds", "game", b"game", "head_to_head", b"head_to_head", "los", b"los", "partnerships", b"partnerships", "players", b"players", "repeat_deals", b"repeat_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__anchor_rating: _TypeAlias = _typing.Literal["anchor_rating"]  # noqa: Y015
+    _WhichOneofArgType__anchor_rating: _TypeAlias = _typing.Literal["_anchor_rating", b"_anchor_rating"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__anchor_rating) -> _WhichOneofReturnType__anchor_rating | None: ...
 
 Global___GetStandingsRequest: _TypeAlias = GetStandingsRequest  # noqa: Y015
 
@@ -1462,6 +1464,7 @@ class SeatAdvantage(_message.Message):
     ELO_FIELD_NUMBER: _builtins.int
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat position: how many seats after the game's first leader or starter (the first
     bidder in Moon); position 0, the first starter itself, is 0 by definition.
@@ -1469,6 +1472,10 @@ class SeatAdvantage(_message.Message):
     elo: _builtins.float
     low: _builtins.float
     high: _builtins.float
+    label: _builtins.str
+    """What the line measures: "seat N"; in a partnership pool one line, "the first starter's
+    side (seats 0 and 2 against 1 and 3)", since only the sides' difference is measured.
+    """
     def __init__(
         self,
         *,
@@ -1476,10 +1483,11 @@ class SeatAdvantage(_message.Message):
         elo: _builtins.float = ...,
         low: _builtins.float = ...,
         high: _builtins.float = ...,
+        label: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "high", b"high", "low", b"low", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elo", b"elo", "high", b"high", "label", b"label", "low", b"low", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

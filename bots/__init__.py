@@ -1,6 +1,8 @@
 """House bots: random, greedy and search players for every game, by name; and the memorizer,
 a cheat on purpose (it remembers deals across games) to test the referee's repeat-deal check,
-never to be entered in a real tournament.
+never to be entered in a real tournament. :func:`player_factory` also takes a bot of your own,
+``path/to/mybot.py:MyBot`` or ``package.module:MyBot``, wherever a house bot's name goes (local
+play, the round robin, ``python -m domino_arena.bots``).
 
 >>> make_bot("random", seed=1).name
 'random'
@@ -8,10 +10,12 @@ never to be entered in a real tournament.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Final
 
-from domino_arena.sdk.bot import Bot
+from domino_arena.sdk.bot import AsyncBot, Bot
+from domino_arena.sdk.testing import load_bot
 
 from .greedy import GreedyBot, UnsupportedGameError
 from .memorizer import MemorizerBot
@@ -57,6 +61,43 @@ def make_bot(name: str, seed: int, *, samples: int | None = None) -> Bot:
     return SearchBot(seed, max_time=None, max_samples=samples)
 
 
+def is_bot_spec(text: str) -> bool:
+    """Whether ``text`` names a bot of one's own (``MODULE:NAME``) rather than a house bot."""
+    return ":" in text
+
+
+def player_factory(
+    spec: str, seed: int, *, samples: int | None = None
+) -> Callable[[], Bot | AsyncBot]:
+    """Return a function making a new bot of ``spec`` each call: a house bot's name (each new
+    one seeded ``seed``, ``seed + 1``, ...) or ``MODULE:NAME`` (``MODULE`` may be a path to a
+    ``.py`` file; NAME a Bot or AsyncBot subclass, a bot object, or a function returning one,
+    as the compliance check takes them). Local play takes only a :class:`Bot`; an AsyncBot
+    plays through a referee.
+
+    Raises:
+        UnknownBotError: neither a house bot nor ``MODULE:NAME``.
+        ValueError: NAME makes no bot, or ``samples`` does not fit (see :func:`make_bot`);
+        ImportError, AttributeError: the module or NAME cannot be loaded.
+    """
+    if not is_bot_spec(spec):
+        make_bot(spec, seed, samples=samples)  # fail now, not at the first match
+        seeds = itertools.count(seed)
+        return lambda: make_bot(spec, next(seeds), samples=samples)
+    if samples is not None:
+        raise ValueError(f"samples: only the search bot has a budget, not {spec!r}")
+    found = load_bot(spec)
+
+    def new_bot() -> Bot | AsyncBot:
+        made = found if isinstance(found, Bot | AsyncBot) else found()
+        if not isinstance(made, Bot | AsyncBot):
+            raise ValueError(f"{spec} made a {type(made).__name__}, not a Bot or an AsyncBot")
+        return made
+
+    new_bot()  # fail now, not at the first match
+    return new_bot
+
+
 __all__ = [
     "HOUSE_BOTS",
     "GreedyBot",
@@ -65,5 +106,7 @@ __all__ = [
     "SearchBot",
     "UnknownBotError",
     "UnsupportedGameError",
+    "is_bot_spec",
     "make_bot",
+    "player_factory",
 ]

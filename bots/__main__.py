@@ -1,5 +1,8 @@
 """Run a house bot against a referee: ``python -m domino_arena.bots NAME --server HOST:PORT``.
 
+``--bot`` takes a house bot's name or a bot of your own, ``mybot.py:MyBot`` (the round robin
+runs every entrant this way, each as its own process).
+
 The same as ``domino-arena bot run NAME ...``, without loading the referee's code: only the
 SDK and the house bots. The token comes from ``--token-file``, ``--token`` (which ``ps`` shows)
 or ``$DOMINO_ARENA_TOKEN``; ``--tls``, ``--tls-ca`` (or ``$DOMINO_ARENA_TLS_CA``) and the client
@@ -9,17 +12,15 @@ certificate options dial a referee that serves TLS.
 from __future__ import annotations
 
 import argparse
-import itertools
 import secrets
 import sys
 from collections.abc import Sequence
 
 from domino_arena.sdk import runner
-from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.client import RefereeError, client_tls
 from domino_arena.sdk.rules import GAMES
 
-from . import HOUSE_BOTS, make_bot
+from . import HOUSE_BOTS, UnknownBotError, player_factory
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,7 +51,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     tls.add_argument("--tls-client-cert", metavar="FILE", help="mutual TLS: this bot's cert")
     tls.add_argument("--tls-client-key", metavar="FILE", help="mutual TLS: this bot's key")
-    parser.add_argument("--bot", default="greedy", choices=sorted(HOUSE_BOTS))
+    parser.add_argument(
+        "--bot",
+        default="greedy",
+        metavar="BOT",
+        help=f"a house bot ({', '.join(sorted(HOUSE_BOTS))}) or MODULE:NAME, e.g. mybot.py:MyBot "
+        "(default greedy)",
+    )
     parser.add_argument("--games", metavar="G1,G2", help=f"default: {','.join(sorted(GAMES))}")
     parser.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
     parser.add_argument(
@@ -60,15 +67,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="search only: a fixed budget of N sampled deals per move, no clock (reproducible)",
     )
     args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else secrets.randbelow(10**9)
     try:
-        make_bot(args.bot, 0, samples=args.samples)
+        new_bot = player_factory(args.bot, seed, samples=args.samples)
+    except UnknownBotError as exc:
+        parser.error(f"--bot: {exc} (or MODULE:NAME for a bot of your own)")
     except ValueError as exc:
-        parser.error(f"--{exc}")
-    seeds = itertools.count(args.seed if args.seed is not None else secrets.randbelow(10**9))
-    kind: str = args.bot
-
-    def new_bot() -> Bot:
-        return make_bot(kind, next(seeds), samples=args.samples)
+        parser.error(f"--{exc}" if str(exc).startswith("samples") else f"--bot: {exc}")
+    except (ImportError, AttributeError, OSError) as exc:
+        parser.error(f"--bot: cannot load {args.bot}: {exc}")
 
     games = None if args.games is None else [g for g in args.games.split(",") if g]
     try:

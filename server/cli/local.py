@@ -11,7 +11,14 @@ import secrets
 from collections.abc import Sequence
 from typing import Final
 
-from domino_arena.bots import HOUSE_BOTS, UnknownBotError, UnsupportedGameError, make_bot
+from domino_arena.bots import (
+    HOUSE_BOTS,
+    UnknownBotError,
+    UnsupportedGameError,
+    is_bot_spec,
+    player_factory,
+)
+from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import (
     DEFAULT_MAX_DEALS,
     BotActionError,
@@ -37,7 +44,11 @@ from domino_arena.server.cli.arguments import (
 
 
 def _play_arguments(parser: argparse.ArgumentParser) -> None:
-    game_arguments(parser, f"one house bot per seat, seat 0 first: {', '.join(sorted(HOUSE_BOTS))}")
+    game_arguments(
+        parser,
+        f"one bot per seat, seat 0 first: a house bot ({', '.join(sorted(HOUSE_BOTS))}) or "
+        "a bot of your own as MODULE:NAME, e.g. mybot.py:HeavyFirst",
+    )
     parser.add_argument(
         "--first-seat", type=int, metavar="K", help="seat that starts (default: from the seed)"
     )
@@ -67,10 +78,8 @@ def _play(args: argparse.Namespace) -> int:
             f"--first-seat: {args.first_seat} is not a seat of a {players}-player game "
             f"(0 to {players - 1})"
         )
-    try:
-        bots = [make_bot(name, seat_seed(seed, seat)) for seat, name in enumerate(names)]
-    except UnknownBotError as exc:
-        raise CliError(f"--bots: {exc}") from None
+    bots = [_seat_bot(name, seat_seed(seed, seat)) for seat, name in enumerate(names)]
+    names = [bot.name if is_bot_spec(spec) else spec for spec, bot in zip(names, bots, strict=True)]
     if args.record is not None:
         check_writable(args.record)
     transcript = _Transcript(game, names, seed, quiet=args.quiet)
@@ -97,6 +106,22 @@ def _play(args: argparse.Namespace) -> int:
             raise CliError(f"cannot write the record to {args.record}: {exc.strerror}") from None
         print(f"record written to {args.record}")
     return 0
+
+
+def _seat_bot(spec: str, seed: int) -> Bot:
+    """The bot for one seat: a house bot seeded ``seed``, or a bot of one's own (MODULE:NAME)."""
+    try:
+        bot = player_factory(spec, seed)()
+    except UnknownBotError as exc:
+        raise CliError(f"--bots: {exc}, or MODULE:NAME for a bot of your own") from None
+    except (ImportError, AttributeError, OSError, ValueError) as exc:
+        raise CliError(f"--bots: cannot load {spec}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(bot, Bot):
+        raise CliError(
+            f"--bots: {spec} is an AsyncBot: local play takes a Bot (an AsyncBot plays "
+            "through a referee: 'domino-arena round-robin' or 'bot run')"
+        )
+    return bot
 
 
 class _Transcript:

@@ -87,9 +87,32 @@ COMMANDS: Final[tuple[Command, ...]] = (
 )
 
 
+LIGHT_COMMANDS: Final = frozenset({"play", "replay", "games"})
+"""The commands of the light install (``pip install domino-arena``: grpcio and protobuf only);
+the others need ``domino-arena[server]``."""
+
+
 def _handler(command: Command) -> Handler:
-    """Import ``command``'s family module (the one lazy import) and return its handler."""
-    family = importlib.import_module(f"domino_arena.server.cli.{command.family}")
+    """Import ``command``'s family module (the one lazy import) and return its handler.
+
+    Raises:
+        CliError: the family needs a package of the server extra that is not installed.
+    """
+    try:
+        family = importlib.import_module(f"domino_arena.server.cli.{command.family}")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] == "domino_arena":
+            raise
+        extra = (
+            "; a house bot also runs with 'python -m domino_arena.bots NAME --server HOST:PORT'"
+            if command.name == "bot"
+            else ""
+        )
+        raise CliError(
+            f"'{command.name}' needs the referee's packages (missing: {exc.name}): "
+            f"pip install 'domino-arena[server]'; this install has "
+            f"{', '.join(sorted(LIGHT_COMMANDS))}{extra}"
+        ) from None
     handlers: Handlers = family.HANDLERS
     return handlers[command.name]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from typing import Any, Final, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from domino_arena.bots import HOUSE_BOTS
+from domino_arena.bots import HOUSE_BOTS, is_bot_spec, player_factory
 from domino_arena.sdk import runner
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
@@ -42,7 +43,7 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament
-from domino_arena.server.store.bots import DuplicateBotError
+from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE, DuplicateBotError
 from domino_arena.server.store.engine import display_url
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
@@ -56,19 +57,38 @@ class MainJobError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Entrant:
-    """A house bot taking part: its bot name in the referee and the house bot it runs."""
+    """A bot taking part: its bot name in the referee and what it runs, a house bot's name or
+    a bot of one's own (``MODULE:NAME``), each in its own process."""
 
     name: str
     kind: str
 
 
 def entrant_of(text: str) -> Entrant:
-    """Parse ``greedy`` or ``greedy-2`` (a house bot with an optional suffix)."""
+    """Parse ``greedy`` or ``greedy-2`` (a house bot with an optional suffix), or a bot of
+    one's own: ``mine=./mybot.py:HeavyFirst`` (named ``mine``) or ``./mybot.py:HeavyFirst``
+    (named after the class, ``heavyfirst``).
+
+    Raises:
+        ValueError: neither, a bad bot name, or a bot that cannot be loaded.
+    """
+    name, equals, spec = text.rpartition("=")
+    if not equals:
+        spec, name = text, ""
+    if is_bot_spec(spec):
+        name = name or re.sub(r"[^A-Za-z0-9_.-]", "-", spec.rpartition(":")[2]).lower()
+        if not NAME_PATTERN.match(name):
+            raise ValueError(f"'{text}': bad bot name {name!r}: {NAME_RULE}")
+        try:
+            player_factory(spec, 0)
+        except (ImportError, AttributeError, OSError, ValueError) as exc:
+            raise ValueError(f"'{text}': cannot load {spec}: {type(exc).__name__}: {exc}") from None
+        return Entrant(name, spec)
     kind = text.split("-", 1)[0]
-    if kind not in HOUSE_BOTS:
+    if kind not in HOUSE_BOTS or equals:
         raise ValueError(
             f"'{text}' is not a house bot ({', '.join(sorted(HOUSE_BOTS))}) "
-            "with an optional '-suffix'"
+            "with an optional '-suffix', nor a bot of your own as [NAME=]MODULE:CLASS"
         )
     return Entrant(text, kind)
 
@@ -156,7 +176,7 @@ async def _main(
             processes.append(_start_bot(entrant, port, tokens[entrant.name], settings.seed + index))
         await _wait_connected(app, processes, serving)
         console.print(
-            f"{len(processes)} house bots connected as separate processes: "
+            f"{len(processes)} bots connected as separate processes: "
             + ", ".join(e.name for e, _, _ in processes)
         )
         results = []

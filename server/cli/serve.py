@@ -351,7 +351,8 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
         "--entrants",
         metavar="E1,E2,...",
         default="greedy-1,greedy-2,random-1,random-2",
-        help="entrants, each a house bot name with an optional '-suffix' "
+        help="entrants, each a house bot name with an optional '-suffix', or a bot of your own "
+        "as [NAME=]MODULE:CLASS, e.g. mine=./mybot.py:HeavyFirst "
         "(default: greedy-1,greedy-2,random-1,random-2)",
     )
     parser.add_argument(

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from domino_arena.server.net.admin import AdminServicer
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
@@ -145,9 +145,7 @@ class GrpcServer:
         )
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
-        reflection.enable_server_reflection(
-            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), self._server
-        )
+        _enable_reflection((*SERVICE_NAMES, health.SERVICE_NAME), self._server)
         try:
             if tls is None:
                 port = self._server.add_insecure_port(address)
@@ -182,3 +180,24 @@ class GrpcServer:
         )
         if self._started:
             await self._server.stop(grace)
+
+
+REFLECTION_V1: Final = "grpc.reflection.v1.ServerReflection"
+"""Server reflection's stable name; grpcio-reflection serves only v1alpha (the same messages,
+field for field, under another package), and newer tools (grpcurl, Postman) ask for v1."""
+
+
+def _enable_reflection(services: Sequence[str], server: grpc.aio.Server) -> None:
+    """Serve reflection as v1alpha and as v1: one servicer, the v1 method decoding and encoding
+    the identical v1alpha messages."""
+    names = (*services, reflection.SERVICE_NAME, REFLECTION_V1)
+    servicer = reflection.aio.ReflectionServicer(names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    v1 = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(REFLECTION_V1, {"ServerReflectionInfo": v1}),)
+    )

@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -490,3 +490,67 @@ print(codes, sorted({m.split(".")[0] for m in sys.modules} & {"grpc", "trio", "s
         timeout=60,
     )
     assert done.stdout == "[0, 0, 0, 0, 0] []\n", done.stderr
+
+
+def test_play_seats_a_bot_of_ones_own_beside_the_house_bots(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "mybot.py").write_text(MY_BOT)
+    record = tmp_path / "m.jsonl"
+    spec = f"{tmp_path / 'mybot.py'}:HeavyFirst"
+    code, out, _ = run(
+        capsys,
+        "play",
+        "passing",
+        "--bots",
+        f"{spec},greedy",
+        "--seed",
+        "3",
+        "--quiet",
+        "--record",
+        str(record),
+    )
+    assert code == 0
+    assert "  side 0 (seat 0 heavy-first): " in out
+    assert read_record(record).seats == ("heavy-first", "greedy")
+    assert run(capsys, "replay", str(record))[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("attribute", "words"),
+    [
+        ("Nope", "--bots: cannot load {spec}: AttributeError: module 'mybot' has no attribute"),
+        ("Later", "--bots: {spec} is an AsyncBot: local play takes a Bot"),
+        ("NOT_A_BOT", "--bots: cannot load {spec}: ValueError:"),
+    ],
+)
+def test_a_bot_of_ones_own_that_cannot_play_locally_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, attribute: str, words: str
+) -> None:
+    (tmp_path / "mybot.py").write_text(MY_BOT)
+    spec = f"{tmp_path / 'mybot.py'}:{attribute}"
+    message = one_error(capsys, ["play", "passing", "--bots", f"{spec},greedy"])
+    assert message.startswith(words.format(spec=spec)), message
+
+
+MY_BOT: Final = """
+from domino_arena.sdk import AsyncBot, Bot
+from domino_arena.sdk.rules import Action, Observation, Play
+
+NOT_A_BOT = 42
+
+
+class HeavyFirst(Bot):
+    name = "heavy-first"
+
+    def choose(self, observation: Observation) -> Action:
+        plays = [a for a in observation.legal_actions if isinstance(a, Play)]
+        if plays:
+            return max(plays, key=lambda play: play.tile.pips)
+        return observation.legal_actions[0]
+
+
+class Later(AsyncBot):
+    async def choose(self, observation: Observation) -> Action:
+        return observation.legal_actions[0]
+"""

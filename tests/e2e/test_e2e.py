@@ -12,7 +12,9 @@ timer; the timeouts only bound a failure.
 
 from __future__ import annotations
 
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -170,6 +172,86 @@ def test_the_readme_example_bot_joins_and_plays(arena: Arena) -> None:
         parsed = read_record(record)
         assert parsed.seats[0] == "mybot" and parsed.faults == ()
         assert replay(parsed).ok
+    finally:
+        bot.popen.send_signal(signal.SIGINT)
+        bot_status, bot_output = bot.finish()
+    assert bot_status == 0, bot_output
+    assert "Traceback" not in bot_output
+
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+LIGHT_FILES: Final = ("pyproject.toml", "README.md", "sdk", "server", "bots", "proto")
+"""What ``pip install domino-arena`` reads (as the Dockerfile copies it)."""
+SERVER_ONLY: Final = ("sqlalchemy", "alembic", "trio", "rich", "prometheus_client", "starlette")
+
+
+def light_venv(folder: Path) -> Path:
+    """A fresh venv with the light install (``pip install domino-arena``, no extra) from a copy
+    of the project's sources; return its Python."""
+    source = folder / "source"
+    source.mkdir(parents=True)
+    for name in LIGHT_FILES:
+        origin = ROOT / name
+        if origin.is_dir():
+            shutil.copytree(origin, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(origin, source / name)
+    venv = folder / "light"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", str(source)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return python
+
+
+def test_the_light_install_plays_locally_and_runs_the_readme_bot(arena: Arena) -> None:
+    """Issue 12: ``pip install domino-arena`` gives the rules, the Bot API, local play and the
+    client and nothing server-side; the README bot plays a match through the referee with it."""
+    python = light_venv(arena.folder / "light-install")
+    for module in SERVER_ONLY:
+        found = subprocess.run(
+            [str(python), "-c", f"import {module}"], check=False, capture_output=True
+        )
+        assert found.returncode != 0, f"{module} is installed by the light install"
+    cli = str(python.with_name("domino-arena"))
+    played = subprocess.run(
+        [cli, "play", "passing", "--bots", "greedy,random", "--seed", "1", "--quiet"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert played.returncode == 0 and "result: side " in played.stdout, played.stderr
+    refused = subprocess.run([cli, "serve"], check=False, capture_output=True, text=True)
+    assert refused.returncode == 2
+    assert "'serve' needs the referee's packages" in refused.stderr
+    assert "pip install 'domino-arena[server]'" in refused.stderr
+    _, _, code = example()
+    assert code.count('name="mybot"') == 1
+    (arena.folder / "lightbot.py").write_text(code.replace('name="mybot"', 'name="lightbot"'))
+    status, output = Process(
+        command("bot", "add", "lightbot", "--db", arena.db), arena.folder
+    ).finish()
+    assert status == 0, output
+    env = {
+        "DOMINO_ARENA_TOKEN": output.splitlines()[-1],
+        "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",
+    }
+    bot = Process([str(python), "lightbot.py"], arena.folder, env)
+    try:
+        arena.server.wait_line("bot connected: name=lightbot", context=[bot])
+        args = ["match", "run", "straight", "--bots", "lightbot,greedy-2", "--seed", "9"]
+        args += ["--admin-token", ADMIN_TOKEN, "--server", f"127.0.0.1:{arena.port}"]
+        status, output = Process(
+            command(*args, "--time-control", TIME_CONTROL), arena.folder
+        ).finish()
+        assert status == 0, output
+        assert "result: normal; side " in output, output
     finally:
         bot.popen.send_signal(signal.SIGINT)
         bot_status, bot_output = bot.finish()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -11,14 +13,34 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.tournaments import TournamentState
 
 
+MY_BOT: Final = '''
+from domino_arena.sdk import Bot
+from domino_arena.sdk.rules import Action, Observation, Play
+
+
+class HeavyFirst(Bot):
+    name = "heavy-first"
+
+    def choose(self, observation: Observation) -> Action:
+        plays = [a for a in observation.legal_actions if isinstance(a, Play)]
+        if plays:
+            return max(plays, key=lambda play: play.tile.pips)
+        return observation.legal_actions[0]
+'''
+"""The README's bot, as a user would save it (a bot of one's own among the house bots)."""
+
+
 def test_round_robin_plays_through_the_referee_and_prints_elo_standings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'rr.db'}"
-    argv = ["round-robin", "--games", "passing,moon", "--entrants", "greedy-1,random-1,greedy-2"]
-    assert main([*argv, "--games-per-pairing", "1", "--db", url]) == 0
+    (tmp_path / "mybot.py").write_text(MY_BOT)
+    entrants = f"greedy-1,random-1,greedy-2=./{tmp_path.name}/mybot.py:HeavyFirst"
+    argv = ["round-robin", "--games", "passing,moon", "--entrants", entrants]
+    with contextlib.chdir(tmp_path.parent):  # a relative path, as a user types it
+        assert main([*argv, "--games-per-pairing", "1", "--db", url]) == 0
     out = capsys.readouterr().out
-    assert "3 house bots connected as separate processes" in out
+    assert "3 bots connected as separate processes" in out
     for title in ("Passing Game, 2 players, to 101: 6 games", "Three-Player Moon, 3 players"):
         assert title in out
     assert "Elo" in out and "±95%" in out
@@ -61,6 +83,11 @@ def test_a_second_run_on_the_same_database_is_refused_with_the_reason(
     [
         (["--games", "chess"], "--games: unknown game 'chess'"),
         (["--entrants", "alpha-1,random-1"], "--entrants: 'alpha-1' is not a house bot"),
+        (
+            ["--entrants", "random-1,nowhere.py:Bot"],
+            "--entrants: 'nowhere.py:Bot': cannot load nowhere.py:Bot: FileNotFoundError",
+        ),
+        (["--entrants", "random-1,bad name=x.py:Bot"], "--entrants: 'bad name=x.py:Bot': bad bot"),
         (["--entrants", "random-1,random-1"], "--entrants: names must be unique"),
         (["--entrants", "random-1"], "--entrants: a round robin needs 2 or more"),
         (["--games-per-pairing", "0"], "--games-per-pairing: must be 1 or more"),

@@ -18,6 +18,7 @@ from typing import Final
 
 import grpc
 import pytest
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
@@ -98,21 +99,32 @@ def test_health_check_says_serving(referee: Referee) -> None:
         assert response.status == health_pb2.HealthCheckResponse.SERVING, service
 
 
-def test_reflection_lists_the_services(referee: Referee) -> None:
+@pytest.mark.parametrize("version", ["v1alpha", "v1"])
+def test_reflection_lists_the_services_and_describes_them(referee: Referee, version: str) -> None:
+    """Reflection answers as v1alpha and as v1 (the messages are the same field for field)."""
     info = referee.channel.stream_stream(
-        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
         request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
         response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
     )
-    request = reflection_pb2.ServerReflectionRequest(list_services="")
-    (response,) = list(info(iter([request]), timeout=WAIT))
-    names = {s.name for s in response.list_services_response.service}
+    requests = [
+        reflection_pb2.ServerReflectionRequest(list_services=""),
+        reflection_pb2.ServerReflectionRequest(file_containing_symbol="domino_arena.v1.BotService"),
+    ]
+    listed, described = list(info(iter(requests), timeout=WAIT))
+    names = {s.name for s in listed.list_services_response.service}
     assert {
         "domino_arena.v1.BotService",
         "domino_arena.v1.AdminService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1alpha.ServerReflection",
+        "grpc.reflection.v1.ServerReflection",
     } <= names
+    files = described.file_descriptor_response.file_descriptor_proto
+    protos = [descriptor_pb2.FileDescriptorProto.FromString(f) for f in files]
+    assert "domino_arena/v1/referee.proto" in {p.name for p in protos}
+    referee_file = next(p for p in protos if p.name == "domino_arena/v1/referee.proto")
+    assert "BotService" in {service.name for service in referee_file.service}
 
 
 # -- the hello ------------------------------------------------------------------------------------

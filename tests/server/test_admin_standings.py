@@ -173,7 +173,8 @@ def test_a_partnership_pool_has_its_pair_table(server: AdminServer) -> None:
     assert list(batch.other_pools) == ["passing 2p"]
     # Only the sides' difference is measured in partnership play: one line, not one per seat.
     (side,) = batch.seats
-    assert (side.seat, side.label) == (0, "the first starter's side (seats 0 and 2 against 1 and 3)")
+    label = "the first starter's side (seats 0 and 2 against 1 and 3)"
+    assert (side.seat, side.label) == (0, label)
     assert side.low < side.elo < side.high
     pairs = {(p.first, p.second): p for p in batch.pairs}
     assert sum(p.games for p in pairs.values()) == 2 * 60  # two pairs a game

@@ -12,8 +12,7 @@ from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.tournaments import TournamentState
 
-
-MY_BOT: Final = '''
+MY_BOT: Final = """
 from domino_arena.sdk import Bot
 from domino_arena.sdk.rules import Action, Observation, Play
 
@@ -26,7 +25,7 @@ class HeavyFirst(Bot):
         if plays:
             return max(plays, key=lambda play: play.tile.pips)
         return observation.legal_actions[0]
-'''
+"""
 """The README's bot, as a user would save it (a bot of one's own among the house bots)."""
 
 

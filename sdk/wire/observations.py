@@ -207,7 +207,7 @@ def _write_moon(observation: Observation, message: games_pb2.Observation) -> Non
         view.bidder = bidder
         view.contract = contract
     if observation.trump is not None:
-        view.has_trump = True
+        view.trump_named = True
         view.trump.CopyFrom(TRUMP_MSG[observation.trump])
     if observation.leader is not None:
         view.has_leader = True
@@ -404,7 +404,7 @@ def _moon(view: games_pb2.MoonView, common: dict[str, object]) -> MoonObservatio
             raise ConversionError("contract", str(view.contract), "4-7 or 21")
         contract = view.contract
     trump: int | None = None
-    if view.has_trump:
+    if view.trump_named:
         try:
             trump = decode_trump(view.trump)
         except ConversionError as exc:

@@ -133,7 +133,7 @@ def test_moon_observations_carry_every_phase_and_private_field() -> None:
             for field in ("discard", "widow"):
                 if view.HasField(field):
                     seen.add(field)
-            if view.has_trump:
+            if view.trump_named:
                 seen.add(games_pb2.TrumpSuit.Name(view.trump.suit))
             if any(
                 s.action.HasField("discard") and not s.action.discard.HasField("tile")

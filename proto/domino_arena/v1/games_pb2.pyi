@@ -769,7 +769,7 @@ class MoonView(_message.Message):
     HAS_CONTRACT_FIELD_NUMBER: _builtins.int
     BIDDER_FIELD_NUMBER: _builtins.int
     CONTRACT_FIELD_NUMBER: _builtins.int
-    HAS_TRUMP_FIELD_NUMBER: _builtins.int
+    TRUMP_NAMED_FIELD_NUMBER: _builtins.int
     TRUMP_FIELD_NUMBER: _builtins.int
     HAS_LEADER_FIELD_NUMBER: _builtins.int
     LEADER_FIELD_NUMBER: _builtins.int
@@ -783,7 +783,8 @@ class MoonView(_message.Message):
     has_contract: _builtins.bool
     bidder: _builtins.int
     contract: _builtins.int
-    has_trump: _builtins.bool
+    trump_named: _builtins.bool
+    """Trump is named (then `trump` holds it). Not `has_trump`: C++ would generate two has_trump()."""
     has_leader: _builtins.bool
     leader: _builtins.int
     @_builtins.property
@@ -813,7 +814,7 @@ class MoonView(_message.Message):
         has_contract: _builtins.bool = ...,
         bidder: _builtins.int = ...,
         contract: _builtins.int = ...,
-        has_trump: _builtins.bool = ...,
+        trump_named: _builtins.bool = ...,
         trump: Global___TrumpAction | None = ...,
         has_leader: _builtins.bool = ...,
         leader: _builtins.int = ...,
@@ -825,7 +826,7 @@ class MoonView(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["discard", b"discard", "trump", b"trump", "widow", b"widow"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bidder", b"bidder", "bids", b"bids", "contract", b"contract", "discard", b"discard", "first_bidder", b"first_bidder", "has_contract", b"has_contract", "has_leader", b"has_leader", "has_trump", b"has_trump", "leader", b"leader", "phase", b"phase", "trick", b"trick", "tricks", b"tricks", "tricks_won", b"tricks_won", "trump", b"trump", "widow", b"widow"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bidder", b"bidder", "bids", b"bids", "contract", b"contract", "discard", b"discard", "first_bidder", b"first_bidder", "has_contract", b"has_contract", "has_leader", b"has_leader", "leader", b"leader", "phase", b"phase", "trick", b"trick", "tricks", b"tricks", "tricks_won", b"tricks_won", "trump", b"trump", "trump_named", b"trump_named", "widow", b"widow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -41,7 +41,7 @@ from domino_arena.server.cli.arguments import (
     seat_bots,
     server_arguments,
 )
-from domino_arena.server.cli.tables import table
+from domino_arena.server.cli.tables import table, terminal
 from domino_arena.server.net.wire import time_control_from_proto, time_control_to_proto
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
@@ -229,8 +229,11 @@ def time_control_text(message: referee_pb2.TimeControl) -> str:
 
 
 def console() -> Console:
-    """A rich console on stdout; wide enough for the tables when stdout is not a terminal."""
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    """A rich console on stdout. Off a terminal it writes plain text, no escape codes even with
+    ``$FORCE_COLOR`` set, wide enough for the tables."""
+    if terminal():
+        return Console(highlight=False)
+    return Console(highlight=False, width=160, force_terminal=False, no_color=True)
 
 
 def enum_name(enum: Any, value: int, prefix: str) -> str:

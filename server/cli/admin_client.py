@@ -41,6 +41,7 @@ from domino_arena.server.cli.arguments import (
     seat_bots,
     server_arguments,
 )
+from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table, terminal
 from domino_arena.server.net.wire import time_control_from_proto, time_control_to_proto
 from domino_arena.server.play.timecontrol import TimeControl
@@ -345,6 +346,7 @@ def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
     server_arguments(parser)
     parser.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
     policy_arguments(parser)
+    json_argument(parser, "the match's id, bots and result")
 
 
 def _match_run(args: argparse.Namespace) -> int:
@@ -358,10 +360,22 @@ def _match_run(args: argparse.Namespace) -> int:
     if args.record is not None:
         check_writable(args.record)
     response = admin_call(args, "RunMatch", request)
+    written = args.record is not None and bool(response.record)
+    if written:
+        _write_text(args.record, response.record)
+    if args.json:
+        print_json(
+            {
+                "match_id": response.match_id,
+                "bots": bots,
+                "result": message_json(response.result),
+                "record_file": args.record if written else None,
+            }
+        )
+        return 0
     print(f"match {response.match_id}: {game.describe()}")
     print_result(game, bots, response.result)
-    if args.record is not None and response.record:
-        _write_text(args.record, response.record)
+    if written:
         print(f"record written to {args.record}")
     return 0
 
@@ -377,6 +391,7 @@ def _matches_arguments(parser: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=20, metavar="N", help="at most N, newest first (default 20)"
     )
     server_arguments(parser)
+    json_argument(parser, "the matches")
 
 
 def _matches(args: argparse.Namespace) -> int:
@@ -389,6 +404,9 @@ def _matches(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     response = admin_call(args, "ListMatches", request)
+    if args.json:
+        print_json(message_json(response))
+        return 0
     if not response.matches:
         print("no matches")
         return 0

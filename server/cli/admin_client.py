@@ -41,7 +41,8 @@ from domino_arena.server.cli.arguments import (
     seat_bots,
     server_arguments,
 )
-from domino_arena.server.cli.tables import table
+from domino_arena.server.cli.json_output import json_argument, message_json, print_json
+from domino_arena.server.cli.tables import table, terminal
 from domino_arena.server.net.wire import time_control_from_proto, time_control_to_proto
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
@@ -229,8 +230,11 @@ def time_control_text(message: referee_pb2.TimeControl) -> str:
 
 
 def console() -> Console:
-    """A rich console on stdout; wide enough for the tables when stdout is not a terminal."""
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    """A rich console on stdout. Off a terminal it writes plain text, no escape codes even with
+    ``$FORCE_COLOR`` set, wide enough for the tables."""
+    if terminal():
+        return Console(highlight=False)
+    return Console(highlight=False, width=160, force_terminal=False, no_color=True)
 
 
 def enum_name(enum: Any, value: int, prefix: str) -> str:
@@ -342,6 +346,7 @@ def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
     server_arguments(parser)
     parser.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
     policy_arguments(parser)
+    json_argument(parser, "the match's id, bots and result")
 
 
 def _match_run(args: argparse.Namespace) -> int:
@@ -355,10 +360,22 @@ def _match_run(args: argparse.Namespace) -> int:
     if args.record is not None:
         check_writable(args.record)
     response = admin_call(args, "RunMatch", request)
+    written = args.record is not None and bool(response.record)
+    if written:
+        _write_text(args.record, response.record)
+    if args.json:
+        print_json(
+            {
+                "match_id": response.match_id,
+                "bots": bots,
+                "result": message_json(response.result),
+                "record_file": args.record if written else None,
+            }
+        )
+        return 0
     print(f"match {response.match_id}: {game.describe()}")
     print_result(game, bots, response.result)
-    if args.record is not None and response.record:
-        _write_text(args.record, response.record)
+    if written:
         print(f"record written to {args.record}")
     return 0
 
@@ -374,6 +391,7 @@ def _matches_arguments(parser: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=20, metavar="N", help="at most N, newest first (default 20)"
     )
     server_arguments(parser)
+    json_argument(parser, "the matches")
 
 
 def _matches(args: argparse.Namespace) -> int:
@@ -386,6 +404,9 @@ def _matches(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     response = admin_call(args, "ListMatches", request)
+    if args.json:
+        print_json(message_json(response))
+        return 0
     if not response.matches:
         print("no matches")
         return 0

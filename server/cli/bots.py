@@ -47,6 +47,7 @@ from domino_arena.server.cli.arguments import (
     db_argument,
     server_arguments,
 )
+from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.cli.tables import table
 from domino_arena.server.store.bots import BadBotNameError, DuplicateBotError, check_name
@@ -60,6 +61,7 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
         sub = actions.add_parser(name, help=help_text, description=help_text)
         if name == "list":
             sub.add_argument("--all", action="store_true", help="the deleted bots too")
+            json_argument(sub, "the bots")
         else:
             sub.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
         server_arguments(sub)
@@ -267,6 +269,9 @@ def _bot_delete(args: argparse.Namespace) -> int:
 
 def _bot_list(args: argparse.Namespace) -> int:
     answer = admin_call(args, "ListBots", admin_pb2.ListBotsRequest(include_deleted=args.all))
+    if args.json:
+        print_json(message_json(answer))
+        return 0
     rows = [
         (
             bot.name,

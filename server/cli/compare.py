@@ -12,12 +12,9 @@ This module imports the protos at the top: ``main`` imports it only when ``compa
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from typing import Any, Final
-
-from google.protobuf import json_format
 
 from domino_arena.sdk.wire import game_from_proto, game_to_proto
 from domino_arena.server.cli import follow
@@ -38,6 +35,7 @@ from domino_arena.server.cli.arguments import (
     positive,
     server_arguments,
 )
+from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table
 from domino_arena.v1 import admin_pb2
 
@@ -69,9 +67,7 @@ def _compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-follow", action="store_true", help="create and start it, then return at once"
     )
-    parser.add_argument(
-        "--json", action="store_true", help="print the final state as JSON (docs/admin.md)"
-    )
+    json_argument(parser, "the final state")
 
 
 def sprt_bounds_of(text: str) -> admin_pb2.SprtBounds:
@@ -128,7 +124,7 @@ def _compare(args: argparse.Namespace) -> int:
             )
             return 130
     if args.json:
-        print(json.dumps(comparison_json(t), indent=2, sort_keys=True))
+        print_json(comparison_json(t))
     else:
         print_comparison(t)
     return 0
@@ -212,12 +208,7 @@ def print_comparison(t: Any) -> None:
 def comparison_json(t: Any) -> dict[str, Any]:
     """The JSON of ``compare --json``: the tournament's id, name and state, and the comparison
     message's fields by their proto names (stable as the proto is; docs/admin.md)."""
-    comparison = json_format.MessageToDict(
-        t.comparison,
-        preserving_proto_field_name=True,
-        always_print_fields_with_no_presence=True,
-        use_integers_for_enums=False,
-    )
+    comparison = message_json(t.comparison)
     return {
         "id": t.id,
         "name": t.name,

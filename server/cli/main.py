@@ -117,6 +117,39 @@ def _handler(command: Command) -> Handler:
     return handlers[command.name]
 
 
+DISTRIBUTION: Final = "domino-arena"
+"""The installed distribution whose version ``--version`` prints."""
+
+
+def version() -> str:
+    """The installed version of Domino Arena, or ``unknown`` when it is not installed (run
+    from a source tree without ``pip install``)."""
+    from importlib import metadata  # noqa: PLC0415
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``: print ``domino-arena X.Y.Z`` and exit 0 (the version is looked up only
+    then, so other commands never pay for it)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"{PROG} {version()}")
+        parser.exit(0)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors become one-line :class:`CliError` reports."""
 
@@ -157,6 +190,7 @@ class _Commands(_SubParsers):
 def build_parser() -> argparse.ArgumentParser:
     """Return the parser of the whole command line, one subparser per :data:`COMMANDS` entry."""
     parser = _Parser(prog=PROG, description="Domino Arena: a tournament referee for domino bots.")
+    parser.add_argument("--version", action=_Version, help="print the installed version and exit")
     commands = parser.add_subparsers(
         action=_Commands, dest="command", metavar="COMMAND", required=True
     )

@@ -8,11 +8,8 @@ This module imports the protos at the top: ``main`` imports it only when ``stand
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any, Final
-
-from google.protobuf import json_format
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.cli.admin_client import (
@@ -22,6 +19,7 @@ from domino_arena.server.cli.admin_client import (
     print_repeat_deals,
 )
 from domino_arena.server.cli.arguments import CliError, Handler, Handlers, server_arguments
+from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import standings_table, table
 from domino_arena.v1 import admin_pb2
 
@@ -65,9 +63,7 @@ def _standings_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also each bot's repeat-deal check (does it do better on deals it has seen?)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="the answer as JSON, by its proto names (docs/admin.md)"
-    )
+    json_argument(parser)
     server_arguments(parser)
 
 
@@ -118,14 +114,10 @@ def _standings(args: argparse.Namespace) -> int:
         request.batch = False
         response = admin_call(args, "GetStandings", request)
     if args.json:
-        answer = json_format.MessageToDict(
-            response,
-            preserving_proto_field_name=True,
-            always_print_fields_with_no_presence=True,
-        )
+        answer = message_json(response)
         if note:
             answer["batch_error"] = note
-        print(json.dumps(answer, indent=2, sort_keys=True))
+        print_json(answer)
         return 0
     out = console()
     if response.HasField("batch"):

@@ -7,6 +7,7 @@ standings`` does, and so ``play`` and ``replay`` still start without loading ric
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -32,17 +33,36 @@ class Standing(Protocol):
     def faults(self) -> int: ...
 
 
+def terminal() -> bool:
+    """Whether stdout is a terminal: only then do tables get rich's lines and colours."""
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
-    """A table whose columns after the first two text ones are right-aligned numbers."""
+    """A table whose columns after the first two text ones are right-aligned numbers.
+
+    Cells are text, never rich markup (a bot named ``[b]x`` shows as it is); off a terminal the
+    table is plain aligned text (no box, no edge padding).
+    """
     from rich import box  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
-    result = Table(title=title, box=box.SIMPLE, title_justify="left")
+    fancy = terminal()
+    result = Table(
+        title=None if title is None else Text(title),
+        box=box.SIMPLE if fancy else None,
+        pad_edge=fancy,
+        title_justify="left",
+        title_style="table.title" if fancy else "",
+        header_style="table.header" if fancy else "",
+    )
     for index, column in enumerate(columns):
         numeric = column[:1].isupper() is False and column not in {"bot", "name", "opponent"}
-        result.add_column(column, justify="right" if numeric and index > 0 else "left")
+        result.add_column(Text(column), justify="right" if numeric and index > 0 else "left")
     for row in rows:
-        result.add_row(*(str(cell) for cell in row))
+        result.add_row(*(Text(str(cell)) for cell in row))
     return result
 
 

@@ -34,6 +34,7 @@ from domino_arena.server.cli.arguments import (
     positive,
     server_arguments,
 )
+from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
 from domino_arena.server.play.scheduler import DealMode
@@ -52,6 +53,11 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "--follow", action="store_true", help="show a progress bar until it stops running"
         )
+        json_argument(sub, "the tournament (with --follow: once it stops running)")
+
+    def listing(sub: argparse.ArgumentParser) -> None:
+        server_arguments(sub)
+        json_argument(sub, "the tournaments")
 
     subcommands(
         parser,
@@ -67,7 +73,7 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
             ("pause", "start no new game; running games finish", one_id, _t_pause),
             ("cancel", "stop for good; running games are aborted", one_id, _t_cancel),
             ("status", "settings, progress and results of a tournament", status, _t_status),
-            ("list", "every tournament with its state and progress", server_arguments, _t_list),
+            ("list", "every tournament with its state and progress", listing, _t_list),
         ],
     )
 
@@ -155,9 +161,12 @@ def _t_status(args: argparse.Namespace) -> int:
     comparison = t.kind == admin_pb2.TOURNAMENT_KIND_COMPARE
     if args.follow and t.state == admin_pb2.TOURNAMENT_STATE_RUNNING:
         if comparison:
-            t = compare.follow_comparison(args, t)
+            t = compare.follow_comparison(args, t, live=not args.json)
         else:
-            t = follow.follow_tournament(args, request, t)
+            t = follow.follow_tournament(args, request, t, live=not args.json)
+    if args.json:
+        print_json({"tournament": message_json(t)})
+        return 0
     print(f"tournament {t.id}: {t.name}")
     _print_tournament(t)
     if comparison:
@@ -242,6 +251,9 @@ def _print_results(t: Any) -> None:
 
 def _t_list(args: argparse.Namespace) -> int:
     response = admin_call(args, "ListTournaments", admin_pb2.ListTournamentsRequest())
+    if args.json:
+        print_json(message_json(response))
+        return 0
     if not response.tournaments:
         print("no tournaments")
         return 0
@@ -279,6 +291,10 @@ def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
             "--concurrency", type=int, metavar="N", help="ladder games at once (default 4)"
         )
 
+    def listing(sub: argparse.ArgumentParser) -> None:
+        server_arguments(sub)
+        json_argument(sub, "the running ladders")
+
     def stop(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("game", metavar="GAME", help="the game whose ladder stops")
         server_arguments(sub)
@@ -289,7 +305,7 @@ def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
         [
             ("start", "keep pairing connected bots of GAME into rated games", start, _l_start),
             ("stop", "stop the ladder of GAME; its running games finish", stop, _l_stop),
-            ("list", "the running ladders", server_arguments, _l_list),
+            ("list", "the running ladders", listing, _l_list),
         ],
     )
 
@@ -320,6 +336,9 @@ def _l_stop(args: argparse.Namespace) -> int:
 
 def _l_list(args: argparse.Namespace) -> int:
     response = admin_call(args, "ListLadders", admin_pb2.ListLaddersRequest())
+    if args.json:
+        print_json(message_json(response))
+        return 0
     if not response.ladders:
         print("no ladder is running")
         return 0

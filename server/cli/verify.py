@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
@@ -33,6 +32,7 @@ from typing import Any, Final
 from domino_arena.sdk.match.records import RecordError, parse_record, replay
 from domino_arena.server.cli.admin_client import admin_call, enum_name
 from domino_arena.server.cli.arguments import CliError, Handler, Handlers, server_arguments
+from domino_arena.server.cli.json_output import json_argument, print_json
 from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.play import provable
 from domino_arena.server.play.tournament import schedule_of
@@ -294,14 +294,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="read the referee's database at URL instead of asking the referee (any size of "
         "tournament; the schedule's deal ids are checked too)",
     )
-    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    json_argument(parser, "the report")
 
 
 def _run(args: argparse.Namespace) -> int:
     revealed, games = from_referee(args) if args.db is None else from_database(args.db, args.id)
     report = verify(revealed, games)
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print_json(report.to_json())
     else:
         _print_report(revealed, report)
     return 0 if report.ok else 1

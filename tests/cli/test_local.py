@@ -233,7 +233,7 @@ def test_games_lists_every_game_with_its_options(capsys: pytest.CaptureFixture[s
 def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    assert out.startswith("usage: domino-arena [-h] COMMAND ...")
+    assert out.startswith("usage: domino-arena [-h] [--version] COMMAND ...")
     for command in COMMANDS:
         assert f"    {command.name}" in out
     code, out, _ = run(capsys, "play", "--help")

@@ -61,6 +61,8 @@ class Example:
     tools: tuple[str, ...]
     build: Callable[[Path], list[str]]
     """Build into the given folder; return the command that runs the bot."""
+    libraries: tuple[str, ...] = ()
+    """pkg-config packages it links with."""
 
 
 def run_build(args: list[str], cwd: Path) -> None:
@@ -87,12 +89,21 @@ def build_cpp(folder: Path) -> list[str]:
 
 
 NODE: Final = Example("node", ("node", "npm"), build_node)
-CPP: Final = Example("cpp", ("cmake", "c++", "pkg-config", "protoc", "grpc_cpp_plugin"), build_cpp)
+CPP: Final = Example(
+    "cpp",
+    ("cmake", "make", "c++", "pkg-config", "protoc", "grpc_cpp_plugin"),
+    build_cpp,
+    libraries=("grpc++", "protobuf"),
+)
 
 
 def require(example: Example) -> None:
     """Skip the test when the example's toolchain is missing, or fail when it is required."""
     missing = [tool for tool in example.tools if shutil.which(tool) is None]
+    if not missing and example.libraries:
+        found = subprocess.run(["pkg-config", "--exists", *example.libraries], check=False)
+        if found.returncode != 0:
+            missing.append(f"the pkg-config packages {', '.join(example.libraries)}")
     if not missing:
         return
     why = f"examples/{example.name}: {', '.join(missing)} not found (see .ci/run)"

@@ -97,19 +97,58 @@ CPP: Final = Example(
 )
 
 
-def require(example: Example) -> None:
-    """Skip the test when the example's toolchain is missing, or fail when it is required."""
+def missing_tools(example: Example) -> list[str]:
+    """What of the example's toolchain this machine lacks."""
     missing = [tool for tool in example.tools if shutil.which(tool) is None]
     if not missing and example.libraries:
         found = subprocess.run(["pkg-config", "--exists", *example.libraries], check=False)
         if found.returncode != 0:
             missing.append(f"the pkg-config packages {', '.join(example.libraries)}")
-    if not missing:
-        return
-    why = f"examples/{example.name}: {', '.join(missing)} not found (see .ci/run)"
+    return missing
+
+
+def skip_or_fail(why: str) -> None:
+    """Skip the test, or fail it when the examples' tests are required."""
     if os.environ.get(REQUIRED_ENV) == "required":
         pytest.fail(f"{REQUIRED_ENV}=required but {why}", pytrace=False)
     pytest.skip(why)
+
+
+def why_missing(example: Example) -> str | None:
+    missing = missing_tools(example)
+    if not missing:
+        return None
+    return f"examples/{example.name}: {', '.join(missing)} not found (see .ci/run)"
+
+
+def require(example: Example) -> None:
+    """Skip the test when the example's toolchain is missing, or fail when it is required."""
+    why = why_missing(example)
+    if why is not None:
+        skip_or_fail(why)
+
+
+class Builds:
+    """The examples built into one folder, each once, when a test first asks for it.
+
+    Not all at the module's start: under pytest-xdist each example's test may run in another
+    worker, and each worker would build both (the C++ build takes most of this module's time).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.commands: dict[str, list[str]] = {}
+
+    def command(self, example: Example) -> list[str]:
+        """The command that runs the example, built if it is not yet."""
+        if example.name not in self.commands:
+            self.commands[example.name] = example.build(self.folder)
+        return self.commands[example.name]
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
+    return Builds(tmp_path_factory.mktemp("builds"))
 
 
 @dataclass
@@ -124,6 +163,9 @@ class Arena:
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     """A referee on a fresh SQLite file, the greedy house bots connected, the examples known."""
+    if all(missing_tools(example) for example in (NODE, CPP)):
+        # no example can be built here: skip (or fail) before starting anything
+        skip_or_fail("; ".join(filter(None, (why_missing(example) for example in (NODE, CPP)))))
     folder = tmp_path_factory.mktemp("examples")
     db = f"sqlite:///{folder / 'arena.db'}"
     storage = RatedStorage(db)
@@ -183,10 +225,10 @@ def run_match(
 
 @pytest.mark.parametrize("example", [NODE, CPP], ids=lambda example: example.name)
 def test_the_example_bot_plays_every_game_through_the_referee(
-    arena: Arena, example: Example
+    builds: Builds, arena: Arena, example: Example
 ) -> None:
     require(example)
-    bot_command = example.build(arena.folder)
+    bot_command = builds.command(example)
     name = f"{example.name}-bot"
     env = {
         "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",

@@ -1,0 +1,268 @@
+"""The example bots of examples/ (Node.js, C++), built and played through a real referee.
+
+Each example is built from its own files into the test's folder (``npm ci`` on a copy of
+examples/node; ``cmake`` on examples/cpp, which generates its code from proto/), then runs as
+its own process and dials ``domino-arena serve`` like any remote bot. Against greedy house
+bots (``bot run``, each its own process) it plays one match of every game configuration at
+once over its single stream, seated in a different seat each time, through the admin API's
+RunMatch. Every match must end normally with no fault, and every record must replay; then
+SIGINT must stop the example with status 0.
+
+A missing toolchain (node and npm; cmake, a C++ compiler, pkg-config, protoc and
+grpc_cpp_plugin) skips that example's test, or fails it when ``DOMINO_ARENA_EXAMPLES_TESTS``
+is ``required`` (.ci/run sets it and installs them). The test waits on output lines, never on
+a timer; the timeouts only bound a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import grpc
+import pytest
+
+from domino_arena.sdk.match.records import parse_record, replay
+from domino_arena.sdk.rules import Game, configurations
+from domino_arena.sdk.wire import game_to_proto
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
+from tests.fakes.processes import Process, command, served_port
+
+REQUIRED_ENV: Final = "DOMINO_ARENA_EXAMPLES_TESTS"
+"""Set to ``required`` (CI does) to fail, not skip, when a toolchain is missing."""
+ROOT: Final = Path(__file__).resolve().parents[2]
+EXAMPLES: Final = ROOT / "examples"
+ADMIN_TOKEN: Final = "examples-admin-token"
+HOUSE: Final = ("greedy-1", "greedy-2", "greedy-3")
+"""Greedy house bots: they finish Moon quickly (random players seldom do)."""
+BUILD_TIMEOUT: Final = 600.0
+"""Seconds a build may take before the test fails (the C++ one takes about a minute)."""
+MATCH_TIMEOUT: Final = 120.0
+TIME_CONTROL: Final = referee_pb2.TimeControl(move_ms=2000, bank_ms=10_000, grace_ms=200)
+FINISHED: Final = {
+    referee_pb2.TERMINATION_NORMAL,
+    5,  # TERMINATION_ADJUDICATED, the referee's cap on deals: a fair end too
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example bot: the programs it needs and how to build it and run it."""
+
+    name: str
+    tools: tuple[str, ...]
+    build: Callable[[Path], list[str]]
+    """Build into the given folder; return the command that runs the bot."""
+    libraries: tuple[str, ...] = ()
+    """pkg-config packages it links with."""
+
+
+def run_build(args: list[str], cwd: Path) -> None:
+    done = subprocess.run(
+        args, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+    )
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def build_node(folder: Path) -> list[str]:
+    copy = folder / "node"
+    shutil.copytree(EXAMPLES / "node", copy, ignore=shutil.ignore_patterns("node_modules"))
+    run_build(["npm", "ci", "--no-audit", "--no-fund"], copy)
+    return ["node", str(copy / "bot.js"), "--proto-dir", str(ROOT / "proto")]
+
+
+def build_cpp(folder: Path) -> list[str]:
+    build = folder / "cpp-build"
+    # -O0 without debug information: the generated code compiles in half the time
+    flags = ["-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g0"]
+    run_build(["cmake", "-S", str(EXAMPLES / "cpp"), "-B", str(build), *flags], folder)
+    run_build(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)], folder)
+    return [str(build / "domino-bot")]
+
+
+NODE: Final = Example("node", ("node", "npm"), build_node)
+CPP: Final = Example(
+    "cpp",
+    ("cmake", "make", "c++", "pkg-config", "protoc", "grpc_cpp_plugin"),
+    build_cpp,
+    libraries=("grpc++", "protobuf"),
+)
+
+
+def missing_tools(example: Example) -> list[str]:
+    """What of the example's toolchain this machine lacks."""
+    missing = [tool for tool in example.tools if shutil.which(tool) is None]
+    if not missing and example.libraries:
+        found = subprocess.run(["pkg-config", "--exists", *example.libraries], check=False)
+        if found.returncode != 0:
+            missing.append(f"the pkg-config packages {', '.join(example.libraries)}")
+    return missing
+
+
+def skip_or_fail(why: str) -> None:
+    """Skip the test, or fail it when the examples' tests are required."""
+    if os.environ.get(REQUIRED_ENV) == "required":
+        pytest.fail(f"{REQUIRED_ENV}=required but {why}", pytrace=False)
+    pytest.skip(why)
+
+
+def why_missing(example: Example) -> str | None:
+    missing = missing_tools(example)
+    if not missing:
+        return None
+    return f"examples/{example.name}: {', '.join(missing)} not found (see .ci/run)"
+
+
+def require(example: Example) -> None:
+    """Skip the test when the example's toolchain is missing, or fail when it is required."""
+    why = why_missing(example)
+    if why is not None:
+        skip_or_fail(why)
+
+
+class Builds:
+    """The examples built into one folder, each once, when a test first asks for it.
+
+    Not all at the module's start: under pytest-xdist each example's test may run in another
+    worker, and each worker would build both (the C++ build takes most of this module's time).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.commands: dict[str, list[str]] = {}
+
+    def command(self, example: Example) -> list[str]:
+        """The command that runs the example, built if it is not yet."""
+        if example.name not in self.commands:
+            self.commands[example.name] = example.build(self.folder)
+        return self.commands[example.name]
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> Builds:
+    return Builds(tmp_path_factory.mktemp("builds"))
+
+
+@dataclass
+class Arena:
+    folder: Path
+    port: int
+    server: Process
+    house: list[Process]
+    tokens: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
+    """A referee on a fresh SQLite file, the greedy house bots connected, the examples known."""
+    if all(missing_tools(example) for example in (NODE, CPP)):
+        # no example can be built here: skip (or fail) before starting anything
+        skip_or_fail("; ".join(filter(None, (why_missing(example) for example in (NODE, CPP)))))
+    folder = tmp_path_factory.mktemp("examples")
+    db = f"sqlite:///{folder / 'arena.db'}"
+    storage = RatedStorage(db)
+    storage.open()
+    try:
+        tokens = {name: storage.add_bot(name) for name in (*HOUSE, "node-bot", "cpp-bot")}
+    finally:
+        storage.close()
+    args = ["serve", "--port", "0", "--db", db, "--admin-token", ADMIN_TOKEN, "--no-web"]
+    server = Process(command(*args), folder)
+    processes = [server]
+    try:
+        port = served_port(server)
+        house = []
+        for seed, name in enumerate(HOUSE):
+            args = ["bot", "run", name, "--bot", "greedy", "--server", f"127.0.0.1:{port}"]
+            house.append(
+                Process(
+                    command(*args, "--seed", str(seed)),
+                    folder,
+                    {"DOMINO_ARENA_TOKEN": tokens[name]},
+                )
+            )
+        processes += house
+        connected = {
+            server.wait_line("bot connected: name=", context=house).split("name=")[1].split()[0]
+            for _ in HOUSE
+        }
+        assert connected == set(HOUSE)
+        yield Arena(folder, port, server, house, tokens)
+    finally:
+        for process in processes:
+            process.stop()
+
+
+def config_id(game: Game) -> str:
+    teams = "-partners" if len(game.sides) != game.num_players else ""
+    return f"{game.name}-{game.num_players}{teams}"
+
+
+def run_match(
+    stub: admin_pb2_grpc.AdminServiceStub, game: Game, bots: list[str], seed: int
+) -> admin_pb2.RunMatchResponse:
+    request = admin_pb2.RunMatchRequest(
+        game=game_to_proto(game),
+        bots=bots,
+        has_seed=True,
+        seed=seed,
+        time_control=TIME_CONTROL,
+    )
+    metadata = (("authorization", f"Bearer {ADMIN_TOKEN}"),)
+    response: admin_pb2.RunMatchResponse = stub.RunMatch(
+        request, metadata=metadata, timeout=MATCH_TIMEOUT
+    )
+    return response
+
+
+@pytest.mark.parametrize("example", [NODE, CPP], ids=lambda example: example.name)
+def test_the_example_bot_plays_every_game_through_the_referee(
+    builds: Builds, arena: Arena, example: Example
+) -> None:
+    require(example)
+    bot_command = builds.command(example)
+    name = f"{example.name}-bot"
+    env = {
+        "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",
+        "DOMINO_ARENA_BOT": name,
+        "DOMINO_ARENA_TOKEN": arena.tokens[name],
+    }
+    bot = Process(bot_command, arena.folder, env, wait=MATCH_TIMEOUT)
+    try:
+        arena.server.wait_line(f"bot connected: name={name} ", context=[bot])
+        games = list(configurations())
+        assert len(games) == 12
+        seatings = []
+        for index, game in enumerate(games):
+            bots = list(HOUSE[: game.num_players - 1])
+            bots.insert(index % game.num_players, name)  # the example in every seat in turn
+            seatings.append((game, bots, index))
+        with grpc.insecure_channel(f"127.0.0.1:{arena.port}") as channel:
+            stub = admin_pb2_grpc.AdminServiceStub(channel)
+            with ThreadPoolExecutor(len(seatings)) as pool:
+                futures = [pool.submit(run_match, stub, *seating) for seating in seatings]
+                responses = [future.result() for future in futures]
+        for (game, bots, _), response in zip(seatings, responses, strict=True):
+            where = f"{example.name}, {config_id(game)}: {response.result}"
+            assert response.result.termination in FINISHED, where
+            assert response.result.faulted_seat == -1, where
+            record = parse_record(response.record)
+            assert list(record.seats) == bots, where
+            assert record.faults == (), f"{where}: {record.faults}"
+            report = replay(record)
+            assert report.ok, f"{where}: {report}"
+    finally:
+        bot.popen.send_signal(signal.SIGINT)
+        status, output = bot.finish()
+    assert status == 0, output
+    assert output.count("match end ") == len(games), output
+    assert "FAULT" not in output, output
+    assert "referee error" not in output, output

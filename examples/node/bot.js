@@ -154,7 +154,7 @@ function chooseLine(state, obs) {
 
 // Moon: the suits of RULES.md 1.8-1.11.
 function moonTrump(view) {
-  if (!view || !view.has_trump) return { suit: 'TRUMP_SUIT_NONE', number: 0 };
+  if (!view || !view.trump_named) return { suit: 'TRUMP_SUIT_NONE', number: 0 };
   return view.trump;
 }
 function isTrump(tile, trump) {

@@ -743,7 +743,9 @@ class MoonTrick(_message.Message):
     leader: _builtins.int
     winner: _builtins.int
     @_builtins.property
-    def plays(self) -> _containers.RepeatedCompositeFieldContainer[Global___MoonPlay]: ...
+    def plays(self) -> _containers.RepeatedCompositeFieldContainer[Global___MoonPlay]:
+        """in play order, the leader first"""
+
     def __init__(
         self,
         *,
@@ -792,7 +794,9 @@ class MoonView(_message.Message):
     @_builtins.property
     def trump(self) -> Global___TrumpAction: ...
     @_builtins.property
-    def trick(self) -> _containers.RepeatedCompositeFieldContainer[Global___MoonPlay]: ...
+    def trick(self) -> _containers.RepeatedCompositeFieldContainer[Global___MoonPlay]:
+        """the trick being played, in play order (its leader first)"""
+
     @_builtins.property
     def tricks(self) -> _containers.RepeatedCompositeFieldContainer[Global___MoonTrick]: ...
     @_builtins.property

@@ -342,6 +342,27 @@ def test_every_metric_an_alert_uses_is_one_the_referee_exposes() -> None:
         assert rule["labels"]["severity"] in ("critical", "warning")
 
 
+def test_the_down_alert_matches_the_label_every_scrape_of_the_referee_carries() -> None:
+    """DominoArenaDown names no job: it matches a target label that prometheus.yml sets and
+    that the Kubernetes Service's ``app.kubernetes.io/name`` becomes under a labelmap."""
+    (down,) = (
+        rule
+        for group in load_one(DEPLOY / "alerts.yml")["groups"]
+        for rule in group["rules"]
+        if rule["alert"] == "DominoArenaDown"
+    )
+    assert "job=" not in down["expr"]
+    assert "absent(" in down["expr"]
+    matchers = dict(re.findall(r'\bup\{(\w+)="([^"]+)"\}', down["expr"]))
+    assert matchers, f"DominoArenaDown's up{{...}} has no label matcher: {down['expr']}"
+    (job,) = load_one(DEPLOY / "prometheus.yml")["scrape_configs"]
+    (static,) = job["static_configs"]
+    assert matchers.items() <= static["labels"].items()
+    service_labels = k8s_objects()["Service"]["metadata"]["labels"]
+    mapped = {re.sub(r"[^a-zA-Z0-9_]", "_", k): v for k, v in service_labels.items()}
+    assert matchers.items() <= mapped.items()
+
+
 # -- Kubernetes -----------------------------------------------------------------------------------
 
 

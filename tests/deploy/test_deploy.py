@@ -8,7 +8,10 @@ port or renaming a variable in one place fails here instead of in a cluster.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -240,9 +243,9 @@ def domino_variables(names: Any) -> set[str]:
 # -- compose --------------------------------------------------------------------------------------
 
 
-def test_compose_runs_the_referee_with_postgres_and_prometheus() -> None:
+def test_compose_runs_the_referee_with_postgres_prometheus_and_grafana() -> None:
     services = compose()["services"]
-    assert set(services) == {"referee", "web", "postgres", "prometheus"}
+    assert set(services) == {"referee", "web", "postgres", "prometheus", "grafana"}
     build = services["referee"]["build"]
     assert (DEPLOY / build["context"]).resolve() == ROOT
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
@@ -302,11 +305,10 @@ def test_compose_database_url_points_at_its_postgres() -> None:
     assert url.password == password
 
 
-def test_compose_mounts_the_prometheus_files_that_exist() -> None:
-    for volume in compose()["services"]["prometheus"]["volumes"]:
-        source = volume.split(":")[0]
-        if source.startswith("."):
-            assert (DEPLOY / source).is_file(), f"prometheus mounts missing {source}"
+def test_compose_mounts_only_files_and_folders_that_exist() -> None:
+    for name in compose()["services"]:
+        for target, source in compose_mounts(name).items():
+            assert source.exists(), f"{name} mounts missing {source} on {target}"
 
 
 # -- Prometheus -----------------------------------------------------------------------------------
@@ -331,15 +333,63 @@ def test_prometheus_loads_the_alerts_from_where_compose_mounts_them() -> None:
         assert mounts.get(rule_file) == "./alerts.yml"
 
 
-def test_every_metric_an_alert_uses_is_one_the_referee_exposes() -> None:
+@cache
+def exposed_series() -> dict[str, frozenset[str]]:
+    """Every sample name a fresh referee's ``/metrics`` shows, with the label names it carries."""
     text = Metrics().render().decode("utf-8")
-    exposed = {s.name for family in text_string_to_metric_families(text) for s in family.samples}
+    labels: dict[str, set[str]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels.setdefault(sample.name, set()).update(sample.labels)
+    return {name: frozenset(names) for name, names in labels.items()}
+
+
+SCRAPE_LABELS: Final = frozenset({"job", "instance", "app_kubernetes_io_name"})
+"""Labels Prometheus adds to every series it scrapes from the referee (see prometheus.yml)."""
+
+
+def check_query(where: str, expr: str) -> None:
+    """Every ``domino_arena_*`` series ``expr`` names exists, and every label it matches on or
+    groups by is one that series carries."""
+    used = set(re.findall(r"\bdomino_arena_\w+", expr))
+    assert used, f"{where}: names no domino_arena_ metric: {expr}"
+    exposed = exposed_series()
+    assert used <= set(exposed), f"{where} uses {sorted(used - set(exposed))}"
+    for name, matchers in re.findall(r"\b(domino_arena_\w+)\{([^}]*)\}", expr):
+        for label in re.findall(r"(\w+)\s*(?:=~|!~|!=|=)", matchers):
+            assert label in exposed[name] | SCRAPE_LABELS, f"{where}: {name} has no {label}"
+    carried = set().union(*(exposed[name] for name in used)) | SCRAPE_LABELS
+    for grouping in re.findall(r"\b(?:by|without)\s*\(([^)]*)\)", expr):
+        for label in (word.strip() for word in grouping.split(",") if word.strip()):
+            assert label in carried, f"{where}: groups by {label}, which {sorted(used)} lack"
+
+
+def alert_rules() -> list[dict[str, Any]]:
     rules = [rule for group in load_one(DEPLOY / "alerts.yml")["groups"] for rule in group["rules"]]
     assert rules
-    for rule in rules:
-        used = set(re.findall(r"\bdomino_arena_\w+", rule["expr"]))
-        assert used <= exposed, f"{rule['alert']} uses {sorted(used - exposed)}"
+    return rules
+
+
+def test_every_metric_and_label_an_alert_uses_is_one_the_referee_exposes() -> None:
+    for rule in alert_rules():
+        if rule["alert"] != "DominoArenaDown":  # `up` and build_info: see the test below
+            check_query(rule["alert"], rule["expr"])
         assert rule["labels"]["severity"] in ("critical", "warning")
+    assert "domino_arena_build_info" in exposed_series()
+
+
+def test_every_alert_has_a_promtool_unit_test() -> None:
+    tests = load_one(ROOT / "tests" / "deploy" / "alerts_test.yml")
+    rule_files = {(ROOT / "tests" / "deploy" / f).resolve() for f in tests["rule_files"]}
+    assert rule_files == {DEPLOY / "alerts.yml"}
+    tested: dict[str, set[bool]] = {}
+    for case in tests["tests"]:
+        for check in case["alert_rule_test"]:
+            tested.setdefault(check["alertname"], set()).add(bool(check["exp_alerts"]))
+    for rule in alert_rules():
+        assert tested.get(rule["alert"]) == {True, False}, (
+            f"{rule['alert']}: alerts_test.yml must check it both firing and not firing"
+        )
 
 
 def test_the_down_alert_matches_the_label_every_scrape_of_the_referee_carries() -> None:
@@ -361,6 +411,117 @@ def test_the_down_alert_matches_the_label_every_scrape_of_the_referee_carries() 
     service_labels = k8s_objects()["Service"]["metadata"]["labels"]
     mapped = {re.sub(r"[^a-zA-Z0-9_]", "_", k): v for k, v in service_labels.items()}
     assert matchers.items() <= mapped.items()
+
+
+# -- Grafana --------------------------------------------------------------------------------------
+
+DASHBOARD: Final = DEPLOY / "grafana" / "dashboards" / "domino-arena.json"
+GRAFANA_PROVISIONING: Final = DEPLOY / "grafana" / "provisioning"
+
+
+@cache
+def dashboard() -> dict[str, Any]:
+    found = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    assert isinstance(found, dict)
+    return found
+
+
+def dashboard_panels() -> list[dict[str, Any]]:
+    return [panel for panel in dashboard()["panels"] if panel["type"] != "row"]
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    """Each panel's title and each of its queries."""
+    return [(panel["title"], t["expr"]) for panel in dashboard_panels() for t in panel["targets"]]
+
+
+def compose_mounts(service: str) -> dict[str, Path]:
+    """A compose service's bind mounts of files in deploy/: where in the container, from what."""
+    mounts = {}
+    for volume in compose()["services"][service].get("volumes", []):
+        source, target = volume.split(":")[:2]
+        if source.startswith("."):
+            mounts[target] = (DEPLOY / source).resolve()
+    return mounts
+
+
+def test_every_query_of_the_dashboard_uses_metrics_and_labels_the_referee_exposes() -> None:
+    assert dashboard_queries()
+    for title, expr in dashboard_queries():
+        check_query(title, expr)
+
+
+def test_the_dashboard_shows_what_the_operators_watch() -> None:
+    """Matches by game and outcome, active matches, think-time quantiles, faults by kind,
+    connected bots and storage latency: each in at least one query."""
+    queries = [expr for _, expr in dashboard_queries()]
+
+    def shown(pattern: str) -> bool:
+        return any(re.search(pattern, expr) for expr in queries)
+
+    assert shown(r"by \(game, outcome\) \(rate\(domino_arena_matches_total\b")
+    assert shown(r"domino_arena_matches_active\b")
+    for quantile in ("0.5", "0.9", "0.99"):
+        assert shown(rf"histogram_quantile\({quantile}, .*domino_arena_move_seconds_bucket")
+    assert shown(r"by \(kind\) \(rate\(domino_arena_faults_total\b")
+    assert shown(r"domino_arena_bots_connected\b")
+    assert shown(r"histogram_quantile\(0.99, .*domino_arena_storage_seconds_bucket")
+
+
+def test_the_dashboard_panels_are_distinct_and_read_the_datasource_variable() -> None:
+    ids = [panel["id"] for panel in dashboard()["panels"]]
+    assert len(ids) == len(set(ids))
+    variables = {v["name"]: v for v in dashboard()["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    for panel in dashboard_panels():
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        for target in panel["targets"]:
+            assert target["datasource"]["uid"] == "${datasource}", panel["title"]
+    used = {name for _, expr in dashboard_queries() for name in re.findall(r"\$(\w+)", expr)}
+    assert used - {"__rate_interval"} <= set(variables)
+
+
+@pytest.mark.skipif(
+    shutil.which("promtool") is None and not os.environ.get("CI"),
+    reason="promtool (Debian's prometheus package) is not installed; CI installs it",
+)
+def test_every_query_of_the_dashboard_is_valid_promql(tmp_path: Path) -> None:
+    """promtool parses each query, as a rule with Grafana's variables filled in."""
+    fill = {"$__rate_interval": "5m", "$game": ".*"}
+    rules = []
+    for index, (_, query) in enumerate(dashboard_queries()):
+        expr = query
+        for variable, value in fill.items():
+            expr = expr.replace(variable, value)
+        rules.append({"record": f"dashboard:query_{index}", "expr": expr})
+    path = tmp_path / "dashboard_rules.yml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: apt-get install prometheus"
+    done = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_compose_provisions_grafana_with_its_prometheus_and_the_dashboard() -> None:
+    services = compose()["services"]
+    mounts = compose_mounts("grafana")
+    assert "latest" not in services["grafana"]["image"]
+    (datasource,) = load_one(GRAFANA_PROVISIONING / "datasources" / "prometheus.yaml")[
+        "datasources"
+    ]
+    assert datasource["type"] == "prometheus"
+    assert datasource["url"] == "http://prometheus:9090"
+    assert "--web.listen-address" not in " ".join(services["prometheus"]["command"])
+    (provider,) = load_one(GRAFANA_PROVISIONING / "dashboards" / "domino-arena.yaml")["providers"]
+    assert provider["type"] == "file"
+    assert mounts[provider["options"]["path"]] == DASHBOARD.parent
+    for kind in ("datasources", "dashboards"):
+        assert mounts[f"/etc/grafana/provisioning/{kind}"] == GRAFANA_PROVISIONING / kind
+    home = services["grafana"]["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
+    assert home == f"{provider['options']['path']}/{DASHBOARD.name}"
 
 
 # -- Kubernetes -----------------------------------------------------------------------------------

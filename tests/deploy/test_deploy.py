@@ -3,6 +3,13 @@
 One port, user or variable name appears in several files (the Dockerfile, compose, Prometheus'
 config, the Kubernetes manifests, the CLI); each test pins one such agreement, so changing a
 port or renaming a variable in one place fails here instead of in a cluster.
+
+Whether each file is valid on its own is the tools' job, which .ci/run runs before the tests:
+promtool (prometheus.yml, alerts.yml and its unit tests in alerts_test.yml), check-jsonschema
+(compose.yaml against the Compose specification), kustomize and kubernetes-validate (deploy/k8s
+against the Kubernetes API's schemas). These tests check what no tool knows: that the files
+agree with each other and with the code (metric names, ports, commands, variables), and that
+the health probes work against a real referee and web face.
 """
 
 from __future__ import annotations
@@ -12,8 +19,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import threading
 import tomllib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -156,20 +166,6 @@ def compose() -> dict[str, Any]:
     return load_one(DEPLOY / "compose.yaml")
 
 
-def deploy_yaml_files() -> Iterator[Path]:
-    yield from sorted(p for p in DEPLOY.rglob("*") if p.suffix in (".yaml", ".yml"))
-
-
-# -- every file parses ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", list(deploy_yaml_files()), ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_yaml_file_parses_to_mappings(path: Path) -> None:
-    docs = load_all(path)
-    assert docs, f"{path.name} is empty"
-    assert all(isinstance(doc, dict) for doc in docs), f"{path.name}: a document is not a mapping"
-
-
 # -- the image ------------------------------------------------------------------------------------
 
 
@@ -222,6 +218,87 @@ def test_the_image_copies_every_folder_the_package_is_built_from() -> None:
     assert needed <= copied, f"not copied into the image: {sorted(needed - copied)}"
     ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
     assert not needed & ignored, f".dockerignore drops {sorted(needed & ignored)}"
+
+
+# -- health checks: the image's for the referee, compose's for the web face -----------------------
+
+
+def healthcheck() -> tuple[dict[str, str], list[str]]:
+    """The final stage's ``HEALTHCHECK``: its options and its command (exec form)."""
+    args = final_stage().last("HEALTHCHECK")
+    options, separator, command = args.partition(" CMD ")
+    assert separator, f"HEALTHCHECK {args}: expected HEALTHCHECK [OPTIONS] CMD [...]"
+    parsed = dict(option.removeprefix("--").split("=", 1) for option in options.split())
+    value = json.loads(command)
+    assert isinstance(value, list) and all(isinstance(v, str) for v in value), command
+    return parsed, value
+
+
+@contextmanager
+def serving(command: list[str], announced: str) -> Iterator[int]:
+    """Run a ``domino-arena`` subcommand on a free port; yield the port it printed it serves."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from domino_arena.server.cli.main import main; main()", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    watchdog = threading.Timer(60, process.kill)  # a hung start fails the test, not the run
+    watchdog.start()
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if found := re.search(rf"{announced} (?:http://)?[\w.]+:(\d+)", line):
+                yield int(found.group(1))
+                break
+        else:
+            pytest.fail(f"{command[0]} exited {process.wait()} before it said {announced!r}")
+    finally:
+        watchdog.cancel()
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def probe(command: list[str], default: str, address: str) -> int:
+    """Run a health probe (``python -c ...``) against ``address`` instead of ``default``."""
+    assert command[0] == "python"
+    assert sum(default in arg for arg in command) == 1, f"the probe does not dial {default}"
+    argv = [sys.executable, *(arg.replace(default, address) for arg in command[1:])]
+    return subprocess.run(argv, capture_output=True, timeout=30, check=False).returncode
+
+
+def test_the_image_health_check_is_exec_form_with_a_start_period() -> None:
+    options, command = healthcheck()
+    assert {"interval", "timeout", "start-period", "retries"} <= set(options)
+    assert command[:2] == ["python", "-c"], "the image has python and grpcio, nothing else"
+    services = compose()["services"]
+    assert "healthcheck" not in services["referee"], "compose's referee uses the image's"
+    assert services["web"]["depends_on"]["referee"]["condition"] == "service_healthy"
+
+
+def test_the_image_health_check_passes_on_a_serving_referee_and_fails_without_one(
+    tmp_path: Path,
+) -> None:
+    _, command = healthcheck()
+    default = f"127.0.0.1:{GRPC_PORT}"
+    serve = ["serve", "--port", "0", "--no-web", "--db", f"sqlite:///{tmp_path / 'a.db'}"]
+    with serving([*serve, "--admin-token", "t"], "serving on") as port:
+        assert probe(command, default, f"127.0.0.1:{port}") == 0
+    assert probe(command, default, f"127.0.0.1:{port}") == 1  # gone: unhealthy, not an error
+
+
+def test_the_web_health_check_passes_on_a_serving_web_face_and_fails_without_one(
+    tmp_path: Path,
+) -> None:
+    check = compose()["services"]["web"]["healthcheck"]
+    assert check["test"][0] == "CMD"
+    command = check["test"][1:]
+    default = f"127.0.0.1:{WEB_PORT}/healthz"
+    web = ["web", "--port", "0", "--db", f"sqlite:///{tmp_path / 'a.db'}"]
+    with serving(web, "web face on") as port:
+        assert probe(command, default, f"127.0.0.1:{port}/healthz") == 0
+    assert probe(command, default, f"127.0.0.1:{port}/healthz") == 1
 
 
 # -- the serve command reads the variables the deployments set ------------------------------------

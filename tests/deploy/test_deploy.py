@@ -29,6 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
@@ -604,10 +605,17 @@ def test_compose_provisions_grafana_with_its_prometheus_and_the_dashboard() -> N
 # -- Kubernetes -----------------------------------------------------------------------------------
 
 
+REFEREE_KINDS: Final = frozenset(
+    {"ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"}
+)
+WEB_KINDS: Final = frozenset({"Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"})
+KUBERNETES_VERSION: Final = "1.27.0"
+"""The oldest Kubernetes the manifests target (native gRPC probes); .ci/run validates against it."""
+
+
 def test_every_kubernetes_object_is_named_and_namespace_agnostic() -> None:
-    assert set(k8s_objects()) == {"ConfigMap", "Secret", "Deployment", "Service"}
+    assert set(k8s_objects()) == REFEREE_KINDS
     for kind, obj in k8s_objects().items():
-        assert obj["apiVersion"], kind
         assert obj["metadata"]["name"] == "domino-arena", kind
         assert "namespace" not in obj["metadata"], f"{kind} names a namespace"
 
@@ -716,11 +724,86 @@ def test_the_secret_holds_only_marked_placeholders() -> None:
         assert placeholder.startswith("CHANGE-ME"), f"{key} is not a placeholder"
 
 
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml"),
+    ids=lambda p: p.name,
+)
+def test_every_manifest_validates_against_the_kubernetes_schemas(path: Path) -> None:
+    """The same check .ci/run makes of the rendered kustomization, file by file, without kubectl."""
+    for doc in load_all(path):
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as error:
+            pytest.fail(f"{path.name}: {doc['kind']} {doc['metadata']['name']}: {error.message}")
+
+
+def project_version() -> str:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return str(version["version"])
+
+
+def test_every_image_of_the_project_is_pinned_to_its_version() -> None:
+    """No ``latest``: a rollout or a restart runs the release it was given, not a moved tag."""
+    images = [container()["image"], web_container()["image"]]
+    images += [
+        service["image"]
+        for service in compose()["services"].values()
+        if service.get("image", "").startswith("domino-arena")
+    ]
+    assert len(images) == 4
+    assert set(images) == {f"domino-arena:{project_version()}"}
+    (image,) = load_one(K8S / "kustomization.yaml")["images"]
+    assert image["newTag"] == project_version()
+    for service in compose()["services"].values():
+        assert not service["image"].endswith(":latest"), service["image"]
+        assert ":" in service["image"], f"{service['image']} names no tag"
+
+
+def test_the_disruption_budgets_select_their_pods_and_let_the_web_face_drain() -> None:
+    for objects in (k8s_objects(), k8s_web_objects()):
+        budget = objects["PodDisruptionBudget"]["spec"]
+        deployment = objects["Deployment"]["spec"]
+        assert budget["selector"] == deployment["selector"]
+        assert budget["minAvailable"] == 1
+    # The referee's single replica waits for its operator; the web face loses one pod at a time.
+    assert k8s_objects()["Deployment"]["spec"]["replicas"] == 1
+    assert k8s_objects()["PodDisruptionBudget"]["spec"]["unhealthyPodEvictionPolicy"] == (
+        "AlwaysAllow"
+    )
+    assert k8s_web_objects()["Deployment"]["spec"]["replicas"] > 1
+
+
+def allowed_ports(rules: list[dict[str, Any]]) -> set[int | str]:
+    return {port["port"] for rule in rules for port in rule["ports"]}
+
+
+def test_the_network_policies_admit_what_the_pods_serve_and_reach_what_they_need() -> None:
+    db_port = int(k8s_objects()["ConfigMap"]["data"]["DB_PORT"])
+    referee_labels = k8s_objects()["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    for objects, pod in ((k8s_objects(), container()), (k8s_web_objects(), web_container())):
+        policy = objects["NetworkPolicy"]["spec"]
+        labels = objects["Deployment"]["spec"]["template"]["metadata"]["labels"]
+        assert (
+            policy["podSelector"]["matchLabels"]
+            == objects["Deployment"]["spec"]["selector"]["matchLabels"]
+        )
+        assert policy["podSelector"]["matchLabels"].items() <= labels.items()
+        assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
+        served = {p["name"] for p in pod["ports"]}
+        assert allowed_ports(policy["ingress"]) == served, "every served port, nothing else"
+        assert {db_port, 53} <= allowed_ports(policy["egress"])
+    web_egress = k8s_web_objects()["NetworkPolicy"]["spec"]["egress"]
+    (to_referee,) = [rule for rule in web_egress if GRPC_PORT in allowed_ports([rule])]
+    (peer,) = to_referee["to"]
+    assert peer["podSelector"]["matchLabels"] == referee_labels
+
+
 # -- the web face on Kubernetes -------------------------------------------------------------------
 
 
 def test_the_web_deployment_runs_the_web_command_against_the_referee_service() -> None:
-    assert set(k8s_web_objects()) == {"Deployment", "Service"}
+    assert set(k8s_web_objects()) == WEB_KINDS
     for kind, obj in k8s_web_objects().items():
         assert obj["metadata"]["name"] == "domino-arena-web", kind
         assert "namespace" not in obj["metadata"], f"{kind} names a namespace"

@@ -205,7 +205,13 @@ def test_entrypoint_and_cmd_are_a_valid_serve_command_line() -> None:
 def test_the_image_copies_every_folder_the_package_is_built_from() -> None:
     """``pip install .`` in the build stage sees only what COPY brought in."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    needed = {"pyproject.toml", pyproject["project"]["readme"]}
+    needed = {
+        "pyproject.toml",
+        pyproject["project"]["readme"],
+        *pyproject["project"]["license-files"],
+    }
+    for name in needed:
+        assert (ROOT / name).is_file(), f"pyproject.toml names {name}, which is missing"
     needed |= {
         folder.split("/")[0] for folder in pyproject["tool"]["setuptools"]["package-dir"].values()
     }

@@ -3,19 +3,33 @@
 One port, user or variable name appears in several files (the Dockerfile, compose, Prometheus'
 config, the Kubernetes manifests, the CLI); each test pins one such agreement, so changing a
 port or renaming a variable in one place fails here instead of in a cluster.
+
+Whether each file is valid on its own is the tools' job, which .ci/run runs before the tests:
+promtool (prometheus.yml, alerts.yml and its unit tests in alerts_test.yml), check-jsonschema
+(compose.yaml against the Compose specification), kustomize and kubernetes-validate (deploy/k8s
+against the Kubernetes API's schemas). These tests check what no tool knows: that the files
+agree with each other and with the code (metric names, ports, commands, variables), and that
+the health probes work against a real referee and web face.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+import threading
 import tomllib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
@@ -153,20 +167,6 @@ def compose() -> dict[str, Any]:
     return load_one(DEPLOY / "compose.yaml")
 
 
-def deploy_yaml_files() -> Iterator[Path]:
-    yield from sorted(p for p in DEPLOY.rglob("*") if p.suffix in (".yaml", ".yml"))
-
-
-# -- every file parses ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", list(deploy_yaml_files()), ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_yaml_file_parses_to_mappings(path: Path) -> None:
-    docs = load_all(path)
-    assert docs, f"{path.name} is empty"
-    assert all(isinstance(doc, dict) for doc in docs), f"{path.name}: a document is not a mapping"
-
-
 # -- the image ------------------------------------------------------------------------------------
 
 
@@ -205,7 +205,13 @@ def test_entrypoint_and_cmd_are_a_valid_serve_command_line() -> None:
 def test_the_image_copies_every_folder_the_package_is_built_from() -> None:
     """``pip install .`` in the build stage sees only what COPY brought in."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    needed = {"pyproject.toml", pyproject["project"]["readme"]}
+    needed = {
+        "pyproject.toml",
+        pyproject["project"]["readme"],
+        *pyproject["project"]["license-files"],
+    }
+    for name in needed:
+        assert (ROOT / name).is_file(), f"pyproject.toml names {name}, which is missing"
     needed |= {
         folder.split("/")[0] for folder in pyproject["tool"]["setuptools"]["package-dir"].values()
     }
@@ -219,6 +225,87 @@ def test_the_image_copies_every_folder_the_package_is_built_from() -> None:
     assert needed <= copied, f"not copied into the image: {sorted(needed - copied)}"
     ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
     assert not needed & ignored, f".dockerignore drops {sorted(needed & ignored)}"
+
+
+# -- health checks: the image's for the referee, compose's for the web face -----------------------
+
+
+def healthcheck() -> tuple[dict[str, str], list[str]]:
+    """The final stage's ``HEALTHCHECK``: its options and its command (exec form)."""
+    args = final_stage().last("HEALTHCHECK")
+    options, separator, command = args.partition(" CMD ")
+    assert separator, f"HEALTHCHECK {args}: expected HEALTHCHECK [OPTIONS] CMD [...]"
+    parsed = dict(option.removeprefix("--").split("=", 1) for option in options.split())
+    value = json.loads(command)
+    assert isinstance(value, list) and all(isinstance(v, str) for v in value), command
+    return parsed, value
+
+
+@contextmanager
+def serving(command: list[str], announced: str) -> Iterator[int]:
+    """Run a ``domino-arena`` subcommand on a free port; yield the port it printed it serves."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from domino_arena.server.cli.main import main; main()", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    watchdog = threading.Timer(60, process.kill)  # a hung start fails the test, not the run
+    watchdog.start()
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if found := re.search(rf"{announced} (?:http://)?[\w.]+:(\d+)", line):
+                yield int(found.group(1))
+                break
+        else:
+            pytest.fail(f"{command[0]} exited {process.wait()} before it said {announced!r}")
+    finally:
+        watchdog.cancel()
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def probe(command: list[str], default: str, address: str) -> int:
+    """Run a health probe (``python -c ...``) against ``address`` instead of ``default``."""
+    assert command[0] == "python"
+    assert sum(default in arg for arg in command) == 1, f"the probe does not dial {default}"
+    argv = [sys.executable, *(arg.replace(default, address) for arg in command[1:])]
+    return subprocess.run(argv, capture_output=True, timeout=30, check=False).returncode
+
+
+def test_the_image_health_check_is_exec_form_with_a_start_period() -> None:
+    options, command = healthcheck()
+    assert {"interval", "timeout", "start-period", "retries"} <= set(options)
+    assert command[:2] == ["python", "-c"], "the image has python and grpcio, nothing else"
+    services = compose()["services"]
+    assert "healthcheck" not in services["referee"], "compose's referee uses the image's"
+    assert services["web"]["depends_on"]["referee"]["condition"] == "service_healthy"
+
+
+def test_the_image_health_check_passes_on_a_serving_referee_and_fails_without_one(
+    tmp_path: Path,
+) -> None:
+    _, command = healthcheck()
+    default = f"127.0.0.1:{GRPC_PORT}"
+    serve = ["serve", "--port", "0", "--no-web", "--db", f"sqlite:///{tmp_path / 'a.db'}"]
+    with serving([*serve, "--admin-token", "t"], "serving on") as port:
+        assert probe(command, default, f"127.0.0.1:{port}") == 0
+    assert probe(command, default, f"127.0.0.1:{port}") == 1  # gone: unhealthy, not an error
+
+
+def test_the_web_health_check_passes_on_a_serving_web_face_and_fails_without_one(
+    tmp_path: Path,
+) -> None:
+    check = compose()["services"]["web"]["healthcheck"]
+    assert check["test"][0] == "CMD"
+    command = check["test"][1:]
+    default = f"127.0.0.1:{WEB_PORT}/healthz"
+    web = ["web", "--port", "0", "--db", f"sqlite:///{tmp_path / 'a.db'}"]
+    with serving(web, "web face on") as port:
+        assert probe(command, default, f"127.0.0.1:{port}/healthz") == 0
+    assert probe(command, default, f"127.0.0.1:{port}/healthz") == 1
 
 
 # -- the serve command reads the variables the deployments set ------------------------------------
@@ -240,9 +327,9 @@ def domino_variables(names: Any) -> set[str]:
 # -- compose --------------------------------------------------------------------------------------
 
 
-def test_compose_runs_the_referee_with_postgres_and_prometheus() -> None:
+def test_compose_runs_the_referee_with_postgres_prometheus_and_grafana() -> None:
     services = compose()["services"]
-    assert set(services) == {"referee", "web", "postgres", "prometheus"}
+    assert set(services) == {"referee", "web", "postgres", "prometheus", "grafana"}
     build = services["referee"]["build"]
     assert (DEPLOY / build["context"]).resolve() == ROOT
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
@@ -302,11 +389,10 @@ def test_compose_database_url_points_at_its_postgres() -> None:
     assert url.password == password
 
 
-def test_compose_mounts_the_prometheus_files_that_exist() -> None:
-    for volume in compose()["services"]["prometheus"]["volumes"]:
-        source = volume.split(":")[0]
-        if source.startswith("."):
-            assert (DEPLOY / source).is_file(), f"prometheus mounts missing {source}"
+def test_compose_mounts_only_files_and_folders_that_exist() -> None:
+    for name in compose()["services"]:
+        for target, source in compose_mounts(name).items():
+            assert source.exists(), f"{name} mounts missing {source} on {target}"
 
 
 # -- Prometheus -----------------------------------------------------------------------------------
@@ -331,24 +417,211 @@ def test_prometheus_loads_the_alerts_from_where_compose_mounts_them() -> None:
         assert mounts.get(rule_file) == "./alerts.yml"
 
 
-def test_every_metric_an_alert_uses_is_one_the_referee_exposes() -> None:
+@cache
+def exposed_series() -> dict[str, frozenset[str]]:
+    """Every sample name a fresh referee's ``/metrics`` shows, with the label names it carries."""
     text = Metrics().render().decode("utf-8")
-    exposed = {s.name for family in text_string_to_metric_families(text) for s in family.samples}
+    labels: dict[str, set[str]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels.setdefault(sample.name, set()).update(sample.labels)
+    return {name: frozenset(names) for name, names in labels.items()}
+
+
+SCRAPE_LABELS: Final = frozenset({"job", "instance", "app_kubernetes_io_name"})
+"""Labels Prometheus adds to every series it scrapes from the referee (see prometheus.yml)."""
+
+
+def check_query(where: str, expr: str) -> None:
+    """Every ``domino_arena_*`` series ``expr`` names exists, and every label it matches on or
+    groups by is one that series carries."""
+    used = set(re.findall(r"\bdomino_arena_\w+", expr))
+    assert used, f"{where}: names no domino_arena_ metric: {expr}"
+    exposed = exposed_series()
+    assert used <= set(exposed), f"{where} uses {sorted(used - set(exposed))}"
+    for name, matchers in re.findall(r"\b(domino_arena_\w+)\{([^}]*)\}", expr):
+        for label in re.findall(r"(\w+)\s*(?:=~|!~|!=|=)", matchers):
+            assert label in exposed[name] | SCRAPE_LABELS, f"{where}: {name} has no {label}"
+    carried = set().union(*(exposed[name] for name in used)) | SCRAPE_LABELS
+    for grouping in re.findall(r"\b(?:by|without)\s*\(([^)]*)\)", expr):
+        for label in (word.strip() for word in grouping.split(",") if word.strip()):
+            assert label in carried, f"{where}: groups by {label}, which {sorted(used)} lack"
+
+
+def alert_rules() -> list[dict[str, Any]]:
     rules = [rule for group in load_one(DEPLOY / "alerts.yml")["groups"] for rule in group["rules"]]
     assert rules
-    for rule in rules:
-        used = set(re.findall(r"\bdomino_arena_\w+", rule["expr"]))
-        assert used <= exposed, f"{rule['alert']} uses {sorted(used - exposed)}"
+    return rules
+
+
+def test_every_metric_and_label_an_alert_uses_is_one_the_referee_exposes() -> None:
+    for rule in alert_rules():
+        if rule["alert"] != "DominoArenaDown":  # `up` and build_info: see the test below
+            check_query(rule["alert"], rule["expr"])
         assert rule["labels"]["severity"] in ("critical", "warning")
+    assert "domino_arena_build_info" in exposed_series()
+
+
+def test_every_alert_has_a_promtool_unit_test() -> None:
+    tests = load_one(ROOT / "tests" / "deploy" / "alerts_test.yml")
+    rule_files = {(ROOT / "tests" / "deploy" / f).resolve() for f in tests["rule_files"]}
+    assert rule_files == {DEPLOY / "alerts.yml"}
+    tested: dict[str, set[bool]] = {}
+    for case in tests["tests"]:
+        for check in case["alert_rule_test"]:
+            tested.setdefault(check["alertname"], set()).add(bool(check["exp_alerts"]))
+    for rule in alert_rules():
+        assert tested.get(rule["alert"]) == {True, False}, (
+            f"{rule['alert']}: alerts_test.yml must check it both firing and not firing"
+        )
+
+
+def test_the_down_alert_matches_the_label_every_scrape_of_the_referee_carries() -> None:
+    """DominoArenaDown names no job: it matches a target label that prometheus.yml sets and
+    that the Kubernetes Service's ``app.kubernetes.io/name`` becomes under a labelmap."""
+    (down,) = (
+        rule
+        for group in load_one(DEPLOY / "alerts.yml")["groups"]
+        for rule in group["rules"]
+        if rule["alert"] == "DominoArenaDown"
+    )
+    assert "job=" not in down["expr"]
+    assert "absent(" in down["expr"]
+    matchers = dict(re.findall(r'\bup\{(\w+)="([^"]+)"\}', down["expr"]))
+    assert matchers, f"DominoArenaDown's up{{...}} has no label matcher: {down['expr']}"
+    (job,) = load_one(DEPLOY / "prometheus.yml")["scrape_configs"]
+    (static,) = job["static_configs"]
+    assert matchers.items() <= static["labels"].items()
+    service_labels = k8s_objects()["Service"]["metadata"]["labels"]
+    mapped = {re.sub(r"[^a-zA-Z0-9_]", "_", k): v for k, v in service_labels.items()}
+    assert matchers.items() <= mapped.items()
+
+
+# -- Grafana --------------------------------------------------------------------------------------
+
+DASHBOARD: Final = DEPLOY / "grafana" / "dashboards" / "domino-arena.json"
+GRAFANA_PROVISIONING: Final = DEPLOY / "grafana" / "provisioning"
+
+
+@cache
+def dashboard() -> dict[str, Any]:
+    found = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    assert isinstance(found, dict)
+    return found
+
+
+def dashboard_panels() -> list[dict[str, Any]]:
+    return [panel for panel in dashboard()["panels"] if panel["type"] != "row"]
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    """Each panel's title and each of its queries."""
+    return [(panel["title"], t["expr"]) for panel in dashboard_panels() for t in panel["targets"]]
+
+
+def compose_mounts(service: str) -> dict[str, Path]:
+    """A compose service's bind mounts of files in deploy/: where in the container, from what."""
+    mounts = {}
+    for volume in compose()["services"][service].get("volumes", []):
+        source, target = volume.split(":")[:2]
+        if source.startswith("."):
+            mounts[target] = (DEPLOY / source).resolve()
+    return mounts
+
+
+def test_every_query_of_the_dashboard_uses_metrics_and_labels_the_referee_exposes() -> None:
+    assert dashboard_queries()
+    for title, expr in dashboard_queries():
+        check_query(title, expr)
+
+
+def test_the_dashboard_shows_what_the_operators_watch() -> None:
+    """Matches by game and outcome, active matches, think-time quantiles, faults by kind,
+    connected bots and storage latency: each in at least one query."""
+    queries = [expr for _, expr in dashboard_queries()]
+
+    def shown(pattern: str) -> bool:
+        return any(re.search(pattern, expr) for expr in queries)
+
+    assert shown(r"by \(game, outcome\) \(rate\(domino_arena_matches_total\b")
+    assert shown(r"domino_arena_matches_active\b")
+    for quantile in ("0.5", "0.9", "0.99"):
+        assert shown(rf"histogram_quantile\({quantile}, .*domino_arena_move_seconds_bucket")
+    assert shown(r"by \(kind\) \(rate\(domino_arena_faults_total\b")
+    assert shown(r"domino_arena_bots_connected\b")
+    assert shown(r"histogram_quantile\(0.99, .*domino_arena_storage_seconds_bucket")
+
+
+def test_the_dashboard_panels_are_distinct_and_read_the_datasource_variable() -> None:
+    ids = [panel["id"] for panel in dashboard()["panels"]]
+    assert len(ids) == len(set(ids))
+    variables = {v["name"]: v for v in dashboard()["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    for panel in dashboard_panels():
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        for target in panel["targets"]:
+            assert target["datasource"]["uid"] == "${datasource}", panel["title"]
+    used = {name for _, expr in dashboard_queries() for name in re.findall(r"\$(\w+)", expr)}
+    assert used - {"__rate_interval"} <= set(variables)
+
+
+@pytest.mark.skipif(
+    shutil.which("promtool") is None and not os.environ.get("CI"),
+    reason="promtool (Debian's prometheus package) is not installed; CI installs it",
+)
+def test_every_query_of_the_dashboard_is_valid_promql(tmp_path: Path) -> None:
+    """promtool parses each query, as a rule with Grafana's variables filled in."""
+    fill = {"$__rate_interval": "5m", "$game": ".*"}
+    rules = []
+    for index, (_, query) in enumerate(dashboard_queries()):
+        expr = query
+        for variable, value in fill.items():
+            expr = expr.replace(variable, value)
+        rules.append({"record": f"dashboard:query_{index}", "expr": expr})
+    path = tmp_path / "dashboard_rules.yml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing: apt-get install prometheus"
+    done = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_compose_provisions_grafana_with_its_prometheus_and_the_dashboard() -> None:
+    services = compose()["services"]
+    mounts = compose_mounts("grafana")
+    assert "latest" not in services["grafana"]["image"]
+    (datasource,) = load_one(GRAFANA_PROVISIONING / "datasources" / "prometheus.yaml")[
+        "datasources"
+    ]
+    assert datasource["type"] == "prometheus"
+    assert datasource["url"] == "http://prometheus:9090"
+    assert "--web.listen-address" not in " ".join(services["prometheus"]["command"])
+    (provider,) = load_one(GRAFANA_PROVISIONING / "dashboards" / "domino-arena.yaml")["providers"]
+    assert provider["type"] == "file"
+    assert mounts[provider["options"]["path"]] == DASHBOARD.parent
+    for kind in ("datasources", "dashboards"):
+        assert mounts[f"/etc/grafana/provisioning/{kind}"] == GRAFANA_PROVISIONING / kind
+    home = services["grafana"]["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
+    assert home == f"{provider['options']['path']}/{DASHBOARD.name}"
 
 
 # -- Kubernetes -----------------------------------------------------------------------------------
 
 
+REFEREE_KINDS: Final = frozenset(
+    {"ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"}
+)
+WEB_KINDS: Final = frozenset({"Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"})
+KUBERNETES_VERSION: Final = "1.27.0"
+"""The oldest Kubernetes the manifests target (native gRPC probes); .ci/run validates against it."""
+
+
 def test_every_kubernetes_object_is_named_and_namespace_agnostic() -> None:
-    assert set(k8s_objects()) == {"ConfigMap", "Secret", "Deployment", "Service"}
+    assert set(k8s_objects()) == REFEREE_KINDS
     for kind, obj in k8s_objects().items():
-        assert obj["apiVersion"], kind
         assert obj["metadata"]["name"] == "domino-arena", kind
         assert "namespace" not in obj["metadata"], f"{kind} names a namespace"
 
@@ -457,11 +730,86 @@ def test_the_secret_holds_only_marked_placeholders() -> None:
         assert placeholder.startswith("CHANGE-ME"), f"{key} is not a placeholder"
 
 
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml"),
+    ids=lambda p: p.name,
+)
+def test_every_manifest_validates_against_the_kubernetes_schemas(path: Path) -> None:
+    """The same check .ci/run makes of the rendered kustomization, file by file, without kubectl."""
+    for doc in load_all(path):
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as error:
+            pytest.fail(f"{path.name}: {doc['kind']} {doc['metadata']['name']}: {error.message}")
+
+
+def project_version() -> str:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return str(version["version"])
+
+
+def test_every_image_of_the_project_is_pinned_to_its_version() -> None:
+    """No ``latest``: a rollout or a restart runs the release it was given, not a moved tag."""
+    images = [container()["image"], web_container()["image"]]
+    images += [
+        service["image"]
+        for service in compose()["services"].values()
+        if service.get("image", "").startswith("domino-arena")
+    ]
+    assert len(images) == 4
+    assert set(images) == {f"domino-arena:{project_version()}"}
+    (image,) = load_one(K8S / "kustomization.yaml")["images"]
+    assert image["newTag"] == project_version()
+    for service in compose()["services"].values():
+        assert not service["image"].endswith(":latest"), service["image"]
+        assert ":" in service["image"], f"{service['image']} names no tag"
+
+
+def test_the_disruption_budgets_select_their_pods_and_let_the_web_face_drain() -> None:
+    for objects in (k8s_objects(), k8s_web_objects()):
+        budget = objects["PodDisruptionBudget"]["spec"]
+        deployment = objects["Deployment"]["spec"]
+        assert budget["selector"] == deployment["selector"]
+        assert budget["minAvailable"] == 1
+    # The referee's single replica waits for its operator; the web face loses one pod at a time.
+    assert k8s_objects()["Deployment"]["spec"]["replicas"] == 1
+    assert k8s_objects()["PodDisruptionBudget"]["spec"]["unhealthyPodEvictionPolicy"] == (
+        "AlwaysAllow"
+    )
+    assert k8s_web_objects()["Deployment"]["spec"]["replicas"] > 1
+
+
+def allowed_ports(rules: list[dict[str, Any]]) -> set[int | str]:
+    return {port["port"] for rule in rules for port in rule["ports"]}
+
+
+def test_the_network_policies_admit_what_the_pods_serve_and_reach_what_they_need() -> None:
+    db_port = int(k8s_objects()["ConfigMap"]["data"]["DB_PORT"])
+    referee_labels = k8s_objects()["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    for objects, pod in ((k8s_objects(), container()), (k8s_web_objects(), web_container())):
+        policy = objects["NetworkPolicy"]["spec"]
+        labels = objects["Deployment"]["spec"]["template"]["metadata"]["labels"]
+        assert (
+            policy["podSelector"]["matchLabels"]
+            == objects["Deployment"]["spec"]["selector"]["matchLabels"]
+        )
+        assert policy["podSelector"]["matchLabels"].items() <= labels.items()
+        assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
+        served = {p["name"] for p in pod["ports"]}
+        assert allowed_ports(policy["ingress"]) == served, "every served port, nothing else"
+        assert {db_port, 53} <= allowed_ports(policy["egress"])
+    web_egress = k8s_web_objects()["NetworkPolicy"]["spec"]["egress"]
+    (to_referee,) = [rule for rule in web_egress if GRPC_PORT in allowed_ports([rule])]
+    (peer,) = to_referee["to"]
+    assert peer["podSelector"]["matchLabels"] == referee_labels
+
+
 # -- the web face on Kubernetes -------------------------------------------------------------------
 
 
 def test_the_web_deployment_runs_the_web_command_against_the_referee_service() -> None:
-    assert set(k8s_web_objects()) == {"Deployment", "Service"}
+    assert set(k8s_web_objects()) == WEB_KINDS
     for kind, obj in k8s_web_objects().items():
         assert obj["metadata"]["name"] == "domino-arena-web", kind
         assert "namespace" not in obj["metadata"], f"{kind} names a namespace"

@@ -24,6 +24,7 @@ from domino_arena.sdk.rules import CHANCE, DRAW, GAMES, Action, Observation, mak
 from domino_arena.server.cli.main import COMMANDS
 from tests.fakes.bots import ModestBot
 from tests.fakes.games import CONFIG_IDS, CONFIGS
+from tests.fakes.readme import example
 
 from .harness import cli, run
 
@@ -533,24 +534,17 @@ def test_a_bot_of_ones_own_that_cannot_play_locally_is_one_line(
     assert message.startswith(words.format(spec=spec)), message
 
 
-MY_BOT: Final = """
-from domino_arena.sdk import AsyncBot, Bot
-from domino_arena.sdk.rules import Action, Observation, Play
+MY_BOT: Final = (
+    example()[2]
+    + """
+from domino_arena.sdk import AsyncBot
 
 NOT_A_BOT = 42
-
-
-class HeavyFirst(Bot):
-    name = "heavy-first"
-
-    def choose(self, observation: Observation) -> Action:
-        plays = [a for a in observation.legal_actions if isinstance(a, Play)]
-        if plays:
-            return max(plays, key=lambda play: play.tile.pips)
-        return observation.legal_actions[0]
 
 
 class Later(AsyncBot):
     async def choose(self, observation: Observation) -> Action:
         return observation.legal_actions[0]
 """
+)
+"""The README's bot as a user saves it, and two things local play cannot seat."""

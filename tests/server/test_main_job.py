@@ -4,36 +4,20 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Final
 
 import pytest
 
 from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.tournaments import TournamentState
-
-MY_BOT: Final = """
-from domino_arena.sdk import Bot
-from domino_arena.sdk.rules import Action, Observation, Play
-
-
-class HeavyFirst(Bot):
-    name = "heavy-first"
-
-    def choose(self, observation: Observation) -> Action:
-        plays = [a for a in observation.legal_actions if isinstance(a, Play)]
-        if plays:
-            return max(plays, key=lambda play: play.tile.pips)
-        return observation.legal_actions[0]
-"""
-"""The README's bot, as a user would save it (a bot of one's own among the house bots)."""
+from tests.fakes.readme import example
 
 
 def test_round_robin_plays_through_the_referee_and_prints_elo_standings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'rr.db'}"
-    (tmp_path / "mybot.py").write_text(MY_BOT)
+    (tmp_path / "mybot.py").write_text(example()[2])  # the README's bot, as a user saves it
     entrants = f"greedy-1,random-1,greedy-2=./{tmp_path.name}/mybot.py:HeavyFirst"
     argv = ["round-robin", "--games", "passing,moon", "--entrants", entrants]
     with contextlib.chdir(tmp_path.parent):  # a relative path, as a user types it

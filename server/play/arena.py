@@ -331,7 +331,7 @@ class Arena:
         hosted = hosting.house_name(name)
         if hosted is None:
             return self.seats(name, match_id)
-        bot = self.house[hosted](hosting.house_seed(match_id, index, seed))
+        bot = self.house[hosted](hosting.house_seed(seed, index))
         return hosting.HouseSeat(name, bot)
 
     async def in_trio(self, job: Callable[[], Awaitable[T]]) -> T:

@@ -52,9 +52,10 @@ def house_name(seat_name: str) -> str | None:
     return None
 
 
-def house_seed(match_id: str, seat: int, seed: int) -> int:
-    """The seed of a hosted bot: fixed by the match, its seat and the match's seed."""
-    return random.Random(f"domino-arena/house/{match_id}/{seat}/{seed}").getrandbits(32)
+def house_seed(seed: int, seat: int) -> int:
+    """The seed of a hosted bot: fixed by the match's seed and its seat, so a practice match
+    with a given seed is played again alike by a bot that plays alike."""
+    return random.Random(f"domino-arena/house/{seed}/{seat}").getrandbits(32)
 
 
 class HouseSeat:

@@ -73,8 +73,10 @@ DEFAULT_POSITIONS: Final = 20
 CHECK_MAX_DEALS: Final = 200
 """The check's cap on deals for its whole games: a game nobody has won by then is adjudicated,
 as the referee's cap would (a bot that plays every move legally passes, however its games go)."""
-Problem = Literal["raised", "not an action", "illegal", "too slow", "hook raised", "unfinished"]
-"""What went wrong in one :class:`Failure`."""
+_Local = Literal["raised", "not an action", "illegal", "too slow", "hook raised", "unfinished"]
+Problem = _Local | Literal["malformed", "timeout", "disconnected"]
+"""What went wrong in one :class:`Failure`; the last three are the referee's (``domino-arena
+check``: a reply it cannot read, none in time, the stream lost), never the local check's."""
 
 
 @dataclass(frozen=True, slots=True)

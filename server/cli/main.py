@@ -70,6 +70,18 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "advantage, --los) and the live Elo ladder",
         "standings",
     ),
+    Command(
+        "check",
+        "'check NAME': the referee runs the compliance check on a connected bot (any "
+        "language): positions and whole games through the protocol; exit 1 if it fails",
+        "check",
+    ),
+    Command(
+        "practice",
+        "'practice NAME GAME [--against greedy,random]': one unrated match of a connected bot "
+        "against house bots the referee hosts",
+        "check",
+    ),
     Command("matches", "the stored matches, newest first", "admin_client"),
     Command("record", "print or save a stored match's record", "admin_client"),
     Command(

@@ -16,6 +16,7 @@ from typing import Final
 
 from rich.console import Console
 
+from domino_arena.bots import HOUSE_BOTS
 from domino_arena.sdk.client.tls import TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
@@ -33,6 +34,7 @@ from domino_arena.server.cli.arguments import (
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net import limits
 from domino_arena.server.net.grpc_server import ServerTls, TlsFileError
+from domino_arena.server.play import house
 from domino_arena.server.store.bots import new_token
 from domino_arena.server.store.engine import StorageError, display_url
 
@@ -318,6 +320,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"{PROG}: web face on {web[0].url}{note}", flush=True)
 
     handler = logs.configure(args.log_level, args.log_format, sys.stdout)
+    house.provide(HOUSE_BOTS)  # practice matches and checks seat them in-process
     try:
         run(config, storage, ready)
     except (OSError, StorageError) as exc:  # StorageError: the lease is another referee's

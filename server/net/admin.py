@@ -48,6 +48,7 @@ from domino_arena.server.net.admin_answers import (
     tournament_results,
 )
 from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
+from domino_arena.server.net.admin_check import CheckRpcs
 from domino_arena.server.net.admin_compare import comparison_of
 from domino_arena.server.net.admin_requests import (
     RequestError,
@@ -164,10 +165,11 @@ Response = TypeVar("Response", bound=Message)
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class AdminServicer(BotRpcs, admin_pb_grpc.AdminServiceServicer):
+class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
     """Every ``AdminService`` call: the token first, then the request's own checks.
 
-    The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s.
+    The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s; CheckBot and PracticeMatch
+    are :class:`~.admin_check.CheckRpcs`'s.
     """
 
     def __init__(self, arena: AdminArena) -> None:

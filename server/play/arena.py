@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeVar
 
 import trio
 
@@ -22,6 +23,7 @@ from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics
+from domino_arena.server.play import house as hosting
 from domino_arena.server.play.ladder_runner import LadderRunner
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
@@ -36,6 +38,8 @@ from domino_arena.server.store.writer import Writer, backoff, is_transient
 LOG: Final = logging.getLogger("domino_arena.server")
 
 SHUTTING_DOWN: Final = "referee shutting down"
+
+T = TypeVar("T")
 
 
 class NotAcceptingError(Exception):
@@ -72,6 +76,8 @@ class Arena:
     """The tournament id -> its runner, while it runs."""
     ladders: dict[str, LadderRunner] = field(default_factory=dict)
     """The game name -> its continuous ladder, while it runs."""
+    house: hosting.HouseBots = field(default_factory=hosting.provided)
+    """The house bots it can host in-process (``house:NAME`` seats: practice, checks)."""
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
@@ -318,6 +324,44 @@ class Arena:
             raise KeyError(f"no {game_name} ladder is running")
         runner.stop()
 
+    def seat(self, name: str, match_id: str, seed: int, index: int) -> HostedSeat:
+        """The seat ``index`` of ``name`` in a match of ``seed``: a hosted house bot for
+        ``house:NAME`` (seeded by the match and the seat), else the connected bot's
+        (``seats``)."""
+        hosted = hosting.house_name(name)
+        if hosted is None:
+            return self.seats(name, match_id)
+        bot = self.house[hosted](hosting.house_seed(seed, index))
+        return hosting.HouseSeat(name, bot)
+
+    async def in_trio(self, job: Callable[[], Awaitable[T]]) -> T:
+        """Run the trio function ``job`` in the arena's nursery; return what it returns
+        (asyncio side; cancelling this call does not stop it, as with :meth:`run_match`).
+
+        Raises:
+            NotAcceptingError: the arena is not running.
+            MatchAbortedError: the referee shut down meanwhile.
+        """
+        nursery = self._check_running()
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+
+        async def task() -> None:
+            try:
+                result = await job()
+            except Exception as exc:
+                if not done.done():
+                    done.set_exception(exc)
+            except BaseException:
+                if not done.done():
+                    done.set_exception(MatchAbortedError(SHUTTING_DOWN))
+                raise
+            else:
+                if not done.done():
+                    done.set_result(result)
+
+        nursery.start_soon(task)
+        return await asyncio.shield(done)
+
     async def _match_task(self, spec: MatchSpec, done: asyncio.Future[FinishedMatch]) -> None:
         """Run :meth:`play` for an asyncio caller, settling ``done`` with what it gives."""
         try:
@@ -341,7 +385,7 @@ class Arena:
         Raises:
             Exception: the finished match could not be stored (the storage's error).
         """
-        seats = [self.seats(name, spec.match_id) for name in spec.bots]
+        seats = [self.seat(name, spec.match_id, spec.seed, i) for i, name in enumerate(spec.bots)]
         self.running[spec.match_id] = seats
         self.lobby.seat(spec.bots)
         LOG.info(

@@ -83,6 +83,8 @@ ALL_CALLS: Final[list[tuple[str, Any]]] = [
     ("EnableBot", admin_pb.EnableBotRequest(name="alice")),
     ("DeleteBot", admin_pb.DeleteBotRequest(name="alice")),
     ("CreateComparison", admin_pb.CreateComparisonRequest()),
+    ("CheckBot", admin_pb.CheckBotRequest(bot="alice")),
+    ("PracticeMatch", admin_pb.PracticeMatchRequest(bot="alice")),
 ]
 
 

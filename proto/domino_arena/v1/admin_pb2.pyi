@@ -2212,3 +2212,235 @@ class ListLiveResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListLiveResponse: _TypeAlias = ListLiveResponse  # noqa: Y015
+
+@_typing.final
+class CheckBotRequest(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Checking a bot, practice matches
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    POSITIONS_FIELD_NUMBER: _builtins.int
+    TIME_LIMIT_MS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    NO_GAMES_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """a connected bot"""
+    positions: _builtins.int
+    """per game configuration; 0: 20; at most 200"""
+    time_limit_ms: _builtins.int
+    """the longest an answer may take; 0: 1000; at most 600000"""
+    seed: _builtins.int
+    """chooses the positions and the games' deals (the same seed, the same check)"""
+    no_games: _builtins.bool
+    """skip the whole games"""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """game names (moon, passing, straight, doubles); empty: those it plays"""
+
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        games: _abc.Iterable[_builtins.str] | None = ...,
+        positions: _builtins.int = ...,
+        time_limit_ms: _builtins.int = ...,
+        seed: _builtins.int = ...,
+        no_games: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "no_games", b"no_games", "positions", b"positions", "seed", b"seed", "time_limit_ms", b"time_limit_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CheckBotRequest: _TypeAlias = CheckBotRequest  # noqa: Y015
+
+@_typing.final
+class CheckFailure(_message.Message):
+    """One thing the bot got wrong (sdk/testing.py's Failure)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    POSITION_FIELD_NUMBER: _builtins.int
+    PROBLEM_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    RETURNED_FIELD_NUMBER: _builtins.int
+    LEGAL_FIELD_NUMBER: _builtins.int
+    HAS_SECONDS_FIELD_NUMBER: _builtins.int
+    SECONDS_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """the configuration, e.g. "Passing Game, 3 players, to 101" """
+    position: _builtins.str
+    """which position, or which game and turn"""
+    problem: _builtins.str
+    """"malformed", "illegal", "timeout", "disconnected", "unfinished" (a game no deal of which
+    was played), or one of the local check's kinds
+    """
+    message: _builtins.str
+    returned: _builtins.str
+    """what the bot answered, as text"""
+    has_seconds: _builtins.bool
+    seconds: _builtins.float
+    """how long it took to answer"""
+    @_builtins.property
+    def legal(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the legal actions it could have chosen"""
+
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        position: _builtins.str = ...,
+        problem: _builtins.str = ...,
+        message: _builtins.str = ...,
+        returned: _builtins.str = ...,
+        legal: _abc.Iterable[_builtins.str] | None = ...,
+        has_seconds: _builtins.bool = ...,
+        seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "has_seconds", b"has_seconds", "legal", b"legal", "message", b"message", "position", b"position", "problem", b"problem", "returned", b"returned", "seconds", b"seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CheckFailure: _TypeAlias = CheckFailure  # noqa: Y015
+
+@_typing.final
+class CheckBotResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    CONFIGURATIONS_FIELD_NUMBER: _builtins.int
+    POSITIONS_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    TIME_LIMIT_MS_FIELD_NUMBER: _builtins.int
+    SLOWEST_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    PASSED_FIELD_NUMBER: _builtins.int
+    REPORT_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    positions: _builtins.int
+    """positions the bot was asked about"""
+    games: _builtins.int
+    """whole games played to their end"""
+    time_limit_ms: _builtins.int
+    slowest: _builtins.float
+    """the longest answer, in seconds"""
+    passed: _builtins.bool
+    report: _builtins.str
+    """the report as text, as `python -m domino_arena.sdk.testing` prints it"""
+    @_builtins.property
+    def configurations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def failures(self) -> _containers.RepeatedCompositeFieldContainer[Global___CheckFailure]: ...
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        configurations: _abc.Iterable[_builtins.str] | None = ...,
+        positions: _builtins.int = ...,
+        games: _builtins.int = ...,
+        time_limit_ms: _builtins.int = ...,
+        slowest: _builtins.float = ...,
+        failures: _abc.Iterable[Global___CheckFailure] | None = ...,
+        passed: _builtins.bool = ...,
+        report: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "configurations", b"configurations", "failures", b"failures", "games", b"games", "passed", b"passed", "positions", b"positions", "report", b"report", "slowest", b"slowest", "time_limit_ms", b"time_limit_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CheckBotResponse: _TypeAlias = CheckBotResponse  # noqa: Y015
+
+@_typing.final
+class PracticeMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    HAS_SEED_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """a connected bot that plays the game"""
+    has_seed: _builtins.bool
+    seed: _builtins.int
+    max_deals: _builtins.int
+    """0: the default (1000); at most 100000"""
+    seat: _builtins.int
+    """the bot's seat; 0 first; less than the game's players"""
+    @_builtins.property
+    def game(self) -> _games_pb2.GameConfig: ...
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The house bot in each other seat, in seat order (random, greedy, search); empty: greedy in
+        every other seat; otherwise exactly one per other seat
+        """
+
+    @_builtins.property
+    def time_control(self) -> _referee_pb2.TimeControl:
+        """zeros: the defaults"""
+
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        game: _games_pb2.GameConfig | None = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        has_seed: _builtins.bool = ...,
+        seed: _builtins.int = ...,
+        max_deals: _builtins.int = ...,
+        time_control: _referee_pb2.TimeControl | None = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game", b"game", "has_seed", b"has_seed", "max_deals", b"max_deals", "opponents", b"opponents", "seat", b"seat", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PracticeMatchRequest: _TypeAlias = PracticeMatchRequest  # noqa: Y015
+
+@_typing.final
+class PracticeMatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    RESULT_FIELD_NUMBER: _builtins.int
+    RECORD_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    record: _builtins.str
+    """JSON Lines"""
+    @_builtins.property
+    def result(self) -> _referee_pb2.MatchResult: ...
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """who sat where: the bot and "house:NAME" seats"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        result: _referee_pb2.MatchResult | None = ...,
+        record: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "match_id", b"match_id", "record", b"record", "result", b"result"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PracticeMatchResponse: _TypeAlias = PracticeMatchResponse  # noqa: Y015

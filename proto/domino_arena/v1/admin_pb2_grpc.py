@@ -139,6 +139,16 @@ class AdminServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.DeleteBotRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
                 _registered_method=True)
+        self.CheckBot = channel.unary_unary(
+                '/domino_arena.v1.AdminService/CheckBot',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.CheckBotRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CheckBotResponse.FromString,
+                _registered_method=True)
+        self.PracticeMatch = channel.unary_unary(
+                '/domino_arena.v1.AdminService/PracticeMatch',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -295,6 +305,24 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CheckBot(self, request, context):
+        """The compliance check of sdk/testing.py, run by the referee against the connected bot
+        `bot` through the real protocol (docs/admin.md: checking a bot): seeded positions of every
+        game configuration, each presented as a resumed match, then one whole game per
+        configuration against house bots the referee hosts. Nothing is stored or rated.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PracticeMatch(self, request, context):
+        """One practice match of the connected bot `bot` against house bots the referee hosts
+        in-process; it is stored unrated, its house seats named "house:NAME".
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -402,6 +430,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.DeleteBot,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.DeleteBotRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.SerializeToString,
+            ),
+            'CheckBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.CheckBot,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.CheckBotRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CheckBotResponse.SerializeToString,
+            ),
+            'PracticeMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.PracticeMatch,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -971,6 +1009,60 @@ class AdminService:
             '/domino_arena.v1.AdminService/DeleteBot',
             domino__arena_dot_v1_dot_admin__pb2.DeleteBotRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CheckBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/CheckBot',
+            domino__arena_dot_v1_dot_admin__pb2.CheckBotRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CheckBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PracticeMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/PracticeMatch',
+            domino__arena_dot_v1_dot_admin__pb2.PracticeMatchRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.PracticeMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

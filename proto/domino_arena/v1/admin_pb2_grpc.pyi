@@ -95,6 +95,16 @@ class AdminServiceStub:
     """Remove a bot for good: its token is dropped and its streams closed; its name stays taken,
     and its matches, tournaments and ratings are kept.
     """
+    CheckBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.CheckBotRequest, _admin_pb2.CheckBotResponse]
+    """The compliance check of sdk/testing.py, run by the referee against the connected bot
+    `bot` through the real protocol (docs/admin.md: checking a bot): seeded positions of every
+    game configuration, each presented as a resumed match, then one whole game per
+    configuration against house bots the referee hosts. Nothing is stored or rated.
+    """
+    PracticeMatch: _grpc.UnaryUnaryMultiCallable[_admin_pb2.PracticeMatchRequest, _admin_pb2.PracticeMatchResponse]
+    """One practice match of the connected bot `bot` against house bots the referee hosts
+    in-process; it is stored unrated, its house seats named "house:NAME".
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -148,6 +158,16 @@ class AdminServiceAsyncStub(AdminServiceStub):
     DeleteBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.DeleteBotRequest, _admin_pb2.BotInfo]  # type: ignore[assignment]
     """Remove a bot for good: its token is dropped and its streams closed; its name stays taken,
     and its matches, tournaments and ratings are kept.
+    """
+    CheckBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.CheckBotRequest, _admin_pb2.CheckBotResponse]  # type: ignore[assignment]
+    """The compliance check of sdk/testing.py, run by the referee against the connected bot
+    `bot` through the real protocol (docs/admin.md: checking a bot): seeded positions of every
+    game configuration, each presented as a resumed match, then one whole game per
+    configuration against house bots the referee hosts. Nothing is stored or rated.
+    """
+    PracticeMatch: _aio.UnaryUnaryMultiCallable[_admin_pb2.PracticeMatchRequest, _admin_pb2.PracticeMatchResponse]  # type: ignore[assignment]
+    """One practice match of the connected bot `bot` against house bots the referee hosts
+    in-process; it is stored unrated, its house seats named "house:NAME".
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -325,6 +345,28 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_admin_pb2.BotInfo, _abc.Awaitable[_admin_pb2.BotInfo]]:
         """Remove a bot for good: its token is dropped and its streams closed; its name stays taken,
         and its matches, tournaments and ratings are kept.
+        """
+
+    @_abc_1.abstractmethod
+    def CheckBot(
+        self,
+        request: _admin_pb2.CheckBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CheckBotResponse, _abc.Awaitable[_admin_pb2.CheckBotResponse]]:
+        """The compliance check of sdk/testing.py, run by the referee against the connected bot
+        `bot` through the real protocol (docs/admin.md: checking a bot): seeded positions of every
+        game configuration, each presented as a resumed match, then one whole game per
+        configuration against house bots the referee hosts. Nothing is stored or rated.
+        """
+
+    @_abc_1.abstractmethod
+    def PracticeMatch(
+        self,
+        request: _admin_pb2.PracticeMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.PracticeMatchResponse, _abc.Awaitable[_admin_pb2.PracticeMatchResponse]]:
+        """One practice match of the connected bot `bot` against house bots the referee hosts
+        in-process; it is stored unrated, its house seats named "house:NAME".
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -23,6 +23,9 @@ const protoLoader = require('@grpc/proto-loader');
 const PROTOCOL_VERSION = 2;
 const GAMES = ['moon', 'passing', 'straight', 'doubles'];
 const CLIENT = 'domino-arena-example-node/1.0.0';
+// DOMINO_ARENA_MISPLAY=malformed answers every request with no action: a broken bot on purpose,
+// to see `domino-arena check` (and the referee's fault policy) report it.
+const MISPLAY = process.env.DOMINO_ARENA_MISPLAY === 'malformed';
 
 // -- configuration ---------------------------------------------------------------------------
 
@@ -374,6 +377,10 @@ class Bot {
     if (!state) return; // a match this process never saw start
     state.onEvents(body.events);
     if (kind === 'request') {
+      if (MISPLAY) {
+        this.reply({ match_id: body.match_id, turn: body.turn });
+        return;
+      }
       const action = choose(state, body.observation);
       this.reply({ match_id: body.match_id, turn: body.turn, action });
     } else if (kind === 'hand_end') {

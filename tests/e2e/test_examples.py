@@ -266,3 +266,35 @@ def test_the_example_bot_plays_every_game_through_the_referee(
     assert output.count("match end ") == len(games), output
     assert "FAULT" not in output, output
     assert "referee error" not in output, output
+
+
+def test_the_check_passes_the_node_bot_and_reports_a_broken_one(
+    builds: Builds, arena: Arena
+) -> None:
+    """Issue 12: `domino-arena check` over the referee, for a bot in another language: the Node
+    example passes; the same bot answering with no action fails with the faults named."""
+    require(NODE)
+    name = "node-bot"
+    check = ["check", name, "--server", f"127.0.0.1:{arena.port}", "--admin-token", ADMIN_TOKEN]
+    check += ["--games", "passing,moon", "--positions", "4"]
+    outputs = {}
+    for misplay in ("", "malformed"):
+        env = {
+            "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",
+            "DOMINO_ARENA_BOT": name,
+            "DOMINO_ARENA_TOKEN": arena.tokens[name],
+            "DOMINO_ARENA_MISPLAY": misplay,
+        }
+        bot = Process(builds.command(NODE), arena.folder, env, wait=MATCH_TIMEOUT)
+        try:
+            arena.server.wait_line(f"bot connected: name={name} ", context=[bot])
+            code, output = Process(command(*check), arena.folder, wait=MATCH_TIMEOUT).finish()
+            outputs[misplay] = (code, output)
+        finally:
+            bot.popen.send_signal(signal.SIGINT)
+            bot.finish()
+    code, output = outputs[""]
+    assert code == 0 and "PASSED" in output.upper(), output
+    code, output = outputs["malformed"]
+    assert code == 1, output
+    assert "malformed" in output, output

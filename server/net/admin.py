@@ -30,7 +30,6 @@ from google.protobuf.message import Message
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
-from domino_arena.sdk.wire import match_result_to_proto
 from domino_arena.server.ladder import elo
 from domino_arena.server.logs import MAX_MESSAGE, bounded
 from domino_arena.server.net.admin_answers import (
@@ -64,13 +63,14 @@ from domino_arena.server.net.admin_requests import (
     match_spec,
     not_found,
     not_now,
+    played,
     seed_of,
     time_control_of,
     tournament_numbers,
 )
 from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.net.wire import connected_bots
-from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
+from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -202,21 +202,9 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
 
     async def _run_match(self, request: admin_pb.RunMatchRequest) -> admin_pb.RunMatchResponse:
         spec = match_spec(request, self.arena.lobby)
-        try:
-            finished = await self.arena.run_match(spec)
-        except (NotAcceptingError, MatchAbortedError) as exc:
-            raise RequestError(grpc.StatusCode.UNAVAILABLE, str(exc)) from None
-        except Exception as exc:  # e.g. the database refused the finished match
-            raise RequestError(
-                grpc.StatusCode.INTERNAL,
-                f"the match was played but not stored: {type(exc).__name__}: {exc}",
-            ) from None
-        game = spec.game
-        sides = tuple(game.side_of(s) for s in range(game.num_players))
+        finished, result = await played(self.arena.run_match, spec)
         return admin_pb.RunMatchResponse(
-            match_id=spec.match_id,
-            result=match_result_to_proto(finished.result, sides),
-            record=finished.record or "",
+            match_id=spec.match_id, result=result, record=finished.record or ""
         )
 
     async def ListConnected(  # noqa: N802

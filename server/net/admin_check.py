@@ -23,7 +23,6 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import GAMES, configurations
 from domino_arena.sdk.testing import DEFAULT_POSITIONS, ComplianceReport
-from domino_arena.sdk.wire import match_result_to_proto
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_requests import (
     RequestError,
@@ -33,6 +32,7 @@ from domino_arena.server.net.admin_requests import (
     in_range,
     invalid,
     not_now,
+    played,
     seed_of,
     time_control_of,
 )
@@ -235,22 +235,9 @@ class CheckAdmin:
     ) -> admin_pb.PracticeMatchResponse:
         arena = _hosting(self.arena)
         spec = practice_spec(request, arena)
-        try:
-            finished = await arena.run_match(spec)
-        except (NotAcceptingError, MatchAbortedError) as exc:
-            raise RequestError(grpc.StatusCode.UNAVAILABLE, str(exc)) from None
-        except Exception as exc:  # e.g. the database refused the finished match
-            raise RequestError(
-                grpc.StatusCode.INTERNAL,
-                f"the match was played but not stored: {type(exc).__name__}: {exc}",
-            ) from None
-        game = spec.game
-        sides = tuple(game.side_of(s) for s in range(game.num_players))
+        finished, result = await played(arena.run_match, spec)
         return admin_pb.PracticeMatchResponse(
-            match_id=spec.match_id,
-            result=match_result_to_proto(finished.result, sides),
-            record=finished.record or "",
-            bots=spec.bots,
+            match_id=spec.match_id, result=result, record=finished.record or "", bots=spec.bots
         )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
 import grpc
@@ -18,10 +18,21 @@ from google.protobuf.message import Message
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.sdk.rules import GAMES, Game
-from domino_arena.sdk.wire import ConversionError, fault_policy_from_proto, game_from_proto
+from domino_arena.sdk.wire import (
+    ConversionError,
+    fault_policy_from_proto,
+    game_from_proto,
+    match_result_to_proto,
+)
 from domino_arena.server.logs import quote
 from domino_arena.server.net.wire import deal_mode_from_proto, time_control_from_proto
-from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES, MatchSpec
+from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
+from domino_arena.server.play.match_spec import (
+    DEFAULT_MAX_DEALS,
+    DEFAULT_MAX_STRIKES,
+    FinishedMatch,
+    MatchSpec,
+)
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
@@ -284,3 +295,27 @@ def match_spec(request: admin_pb.RunMatchRequest, lobby: Roster) -> MatchSpec:
         max_strikes=max_strikes,
         max_deals=max_deals,
     )
+
+
+async def played(
+    run_match: Callable[[MatchSpec], Awaitable[FinishedMatch]], spec: MatchSpec
+) -> tuple[FinishedMatch, pb.MatchResult]:
+    """Play ``spec`` (``Arena.run_match``) for an admin request; return it and its result
+    message (RunMatch, PracticeMatch).
+
+    Raises:
+        RequestError: UNAVAILABLE when the referee is shutting down or aborted the match;
+            INTERNAL when the match was played but could not be stored.
+    """
+    try:
+        finished = await run_match(spec)
+    except (NotAcceptingError, MatchAbortedError) as exc:
+        raise RequestError(grpc.StatusCode.UNAVAILABLE, str(exc)) from None
+    except Exception as exc:  # e.g. the database refused the finished match
+        raise RequestError(
+            grpc.StatusCode.INTERNAL,
+            f"the match was played but not stored: {type(exc).__name__}: {exc}",
+        ) from None
+    game = spec.game
+    sides = tuple(game.side_of(s) for s in range(game.num_players))
+    return finished, match_result_to_proto(finished.result, sides)

@@ -27,10 +27,10 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.store.tournaments import TournamentState
-from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
+from tests.fakes.admin_server import TOKEN, AdminServer, stored_match
 from tests.fakes.referee_server import ADMIN_TOKEN, WAIT, Referee
 
-from .harness import run, table_rows
+from .harness import admin, admin_server, run, table_rows
 
 # -- the admin commands, against the admin API on port 0 -----------------------------------------
 # The servicers are real and so is the storage (SQLite); the arena behind them is the fake of
@@ -39,23 +39,8 @@ from .harness import run, table_rows
 
 @pytest.fixture
 def referee(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AdminServer]:
-    monkeypatch.delenv("DOMINO_ARENA_SERVER", raising=False)
-    storage = RatedStorage(f"sqlite:///{tmp_path / 'cli.db'}")
-    storage.open()
-    for name in ("alice", "bob", "carol"):
-        storage.add_bot(name)
-    server = AdminServer(FakeArena(storage))
-    monkeypatch.setenv("DOMINO_ARENA_ADMIN_TOKEN", TOKEN)
-    yield server
-    server.close()
-    storage.close()
-
-
-def admin(capsys: pytest.CaptureFixture[str], server: AdminServer, *args: str) -> str:
-    """Run an admin command against ``server`` (token from the environment); return stdout."""
-    code, out, err = run(capsys, *args, "--server", server.address)
-    assert (code, err) == (0, ""), err
-    return out
+    with admin_server(tmp_path, monkeypatch) as server:
+        yield server
 
 
 @pytest.mark.parametrize(

@@ -22,10 +22,10 @@ from domino_arena.server.cli import tables
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.store.tournaments import TournamentState
-from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
+from tests.fakes.admin_server import AdminServer, stored_match
 from tests.fakes.referee_server import ADMIN_TOKEN, Referee
 
-from .harness import run
+from .harness import admin, admin_server, run
 
 BOX_OR_ESCAPE = re.compile("[\x1b\u2500-\u257f]")
 """An ANSI escape or a box-drawing character: neither belongs in plain output."""
@@ -41,22 +41,8 @@ TOURNAMENT_KEYS |= {"rated", "state", "progress", "created", "results", "seed_co
 
 @pytest.fixture
 def referee(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AdminServer]:
-    monkeypatch.delenv("DOMINO_ARENA_SERVER", raising=False)
-    storage = RatedStorage(f"sqlite:///{tmp_path / 'json.db'}")
-    storage.open()
-    for name in ("alice", "bob", "carol"):
-        storage.add_bot(name)
-    server = AdminServer(FakeArena(storage))
-    monkeypatch.setenv("DOMINO_ARENA_ADMIN_TOKEN", TOKEN)
-    yield server
-    server.close()
-    storage.close()
-
-
-def admin(capsys: pytest.CaptureFixture[str], server: AdminServer, *args: str) -> str:
-    code, out, err = run(capsys, *args, "--server", server.address)
-    assert (code, err) == (0, ""), err
-    return out
+    with admin_server(tmp_path, monkeypatch) as server:
+        yield server
 
 
 def document(capsys: pytest.CaptureFixture[str], server: AdminServer, *args: str) -> Any:

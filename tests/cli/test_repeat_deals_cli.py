@@ -9,33 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from domino_arena.server.ladder.ratings_store import RatedStorage
-from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena
+from tests.fakes.admin_server import AdminServer
 from tests.fakes.tournaments import memorizing_rows
 
-from .harness import run
+from .harness import admin, admin_server
 
 BOTS = ("alice", "bob", "carol", "dave")
 
 
 @pytest.fixture
 def referee(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AdminServer]:
-    monkeypatch.delenv("DOMINO_ARENA_SERVER", raising=False)
-    storage = RatedStorage(f"sqlite:///{tmp_path / 'cli.db'}")
-    storage.open()
-    for name in BOTS:
-        storage.add_bot(name)
-    server = AdminServer(FakeArena(storage))
-    monkeypatch.setenv("DOMINO_ARENA_ADMIN_TOKEN", TOKEN)
-    yield server
-    server.close()
-    storage.close()
-
-
-def admin(capsys: pytest.CaptureFixture[str], server: AdminServer, *args: str) -> str:
-    code, out, err = run(capsys, *args, "--server", server.address)
-    assert (code, err) == (0, ""), err
-    return out
+    with admin_server(tmp_path, monkeypatch, BOTS) as server:
+        yield server
 
 
 def repeat_rows(out: str) -> dict[str, list[str]]:

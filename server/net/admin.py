@@ -21,8 +21,7 @@ serve it over a fake arena.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, NoReturn, Protocol, TypeVar
 
 import grpc
@@ -33,26 +32,18 @@ from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder import elo
 from domino_arena.server.logs import MAX_MESSAGE, bounded
 from domino_arena.server.net.admin_answers import (
-    STATE_FROM_PROTO,
     LadderView,
-    Progress,
     head_to_head_rows,
     ladder_message,
     match_summary,
     pool_repeat_deal_rows,
-    progress_message,
-    repeat_deal_rows,
     standing_rows,
-    tournament_message,
-    tournament_results,
 )
 from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
 from domino_arena.server.net.admin_check import CheckRpcs
-from domino_arena.server.net.admin_compare import comparison_of
 from domino_arena.server.net.admin_requests import (
+    METADATA_KEY,
     RequestError,
-    check_token,
-    deal_mode_of,
     fault_policy_of,
     game_name,
     game_of,
@@ -66,11 +57,17 @@ from domino_arena.server.net.admin_requests import (
     played,
     seed_of,
     time_control_of,
-    tournament_numbers,
 )
+from domino_arena.server.net.admin_scope import CALLER, caller_of
 from domino_arena.server.net.admin_standings import batch_answer
+from domino_arena.server.net.admin_tournaments import (
+    TournamentAdmin,
+    TournamentArena,
+    TournamentRpcs,
+    TournamentStorage,
+    arena_call,
+)
 from domino_arena.server.net.wire import connected_bots
-from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -79,9 +76,8 @@ from domino_arena.server.play.match_spec import (
 )
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
 from domino_arena.server.store.matches import StoredMatch
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
@@ -94,30 +90,16 @@ MAX_REPEAT_DEAL_MATCHES: Final = 100_000
 # -- what the servicer needs --------------------------------------------------------------------
 
 
-class AdminStorage(BotStorage, Protocol):
+class AdminStorage(BotStorage, TournamentStorage, Protocol):
     """The storage queries the admin API makes (all blocking)."""
 
-    def bot_names(self) -> list[str]: ...
     def match(self, match_id: str) -> StoredMatch | None: ...
-    def matches(
-        self,
-        limit: int = 100,
-        *,
-        tournament_id: str | None = None,
-        bot: str | None = None,
-        game: str | None = None,
-        records: bool = True,
-    ) -> list[StoredMatch]: ...
     def ratings(self, pool: str) -> dict[str, elo.Rating]: ...
     def rated_games(self, pool: str) -> list[elo.RatedGame]: ...
-    def tournament(self, tournament_id: str) -> StoredTournament | None: ...
-    def tournaments(
-        self, states: Collection[TournamentState] | None = None
-    ) -> list[StoredTournament]: ...
-    def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
+    def organizer_course(self, token: str) -> str | None: ...
 
 
-class AdminArena(Protocol):
+class AdminArena(TournamentArena, Protocol):
     """What :class:`AdminServicer` asks of the arena (``server/play/arena.py``'s ``Arena``).
 
     The tournament and ladder calls are made from asyncio (the gRPC handlers) and return once
@@ -137,12 +119,6 @@ class AdminArena(Protocol):
         """The running ladders by game name."""
 
     async def run_match(self, spec: MatchSpec) -> FinishedMatch: ...
-    async def create_tournament(self, t: StoredTournament, start: bool) -> None: ...
-    async def start_tournament(self, tournament_id: str) -> None: ...
-    async def pause_tournament(self, tournament_id: str) -> None: ...
-    async def cancel_tournament(self, tournament_id: str) -> None: ...
-    def tournament_progress(self, tournament_id: str) -> Progress | None:
-        """The progress of a tournament whose runner is live; None otherwise."""
 
     async def start_ladder(
         self,
@@ -165,7 +141,7 @@ Response = TypeVar("Response", bound=Message)
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
+class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServiceServicer):
     """Every ``AdminService`` call: the token first, then the request's own checks.
 
     The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s; CheckBot and PracticeMatch
@@ -175,6 +151,7 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
     def __init__(self, arena: AdminArena) -> None:
         self.arena = arena
         self.bot_admin = BotAdmin(arena.storage, arena.lobby)
+        self.tournament_admin = TournamentAdmin(arena)
 
     async def _serve(
         self,
@@ -184,7 +161,14 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
     ) -> Response:
         """Check the token, run ``handler`` and turn its refusal into the call's status."""
         try:
-            check_token(context.invocation_metadata(), self.arena.admin_token)
+            metadata = context.invocation_metadata()
+            if _organizer_shaped(metadata):  # a database look-up: off the event loop
+                who = await self._blocking(
+                    caller_of, metadata, self.arena.admin_token, self.arena.storage.organizer_course
+                )
+            else:
+                who = caller_of(metadata, self.arena.admin_token, _no_course)
+            CALLER.set(who)  # this call's task's own context (see admin_scope)
             return await handler(request)
         except RequestError as exc:
             await _abort(context, exc.status, str(exc))
@@ -229,7 +213,7 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
         game = game_name(request.game) if request.game else None
         storage = self.arena.storage
         if request.tournament_id:
-            await self._stored_tournament(request.tournament_id)
+            await self.tournament_admin.stored_tournament(request.tournament_id)
         matches: list[StoredMatch] = await self._blocking(
             storage.matches,
             request.limit or DEFAULT_MATCH_LIMIT,
@@ -251,184 +235,7 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
             raise not_found(f"no stored match has id '{request.match_id}'")
         return admin_pb.GetMatchResponse(match=match_summary(match), record=match.record or "")
 
-    # -- tournaments --------------------------------------------------------------------------
-
-    async def CreateTournament(  # noqa: N802
-        self, request: admin_pb.CreateTournamentRequest, context: _Context
-    ) -> admin_pb.Tournament:
-        return await self._serve(context, self._create_tournament, request)
-
-    async def _create_tournament(
-        self, request: admin_pb.CreateTournamentRequest
-    ) -> admin_pb.Tournament:
-        game = game_of(request)
-        time_control = time_control_of(request.time_control)
-        policy = fault_policy_of(request.fault_policy)
-        tournament_numbers(request)
-        optional: dict[str, Any] = {}
-        if request.concurrency:
-            optional["concurrency"] = request.concurrency
-        if request.HasField("wait_ms"):
-            optional["wait_seconds"] = request.wait_ms / 1000
-        known: list[str] = await self._blocking(self.arena.storage.bot_names)
-        name = request.name or f"{game.describe()}, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
-        try:
-            t = new_tournament(
-                name=name,
-                game=game,
-                entrants=tuple(request.entrants),
-                known_bots=known,
-                games_per_pairing=request.games_per_pairing or 1,
-                deals=deal_mode_of(request.deals),
-                time_control=time_control,
-                fault_policy=policy,
-                max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
-                max_deals=request.max_deals or DEFAULT_MAX_DEALS,
-                seed=seed_of(request.seed) if request.HasField("seed") else None,
-                rated=request.rated if request.HasField("rated") else True,
-                **optional,
-            )
-        except (TournamentError, ValueError) as exc:
-            raise invalid(str(exc)) from None
-        await self._arena_call(self.arena.create_tournament(t, request.start))
-        return await self._tournament(t.id)
-
-    async def CreateComparison(  # noqa: N802
-        self, request: admin_pb.CreateComparisonRequest, context: _Context
-    ) -> admin_pb.Tournament:
-        return await self._serve(context, self._create_comparison, request)
-
-    async def _create_comparison(
-        self, request: admin_pb.CreateComparisonRequest
-    ) -> admin_pb.Tournament:
-        known: list[str] = await self._blocking(self.arena.storage.bot_names)
-        t = comparison_of(request, known)
-        await self._arena_call(self.arena.create_tournament(t, request.start))
-        return await self._tournament(t.id)
-
-    async def StartTournament(  # noqa: N802
-        self, request: admin_pb.StartTournamentRequest, context: _Context
-    ) -> admin_pb.Tournament:
-        return await self._serve(context, self._start_tournament, request)
-
-    async def _start_tournament(
-        self, request: admin_pb.StartTournamentRequest
-    ) -> admin_pb.Tournament:
-        t = await self._stored_tournament(request.tournament_id)
-        live = self.arena.tournament_progress(t.id) is not None
-        if t.state is TournamentState.RUNNING and live:
-            raise not_now(f"tournament {t.id} is running already")
-        if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
-            raise not_now(
-                f"tournament {t.id} is {t.state.value}: only a created, paused or interrupted "
-                "tournament can start"
-            )
-        await self._arena_call(self.arena.start_tournament(t.id))
-        return await self._tournament(t.id)
-
-    async def PauseTournament(  # noqa: N802
-        self, request: admin_pb.PauseTournamentRequest, context: _Context
-    ) -> admin_pb.Tournament:
-        return await self._serve(context, self._pause_tournament, request)
-
-    async def _pause_tournament(
-        self, request: admin_pb.PauseTournamentRequest
-    ) -> admin_pb.Tournament:
-        t = await self._stored_tournament(request.tournament_id)
-        if t.state is not TournamentState.RUNNING or self.arena.tournament_progress(t.id) is None:
-            state = "not running" if t.state is TournamentState.RUNNING else t.state.value
-            raise not_now(f"tournament {t.id} is {state}: only a running tournament can pause")
-        await self._arena_call(self.arena.pause_tournament(t.id))
-        return await self._tournament(t.id)
-
-    async def CancelTournament(  # noqa: N802
-        self, request: admin_pb.CancelTournamentRequest, context: _Context
-    ) -> admin_pb.Tournament:
-        return await self._serve(context, self._cancel_tournament, request)
-
-    async def _cancel_tournament(
-        self, request: admin_pb.CancelTournamentRequest
-    ) -> admin_pb.Tournament:
-        t = await self._stored_tournament(request.tournament_id)
-        if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
-            raise not_now(f"tournament {t.id} is {t.state.value} already")
-        await self._arena_call(self.arena.cancel_tournament(t.id))
-        return await self._tournament(t.id)
-
-    async def GetTournament(  # noqa: N802
-        self, request: admin_pb.GetTournamentRequest, context: _Context
-    ) -> admin_pb.Tournament:
-        return await self._serve(context, self._get_tournament, request)
-
-    async def _get_tournament(self, request: admin_pb.GetTournamentRequest) -> admin_pb.Tournament:
-        return await self._tournament(request.tournament_id, results=True)
-
-    async def ListTournaments(  # noqa: N802
-        self, request: admin_pb.ListTournamentsRequest, context: _Context
-    ) -> admin_pb.ListTournamentsResponse:
-        return await self._serve(context, self._list_tournaments, request)
-
-    async def _list_tournaments(
-        self, request: admin_pb.ListTournamentsRequest
-    ) -> admin_pb.ListTournamentsResponse:
-        states = []
-        for index, code in enumerate(request.states):
-            state = STATE_FROM_PROTO.get(code)
-            if state is None:
-                raise invalid(
-                    f"states[{index}]: unknown value {code}; expected a TournamentState "
-                    "other than TOURNAMENT_STATE_UNSPECIFIED"
-                )
-            states.append(state)
-        found: list[StoredTournament] = await self._blocking(
-            self.arena.storage.tournaments, states or None
-        )
-        return admin_pb.ListTournamentsResponse(
-            tournaments=[tournament_message(t, await self._progress(t)) for t in found]
-        )
-
-    async def _stored_tournament(self, tournament_id: str) -> StoredTournament:
-        id_of(tournament_id, "tournament_id", "a tournament id")
-        t: StoredTournament | None = await self._blocking(
-            self.arena.storage.tournament, tournament_id
-        )
-        if t is None:
-            raise not_found(f"no tournament has id '{tournament_id}'")
-        return t
-
-    async def _tournament(self, tournament_id: str, results: bool = False) -> admin_pb.Tournament:
-        t = await self._stored_tournament(tournament_id)
-        message = tournament_message(t, await self._progress(t))
-        if results:
-            matches: list[StoredMatch] = await self._blocking(
-                self.arena.storage.matches,
-                max(message.progress.total, message.progress.done, 1),
-                tournament_id=t.id,
-                records=False,  # results, crosstable and the check read summaries only
-            )
-            rows, crosstable = tournament_results(t.entrants, matches)
-            message.results.extend(rows)
-            message.crosstable.extend(crosstable)
-            message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))
-        return message
-
-    async def _progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:
-        live = self.arena.tournament_progress(t.id)
-        if live is not None:
-            return progress_message(live)
-        done: set[int] = await self._blocking(self.arena.storage.tournament_game_indexes, t.id)
-        return admin_pb.TournamentProgress(total=len(schedule_of(t)), done=len(done))
-
-    async def _arena_call(self, call: Awaitable[None]) -> None:
-        """Await an arena action; its refusals become NOT_FOUND / FAILED_PRECONDITION."""
-        try:
-            await call
-        except KeyError as exc:
-            raise not_found(str(exc.args[0]) if exc.args else str(exc)) from None
-        except NotAcceptingError as exc:
-            raise RequestError(grpc.StatusCode.UNAVAILABLE, str(exc)) from None
-        except ValueError as exc:
-            raise not_now(str(exc)) from None
+    # -- tournaments: TournamentRpcs (admin_tournaments.py) -----------------------------------
 
     # -- ratings ------------------------------------------------------------------------------
 
@@ -443,7 +250,7 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
         storage = self.arena.storage
         tournament: StoredTournament | None = None
         if request.tournament_id:
-            tournament = await self._stored_tournament(request.tournament_id)
+            tournament = await self.tournament_admin.stored_tournament(request.tournament_id)
             if request.game and request.game != tournament.game:
                 raise invalid(
                     f"game: tournament {tournament.id} plays {tournament.game}, "
@@ -485,7 +292,7 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
                 f"a {game.name} ladder is running already; stop it first "
                 f"(domino-arena ladder stop {game.name})"
             )
-        await self._arena_call(
+        await arena_call(
             self.arena.start_ladder(
                 game,
                 time_control=time_control,
@@ -514,7 +321,7 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
         name = game_name(request.game)
         if name not in self.arena.ladders:
             raise not_found(f"no {name} ladder is running")
-        await self._arena_call(self.arena.stop_ladder(name))
+        await arena_call(self.arena.stop_ladder(name))
         return admin_pb.StopLadderResponse()
 
     async def ListLadders(  # noqa: N802
@@ -529,6 +336,19 @@ class AdminServicer(BotRpcs, CheckRpcs, admin_pb_grpc.AdminServiceServicer):
         return admin_pb.ListLaddersResponse(
             ladders=[ladder_message(ladders[name]) for name in sorted(ladders)]
         )
+
+
+def _organizer_shaped(metadata: Any) -> bool:
+    """Whether the call's token looks like an organizer token (``COURSE:SECRET``)."""
+    for key, value in metadata or ():
+        if key.lower() == METADATA_KEY:
+            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+            return ":" in text
+    return False
+
+
+def _no_course(token: str) -> str | None:
+    return None
 
 
 async def _abort(context: _Context, status: grpc.StatusCode, message: str) -> NoReturn:

@@ -85,12 +85,11 @@ def not_now(message: str) -> RequestError:
     return RequestError(grpc.StatusCode.FAILED_PRECONDITION, message)
 
 
-def check_token(metadata: Iterable[tuple[str, str | bytes]] | None, expected: str) -> None:
-    """Accept the call only if its metadata carries ``Bearer <expected>``.
+def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    """The token of the call's ``authorization: Bearer <token>`` metadata.
 
     Raises:
-        RequestError: UNAUTHENTICATED: the token is missing, malformed or wrong, or the
-            referee has none (then every call is refused).
+        RequestError: UNAUTHENTICATED: the metadata is missing or malformed.
     """
     unauthenticated = grpc.StatusCode.UNAUTHENTICATED
     values = [value for key, value in metadata or () if key.lower() == METADATA_KEY]
@@ -106,13 +105,24 @@ def check_token(metadata: Iterable[tuple[str, str | bytes]] | None, expected: st
             f"admin token missing: the authorization metadata is not 'Bearer <token>'; "
             f"{TOKEN_HELP}",
         )
+    return token
+
+
+def check_token(metadata: Iterable[tuple[str, str | bytes]] | None, expected: str) -> None:
+    """Accept the call only if its metadata carries ``Bearer <expected>``.
+
+    Raises:
+        RequestError: UNAUTHENTICATED: the token is missing, malformed or wrong, or the
+            referee has none (then every call is refused).
+    """
+    token = bearer_token(metadata)
     if not expected:
         raise RequestError(
-            unauthenticated,
+            grpc.StatusCode.UNAUTHENTICATED,
             "wrong admin token: this referee has no admin token set, so its admin API is closed",
         )
     if not hmac.compare_digest(token.encode(), expected.encode()):
-        raise RequestError(unauthenticated, "wrong admin token")
+        raise RequestError(grpc.StatusCode.UNAUTHENTICATED, "wrong admin token")
 
 
 def in_range(value: int, field: str) -> int:

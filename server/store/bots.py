@@ -28,17 +28,26 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from domino_arena.server.store.tables import BOTS, now, utc
+from domino_arena.server.store.tables import BOTS, DEFAULT_COURSE, now, utc
 
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A bot name: 1-64 letters, digits, ``_``, ``.`` or ``-``, starting with a letter or digit."""
 NAME_RULE: Final = "use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
 """:data:`NAME_PATTERN` in words, for the errors that refuse a name."""
+OWNER_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+"""Who owns a bot (a student id or address): 1-64 letters, digits, ``_``, ``.``, ``-``, ``@``."""
+OWNER_RULE: Final = (
+    "use 1-64 letters, digits, '_', '.', '-' or '@', starting with a letter or digit"
+)
 
 # Tokens are 256 random bits, not passwords: no brute force can guess one, so a slow key
 # stretch (scrypt) protects nothing and cost 50 ms of CPU and 16 MiB per login (1,000 bots
 # logging in at once held 287 MiB). A salted SHA-256, as API-token stores use, suffices.
 _HASH_PATTERN: Final = re.compile(r"^sha256\$([0-9a-f]{32})\$([0-9a-f]{64})$")
+
+
+class BadOwnerError(ValueError):
+    """An owner name outside :data:`OWNER_PATTERN`."""
 
 
 class DuplicateBotError(ValueError):
@@ -89,6 +98,10 @@ class StoredBot:
     created: dt.datetime
     token_issued: dt.datetime | None
     """When its current token was made; None once deleted."""
+    course: str = DEFAULT_COURSE
+    """The course it belongs to (docs/courses.md)."""
+    owner: str = ""
+    """Who registered it; "" when made for nobody (by the admin or an organizer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +110,12 @@ class IssuedToken:
 
     bot: StoredBot
     token: str
+
+
+def check_owner(owner: str) -> None:
+    """Raise :class:`BadOwnerError` unless ``owner`` may name a bot's owner."""
+    if not OWNER_PATTERN.match(owner):
+        raise BadOwnerError(f"bad owner '{owner[:80]}': {OWNER_RULE}")
 
 
 def check_name(name: str) -> None:
@@ -129,15 +148,29 @@ def token_matches(token: str, stored: str) -> bool:
     return hmac.compare_digest(hashlib.sha256(salt + token.encode()).digest(), expected)
 
 
-def create_bot(engine: Engine, name: str) -> IssuedToken:
+def create_bot(
+    engine: Engine,
+    name: str,
+    *,
+    course: str = DEFAULT_COURSE,
+    owner: str = "",
+    connection: sa.Connection | None = None,
+) -> IssuedToken:
     """Create the bot ``name``, enabled; return it with its new token (only its hash is kept).
+
+    It belongs to ``course`` (which must exist: the caller checks) and to ``owner``. With
+    ``connection`` it is inserted in that transaction (a registration that also uses up an
+    invite); on :class:`DuplicateBotError` that transaction is to be rolled back.
 
     Raises:
         BadBotNameError: ``name`` does not fit :data:`NAME_PATTERN`.
+        BadOwnerError: ``owner`` does not fit :data:`OWNER_PATTERN`.
         DuplicateBotError: a bot of that name exists, or existed (a deleted bot's name stays
             taken, so its matches name one bot only).
     """
     check_name(name)
+    if owner:
+        check_owner(owner)
     token, stamp = new_token(), now()
     row = {
         "name": name,
@@ -145,13 +178,18 @@ def create_bot(engine: Engine, name: str) -> IssuedToken:
         "created": stamp,
         "state": BotState.ENABLED.value,
         "token_issued": stamp,
+        "course": course,
+        "owner": owner,
     }
     try:
-        with engine.begin() as connection:
+        if connection is not None:  # the caller's transaction: it rolls back on the error
             connection.execute(BOTS.insert().values(row))
+        else:
+            with engine.begin() as new_connection:
+                new_connection.execute(BOTS.insert().values(row))
     except IntegrityError:
         raise DuplicateBotError(f"a bot named '{name}' exists already") from None
-    return IssuedToken(StoredBot(name, BotState.ENABLED, stamp, stamp), token)
+    return IssuedToken(StoredBot(name, BotState.ENABLED, stamp, stamp, course, owner), token)
 
 
 def add_bot(engine: Engine, name: str) -> str:
@@ -191,7 +229,14 @@ def bot_names(engine: Engine) -> list[str]:
         )
 
 
-_COLUMNS: Final = (BOTS.c.name, BOTS.c.state, BOTS.c.created, BOTS.c.token_issued)
+_COLUMNS: Final = (
+    BOTS.c.name,
+    BOTS.c.state,
+    BOTS.c.created,
+    BOTS.c.token_issued,
+    BOTS.c.course,
+    BOTS.c.owner,
+)
 
 
 def _stored(mapping: sa.RowMapping) -> StoredBot:
@@ -201,12 +246,18 @@ def _stored(mapping: sa.RowMapping) -> StoredBot:
         state=BotState(mapping["state"]),
         created=utc(mapping["created"]),
         token_issued=None if issued is None else utc(issued),
+        course=mapping["course"],
+        owner=mapping["owner"],
     )
 
 
-def bots(engine: Engine, *, include_deleted: bool = False) -> list[StoredBot]:
-    """Return every bot (the deleted ones too if asked), by name."""
+def bots(
+    engine: Engine, *, include_deleted: bool = False, course: str | None = None
+) -> list[StoredBot]:
+    """Return every bot (the deleted ones too if asked; of ``course`` alone if given), by name."""
     query = sa.select(*_COLUMNS).order_by(BOTS.c.name)
+    if course is not None:
+        query = query.where(BOTS.c.course == course)
     if not include_deleted:
         query = query.where(BOTS.c.state != BotState.DELETED.value)
     with engine.connect() as connection:

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.server.store.engine import writing
-from domino_arena.server.store.tables import MATCH_SEATS, MATCHES, utc
+from domino_arena.server.store.tables import DEFAULT_COURSE, MATCH_SEATS, MATCHES, utc
 
 InTransaction = Callable[[sa.Connection], None]
 """A step run inside a match's save transaction, after its row is inserted."""
@@ -71,6 +71,10 @@ class StoredMatch:
     rating_model: str = ""
     """The rating model and version the game fed (e.g. ``elo-pairwise-k24/1``); empty when it
     fed none (unrated) or was stored before models were named."""
+    course: str = DEFAULT_COURSE
+    """The course it was played in (docs/courses.md)."""
+    carried_from: str | None = None
+    """A regrade's game carried over unplayed: the id of the original tournament's match."""
 
     @property
     def moves_ratings(self) -> bool:
@@ -226,6 +230,8 @@ def stored_match(row: RowMapping) -> StoredMatch:
         faults=tuple(row["faults"]),
         rated=bool(row["rated"]),
         rating_model=row["rating_model"],
+        course=row["course"],
+        carried_from=row["carried_from"],
     )
 
 
@@ -275,4 +281,6 @@ def match_row(match: StoredMatch) -> dict[str, Any]:
         "faults": list(match.faults),
         "rated": match.rated,
         "rating_model": match.rating_model,
+        "course": match.course,
+        "carried_from": match.carried_from,
     }

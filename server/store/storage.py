@@ -18,14 +18,22 @@ extends this class; the storage itself knows no rating.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from domino_arena.server.store import bots, engine, matches, migrations, tournaments
+from domino_arena.server.store import bots, courses, engine, matches, migrations, tournaments
 from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
+from domino_arena.server.store.courses import (
+    IssuedCourseToken,
+    IssuedInvite,
+    StoredCourse,
+    StoredInvite,
+)
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 
@@ -84,9 +92,12 @@ class Storage:
         """Create the bot ``name`` and return its new token (:func:`.bots.add_bot`)."""
         return bots.add_bot(self.engine, name)
 
-    def create_bot(self, name: str) -> IssuedToken:
-        """Create the bot ``name``; return it with its new token (:func:`.bots.create_bot`)."""
-        return bots.create_bot(self.engine, name)
+    def create_bot(
+        self, name: str, *, course: str = DEFAULT_COURSE, owner: str = ""
+    ) -> IssuedToken:
+        """Create the bot ``name`` of ``owner`` in ``course``; return it with its new token
+        (:func:`.bots.create_bot`)."""
+        return bots.create_bot(self.engine, name, course=course, owner=owner)
 
     def check_bot(self, name: str, token: str) -> BotCheck:
         """Say whether ``token`` is the token of the bot ``name`` and the bot may connect
@@ -97,9 +108,10 @@ class Storage:
         """Return the names of every bot that is not deleted, sorted."""
         return bots.bot_names(self.engine)
 
-    def bots(self, *, include_deleted: bool = False) -> list[StoredBot]:
-        """Return every bot (the deleted ones too if asked), by name."""
-        return bots.bots(self.engine, include_deleted=include_deleted)
+    def bots(self, *, include_deleted: bool = False, course: str | None = None) -> list[StoredBot]:
+        """Return every bot (the deleted ones too if asked; of ``course`` alone if given),
+        by name."""
+        return bots.bots(self.engine, include_deleted=include_deleted, course=course)
 
     def bot(self, name: str) -> StoredBot | None:
         """Return the bot ``name`` (deleted or not), or None."""
@@ -117,6 +129,54 @@ class Storage:
     def delete_bot(self, name: str) -> StoredBot:
         """Delete the bot ``name`` for good, keeping its history (:func:`.bots.delete_bot`)."""
         return bots.delete_bot(self.engine, name)
+
+    # -- courses and invites (docs/courses.md) ---------------------------------------------------
+
+    def create_course(self, name: str, **settings: Any) -> IssuedCourseToken:
+        """Create a course with a new organizer token (:func:`.courses.create_course`)."""
+        return courses.create_course(self.engine, name, **settings)
+
+    def courses(self) -> list[StoredCourse]:
+        """Every course, by name (:func:`.courses.courses`)."""
+        return courses.courses(self.engine)
+
+    def course(self, name: str) -> StoredCourse | None:
+        """The course ``name``, or None."""
+        return courses.course(self.engine, name)
+
+    def update_course(self, name: str, **changes: Any) -> StoredCourse:
+        """Change a course's settings (:func:`.courses.update_course`)."""
+        return courses.update_course(self.engine, name, **changes)
+
+    def rotate_organizer_token(self, name: str) -> IssuedCourseToken:
+        """A new organizer token for ``name`` (:func:`.courses.rotate_organizer_token`)."""
+        return courses.rotate_organizer_token(self.engine, name)
+
+    def organizer_course(self, token: str) -> str | None:
+        """The course whose organizer token ``token`` is, or None."""
+        return courses.organizer_course(self.engine, token)
+
+    def create_invites(
+        self, course: str, count: int, *, uses: int = 1, expires: dt.datetime | None = None
+    ) -> list[IssuedInvite]:
+        """Make invite codes (:func:`.courses.create_invites`)."""
+        return courses.create_invites(self.engine, course, count, uses=uses, expires=expires)
+
+    def invites(self, course: str) -> list[StoredInvite]:
+        """The invites of ``course``, newest first."""
+        return courses.invites(self.engine, course)
+
+    def invite(self, invite_id: str) -> StoredInvite | None:
+        """The invite ``invite_id``, or None."""
+        return courses.invite(self.engine, invite_id)
+
+    def revoke_invite(self, invite_id: str) -> StoredInvite:
+        """Make an invite unusable (:func:`.courses.revoke_invite`)."""
+        return courses.revoke_invite(self.engine, invite_id)
+
+    def register_bot(self, code: str, name: str, owner: str) -> IssuedToken:
+        """Register a bot with an invite code (:func:`.courses.register_bot`)."""
+        return courses.register_bot(self.engine, code, name, owner)
 
     # -- matches --------------------------------------------------------------------------------
 

@@ -14,6 +14,9 @@ import sqlalchemy as sa
 
 METADATA: Final = sa.MetaData()
 
+DEFAULT_COURSE: Final = "default"
+"""The course of every bot, match and tournament made without one: a single-user install."""
+
 BOTS: Final = sa.Table(
     "bots",
     METADATA,
@@ -23,10 +26,52 @@ BOTS: Final = sa.Table(
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
     sa.Column("state", sa.String(16), nullable=False, server_default="enabled"),
     sa.Column("token_issued", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("course", sa.String(64), nullable=False, server_default=DEFAULT_COURSE),
+    sa.Column("owner", sa.String(64), nullable=False, server_default=""),
+    sa.Index("ix_bots_course_owner", "course", "owner"),
 )
 """Every bot ever created. ``state`` is ``enabled``, ``disabled`` or ``deleted`` (a deleted bot
 keeps its row, so its name stays taken and its matches still name it; its ``token_hash`` is
-empty). ``token_issued`` is when its current token was made."""
+empty). ``token_issued`` is when its current token was made. ``course`` is the course it
+belongs to (names are unique on the whole server); ``owner`` who registered it ("" for none)."""
+
+COURSES: Final = sa.Table(
+    "courses",
+    METADATA,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("title", sa.String(200), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("organizer_token_hash", sa.String(255), nullable=False, server_default=""),
+    sa.Column("organizer_token_issued", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("anonymous", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("allow_same_owner_tables", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("allow_same_owner_partners", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("baselines", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
+)
+"""The courses (or events): a named space of bots, tournaments and ladders with its own
+organizer token (a salted hash, "" for none: the default course has none). ``baselines`` is a
+list of ``{"bot": house bot name, "rating": fixed Elo}``."""
+
+INVITES: Final = sa.Table(
+    "invites",
+    METADATA,
+    sa.Column("id", sa.String(16), primary_key=True),
+    sa.Column(
+        "course",
+        sa.String(64),
+        sa.ForeignKey("courses.name", name="fk_invites_course"),
+        nullable=False,
+    ),
+    sa.Column("code_hash", sa.String(255), nullable=False),
+    sa.Column("uses", sa.Integer, nullable=False),
+    sa.Column("used", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("expires", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("revoked", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Index("ix_invites_course_created", "course", "created"),
+)
+"""Invite codes: a student registers a bot in ``course`` with one. A code is
+``COURSE:ID:SECRET``; only the secret's salted hash is kept. ``used`` counts bots registered."""
 
 TOURNAMENTS: Final = sa.Table(
     "tournaments",
@@ -57,7 +102,23 @@ TOURNAMENTS: Final = sa.Table(
     sa.Column("kind", sa.String(16), nullable=False, server_default="round_robin"),
     sa.Column("plan", sa.JSON, nullable=True),
     sa.Column("verdict", sa.JSON, nullable=True),
+    sa.Column("course", sa.String(64), nullable=False, server_default=DEFAULT_COURSE),
+    sa.Column("entrant_policy", sa.String(16), nullable=False, server_default="listed"),
+    sa.Column("start_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("regrade_of", sa.String(64), nullable=True),
+    sa.Column("replaced", sa.JSON, nullable=True),
+    sa.Column("owners", sa.JSON, nullable=True),
+    sa.Column("allow_same_owner_tables", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("allow_same_owner_partners", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("baselines", sa.JSON, nullable=True),
+    sa.Index("ix_tournaments_course", "course", "created"),
 )
+"""Every tournament. ``course`` scopes it; ``entrant_policy`` (``listed``, ``connected``,
+``latest``) says who plays, chosen at start when not ``listed``; ``start_at`` starts it by
+itself. ``owners`` ({entrant: owner}) and the two ``allow_same_owner_*`` flags are the seating
+rule's input, kept with the row so its schedule is the same on every replay. ``baselines`` are
+the frozen baselines seated ({"bot", "rating"}, entrants ``house:NAME``). ``regrade_of`` and
+``replaced`` ([{"bot", "by"}]) make it a regrade of another tournament."""
 
 MATCHES: Final = sa.Table(
     "matches",
@@ -88,7 +149,10 @@ MATCHES: Final = sa.Table(
     sa.Column("faults", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("rated", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("rating_model", sa.String(32), nullable=False, server_default=""),
+    sa.Column("course", sa.String(64), nullable=False, server_default=DEFAULT_COURSE),
+    sa.Column("carried_from", sa.String(64), nullable=True),
     sa.UniqueConstraint("tournament_id", "game_index", name="uq_matches_tournament_game"),
+    sa.Index("ix_matches_course_created", "course", "created", "id"),
     sa.Index("ix_matches_created", "created", "id"),
     sa.Index("ix_matches_game_created", "game", "created", "id"),
     sa.Index("ix_matches_tournament_created", "tournament_id", "created", "id"),
@@ -97,7 +161,8 @@ MATCHES: Final = sa.Table(
 one game's (``game``), one tournament's (``tournament_id``), each holding the order (``created``,
 ``id``) so a page's ids are found in the index alone (``record`` comes before ``created`` in a
 SQLite row, so reading ``created`` from a row walks the record's pages); a bot's go through
-:data:`MATCH_SEATS`."""
+:data:`MATCH_SEATS`; a course's through ``ix_matches_course_created``. ``carried_from`` names the
+match of the original tournament a regrade's game was carried over from (not played again)."""
 
 MATCH_SEATS: Final = sa.Table(
     "match_seats",

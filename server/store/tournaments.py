@@ -18,9 +18,11 @@ from sqlalchemy.exc import IntegrityError
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed
-from domino_arena.server.store.tables import MATCHES, TOURNAMENTS, now, utc
+from domino_arena.server.store.tables import DEFAULT_COURSE, MATCHES, TOURNAMENTS, now, utc
 
 _FAULT_POLICIES: Final = sorted(policy.value for policy in FaultPolicy)
+ENTRANT_POLICIES: Final = ("listed", "connected", "latest")
+"""Who plays in a tournament (``StoredTournament.entrant_policy``)."""
 
 
 class DuplicateTournamentError(ValueError):
@@ -91,6 +93,27 @@ class StoredTournament:
     """A comparison's plan (candidate, baseline, opponents, SPRT bounds, cap); None otherwise."""
     verdict: dict[str, Any] | None = None
     """A comparison's stored verdict once it has one."""
+    course: str = DEFAULT_COURSE
+    """The course it belongs to (docs/courses.md)."""
+    entrant_policy: str = "listed"
+    """Who plays: ``listed`` (``entrants``), ``connected`` (the course's bots connected at the
+    start, with the listed ones) or ``latest`` (each owner's latest bot at the start); the
+    runner fills ``entrants`` when it starts a tournament of the other two."""
+    start_at: dt.datetime | None = None
+    """When the tournament starts by itself (UTC); None: when it is told to."""
+    regrade_of: str | None = None
+    """A regrade: the id of the tournament it replays from its stored seeds."""
+    replaced: tuple[tuple[str, str], ...] = ()
+    """A regrade: (bot of the original, its new version) pairs."""
+    owners: dict[str, str] | None = None
+    """Entrant -> owner, as the seating rule saw them (None: no owner known, no rule)."""
+    allow_same_owner_tables: bool = False
+    """Two bots of one owner may share a 3-4 seat free-for-all table."""
+    allow_same_owner_partners: bool = False
+    """Two bots of one owner may be partners."""
+    baselines: tuple[tuple[str, float], ...] = ()
+    """Frozen baselines seated: (house bot name, fixed rating); their entrants are
+    ``house:NAME``."""
 
     @property
     def seed_revealed(self) -> bool:
@@ -131,6 +154,10 @@ class StoredTournament:
         check_seed(self.seed)
         if self.max_deals is not None and self.max_deals < 1:
             raise ValueError(f"max_deals: expected at least 1 (or none), got {self.max_deals}")
+        if self.entrant_policy not in ENTRANT_POLICIES:
+            raise ValueError(
+                f"entrant_policy: expected one of {ENTRANT_POLICIES}, got {self.entrant_policy!r}"
+            )
         if self.kind not in ("round_robin", "compare"):
             raise ValueError(f"kind: expected round_robin or compare, got {self.kind!r}")
         if len(self.seed_commitment) > 64 or len(self.seed_salt) > 64:
@@ -170,6 +197,16 @@ def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
         "kind": tournament.kind,
         "plan": tournament.plan,
         "verdict": tournament.verdict,
+        "course": tournament.course,
+        "entrant_policy": tournament.entrant_policy,
+        "start_at": tournament.start_at,
+        "regrade_of": tournament.regrade_of,
+        "replaced": [{"bot": bot, "by": by} for bot, by in tournament.replaced] or None,
+        "owners": tournament.owners,
+        "allow_same_owner_tables": tournament.allow_same_owner_tables,
+        "allow_same_owner_partners": tournament.allow_same_owner_partners,
+        "baselines": [{"bot": bot, "rating": rating} for bot, rating in tournament.baselines]
+        or None,
     }
     try:
         with engine.begin() as connection:
@@ -283,4 +320,13 @@ def _stored_tournament(row: RowMapping) -> StoredTournament:
         kind=row["kind"],
         plan=None if row["plan"] is None else dict(row["plan"]),
         verdict=None if row["verdict"] is None else dict(row["verdict"]),
+        course=row["course"],
+        entrant_policy=row["entrant_policy"],
+        start_at=None if row["start_at"] is None else utc(row["start_at"]),
+        regrade_of=row["regrade_of"],
+        replaced=tuple((r["bot"], r["by"]) for r in row["replaced"] or ()),
+        owners=None if row["owners"] is None else dict(row["owners"]),
+        allow_same_owner_tables=bool(row["allow_same_owner_tables"]),
+        allow_same_owner_partners=bool(row["allow_same_owner_partners"]),
+        baselines=tuple((b["bot"], float(b["rating"])) for b in row["baselines"] or ()),
     )

@@ -5,6 +5,10 @@ The admin API and the spectator stream of the Domino Arena referee (docs/admin.m
 
 Every AdminService call must carry the admin token as call metadata
 `authorization: Bearer <token>`; without it the call ends UNAUTHENTICATED and nothing changes.
+A course's organizer token (docs/courses.md) is accepted in its place for that course alone:
+every listing answers only the course's own bots, matches, tournaments and ladders, a name
+or id of another course is NOT_FOUND (as if it did not exist), a field naming another
+course is PERMISSION_DENIED, and the calls marked "admin token only" are PERMISSION_DENIED.
 A refused request ends with INVALID_ARGUMENT (a field is wrong: the message names it),
 NOT_FOUND (no such tournament, match or ladder) or FAILED_PRECONDITION (not now: e.g. pausing
 a tournament that is not running), with a message that says which rule and what was expected.
@@ -93,6 +97,34 @@ DEAL_MODE_SPREAD: DealMode.ValueType  # 2
 DEAL_MODE_FRESH: DealMode.ValueType  # 3
 """A new deal for every game: nothing to remember, but luck does not cancel out."""
 Global___DealMode: _TypeAlias = DealMode  # noqa: Y015
+
+class _EntrantPolicy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _EntrantPolicyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EntrantPolicy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ENTRANT_POLICY_UNSPECIFIED: _EntrantPolicy.ValueType  # 0
+    """in a request: ENTRANT_POLICY_LISTED"""
+    ENTRANT_POLICY_LISTED: _EntrantPolicy.ValueType  # 1
+    """the bots in `entrants`"""
+    ENTRANT_POLICY_CONNECTED: _EntrantPolicy.ValueType  # 2
+    """The course's enabled bots connected when the tournament starts (with `entrants` too)."""
+    ENTRANT_POLICY_LATEST: _EntrantPolicy.ValueType  # 3
+    """Each owner's latest registered enabled bot in the course when the tournament starts."""
+
+class EntrantPolicy(_EntrantPolicy, metaclass=_EntrantPolicyEnumTypeWrapper):
+    """Who plays in a tournament."""
+
+ENTRANT_POLICY_UNSPECIFIED: EntrantPolicy.ValueType  # 0
+"""in a request: ENTRANT_POLICY_LISTED"""
+ENTRANT_POLICY_LISTED: EntrantPolicy.ValueType  # 1
+"""the bots in `entrants`"""
+ENTRANT_POLICY_CONNECTED: EntrantPolicy.ValueType  # 2
+"""The course's enabled bots connected when the tournament starts (with `entrants` too)."""
+ENTRANT_POLICY_LATEST: EntrantPolicy.ValueType  # 3
+"""Each owner's latest registered enabled bot in the course when the tournament starts."""
+Global___EntrantPolicy: _TypeAlias = EntrantPolicy  # noqa: Y015
 
 class _TournamentKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -190,6 +222,7 @@ class RunMatchRequest(_message.Message):
     FAULT_POLICY_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     MAX_DEALS_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     has_seed: _builtins.bool
     seed: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
@@ -198,6 +231,10 @@ class RunMatchRequest(_message.Message):
     max_deals: _builtins.int
     """The referee's cap on deals, void deals included: a game nobody has won by the rules after
     this many ends TERMINATION_ADJUDICATED, ranked by its scores. 0: the default (1000); at most 100000
+    """
+    course: _builtins.str
+    """The course the match is stored in (its bots must belong to it); empty: the bots' course
+    (the default course for the admin), an organizer's own course.
     """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
@@ -220,10 +257,11 @@ class RunMatchRequest(_message.Message):
         fault_policy: _referee_pb2.FaultPolicy.ValueType = ...,
         max_strikes: _builtins.int = ...,
         max_deals: _builtins.int = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "fault_policy", b"fault_policy", "game", b"game", "has_seed", b"has_seed", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "course", b"course", "fault_policy", b"fault_policy", "game", b"game", "has_seed", b"has_seed", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -260,12 +298,17 @@ Global___RunMatchResponse: _TypeAlias = RunMatchResponse  # noqa: Y015
 class ListConnectedRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    COURSE_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: every course (the admin) or the organizer's own"""
     def __init__(
         self,
+        *,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -337,6 +380,7 @@ class MatchSummary(_message.Message):
     DEAL_ID_FIELD_NUMBER: _builtins.int
     ROTATION_FIELD_NUMBER: _builtins.int
     RATING_MODEL_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seed: _builtins.int
     rated: _builtins.bool
@@ -352,6 +396,7 @@ class MatchSummary(_message.Message):
     """The rating model and version its result fed (e.g. "elo-pairwise-k24/1"); empty when it fed
     none (unrated, void, aborted) or was stored before models were named.
     """
+    course: _builtins.str
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -382,10 +427,11 @@ class MatchSummary(_message.Message):
         deal_id: _builtins.int = ...,
         rotation: _builtins.int = ...,
         rating_model: _builtins.str = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "game", b"game", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "created", b"created", "deal_id", b"deal_id", "faults", b"faults", "game", b"game", "game_index", b"game_index", "match_id", b"match_id", "rated", b"rated", "rating_model", b"rating_model", "result", b"result", "rotation", b"rotation", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "course", b"course", "created", b"created", "deal_id", b"deal_id", "faults", b"faults", "game", b"game", "game_index", b"game_index", "match_id", b"match_id", "rated", b"rated", "rating_model", b"rating_model", "result", b"result", "rotation", b"rotation", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -399,6 +445,7 @@ class ListMatchesRequest(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """each filter applies when set"""
     bot: _builtins.str
@@ -406,6 +453,8 @@ class ListMatchesRequest(_message.Message):
     """a game name: moon, passing, straight, doubles"""
     limit: _builtins.int
     """0: 50; at most 1000"""
+    course: _builtins.str
+    """empty: every course (the admin) or the organizer's own"""
     def __init__(
         self,
         *,
@@ -413,10 +462,11 @@ class ListMatchesRequest(_message.Message):
         bot: _builtins.str = ...,
         game: _builtins.str = ...,
         limit: _builtins.int = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game", b"game", "limit", b"limit", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "course", b"course", "game", b"game", "limit", b"limit", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -503,6 +553,10 @@ class CreateTournamentRequest(_message.Message):
     RATED_FIELD_NUMBER: _builtins.int
     START_FIELD_NUMBER: _builtins.int
     MAX_DEALS_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    BASELINES_FIELD_NUMBER: _builtins.int
+    ENTRANT_POLICY_FIELD_NUMBER: _builtins.int
+    START_AT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
@@ -524,6 +578,10 @@ class CreateTournamentRequest(_message.Message):
     """start at once"""
     max_deals: _builtins.int
     """the cap on deals of each game, as in RunMatchRequest; 0: the default (1000); at most 100000"""
+    course: _builtins.str
+    """empty: the default course (the admin) or the organizer's own"""
+    entrant_policy: Global___EntrantPolicy.ValueType
+    """unspecified: ENTRANT_POLICY_LISTED"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -533,6 +591,18 @@ class CreateTournamentRequest(_message.Message):
     @_builtins.property
     def time_control(self) -> _referee_pb2.TimeControl:
         """zeros: the referee's defaults; move_ms at most 600000, bank_ms 3600000, grace_ms 10000"""
+
+    @_builtins.property
+    def baselines(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Frozen baselines of the course to seat beside the entrants, by house bot name ("greedy"):
+        each plays as "house:NAME", hosted by the referee, at the course's fixed rating.
+        """
+
+    @_builtins.property
+    def start_at(self) -> _timestamp_pb2.Timestamp:
+        """Start by itself at this time (a deadline); with a policy other than LISTED the entrants
+        are chosen then. Unset: start when `start` says so.
+        """
 
     def __init__(
         self,
@@ -551,10 +621,14 @@ class CreateTournamentRequest(_message.Message):
         rated: _builtins.bool | None = ...,
         start: _builtins.bool = ...,
         max_deals: _builtins.int = ...,
+        course: _builtins.str = ...,
+        baselines: _abc.Iterable[_builtins.str] | None = ...,
+        entrant_policy: Global___EntrantPolicy.ValueType = ...,
+        start_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "rated", b"rated", "seed", b"seed", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "rated", b"rated", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "concurrency", b"concurrency", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "rated", b"rated", "seed", b"seed", "start", b"start", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
@@ -652,6 +726,9 @@ class ListTournamentsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     STATES_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: every course (the admin) or the organizer's own"""
     @_builtins.property
     def states(self) -> _containers.RepeatedScalarFieldContainer[Global___TournamentState.ValueType]:
         """empty: every state"""
@@ -660,10 +737,11 @@ class ListTournamentsRequest(_message.Message):
         self,
         *,
         states: _abc.Iterable[Global___TournamentState.ValueType] | None = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["states", b"states"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "states", b"states"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -828,6 +906,12 @@ class Tournament(_message.Message):
     SEED_SALT_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     COMPARISON_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    ENTRANT_POLICY_FIELD_NUMBER: _builtins.int
+    START_AT_FIELD_NUMBER: _builtins.int
+    REGRADE_OF_FIELD_NUMBER: _builtins.int
+    REPLACED_FIELD_NUMBER: _builtins.int
+    BASELINES_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
@@ -853,6 +937,10 @@ class Tournament(_message.Message):
     seed_salt: _builtins.str
     """revealed with `seed`, once the tournament is over"""
     kind: Global___TournamentKind.ValueType
+    course: _builtins.str
+    entrant_policy: Global___EntrantPolicy.ValueType
+    regrade_of: _builtins.str
+    """a regrade: the tournament it replays; empty otherwise"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -880,6 +968,18 @@ class Tournament(_message.Message):
     @_builtins.property
     def comparison(self) -> Global___Comparison:
         """kind COMPARE only: the plan and where it stands"""
+
+    @_builtins.property
+    def start_at(self) -> _timestamp_pb2.Timestamp:
+        """when it starts by itself; unset: none"""
+
+    @_builtins.property
+    def replaced(self) -> _containers.RepeatedCompositeFieldContainer[Global___Replacement]:
+        """a regrade: the bots replaced by new versions"""
+
+    @_builtins.property
+    def baselines(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the frozen baselines seated, by house bot name"""
 
     def __init__(
         self,
@@ -910,16 +1010,46 @@ class Tournament(_message.Message):
         seed_salt: _builtins.str = ...,
         kind: Global___TournamentKind.ValueType = ...,
         comparison: Global___Comparison | None = ...,
+        course: _builtins.str = ...,
+        entrant_policy: Global___EntrantPolicy.ValueType = ...,
+        start_at: _timestamp_pb2.Timestamp | None = ...,
+        regrade_of: _builtins.str = ...,
+        replaced: _abc.Iterable[Global___Replacement] | None = ...,
+        baselines: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "progress", b"progress", "seed", b"seed", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "concurrency", b"concurrency", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "repeat_deals", b"repeat_deals", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class Replacement(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """the bot of the original tournament"""
+    by: _builtins.str
+    """its new version"""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        by: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "by", b"by"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Replacement: _TypeAlias = Replacement  # noqa: Y015
 
 @_typing.final
 class SprtBounds(_message.Message):
@@ -1205,6 +1335,7 @@ class GetStandingsRequest(_message.Message):
     ANCHOR_RATING_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
     PARTNERSHIPS_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """the rating pool: a game name (moon, passing, straight, doubles)"""
     head_to_head: _builtins.bool
@@ -1228,6 +1359,8 @@ class GetStandingsRequest(_message.Message):
     players: _builtins.int
     """With batch: which pool, by seats per game (0: the pool with the most games) and seating."""
     partnerships: _builtins.bool
+    course: _builtins.str
+    """empty: every course's bots (the admin) or the organizer's own"""
     def __init__(
         self,
         *,
@@ -1242,10 +1375,11 @@ class GetStandingsRequest(_message.Message):
         anchor_rating: _builtins.float | None = ...,
         players: _builtins.int = ...,
         partnerships: _builtins.bool = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_anchor_rating", b"_anchor_rating", "anchor_rating", b"anchor_rating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_anchor_rating", b"_anchor_rating", "anchor", b"anchor", "anchor_rating", b"anchor_rating", "batch", b"batch", "bootstrap_rounds", b"bootstrap_rounds", "game", b"game", "head_to_head", b"head_to_head", "los", b"los", "partnerships", b"partnerships", "players", b"players", "repeat_deals", b"repeat_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_anchor_rating", b"_anchor_rating", "anchor", b"anchor", "anchor_rating", b"anchor_rating", "batch", b"batch", "bootstrap_rounds", b"bootstrap_rounds", "course", b"course", "game", b"game", "head_to_head", b"head_to_head", "los", b"los", "partnerships", b"partnerships", "players", b"players", "repeat_deals", b"repeat_deals", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__anchor_rating: _TypeAlias = _typing.Literal["anchor_rating"]  # noqa: Y015
     _WhichOneofArgType__anchor_rating: _TypeAlias = _typing.Literal["_anchor_rating", b"_anchor_rating"]  # noqa: Y015
@@ -1614,6 +1748,7 @@ class StartLadderRequest(_message.Message):
     CONCURRENCY_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     MAX_DEALS_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     """0: the default (3); at most 100"""
@@ -1623,6 +1758,8 @@ class StartLadderRequest(_message.Message):
     """of the pairing; unset: random"""
     max_deals: _builtins.int
     """the cap on deals of each game, as in RunMatchRequest; 0: the default (1000); at most 100000"""
+    course: _builtins.str
+    """whose bots it pairs; empty: the default course or the organizer's own"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1639,10 +1776,11 @@ class StartLadderRequest(_message.Message):
         concurrency: _builtins.int = ...,
         seed: _builtins.int | None = ...,
         max_deals: _builtins.int = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "game", b"game", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "concurrency", b"concurrency", "fault_policy", b"fault_policy", "game", b"game", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "concurrency", b"concurrency", "course", b"course", "fault_policy", b"fault_policy", "game", b"game", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -1663,6 +1801,7 @@ class Ladder(_message.Message):
     STARTED_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
     MAX_DEALS_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
     max_strikes: _builtins.int
     concurrency: _builtins.int
@@ -1673,6 +1812,7 @@ class Ladder(_message.Message):
     """of those, games over"""
     max_deals: _builtins.int
     """the cap on deals of each game"""
+    course: _builtins.str
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1689,10 +1829,11 @@ class Ladder(_message.Message):
         started: _builtins.int = ...,
         finished: _builtins.int = ...,
         max_deals: _builtins.int = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "started", b"started", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concurrency", b"concurrency", "course", b"course", "fault_policy", b"fault_policy", "finished", b"finished", "game", b"game", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "started", b"started", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1703,16 +1844,20 @@ class StopLadderRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """a game name: one ladder runs per game"""
+    """a game name: one ladder runs per game and course"""
+    course: _builtins.str
+    """empty: the default course or the organizer's own"""
     def __init__(
         self,
         *,
         game: _builtins.str = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "game", b"game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1737,12 +1882,17 @@ Global___StopLadderResponse: _TypeAlias = StopLadderResponse  # noqa: Y015
 class ListLaddersRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    COURSE_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: every course (the admin) or the organizer's own"""
     def __init__(
         self,
+        *,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1777,10 +1927,15 @@ class BotInfo(_message.Message):
     CREATED_FIELD_NUMBER: _builtins.int
     TOKEN_ISSUED_FIELD_NUMBER: _builtins.int
     CONNECTED_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     state: Global___BotState.ValueType
     connected: _builtins.bool
     """a stream of it is open now"""
+    course: _builtins.str
+    owner: _builtins.str
+    """who registered it (empty: made by the admin or organizer for nobody)"""
     @_builtins.property
     def created(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -1795,10 +1950,12 @@ class BotInfo(_message.Message):
         created: _timestamp_pb2.Timestamp | None = ...,
         token_issued: _timestamp_pb2.Timestamp | None = ...,
         connected: _builtins.bool = ...,
+        course: _builtins.str = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "token_issued", b"token_issued"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "created", b"created", "name", b"name", "state", b"state", "token_issued", b"token_issued"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "course", b"course", "created", b"created", "name", b"name", "owner", b"owner", "state", b"state", "token_issued", b"token_issued"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1809,16 +1966,26 @@ class CreateBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"""
+    """1-64 letters, digits, '_', '.' or '-', starting with a letter or digit; unique on the
+    server (so also within a course)
+    """
+    course: _builtins.str
+    """empty: the default course (the admin) or the organizer's own"""
+    owner: _builtins.str
+    """optional: 1-64 letters, digits, '_', '.', '-' or '@'"""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
+        course: _builtins.str = ...,
+        owner: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "name", b"name", "owner", b"owner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1853,15 +2020,19 @@ class ListBotsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     INCLUDE_DELETED_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
     include_deleted: _builtins.bool
+    course: _builtins.str
+    """empty: every course (the admin) or the organizer's own"""
     def __init__(
         self,
         *,
         include_deleted: _builtins.bool = ...,
+        course: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_deleted", b"include_deleted"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "include_deleted", b"include_deleted"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2444,3 +2615,755 @@ class PracticeMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PracticeMatchResponse: _TypeAlias = PracticeMatchResponse  # noqa: Y015
+
+@_typing.final
+class Baseline(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Courses, invites, regrades and grades (docs/courses.md)
+
+    A house bot seated in a course's tournaments at a fixed rating that anchors the course's
+    scale: its rating is never updated.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """a house bot the referee hosts: random, greedy, search (search at a fixed budget)"""
+    rating: _builtins.float
+    """its fixed rating, Elo scale"""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        rating: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "rating", b"rating"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Baseline: _TypeAlias = Baseline  # noqa: Y015
+
+@_typing.final
+class Course(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    ANONYMOUS_FIELD_NUMBER: _builtins.int
+    ALLOW_SAME_OWNER_TABLES_FIELD_NUMBER: _builtins.int
+    ALLOW_SAME_OWNER_PARTNERS_FIELD_NUMBER: _builtins.int
+    BASELINES_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    OWNERS_FIELD_NUMBER: _builtins.int
+    ORGANIZER_TOKEN_ISSUED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """1-64 letters, digits, '_', '.' or '-'; "default" is the server's own"""
+    title: _builtins.str
+    anonymous: _builtins.bool
+    """Public pages show aliases ("Student 7") instead of bot and owner names; the organizer's
+    pages and the admin API show the names.
+    """
+    allow_same_owner_tables: _builtins.bool
+    """Two bots of one owner may sit at one table of a 3- or 4-seat free-for-all game (else never:
+    they could collude against the third).
+    """
+    allow_same_owner_partners: _builtins.bool
+    """Two bots of one owner may be partners in a partnership game (else never)."""
+    bots: _builtins.int
+    """bots registered, not deleted"""
+    owners: _builtins.int
+    @_builtins.property
+    def created(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]:
+        """by bot"""
+
+    @_builtins.property
+    def organizer_token_issued(self) -> _timestamp_pb2.Timestamp:
+        """unset: no organizer token"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        title: _builtins.str = ...,
+        created: _timestamp_pb2.Timestamp | None = ...,
+        anonymous: _builtins.bool = ...,
+        allow_same_owner_tables: _builtins.bool = ...,
+        allow_same_owner_partners: _builtins.bool = ...,
+        baselines: _abc.Iterable[Global___Baseline] | None = ...,
+        bots: _builtins.int = ...,
+        owners: _builtins.int = ...,
+        organizer_token_issued: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "organizer_token_issued", b"organizer_token_issued"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Course: _TypeAlias = Course  # noqa: Y015
+
+@_typing.final
+class CreateCourseRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    ANONYMOUS_FIELD_NUMBER: _builtins.int
+    ALLOW_SAME_OWNER_TABLES_FIELD_NUMBER: _builtins.int
+    ALLOW_SAME_OWNER_PARTNERS_FIELD_NUMBER: _builtins.int
+    BASELINES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    title: _builtins.str
+    """at most 200 characters; empty: the name"""
+    anonymous: _builtins.bool
+    allow_same_owner_tables: _builtins.bool
+    allow_same_owner_partners: _builtins.bool
+    @_builtins.property
+    def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]:
+        """empty: none (UpdateCourse can add them)"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        title: _builtins.str = ...,
+        anonymous: _builtins.bool = ...,
+        allow_same_owner_tables: _builtins.bool = ...,
+        allow_same_owner_partners: _builtins.bool = ...,
+        baselines: _abc.Iterable[Global___Baseline] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "name", b"name", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateCourseRequest: _TypeAlias = CreateCourseRequest  # noqa: Y015
+
+@_typing.final
+class CreateCourseResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    ORGANIZER_TOKEN_FIELD_NUMBER: _builtins.int
+    organizer_token: _builtins.str
+    """shown this once: the referee keeps only its hash"""
+    @_builtins.property
+    def course(self) -> Global___Course: ...
+    def __init__(
+        self,
+        *,
+        course: Global___Course | None = ...,
+        organizer_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["course", b"course"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "organizer_token", b"organizer_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateCourseResponse: _TypeAlias = CreateCourseResponse  # noqa: Y015
+
+@_typing.final
+class RotateOrganizerTokenRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateOrganizerTokenRequest: _TypeAlias = RotateOrganizerTokenRequest  # noqa: Y015
+
+@_typing.final
+class ListCoursesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCoursesRequest: _TypeAlias = ListCoursesRequest  # noqa: Y015
+
+@_typing.final
+class ListCoursesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def courses(self) -> _containers.RepeatedCompositeFieldContainer[Global___Course]: ...
+    def __init__(
+        self,
+        *,
+        courses: _abc.Iterable[Global___Course] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["courses", b"courses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCoursesResponse: _TypeAlias = ListCoursesResponse  # noqa: Y015
+
+@_typing.final
+class GetCourseRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: the organizer's own (the admin: the default course)"""
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCourseRequest: _TypeAlias = GetCourseRequest  # noqa: Y015
+
+@_typing.final
+class UpdateCourseRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    ANONYMOUS_FIELD_NUMBER: _builtins.int
+    ALLOW_SAME_OWNER_TABLES_FIELD_NUMBER: _builtins.int
+    ALLOW_SAME_OWNER_PARTNERS_FIELD_NUMBER: _builtins.int
+    SET_BASELINES_FIELD_NUMBER: _builtins.int
+    BASELINES_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: the organizer's own"""
+    title: _builtins.str
+    anonymous: _builtins.bool
+    allow_same_owner_tables: _builtins.bool
+    allow_same_owner_partners: _builtins.bool
+    set_baselines: _builtins.bool
+    """replace the baselines by `baselines` (empty: none)"""
+    @_builtins.property
+    def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]: ...
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+        title: _builtins.str | None = ...,
+        anonymous: _builtins.bool | None = ...,
+        allow_same_owner_tables: _builtins.bool | None = ...,
+        allow_same_owner_partners: _builtins.bool | None = ...,
+        set_baselines: _builtins.bool = ...,
+        baselines: _abc.Iterable[Global___Baseline] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "title", b"title"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__allow_same_owner_partners: _TypeAlias = _typing.Literal["allow_same_owner_partners"]  # noqa: Y015
+    _WhichOneofArgType__allow_same_owner_partners: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners"]  # noqa: Y015
+    _WhichOneofReturnType__allow_same_owner_tables: _TypeAlias = _typing.Literal["allow_same_owner_tables"]  # noqa: Y015
+    _WhichOneofArgType__allow_same_owner_tables: _TypeAlias = _typing.Literal["_allow_same_owner_tables", b"_allow_same_owner_tables"]  # noqa: Y015
+    _WhichOneofReturnType__anonymous: _TypeAlias = _typing.Literal["anonymous"]  # noqa: Y015
+    _WhichOneofArgType__anonymous: _TypeAlias = _typing.Literal["_anonymous", b"_anonymous"]  # noqa: Y015
+    _WhichOneofReturnType__title: _TypeAlias = _typing.Literal["title"]  # noqa: Y015
+    _WhichOneofArgType__title: _TypeAlias = _typing.Literal["_title", b"_title"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_same_owner_partners) -> _WhichOneofReturnType__allow_same_owner_partners | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_same_owner_tables) -> _WhichOneofReturnType__allow_same_owner_tables | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__anonymous) -> _WhichOneofReturnType__anonymous | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__title) -> _WhichOneofReturnType__title | None: ...
+
+Global___UpdateCourseRequest: _TypeAlias = UpdateCourseRequest  # noqa: Y015
+
+@_typing.final
+class Invite(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    USES_FIELD_NUMBER: _builtins.int
+    USED_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    EXPIRES_FIELD_NUMBER: _builtins.int
+    REVOKED_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """the code's public part: names it in lists and logs"""
+    course: _builtins.str
+    uses: _builtins.int
+    """bots the code may register in all"""
+    used: _builtins.int
+    revoked: _builtins.bool
+    @_builtins.property
+    def created(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def expires(self) -> _timestamp_pb2.Timestamp:
+        """unset: never"""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        course: _builtins.str = ...,
+        uses: _builtins.int = ...,
+        used: _builtins.int = ...,
+        created: _timestamp_pb2.Timestamp | None = ...,
+        expires: _timestamp_pb2.Timestamp | None = ...,
+        revoked: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "expires", b"expires"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "created", b"created", "expires", b"expires", "id", b"id", "revoked", b"revoked", "used", b"used", "uses", b"uses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Invite: _TypeAlias = Invite  # noqa: Y015
+
+@_typing.final
+class CreateInvitesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    USES_FIELD_NUMBER: _builtins.int
+    EXPIRES_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: the organizer's own"""
+    count: _builtins.int
+    """codes to make: 1-1000"""
+    uses: _builtins.int
+    """bots each code may register: 0: 1; at most 1000"""
+    @_builtins.property
+    def expires(self) -> _timestamp_pb2.Timestamp:
+        """unset: never; else in the future"""
+
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+        count: _builtins.int = ...,
+        uses: _builtins.int = ...,
+        expires: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expires", b"expires"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "course", b"course", "expires", b"expires", "uses", b"uses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateInvitesRequest: _TypeAlias = CreateInvitesRequest  # noqa: Y015
+
+@_typing.final
+class InviteCode(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVITE_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """shown this once"""
+    @_builtins.property
+    def invite(self) -> Global___Invite: ...
+    def __init__(
+        self,
+        *,
+        invite: Global___Invite | None = ...,
+        code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["invite", b"invite"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "invite", b"invite"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___InviteCode: _TypeAlias = InviteCode  # noqa: Y015
+
+@_typing.final
+class CreateInvitesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVITES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def invites(self) -> _containers.RepeatedCompositeFieldContainer[Global___InviteCode]: ...
+    def __init__(
+        self,
+        *,
+        invites: _abc.Iterable[Global___InviteCode] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invites", b"invites"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateInvitesResponse: _TypeAlias = CreateInvitesResponse  # noqa: Y015
+
+@_typing.final
+class ListInvitesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: the organizer's own"""
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListInvitesRequest: _TypeAlias = ListInvitesRequest  # noqa: Y015
+
+@_typing.final
+class ListInvitesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVITES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def invites(self) -> _containers.RepeatedCompositeFieldContainer[Global___Invite]:
+        """newest first"""
+
+    def __init__(
+        self,
+        *,
+        invites: _abc.Iterable[Global___Invite] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invites", b"invites"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListInvitesResponse: _TypeAlias = ListInvitesResponse  # noqa: Y015
+
+@_typing.final
+class RevokeInviteRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeInviteRequest: _TypeAlias = RevokeInviteRequest  # noqa: Y015
+
+@_typing.final
+class RegisterBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INVITE_CODE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    invite_code: _builtins.str
+    """as CreateInvites gave it (it names its course)"""
+    name: _builtins.str
+    """as in CreateBotRequest: unique on the server"""
+    owner: _builtins.str
+    """who you are: 1-64 letters, digits, '_', '.', '-' or '@' (one owner, many bots)"""
+    def __init__(
+        self,
+        *,
+        invite_code: _builtins.str = ...,
+        name: _builtins.str = ...,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite_code", b"invite_code", "name", b"name", "owner", b"owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterBotRequest: _TypeAlias = RegisterBotRequest  # noqa: Y015
+
+@_typing.final
+class RotateOwnTokenRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the bot whose token is sent in the call's metadata"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateOwnTokenRequest: _TypeAlias = RotateOwnTokenRequest  # noqa: Y015
+
+@_typing.final
+class RegradeTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    REPLACE_FIELD_NUMBER: _builtins.int
+    START_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    """a FINISHED tournament"""
+    start: _builtins.bool
+    """start at once"""
+    name: _builtins.str
+    """empty: "<original name> (regrade)" """
+    @_builtins.property
+    def replace(self) -> _containers.RepeatedCompositeFieldContainer[Global___Replacement]:
+        """at least one: each bot of it and its new version"""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        replace: _abc.Iterable[Global___Replacement] | None = ...,
+        start: _builtins.bool = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "replace", b"replace", "start", b"start", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegradeTournamentRequest: _TypeAlias = RegradeTournamentRequest  # noqa: Y015
+
+@_typing.final
+class GetGradesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_IDS_FIELD_NUMBER: _builtins.int
+    ANONYMOUS_FIELD_NUMBER: _builtins.int
+    BOOTSTRAP_ROUNDS_FIELD_NUMBER: _builtins.int
+    anonymous: _builtins.bool
+    """aliases instead of names (as on the course's public pages)"""
+    bootstrap_rounds: _builtins.int
+    """0: the default (200); at most 2000"""
+    @_builtins.property
+    def tournament_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tournaments graded together: one or more, of one course and one game, FINISHED."""
+
+    def __init__(
+        self,
+        *,
+        tournament_ids: _abc.Iterable[_builtins.str] | None = ...,
+        anonymous: _builtins.bool = ...,
+        bootstrap_rounds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anonymous", b"anonymous", "bootstrap_rounds", b"bootstrap_rounds", "tournament_ids", b"tournament_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetGradesRequest: _TypeAlias = GetGradesRequest  # noqa: Y015
+
+@_typing.final
+class BaselineResult(_message.Message):
+    """How one bot did against one frozen baseline: the paired comparison over the duplicate sets
+    they both played (docs/ratings.md: comparisons).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BASELINE_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    SETS_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    ELO_LOW_FIELD_NUMBER: _builtins.int
+    ELO_HIGH_FIELD_NUMBER: _builtins.int
+    LOS_FIELD_NUMBER: _builtins.int
+    P_VALUE_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    baseline: _builtins.str
+    """the house bot's name"""
+    games: _builtins.int
+    """games in which both sat"""
+    sets: _builtins.int
+    """paired units (duplicate sets)"""
+    score: _builtins.float
+    """the bot's mean score against it (win 1, draw 1/2, loss 0)"""
+    elo: _builtins.float
+    """the Elo difference that score means, bot minus baseline"""
+    elo_low: _builtins.float
+    """95% interval"""
+    elo_high: _builtins.float
+    los: _builtins.float
+    """likelihood of superiority: P(the bot is better)"""
+    p_value: _builtins.float
+    """two-sided, of "no difference" """
+    verdict: _builtins.str
+    """"better", "worse" (p_value below 0.05), or "not significant" """
+    def __init__(
+        self,
+        *,
+        baseline: _builtins.str = ...,
+        games: _builtins.int = ...,
+        sets: _builtins.int = ...,
+        score: _builtins.float = ...,
+        elo: _builtins.float = ...,
+        elo_low: _builtins.float = ...,
+        elo_high: _builtins.float = ...,
+        los: _builtins.float = ...,
+        p_value: _builtins.float = ...,
+        verdict: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline", b"baseline", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "games", b"games", "los", b"los", "p_value", b"p_value", "score", b"score", "sets", b"sets", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BaselineResult: _TypeAlias = BaselineResult  # noqa: Y015
+
+@_typing.final
+class OwnerGrade(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    RATING_LOW_FIELD_NUMBER: _builtins.int
+    RATING_HIGH_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    DRAWS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    FAULTS_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    BASELINES_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    bot: _builtins.str
+    """the owner's bot in the graded tournaments (one row per bot)"""
+    rank: _builtins.int
+    """by rating, 1 = best, among every bot and baseline graded"""
+    rating: _builtins.float
+    """the batch fit, anchored at the baselines' fixed ratings"""
+    rating_low: _builtins.float
+    rating_high: _builtins.float
+    games: _builtins.int
+    wins: _builtins.int
+    draws: _builtins.int
+    losses: _builtins.int
+    faults: _builtins.int
+    points: _builtins.float
+    """wins + draws / 2"""
+    @_builtins.property
+    def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___BaselineResult]:
+        """one per baseline seated, by name"""
+
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+        bot: _builtins.str = ...,
+        rank: _builtins.int = ...,
+        rating: _builtins.float = ...,
+        rating_low: _builtins.float = ...,
+        rating_high: _builtins.float = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        draws: _builtins.int = ...,
+        losses: _builtins.int = ...,
+        faults: _builtins.int = ...,
+        points: _builtins.float = ...,
+        baselines: _abc.Iterable[Global___BaselineResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baselines", b"baselines", "bot", b"bot", "draws", b"draws", "faults", b"faults", "games", b"games", "losses", b"losses", "owner", b"owner", "points", b"points", "rank", b"rank", "rating", b"rating", "rating_high", b"rating_high", "rating_low", b"rating_low", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OwnerGrade: _TypeAlias = OwnerGrade  # noqa: Y015
+
+@_typing.final
+class Grades(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_IDS_FIELD_NUMBER: _builtins.int
+    GRADES_FIELD_NUMBER: _builtins.int
+    BASELINES_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    MADE_FIELD_NUMBER: _builtins.int
+    ANONYMOUS_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    game: _builtins.str
+    games: _builtins.int
+    """games graded"""
+    rounds: _builtins.int
+    """bootstrap rounds behind the intervals"""
+    anonymous: _builtins.bool
+    @_builtins.property
+    def tournament_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def grades(self) -> _containers.RepeatedCompositeFieldContainer[Global___OwnerGrade]:
+        """by owner, then bot"""
+
+    @_builtins.property
+    def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]:
+        """the anchors"""
+
+    @_builtins.property
+    def made(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+        game: _builtins.str = ...,
+        tournament_ids: _abc.Iterable[_builtins.str] | None = ...,
+        grades: _abc.Iterable[Global___OwnerGrade] | None = ...,
+        baselines: _abc.Iterable[Global___Baseline] | None = ...,
+        games: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        made: _timestamp_pb2.Timestamp | None = ...,
+        anonymous: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["made", b"made"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "game", b"game", "games", b"games", "grades", b"grades", "made", b"made", "rounds", b"rounds", "tournament_ids", b"tournament_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Grades: _TypeAlias = Grades  # noqa: Y015

@@ -149,6 +149,56 @@ class AdminServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchResponse.FromString,
                 _registered_method=True)
+        self.CreateCourse = channel.unary_unary(
+                '/domino_arena.v1.AdminService/CreateCourse',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateCourseRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateCourseResponse.FromString,
+                _registered_method=True)
+        self.RotateOrganizerToken = channel.unary_unary(
+                '/domino_arena.v1.AdminService/RotateOrganizerToken',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.RotateOrganizerTokenRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateCourseResponse.FromString,
+                _registered_method=True)
+        self.ListCourses = channel.unary_unary(
+                '/domino_arena.v1.AdminService/ListCourses',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListCoursesRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListCoursesResponse.FromString,
+                _registered_method=True)
+        self.GetCourse = channel.unary_unary(
+                '/domino_arena.v1.AdminService/GetCourse',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetCourseRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Course.FromString,
+                _registered_method=True)
+        self.UpdateCourse = channel.unary_unary(
+                '/domino_arena.v1.AdminService/UpdateCourse',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.UpdateCourseRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Course.FromString,
+                _registered_method=True)
+        self.CreateInvites = channel.unary_unary(
+                '/domino_arena.v1.AdminService/CreateInvites',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateInvitesRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateInvitesResponse.FromString,
+                _registered_method=True)
+        self.ListInvites = channel.unary_unary(
+                '/domino_arena.v1.AdminService/ListInvites',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListInvitesRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListInvitesResponse.FromString,
+                _registered_method=True)
+        self.RevokeInvite = channel.unary_unary(
+                '/domino_arena.v1.AdminService/RevokeInvite',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.RevokeInviteRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Invite.FromString,
+                _registered_method=True)
+        self.RegradeTournament = channel.unary_unary(
+                '/domino_arena.v1.AdminService/RegradeTournament',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.RegradeTournamentRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Tournament.FromString,
+                _registered_method=True)
+        self.GetGrades = channel.unary_unary(
+                '/domino_arena.v1.AdminService/GetGrades',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Grades.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -323,6 +373,80 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateCourse(self, request, context):
+        """Courses (docs/courses.md): a named space with its own bots, tournaments, ladders and
+        organizer token. The course "default" is the server's own (no organizer token).
+        Create a course and its organizer token (shown once). Admin token only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateOrganizerToken(self, request, context):
+        """A new organizer token for a course; the old one stops working at once. Admin token only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCourses(self, request, context):
+        """Every course, by name (an organizer sees its own).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCourse(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateCourse(self, request, context):
+        """Change a course's title, its public names, its seating rules or its frozen baselines.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateInvites(self, request, context):
+        """Make invite codes with which students register bots (RegistrationService); each code is
+        shown once, the referee keeps only its hash.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListInvites(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeInvite(self, request, context):
+        """An invite that can no longer be used (its registered bots stay).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RegradeTournament(self, request, context):
+        """Replay a finished tournament from its stored seeds with bots replaced by new versions: a
+        new tournament whose games without a replaced bot are carried over as they were played and
+        whose other games are played again on the same deals and seats.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetGrades(self, request, context):
+        """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
+        games, faults and the paired result against each frozen baseline.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -440,6 +564,56 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.PracticeMatch,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.PracticeMatchResponse.SerializeToString,
+            ),
+            'CreateCourse': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateCourse,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateCourseRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateCourseResponse.SerializeToString,
+            ),
+            'RotateOrganizerToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateOrganizerToken,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RotateOrganizerTokenRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateCourseResponse.SerializeToString,
+            ),
+            'ListCourses': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCourses,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListCoursesRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListCoursesResponse.SerializeToString,
+            ),
+            'GetCourse': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCourse,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetCourseRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Course.SerializeToString,
+            ),
+            'UpdateCourse': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateCourse,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.UpdateCourseRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Course.SerializeToString,
+            ),
+            'CreateInvites': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateInvites,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateInvitesRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateInvitesResponse.SerializeToString,
+            ),
+            'ListInvites': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListInvites,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListInvitesRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListInvitesResponse.SerializeToString,
+            ),
+            'RevokeInvite': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeInvite,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RevokeInviteRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Invite.SerializeToString,
+            ),
+            'RegradeTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegradeTournament,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RegradeTournamentRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Tournament.SerializeToString,
+            ),
+            'GetGrades': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGrades,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Grades.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1063,6 +1237,399 @@ class AdminService:
             '/domino_arena.v1.AdminService/PracticeMatch',
             domino__arena_dot_v1_dot_admin__pb2.PracticeMatchRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.PracticeMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateCourse(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/CreateCourse',
+            domino__arena_dot_v1_dot_admin__pb2.CreateCourseRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CreateCourseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateOrganizerToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/RotateOrganizerToken',
+            domino__arena_dot_v1_dot_admin__pb2.RotateOrganizerTokenRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CreateCourseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCourses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/ListCourses',
+            domino__arena_dot_v1_dot_admin__pb2.ListCoursesRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListCoursesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCourse(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/GetCourse',
+            domino__arena_dot_v1_dot_admin__pb2.GetCourseRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Course.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateCourse(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/UpdateCourse',
+            domino__arena_dot_v1_dot_admin__pb2.UpdateCourseRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Course.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateInvites(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/CreateInvites',
+            domino__arena_dot_v1_dot_admin__pb2.CreateInvitesRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CreateInvitesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListInvites(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/ListInvites',
+            domino__arena_dot_v1_dot_admin__pb2.ListInvitesRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListInvitesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeInvite(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/RevokeInvite',
+            domino__arena_dot_v1_dot_admin__pb2.RevokeInviteRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Invite.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegradeTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/RegradeTournament',
+            domino__arena_dot_v1_dot_admin__pb2.RegradeTournamentRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Tournament.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGrades(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/GetGrades',
+            domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Grades.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class RegistrationServiceStub:
+    """Self-service for bot owners: no admin token.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.RegisterBot = channel.unary_unary(
+                '/domino_arena.v1.RegistrationService/RegisterBot',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.RegisterBotRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+                _registered_method=True)
+        self.RotateOwnToken = channel.unary_unary(
+                '/domino_arena.v1.RegistrationService/RotateOwnToken',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnTokenRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+                _registered_method=True)
+
+
+class RegistrationServiceServicer:
+    """Self-service for bot owners: no admin token.
+    """
+
+    def RegisterBot(self, request, context):
+        """Register a bot in the invite's course; the answer holds its token, shown this once.
+        UNAUTHENTICATED for a code that is wrong, expired, revoked or used up (one message for all:
+        a stranger learns nothing); ALREADY_EXISTS for a name that is taken.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RotateOwnToken(self, request, context):
+        """A new token for the bot whose current token is sent as `authorization: Bearer <token>`;
+        the old one stops working at once and the bot's open streams are closed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_RegistrationServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'RegisterBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterBot,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RegisterBotRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.SerializeToString,
+            ),
+            'RotateOwnToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateOwnToken,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnTokenRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'domino_arena.v1.RegistrationService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('domino_arena.v1.RegistrationService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class RegistrationService:
+    """Self-service for bot owners: no admin token.
+    """
+
+    @staticmethod
+    def RegisterBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.RegistrationService/RegisterBot',
+            domino__arena_dot_v1_dot_admin__pb2.RegisterBotRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateOwnToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.RegistrationService/RotateOwnToken',
+            domino__arena_dot_v1_dot_admin__pb2.RotateOwnTokenRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
             options,
             channel_credentials,
             insecure,

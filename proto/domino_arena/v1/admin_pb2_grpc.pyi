@@ -5,6 +5,10 @@ The admin API and the spectator stream of the Domino Arena referee (docs/admin.m
 
 Every AdminService call must carry the admin token as call metadata
 `authorization: Bearer <token>`; without it the call ends UNAUTHENTICATED and nothing changes.
+A course's organizer token (docs/courses.md) is accepted in its place for that course alone:
+every listing answers only the course's own bots, matches, tournaments and ladders, a name
+or id of another course is NOT_FOUND (as if it did not exist), a field naming another
+course is PERMISSION_DENIED, and the calls marked "admin token only" are PERMISSION_DENIED.
 A refused request ends with INVALID_ARGUMENT (a field is wrong: the message names it),
 NOT_FOUND (no such tournament, match or ladder) or FAILED_PRECONDITION (not now: e.g. pausing
 a tournament that is not running), with a message that says which rule and what was expected.
@@ -105,6 +109,34 @@ class AdminServiceStub:
     """One practice match of the connected bot `bot` against house bots the referee hosts
     in-process; it is stored unrated, its house seats named "house:NAME".
     """
+    CreateCourse: _grpc.UnaryUnaryMultiCallable[_admin_pb2.CreateCourseRequest, _admin_pb2.CreateCourseResponse]
+    """Courses (docs/courses.md): a named space with its own bots, tournaments, ladders and
+    organizer token. The course "default" is the server's own (no organizer token).
+    Create a course and its organizer token (shown once). Admin token only.
+    """
+    RotateOrganizerToken: _grpc.UnaryUnaryMultiCallable[_admin_pb2.RotateOrganizerTokenRequest, _admin_pb2.CreateCourseResponse]
+    """A new organizer token for a course; the old one stops working at once. Admin token only."""
+    ListCourses: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListCoursesRequest, _admin_pb2.ListCoursesResponse]
+    """Every course, by name (an organizer sees its own)."""
+    GetCourse: _grpc.UnaryUnaryMultiCallable[_admin_pb2.GetCourseRequest, _admin_pb2.Course]
+    UpdateCourse: _grpc.UnaryUnaryMultiCallable[_admin_pb2.UpdateCourseRequest, _admin_pb2.Course]
+    """Change a course's title, its public names, its seating rules or its frozen baselines."""
+    CreateInvites: _grpc.UnaryUnaryMultiCallable[_admin_pb2.CreateInvitesRequest, _admin_pb2.CreateInvitesResponse]
+    """Make invite codes with which students register bots (RegistrationService); each code is
+    shown once, the referee keeps only its hash.
+    """
+    ListInvites: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListInvitesRequest, _admin_pb2.ListInvitesResponse]
+    RevokeInvite: _grpc.UnaryUnaryMultiCallable[_admin_pb2.RevokeInviteRequest, _admin_pb2.Invite]
+    """An invite that can no longer be used (its registered bots stay)."""
+    RegradeTournament: _grpc.UnaryUnaryMultiCallable[_admin_pb2.RegradeTournamentRequest, _admin_pb2.Tournament]
+    """Replay a finished tournament from its stored seeds with bots replaced by new versions: a
+    new tournament whose games without a replaced bot are carried over as they were played and
+    whose other games are played again on the same deals and seats.
+    """
+    GetGrades: _grpc.UnaryUnaryMultiCallable[_admin_pb2.GetGradesRequest, _admin_pb2.Grades]
+    """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
+    games, faults and the paired result against each frozen baseline.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -168,6 +200,34 @@ class AdminServiceAsyncStub(AdminServiceStub):
     PracticeMatch: _aio.UnaryUnaryMultiCallable[_admin_pb2.PracticeMatchRequest, _admin_pb2.PracticeMatchResponse]  # type: ignore[assignment]
     """One practice match of the connected bot `bot` against house bots the referee hosts
     in-process; it is stored unrated, its house seats named "house:NAME".
+    """
+    CreateCourse: _aio.UnaryUnaryMultiCallable[_admin_pb2.CreateCourseRequest, _admin_pb2.CreateCourseResponse]  # type: ignore[assignment]
+    """Courses (docs/courses.md): a named space with its own bots, tournaments, ladders and
+    organizer token. The course "default" is the server's own (no organizer token).
+    Create a course and its organizer token (shown once). Admin token only.
+    """
+    RotateOrganizerToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.RotateOrganizerTokenRequest, _admin_pb2.CreateCourseResponse]  # type: ignore[assignment]
+    """A new organizer token for a course; the old one stops working at once. Admin token only."""
+    ListCourses: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListCoursesRequest, _admin_pb2.ListCoursesResponse]  # type: ignore[assignment]
+    """Every course, by name (an organizer sees its own)."""
+    GetCourse: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetCourseRequest, _admin_pb2.Course]  # type: ignore[assignment]
+    UpdateCourse: _aio.UnaryUnaryMultiCallable[_admin_pb2.UpdateCourseRequest, _admin_pb2.Course]  # type: ignore[assignment]
+    """Change a course's title, its public names, its seating rules or its frozen baselines."""
+    CreateInvites: _aio.UnaryUnaryMultiCallable[_admin_pb2.CreateInvitesRequest, _admin_pb2.CreateInvitesResponse]  # type: ignore[assignment]
+    """Make invite codes with which students register bots (RegistrationService); each code is
+    shown once, the referee keeps only its hash.
+    """
+    ListInvites: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListInvitesRequest, _admin_pb2.ListInvitesResponse]  # type: ignore[assignment]
+    RevokeInvite: _aio.UnaryUnaryMultiCallable[_admin_pb2.RevokeInviteRequest, _admin_pb2.Invite]  # type: ignore[assignment]
+    """An invite that can no longer be used (its registered bots stay)."""
+    RegradeTournament: _aio.UnaryUnaryMultiCallable[_admin_pb2.RegradeTournamentRequest, _admin_pb2.Tournament]  # type: ignore[assignment]
+    """Replay a finished tournament from its stored seeds with bots replaced by new versions: a
+    new tournament whose games without a replaced bot are carried over as they were played and
+    whose other games are played again on the same deals and seats.
+    """
+    GetGrades: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetGradesRequest, _admin_pb2.Grades]  # type: ignore[assignment]
+    """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
+    games, faults and the paired result against each frozen baseline.
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -369,7 +429,153 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         in-process; it is stored unrated, its house seats named "house:NAME".
         """
 
+    @_abc_1.abstractmethod
+    def CreateCourse(
+        self,
+        request: _admin_pb2.CreateCourseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CreateCourseResponse, _abc.Awaitable[_admin_pb2.CreateCourseResponse]]:
+        """Courses (docs/courses.md): a named space with its own bots, tournaments, ladders and
+        organizer token. The course "default" is the server's own (no organizer token).
+        Create a course and its organizer token (shown once). Admin token only.
+        """
+
+    @_abc_1.abstractmethod
+    def RotateOrganizerToken(
+        self,
+        request: _admin_pb2.RotateOrganizerTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CreateCourseResponse, _abc.Awaitable[_admin_pb2.CreateCourseResponse]]:
+        """A new organizer token for a course; the old one stops working at once. Admin token only."""
+
+    @_abc_1.abstractmethod
+    def ListCourses(
+        self,
+        request: _admin_pb2.ListCoursesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListCoursesResponse, _abc.Awaitable[_admin_pb2.ListCoursesResponse]]:
+        """Every course, by name (an organizer sees its own)."""
+
+    @_abc_1.abstractmethod
+    def GetCourse(
+        self,
+        request: _admin_pb2.GetCourseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Course, _abc.Awaitable[_admin_pb2.Course]]: ...
+
+    @_abc_1.abstractmethod
+    def UpdateCourse(
+        self,
+        request: _admin_pb2.UpdateCourseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Course, _abc.Awaitable[_admin_pb2.Course]]:
+        """Change a course's title, its public names, its seating rules or its frozen baselines."""
+
+    @_abc_1.abstractmethod
+    def CreateInvites(
+        self,
+        request: _admin_pb2.CreateInvitesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CreateInvitesResponse, _abc.Awaitable[_admin_pb2.CreateInvitesResponse]]:
+        """Make invite codes with which students register bots (RegistrationService); each code is
+        shown once, the referee keeps only its hash.
+        """
+
+    @_abc_1.abstractmethod
+    def ListInvites(
+        self,
+        request: _admin_pb2.ListInvitesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListInvitesResponse, _abc.Awaitable[_admin_pb2.ListInvitesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def RevokeInvite(
+        self,
+        request: _admin_pb2.RevokeInviteRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Invite, _abc.Awaitable[_admin_pb2.Invite]]:
+        """An invite that can no longer be used (its registered bots stay)."""
+
+    @_abc_1.abstractmethod
+    def RegradeTournament(
+        self,
+        request: _admin_pb2.RegradeTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Tournament, _abc.Awaitable[_admin_pb2.Tournament]]:
+        """Replay a finished tournament from its stored seeds with bots replaced by new versions: a
+        new tournament whose games without a replaced bot are carried over as they were played and
+        whose other games are played again on the same deals and seats.
+        """
+
+    @_abc_1.abstractmethod
+    def GetGrades(
+        self,
+        request: _admin_pb2.GetGradesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Grades, _abc.Awaitable[_admin_pb2.Grades]]:
+        """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
+        games, faults and the paired result against each frozen baseline.
+        """
+
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class RegistrationServiceStub:
+    """Self-service for bot owners: no admin token."""
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> RegistrationServiceAsyncStub: ...
+    RegisterBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.RegisterBotRequest, _admin_pb2.CreateBotResponse]
+    """Register a bot in the invite's course; the answer holds its token, shown this once.
+    UNAUTHENTICATED for a code that is wrong, expired, revoked or used up (one message for all:
+    a stranger learns nothing); ALREADY_EXISTS for a name that is taken.
+    """
+    RotateOwnToken: _grpc.UnaryUnaryMultiCallable[_admin_pb2.RotateOwnTokenRequest, _admin_pb2.CreateBotResponse]
+    """A new token for the bot whose current token is sent as `authorization: Bearer <token>`;
+    the old one stops working at once and the bot's open streams are closed.
+    """
+
+@_typing.type_check_only
+class RegistrationServiceAsyncStub(RegistrationServiceStub):
+    """Self-service for bot owners: no admin token."""
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    RegisterBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.RegisterBotRequest, _admin_pb2.CreateBotResponse]  # type: ignore[assignment]
+    """Register a bot in the invite's course; the answer holds its token, shown this once.
+    UNAUTHENTICATED for a code that is wrong, expired, revoked or used up (one message for all:
+    a stranger learns nothing); ALREADY_EXISTS for a name that is taken.
+    """
+    RotateOwnToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.RotateOwnTokenRequest, _admin_pb2.CreateBotResponse]  # type: ignore[assignment]
+    """A new token for the bot whose current token is sent as `authorization: Bearer <token>`;
+    the old one stops working at once and the bot's open streams are closed.
+    """
+
+class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
+    """Self-service for bot owners: no admin token."""
+
+    @_abc_1.abstractmethod
+    def RegisterBot(
+        self,
+        request: _admin_pb2.RegisterBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CreateBotResponse, _abc.Awaitable[_admin_pb2.CreateBotResponse]]:
+        """Register a bot in the invite's course; the answer holds its token, shown this once.
+        UNAUTHENTICATED for a code that is wrong, expired, revoked or used up (one message for all:
+        a stranger learns nothing); ALREADY_EXISTS for a name that is taken.
+        """
+
+    @_abc_1.abstractmethod
+    def RotateOwnToken(
+        self,
+        request: _admin_pb2.RotateOwnTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.CreateBotResponse, _abc.Awaitable[_admin_pb2.CreateBotResponse]]:
+        """A new token for the bot whose current token is sent as `authorization: Bearer <token>`;
+        the old one stops working at once and the bot's open streams are closed.
+        """
+
+def add_RegistrationServiceServicer_to_server(servicer: RegistrationServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class SpectatorServiceStub:
     @_typing.overload

@@ -1,0 +1,291 @@
+"""The admin API's tournament calls: create, start, pause, cancel, get, list (and the paired
+comparisons, tournaments of their own kind).
+
+An organizer (docs/courses.md) sees and manages its own course's tournaments alone: another
+course's is NOT_FOUND, as if it did not exist (:mod:`.admin_scope`).
+:class:`TournamentAdmin` holds the handlers; :class:`TournamentRpcs` is the part of
+``AdminServicer`` that serves them through its token check (``AdminServicer._serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, Protocol, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+
+from domino_arena.server.net.admin_answers import (
+    STATE_FROM_PROTO,
+    Progress,
+    progress_message,
+    repeat_deal_rows,
+    tournament_message,
+    tournament_results,
+)
+from domino_arena.server.net.admin_compare import comparison_of
+from domino_arena.server.net.admin_requests import (
+    RequestError,
+    deal_mode_of,
+    fault_policy_of,
+    game_of,
+    id_of,
+    invalid,
+    not_found,
+    not_now,
+    seed_of,
+    time_control_of,
+    tournament_numbers,
+)
+from domino_arena.server.play.arena import NotAcceptingError
+from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
+from domino_arena.server.play.roster import Roster
+from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.v1 import admin_pb2 as admin_pb
+
+
+class TournamentStorage(Protocol):
+    """The storage queries of the tournament calls (all blocking)."""
+
+    def bot_names(self) -> list[str]: ...
+    def matches(
+        self,
+        limit: int = 100,
+        *,
+        tournament_id: str | None = None,
+        bot: str | None = None,
+        game: str | None = None,
+        records: bool = True,
+    ) -> list[StoredMatch]: ...
+    def tournament(self, tournament_id: str) -> StoredTournament | None: ...
+    def tournaments(
+        self, states: Collection[TournamentState] | None = None
+    ) -> list[StoredTournament]: ...
+    def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
+
+
+class TournamentArena(Protocol):
+    """What the tournament calls ask of the arena (``server/play/arena.py``'s ``Arena``)."""
+
+    @property
+    def lobby(self) -> Roster: ...
+    @property
+    def storage(self) -> TournamentStorage: ...
+
+    async def create_tournament(self, t: StoredTournament, start: bool) -> None: ...
+    async def start_tournament(self, tournament_id: str) -> None: ...
+    async def pause_tournament(self, tournament_id: str) -> None: ...
+    async def cancel_tournament(self, tournament_id: str) -> None: ...
+    def tournament_progress(self, tournament_id: str) -> Progress | None:
+        """The progress of a tournament whose runner is live; None otherwise."""
+
+
+class TournamentAdmin:
+    """The tournament calls' handlers over the arena."""
+
+    def __init__(self, arena: TournamentArena) -> None:
+        self.arena = arena
+
+    async def create_tournament(
+        self, request: admin_pb.CreateTournamentRequest
+    ) -> admin_pb.Tournament:
+        game = game_of(request)
+        time_control = time_control_of(request.time_control)
+        policy = fault_policy_of(request.fault_policy)
+        tournament_numbers(request)
+        optional: dict[str, Any] = {}
+        if request.concurrency:
+            optional["concurrency"] = request.concurrency
+        if request.HasField("wait_ms"):
+            optional["wait_seconds"] = request.wait_ms / 1000
+        known: list[str] = await asyncio.to_thread(self.arena.storage.bot_names)
+        name = request.name or f"{game.describe()}, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
+        try:
+            t = new_tournament(
+                name=name,
+                game=game,
+                entrants=tuple(request.entrants),
+                known_bots=known,
+                games_per_pairing=request.games_per_pairing or 1,
+                deals=deal_mode_of(request.deals),
+                time_control=time_control,
+                fault_policy=policy,
+                max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+                max_deals=request.max_deals or DEFAULT_MAX_DEALS,
+                seed=seed_of(request.seed) if request.HasField("seed") else None,
+                rated=request.rated if request.HasField("rated") else True,
+                **optional,
+            )
+        except (TournamentError, ValueError) as exc:
+            raise invalid(str(exc)) from None
+        await arena_call(self.arena.create_tournament(t, request.start))
+        return await self.tournament(t.id)
+
+    async def create_comparison(
+        self, request: admin_pb.CreateComparisonRequest
+    ) -> admin_pb.Tournament:
+        known: list[str] = await asyncio.to_thread(self.arena.storage.bot_names)
+        t = comparison_of(request, known)
+        await arena_call(self.arena.create_tournament(t, request.start))
+        return await self.tournament(t.id)
+
+    async def start_tournament(
+        self, request: admin_pb.StartTournamentRequest
+    ) -> admin_pb.Tournament:
+        t = await self.stored_tournament(request.tournament_id)
+        live = self.arena.tournament_progress(t.id) is not None
+        if t.state is TournamentState.RUNNING and live:
+            raise not_now(f"tournament {t.id} is running already")
+        if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
+            raise not_now(
+                f"tournament {t.id} is {t.state.value}: only a created, paused or interrupted "
+                "tournament can start"
+            )
+        await arena_call(self.arena.start_tournament(t.id))
+        return await self.tournament(t.id)
+
+    async def pause_tournament(
+        self, request: admin_pb.PauseTournamentRequest
+    ) -> admin_pb.Tournament:
+        t = await self.stored_tournament(request.tournament_id)
+        if t.state is not TournamentState.RUNNING or self.arena.tournament_progress(t.id) is None:
+            state = "not running" if t.state is TournamentState.RUNNING else t.state.value
+            raise not_now(f"tournament {t.id} is {state}: only a running tournament can pause")
+        await arena_call(self.arena.pause_tournament(t.id))
+        return await self.tournament(t.id)
+
+    async def cancel_tournament(
+        self, request: admin_pb.CancelTournamentRequest
+    ) -> admin_pb.Tournament:
+        t = await self.stored_tournament(request.tournament_id)
+        if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
+            raise not_now(f"tournament {t.id} is {t.state.value} already")
+        await arena_call(self.arena.cancel_tournament(t.id))
+        return await self.tournament(t.id)
+
+    async def get_tournament(self, request: admin_pb.GetTournamentRequest) -> admin_pb.Tournament:
+        return await self.tournament(request.tournament_id, results=True)
+
+    async def list_tournaments(
+        self, request: admin_pb.ListTournamentsRequest
+    ) -> admin_pb.ListTournamentsResponse:
+        states = []
+        for index, code in enumerate(request.states):
+            state = STATE_FROM_PROTO.get(code)
+            if state is None:
+                raise invalid(
+                    f"states[{index}]: unknown value {code}; expected a TournamentState "
+                    "other than TOURNAMENT_STATE_UNSPECIFIED"
+                )
+            states.append(state)
+        found: list[StoredTournament] = await asyncio.to_thread(
+            self.arena.storage.tournaments, states or None
+        )
+        return admin_pb.ListTournamentsResponse(
+            tournaments=[tournament_message(t, await self.progress(t)) for t in found]
+        )
+
+    async def stored_tournament(self, tournament_id: str) -> StoredTournament:
+        id_of(tournament_id, "tournament_id", "a tournament id")
+        t: StoredTournament | None = await asyncio.to_thread(
+            self.arena.storage.tournament, tournament_id
+        )
+        if t is None:
+            raise not_found(f"no tournament has id '{tournament_id}'")
+        return t
+
+    async def tournament(self, tournament_id: str, results: bool = False) -> admin_pb.Tournament:
+        t = await self.stored_tournament(tournament_id)
+        message = tournament_message(t, await self.progress(t))
+        if results:
+            matches: list[StoredMatch] = await asyncio.to_thread(
+                self.arena.storage.matches,
+                max(message.progress.total, message.progress.done, 1),
+                tournament_id=t.id,
+                records=False,  # results, crosstable and the check read summaries only
+            )
+            rows, crosstable = tournament_results(t.entrants, matches)
+            message.results.extend(rows)
+            message.crosstable.extend(crosstable)
+            message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))
+        return message
+
+    async def progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:
+        live = self.arena.tournament_progress(t.id)
+        if live is not None:
+            return progress_message(live)
+        done: set[int] = await asyncio.to_thread(self.arena.storage.tournament_game_indexes, t.id)
+        return admin_pb.TournamentProgress(total=len(schedule_of(t)), done=len(done))
+
+
+async def arena_call(call: Awaitable[None]) -> None:
+    """Await an arena action; its refusals become NOT_FOUND / FAILED_PRECONDITION."""
+    try:
+        await call
+    except KeyError as exc:
+        raise not_found(str(exc.args[0]) if exc.args else str(exc)) from None
+    except NotAcceptingError as exc:
+        raise RequestError(grpc.StatusCode.UNAVAILABLE, str(exc)) from None
+    except ValueError as exc:
+        raise not_now(str(exc)) from None
+
+
+Request = TypeVar("Request", bound=Message)
+Response = TypeVar("Response", bound=Message)
+_Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class TournamentServing(Protocol):
+    """What :class:`TournamentRpcs` needs of the servicer it is part of."""
+
+    tournament_admin: TournamentAdmin
+
+    async def _serve(
+        self,
+        context: _Context,
+        handler: Callable[[Request], Awaitable[Response]],
+        request: Request,
+    ) -> Response: ...
+
+
+class TournamentRpcs:
+    """The tournament RPCs of ``AdminService``: the token first, then :class:`TournamentAdmin`."""
+
+    async def CreateTournament(  # noqa: N802
+        self: TournamentServing, request: admin_pb.CreateTournamentRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self.tournament_admin.create_tournament, request)
+
+    async def CreateComparison(  # noqa: N802
+        self: TournamentServing, request: admin_pb.CreateComparisonRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self.tournament_admin.create_comparison, request)
+
+    async def StartTournament(  # noqa: N802
+        self: TournamentServing, request: admin_pb.StartTournamentRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self.tournament_admin.start_tournament, request)
+
+    async def PauseTournament(  # noqa: N802
+        self: TournamentServing, request: admin_pb.PauseTournamentRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self.tournament_admin.pause_tournament, request)
+
+    async def CancelTournament(  # noqa: N802
+        self: TournamentServing, request: admin_pb.CancelTournamentRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self.tournament_admin.cancel_tournament, request)
+
+    async def GetTournament(  # noqa: N802
+        self: TournamentServing, request: admin_pb.GetTournamentRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self.tournament_admin.get_tournament, request)
+
+    async def ListTournaments(  # noqa: N802
+        self: TournamentServing, request: admin_pb.ListTournamentsRequest, context: _Context
+    ) -> admin_pb.ListTournamentsResponse:
+        return await self._serve(context, self.tournament_admin.list_tournaments, request)

@@ -1,0 +1,473 @@
+"""Courses (or events), their organizer tokens and invite codes (docs/courses.md).
+
+A course is a named space of bots, tournaments and ladders. Its organizer token is made like a
+bot's (256 random bits, only a salted hash kept) and is written ``COURSE:SECRET``, so the
+referee knows which course's hash to check without trying them all; ``default`` is the server's
+own course and has no organizer token (only the admin token manages it).
+
+An invite code is ``COURSE:ID:SECRET``: the course it registers in, a short public id (what
+lists and logs name) and a secret of which only the hash is kept. Registering with a code
+checks it, uses it once and creates the bot in one transaction, so a code for one bot registers
+one bot however many students race with it. A code that is wrong, expired, revoked or used up
+gets one answer (:class:`InviteError`) that tells a stranger nothing about which.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from domino_arena.server.store.bots import (
+    NAME_PATTERN,
+    NAME_RULE,
+    BotState,
+    IssuedToken,
+    create_bot,
+    hash_token,
+    new_token,
+    token_matches,
+)
+from domino_arena.server.store.tables import BOTS, COURSES, INVITES, now, utc
+
+MAX_TITLE: Final = 200
+MAX_INVITES: Final = 1000
+"""The most invite codes one request makes, and the most bots one code registers."""
+INVITE_REFUSED: Final = "invite code not accepted: it is wrong, expired, revoked or used up"
+_INVITE_PATTERN: Final = re.compile(
+    r"^([A-Za-z0-9][A-Za-z0-9_.-]{0,63}):([0-9a-f]{12}):([0-9a-f]{64})$"
+)
+
+
+class CourseError(ValueError):
+    """A course request that cannot be honoured; the message names the field and the rule."""
+
+
+class DuplicateCourseError(CourseError):
+    """A course with that name exists already."""
+
+
+class UnknownCourseError(KeyError):
+    """No course has that name."""
+
+    def __str__(self) -> str:  # KeyError would show the message quoted
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownInviteError(KeyError):
+    """No invite has that id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class InviteError(ValueError):
+    """A registration's invite code was not accepted (:data:`INVITE_REFUSED`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCourse:
+    """One row of ``courses`` (never its organizer token)."""
+
+    name: str
+    title: str
+    created: dt.datetime
+    organizer_token_issued: dt.datetime | None
+    """When its organizer token was made; None: it has none (the default course)."""
+    anonymous: bool = False
+    """Public pages show aliases instead of bot and owner names."""
+    allow_same_owner_tables: bool = False
+    allow_same_owner_partners: bool = False
+    baselines: tuple[tuple[str, float], ...] = ()
+    """Frozen baselines: (house bot name, fixed rating), by name."""
+    bots: int = 0
+    """Bots that are not deleted (filled by :func:`courses` and :func:`course`)."""
+    owners: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedCourseToken:
+    """A course and its new organizer token: the one time the token is known outside it."""
+
+    course: StoredCourse
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredInvite:
+    """One row of ``invites`` (never its secret)."""
+
+    id: str
+    course: str
+    uses: int
+    used: int
+    created: dt.datetime
+    expires: dt.datetime | None
+    revoked: bool
+
+    def usable(self, at: dt.datetime) -> bool:
+        """Whether it may register a bot at ``at``."""
+        return (
+            not self.revoked
+            and self.used < self.uses
+            and (self.expires is None or at < self.expires)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedInvite:
+    invite: StoredInvite
+    code: str
+
+
+def check_course_name(name: str) -> None:
+    """Raise :class:`CourseError` unless ``name`` may name a course (a bot name's rule)."""
+    if not NAME_PATTERN.match(name):
+        raise CourseError(f"course: bad course name {name[:80]!r}: {NAME_RULE}")
+
+
+def check_baselines(baselines: tuple[tuple[str, float], ...], house: set[str]) -> None:
+    """Raise :class:`CourseError` unless each baseline is a distinct house bot in ``house``."""
+    seen: set[str] = set()
+    for index, (bot, rating) in enumerate(baselines):
+        if bot not in house:
+            raise CourseError(
+                f"baselines[{index}].bot: unknown house bot {bot[:80]!r}; expected one of "
+                f"{', '.join(sorted(house)) or '(none: this referee hosts no house bots)'}"
+            )
+        if bot in seen:
+            raise CourseError(f"baselines[{index}].bot: {bot!r} is listed twice")
+        if not -10_000 <= rating <= 10_000:
+            raise CourseError(
+                f"baselines[{index}].rating: expected a rating from -10000 to 10000, got {rating}"
+            )
+        seen.add(bot)
+
+
+def _organizer_token(course: str) -> str:
+    return f"{course}:{new_token()}"
+
+
+def create_course(
+    engine: Engine,
+    name: str,
+    *,
+    title: str = "",
+    anonymous: bool = False,
+    allow_same_owner_tables: bool = False,
+    allow_same_owner_partners: bool = False,
+    baselines: tuple[tuple[str, float], ...] = (),
+) -> IssuedCourseToken:
+    """Create the course ``name`` with a new organizer token (only its hash is kept).
+
+    Raises:
+        CourseError: a bad name or title (baselines are the caller's to check).
+        DuplicateCourseError: the name is taken.
+    """
+    check_course_name(name)
+    title = title.strip() or name
+    if len(title) > MAX_TITLE:
+        raise CourseError(f"title: expected at most {MAX_TITLE} characters, got {len(title)}")
+    token, stamp = _organizer_token(name), now()
+    row = {
+        "name": name,
+        "title": title,
+        "created": stamp,
+        "organizer_token_hash": hash_token(token),
+        "organizer_token_issued": stamp,
+        "anonymous": anonymous,
+        "allow_same_owner_tables": allow_same_owner_tables,
+        "allow_same_owner_partners": allow_same_owner_partners,
+        "baselines": _baselines_json(baselines),
+    }
+    try:
+        with engine.begin() as connection:
+            connection.execute(COURSES.insert().values(row))
+    except IntegrityError:
+        raise DuplicateCourseError(f"course: a course named '{name}' exists already") from None
+    found = course(engine, name)
+    assert found is not None
+    return IssuedCourseToken(found, token)
+
+
+def _baselines_json(baselines: tuple[tuple[str, float], ...]) -> list[dict[str, Any]]:
+    return [{"bot": bot, "rating": float(rating)} for bot, rating in sorted(baselines)]
+
+
+def _counts() -> sa.Select[Any]:
+    alive = BOTS.c.state != BotState.DELETED.value
+    return (
+        sa.select(
+            BOTS.c.course,
+            sa.func.count().label("bots"),
+            sa.func.count(sa.distinct(sa.case((BOTS.c.owner != "", BOTS.c.owner)))).label("owners"),
+        )
+        .where(alive)
+        .group_by(BOTS.c.course)
+    )
+
+
+def courses(engine: Engine) -> list[StoredCourse]:
+    """Every course, by name, with its counts of bots and owners."""
+    with engine.connect() as connection:
+        rows = connection.execute(sa.select(COURSES).order_by(COURSES.c.name)).mappings().all()
+        counts = {row.course: (row.bots, row.owners) for row in connection.execute(_counts())}
+    return [_stored(row, *counts.get(row["name"], (0, 0))) for row in rows]
+
+
+def course(engine: Engine, name: str) -> StoredCourse | None:
+    """The course ``name``, or None."""
+    with engine.connect() as connection:
+        row = (
+            connection.execute(sa.select(COURSES).where(COURSES.c.name == name))
+            .mappings()
+            .one_or_none()
+        )
+        if row is None:
+            return None
+        count = connection.execute(_counts().where(BOTS.c.course == name)).one_or_none()
+    return _stored(row, *((count.bots, count.owners) if count is not None else (0, 0)))
+
+
+def _stored(row: sa.RowMapping, bots: int, owners: int) -> StoredCourse:
+    issued = row["organizer_token_issued"]
+    return StoredCourse(
+        name=row["name"],
+        title=row["title"],
+        created=utc(row["created"]),
+        organizer_token_issued=None if issued is None else utc(issued),
+        anonymous=bool(row["anonymous"]),
+        allow_same_owner_tables=bool(row["allow_same_owner_tables"]),
+        allow_same_owner_partners=bool(row["allow_same_owner_partners"]),
+        baselines=tuple((b["bot"], float(b["rating"])) for b in row["baselines"] or ()),
+        bots=int(bots),
+        owners=int(owners),
+    )
+
+
+def update_course(
+    engine: Engine,
+    name: str,
+    *,
+    title: str | None = None,
+    anonymous: bool | None = None,
+    allow_same_owner_tables: bool | None = None,
+    allow_same_owner_partners: bool | None = None,
+    baselines: tuple[tuple[str, float], ...] | None = None,
+) -> StoredCourse:
+    """Change what is given of the course ``name``; return it changed.
+
+    Raises:
+        UnknownCourseError: no such course.
+        CourseError: a bad title.
+    """
+    values: dict[str, Any] = {}
+    if title is not None:
+        title = title.strip() or name
+        if len(title) > MAX_TITLE:
+            raise CourseError(f"title: expected at most {MAX_TITLE} characters, got {len(title)}")
+        values["title"] = title
+    for key, value in (
+        ("anonymous", anonymous),
+        ("allow_same_owner_tables", allow_same_owner_tables),
+        ("allow_same_owner_partners", allow_same_owner_partners),
+    ):
+        if value is not None:
+            values[key] = value
+    if baselines is not None:
+        values["baselines"] = _baselines_json(baselines)
+    with engine.begin() as connection:
+        if values:
+            changed = connection.execute(
+                COURSES.update().where(COURSES.c.name == name).values(values)
+            ).rowcount
+        else:
+            changed = connection.execute(
+                sa.select(sa.func.count()).where(COURSES.c.name == name)
+            ).scalar_one()
+    if not changed:
+        raise UnknownCourseError(f"no course is named '{name}'")
+    found = course(engine, name)
+    assert found is not None
+    return found
+
+
+def rotate_organizer_token(engine: Engine, name: str) -> IssuedCourseToken:
+    """Give the course ``name`` a new organizer token; the old one stops working at once.
+
+    Raises:
+        UnknownCourseError: no such course.
+    """
+    token, stamp = _organizer_token(name), now()
+    with engine.begin() as connection:
+        changed = connection.execute(
+            COURSES.update()
+            .where(COURSES.c.name == name)
+            .values(organizer_token_hash=hash_token(token), organizer_token_issued=stamp)
+        ).rowcount
+    if not changed:
+        raise UnknownCourseError(f"no course is named '{name}'")
+    found = course(engine, name)
+    assert found is not None
+    return IssuedCourseToken(found, token)
+
+
+def organizer_course(engine: Engine, token: str) -> str | None:
+    """The course whose organizer token ``token`` is, or None (checked in constant time)."""
+    name, sep, _ = token.partition(":")
+    if not sep or not NAME_PATTERN.match(name):
+        return None
+    with engine.connect() as connection:
+        stored = connection.execute(
+            sa.select(COURSES.c.organizer_token_hash).where(COURSES.c.name == name)
+        ).scalar_one_or_none()
+    if not stored or not token_matches(token, stored):
+        return None
+    return str(name)
+
+
+# -- invites ------------------------------------------------------------------------------------
+
+
+def create_invites(
+    engine: Engine,
+    course_name: str,
+    count: int,
+    *,
+    uses: int = 1,
+    expires: dt.datetime | None = None,
+) -> list[IssuedInvite]:
+    """Make ``count`` invite codes for ``course_name``, each registering up to ``uses`` bots.
+
+    Raises:
+        CourseError: a count, uses or expiry out of range (the message names the field).
+        UnknownCourseError: no such course.
+    """
+    if not 1 <= count <= MAX_INVITES:
+        raise CourseError(f"count: expected 1-{MAX_INVITES} codes, got {count}")
+    if not 1 <= uses <= MAX_INVITES:
+        raise CourseError(f"uses: expected 1-{MAX_INVITES} bots per code, got {uses}")
+    stamp = now()
+    if expires is not None and expires <= stamp:
+        raise CourseError(f"expires: expected a time in the future, got {expires.isoformat()}")
+    if course(engine, course_name) is None:
+        raise UnknownCourseError(f"no course is named '{course_name}'")
+    issued: list[IssuedInvite] = []
+    rows: list[dict[str, Any]] = []
+    for _ in range(count):
+        invite_id, secret = secrets.token_hex(6), new_token()
+        code = f"{course_name}:{invite_id}:{secret}"
+        rows.append(
+            {
+                "id": invite_id,
+                "course": course_name,
+                "code_hash": hash_token(secret),
+                "uses": uses,
+                "used": 0,
+                "created": stamp,
+                "expires": expires,
+                "revoked": False,
+            }
+        )
+        invite = StoredInvite(invite_id, course_name, uses, 0, stamp, expires, False)
+        issued.append(IssuedInvite(invite, code))
+    with engine.begin() as connection:
+        connection.execute(INVITES.insert(), rows)
+    return issued
+
+
+def _invite(row: sa.RowMapping) -> StoredInvite:
+    expires = row["expires"]
+    return StoredInvite(
+        id=row["id"],
+        course=row["course"],
+        uses=int(row["uses"]),
+        used=int(row["used"]),
+        created=utc(row["created"]),
+        expires=None if expires is None else utc(expires),
+        revoked=bool(row["revoked"]),
+    )
+
+
+def invites(engine: Engine, course_name: str) -> list[StoredInvite]:
+    """The invites of ``course_name``, newest first."""
+    with engine.connect() as connection:
+        rows = (
+            connection.execute(
+                sa.select(INVITES)
+                .where(INVITES.c.course == course_name)
+                .order_by(INVITES.c.created.desc(), INVITES.c.id)
+            )
+            .mappings()
+            .all()
+        )
+    return [_invite(row) for row in rows]
+
+
+def invite(engine: Engine, invite_id: str) -> StoredInvite | None:
+    """The invite ``invite_id``, or None."""
+    with engine.connect() as connection:
+        row = (
+            connection.execute(sa.select(INVITES).where(INVITES.c.id == invite_id))
+            .mappings()
+            .one_or_none()
+        )
+    return None if row is None else _invite(row)
+
+
+def revoke_invite(engine: Engine, invite_id: str) -> StoredInvite:
+    """Make the invite unusable (the bots it registered stay).
+
+    Raises:
+        UnknownInviteError: no such invite.
+    """
+    with engine.begin() as connection:
+        changed = connection.execute(
+            INVITES.update().where(INVITES.c.id == invite_id).values(revoked=True)
+        ).rowcount
+    found = invite(engine, invite_id) if changed else None
+    if found is None:
+        raise UnknownInviteError(f"no invite has id '{invite_id}'")
+    return found
+
+
+def register_bot(engine: Engine, code: str, name: str, owner: str) -> IssuedToken:
+    """Register the bot ``name`` of ``owner`` with an invite ``code``: use the code once and
+    create the bot in its course, in one transaction.
+
+    Raises:
+        InviteError: the code is wrong, expired, revoked or used up (one message for all).
+        BadBotNameError, BadOwnerError, DuplicateBotError: as :func:`.bots.create_bot`; the code
+            is then not used.
+    """
+    match = _INVITE_PATTERN.match(code.strip())
+    if match is None:
+        raise InviteError(INVITE_REFUSED)
+    course_name, invite_id, secret = match.groups()
+    with engine.begin() as connection:
+        row = (
+            connection.execute(
+                sa.select(INVITES).where(INVITES.c.id == invite_id).with_for_update()
+            )
+            .mappings()
+            .one_or_none()
+        )
+        if row is None or row["course"] != course_name:
+            raise InviteError(INVITE_REFUSED)
+        if not token_matches(secret, row["code_hash"]) or not _invite(row).usable(now()):
+            raise InviteError(INVITE_REFUSED)
+        # Guarded increment: of two registrations racing for a code's last use, one wins.
+        used = connection.execute(
+            INVITES.update()
+            .where(INVITES.c.id == invite_id, INVITES.c.used < INVITES.c.uses)
+            .values(used=INVITES.c.used + 1)
+        ).rowcount
+        if not used:
+            raise InviteError(INVITE_REFUSED)
+        return create_bot(engine, name, course=course_name, owner=owner, connection=connection)

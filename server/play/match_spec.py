@@ -16,6 +16,7 @@ from domino_arena.sdk.match.results import FaultPolicy, MatchResult
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tables import DEFAULT_COURSE
 
 DEFAULT_MAX_STRIKES: Final = 3
 
@@ -46,6 +47,8 @@ class MatchSpec:
     deal_id: int | None = None
     """Games of a tournament with the same deal id are played from the same seed."""
     rotation: int | None = None
+    course: str = DEFAULT_COURSE
+    """The course it is played in, and stored under (docs/courses.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,4 +85,5 @@ class FinishedMatch:
             side_of_seat=tuple(spec.game.side_of(seat) for seat in range(spec.game.num_players)),
             faults=self.faults,
             rated=spec.rated,
+            course=spec.course,
         )

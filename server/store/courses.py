@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -29,6 +30,7 @@ from domino_arena.server.store.bots import (
     NAME_RULE,
     BotState,
     IssuedToken,
+    StoredBot,
     create_bot,
     hash_token,
     new_token,
@@ -471,3 +473,40 @@ def register_bot(engine: Engine, code: str, name: str, owner: str) -> IssuedToke
         if not used:
             raise InviteError(INVITE_REFUSED)
         return create_bot(engine, name, course=course_name, owner=owner, connection=connection)
+
+
+# -- public names -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Aliases:
+    """The names an anonymous course shows the public: "Bot N" for a bot and "Student N" for
+    an owner, numbered in order of registration (so an alias never changes once given, and
+    says nothing a stranger did not know). House bots (``house:NAME``) keep their names."""
+
+    bots: dict[str, str]
+    owners: dict[str, str]
+
+    def bot(self, name: str) -> str:
+        """The alias of bot ``name`` (a name it does not know is shown as "a bot": never the
+        name itself)."""
+        if name.startswith("house:"):
+            return name
+        return self.bots.get(name, "a bot")
+
+    def owner(self, owner: str) -> str:
+        return self.owners.get(owner, "a student") if owner else ""
+
+
+def aliases(bots: Sequence[StoredBot]) -> Aliases:
+    """The :class:`Aliases` of a course's ``bots`` (all of them, deleted ones included, so the
+    numbers stay put when a bot is deleted)."""
+    ordered = sorted(bots, key=lambda b: (b.created, b.name))
+    owners: dict[str, str] = {}
+    for bot in ordered:
+        if bot.owner and bot.owner not in owners:
+            owners[bot.owner] = f"Student {len(owners) + 1}"
+    return Aliases(
+        bots={bot.name: f"Bot {index}" for index, bot in enumerate(ordered, start=1)},
+        owners=owners,
+    )

@@ -14,6 +14,10 @@ Tournaments and ladders run in the arena's trio nursery; this module only checks
 (:mod:`.admin_requests`), asks the :class:`AdminArena` to act, reads the storage (in worker
 threads: it blocks) and answers with the messages :mod:`.admin_answers` builds.
 
+Every call is scoped by its caller (:mod:`.admin_scope`): the admin sees every course, a
+course's organizer only its own. The lobby knows bots by name only, so a call that concerns
+connected bots (RunMatch, ListConnected) reads their courses from the storage.
+
 What the servicer needs from the arena is the small :class:`AdminArena` protocol, so tests can
 serve it over a fake arena.
 """
@@ -21,6 +25,8 @@ serve it over a fake arena.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, NoReturn, Protocol, TypeVar
 
@@ -41,9 +47,11 @@ from domino_arena.server.net.admin_answers import (
 )
 from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
 from domino_arena.server.net.admin_check import CheckRpcs
+from domino_arena.server.net.admin_courses import CourseRpcs, CourseStorage
 from domino_arena.server.net.admin_requests import (
     METADATA_KEY,
     RequestError,
+    bot_name_of,
     fault_policy_of,
     game_name,
     game_of,
@@ -58,7 +66,7 @@ from domino_arena.server.net.admin_requests import (
     seed_of,
     time_control_of,
 )
-from domino_arena.server.net.admin_scope import CALLER, caller_of
+from domino_arena.server.net.admin_scope import CALLER, caller, caller_of
 from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.net.admin_tournaments import (
     TournamentAdmin,
@@ -68,6 +76,7 @@ from domino_arena.server.net.admin_tournaments import (
     arena_call,
 )
 from domino_arena.server.net.wire import connected_bots
+from domino_arena.server.play.house import HOUSE_PREFIX
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -76,7 +85,9 @@ from domino_arena.server.play.match_spec import (
 )
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
@@ -90,10 +101,20 @@ MAX_REPEAT_DEAL_MATCHES: Final = 100_000
 # -- what the servicer needs --------------------------------------------------------------------
 
 
-class AdminStorage(BotStorage, TournamentStorage, Protocol):
+class AdminStorage(BotStorage, CourseStorage, TournamentStorage, Protocol):
     """The storage queries the admin API makes (all blocking)."""
 
     def match(self, match_id: str) -> StoredMatch | None: ...
+    def matches(
+        self,
+        limit: int = 100,
+        *,
+        tournament_id: str | None = None,
+        bot: str | None = None,
+        game: str | None = None,
+        records: bool = True,
+        course: str | None = None,
+    ) -> list[StoredMatch]: ...
     def ratings(self, pool: str) -> dict[str, elo.Rating]: ...
     def rated_games(self, pool: str) -> list[elo.RatedGame]: ...
     def organizer_course(self, token: str) -> str | None: ...
@@ -115,8 +136,12 @@ class AdminArena(TournamentArena, Protocol):
     @property
     def admin_token(self) -> str: ...
     @property
-    def ladders(self) -> Mapping[str, LadderView]:
-        """The running ladders by game name."""
+    def ladders(self) -> Mapping[tuple[str, str], LadderView]:
+        """The running ladders by (course, game name)."""
+
+    @property
+    def house(self) -> Mapping[str, object]:
+        """The house bots the referee hosts, by name (a course's baselines are some)."""
 
     async def run_match(self, spec: MatchSpec) -> FinishedMatch: ...
 
@@ -130,8 +155,9 @@ class AdminArena(TournamentArena, Protocol):
         max_deals: int,
         concurrency: int,
         seed: int | None,
+        course: str = DEFAULT_COURSE,
     ) -> None: ...
-    async def stop_ladder(self, game_name: str) -> None: ...
+    async def stop_ladder(self, game_name: str, course: str = DEFAULT_COURSE) -> None: ...
 
 
 # -- the servicer -------------------------------------------------------------------------------
@@ -141,11 +167,14 @@ Response = TypeVar("Response", bound=Message)
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServiceServicer):
+class AdminServicer(
+    BotRpcs, CheckRpcs, CourseRpcs, TournamentRpcs, admin_pb_grpc.AdminServiceServicer
+):
     """Every ``AdminService`` call: the token first, then the request's own checks.
 
     The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s; CheckBot and PracticeMatch
-    are :class:`~.admin_check.CheckRpcs`'s.
+    are :class:`~.admin_check.CheckRpcs`'s; courses and invites are
+    :class:`~.admin_courses.CourseRpcs`'s.
     """
 
     def __init__(self, arena: AdminArena) -> None:
@@ -185,11 +214,44 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
         return await self._serve(context, self._run_match, request)
 
     async def _run_match(self, request: admin_pb.RunMatchRequest) -> admin_pb.RunMatchResponse:
-        spec = match_spec(request, self.arena.lobby)
+        course = await self._match_course(request)
+        spec = dataclasses.replace(match_spec(request, self.arena.lobby), course=course)
         finished, result = await played(self.arena.run_match, spec)
         return admin_pb.RunMatchResponse(
             match_id=spec.match_id, result=result, record=finished.record or ""
         )
+
+    async def _match_course(self, request: admin_pb.RunMatchRequest) -> str:
+        """The course a RunMatch is played in; every bot must belong to it. Checked before the
+        lobby is asked, so an organizer learns nothing (not even "not connected") of another
+        course's bots: they are NOT_FOUND, as bots that do not exist."""
+        who = caller()
+        wanted = who.course_of(request.course) if request.course or not who.is_admin else ""
+        stored: list[StoredBot | None] = []
+        for index, name in enumerate(request.bots):
+            bot_name_of(name, f"bots[{index}]")
+            bot: StoredBot | None = await self._blocking(self.arena.storage.bot, name)
+            if bot is None or not who.sees(bot.course):
+                raise not_found(f"bots[{index}]: no bot is named '{name}'")
+            stored.append(bot)
+        courses = {bot.course for bot in stored if bot is not None}
+        course = wanted or (courses.pop() if len(courses) == 1 else DEFAULT_COURSE)
+        for index, bot in enumerate(stored):
+            if bot is not None and bot.course != course:
+                raise invalid(
+                    f"bots[{index}]: bot '{bot.name}' belongs to course '{bot.course}', not "
+                    f"'{course}': a match is played within one course (set course)"
+                )
+        return course
+
+    async def _course_bots(self, course: str | None) -> set[str] | None:
+        """The names of ``course``'s bots (deleted ones too); None for every course."""
+        if course is None:
+            return None
+        bots: list[StoredBot] = await self._blocking(
+            functools.partial(self.arena.storage.bots, include_deleted=True, course=course)
+        )
+        return {bot.name for bot in bots}
 
     async def ListConnected(  # noqa: N802
         self, request: admin_pb.ListConnectedRequest, context: _Context
@@ -199,7 +261,11 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
     async def _list_connected(
         self, request: admin_pb.ListConnectedRequest
     ) -> admin_pb.ListConnectedResponse:
-        return admin_pb.ListConnectedResponse(bots=connected_bots(self.arena.lobby))
+        members = await self._course_bots(caller().listing(request.course))
+        bots = connected_bots(self.arena.lobby)
+        return admin_pb.ListConnectedResponse(
+            bots=[b for b in bots if members is None or b.name in members]
+        )
 
     async def ListMatches(  # noqa: N802
         self, request: admin_pb.ListMatchesRequest, context: _Context
@@ -211,15 +277,17 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
     ) -> admin_pb.ListMatchesResponse:
         in_range(request.limit, "limit")
         game = game_name(request.game) if request.game else None
+        course = caller().listing(request.course)
         storage = self.arena.storage
         if request.tournament_id:
-            await self.tournament_admin.stored_tournament(request.tournament_id)
+            await self._seen_tournament(request.tournament_id)
         matches: list[StoredMatch] = await self._blocking(
             storage.matches,
             request.limit or DEFAULT_MATCH_LIMIT,
             tournament_id=request.tournament_id or None,
             bot=request.bot or None,
             game=game,
+            course=course,
         )
         return admin_pb.ListMatchesResponse(matches=[match_summary(m) for m in matches])
 
@@ -231,11 +299,18 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
     async def _get_match(self, request: admin_pb.GetMatchRequest) -> admin_pb.GetMatchResponse:
         id_of(request.match_id, "match_id", "a match id")
         match: StoredMatch | None = await self._blocking(self.arena.storage.match, request.match_id)
-        if match is None:
+        if match is None or not caller().sees(match.course):
             raise not_found(f"no stored match has id '{request.match_id}'")
         return admin_pb.GetMatchResponse(match=match_summary(match), record=match.record or "")
 
     # -- tournaments: TournamentRpcs (admin_tournaments.py) -----------------------------------
+
+    async def _seen_tournament(self, tournament_id: str) -> StoredTournament:
+        """The tournament ``tournament_id`` if the caller sees its course; another course's is
+        NOT_FOUND with the message of a missing one."""
+        t = await self.tournament_admin.stored_tournament(tournament_id)
+        caller().check_sees(t.course, f"no tournament has id '{tournament_id}'")
+        return t
 
     # -- ratings ------------------------------------------------------------------------------
 
@@ -248,30 +323,44 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
         self, request: admin_pb.GetStandingsRequest
     ) -> admin_pb.GetStandingsResponse:
         storage = self.arena.storage
+        course = caller().listing(request.course)
         tournament: StoredTournament | None = None
         if request.tournament_id:
-            tournament = await self.tournament_admin.stored_tournament(request.tournament_id)
+            tournament = await self._seen_tournament(request.tournament_id)
             if request.game and request.game != tournament.game:
                 raise invalid(
                     f"game: tournament {tournament.id} plays {tournament.game}, "
                     f"not {request.game!r} (leave game empty)"
                 )
         pool = tournament.game if tournament is not None else game_name(request.game)
+        members = await self._course_bots(course)
+
+        def shown(bot: str) -> bool:  # the course's bots and the house baselines
+            return members is None or bot in members or bot.startswith(HOUSE_PREFIX)
+
         ratings: dict[str, elo.Rating] = await self._blocking(storage.ratings, pool)
+        ratings = {bot: rating for bot, rating in ratings.items() if shown(bot)}
         response = admin_pb.GetStandingsResponse(game=pool, rows=standing_rows(ratings))
         if request.head_to_head:
             games: list[elo.RatedGame] = await self._blocking(storage.rated_games, pool)
-            response.head_to_head.extend(head_to_head_rows(games))
+            response.head_to_head.extend(
+                row for row in head_to_head_rows(games) if shown(row.bot) and shown(row.opponent)
+            )
         if request.repeat_deals:
             pool_matches: list[StoredMatch] = await self._blocking(
-                storage.matches, MAX_REPEAT_DEAL_MATCHES, game=pool, records=False
+                functools.partial(
+                    storage.matches,
+                    MAX_REPEAT_DEAL_MATCHES,
+                    game=pool,
+                    records=False,
+                    course=course,
+                )
             )
             response.repeat_deals.extend(pool_repeat_deal_rows(pool_matches, ratings))
         if request.batch:
             tournament_id = tournament.id if tournament is not None else None
-            response.batch.CopyFrom(
-                await batch_answer(storage.matches, request, pool, tournament_id)
-            )
+            matches = functools.partial(storage.matches, course=course)
+            response.batch.CopyFrom(await batch_answer(matches, request, pool, tournament_id))
         return response
 
     # -- ladders ------------------------------------------------------------------------------
@@ -287,10 +376,12 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
         policy = fault_policy_of(request.fault_policy)
         seed = seed_of(request.seed) if request.HasField("seed") else None
         ladder_numbers(request)
-        if game.name in self.arena.ladders:
+        course = await self.bot_admin.existing_course(request.course)
+        key = (course, game.name)
+        if key in self.arena.ladders:
             raise not_now(
-                f"a {game.name} ladder is running already; stop it first "
-                f"(domino-arena ladder stop {game.name})"
+                f"a {game.name} ladder is running already in course '{course}'; stop it first "
+                f"(domino-arena ladder stop {game.name} --course {course})"
             )
         await arena_call(
             self.arena.start_ladder(
@@ -301,9 +392,10 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
                 max_deals=request.max_deals or DEFAULT_MAX_DEALS,
                 concurrency=request.concurrency or DEFAULT_LADDER_CONCURRENCY,
                 seed=seed,
+                course=course,
             )
         )
-        ladder = self.arena.ladders.get(game.name)
+        ladder = self.arena.ladders.get(key)
         if ladder is None:
             raise RequestError(
                 grpc.StatusCode.INTERNAL, f"the {game.name} ladder did not start (see the log)"
@@ -319,9 +411,10 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
         self, request: admin_pb.StopLadderRequest
     ) -> admin_pb.StopLadderResponse:
         name = game_name(request.game)
-        if name not in self.arena.ladders:
-            raise not_found(f"no {name} ladder is running")
-        await arena_call(self.arena.stop_ladder(name))
+        course = caller().course_of(request.course)
+        if (course, name) not in self.arena.ladders:
+            raise not_found(f"no {name} ladder is running in course '{course}'")
+        await arena_call(self.arena.stop_ladder(name, course))
         return admin_pb.StopLadderResponse()
 
     async def ListLadders(  # noqa: N802
@@ -332,9 +425,14 @@ class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServi
     async def _list_ladders(
         self, request: admin_pb.ListLaddersRequest
     ) -> admin_pb.ListLaddersResponse:
+        course = caller().listing(request.course)
         ladders = self.arena.ladders
         return admin_pb.ListLaddersResponse(
-            ladders=[ladder_message(ladders[name]) for name in sorted(ladders)]
+            ladders=[
+                ladder_message(ladders[key])
+                for key in sorted(ladders)
+                if course is None or key[0] == course
+            ]
         )
 
 

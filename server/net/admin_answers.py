@@ -72,6 +72,8 @@ class LadderView(Protocol):
     def started(self) -> int: ...
     @property
     def finished(self) -> int: ...
+    @property
+    def course(self) -> str: ...
 
 
 def _timestamp(moment: dt.datetime) -> Timestamp:
@@ -99,6 +101,7 @@ def match_summary(match: StoredMatch) -> admin_pb.MatchSummary:
         faults=match.faults or (0,) * len(match.seats),
         rated=match.rated,
         rating_model=match.rating_model,
+        course=match.course,
         tournament_id=match.tournament_id or "",
         game_index=-1 if match.game_index is None else match.game_index,
         deal_id=-1 if match.deal_id is None else match.deal_id,
@@ -243,6 +246,7 @@ def ladder_message(ladder: LadderView) -> admin_pb.Ladder:
         seed=ladder.seed,
         started=ladder.started,
         finished=ladder.finished,
+        course=ladder.course,
     )
 
 
@@ -265,7 +269,13 @@ BOT_STATE_TO_PROTO: Final[dict[BotState, admin_pb.BotState.ValueType]] = {
 
 def bot_info(bot: StoredBot, connected: bool) -> admin_pb.BotInfo:
     """Return a stored bot as a ``BotInfo`` (never its token), ``connected`` from the lobby."""
-    info = admin_pb.BotInfo(name=bot.name, state=BOT_STATE_TO_PROTO[bot.state], connected=connected)
+    info = admin_pb.BotInfo(
+        name=bot.name,
+        state=BOT_STATE_TO_PROTO[bot.state],
+        connected=connected,
+        course=bot.course,
+        owner=bot.owner,
+    )
     info.created.CopyFrom(_timestamp(bot.created))
     if bot.token_issued is not None:
         info.token_issued.CopyFrom(_timestamp(bot.token_issued))

@@ -8,8 +8,13 @@ first and then acted on at once: the bot's open stream gets an UNAUTHENTICATED E
 connection: a rotated bot that comes back with its new token within the reconnect grace resumes
 them. A deleted bot's name stays taken and its matches, tournaments and ratings stay.
 
-The refusals: INVALID_ARGUMENT (``name`` is not a bot name), ALREADY_EXISTS (the name is taken,
-also by a deleted bot), NOT_FOUND (no such bot), FAILED_PRECONDITION (the bot is deleted).
+The refusals: INVALID_ARGUMENT (``name`` is not a bot name, ``owner`` not an owner), ALREADY_EXISTS
+(the name is taken, also by a deleted bot), NOT_FOUND (no such bot, or no such course),
+FAILED_PRECONDITION (the bot is deleted).
+
+Every call is scoped by its caller (:mod:`.admin_scope`): an organizer creates bots in its own
+course, lists only them, and a bot of another course is NOT_FOUND with the same message as a
+bot that does not exist; a ``course`` field naming another course is PERMISSION_DENIED.
 
 :class:`BotAdmin` holds the handlers; :class:`BotRpcs` is the part of ``AdminServicer`` that
 serves them, through the servicer's own token check (``AdminServicer._serve``).
@@ -28,23 +33,28 @@ from domino_arena.server.net.admin_answers import bot_info
 from domino_arena.server.net.admin_requests import (
     RequestError,
     bot_name_of,
+    invalid,
     not_found,
     not_now,
 )
+from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.store.bots import (
+    BadOwnerError,
     DeletedBotError,
     DuplicateBotError,
     IssuedToken,
     StoredBot,
     UnknownBotError,
 )
+from domino_arena.server.store.courses import StoredCourse
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 REVOKED: Final = {
     "rotate": "token rotated: an admin gave bot '{name}' a new token; connect with that one",
     "disable": "bot disabled: an admin disabled bot '{name}'; it may connect again once enabled",
     "delete": "bot deleted: an admin deleted bot '{name}' for good",
+    "own": "token rotated: the owner of bot '{name}' made it a new token; connect with that one",
 }
 """Why a bot's stream was closed, per action: the in-band Error's message and the status's
 details (they begin with the reason, as docs/admin.md states)."""
@@ -53,8 +63,12 @@ details (they begin with the reason, as docs/admin.md states)."""
 class BotStorage(Protocol):
     """The storage calls of the bot RPCs (all blocking: run in worker threads)."""
 
-    def create_bot(self, name: str) -> IssuedToken: ...
-    def bots(self, *, include_deleted: bool = False) -> list[StoredBot]: ...
+    def create_bot(self, name: str, *, course: str = ..., owner: str = "") -> IssuedToken: ...
+    def bots(
+        self, *, include_deleted: bool = False, course: str | None = None
+    ) -> list[StoredBot]: ...
+    def bot(self, name: str) -> StoredBot | None: ...
+    def course(self, name: str) -> StoredCourse | None: ...
     def rotate_token(self, name: str) -> IssuedToken: ...
     def set_bot_enabled(self, name: str, enabled: bool) -> StoredBot: ...
     def delete_bot(self, name: str) -> StoredBot: ...
@@ -83,6 +97,24 @@ class BotAdmin:
             raise not_found(f"name: {exc}") from None
         except DeletedBotError as exc:
             raise not_now(str(exc)) from None
+        except BadOwnerError as exc:
+            raise invalid(f"owner: {exc}") from None
+
+    async def scoped(self, name: str, field: str = "name") -> StoredBot:
+        """The bot ``name`` if the caller sees its course; else NOT_FOUND, the same answer as
+        for a bot that does not exist (an organizer learns nothing of other courses' bots)."""
+        bot_name_of(name, field)
+        bot = await asyncio.to_thread(self.storage.bot, name)
+        if bot is None or not caller().sees(bot.course):
+            raise not_found(f"{field}: no bot is named '{name}'")
+        return bot
+
+    async def existing_course(self, requested: str) -> str:
+        """The course a new bot goes in (:meth:`Caller.course_of`), which must exist."""
+        course = caller().course_of(requested)
+        if await asyncio.to_thread(self.storage.course, course) is None:
+            raise not_found(f"course: no course is named '{course[:80]}'")
+        return course
 
     def _info(self, bot: StoredBot) -> admin_pb.BotInfo:
         return bot_info(bot, self.roster.get(bot.name) is not None)
@@ -91,33 +123,39 @@ class BotAdmin:
         self.roster.revoke(name, REVOKED[action].format(name=name))
 
     async def create(self, request: admin_pb.CreateBotRequest) -> admin_pb.CreateBotResponse:
-        issued = await self._stored(self.storage.create_bot, bot_name_of(request.name))
+        name = bot_name_of(request.name)
+        course = await self.existing_course(request.course)
+        issued = await self._stored(
+            lambda: self.storage.create_bot(name, course=course, owner=request.owner)
+        )
         return admin_pb.CreateBotResponse(bot=self._info(issued.bot), token=issued.token)
 
     async def list_bots(self, request: admin_pb.ListBotsRequest) -> admin_pb.ListBotsResponse:
+        course = caller().listing(request.course)
         found = await asyncio.to_thread(
-            lambda: self.storage.bots(include_deleted=request.include_deleted)
+            lambda: self.storage.bots(include_deleted=request.include_deleted, course=course)
         )
         return admin_pb.ListBotsResponse(bots=[self._info(bot) for bot in found])
 
     async def rotate(self, request: admin_pb.RotateBotTokenRequest) -> admin_pb.CreateBotResponse:
-        name = bot_name_of(request.name)
+        name = (await self.scoped(request.name)).name
         issued = await self._stored(self.storage.rotate_token, name)
         self._revoke(name, "rotate")
         return admin_pb.CreateBotResponse(bot=self._info(issued.bot), token=issued.token)
 
     async def disable(self, request: admin_pb.DisableBotRequest) -> admin_pb.BotInfo:
-        name = bot_name_of(request.name)
+        name = (await self.scoped(request.name)).name
         bot = await self._stored(self.storage.set_bot_enabled, name, False)
         self._revoke(name, "disable")
         return self._info(bot)
 
     async def enable(self, request: admin_pb.EnableBotRequest) -> admin_pb.BotInfo:
-        bot = await self._stored(self.storage.set_bot_enabled, bot_name_of(request.name), True)
+        name = (await self.scoped(request.name)).name
+        bot = await self._stored(self.storage.set_bot_enabled, name, True)
         return self._info(bot)
 
     async def delete(self, request: admin_pb.DeleteBotRequest) -> admin_pb.BotInfo:
-        name = bot_name_of(request.name)
+        name = (await self.scoped(request.name)).name
         bot = await self._stored(self.storage.delete_bot, name)
         self._revoke(name, "delete")
         return self._info(bot)

@@ -7,11 +7,16 @@ text the local check prints. ``PracticeMatch`` runs one unrated match through th
 ``RunMatch``, with ``house:NAME`` seats the arena hosts in-process; it is stored unrated.
 
 Every field is checked first (INVALID_ARGUMENT naming it); a bot that is not connected or does
-not play the game is FAILED_PRECONDITION, as for ``RunMatch``.
+not play the game is FAILED_PRECONDITION, as for ``RunMatch``. An organizer may check and
+practise only its own course's bots: another course's bot is NOT_FOUND, as a bot that does not
+exist, and that is decided before the lobby is asked (so it tells nothing of who is connected).
+A practice match is stored in its bot's course.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, TypeVar, runtime_checkable
@@ -31,16 +36,19 @@ from domino_arena.server.net.admin_requests import (
     game_of,
     in_range,
     invalid,
+    not_found,
     not_now,
     played,
     seed_of,
     time_control_of,
 )
+from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.checking import CHECK_OPPONENT, CheckPlan, SeatOf, check_connected
 from domino_arena.server.play.house import HOUSE_PREFIX
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import Present, Roster
+from domino_arena.server.store.bots import StoredBot
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 MAX_POSITIONS: Final = 200
@@ -54,6 +62,10 @@ PRACTICE_OPPONENT: Final = "greedy"
 T = TypeVar("T")
 
 
+class BotLookup(Protocol):
+    def bot(self, name: str) -> StoredBot | None: ...
+
+
 @runtime_checkable
 class HostingArena(Protocol):
     """What the two RPCs need of the arena (``server/play/arena.py``'s ``Arena``)."""
@@ -64,6 +76,8 @@ class HostingArena(Protocol):
     def house(self) -> Mapping[str, Callable[[int], Bot]]: ...
     @property
     def reconnect_grace(self) -> float: ...
+    @property
+    def storage(self) -> BotLookup: ...
 
     def seat(self, name: str, match_id: str, seed: int, index: int) -> Any: ...
     async def in_trio(self, job: Callable[[], Awaitable[T]]) -> T: ...
@@ -214,6 +228,15 @@ def practice_spec(request: admin_pb.PracticeMatchRequest, arena: HostingArena) -
     )
 
 
+async def scoped_bot(arena: HostingArena, name: str) -> StoredBot:
+    """The stored bot ``name`` if the caller sees its course; else NOT_FOUND (``bot``)."""
+    bot_name_of(name, "bot")
+    bot = await asyncio.to_thread(arena.storage.bot, name)
+    if bot is None or not caller().sees(bot.course):
+        raise not_found(f"bot: no bot is named '{name}'")
+    return bot
+
+
 class CheckAdmin:
     """The two RPCs' work over the arena."""
 
@@ -222,6 +245,7 @@ class CheckAdmin:
 
     async def check(self, request: admin_pb.CheckBotRequest) -> admin_pb.CheckBotResponse:
         arena = _hosting(self.arena)
+        await scoped_bot(arena, request.bot)
         bot, plan = check_plan(request, arena)
         seat_of: SeatOf = arena.seat
         try:
@@ -234,7 +258,8 @@ class CheckAdmin:
         self, request: admin_pb.PracticeMatchRequest
     ) -> admin_pb.PracticeMatchResponse:
         arena = _hosting(self.arena)
-        spec = practice_spec(request, arena)
+        stored = await scoped_bot(arena, request.bot)
+        spec = dataclasses.replace(practice_spec(request, arena), course=stored.course)
         finished, result = await played(arena.run_match, spec)
         return admin_pb.PracticeMatchResponse(
             match_id=spec.match_id, result=result, record=finished.record or "", bots=spec.bots

@@ -1,9 +1,9 @@
 """The referee's gRPC server: its options, its services, health checking and reflection.
 
-It serves the bot stream (:mod:`.service`), the admin API (:mod:`.admin`) and the spectators
-(:mod:`.spectators`) over the arena and the lobby it is given, and says SERVING on gRPC health
-checking while it accepts calls. The app (``server/app.py``) decides when each step happens;
-the shutdown steps that belong to the network are :meth:`GrpcServer.stop_accepting` (health
+It serves the bot stream (:mod:`.service`), the admin API (:mod:`.admin`), self-registration
+(:mod:`.registration`) and the spectators (:mod:`.spectators`) over the arena and the lobby it
+is given, and says SERVING on gRPC health checking while it accepts calls. The app
+(``server/app.py``) decides when each step happens; the shutdown steps that belong to the network are :meth:`GrpcServer.stop_accepting` (health
 goes NOT_SERVING, no new bot stream is admitted) and, once the matches have ended,
 :meth:`GrpcServer.close` (every bot stream is closed with SHUTTING_DOWN, then the server stops
 with a grace for the handlers).
@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 from domino_arena.server.net.admin import AdminServicer
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.server.net.lobby import Lobby
+from domino_arena.server.net.registration import RegistrationServicer
 from domino_arena.server.net.service import BotServicer
 from domino_arena.server.net.spectators import SpectatorServicer
 from domino_arena.server.play.arena import SHUTTING_DOWN, Arena
@@ -44,6 +45,7 @@ SERVER_OPTIONS: Final[list[tuple[str, Any]]] = [
 SERVICE_NAMES: Final[Sequence[str]] = (
     pb.DESCRIPTOR.services_by_name["BotService"].full_name,
     admin_pb.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    admin_pb.DESCRIPTOR.services_by_name["RegistrationService"].full_name,
     admin_pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
 )
 """The full names of the services of the referee (for health checking and reflection)."""
@@ -139,6 +141,9 @@ class GrpcServer:
             BotServicer(lobby, arena.storage, arena.metrics, limits), self._server
         )
         admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(arena), self._server)
+        admin_pb_grpc.add_RegistrationServiceServicer_to_server(
+            RegistrationServicer(arena.storage, lobby), self._server
+        )
         admin_pb_grpc.add_SpectatorServiceServicer_to_server(
             SpectatorServicer(arena.spectators, arena.storage, arena.lobby, lambda: arena.ladders),
             self._server,

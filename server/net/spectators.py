@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import grpc
 
@@ -43,13 +43,13 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
         hub: SpectatorHub,
         storage: MatchLookup,
         roster: Roster,
-        ladders: Callable[[], Mapping[str, LadderView]] = dict,
+        ladders: Callable[[], Mapping[Any, LadderView]] = dict,
     ) -> None:
         self.hub = hub
         self.storage = storage
         self.roster = roster
         self.ladders = ladders
-        """The running ladders by game name, read at each ``ListLive``."""
+        """The running ladders by (course, game name), read at each ``ListLive``."""
 
     async def ListLive(  # noqa: N802
         self,

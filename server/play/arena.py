@@ -32,6 +32,7 @@ from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, TournamentRunner
 from domino_arena.server.store.engine import error_reason
+from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.store.writer import Writer, backoff, is_transient
 
@@ -74,8 +75,8 @@ class Arena:
     spectators: SpectatorHub = field(default_factory=SpectatorHub)
     tournaments: dict[str, TournamentRunner] = field(default_factory=dict)
     """The tournament id -> its runner, while it runs."""
-    ladders: dict[str, LadderRunner] = field(default_factory=dict)
-    """The game name -> its continuous ladder, while it runs."""
+    ladders: dict[tuple[str, str], LadderRunner] = field(default_factory=dict)
+    """(The course, the game name) -> its continuous ladder, while it runs."""
     house: hosting.HouseBots = field(default_factory=hosting.provided)
     """The house bots it can host in-process (``house:NAME`` seats: practice, checks)."""
     writer: Writer = field(init=False)
@@ -272,19 +273,28 @@ class Arena:
         max_deals: int,
         concurrency: int,
         seed: int | None,
+        course: str = DEFAULT_COURSE,
     ) -> None:
-        """Keep pairing connected bots that play ``game`` into rated games until stopped.
+        """Keep pairing ``course``'s connected bots that play ``game`` into rated games until
+        stopped (one ladder per course and game).
 
         Raises:
-            ValueError: a ladder of that game runs already, or a bad setting.
+            ValueError: a ladder of that game runs already in the course, or a bad setting.
         """
         nursery = self._check_running()
-        if game.name in self.ladders:
-            raise ValueError(f"a {game.name} ladder runs already: stop it first")
+        key = (course, game.name)
+        if key in self.ladders:
+            raise ValueError(
+                f"a {game.name} ladder runs already in course '{course}': stop it first"
+            )
         storage = self.storage
 
         async def ratings() -> dict[str, Rating]:
             return await trio.to_thread.run_sync(storage.ratings, game.name)
+
+        async def members() -> set[str]:
+            bots = await trio.to_thread.run_sync(lambda: storage.bots(course=course))
+            return {bot.name for bot in bots}
 
         runner = LadderRunner(
             game,
@@ -297,31 +307,34 @@ class Arena:
             max_strikes=max_strikes,
             max_deals=max_deals,
             seed=seed,
+            course=course,
+            members=members,
         )
-        self.ladders[game.name] = runner
-        nursery.start_soon(self._run_ladder, runner, name=f"ladder {game.name}")
+        self.ladders[key] = runner
+        nursery.start_soon(self._run_ladder, runner, name=f"ladder {course}/{game.name}")
 
     async def _run_ladder(self, runner: LadderRunner) -> None:
-        name = runner.game.name
-        LOG.info("ladder started: game=%s seed=%d", runner.game.describe(), runner.seed)
+        key = (runner.course, runner.game.name)
+        game = runner.game.describe()
+        LOG.info("ladder started: course=%s game=%s seed=%d", key[0], game, runner.seed)
         try:
             await runner.run()
-            LOG.info("ladder stopped: game=%s games=%d", name, runner.finished)
+            LOG.info("ladder stopped: course=%s game=%s games=%d", key[0], key[1], runner.finished)
         except Exception:
-            LOG.exception("ladder stopped by an error: game=%s", name)
+            LOG.exception("ladder stopped by an error: course=%s game=%s", *key)
         finally:
-            if self.ladders.get(name) is runner:
-                del self.ladders[name]
+            if self.ladders.get(key) is runner:
+                del self.ladders[key]
 
-    async def stop_ladder(self, game_name: str) -> None:
-        """Start no new ladder game of ``game_name``; its running games finish.
+    async def stop_ladder(self, game_name: str, course: str = DEFAULT_COURSE) -> None:
+        """Start no new ladder game of ``game_name`` in ``course``; its running games finish.
 
         Raises:
-            KeyError: no ladder of that game runs.
+            KeyError: no ladder of that game runs in the course.
         """
-        runner = self.ladders.get(game_name)
+        runner = self.ladders.get((course, game_name))
         if runner is None:
-            raise KeyError(f"no {game_name} ladder is running")
+            raise KeyError(f"no {game_name} ladder is running in course '{course}'")
         runner.stop()
 
     def seat(self, name: str, match_id: str, seed: int, index: int) -> HostedSeat:

@@ -11,6 +11,10 @@ are connected, play this game and are not in one of its games already, and start
 them). It looks again when a game ends and every ``recheck`` seconds, which is how newly
 connected bots are noticed.
 
+A ladder belongs to one course (docs/courses.md): it pairs only that course's bots, which
+``members`` names (the lobby knows bots by name only; the arena reads the course's bots from
+the storage), and its games are stored in that course.
+
 A seeded :class:`random.Random` breaks the ties of the matchmaking and draws every game's
 seed, so a session with the same seed and the same arrivals plays the same games.
 """
@@ -22,7 +26,7 @@ import math
 import random
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Final
 
 import trio
@@ -40,6 +44,7 @@ from domino_arena.server.play.match_spec import (
 )
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.tables import DEFAULT_COURSE
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
@@ -61,6 +66,9 @@ class LadderRunner:
         seed: fixes the pairing ties and the deals; None draws one.
         recheck: seconds between looks for new bots while nothing ends.
         on_game: called with every finished game.
+        course: the course whose bots it pairs and whose games it stores.
+        members: returns the names of ``course``'s bots, read at every pairing (so a bot
+            registered meanwhile is paired too); None: every connected bot.
 
     Raises:
         ValueError: ``concurrency`` below 1, a negative ``max_strikes`` or a ``recheck`` that is
@@ -82,6 +90,8 @@ class LadderRunner:
         seed: int | None = None,
         recheck: float = RECHECK_SECONDS,
         on_game: Callable[[FinishedMatch], None] | None = None,
+        course: str = DEFAULT_COURSE,
+        members: Callable[[], Awaitable[Collection[str]]] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"ladder: concurrency must be at least 1, got {concurrency}")
@@ -102,6 +112,8 @@ class LadderRunner:
         self.max_deals = max_deals
         self.recheck = recheck
         self.on_game = on_game
+        self.course = course
+        self.members = members
         self.seed = seed if seed is not None else random_seed()
         self._rng = random.Random(self.seed)
         self.session = uuid.uuid4().hex[:12]
@@ -149,6 +161,9 @@ class LadderRunner:
             for c in self.lobby.connections()
             if self.game.name in c.games and c.name not in busy
         ]
+        if self.members is not None and len(connected) >= self.game.num_players:
+            allowed = await self.members()
+            connected = [name for name in connected if name in allowed]
         if len(connected) < self.game.num_players:
             return []
         ratings = await self.ratings()
@@ -183,6 +198,7 @@ class LadderRunner:
             max_deals=self.max_deals,
             match_id=f"ladder-{self.game.name}-{self.session}-{self.started:06d}",
             rated=True,
+            course=self.course,
         )
         self.playing[spec.match_id] = bots
         self.games.update(bots)

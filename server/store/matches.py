@@ -166,6 +166,7 @@ def matches(
     game: str | None = None,
     offset: int = 0,
     records: bool = True,
+    course: str | None = None,
 ) -> list[StoredMatch]:
     """Return the latest ``limit`` matches, newest first, of those that fit every filter.
 
@@ -176,6 +177,8 @@ def matches(
         tournament_id: only the games of this tournament.
         bot: only matches where this bot had a seat.
         game: only matches of this game type (a pool).
+        course: only the matches of this course (without a bot, through the index
+            ``ix_matches_course_created``).
     """
     if bot is not None:
         # A bot's matches, newest first, from match_seats' index alone (a match's game is
@@ -193,6 +196,8 @@ def matches(
         page = page.where(MATCHES.c.tournament_id == tournament_id)
     if game is not None:
         page = page.where(MATCHES.c.game == game)
+    if course is not None:
+        page = page.where(MATCHES.c.course == course)
     # The page's ids first (an index scan, however deep the offset), then only their rows.
     ids = page.limit(limit).offset(offset).scalar_subquery()
     columns = MATCHES.c if records else SUMMARY_COLUMNS

@@ -212,6 +212,7 @@ class Storage:
         game: str | None = None,
         offset: int = 0,
         records: bool = True,
+        course: str | None = None,
     ) -> list[StoredMatch]:
         """Return the latest ``limit`` matches, newest first, that fit every filter, after the
         first ``offset`` of them; without their records if ``records`` is False
@@ -224,6 +225,7 @@ class Storage:
             game=game,
             offset=offset,
             records=records,
+            course=course,
         )
 
     # -- tournaments ----------------------------------------------------------------------------

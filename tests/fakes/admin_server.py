@@ -26,6 +26,7 @@ from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.admin import AdminServicer
 from domino_arena.server.net.lobby import Lobby
+from domino_arena.server.net.registration import AttemptLimiter, RegistrationServicer
 from domino_arena.server.net.spectators import SpectatorServicer
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.spectators import SpectatorHub
@@ -56,6 +57,7 @@ class FakeLadder:
     seed: int
     started: int = 0
     finished: int = 0
+    course: str = "default"
 
 
 @dataclass
@@ -65,7 +67,10 @@ class FakeArena:
     storage: RatedStorage
     admin_token: str = TOKEN
     lobby: Lobby = field(default_factory=Lobby)
-    ladders: dict[str, FakeLadder] = field(default_factory=dict)
+    ladders: dict[tuple[str, str], FakeLadder] = field(default_factory=dict)
+    house: dict[str, object] = field(
+        default_factory=lambda: {"random": object(), "greedy": object(), "search": object()}
+    )
     live: dict[str, Progress] = field(default_factory=dict)
     calls: list[tuple[str, str]] = field(default_factory=list)
     specs: list[MatchSpec] = field(default_factory=list)
@@ -116,15 +121,25 @@ class FakeArena:
         max_deals: int,
         concurrency: int,
         seed: int | None,
+        course: str = "default",
     ) -> None:
         self.calls.append(("start ladder", game.name))
-        self.ladders[game.name] = FakeLadder(
-            game, time_control, fault_policy, max_strikes, max_deals, concurrency, seed or 0
+        self.ladders[course, game.name] = FakeLadder(
+            game,
+            time_control,
+            fault_policy,
+            max_strikes,
+            max_deals,
+            concurrency,
+            seed or 0,
+            0,
+            0,
+            course,
         )
 
-    async def stop_ladder(self, game_name: str) -> None:
+    async def stop_ladder(self, game_name: str, course: str = "default") -> None:
         self.calls.append(("stop ladder", game_name))
-        del self.ladders[game_name]
+        del self.ladders[course, game_name]
 
 
 # -- the server -----------------------------------------------------------------------------------
@@ -133,8 +148,9 @@ class FakeArena:
 class AdminServer:
     """The admin and spectator servicers on 127.0.0.1:0 in a background thread's loop."""
 
-    def __init__(self, arena: FakeArena) -> None:
+    def __init__(self, arena: FakeArena, limiter: AttemptLimiter | None = None) -> None:
         self.arena = arena
+        self.limiter = limiter
         self.hub = SpectatorHub()
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -149,6 +165,7 @@ class AdminServer:
         self.address = f"127.0.0.1:{self.port}"
         self.channel = grpc.insecure_channel(self.address)
         self.admin = admin_pb_grpc.AdminServiceStub(self.channel)
+        self.registration = admin_pb_grpc.RegistrationServiceStub(self.channel)
         self.spectators = admin_pb_grpc.SpectatorServiceStub(self.channel)
 
     def _main(self) -> None:
@@ -157,6 +174,9 @@ class AdminServer:
             self._stop = asyncio.Event()
             server = grpc.aio.server()
             admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
+            admin_pb_grpc.add_RegistrationServiceServicer_to_server(
+                RegistrationServicer(self.arena.storage, self.arena.lobby, self.limiter), server
+            )
             admin_pb_grpc.add_SpectatorServiceServicer_to_server(
                 SpectatorServicer(
                     self.hub, self.arena.storage, self.arena.lobby, lambda: self.arena.ladders

@@ -1,0 +1,182 @@
+"""``RegistrationService`` (admin.proto): bot owners register and re-key their own bots.
+
+No admin token: ``RegisterBot`` is authorised by an invite code (docs/courses.md), checked,
+used once and turned into a bot in one transaction (``Storage.register_bot``); a code that is
+wrong, expired, revoked or used up is UNAUTHENTICATED with one message for all, so a stranger
+learns nothing about which. A bad name or owner is INVALID_ARGUMENT naming the field, a taken
+name ALREADY_EXISTS, and the code is then not used. The bot's token is in the answer, once.
+
+``RotateOwnToken`` is authorised by the bot's own token (``authorization: Bearer <token>``,
+checked as a bot's Hello is): the bot gets a new token, the old one stops at once and its open
+streams are closed through the lobby, as the admin's rotation does (:mod:`.admin_bots`).
+
+Guessing codes: a code holds 256 random bits, so guessing is hopeless; still, each peer address
+(the client's IP, its port dropped) gets :class:`AttemptLimiter`'s token bucket of
+:data:`ATTEMPT_BURST` RegisterBot attempts refilled at :data:`ATTEMPTS_PER_MINUTE` a minute, in
+memory (per process; it forgets at a restart). Past it the call is RESOURCE_EXHAUSTED before the
+code is looked at. At most :data:`MAX_PEERS` peers are remembered (the oldest forgotten first),
+so the limiter's memory is bounded whoever calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Final, NoReturn, Protocol
+
+import grpc
+
+from domino_arena.server.logs import MAX_MESSAGE, bounded
+from domino_arena.server.net.admin_answers import bot_info
+from domino_arena.server.net.admin_bots import REVOKED
+from domino_arena.server.net.admin_requests import RequestError, bearer_token, bot_name_of
+from domino_arena.server.net.limits import TokenBucket
+from domino_arena.server.play.roster import Roster
+from domino_arena.server.store.bots import (
+    BadBotNameError,
+    BadOwnerError,
+    BotCheck,
+    DuplicateBotError,
+    IssuedToken,
+)
+from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
+
+ATTEMPT_BURST: Final = 10
+ATTEMPTS_PER_MINUTE: Final = 10
+MAX_PEERS: Final = 10_000
+TOKEN_REFUSED: Final = (
+    "bot token not accepted: send the bot's current token as 'authorization: Bearer <token>' "
+    "(it may have been rotated, or the bot disabled or deleted)"
+)
+
+_Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class RegistrationStorage(Protocol):
+    """The storage calls of the two RPCs (blocking: run in worker threads)."""
+
+    def register_bot(self, code: str, name: str, owner: str) -> IssuedToken: ...
+    def check_bot(self, name: str, token: str) -> BotCheck: ...
+    def rotate_token(self, name: str) -> IssuedToken: ...
+
+
+class AttemptLimiter:
+    """A token bucket per peer: :data:`ATTEMPT_BURST` attempts, then
+    :data:`ATTEMPTS_PER_MINUTE` a minute; the least recently seen peer is forgotten past
+    ``max_peers``."""
+
+    def __init__(
+        self,
+        burst: int = ATTEMPT_BURST,
+        per_minute: float = ATTEMPTS_PER_MINUTE,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_peers: int = MAX_PEERS,
+    ) -> None:
+        self.burst = burst
+        self.per_minute = per_minute
+        self.clock = clock
+        self.max_peers = max_peers
+        self._buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def allow(self, peer: str) -> bool:
+        """Spend one of ``peer``'s attempts; False when it has none left now."""
+        bucket = self._buckets.pop(peer, None)
+        if bucket is None:
+            bucket = TokenBucket(self.per_minute / 60, self.burst, self.clock)
+        self._buckets[peer] = bucket  # the most recently seen last
+        while len(self._buckets) > self.max_peers:
+            self._buckets.popitem(last=False)
+        return bucket.take()
+
+
+def peer_host(peer: str) -> str:
+    """The host of a gRPC peer string (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``): one
+    machine is one peer whichever port it calls from."""
+    if peer.startswith("ipv6:"):
+        host, _, _ = peer.rpartition("]:")
+        return host + "]" if host else peer
+    host, sep, _ = peer.rpartition(":")
+    return host if sep and ":" in host else peer
+
+
+class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):
+    """``RegisterBot`` and ``RotateOwnToken`` over the storage and the lobby (``roster``)."""
+
+    def __init__(
+        self,
+        storage: RegistrationStorage,
+        roster: Roster,
+        limiter: AttemptLimiter | None = None,
+    ) -> None:
+        self.storage = storage
+        self.roster = roster
+        self.limiter = limiter if limiter is not None else AttemptLimiter()
+
+    def _info(self, issued: IssuedToken) -> admin_pb.CreateBotResponse:
+        bot = issued.bot
+        info = bot_info(bot, self.roster.get(bot.name) is not None)
+        return admin_pb.CreateBotResponse(bot=info, token=issued.token)
+
+    async def RegisterBot(  # noqa: N802
+        self, request: admin_pb.RegisterBotRequest, context: _Context
+    ) -> admin_pb.CreateBotResponse:
+        try:
+            if not self.limiter.allow(peer_host(context.peer() or "")):
+                raise RequestError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"too many registration attempts from this address: at most "
+                    f"{self.limiter.burst}, then {self.limiter.per_minute:g} a minute; wait "
+                    "and try again",
+                )
+            name = bot_name_of(request.name)
+            if not request.invite_code:
+                raise RequestError(grpc.StatusCode.UNAUTHENTICATED, INVITE_REFUSED)
+            issued = await asyncio.to_thread(
+                self.storage.register_bot, request.invite_code, name, request.owner
+            )
+        except InviteError:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, INVITE_REFUSED)
+        except BadBotNameError as exc:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"name: {exc}")
+        except BadOwnerError as exc:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"owner: {exc}")
+        except DuplicateBotError as exc:
+            await _abort(
+                context,
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"name: {exc} (a deleted bot's name stays taken); pick another name: your "
+                "invite code was not used",
+            )
+        except RequestError as exc:
+            await _abort(context, exc.status, str(exc))
+        return self._info(issued)
+
+    async def RotateOwnToken(  # noqa: N802
+        self, request: admin_pb.RotateOwnTokenRequest, context: _Context
+    ) -> admin_pb.CreateBotResponse:
+        try:
+            name = bot_name_of(request.name)
+            token = bearer_token(context.invocation_metadata())
+            check = await asyncio.to_thread(self.storage.check_bot, name, token)
+            if check is not BotCheck.OK:
+                raise RequestError(grpc.StatusCode.UNAUTHENTICATED, TOKEN_REFUSED)
+            issued = await asyncio.to_thread(self.storage.rotate_token, name)
+        except RequestError as exc:
+            await _abort(context, exc.status, str(exc))
+        except (KeyError, ValueError):  # deleted or gone between the check and the rotation
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, TOKEN_REFUSED)
+        self.roster.revoke(name, REVOKED["own"].format(name=name))
+        return self._info(issued)
+
+
+async def _abort(context: _Context, status: grpc.StatusCode, message: str) -> NoReturn:
+    await context.abort(status, bounded(message, MAX_MESSAGE))
+    raise AssertionError("abort returned")  # pragma: no cover

@@ -3,10 +3,10 @@
 It serves the bot stream (:mod:`.service`), the admin API (:mod:`.admin`), self-registration
 (:mod:`.registration`) and the spectators (:mod:`.spectators`) over the arena and the lobby it
 is given, and says SERVING on gRPC health checking while it accepts calls. The app
-(``server/app.py``) decides when each step happens; the shutdown steps that belong to the network are :meth:`GrpcServer.stop_accepting` (health
-goes NOT_SERVING, no new bot stream is admitted) and, once the matches have ended,
-:meth:`GrpcServer.close` (every bot stream is closed with SHUTTING_DOWN, then the server stops
-with a grace for the handlers).
+(``server/app.py``) decides when each step happens; the shutdown steps that belong to the
+network are :meth:`GrpcServer.stop_accepting` (health goes NOT_SERVING, no new bot stream is
+admitted) and, once the matches have ended, :meth:`GrpcServer.close` (every bot stream is
+closed with SHUTTING_DOWN, then the server stops with a grace for the handlers).
 """
 
 from __future__ import annotations

@@ -379,9 +379,10 @@ class AdminServicer(
         course = await self.bot_admin.existing_course(request.course)
         key = (course, game.name)
         if key in self.arena.ladders:
+            where, flag = _in_course(course)
             raise not_now(
-                f"a {game.name} ladder is running already in course '{course}'; stop it first "
-                f"(domino-arena ladder stop {game.name} --course {course})"
+                f"a {game.name} ladder is running already{where}; stop it first "
+                f"(domino-arena ladder stop {game.name}{flag})"
             )
         await arena_call(
             self.arena.start_ladder(
@@ -413,7 +414,7 @@ class AdminServicer(
         name = game_name(request.game)
         course = caller().course_of(request.course)
         if (course, name) not in self.arena.ladders:
-            raise not_found(f"no {name} ladder is running in course '{course}'")
+            raise not_found(f"no {name} ladder is running{_in_course(course)[0]}")
         await arena_call(self.arena.stop_ladder(name, course))
         return admin_pb.StopLadderResponse()
 
@@ -434,6 +435,13 @@ class AdminServicer(
                 if course is None or key[0] == course
             ]
         )
+
+
+def _in_course(course: str) -> tuple[str, str]:
+    """Words and a CLI flag naming ``course`` in a message (nothing for the default one)."""
+    if course == DEFAULT_COURSE:
+        return "", ""
+    return f" in course '{course}'", f" --course {course}"
 
 
 def _organizer_shaped(metadata: Any) -> bool:

@@ -414,7 +414,7 @@ def test_the_sdk_spectator_lists_and_follows_a_match_in_the_rules_own_types(
     referee.call(lambda: hub.started(spec_of(game, 4)))
     for step in game_steps[:3]:
         referee.call(functools.partial(feed, step))
-    referee.arena.ladders["moon"] = FakeLadder(
+    referee.arena.ladders["default", "moon"] = FakeLadder(
         game, TimeControl(), FaultPolicy.SUBSTITUTE, 3, 1000, 2, 77, started=4, finished=1
     )
 

@@ -162,7 +162,7 @@ def test_the_lobby_is_asked_at_most_once_a_second(referee: AdminServer) -> None:
 
 def test_the_running_ladders_are_on_the_live_and_home_pages(referee: AdminServer) -> None:
     game = make_game("straight")
-    referee.arena.ladders["straight"] = FakeLadder(
+    referee.arena.ladders["default", "straight"] = FakeLadder(
         game, TimeControl(), FaultPolicy.SUBSTITUTE, 3, 1000, 2, 41, started=12, finished=9
     )
     with TestClient(create_app(referee.arena.storage, live=LiveSource(referee.address))) as c:

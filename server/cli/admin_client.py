@@ -36,6 +36,7 @@ from domino_arena.server.cli.arguments import (
     Handlers,
     check_writable,
     checked_seed,
+    course_argument,
     game_arguments,
     game_from_args,
     seat_bots,
@@ -344,6 +345,7 @@ def _match_arguments(parser: argparse.ArgumentParser) -> None:
 def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
     game_arguments(parser, "one connected bot per seat, seat 0 first")
     server_arguments(parser)
+    course_argument(parser, "the course the match is played in (its bots' course)")
     parser.add_argument("--record", metavar="FILE", help="write the match record (JSON Lines)")
     policy_arguments(parser)
     json_argument(parser, "the match's id, bots and result")
@@ -352,7 +354,7 @@ def _match_run_arguments(parser: argparse.ArgumentParser) -> None:
 def _match_run(args: argparse.Namespace) -> int:
     game = game_from_args(args)
     bots = seat_bots(game, args.bots)
-    request = admin_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots)
+    request = admin_pb2.RunMatchRequest(game=game_to_proto(game), bots=bots, course=args.course)
     if args.seed is not None:
         request.has_seed = True
         request.seed = checked_seed(args.seed) or 0
@@ -391,6 +393,7 @@ def _matches_arguments(parser: argparse.ArgumentParser) -> None:
         "--limit", type=int, default=20, metavar="N", help="at most N, newest first (default 20)"
     )
     server_arguments(parser)
+    course_argument(parser, "only this course's matches")
     json_argument(parser, "the matches")
 
 
@@ -402,6 +405,7 @@ def _matches(args: argparse.Namespace) -> int:
         bot=args.bot or "",
         game=args.game or "",
         limit=args.limit,
+        course=args.course,
     )
     response = admin_call(args, "ListMatches", request)
     if args.json:

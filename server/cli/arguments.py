@@ -174,6 +174,18 @@ def server_arguments(parser: argparse.ArgumentParser, *, token: bool = True) -> 
     client_tls_arguments(parser)
 
 
+def course_argument(parser: argparse.ArgumentParser, what: str = "the course") -> None:
+    """Add ``--course C``: empty means an organizer token's own course, and with the admin
+    token the default course (or every course, for a listing)."""
+    parser.add_argument(
+        "--course",
+        default="",
+        metavar="C",
+        help=f"{what} (default: an organizer token's own course; with the admin token the "
+        "default course, or every course for a listing)",
+    )
+
+
 def client_tls_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the client's TLS options: read by ``admin_client.channel_tls``."""
     group = parser.add_argument_group("TLS (when the referee serves it)")

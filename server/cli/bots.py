@@ -44,9 +44,11 @@ from domino_arena.server.cli.arguments import (
     CliError,
     Handler,
     Handlers,
+    course_argument,
     db_argument,
     server_arguments,
 )
+from domino_arena.server.cli.courses import own_bot_actions
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.cli.tables import table
@@ -61,11 +63,16 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
         sub = actions.add_parser(name, help=help_text, description=help_text)
         if name == "list":
             sub.add_argument("--all", action="store_true", help="the deleted bots too")
+            course_argument(sub, "only this course's bots")
             json_argument(sub, "the bots")
         else:
             sub.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
+        if name == "create":
+            course_argument(sub, "the course the bot belongs to")
+            sub.add_argument("--owner", default="", metavar="O", help="who the bot belongs to")
         server_arguments(sub)
         sub.set_defaults(bot_run=run)
+    own_bot_actions(actions)
     add = actions.add_parser(
         "add",
         help="create a bot in a database directly, with no referee (prints its token once)",
@@ -222,7 +229,8 @@ def _bot_play(args: argparse.Namespace) -> int:
 
 
 def _bot_create(args: argparse.Namespace) -> int:
-    answer = admin_call(args, "CreateBot", admin_pb2.CreateBotRequest(name=args.name))
+    request = admin_pb2.CreateBotRequest(name=args.name, course=args.course, owner=args.owner)
+    answer = admin_call(args, "CreateBot", request)
     print(
         f"{PROG}: created bot '{answer.bot.name}' on the referee at {args.server}; "
         "its token, shown only this once:",
@@ -268,13 +276,16 @@ def _bot_delete(args: argparse.Namespace) -> int:
 
 
 def _bot_list(args: argparse.Namespace) -> int:
-    answer = admin_call(args, "ListBots", admin_pb2.ListBotsRequest(include_deleted=args.all))
+    request = admin_pb2.ListBotsRequest(include_deleted=args.all, course=args.course)
+    answer = admin_call(args, "ListBots", request)
     if args.json:
         print_json(message_json(answer))
         return 0
     rows = [
         (
             bot.name,
+            bot.course,
+            bot.owner or "-",
             enum_name(admin_pb2.BotState, bot.state, "BOT_STATE_"),
             "yes" if bot.connected else "no",
             _when(bot.created if bot.HasField("created") else None),
@@ -285,7 +296,8 @@ def _bot_list(args: argparse.Namespace) -> int:
     if not rows:
         print("no bots" + ("" if args.all else " (--all shows the deleted ones too)"))
         return 0
-    console().print(table(None, ["bot", "state", "connected", "created", "token issued"], rows))
+    columns = ["bot", "course", "owner", "state", "connected", "created", "token issued"]
+    console().print(table(None, columns, rows))
     return 0
 
 

@@ -45,9 +45,20 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         "bot",
         "bots and tokens through the referee ('bot create NAME', list, rotate, disable, enable, "
-        "delete); 'bot add NAME --db URL' writes a database directly; 'bot run NAME' plays a "
-        "house bot remotely",
+        "delete); 'bot register NAME --invite CODE' and 'bot rotate-own' for a bot's owner; "
+        "'bot add NAME --db URL' writes a database directly; 'bot run NAME' plays a house bot "
+        "remotely",
         "bots",
+    ),
+    Command(
+        "course",
+        "'course create|list|show|update|rotate-token': courses, each with its organizer token",
+        "courses",
+    ),
+    Command(
+        "invite",
+        "'invite create|list|revoke': invite codes with which students register bots",
+        "courses",
     ),
     Command(
         "match",

@@ -29,6 +29,7 @@ from domino_arena.server.cli.arguments import (
     Handler,
     Handlers,
     checked_seed,
+    course_argument,
     game_arguments,
     game_from_args,
     positive,
@@ -290,14 +291,17 @@ def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "--concurrency", type=int, metavar="N", help="ladder games at once (default 4)"
         )
+        course_argument(sub, "the course whose connected bots it pairs")
 
     def listing(sub: argparse.ArgumentParser) -> None:
         server_arguments(sub)
+        course_argument(sub, "only this course's ladders")
         json_argument(sub, "the running ladders")
 
     def stop(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("game", metavar="GAME", help="the game whose ladder stops")
         server_arguments(sub)
+        course_argument(sub, "the ladder's course")
 
     subcommands(
         parser,
@@ -313,7 +317,9 @@ def _ladder_arguments(parser: argparse.ArgumentParser) -> None:
 def _l_start(args: argparse.Namespace) -> int:
     game = game_from_args(args)
     request = admin_pb2.StartLadderRequest(
-        game=game_to_proto(game), concurrency=positive("--concurrency", args.concurrency) or 0
+        game=game_to_proto(game),
+        concurrency=positive("--concurrency", args.concurrency) or 0,
+        course=args.course,
     )
     seed = checked_seed(args.seed)
     if seed is not None:
@@ -329,13 +335,13 @@ def _l_start(args: argparse.Namespace) -> int:
 
 
 def _l_stop(args: argparse.Namespace) -> int:
-    admin_call(args, "StopLadder", admin_pb2.StopLadderRequest(game=args.game))
+    admin_call(args, "StopLadder", admin_pb2.StopLadderRequest(game=args.game, course=args.course))
     print(f"{args.game} ladder stopping: its running games finish")
     return 0
 
 
 def _l_list(args: argparse.Namespace) -> int:
-    response = admin_call(args, "ListLadders", admin_pb2.ListLaddersRequest())
+    response = admin_call(args, "ListLadders", admin_pb2.ListLaddersRequest(course=args.course))
     if args.json:
         print_json(message_json(response))
         return 0

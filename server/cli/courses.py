@@ -1,0 +1,466 @@
+"""``course`` and ``invite`` (the admin API's courses and invite codes) and the bot owner's own
+``bot register`` and ``bot rotate-own`` (``RegistrationService``: no admin token).
+
+A course's organizer uses its organizer token where the admin token goes (``--admin-token-file``
+or ``$DOMINO_ARENA_ADMIN_TOKEN``): the referee then answers for that course alone. A command
+that makes a secret (``course create``, ``course rotate-token``, ``invite create``, ``bot
+register`` without ``--token-file``) prints only the secrets on stdout, one a line, so
+``TOKEN=$(domino-arena course create cs101)`` works; what it did goes to stderr. They are shown
+this once: the referee keeps only their hashes.
+
+This module imports grpc and the protos at the top: ``main`` imports it only when one of its
+commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+
+from domino_arena.sdk.client import TlsConfigError, read_secret
+from domino_arena.server.cli.admin_client import (
+    admin_call,
+    channel_tls,
+    console,
+    open_channel,
+    rpc_error,
+)
+from domino_arena.server.cli.arguments import (
+    PROG,
+    CliError,
+    Handler,
+    Handlers,
+    course_argument,
+    server_arguments,
+)
+from domino_arena.server.cli.json_output import json_argument, message_json, print_json
+from domino_arena.server.cli.tables import table
+from domino_arena.v1 import admin_pb2, admin_pb2_grpc
+
+Run = Callable[[argparse.Namespace], int]
+
+_DURATION: Final = re.compile(r"^(\d{1,6})([mhdw])$")
+_UNITS: Final = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def _baseline(text: str) -> tuple[str, float]:
+    bot, sep, rating = text.partition("=")
+    try:
+        if not sep or not bot:
+            raise ValueError
+        return bot, float(rating)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected HOUSE_BOT=RATING such as greedy=1500, got {text!r}"
+        ) from None
+
+
+def _when(stamp: Any, present: bool) -> str:
+    if not present:
+        return "-"
+    moment: dt.datetime = stamp.ToDatetime(tzinfo=dt.UTC)
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+# -- course -------------------------------------------------------------------------------------
+
+
+def _course_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="course_action", metavar="ACTION", required=True)
+    create = _action(
+        actions,
+        "create",
+        "create a course (admin token) and print its organizer token (shown only once)",
+        _course_create,
+    )
+    create.add_argument("name", metavar="NAME", help="the course's name (letters, digits, _ . -)")
+    _settings(create, update=False)
+    listing = _action(actions, "list", "the courses (an organizer sees its own)", _course_list)
+    json_argument(listing, "the courses")
+    show = _action(actions, "show", "one course's settings and counts", _course_show)
+    show.add_argument(
+        "name", metavar="NAME", nargs="?", default="", help="default: the organizer's own"
+    )
+    json_argument(show, "the course")
+    update = _action(actions, "update", "change a course's settings", _course_update)
+    update.add_argument("name", metavar="NAME", help="the course")
+    _settings(update, update=True)
+    rotate = _action(
+        actions,
+        "rotate-token",
+        "give a course a new organizer token (admin token; printed once, the old one stops)",
+        _course_rotate,
+    )
+    rotate.add_argument("name", metavar="NAME", help="the course")
+
+
+def _action(actions: Any, name: str, help_text: str, run: Run) -> argparse.ArgumentParser:
+    sub: argparse.ArgumentParser = actions.add_parser(name, help=help_text, description=help_text)
+    server_arguments(sub)
+    sub.set_defaults(action_run=run)
+    return sub
+
+
+def _settings(parser: argparse.ArgumentParser, *, update: bool) -> None:
+    flag: Any = argparse.BooleanOptionalAction if update else "store_true"
+    default = None if update else False
+    parser.add_argument("--title", metavar="T", help="a title for pages (default: the name)")
+    parser.add_argument(
+        "--anonymous",
+        action=flag,
+        default=default,
+        help="public pages show aliases ('Student 7') instead of bot and owner names",
+    )
+    parser.add_argument(
+        "--allow-same-owner-tables",
+        action=flag,
+        default=default,
+        help="two bots of one owner may sit at one 3-4 seat free-for-all table",
+    )
+    parser.add_argument(
+        "--allow-same-owner-partners",
+        action=flag,
+        default=default,
+        help="two bots of one owner may be partners",
+    )
+    parser.add_argument(
+        "--baseline",
+        action="append",
+        type=_baseline,
+        metavar="BOT=RATING",
+        help="a frozen baseline: a house bot at a fixed rating, e.g. greedy=1500 (repeat it)"
+        + ("; replaces the course's baselines" if update else ""),
+    )
+    if update:
+        parser.add_argument(
+            "--no-baselines", action="store_true", help="remove every frozen baseline"
+        )
+    json_argument(parser, "the course")
+
+
+def _baselines(args: argparse.Namespace) -> list[admin_pb2.Baseline]:
+    return [admin_pb2.Baseline(bot=bot, rating=rating) for bot, rating in args.baseline or ()]
+
+
+def _course_create(args: argparse.Namespace) -> int:
+    request = admin_pb2.CreateCourseRequest(
+        name=args.name,
+        title=args.title or "",
+        anonymous=args.anonymous,
+        allow_same_owner_tables=args.allow_same_owner_tables,
+        allow_same_owner_partners=args.allow_same_owner_partners,
+        baselines=_baselines(args),
+    )
+    answer = admin_call(args, "CreateCourse", request)
+    if args.json:
+        print_json(message_json(answer))
+        return 0
+    print(
+        f"{PROG}: created course '{answer.course.name}' on the referee at {args.server}; its "
+        "organizer token, shown only this once (give it to the course's organizer):",
+        file=sys.stderr,
+    )
+    print(answer.organizer_token)
+    return 0
+
+
+def _course_rotate(args: argparse.Namespace) -> int:
+    request = admin_pb2.RotateOrganizerTokenRequest(course=args.name)
+    answer = admin_call(args, "RotateOrganizerToken", request)
+    print(
+        f"{PROG}: course '{answer.course.name}' has a new organizer token; the old one stopped "
+        "working. The new token, shown only this once:",
+        file=sys.stderr,
+    )
+    print(answer.organizer_token)
+    return 0
+
+
+def _course_rows(courses: Sequence[admin_pb2.Course]) -> list[tuple[str, ...]]:
+    return [
+        (
+            c.name,
+            c.title,
+            str(c.bots),
+            str(c.owners),
+            ", ".join(f"{b.bot}={b.rating:g}" for b in c.baselines) or "-",
+            "yes" if c.anonymous else "no",
+            _when(c.created, c.HasField("created")),
+        )
+        for c in courses
+    ]
+
+
+_COURSE_COLUMNS: Final = ["course", "title", "bots", "owners", "baselines", "anonymous", "created"]
+
+
+def _course_list(args: argparse.Namespace) -> int:
+    answer = admin_call(args, "ListCourses", admin_pb2.ListCoursesRequest())
+    if args.json:
+        print_json(message_json(answer))
+        return 0
+    if not answer.courses:
+        print("no courses")
+        return 0
+    console().print(table(None, _COURSE_COLUMNS, _course_rows(answer.courses)))
+    return 0
+
+
+def _print_course(args: argparse.Namespace, course: admin_pb2.Course) -> int:
+    if args.json:
+        print_json(message_json(course))
+        return 0
+    console().print(table(None, _COURSE_COLUMNS, _course_rows([course])))
+    rules = [
+        f"same-owner tables {'allowed' if course.allow_same_owner_tables else 'never'}",
+        f"same-owner partners {'allowed' if course.allow_same_owner_partners else 'never'}",
+        "organizer token issued "
+        + _when(course.organizer_token_issued, course.HasField("organizer_token_issued")),
+    ]
+    print("; ".join(rules))
+    return 0
+
+
+def _course_show(args: argparse.Namespace) -> int:
+    answer = admin_call(args, "GetCourse", admin_pb2.GetCourseRequest(course=args.name))
+    return _print_course(args, answer)
+
+
+def _course_update(args: argparse.Namespace) -> int:
+    if args.no_baselines and args.baseline:
+        raise CliError("give --baseline or --no-baselines, not both")
+    request = admin_pb2.UpdateCourseRequest(course=args.name)
+    if args.title is not None:
+        request.title = args.title
+    for field in ("anonymous", "allow_same_owner_tables", "allow_same_owner_partners"):
+        value = getattr(args, field)
+        if value is not None:
+            setattr(request, field, value)
+    if args.baseline or args.no_baselines:
+        request.set_baselines = True
+        request.baselines.extend(_baselines(args))
+    return _print_course(args, admin_call(args, "UpdateCourse", request))
+
+
+# -- invite -------------------------------------------------------------------------------------
+
+
+def _invite_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="invite_action", metavar="ACTION", required=True)
+    create = _action(
+        actions, "create", "make invite codes and print them (shown only once)", _invite_create
+    )
+    course_argument(create)
+    create.add_argument("--count", type=int, required=True, metavar="N", help="codes to make")
+    create.add_argument(
+        "--uses", type=int, default=1, metavar="K", help="bots each code registers (default 1)"
+    )
+    expiry = create.add_mutually_exclusive_group()
+    expiry.add_argument("--expires", metavar="ISO", help="when they expire, e.g. 2026-12-31T23:59Z")
+    expiry.add_argument(
+        "--valid-for", metavar="DURATION", help="how long they last: 30m, 12h, 14d or 2w"
+    )
+    json_argument(create, "the codes")
+    listing = _action(actions, "list", "a course's invites, newest first", _invite_list)
+    course_argument(listing)
+    json_argument(listing, "the invites")
+    revoke = _action(actions, "revoke", "make an invite unusable (its bots stay)", _invite_revoke)
+    revoke.add_argument("id", metavar="ID", help="the invite's id (as 'invite list' shows)")
+
+
+def expiry_of(expires: str | None, valid_for: str | None, now: dt.datetime) -> dt.datetime | None:
+    """The expiry ``--expires`` or ``--valid-for`` asks for (None: never).
+
+    Raises:
+        CliError: not an ISO time with a zone, or not a duration such as ``14d``.
+    """
+    if valid_for is not None:
+        match = _DURATION.match(valid_for.strip())
+        if match is None or int(match.group(1)) == 0:
+            raise CliError(
+                f"--valid-for: expected a duration such as 30m, 12h, 14d or 2w, got {valid_for!r}"
+            )
+        return now + dt.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    if expires is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(expires.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise CliError(
+            f"--expires: expected an ISO time such as 2026-12-31T23:59Z, got {expires!r}"
+        ) from None
+    if moment.tzinfo is None:
+        raise CliError(f"--expires: give a time zone (Z for UTC), got {expires!r}")
+    return moment
+
+
+def _invite_create(args: argparse.Namespace) -> int:
+    request = admin_pb2.CreateInvitesRequest(course=args.course, count=args.count, uses=args.uses)
+    expires = expiry_of(args.expires, args.valid_for, dt.datetime.now(dt.UTC))
+    if expires is not None:
+        request.expires.FromDatetime(expires.astimezone(dt.UTC))
+    answer = admin_call(args, "CreateInvites", request)
+    if args.json:
+        print_json(message_json(answer))
+        return 0
+    first = answer.invites[0].invite if answer.invites else None
+    course = first.course if first is not None else args.course
+    until = _when(first.expires, first.HasField("expires")) if first is not None else "-"
+    print(
+        f"{PROG}: {len(answer.invites)} invite code(s) for course '{course}', each registering "
+        f"{args.uses} bot(s), expiring {until if until != '-' else 'never'}; shown only this "
+        f"once (a student runs '{PROG} bot register NAME --invite CODE --server {args.server}'):",
+        file=sys.stderr,
+    )
+    for invite in answer.invites:
+        print(invite.code)
+    return 0
+
+
+def _invite_list(args: argparse.Namespace) -> int:
+    answer = admin_call(args, "ListInvites", admin_pb2.ListInvitesRequest(course=args.course))
+    if args.json:
+        print_json(message_json(answer))
+        return 0
+    if not answer.invites:
+        print("no invites")
+        return 0
+    rows = [
+        (
+            i.id,
+            i.course,
+            f"{i.used}/{i.uses}",
+            _when(i.expires, i.HasField("expires")),
+            "revoked" if i.revoked else ("used up" if i.used >= i.uses else "open"),
+            _when(i.created, i.HasField("created")),
+        )
+        for i in answer.invites
+    ]
+    columns = ["id", "course", "used", "expires", "state", "created"]
+    console().print(table(None, columns, rows))
+    return 0
+
+
+def _invite_revoke(args: argparse.Namespace) -> int:
+    answer = admin_call(args, "RevokeInvite", admin_pb2.RevokeInviteRequest(id=args.id))
+    print(f"invite {answer.id} of course '{answer.course}' is revoked (its bots stay)")
+    return 0
+
+
+# -- bot register / bot rotate-own (RegistrationService) ----------------------------------------
+
+
+def own_bot_actions(actions: Any) -> None:
+    """Add ``register`` and ``rotate-own`` to ``bot``'s actions (server/cli/bots.py)."""
+    register = actions.add_parser(
+        "register",
+        help="register a bot with an invite code (no admin token); prints its token once",
+        description="Register the bot NAME in the course of an invite code the organizer gave "
+        "you; the referee answers with the bot's token, shown only this once: printed on "
+        "stdout, or written to --token-file (created readable by you alone).",
+    )
+    register.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
+    register.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
+    register.add_argument("--owner", default="", metavar="O", help="who you are (e.g. a login)")
+    register.add_argument("--token-file", metavar="FILE", help="write the token to FILE")
+    server_arguments(register, token=False)
+    register.set_defaults(bot_run=_bot_register)
+    rotate = actions.add_parser(
+        "rotate-own",
+        help="give your bot a new token with its current one (rewrites --token-file)",
+        description="Ask the referee for a new token for the bot NAME, authorised by its "
+        "current token read from --token-file; the file is rewritten with the new one, the "
+        "old one stops working and the bot's open stream is closed.",
+    )
+    rotate.add_argument("name", metavar="NAME", help="your bot's name")
+    rotate.add_argument(
+        "--token-file", required=True, metavar="FILE", help="its token (first line)"
+    )
+    server_arguments(rotate, token=False)
+    rotate.set_defaults(bot_run=_bot_rotate_own)
+
+
+def registration_call(
+    args: argparse.Namespace, method: str, request: Any, token: str | None = None
+) -> Any:
+    """Call ``method`` of ``RegistrationService`` at ``args.server`` (with the bot's token)."""
+    tls = channel_tls(args)
+    metadata = (("authorization", f"Bearer {token}"),) if token else ()
+    with open_channel(args.server, tls) as channel:
+        stub = admin_pb2_grpc.RegistrationServiceStub(channel)
+        try:
+            return getattr(stub, method)(request, metadata=metadata)
+        except grpc.RpcError as exc:
+            raise rpc_error(args.server, exc, tls) from None
+
+
+def write_token(path: str, token: str) -> None:
+    """Write ``token`` to ``path`` readable by its owner alone, replacing it in one step (a
+    crash leaves the old file or the new one, never half of one)."""
+    target = Path(path)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent or Path.cwd(), prefix=".token-")
+        with os.fdopen(handle, "w") as file:
+            file.write(token + "\n")
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise CliError(f"--token-file: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _bot_register(args: argparse.Namespace) -> int:
+    request = admin_pb2.RegisterBotRequest(
+        invite_code=args.invite, name=args.name, owner=args.owner
+    )
+    answer = registration_call(args, "RegisterBot", request)
+    where = f"course '{answer.bot.course}' on the referee at {args.server}"
+    if args.token_file:
+        write_token(args.token_file, answer.token)
+        print(
+            f"{PROG}: registered bot '{answer.bot.name}' in {where}; its token is in "
+            f"{args.token_file} (run it with --token-file {args.token_file})",
+            file=sys.stderr,
+        )
+        return 0
+    print(
+        f"{PROG}: registered bot '{answer.bot.name}' in {where}; its token, shown only this once:",
+        file=sys.stderr,
+    )
+    print(answer.token)
+    return 0
+
+
+def _bot_rotate_own(args: argparse.Namespace) -> int:
+    try:
+        token = read_secret(args.token_file, "--token-file")
+    except TlsConfigError as exc:
+        raise CliError(str(exc)) from None
+    request = admin_pb2.RotateOwnTokenRequest(name=args.name)
+    answer = registration_call(args, "RotateOwnToken", request, token)
+    write_token(args.token_file, answer.token)
+    print(
+        f"{PROG}: bot '{answer.bot.name}' has a new token, written to {args.token_file}; the "
+        "old one stopped working and its open stream was closed",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    run: Run = args.action_run
+    return run(args)
+
+
+HANDLERS: Final[Handlers] = {
+    "course": Handler(_course_arguments, _run),
+    "invite": Handler(_invite_arguments, _run),
+}

@@ -235,7 +235,13 @@ class AdminServicer(
                 raise not_found(f"bots[{index}]: no bot is named '{name}'")
             stored.append(bot)
         courses = {bot.course for bot in stored if bot is not None}
-        course = wanted or (courses.pop() if len(courses) == 1 else DEFAULT_COURSE)
+        if not wanted and len(courses) > 1:
+            each = ", ".join(f"{bot.name}: {bot.course}" for bot in stored if bot is not None)
+            raise invalid(
+                f"bots: they belong to different courses ({each}); a match is played within "
+                "one course"
+            )
+        course = wanted or (courses.pop() if courses else DEFAULT_COURSE)
         for index, bot in enumerate(stored):
             if bot is not None and bot.course != course:
                 raise invalid(

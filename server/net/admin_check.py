@@ -67,6 +67,14 @@ class BotLookup(Protocol):
 
 
 @runtime_checkable
+class StoredArena(Protocol):
+    """An arena with a storage in which bots are looked up (their courses)."""
+
+    @property
+    def storage(self) -> BotLookup: ...
+
+
+@runtime_checkable
 class HostingArena(Protocol):
     """What the two RPCs need of the arena (``server/play/arena.py``'s ``Arena``)."""
 
@@ -76,8 +84,6 @@ class HostingArena(Protocol):
     def house(self) -> Mapping[str, Callable[[int], Bot]]: ...
     @property
     def reconnect_grace(self) -> float: ...
-    @property
-    def storage(self) -> BotLookup: ...
 
     def seat(self, name: str, match_id: str, seed: int, index: int) -> Any: ...
     async def in_trio(self, job: Callable[[], Awaitable[T]]) -> T: ...
@@ -228,9 +234,13 @@ def practice_spec(request: admin_pb.PracticeMatchRequest, arena: HostingArena) -
     )
 
 
-async def scoped_bot(arena: HostingArena, name: str) -> StoredBot:
-    """The stored bot ``name`` if the caller sees its course; else NOT_FOUND (``bot``)."""
+async def scoped_bot(arena: object, name: str) -> StoredBot:
+    """The stored bot ``name`` if the caller sees its course; else NOT_FOUND (``bot``).
+    Asked first, before anything tells whether the referee hosts house bots or the bot is
+    connected."""
     bot_name_of(name, "bot")
+    if not isinstance(arena, StoredArena):
+        raise RequestError(grpc.StatusCode.UNIMPLEMENTED, "this referee keeps no bots")
     bot = await asyncio.to_thread(arena.storage.bot, name)
     if bot is None or not caller().sees(bot.course):
         raise not_found(f"bot: no bot is named '{name}'")
@@ -244,8 +254,8 @@ class CheckAdmin:
         self.arena = arena
 
     async def check(self, request: admin_pb.CheckBotRequest) -> admin_pb.CheckBotResponse:
+        await scoped_bot(self.arena, request.bot)
         arena = _hosting(self.arena)
-        await scoped_bot(arena, request.bot)
         bot, plan = check_plan(request, arena)
         seat_of: SeatOf = arena.seat
         try:
@@ -257,8 +267,8 @@ class CheckAdmin:
     async def practice(
         self, request: admin_pb.PracticeMatchRequest
     ) -> admin_pb.PracticeMatchResponse:
+        stored = await scoped_bot(self.arena, request.bot)
         arena = _hosting(self.arena)
-        stored = await scoped_bot(arena, request.bot)
         spec = dataclasses.replace(practice_spec(request, arena), course=stored.course)
         finished, result = await played(arena.run_match, spec)
         return admin_pb.PracticeMatchResponse(

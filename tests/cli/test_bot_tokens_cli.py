@@ -74,12 +74,15 @@ def test_list_shows_state_connection_and_dates(
     server.call(lambda: server.arena.lobby.connect(Connection("alice", ["passing"])))
     out, err = bot(capsys, server, "list")
     rows = [re.split(r"\s{2,}", line.strip()) for line in out.splitlines() if line.strip("─ ")]
-    assert rows[0] == ["bot", "state", "connected", "created", "token issued"]
-    assert [row[:3] for row in rows[1:]] == [["alice", "enabled", "yes"], ["bob", "disabled", "no"]]
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", c) for c in rows[1][3:])
+    assert rows[0] == ["bot", "course", "owner", "state", "connected", "created", "token issued"]
+    assert [row[:5] for row in rows[1:]] == [
+        ["alice", "default", "-", "enabled", "yes"],
+        ["bob", "default", "-", "disabled", "no"],
+    ]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", c) for c in rows[1][5:])
     out, _ = bot(capsys, server, "list", "--all")
     rows = [re.split(r"\s{2,}", line.strip()) for line in out.splitlines() if line.strip("─ ")]
-    assert rows[-1][:3] + rows[-1][4:] == ["carol", "deleted", "no", "-"]
+    assert rows[-1][:5] + rows[-1][6:] == ["carol", "default", "-", "deleted", "no", "-"]
     assert err == ""
 
 

@@ -567,7 +567,10 @@ def test_ladders_start_list_and_stop(server: AdminServer, arena: FakeArena) -> N
     )
     listed = server.admin.ListLadders(admin_pb.ListLaddersRequest(), metadata=AUTH)
     assert [x.game.WhichOneof("game") for x in listed.ladders] == ["straight"]
-    arena.ladders["default", "straight"].started, arena.ladders["default", "straight"].finished = 7, 5
+    arena.ladders["default", "straight"].started, arena.ladders["default", "straight"].finished = (
+        7,
+        5,
+    )
     public = server.spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT).ladders
     (shown,) = public  # no token needed, and no seed: it would tell the deals to come
     assert game_from_proto(shown.game) == make_game("straight")

@@ -36,6 +36,7 @@ from domino_arena.server.store.bots import (
     new_token,
     token_matches,
 )
+from domino_arena.server.store.engine import begin_writing
 from domino_arena.server.store.tables import BOTS, COURSES, INVITES, now, utc
 
 MAX_TITLE: Final = 200
@@ -452,7 +453,8 @@ def register_bot(engine: Engine, code: str, name: str, owner: str) -> IssuedToke
     if match is None:
         raise InviteError(INVITE_REFUSED)
     course_name, invite_id, secret = match.groups()
-    with engine.begin() as connection:
+    # The write lock first: of two registrations racing for a code, the second waits (SQLite).
+    with begin_writing(engine) as connection:
         row = (
             connection.execute(
                 sa.select(INVITES).where(INVITES.c.id == invite_id).with_for_update()

@@ -156,6 +156,18 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.execute("PRAGMA journal_mode=WAL")
 
 
+@contextmanager
+def begin_writing(engine: Engine) -> Iterator[sa.Connection]:
+    """A transaction that takes SQLite's write lock as it begins (BEGIN IMMEDIATE), for one
+    that reads and then writes while others may do the same (a deferred BEGIN would fail at
+    once with "database is locked" instead of waiting); on PostgreSQL a plain transaction (its
+    reads lock with SELECT ... FOR UPDATE)."""
+    with engine.connect() as connection:
+        connection.execution_options(**{_SQLITE_IMMEDIATE: True})
+        with connection.begin():
+            yield connection
+
+
 def _sqlite_begin(connection: sa.Connection) -> None:
     immediate = connection.get_execution_options().get(_SQLITE_IMMEDIATE, False)
     connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -152,3 +152,19 @@ def test_bad_settings_are_refused() -> None:
         ladder(Lobby(), FakePlay(), recheck=0.0)
     with pytest.raises(ValueError, match="max_strikes must be at least 1"):
         ladder(Lobby(), FakePlay(), max_strikes=0)
+
+
+def test_a_course_ladder_pairs_only_its_course_bots_and_stores_there() -> None:
+    lobby, play = Lobby(), FakePlay()
+    course_bots = {"ann", "bob", "cid"}
+    asked = []
+
+    async def members() -> set[str]:
+        asked.append(1)
+        return course_bots
+
+    runner = ladder(lobby, play, concurrency=4, seed=5, course="cs101", members=members)
+    run_for(10.5, runner, lambda: connect(lobby, "ann", "bob", "cid", "other1", "other2"))
+    seated = {name for spec in play.specs for name in spec.bots}
+    assert seated == course_bots and asked
+    assert {spec.course for spec in play.specs} == {"cs101"}

@@ -24,7 +24,7 @@ from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics
 from domino_arena.server.play import house as hosting
-from domino_arena.server.play.ladder_runner import LadderRunner
+from domino_arena.server.play.ladder_runner import LadderRunner, Members
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory
@@ -292,9 +292,16 @@ class Arena:
         async def ratings() -> dict[str, Rating]:
             return await trio.to_thread.run_sync(storage.ratings, game.name)
 
-        async def members() -> set[str]:
-            bots = await trio.to_thread.run_sync(lambda: storage.bots(course=course))
-            return {bot.name for bot in bots}
+        def read_members() -> Members:
+            found = storage.course(course)
+            return Members(
+                {bot.name: bot.owner for bot in storage.bots(course=course)},
+                same_owner_tables=found is None or found.allow_same_owner_tables,
+                same_owner_partners=found is None or found.allow_same_owner_partners,
+            )
+
+        async def members() -> Members:
+            return await trio.to_thread.run_sync(read_members)
 
         runner = LadderRunner(
             game,

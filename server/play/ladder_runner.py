@@ -12,8 +12,10 @@ them). It looks again when a game ends and every ``recheck`` seconds, which is h
 connected bots are noticed.
 
 A ladder belongs to one course (docs/courses.md): it pairs only that course's bots, which
-``members`` names (the lobby knows bots by name only; the arena reads the course's bots from
-the storage), and its games are stored in that course.
+``members`` names with their owners and the course's seating rules (the lobby knows bots by
+name only; the arena reads them from the storage at every pairing), and its games are stored
+in that course. Two bots of one owner are seated as the course allows (the matchmaking's
+same-owner rule).
 
 A seeded :class:`random.Random` breaks the ties of the matchmaking and draws every game's
 seed, so a session with the same seed and the same arrivals plays the same games.
@@ -26,7 +28,8 @@ import math
 import random
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 import trio
@@ -52,6 +55,16 @@ RECHECK_SECONDS: Final = 1.0
 """How often an idle ladder looks for newly connected bots."""
 
 
+@dataclass(frozen=True, slots=True)
+class Members:
+    """The bots a course's ladder may pair, and how their owners may be seated."""
+
+    owners: Mapping[str, str] = field(default_factory=dict)
+    """Each bot of the course -> its owner ("" for nobody)."""
+    same_owner_tables: bool = True
+    same_owner_partners: bool = True
+
+
 class LadderRunner:
     """Pair the connected bots of ``game`` into rated games until stopped or cancelled.
 
@@ -67,8 +80,9 @@ class LadderRunner:
         recheck: seconds between looks for new bots while nothing ends.
         on_game: called with every finished game.
         course: the course whose bots it pairs and whose games it stores.
-        members: returns the names of ``course``'s bots, read at every pairing (so a bot
-            registered meanwhile is paired too); None: every connected bot.
+        members: returns ``course``'s bots with their owners and its seating rules, read at
+            every pairing (so a bot registered meanwhile is paired too); None: every
+            connected bot, owners not considered.
 
     Raises:
         ValueError: ``concurrency`` below 1, a negative ``max_strikes`` or a ``recheck`` that is
@@ -91,7 +105,7 @@ class LadderRunner:
         recheck: float = RECHECK_SECONDS,
         on_game: Callable[[FinishedMatch], None] | None = None,
         course: str = DEFAULT_COURSE,
-        members: Callable[[], Awaitable[Collection[str]]] | None = None,
+        members: Callable[[], Awaitable[Members]] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"ladder: concurrency must be at least 1, got {concurrency}")
@@ -161,9 +175,10 @@ class LadderRunner:
             for c in self.lobby.connections()
             if self.game.name in c.games and c.name not in busy
         ]
+        allowed = Members()
         if self.members is not None and len(connected) >= self.game.num_players:
             allowed = await self.members()
-            connected = [name for name in connected if name in allowed]
+            connected = [name for name in connected if name in allowed.owners]
         if len(connected) < self.game.num_players:
             return []
         ratings = await self.ratings()
@@ -174,6 +189,7 @@ class LadderRunner:
                 name,
                 ratings[name].rating if name in ratings else INITIAL_RATING,
                 self.games[name],
+                owner=allowed.owners.get(name, ""),
             )
             for name in connected
             if self.lobby.get(name) is not None  # it may have left while the ratings were read
@@ -184,6 +200,8 @@ class LadderRunner:
             rng=self._rng,
             partnerships=len(self.game.sides) != self.game.num_players,
             max_tables=free,
+            same_owner_tables=allowed.same_owner_tables,
+            same_owner_partners=allowed.same_owner_partners,
         )
 
     def _start(self, nursery: trio.Nursery, bots: tuple[str, ...]) -> None:

@@ -16,7 +16,7 @@ import trio.testing
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.play.ladder_runner import LadderRunner
+from domino_arena.server.play.ladder_runner import LadderRunner, Members
 from tests.fakes.play import FakePlay
 
 TWO: Game = make_game("passing", players=2)
@@ -159,12 +159,36 @@ def test_a_course_ladder_pairs_only_its_course_bots_and_stores_there() -> None:
     course_bots = {"ann", "bob", "cid"}
     asked = []
 
-    async def members() -> set[str]:
+    async def members() -> Members:
         asked.append(1)
-        return course_bots
+        return Members(dict.fromkeys(course_bots, ""))
 
     runner = ladder(lobby, play, concurrency=4, seed=5, course="cs101", members=members)
     run_for(10.5, runner, lambda: connect(lobby, "ann", "bob", "cid", "other1", "other2"))
     seated = {name for spec in play.specs for name in spec.bots}
     assert seated == course_bots and asked
     assert {spec.course for spec in play.specs} == {"cs101"}
+
+
+def test_a_course_ladder_never_seats_two_bots_of_an_owner_at_a_free_for_all_table() -> None:
+    three = make_game("passing", players=3)
+    lobby, play = Lobby(), FakePlay()
+    owners = {"ann1": "ann", "ann2": "ann", "bob1": "bob", "cid1": "cid", "dan1": "dan"}
+
+    async def members() -> Members:
+        return Members(owners, same_owner_tables=False, same_owner_partners=False)
+
+    runner = LadderRunner(
+        three,
+        lobby=lobby,
+        play=play,
+        ratings=ratings_of({}),
+        concurrency=1,
+        seed=6,
+        members=members,
+    )
+    run_for(30.5, runner, lambda: connect(lobby, *owners))
+    assert play.specs
+    for spec in play.specs:
+        seated = [owners[name] for name in spec.bots]
+        assert len(set(seated)) == len(seated), spec.bots

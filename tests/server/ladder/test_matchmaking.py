@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -97,3 +98,52 @@ def test_bad_requests_are_refused() -> None:
         pick_tables([], 3, rng=random.Random(0), partnerships=True)
     with pytest.raises(ValueError, match="unique"):
         pick_tables([Candidate("a", 1, 0), Candidate("a", 2, 0)], 2, rng=random.Random(0))
+
+
+@given(
+    owners=st.lists(st.sampled_from(["", "ann", "bob", "cid"]), min_size=0, max_size=13),
+    seats=st.integers(min_value=3, max_value=4),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_two_bots_of_an_owner_never_share_a_free_for_all_table_unless_allowed(
+    owners: list[str], seats: int, seed: int
+) -> None:
+    rng = random.Random(seed)
+    bots = [Candidate(f"b{i}", rng.uniform(1000, 2000), 0, owner=o) for i, o in enumerate(owners)]
+    owner_of = {bot.name: bot.owner for bot in bots}
+    tables = pick_tables(bots, seats, rng=rng, same_owner_tables=False)
+    for table in tables:
+        named = [owner_of[name] for name in table if owner_of[name]]
+        assert len(named) == len(set(named)), table
+    assert all(len(table) == seats for table in tables)
+    seated = [name for table in tables for name in table]
+    assert len(seated) == len(set(seated))
+    # Allowed: the same tables as without owners.
+    plain = [dataclasses.replace(bot, owner="") for bot in bots]
+    assert pick_tables(bots, seats, rng=random.Random(seed)) == pick_tables(
+        plain, seats, rng=random.Random(seed)
+    )
+
+
+@given(
+    owners=st.lists(st.sampled_from(["", "ann", "bob"]), min_size=0, max_size=12),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_two_bots_of_an_owner_are_never_partners_unless_allowed(
+    owners: list[str], seed: int
+) -> None:
+    rng = random.Random(seed)
+    bots = [Candidate(f"b{i}", rng.uniform(1000, 2000), 0, owner=o) for i, o in enumerate(owners)]
+    owner_of = {bot.name: bot.owner for bot in bots}
+    tables = pick_tables(bots, 4, rng=rng, partnerships=True, same_owner_partners=False)
+    for table in tables:
+        for first, second in ((table[0], table[2]), (table[1], table[3])):
+            assert not owner_of[first] or owner_of[first] != owner_of[second], table
+
+
+def test_a_leader_without_a_fair_table_sits_out_and_the_others_play() -> None:
+    bots = [Candidate("a1", 1500, 0, owner="ann"), Candidate("a2", 1500, 0, owner="ann")]
+    bots += [Candidate("b", 1500, 1), Candidate("c", 1500, 1), Candidate("d", 1500, 1)]
+    tables = pick_tables(bots, 3, rng=random.Random(0), same_owner_tables=False)
+    (table,) = tables
+    assert sum(name.startswith("a") for name in table) == 1

@@ -24,7 +24,7 @@ from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics
 from domino_arena.server.play import house as hosting
-from domino_arena.server.play.ladder_runner import LadderRunner, Members
+from domino_arena.server.play.ladder_runner import LadderRunner, members_of
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory
@@ -292,17 +292,6 @@ class Arena:
         async def ratings() -> dict[str, Rating]:
             return await trio.to_thread.run_sync(storage.ratings, game.name)
 
-        def read_members() -> Members:
-            found = storage.course(course)
-            return Members(
-                {bot.name: bot.owner for bot in storage.bots(course=course)},
-                same_owner_tables=found is None or found.allow_same_owner_tables,
-                same_owner_partners=found is None or found.allow_same_owner_partners,
-            )
-
-        async def members() -> Members:
-            return await trio.to_thread.run_sync(read_members)
-
         runner = LadderRunner(
             game,
             lobby=self.lobby,
@@ -315,18 +304,17 @@ class Arena:
             max_deals=max_deals,
             seed=seed,
             course=course,
-            members=members,
+            members=members_of(storage, course),
         )
         self.ladders[key] = runner
         nursery.start_soon(self._run_ladder, runner, name=f"ladder {course}/{game.name}")
 
     async def _run_ladder(self, runner: LadderRunner) -> None:
         key = (runner.course, runner.game.name)
-        game = runner.game.describe()
-        LOG.info("ladder started: course=%s game=%s seed=%d", key[0], game, runner.seed)
+        LOG.info("ladder started: course=%s game=%s seed=%d", *key, runner.seed)
         try:
             await runner.run()
-            LOG.info("ladder stopped: course=%s game=%s games=%d", key[0], key[1], runner.finished)
+            LOG.info("ladder stopped: course=%s game=%s games=%d", *key, runner.finished)
         except Exception:
             LOG.exception("ladder stopped by an error: course=%s game=%s", *key)
         finally:

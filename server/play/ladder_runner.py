@@ -30,7 +30,7 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final, Protocol
 
 import trio
 
@@ -63,6 +63,31 @@ class Members:
     """Each bot of the course -> its owner ("" for nobody)."""
     same_owner_tables: bool = True
     same_owner_partners: bool = True
+
+
+class CourseBots(Protocol):
+    """The storage calls :func:`members_of` makes (blocking: run in a worker thread)."""
+
+    def bots(self, *, include_deleted: bool = False, course: str | None = None) -> list[Any]: ...
+    def course(self, name: str) -> Any: ...
+
+
+def members_of(storage: CourseBots, course: str) -> Callable[[], Awaitable[Members]]:
+    """A ladder's ``members``: ``course``'s bots, owners and seating rules, read in a worker
+    thread at every pairing."""
+
+    def read() -> Members:
+        found = storage.course(course)
+        return Members(
+            {bot.name: bot.owner for bot in storage.bots(course=course)},
+            same_owner_tables=found is None or found.allow_same_owner_tables,
+            same_owner_partners=found is None or found.allow_same_owner_partners,
+        )
+
+    async def members() -> Members:
+        return await trio.to_thread.run_sync(read)
+
+    return members
 
 
 class LadderRunner:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 
 import pytest
 import trio
@@ -16,7 +17,8 @@ import trio.testing
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.play.ladder_runner import LadderRunner, Members
+from domino_arena.server.play.ladder_runner import LadderRunner, Members, members_of
+from domino_arena.server.store.storage import Storage
 from tests.fakes.play import FakePlay
 
 TWO: Game = make_game("passing", players=2)
@@ -192,3 +194,19 @@ def test_a_course_ladder_never_seats_two_bots_of_an_owner_at_a_free_for_all_tabl
     for spec in play.specs:
         seated = [owners[name] for name in spec.bots]
         assert len(set(seated)) == len(seated), spec.bots
+
+
+def test_members_of_reads_a_course_bots_owners_and_rules(tmp_path: Path) -> None:
+    storage = Storage(f"sqlite:///{tmp_path / 'members.db'}")
+    storage.open()
+    try:
+        storage.create_course("cs101", allow_same_owner_partners=True)
+        storage.create_bot("ann1", course="cs101", owner="ann")
+        storage.create_bot("solo", course="cs101")
+        storage.create_bot("elsewhere")
+        members = trio.run(members_of(storage, "cs101"))
+        assert members == Members(
+            {"ann1": "ann", "solo": ""}, same_owner_tables=False, same_owner_partners=True
+        )
+    finally:
+        storage.close()

@@ -36,7 +36,7 @@ from google.protobuf.message import Message
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder import elo
-from domino_arena.server.logs import MAX_MESSAGE, bounded
+from domino_arena.server.logs import MAX_MESSAGE, bounded, quote
 from domino_arena.server.net.admin_answers import (
     LadderView,
     head_to_head_rows,
@@ -447,7 +447,7 @@ def _in_course(course: str) -> tuple[str, str]:
     """Words and a CLI flag naming ``course`` in a message (nothing for the default one)."""
     if course == DEFAULT_COURSE:
         return "", ""
-    return f" in course '{course}'", f" --course {course}"
+    return f" in course {quote(course)}", f" --course {quote(course)}"
 
 
 def _organizer_shaped(metadata: Any) -> bool:

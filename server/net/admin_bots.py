@@ -29,6 +29,7 @@ from typing import Any, Final, Protocol, TypeVar
 import grpc
 from google.protobuf.message import Message
 
+from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import bot_info
 from domino_arena.server.net.admin_requests import (
     RequestError,
@@ -113,7 +114,7 @@ class BotAdmin:
         """The course a new bot goes in (:meth:`Caller.course_of`), which must exist."""
         course = caller().course_of(requested)
         if await asyncio.to_thread(self.storage.course, course) is None:
-            raise not_found(f"course: no course is named '{course[:80]}'")
+            raise not_found(f"course: no course is named {quote(course)}")
         return course
 
     def _info(self, bot: StoredBot) -> admin_pb.BotInfo:

@@ -25,6 +25,7 @@ import grpc
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_requests import RequestError, id_of, invalid, not_found
 from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.store.courses import (
@@ -37,6 +38,7 @@ from domino_arena.server.store.courses import (
     UnknownCourseError,
     UnknownInviteError,
     check_baselines,
+    check_course_name,
 )
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -108,6 +110,14 @@ def invite_message(invite: StoredInvite) -> admin_pb.Invite:
     return message
 
 
+def _check_name(name: str) -> None:
+    """INVALID_ARGUMENT unless ``name`` may name a course (so every message echoes a name)."""
+    try:
+        check_course_name(name)
+    except CourseError as exc:
+        raise invalid(str(exc)) from None
+
+
 def baselines_of(baselines: Iterable[admin_pb.Baseline]) -> tuple[tuple[str, float], ...]:
     return tuple((b.bot, b.rating) for b in baselines)
 
@@ -146,9 +156,10 @@ class CourseAdmin:
         """The course a request names (its own for an organizer; PERMISSION_DENIED for
         another), NOT_FOUND if there is none."""
         name = caller().course_of(requested)
+        _check_name(name)
         found = await asyncio.to_thread(self.storage.course, name)
         if found is None:
-            raise not_found(f"course: no course is named '{name[:80]}'")
+            raise not_found(f"course: no course is named '{name}'")
         return found
 
     async def create(self, request: admin_pb.CreateCourseRequest) -> admin_pb.CreateCourseResponse:
@@ -174,6 +185,7 @@ class CourseAdmin:
         caller().require_admin("RotateOrganizerToken")
         if not request.course:
             raise invalid("course: name the course whose organizer token to rotate")
+        _check_name(request.course)
         if request.course == DEFAULT_COURSE:
             raise invalid(
                 f"course: the course '{DEFAULT_COURSE}' has no organizer token (the admin token "
@@ -235,7 +247,7 @@ class CourseAdmin:
 
     async def revoke_invite(self, request: admin_pb.RevokeInviteRequest) -> admin_pb.Invite:
         id_of(request.id, "id", "an invite id")
-        missing = f"id: no invite has id '{request.id}'"
+        missing = f"id: no invite has id {quote(request.id)}"
         invite = await asyncio.to_thread(self.storage.invite, request.id)
         if invite is None or not caller().sees(invite.course):
             raise not_found(missing)

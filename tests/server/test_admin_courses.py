@@ -144,6 +144,24 @@ def test_create_shows_the_organizer_token_once_and_it_manages_the_course(
             "id: no invite has id 'nothing'",
         ),
         (
+            "GetCourse",
+            admin_pb.GetCourseRequest(course="x\n" * 100),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "course: bad course name 'x\\nx\\n",
+        ),
+        (
+            "StopLadder",
+            admin_pb.StopLadderRequest(game="passing", course="x\ny"),
+            grpc.StatusCode.NOT_FOUND,
+            "no passing ladder is running in course 'x\\ny'",
+        ),
+        (
+            "RevokeInvite",
+            admin_pb.RevokeInviteRequest(id="a\nb"),
+            grpc.StatusCode.NOT_FOUND,
+            "id: no invite has id 'a\\nb'",
+        ),
+        (
             "RevokeInvite",
             admin_pb.RevokeInviteRequest(),
             grpc.StatusCode.INVALID_ARGUMENT,

@@ -18,7 +18,13 @@ from domino_arena.server.cli.admin_client import (
     print_head_to_head,
     print_repeat_deals,
 )
-from domino_arena.server.cli.arguments import CliError, Handler, Handlers, server_arguments
+from domino_arena.server.cli.arguments import (
+    CliError,
+    Handler,
+    Handlers,
+    course_argument,
+    server_arguments,
+)
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import standings_table, table
 from domino_arena.v1 import admin_pb2
@@ -65,6 +71,7 @@ def _standings_arguments(parser: argparse.ArgumentParser) -> None:
     )
     json_argument(parser)
     server_arguments(parser)
+    course_argument(parser, "only this course's bots and games (and the house baselines)")
 
 
 def standings_request(args: argparse.Namespace) -> admin_pb2.GetStandingsRequest:
@@ -81,6 +88,7 @@ def standings_request(args: argparse.Namespace) -> admin_pb2.GetStandingsRequest
         los=args.los,
         players=args.players or (4 if args.partners else 0),
         partnerships=args.partners,
+        course=args.course,
     )
     if args.rounds is not None:
         if not 1 <= args.rounds <= 2000:

@@ -9,6 +9,7 @@ import datetime as dt
 import json
 import os
 import re
+import shlex
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,3 +188,33 @@ def test_expiry_of(
 def test_expiry_of_refuses(expires: str | None, valid_for: str | None, words: str) -> None:
     with pytest.raises(CliError, match=re.escape(words)):
         expiry_of(expires, valid_for, NOW)
+
+
+def test_course_flags_on_bots_ladders_matches_and_standings(
+    capsys: pytest.CaptureFixture[str], server: AdminServer
+) -> None:
+    secret(capsys, server, "course", "create", "cs101")
+    token = secret(capsys, server, *shlex.split("bot create zed --course cs101 --owner zoe"))
+    assert token.strip()
+    rows = table_rows(admin(capsys, server, "bot", "list", "--course", "cs101"))
+    assert [row[:3] for row in rows[1:]] == [["zed", "cs101", "zoe"]]
+    assert "ladder started" in admin(
+        capsys, server, *shlex.split("ladder start passing --course cs101")
+    )
+    ladders = json.loads(admin(capsys, server, *shlex.split("ladder list --course cs101 --json")))
+    assert [ladder["course"] for ladder in ladders["ladders"]] == ["cs101"]
+    assert (
+        json.loads(admin(capsys, server, *shlex.split("ladder list --course default --json")))[
+            "ladders"
+        ]
+        == []
+    )
+    admin(capsys, server, *shlex.split("ladder stop passing --course cs101"))
+    assert admin(capsys, server, *shlex.split("matches --course cs101")) == "no matches\n"
+    code, _, err = run(
+        capsys,
+        *shlex.split("standings passing --elo-only --course cs101"),
+        "--server",
+        server.address,
+    )
+    assert code == 0, err

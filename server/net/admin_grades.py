@@ -1,6 +1,6 @@
 """The admin API's grades: GetGrades, the gradebook of finished tournaments (admin.proto).
 
-The grades themselves are ``server/ladder/grades.py``'s (pure); this module checks the request
+The grades themselves are ``server/stats/grades.py``'s (pure); this module checks the request
 against the caller's scope, reads the stored rows and runs the fit (a batch fit and its
 bootstrap: seconds on a big term) in a worker thread, off the event loop.
 
@@ -24,9 +24,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, MAX_BATCH_MATCHES, MAX_ROUNDS
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
-from domino_arena.server.ladder.grades import GradeError, Grades, grades
 from domino_arena.server.net.admin_requests import invalid, not_found, not_now
 from domino_arena.server.net.admin_scope import caller
+from domino_arena.server.stats.grades import GradeError, Grades, grades
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState

@@ -1,4 +1,4 @@
-"""A finished term's tournament as stored rows, for the grades' tests (server/ladder/grades.py,
+"""A finished term's tournament as stored rows, for the grades' tests (server/stats/grades.py,
 the GetGrades RPC, ``domino-arena grades``).
 
 Two-player games drawn from the logistic Elo model of known strengths, in duplicate sets: each

@@ -29,10 +29,10 @@ from typing import Final
 
 from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, batch_standings, counted, pool_key
+from domino_arena.server.ladder.elo import HOUSE_PREFIX
 from domino_arena.server.ladder.fit import fit_game_of
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
 from domino_arena.server.ladder.ratings_store import rated_game_of
-from domino_arena.server.play.house import HOUSE_PREFIX
 from domino_arena.server.stats.paired import estimate, normal_cdf, set_score
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import aliases

@@ -1,4 +1,4 @@
-"""Grades (server/ladder/grades.py) from synthetic stored matches of known strengths: the
+"""Grades (server/stats/grades.py) from synthetic stored matches of known strengths: the
 rating anchored at the baselines, the record, the paired comparison against each baseline and
 its verdict, aliases, determinism, and the tournaments that cannot be graded together."""
 
@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from domino_arena.server.ladder.grades import GradeError, grades
+from domino_arena.server.stats.grades import GradeError, grades
 from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.graded import a_term, term_bots
 

@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, batch_standings, counted, pool_key
 from domino_arena.server.ladder.elo import HOUSE_PREFIX
 from domino_arena.server.ladder.fit import fit_game_of
@@ -141,12 +140,7 @@ def grades(
     pool = [m for m in scored if pool_key(m) == table.key]
     owners = _owners(tournaments, bots)
     names = aliases(bots) if anonymous else None
-    ranked = table.point.standings()
-    rank_of: dict[str, int] = {}
-    for position, (bot, rating) in enumerate(ranked, start=1):
-        earlier = ranked[position - 2] if position > 1 else None
-        same = earlier is not None and earlier[1] == rating
-        rank_of[bot] = rank_of[earlier[0]] if same and earlier else position
+    rank_of = _ranks(table.point.standings())
     record = _records(pool)
     faults = Counter[str]()
     for m in mine:
@@ -199,10 +193,10 @@ def against(matches: Sequence[StoredMatch], bot: str, baseline: str) -> Baseline
         if bot not in m.seats or baseline not in m.seats:
             continue
         game = rated_game_of(m)
-        mine = game.standing[game.side_of_seat[m.seats.index(bot)]]
-        theirs = game.standing[game.side_of_seat[m.seats.index(baseline)]]
-        if game.side_of_seat[m.seats.index(bot)] == game.side_of_seat[m.seats.index(baseline)]:
+        side, other = (game.side_of_seat[m.seats.index(b)] for b in (bot, baseline))
+        if side == other:
             continue  # partners do not meet
+        mine, theirs = game.standing[side], game.standing[other]
         score = 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0
         units.setdefault(fit_game_of(m).unit, []).append(score)
     scores = [set_score(units[unit]) for unit in sorted(units)]
@@ -267,12 +261,19 @@ def _owners(
     return owners
 
 
+def _ranks(table: Sequence[tuple[str, float]]) -> dict[str, int]:
+    """Bot -> place in a table sorted best first; equal ratings share the higher place."""
+    ranks: dict[str, int] = {}
+    for position, (bot, rating) in enumerate(table, start=1):
+        tied = position > 1 and table[position - 2][1] == rating
+        ranks[bot] = ranks[table[position - 2][0]] if tied else position
+    return ranks
+
+
 def _records(matches: Sequence[StoredMatch]) -> dict[str, tuple[int, int, int]]:
     """Each bot's (wins, draws, losses) over counted matches (a forfeit is a loss)."""
     tally: dict[str, list[int]] = {}
     for m in matches:
-        if not Termination(m.termination).rated:
-            continue
         game = rated_game_of(m)
         for seat, bot in enumerate(m.seats):
             column = ("win", "draw", "loss").index(game.outcome(seat))

@@ -132,3 +132,25 @@ def test_no_tournaments_or_no_games_are_refused() -> None:
     tournament, _ = a_term()
     with pytest.raises(GradeError, match="no rated games"):
         grades([tournament], [], [], rounds=ROUNDS)
+
+
+def test_without_baselines_the_pool_mean_is_1500_and_no_baseline_columns() -> None:
+    truth = {"ace": 1600.0, "eve": 1400.0}
+    tournament, matches = a_term(truth=truth, baselines=(), deals=20)
+    result = grades([tournament], matches, term_bots(), rounds=ROUNDS)
+    assert result.baselines == ()
+    ace, eve = result.grades
+    assert (ace.rating + eve.rating) / 2 == pytest.approx(1500.0)
+    assert ace.baselines == eve.baselines == ()
+    assert (ace.rank, eve.rank) == (1, 2)
+
+
+def test_a_bot_that_never_met_a_baseline_is_not_significant_against_it() -> None:
+    tournament, matches = a_term(deals=6)
+    apart = [m for m in matches if set(m.seats) != {"eve", "house:random"}]
+    result = grades([tournament], apart, term_bots(), rounds=ROUNDS)
+    eve = result.grades[1]
+    against_random = eve.baselines[1]
+    assert (against_random.sets, against_random.games) == (0, 0)
+    assert (against_random.score, against_random.p_value) == (0.5, 1.0)
+    assert against_random.verdict == "not significant"

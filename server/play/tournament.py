@@ -18,7 +18,14 @@ is played anyway with no reconnect grace for the absent bots, so the referee cha
 strikes until forfeited). A bot whose wait ran out is then *given up on*: its later games start
 without waiting again until it is seen connected, so a bot that is gone for good costs one wait,
 not one per game. No more games wait at once than there are free slots, ready games take slots
-before waiting ones, and every wait has a deadline: the tournament cannot hang.
+before waiting ones, and every wait has a deadline: the tournament cannot hang. House baselines
+(``house:NAME`` seats, hosted by the arena) are always present: no game waits for them.
+
+Courses (docs/tournaments.md: courses): a tournament belongs to a course, seats the course's
+frozen baselines it was given as ``house:NAME`` entrants, and keeps the owners of its entrants
+with the row so the fair seating rule (``scheduler.round_robin``) gives the same schedule on
+every replay. A regrade (``server/play/regrade.py``) first carries over the original's games
+that no replaced bot played, then plays the rest.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import logging
 import math
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,7 +44,8 @@ import trio
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.play import compare, provable
+from domino_arena.server.play import compare, provable, regrade
+from domino_arena.server.play.house import HOUSE_PREFIX, house_name
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -49,7 +57,12 @@ from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_ro
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.store.tables import DEFAULT_COURSE
+from domino_arena.server.store.tournaments import (
+    ENTRANT_POLICIES,
+    StoredTournament,
+    TournamentState,
+)
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
@@ -94,8 +107,22 @@ def new_tournament(
     seed: int | None,
     rated: bool = True,
     tournament_id: str | None = None,
+    course: str = DEFAULT_COURSE,
+    owners: Mapping[str, str] | None = None,
+    allow_same_owner_tables: bool = False,
+    allow_same_owner_partners: bool = False,
+    baselines: Sequence[tuple[str, float]] = (),
+    entrant_policy: str = "listed",
+    start_at: dt.datetime | None = None,
 ) -> StoredTournament:
     """Check a tournament request and return its row, in state CREATED (not stored yet).
+
+    ``owners`` (bot -> owner, e.g. of the course's bots) is snapshotted for the entrants and,
+    with the two ``allow`` flags, feeds the fair seating rule. ``baselines`` are house bots with
+    their fixed ratings: each is seated as the entrant ``house:NAME`` after the listed ones.
+    With an ``entrant_policy`` other than ``listed`` the entrants are chosen when it starts
+    (``server/play/tournament_start.py``), so too few listed ones is no error here.
+    ``start_at`` (UTC, in the future) makes it start by itself then.
 
     Raises:
         TournamentError: the request is impossible; the message names the field and the rule.
@@ -112,8 +139,27 @@ def new_tournament(
     unknown = [e for e in entrants if e not in known]
     if unknown:
         raise TournamentError(f"entrants: unknown bot(s) {', '.join(unknown)}")
+    if entrant_policy not in ENTRANT_POLICIES:
+        raise TournamentError(
+            f"entrant_policy: expected one of {', '.join(ENTRANT_POLICIES)}, got {entrant_policy!r}"
+        )
+    house = [b for b, _ in baselines]
+    twice = sorted(b for b, n in Counter(house).items() if n > 1)
+    if twice or any(not b or ":" in b for b in house):
+        raise TournamentError(
+            f"baselines: expected distinct house bot names without ':', got {', '.join(house)}"
+        )
+    entrants += tuple(HOUSE_PREFIX + b for b in house)
+    kept_owners = None if owners is None else {e: owners[e] for e in entrants if owners.get(e)}
+    if start_at is not None:
+        if start_at.tzinfo is None:
+            raise TournamentError("start_at: expected a time with its time zone (UTC)")
+        if start_at <= _now():
+            raise TournamentError(
+                f"start_at: {start_at:%Y-%m-%d %H:%M:%S} UTC is past; expected a future time"
+            )
     seats = game.num_players
-    if len(entrants) < seats:
+    if entrant_policy == "listed" and len(entrants) < seats:
         raise TournamentError(
             f"entrants: {game.describe()} needs at least {seats} entrants, got {len(entrants)}"
         )
@@ -135,7 +181,7 @@ def new_tournament(
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
     games = _schedule_size(len(entrants), seats, _partnerships(game), games_per_pairing)
-    if games > MAX_GAMES:
+    if games > MAX_GAMES and entrant_policy == "listed":
         raise TournamentError(
             f"entrants: {len(entrants)} entrants with games_per_pairing={games_per_pairing} make "
             f"{games} games, more than the {MAX_GAMES} a tournament may have"
@@ -144,7 +190,7 @@ def new_tournament(
     seed = seed if seed is not None else random_seed()
     salt, commitment = provable.new_commitment(seed)
     try:
-        return StoredTournament(
+        t = StoredTournament(
             id=tournament_id if tournament_id is not None else uuid.uuid4().hex[:16],
             name=name.strip(),
             game=game.name,
@@ -166,9 +212,33 @@ def new_tournament(
             seed_commitment=commitment,
             seed_salt=salt,
             deal_scheme=provable.CURRENT_SCHEME,
+            course=course,
+            owners=kept_owners,
+            allow_same_owner_tables=allow_same_owner_tables,
+            allow_same_owner_partners=allow_same_owner_partners,
+            baselines=tuple((b, float(r)) for b, r in baselines),
+            entrant_policy=entrant_policy,
+            start_at=start_at,
         )
     except ValueError as exc:  # the row's own checks (lengths of id and name)
         raise TournamentError(str(exc)) from None
+    if entrant_policy == "listed":
+        check_schedule(t)
+    return t
+
+
+def check_schedule(t: StoredTournament) -> None:
+    """Raise :class:`TournamentError` unless ``t`` has a schedule (the seating rule may leave
+    none) of at most :data:`MAX_GAMES` games."""
+    try:
+        games = len(_round_robin(t))
+    except ValueError as exc:  # SeatingError, or too few entrants
+        raise TournamentError(str(exc)) from None
+    if games > MAX_GAMES:
+        raise TournamentError(
+            f"entrants: {len(t.entrants)} entrants make {games} games, more than the "
+            f"{MAX_GAMES} a tournament may have"
+        )
 
 
 def max_deals_of(t: StoredTournament) -> int:
@@ -182,16 +252,33 @@ def game_of(t: StoredTournament) -> Game:
 
 
 def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
-    """Return the tournament's schedule; the same row always gives the same schedule."""
+    """Return the tournament's schedule; the same row always gives the same schedule.
+
+    A tournament whose entrants are chosen at its start (``entrant_policy`` not ``listed``)
+    and that has not started has no schedule yet when its entrants so far make none: [].
+    """
     game = game_of(t)
     if t.kind == "compare":
         return compare.compare_schedule(compare.plan_of(t), game.num_players)
+    if t.entrant_policy != "listed" and t.state is TournamentState.CREATED:
+        try:
+            return _round_robin(t)
+        except ValueError:
+            return []
+    return _round_robin(t)
+
+
+def _round_robin(t: StoredTournament) -> list[ScheduledGame]:
+    game = game_of(t)
     return round_robin(
         t.entrants,
         game.num_players,
         games_per_pairing=t.games_per_pairing,
         partnerships=_partnerships(game),
         deals=DealMode(t.deals),
+        owners=t.owners,
+        allow_same_owner_tables=t.allow_same_owner_tables,
+        allow_same_owner_partners=t.allow_same_owner_partners,
     )
 
 
@@ -232,6 +319,7 @@ def match_spec(
         game_index=g.index,
         deal_id=g.deal_id,
         rotation=g.rotation,
+        course=t.course,
     )
 
 
@@ -331,6 +419,14 @@ class TournamentRunner:
             raise TournamentError(f"tournament {self.t.id}: not stored")
         if row.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
             return row.state
+        if row.regrade_of is not None:  # idempotent: a resumed regrade copies what is missing
+            carried = await trio.to_thread.run_sync(
+                regrade.carry_over, self.storage, row, self.schedule, match_id_of
+            )
+            if carried:
+                LOG.info(
+                    "regrade %s: %d games carried over from %s", row.id, carried, row.regrade_of
+                )
         stored = await trio.to_thread.run_sync(self.storage.tournament_game_indexes, self.t.id)
         self._done = sum(1 for g in self.schedule if g.index in stored)
         self._pending = [g for g in self.schedule if g.index not in stored]
@@ -393,7 +489,7 @@ class TournamentRunner:
                 return
             if g.index in self._waiting or (self._plan is None and not busy.isdisjoint(g.seats)):
                 continue
-            absent = [name for name in g.seats if self.lobby.get(name) is None]
+            absent = self._absent(g.seats)
             if absent and g.index not in self._ready and not self._given_up.issuperset(absent):
                 continue
             busy.update(g.seats)
@@ -413,9 +509,13 @@ class TournamentRunner:
             waiters.start_soon(self._wait_for, g, name=f"tournament game {g.index} waits")
             free -= 1
 
+    def _absent(self, seats: Sequence[str]) -> list[str]:
+        """The bots of ``seats`` not connected; house seats are hosted, never absent."""
+        return [n for n in seats if house_name(n) is None and self.lobby.get(n) is None]
+
     async def _wait_for(self, g: ScheduledGame) -> None:
         """Wait up to ``wait_seconds`` for the absent bots of ``g``, then mark it ready."""
-        absent = [name for name in g.seats if self.lobby.get(name) is None]
+        absent = self._absent(g.seats)
         try:
             with trio.move_on_after(self.t.wait_seconds) as timer:
                 for name in absent:
@@ -423,7 +523,7 @@ class TournamentRunner:
         finally:  # a pause cancels the wait: the game stays pending, not ready
             self._waiting.discard(g.index)
         if timer.cancelled_caught:
-            late = [name for name in g.seats if self.lobby.get(name) is None]
+            late = self._absent(g.seats)
             self._given_up.update(late)
             LOG.warning(
                 "tournament game %s: %s not connected after %g s; playing without them",
@@ -435,7 +535,7 @@ class TournamentRunner:
         self._changed.set()
 
     async def _play(self, g: ScheduledGame, absent: bool) -> None:
-        missing = [name for name in g.seats if self.lobby.get(name) is None] if absent else []
+        missing = self._absent(g.seats) if absent else []
         spec = match_spec(self.t, g, absent=missing, game=self.game)
         try:
             finished = await self.play(spec)

@@ -9,6 +9,7 @@ finished match is stored before anyone is told it ended.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -134,13 +135,12 @@ class Arena:
         if t.id in self.scheduled or t.start_at is None:
             return
         self.scheduled.add(t.id)
-        deadline = tournament_start.trio_deadline(t.start_at)
         LOG.info("tournament scheduled: id=%s start_at=%s", t.id, t.start_at.isoformat())
-        nursery.start_soon(self._start_at, t.id, deadline, name=f"tournament {t.id} start_at")
+        nursery.start_soon(self._start_at, t.id, t.start_at, name=f"tournament {t.id} start_at")
 
-    async def _start_at(self, tournament_id: str, deadline: float) -> None:
+    async def _start_at(self, tournament_id: str, start_at: dt.datetime) -> None:
         try:
-            await trio.sleep_until(deadline)
+            await tournament_start.sleep_until(start_at)  # mapped to trio's clock now
             t = await trio.to_thread.run_sync(self.storage.tournament, tournament_id)
             if t is None or t.state is not TournamentState.CREATED or self.shutting_down:
                 return  # started by hand, paused or cancelled meanwhile: nothing to do

@@ -20,7 +20,9 @@ Frozen baselines (``house:NAME``) are kept in every case. The entrants and their
 written to the row (``Storage.set_tournament_entrants``) before any schedule is made, so a
 resumed tournament plays the same schedule. If they make no schedule (too few entrants, or the
 fair seating rule leaves no table), the tournament is CANCELLED at once and the reason is stored
-with it (its ``verdict`` column, ``{"cancelled": REASON}``, shown by the admin API) and logged.
+with it (its ``verdict`` column, ``{"cancelled": REASON}``: a round robin has no verdict of its
+own; :func:`cancelled_reason` reads it) and logged; a start by hand is refused with it
+(FAILED_PRECONDITION). The admin API's Tournament message has no field for it yet.
 """
 
 from __future__ import annotations

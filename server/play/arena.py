@@ -122,7 +122,17 @@ class Arena:
 
     async def create_tournament(self, t: StoredTournament, start: bool) -> None:
         """Store the new tournament ``t`` and, if ``start``, start it (else at its
-        ``start_at``, if it has one)."""
+        ``start_at``, if it has one).
+
+        Raises:
+            ValueError: a baseline it seats is not a house bot this referee hosts.
+        """
+        missing = [name for name, _ in t.baselines if name not in self.house]
+        if missing:
+            raise ValueError(
+                f"baselines: this referee hosts no house bot {', '.join(missing)} "
+                f"(it hosts: {', '.join(sorted(self.house)) or 'none'})"
+            )
         await asyncio.to_thread(self.storage.add_tournament, t)
         LOG.info("tournament created: id=%s name=%r game=%s", t.id, t.name, t.game)
         if start:

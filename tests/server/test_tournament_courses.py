@@ -7,6 +7,7 @@ for the regrade, one that plays real games in-process with deterministic bots).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import zlib
@@ -343,3 +344,11 @@ def test_entrants_are_set_once_and_tournaments_list_by_course(storage: RatedStor
     assert [x.id for x in storage.tournaments(course="default")] == [other.id]
     assert {x.id for x in storage.tournaments()} == {t.id, other.id}
     assert storage.tournaments([TournamentState.CREATED], course=COURSE) == []
+
+
+def test_the_arena_refuses_a_baseline_it_does_not_host(storage: RatedStorage) -> None:
+    t = tournament(("ann1", "bob1"), baselines=(("oracle", 2000.0),))
+    arena = Arena(storage, lobby=Lobby(), seats=no_seats, house={"greedy": RandomBot})
+    with pytest.raises(ValueError, match="hosts no house bot oracle"):
+        asyncio.run(arena.create_tournament(t, False))
+    assert storage.tournament(t.id) is None

@@ -43,7 +43,7 @@ import trio
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed, random_seed
-from domino_arena.sdk.rules import Game, make_game
+from domino_arena.sdk.rules import Game
 from domino_arena.server.play import compare, provable, regrade
 from domino_arena.server.play.house import HOUSE_PREFIX, house_name
 from domino_arena.server.play.match_spec import (
@@ -53,8 +53,21 @@ from domino_arena.server.play.match_spec import (
     MatchSpec,
 )
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
+from domino_arena.server.play.scheduler import DealMode, ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament_schedule import (
+    MAX_GAMES,
+    TournamentError,
+    check_schedule,
+    deal_seed,
+    game_of,
+    match_id_of,
+    match_spec,
+    max_deals_of,
+    partnerships_of,
+    schedule_of,
+    schedule_size,
+)
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tables import DEFAULT_COURSE
@@ -64,18 +77,27 @@ from domino_arena.server.store.tournaments import (
     TournamentState,
 )
 
+__all__ = [  # the schedule's names are re-exported: callers import them from here
+    "MAX_GAMES",
+    "Progress",
+    "TournamentError",
+    "TournamentRunner",
+    "check_schedule",
+    "deal_seed",
+    "game_of",
+    "match_id_of",
+    "match_spec",
+    "max_deals_of",
+    "new_tournament",
+    "schedule_of",
+]
+
 LOG: Final = logging.getLogger("domino_arena.server")
 
 DEFAULT_CONCURRENCY: Final = 4
 DEFAULT_WAIT_SECONDS: Final = 60.0
-MAX_GAMES: Final = 100_000
-"""The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
 RECHECK_SECONDS: Final = 1.0
 """How often a runner with a free slot looks again for bots that connected meanwhile."""
-
-
-class TournamentError(ValueError):
-    """An impossible tournament request; the message says which field and why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +202,7 @@ def new_tournament(
             check_seed(seed)
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
-    games = _schedule_size(len(entrants), seats, _partnerships(game), games_per_pairing)
+    games = schedule_size(len(entrants), seats, partnerships_of(game), games_per_pairing)
     if games > MAX_GAMES and entrant_policy == "listed":
         raise TournamentError(
             f"entrants: {len(entrants)} entrants with games_per_pairing={games_per_pairing} make "
@@ -225,102 +247,6 @@ def new_tournament(
     if entrant_policy == "listed":
         check_schedule(t)
     return t
-
-
-def check_schedule(t: StoredTournament) -> None:
-    """Raise :class:`TournamentError` unless ``t`` has a schedule (the seating rule may leave
-    none) of at most :data:`MAX_GAMES` games."""
-    try:
-        games = len(_round_robin(t))
-    except ValueError as exc:  # SeatingError, or too few entrants
-        raise TournamentError(str(exc)) from None
-    if games > MAX_GAMES:
-        raise TournamentError(
-            f"entrants: {len(t.entrants)} entrants make {games} games, more than the "
-            f"{MAX_GAMES} a tournament may have"
-        )
-
-
-def max_deals_of(t: StoredTournament) -> int:
-    """The cap on deals of ``t``'s games (rows from before the cap was stored: the default)."""
-    return DEFAULT_MAX_DEALS if t.max_deals is None else t.max_deals
-
-
-def game_of(t: StoredTournament) -> Game:
-    """Return the game a stored tournament plays."""
-    return make_game(t.game, **t.options)
-
-
-def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
-    """Return the tournament's schedule; the same row always gives the same schedule.
-
-    A tournament whose entrants are chosen at its start (``entrant_policy`` not ``listed``)
-    and that has not started has no schedule yet when its entrants so far make none: [].
-    """
-    game = game_of(t)
-    if t.kind == "compare":
-        return compare.compare_schedule(compare.plan_of(t), game.num_players)
-    if t.entrant_policy != "listed" and t.state is TournamentState.CREATED:
-        try:
-            return _round_robin(t)
-        except ValueError:
-            return []
-    return _round_robin(t)
-
-
-def _round_robin(t: StoredTournament) -> list[ScheduledGame]:
-    game = game_of(t)
-    return round_robin(
-        t.entrants,
-        game.num_players,
-        games_per_pairing=t.games_per_pairing,
-        partnerships=_partnerships(game),
-        deals=DealMode(t.deals),
-        owners=t.owners,
-        allow_same_owner_tables=t.allow_same_owner_tables,
-        allow_same_owner_partners=t.allow_same_owner_partners,
-    )
-
-
-def deal_seed(t: StoredTournament, deal_id: int) -> int:
-    """Return the seed of deal ``deal_id`` of ``t`` by its deal scheme (play/provable.py)."""
-    return provable.deal_seed(t.deal_scheme, t.seed, deal_id)
-
-
-def match_id_of(t: StoredTournament, index: int) -> str:
-    """Return the match id of game ``index``: the same on every replay of it."""
-    return f"{t.id}-{index:05d}"
-
-
-def match_spec(
-    t: StoredTournament,
-    g: ScheduledGame,
-    *,
-    absent: Sequence[str] = (),
-    game: Game | None = None,
-) -> MatchSpec:
-    """Return the match of game ``g`` of ``t``: every rotation of a deal gets the same seed.
-
-    ``absent`` names the bots waited for in vain: they get no reconnect grace until they
-    connect. ``game`` saves rebuilding the tournament's game for every spec.
-    """
-    return MatchSpec(
-        game=game if game is not None else game_of(t),
-        bots=g.seats,
-        seed=deal_seed(t, g.deal_id),
-        time_control=TimeControl.from_ms(*t.time_control_ms),
-        fault_policy=FaultPolicy(t.fault_policy),
-        max_strikes=t.max_strikes,
-        max_deals=max_deals_of(t),
-        match_id=match_id_of(t, g.index),
-        rated=t.rated,
-        absent=tuple(absent),
-        tournament_id=t.id,
-        game_index=g.index,
-        deal_id=g.deal_id,
-        rotation=g.rotation,
-        course=t.course,
-    )
 
 
 class TournamentRunner:
@@ -579,15 +505,6 @@ class TournamentRunner:
 
     async def _set_state(self, state: TournamentState) -> None:
         await trio.to_thread.run_sync(self.storage.set_tournament_state, self.t.id, state)
-
-
-def _partnerships(game: Game) -> bool:
-    return len(game.sides) != game.num_players
-
-
-def _schedule_size(entrants: int, seats: int, partnerships: bool, repeats: int) -> int:
-    tables = math.comb(entrants, seats) * (3 if partnerships else 1)
-    return tables * seats * repeats
 
 
 def _now() -> dt.datetime:

@@ -352,3 +352,38 @@ def test_the_arena_refuses_a_baseline_it_does_not_host(storage: RatedStorage) ->
     with pytest.raises(ValueError, match="hosts no house bot oracle"):
         asyncio.run(arena.create_tournament(t, False))
     assert storage.tournament(t.id) is None
+
+
+class RecordingNursery:
+    """Stands for the arena's trio nursery where only the asyncio side is under test."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def start_soon(self, *args: object, name: str = "") -> None:
+        self.started.append(name)
+
+
+def test_a_start_by_hand_chooses_the_entrants_or_cancels(storage: RatedStorage) -> None:
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    latest = tournament((), entrant_policy="latest", start_at=later)
+    four = make_game("passing", players=4)
+    too_few = tournament((), entrant_policy="connected", game=four, start_at=later)
+    storage.add_tournament(latest)
+    storage.add_tournament(too_few)
+    lobby = Lobby()
+    connect(lobby, "ann1", "bob1")
+    arena = Arena(storage, lobby=lobby, seats=no_seats)
+    nursery = RecordingNursery()
+    arena.nursery = nursery  # type: ignore[assignment]
+    asyncio.run(arena.start_tournament(latest.id))
+    row = storage.tournament(latest.id)
+    assert row is not None and row.state is TournamentState.RUNNING
+    assert row.entrants == ("ann2", "bob1", "cid1", "dan1")  # each owner's latest
+    assert nursery.started == [f"tournament {latest.id}"]
+    assert arena.tournaments[latest.id].t.entrants == row.entrants
+    with pytest.raises(ValueError, match="was cancelled at its start: entrant policy connected"):
+        asyncio.run(arena.start_tournament(too_few.id))
+    cancelled = storage.tournament(too_few.id)
+    assert cancelled is not None and cancelled.state is TournamentState.CANCELLED
+    assert cancelled.entrants == ()

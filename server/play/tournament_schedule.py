@@ -18,7 +18,7 @@ from domino_arena.server.play import compare, provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, MatchSpec
 from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.store.tournaments import StoredTournament
 
 MAX_GAMES: Final = 100_000
 """The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
@@ -56,12 +56,13 @@ def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
     """Return the tournament's schedule; the same row always gives the same schedule.
 
     A tournament whose entrants are chosen at its start (``entrant_policy`` not ``listed``)
-    and that has not started has no schedule yet when its entrants so far make none: [].
+    has no schedule while its entrants make none: [] (not started yet, or cancelled at its
+    start for want of entrants; once chosen, they always make one).
     """
     game = game_of(t)
     if t.kind == "compare":
         return compare.compare_schedule(compare.plan_of(t), game.num_players)
-    if t.entrant_policy != "listed" and t.state is TournamentState.CREATED:
+    if t.entrant_policy != "listed":
         try:
             return _round_robin(t)
         except ValueError:

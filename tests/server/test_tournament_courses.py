@@ -387,3 +387,4 @@ def test_a_start_by_hand_chooses_the_entrants_or_cancels(storage: RatedStorage) 
     cancelled = storage.tournament(too_few.id)
     assert cancelled is not None and cancelled.state is TournamentState.CANCELLED
     assert cancelled.entrants == ()
+    assert schedule_of(cancelled) == []  # the admin API can still show it

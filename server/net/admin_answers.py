@@ -141,7 +141,26 @@ def tournament_message(
         message.comparison.CopyFrom(comparison_message(t))
     else:
         message.kind = admin_pb.TOURNAMENT_KIND_ROUND_ROBIN
+    _course_fields(message, t)
     return message
+
+
+ENTRANT_POLICY_TO_PROTO: Final = {
+    "listed": admin_pb.ENTRANT_POLICY_LISTED,
+    "connected": admin_pb.ENTRANT_POLICY_CONNECTED,
+    "latest": admin_pb.ENTRANT_POLICY_LATEST,
+}
+
+
+def _course_fields(message: admin_pb.Tournament, t: StoredTournament) -> None:
+    """Fields 28-33: the course, entrant policy, start time, regrade and baselines."""
+    message.course = t.course
+    message.entrant_policy = ENTRANT_POLICY_TO_PROTO[t.entrant_policy]
+    if t.start_at is not None:
+        message.start_at.CopyFrom(_timestamp(t.start_at))
+    message.regrade_of = t.regrade_of or ""
+    message.replaced.extend(admin_pb.Replacement(bot=b, by=by) for b, by in t.replaced)
+    message.baselines.extend(name for name, _ in t.baselines)
 
 
 def standing_rows(ratings: Mapping[str, elo.Rating]) -> list[admin_pb.StandingRow]:

@@ -210,8 +210,8 @@ def create_app(
     request), so no name of an anonymous course's bot or owner reaches it.
     """
     templates = _templates()
-    sessions = sessions or Sessions()
-    rate_limit = rate_limit or RateLimit()
+    sessions = Sessions() if sessions is None else sessions
+    rate_limit = RateLimit() if rate_limit is None else rate_limit
 
     async def names() -> PublicNames:
         return await run_in_threadpool(public_names, storage)

@@ -73,7 +73,7 @@ def course_matches(
 
 def course_games(engine: Engine, course: str) -> list[str]:
     """The games ``course`` has stored matches of, by name."""
-    query = sa.select(sa.distinct(MATCHES.c.game)).where(MATCHES.c.course == course)
+    query = sa.select(MATCHES.c.game).where(MATCHES.c.course == course).distinct()
     with engine.connect() as connection:
         return sorted(str(game) for game in connection.execute(query).scalars())
 

@@ -295,9 +295,10 @@ def standings(
     else:
         ratings = by_players(storage, game, players)
         fitted, note = official(storage, game, players)
-    # The global pages show the default course: the ladder's pool may hold other courses' bots.
-    elsewhere = {b.name for b in storage.bots(include_deleted=True) if b.course != DEFAULT_COURSE}
-    rows = _rows({bot: r for bot, r in ratings.items() if bot not in elsewhere}, sort)
+    # The global pages show the default course: the ladder's pool also holds other courses'
+    # bots and the house bots that played in them.
+    here = {b.name for b in storage.bots(include_deleted=True, course=DEFAULT_COURSE)}
+    rows = _rows({bot: r for bot, r in ratings.items() if bot in here}, sort)
     start = paging.offset
     return {
         "game": game,

@@ -36,7 +36,12 @@ from domino_arena.server.ladder.batch import (
 )
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.web.params import Paging, bad_request, not_found
-from domino_arena.server.web.scoped import baseline_seat, course_matches
+from domino_arena.server.web.scoped import (
+    HOUSE_PREFIX,
+    baseline_seat,
+    course_matches,
+    played_in,
+)
 from domino_arena.server.web.views import WebStorage, interval
 
 SORTS: Final[dict[str, tuple[str, bool]]] = {
@@ -192,9 +197,8 @@ def _fit(
             fitted = batch_standings(chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED)
     except ValueError as exc:  # no games, or bots in parts that never met
         return _Official(seq, None, str(exc))
-    data = official_data(fitted)
-    data["anchor"] = None if anchor is None else {"bot": anchor, "rating": anchor_rating}
-    return _Official(seq, data, None)
+    held = None if anchor is None else {"bot": anchor, "rating": anchor_rating}
+    return _Official(seq, official_data(fitted, held), None)
 
 
 def _finite(low: float, high: float) -> list[float] | None:
@@ -202,8 +206,9 @@ def _finite(low: float, high: float) -> list[float] | None:
     return None if math.isinf(low) or math.isinf(high) else [low, high]
 
 
-def official_data(fitted: BatchStandings) -> dict[str, Any]:
-    """The page's ``official`` of a batch fit: its table, seat advantage and pairs."""
+def official_data(fitted: BatchStandings, anchor: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The page's ``official`` of a batch fit: its table, seat advantage and pairs, and the
+    bot held at a fixed rating (``anchor``: {bot, rating}; None: the pool's mean is 1500)."""
     point, spread = fitted.point, fitted.spread
     return {
         "pool": fitted.label,
@@ -243,6 +248,7 @@ def official_data(fitted: BatchStandings) -> dict[str, Any]:
             for row in fitted.pairs
         ],
         "other_pools": [key.label(fitted.game) for key in fitted.other_pools],
+        "anchor": anchor,
     }
 
 
@@ -296,9 +302,11 @@ def standings(
         ratings = by_players(storage, game, players)
         fitted, note = official(storage, game, players)
     # The global pages show the default course: the ladder's pool also holds other courses'
-    # bots and the house bots that played in them.
-    here = {b.name for b in storage.bots(include_deleted=True, course=DEFAULT_COURSE)}
-    rows = _rows({bot: r for bot, r in ratings.items() if bot in here}, sort)
+    # bots, and the house bots seated in them (shown only if they played in the default one).
+    elsewhere = {b.name for b in storage.bots(include_deleted=True) if b.course != DEFAULT_COURSE}
+    house = {bot for bot in ratings if bot.startswith(HOUSE_PREFIX)}
+    elsewhere |= house - played_in(storage.engine, DEFAULT_COURSE, house)
+    rows = _rows({bot: r for bot, r in ratings.items() if bot not in elsewhere}, sort)
     start = paging.offset
     return {
         "game": game,

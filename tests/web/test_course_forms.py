@@ -50,9 +50,7 @@ class Forms:
     limit: RateLimit
 
     def client(self, base_url: str = "http://testserver") -> TestClient:
-        app = create_app(
-            self.storage, tournament_total=schedule_length, rate_limit=self.limit
-        )
+        app = create_app(self.storage, tournament_total=schedule_length, rate_limit=self.limit)
         return TestClient(app, base_url=base_url, follow_redirects=False)
 
 

@@ -90,9 +90,9 @@ def test_a_course_leaderboard_fits_its_own_games_anchored_by_its_baseline(
 def test_a_course_with_no_games_says_so(course_site: CourseSite) -> None:
     course_site.storage.create_course("empty-course")
     assert course_site.client.get("/api/courses/empty-course").json()["boards"] == []
-    assert "No games played in this course yet" in course_site.client.get(
-        "/courses/empty-course"
-    ).text
+    assert (
+        "No games played in this course yet" in course_site.client.get("/courses/empty-course").text
+    )
 
 
 def test_a_course_lists_its_tournaments_and_matches_only(course_site: CourseSite) -> None:

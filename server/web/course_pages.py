@@ -122,7 +122,7 @@ def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
     course = known_course(storage, name)
     stored = storage.bot(bot)
     recent = course_matches(storage.engine, name, MY_MATCHES, bot=bot)
-    charged = [m for m in recent if views._charged(bot, m)][:MY_FAULTED]
+    charged = [m for m in recent if views.charged_to(bot, m)][:MY_FAULTED]
     return {
         "course": course_summary(course),
         "bot": bot,
@@ -131,7 +131,7 @@ def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
         "faults": [
             {**fault, "game": m.game, "created": m.created.isoformat(), "replay": replay(m.id)}
             for m in charged
-            for fault in views._faults_of(bot, views._whole(storage, m))
+            for fault in views.faults_of(bot, views.with_record(storage, m))
         ],
         "matches": [
             {**views.match_summary(m), "replay": replay(m.id)} for m in recent[:MY_REPLAYS]

@@ -323,7 +323,7 @@ def _seed_fields(t: StoredTournament) -> dict[str, Any]:
     }
 
 
-def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
+def faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
     """The faults charged to ``bot`` in ``match``, with their reasons (from the record)."""
     seats = [seat for seat, name in enumerate(match.seats) if name == bot]
     record, _ = _record(match)
@@ -344,13 +344,13 @@ def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
     return []
 
 
-def _charged(bot: str, match: StoredMatch) -> bool:
+def charged_to(bot: str, match: StoredMatch) -> bool:
     """Whether ``match`` charged ``bot`` a fault (from the row: no record read)."""
     seats = [seat for seat, name in enumerate(match.seats) if name == bot]
     return match.faulted_seat in seats or any(match.faults[s] for s in seats if match.faults)
 
 
-def _whole(storage: WebStorage, match: StoredMatch) -> StoredMatch:
+def with_record(storage: WebStorage, match: StoredMatch) -> StoredMatch:
     """``match`` with its record (read for the faults' reasons)."""
     return storage.match(match.id) or match
 
@@ -404,8 +404,8 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
         "faults": [
             fault
             for m in recent
-            if _charged(name, m)
-            for fault in _faults_of(name, _whole(storage, m))
+            if charged_to(name, m)
+            for fault in faults_of(name, with_record(storage, m))
         ],
     }
 

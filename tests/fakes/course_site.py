@@ -160,3 +160,14 @@ def fill_courses(storage: RatedStorage) -> Courses:
     storage.save_match(_forfeit((zelda, yorick), COURSE_START + dt.timedelta(minutes=minute)))
     matches[ANONYMOUS].append(SECRET_FORFEIT)
     return Courses(organizer, tokens, codes, matches)
+
+
+def json_keys(value: object) -> set[str]:
+    """Every key of a JSON answer, at any depth (not inside a game's ``options``, which are
+    the game's: docs/rules.md), to check against docs/web.md."""
+    if isinstance(value, dict):
+        kept = {k: v for k, v in value.items() if k != "options"}
+        return set(kept) | {key for inner in kept.values() for key in json_keys(inner)}
+    if isinstance(value, list):
+        return {key for inner in value for key in json_keys(inner)}
+    return set()

@@ -26,9 +26,11 @@ from tests.fakes.course_site import (
     SECRET_FORFEIT,
     Courses,
     fill_courses,
+    json_keys,
 )
 from tests.fakes.web import schedule_length
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "web.md"
 CSRF_FIELD = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
 
 
@@ -300,3 +302,15 @@ def test_a_wrong_organizer_token_is_refused(forms: Forms, which: str) -> None:
 def test_the_storage_protocol_is_the_app_s(forms: Forms) -> None:
     storage: WebStorage = forms.storage  # mypy checks RatedStorage has every call
     assert storage.course(PUBLIC) is not None
+
+
+def test_every_session_json_key_is_documented(forms: Forms) -> None:
+    documented = set(re.findall(r"`([a-z_]+)`", DOCS.read_text(encoding="utf-8")))
+    client = forms.client()
+    zelda = ANONYMOUS_BOTS[0][0]
+    post(client, f"/courses/{ANONYMOUS}/me", bot=zelda, token=forms.courses.tokens[zelda])
+    post(client, f"/courses/{PUBLIC}/organizer", token=forms.courses.organizer[PUBLIC])
+    for path in (f"/api/courses/{ANONYMOUS}/me", f"/api/courses/{PUBLIC}/organizer"):
+        answer = client.get(path)
+        assert answer.status_code == 200
+        assert sorted(json_keys(answer.json()) - documented) == [], path

@@ -30,8 +30,11 @@ from tests.fakes.course_site import (
     SECRET_FORFEIT,
     Courses,
     fill_courses,
+    json_keys,
 )
 from tests.fakes.web import web_app
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "web.md"
 
 
 @dataclass(frozen=True)
@@ -241,3 +244,24 @@ def test_the_scrubber_replaces_names_in_keys_values_and_text() -> None:
     assert scrubbed == {"Bot 2": ["Bot 1 beat Bot 2", 3, None], "by": "Student 1"}
     assert names.hidden("ann-2") and not names.hidden("house:random")
     assert PublicNames.of([], lambda _: []).scrub({"ann": "ann"}) == {"ann": "ann"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/courses",
+        f"/courses/{PUBLIC}",
+        f"/courses/{PUBLIC}/tournaments",
+        f"/courses/{PUBLIC}/matches",
+    ],
+)
+def test_every_course_json_key_is_documented(course_site: CourseSite, path: str) -> None:
+    documented = set(re.findall(r"`([a-z_]+)`", DOCS.read_text(encoding="utf-8")))
+    answer = course_site.client.get("/api" + path).json()
+    assert sorted(json_keys(answer) - documented) == []
+
+
+def test_the_crawl_reaches_the_anonymous_course_s_pages(course_site: CourseSite) -> None:
+    visited = _crawl(course_site.client, ["/courses"], most=60)
+    assert f"/courses/{ANONYMOUS}/matches" in visited
+    assert len(visited) >= 20

@@ -96,8 +96,8 @@ def form_routes(
         return render(request, "course_register.html", data)
 
     async def register(request: Request) -> Response:
+        form = await posted(request)  # the rate limit first: a flood costs no read
         course = await course_of(request)
-        form = await posted(request)
         code, bot, owner = (form.get(k, "").strip() for k in ("code", "bot", "owner"))
         data: dict[str, Any] = {
             "course": course,
@@ -158,8 +158,8 @@ def form_routes(
         return JSONResponse(data, headers=NO_STORE)
 
     async def me_login(request: Request) -> Response:
+        form = await posted(request)  # the rate limit first: a flood costs no read
         course = await course_of(request)
-        form = await posted(request)
         bot, token = form.get("bot", "").strip(), form.get("token", "").strip()
         check = await run_in_threadpool(storage.check_bot, bot, token)
         stored = await run_in_threadpool(storage.bot, bot)
@@ -202,8 +202,8 @@ def form_routes(
         return JSONResponse(data, headers=NO_STORE)
 
     async def organizer_login(request: Request) -> Response:
+        form = await posted(request)  # the rate limit first: a flood costs no read
         course = await course_of(request)
-        form = await posted(request)
         token = form.get("token", "").strip()
         found = await run_in_threadpool(storage.organizer_course, token)
         stored = await run_in_threadpool(storage.course, course["name"])
@@ -219,8 +219,8 @@ def form_routes(
 
     def logout(kind: str, page: str) -> Callable[[Request], Awaitable[Response]]:
         async def handler(request: Request) -> Response:
-            course = await course_of(request)
             await posted(request)
+            course = await course_of(request)
             response = RedirectResponse(f"/courses/{course['name']}/{page}", status_code=303)
             sessions.end(response, request, kind, course["name"])
             return response

@@ -168,6 +168,7 @@ def _crawl(client: TestClient, starts: list[str], most: int = 250) -> list[str]:
             continue
         seen.append(path)
         page = client.get(path)
+        assert page.status_code == 200, f"{path}: {page.status_code}"  # no link is broken
         assert not _leaks(page.text), f"{path} shows {_leaks(page.text)}"
         if not path.startswith("/api") and page.status_code == 200:
             api = client.get("/api" + path if path != "/" else "/api/")

@@ -41,6 +41,7 @@ from domino_arena.server.net.admin_answers import (
 )
 from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
 from domino_arena.server.net.admin_check import CheckRpcs
+from domino_arena.server.net.admin_grades import GradeRpcs
 from domino_arena.server.net.admin_requests import (
     METADATA_KEY,
     RequestError,
@@ -141,7 +142,9 @@ Response = TypeVar("Response", bound=Message)
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class AdminServicer(BotRpcs, CheckRpcs, TournamentRpcs, admin_pb_grpc.AdminServiceServicer):
+class AdminServicer(
+    BotRpcs, CheckRpcs, GradeRpcs, TournamentRpcs, admin_pb_grpc.AdminServiceServicer
+):
     """Every ``AdminService`` call: the token first, then the request's own checks.
 
     The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s; CheckBot and PracticeMatch

@@ -78,20 +78,6 @@ def course_games(engine: Engine, course: str) -> list[str]:
         return sorted(str(game) for game in connection.execute(query).scalars())
 
 
-def played_in(engine: Engine, course: str, bots: set[str]) -> set[str]:
-    """Those of ``bots`` that sat in a stored match of ``course``."""
-    if not bots:
-        return set()
-    query = (
-        sa.select(MATCH_SEATS.c.bot)
-        .select_from(MATCH_SEATS.join(MATCHES, MATCHES.c.id == MATCH_SEATS.c.match_id))
-        .where(MATCH_SEATS.c.bot.in_(sorted(bots)), MATCHES.c.course == course)
-        .distinct()
-    )
-    with engine.connect() as connection:
-        return {str(bot) for bot in connection.execute(query).scalars()}
-
-
 def match_counts(engine: Engine) -> dict[str, int]:
     """Stored matches per course."""
     query = sa.select(MATCHES.c.course, sa.func.count()).group_by(MATCHES.c.course)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import threading
 import weakref
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -36,12 +35,7 @@ from domino_arena.server.ladder.batch import (
 )
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.web.params import Paging, bad_request, not_found
-from domino_arena.server.web.scoped import (
-    HOUSE_PREFIX,
-    baseline_seat,
-    course_matches,
-    played_in,
-)
+from domino_arena.server.web.scoped import baseline_seat, course_matches
 from domino_arena.server.web.views import WebStorage, interval
 
 SORTS: Final[dict[str, tuple[str, bool]]] = {
@@ -123,8 +117,7 @@ def official(
     """``game``'s official standings over ``course``'s games (of its ``players``-seat games
     only, when given) and None, or None and why the pool cannot be fitted
     (:func:`batch.batch_standings`' words). A course's frozen ``baselines`` (house bot, fixed
-    rating) anchor the scale: the one that played most of the fitted games is held at its
-    rating (see :func:`_fit`).
+    rating) anchor the scale: each that played is held at its rating (see :func:`_fit`).
 
     Kept with the pool's latest rated ``seq``: a request at the same seq gets the kept
     answer; the first after a newer rated game fits again (a bootstrap of :data:`FIT_ROUNDS`
@@ -161,44 +154,21 @@ def _fit(
     baselines: tuple[tuple[str, float], ...],
 ) -> _Official:
     """Fit the pool's newest rated games of ``course`` (those with ``players`` seats, when
-    given; the pool of them with most games) as the admin API does.
-
-    The fit holds one bot at a given rating (:func:`fit.fit`'s anchor); with baselines, that is
-    the baseline seated in most of the chosen games (ties: by name), at its fixed rating; the
-    other baselines are fitted like any bot and marked with their fixed rating beside it."""
+    given; the pool of them with most games) as the admin API does, the course's frozen
+    ``baselines`` held at their fixed ratings (:func:`batch.batch_standings`' ``fixed``; those
+    that played none of the pool's games are left out)."""
     found = course_matches(storage.engine, course, MAX_BATCH_MATCHES, game=game)
     chosen = counted(found, ladder=True)
     if players is not None:
         chosen = [m for m in chosen if len(m.seats) == players]
-    seated = Counter(seat for m in chosen for seat in set(m.seats))
-    anchors = sorted(
-        (-seated[baseline_seat(bot)], baseline_seat(bot), rating)
-        for bot, rating in baselines
-        if seated[baseline_seat(bot)]
-    )
-    anchor, anchor_rating = (
-        (anchors[0][1], anchors[0][2]) if anchors else (None, elo.INITIAL_RATING)
-    )
+    fixed = {baseline_seat(bot): rating for bot, rating in baselines}
     try:
-        try:
-            fitted = batch_standings(
-                chosen,
-                game=game,
-                rounds=FIT_ROUNDS,
-                seed=BOOTSTRAP_SEED,
-                anchor=anchor,
-                anchor_rating=anchor_rating,
-            )
-        except ValueError as exc:
-            if anchor is None or not str(exc).startswith("anchor"):
-                raise
-            # The baseline played in another pool than the one fitted: the pool's mean holds.
-            anchor, anchor_rating = None, elo.INITIAL_RATING
-            fitted = batch_standings(chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED)
+        fitted = batch_standings(
+            chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED, fixed=fixed or None
+        )
     except ValueError as exc:  # no games, or bots in parts that never met
         return _Official(seq, None, str(exc))
-    held = None if anchor is None else {"bot": anchor, "rating": anchor_rating}
-    return _Official(seq, official_data(fitted, held), None)
+    return _Official(seq, official_data(fitted), None)
 
 
 def _finite(low: float, high: float) -> list[float] | None:
@@ -206,9 +176,9 @@ def _finite(low: float, high: float) -> list[float] | None:
     return None if math.isinf(low) or math.isinf(high) else [low, high]
 
 
-def official_data(fitted: BatchStandings, anchor: dict[str, Any] | None = None) -> dict[str, Any]:
+def official_data(fitted: BatchStandings) -> dict[str, Any]:
     """The page's ``official`` of a batch fit: its table, seat advantage and pairs, and the
-    bot held at a fixed rating (``anchor``: {bot, rating}; None: the pool's mean is 1500)."""
+    frozen baselines held at their ratings (``fixed``; empty: the pool's mean is 1500)."""
     point, spread = fitted.point, fitted.spread
     return {
         "pool": fitted.label,
@@ -248,7 +218,9 @@ def official_data(fitted: BatchStandings, anchor: dict[str, Any] | None = None) 
             for row in fitted.pairs
         ],
         "other_pools": [key.label(fitted.game) for key in fitted.other_pools],
-        "anchor": anchor,
+        "fixed": [
+            {"bot": bot, "rating": rating} for bot, rating in sorted(fitted.point.fixed.items())
+        ],
     }
 
 
@@ -301,11 +273,8 @@ def standings(
     else:
         ratings = by_players(storage, game, players)
         fitted, note = official(storage, game, players)
-    # The global pages show the default course: the ladder's pool also holds other courses'
-    # bots, and the house bots seated in them (shown only if they played in the default one).
+    # The global pages show the default course: the ladder's pool also holds other courses' bots.
     elsewhere = {b.name for b in storage.bots(include_deleted=True) if b.course != DEFAULT_COURSE}
-    house = {bot for bot in ratings if bot.startswith(HOUSE_PREFIX)}
-    elsewhere |= house - played_in(storage.engine, DEFAULT_COURSE, house)
     rows = _rows({bot: r for bot, r in ratings.items() if bot not in elsewhere}, sort)
     start = paging.offset
     return {

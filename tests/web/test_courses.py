@@ -69,7 +69,7 @@ def test_the_courses_page_lists_every_course_with_its_counts(course_site: Course
     assert 'href="/courses/cs101"' in page.text and "Intro to game bots" in page.text
 
 
-def test_a_course_leaderboard_fits_its_own_games_anchored_by_its_baseline(
+def test_a_course_leaderboard_fits_its_own_games_holding_its_baseline(
     course_site: CourseSite,
 ) -> None:
     data = course_site.client.get(f"/api/courses/{PUBLIC}").json()
@@ -84,7 +84,7 @@ def test_a_course_leaderboard_fits_its_own_games_anchored_by_its_baseline(
     assert baseline["rating"] == pytest.approx(BASELINE_RATING)
     assert baseline["mark"] == "baseline, fixed at 1200"
     assert rows["ada-bot"]["mark"] is None
-    assert official["anchor"] == {"bot": "house:random", "rating": BASELINE_RATING}
+    assert official["fixed"] == [{"bot": "house:random", "rating": BASELINE_RATING}]
     page = course_site.client.get(f"/courses/{PUBLIC}")
     assert "baseline, fixed at 1200" in page.text
     assert "house:random held at 1200" in page.text

@@ -192,14 +192,17 @@ def head_to_head_rows(games: Sequence[elo.RatedGame]) -> list[admin_pb.HeadToHea
 
 
 def tournament_results(
-    entrants: Sequence[str], matches: Sequence[StoredMatch]
+    entrants: Sequence[str],
+    matches: Sequence[StoredMatch],
+    baselines: Sequence[tuple[str, float]] = (),
 ) -> tuple[list[admin_pb.EntrantResult], list[admin_pb.HeadToHead]]:
     """Return the results per entrant (best first) and the crosstable of a tournament.
 
     Only counted games (normal ends and forfeits) count, rated or not; ``performance`` is the
-    Elo of these games alone, played in the order they were stored.
+    Elo of these games alone, played in the order they were stored, against the tournament's
+    frozen ``baselines`` at their fixed ratings.
     """
-    games = counted_games(matches)
+    games = counted_games(matches, baselines)
     rows = [
         admin_pb.EntrantResult(
             bot=row.bot,

@@ -278,7 +278,7 @@ class TournamentAdmin:
                 tournament_id=t.id,
                 records=False,  # results, crosstable and the check read summaries only
             )
-            rows, crosstable = tournament_results(t.entrants, matches)
+            rows, crosstable = tournament_results(t.entrants, matches, t.baselines)
             message.results.extend(rows)
             message.crosstable.extend(crosstable)
             message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))

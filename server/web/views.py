@@ -250,7 +250,7 @@ def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
         matches = storage.matches(
             min(max(stored, 1), TOURNAMENT_MATCHES_MAX), tournament_id=t.id, records=False
         )
-        games = counted_games(matches)
+        games = counted_games(matches, t.baselines)
         results = [
             {
                 "bot": row.bot,
@@ -298,7 +298,9 @@ def tournament(
         **_seed_fields(t),
         "results": tables.results,
         "crosstable": tables.crosstable,
-        "duplicates": duplicate_sets(tables.deals[deals_from : deals_from + paging.per_page]),
+        "duplicates": duplicate_sets(
+            tables.deals[deals_from : deals_from + paging.per_page], t.baselines
+        ),
         "deals_page": deals_page,
         "deals_total": len(tables.deals),
         "deals_has_next": deals_from + paging.per_page < len(tables.deals),

@@ -30,6 +30,22 @@ HOUSE_BOTS: Final[dict[str, Callable[[int], Bot]]] = {
 }
 """Each house bot's name -> a factory taking the bot's seed."""
 
+HOSTED_SEARCH_SAMPLES: Final = 16
+"""The fixed budget of the search bot the referee hosts (sampled deals per move, no clock)."""
+
+
+def _hosted_search(seed: int) -> Bot:
+    return SearchBot(seed, max_time=None, max_samples=HOSTED_SEARCH_SAMPLES)
+
+
+HOSTED_BOTS: Final[dict[str, Callable[[int], Bot]]] = {
+    **HOUSE_BOTS,
+    "search": _hosted_search,
+}
+"""The house bots as the referee hosts them in-process (practice matches, checks and a course's
+frozen baselines): the search bot at a fixed budget, so a hosted bot's moves depend only on its
+seed and what it saw, however loaded the machine (a baseline that means the same every term)."""
+
 
 class UnknownBotError(ValueError):
     """A bot name that is not in :data:`HOUSE_BOTS`."""

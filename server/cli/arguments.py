@@ -49,7 +49,9 @@ Handlers = Mapping[str, Handler]
 """A family module's ``HANDLERS``: its commands by name (the names of ``main.COMMANDS``)."""
 
 
-def game_arguments(parser: argparse.ArgumentParser, bots_help: str | None) -> None:
+def game_arguments(
+    parser: argparse.ArgumentParser, bots_help: str | None, *, bots_required: bool = True
+) -> None:
     """Add the arguments that choose a game and its seats: read by :func:`game_from_args`.
 
     ``bots_help`` None: no ``--bots`` (a ladder picks its own bots).
@@ -59,7 +61,9 @@ def game_arguments(parser: argparse.ArgumentParser, bots_help: str | None) -> No
         "--players", type=int, metavar="N", help="number of players (default: the game's)"
     )
     if bots_help is not None:
-        parser.add_argument("--bots", required=True, metavar="B1,B2[,...]", help=bots_help)
+        parser.add_argument(
+            "--bots", required=bots_required, default="", metavar="B1,B2[,...]", help=bots_help
+        )
     parser.add_argument(
         "--partners", action="store_true", help="4 players as two teams, seats 0+2 and 1+3"
     )

@@ -82,6 +82,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "standings",
     ),
     Command(
+        "grades",
+        "'grades ID... [--format csv|json] [-o FILE]': a gradebook of finished tournaments "
+        "(rating with interval, record, faults, each baseline's paired comparison)",
+        "grades",
+    ),
+    Command(
         "check",
         "'check NAME': the referee runs the compliance check on a connected bot (any "
         "language): positions and whole games through the protocol; exit 1 if it fails",

@@ -16,7 +16,7 @@ from typing import Final
 
 from rich.console import Console
 
-from domino_arena.bots import HOUSE_BOTS
+from domino_arena.bots import HOSTED_BOTS
 from domino_arena.sdk.client.tls import TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
@@ -320,7 +320,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"{PROG}: web face on {web[0].url}{note}", flush=True)
 
     handler = logs.configure(args.log_level, args.log_format, sys.stdout)
-    house.provide(HOUSE_BOTS)  # practice matches and checks seat them in-process
+    house.provide(HOSTED_BOTS)  # practice, checks and course baselines seat them in-process
     try:
         run(config, storage, ready)
     except (OSError, StorageError) as exc:  # StorageError: the lease is another referee's

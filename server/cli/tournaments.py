@@ -7,6 +7,7 @@ This module imports the protos at the top: ``main`` imports it only when one of 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 from typing import Any, Final
 
 from domino_arena.sdk.match.results import FaultPolicy
@@ -36,10 +37,17 @@ from domino_arena.server.cli.arguments import (
     server_arguments,
 )
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
+from domino_arena.server.cli.moments import moment
 from domino_arena.server.cli.tables import table
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.v1 import admin_pb2
+
+ENTRANT_POLICIES: Final = {
+    "listed": admin_pb2.ENTRANT_POLICY_LISTED,
+    "connected": admin_pb2.ENTRANT_POLICY_CONNECTED,
+    "latest": admin_pb2.ENTRANT_POLICY_LATEST,
+}
 
 # -- tournament ------------------------------------------------------------------------------------
 
@@ -75,13 +83,50 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
             ("cancel", "stop for good; running games are aborted", one_id, _t_cancel),
             ("status", "settings, progress and results of a tournament", status, _t_status),
             ("list", "every tournament with its state and progress", listing, _t_list),
+            (
+                "regrade",
+                "replay a finished tournament with bots replaced by new versions",
+                _regrade_arguments,
+                _t_regrade,
+            ),
         ],
     )
 
 
 def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
-    game_arguments(parser, "the entrants, registered bots (at least one table's worth)")
+    game_arguments(
+        parser,
+        "the entrants, registered bots (at least one table's worth; with --entrant-policy "
+        "connected or latest, any to add to those chosen at the start)",
+        bots_required=False,
+    )
     server_arguments(parser)
+    parser.add_argument(
+        "--course",
+        metavar="NAME",
+        help="the course it belongs to (default: the default "
+        "course; an organizer's token: its own)",
+    )
+    parser.add_argument(
+        "--baselines",
+        metavar="B1,B2",
+        default="",
+        help="frozen baselines of the course to seat beside the entrants (house bot names, "
+        "e.g. greedy,random; docs/courses.md)",
+    )
+    parser.add_argument(
+        "--entrant-policy",
+        choices=sorted(ENTRANT_POLICIES),
+        default="listed",
+        help="who plays: listed (--bots, the default), connected (the course's bots connected "
+        "at the start) or latest (each owner's latest bot at the start)",
+    )
+    parser.add_argument(
+        "--start-at",
+        metavar="TIME",
+        help="start by itself at this time: ISO 8601 with a zone (2027-03-01T09:00Z) or in a "
+        "while (+30m, +2h, +1d)",
+    )
     parser.add_argument("--name", metavar="TEXT", help="its name (default: the game and date)")
     parser.add_argument(
         "--games-per-pairing", type=int, metavar="N", help="games of each pairing (default 1)"
@@ -119,6 +164,13 @@ def _tournament_create(args: argparse.Namespace) -> int:
         start=args.start,
     )
     request.deals = deal_mode_to_proto(DealMode(args.deals))
+    request.course = args.course or ""
+    request.baselines.extend(name.strip() for name in args.baselines.split(",") if name.strip())
+    request.entrant_policy = ENTRANT_POLICIES[args.entrant_policy]
+    if args.start_at is not None:
+        request.start_at.FromDatetime(moment("--start-at", args.start_at))
+    if not request.entrants and args.entrant_policy == "listed":
+        raise CliError("--bots: name the entrants (or choose --entrant-policy connected|latest)")
     if args.unrated:
         request.rated = False
     seed = checked_seed(args.seed)
@@ -130,6 +182,37 @@ def _tournament_create(args: argparse.Namespace) -> int:
         request.wait_ms = round(args.wait * 1000)
     policies(args, request)
     t = admin_call(args, "CreateTournament", request)
+    print(f"tournament {t.id} created: {t.name}")
+    _print_tournament(t)
+    if not args.start:
+        print(f"start it with: domino-arena tournament start {t.id}")
+    return 0
+
+
+def _regrade_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="ID", help="the finished tournament to regrade")
+    parser.add_argument(
+        "--replace",
+        action="append",
+        required=True,
+        metavar="OLD=NEW",
+        help="a bot of the tournament and its new version; may be repeated",
+    )
+    parser.add_argument("--name", metavar="TEXT", help="its name (default: the original's)")
+    parser.add_argument("--start", action="store_true", help="start it at once")
+    server_arguments(parser)
+
+
+def _t_regrade(args: argparse.Namespace) -> int:
+    request = admin_pb2.RegradeTournamentRequest(
+        tournament_id=args.id, start=args.start, name=args.name or ""
+    )
+    for index, text in enumerate(args.replace):
+        old, sep, new = (part.strip() for part in text.partition("="))
+        if not sep or not old or not new:
+            raise CliError(f"--replace #{index + 1}: expected OLD=NEW, got {text!r}")
+        request.replace.add(bot=old, by=new)
+    t = admin_call(args, "RegradeTournament", request)
     print(f"tournament {t.id} created: {t.name}")
     _print_tournament(t)
     if not args.start:
@@ -198,7 +281,18 @@ def _print_tournament(t: Any) -> None:
     strikes = f" after {t.max_strikes} strikes" if policy is FaultPolicy.SUBSTITUTE else ""
     pairing = f"{t.games_per_pairing} game{'s' if t.games_per_pairing > 1 else ''} per pairing"
     print(f"  {game.describe()}: {_progress_text(t)}")
-    print(f"  entrants: {', '.join(t.entrants)}")
+    if t.course:
+        print(f"  course: {t.course}")
+    policy_name = enum_name(admin_pb2.EntrantPolicy, t.entrant_policy, "ENTRANT_POLICY_")
+    entrants = ", ".join(t.entrants) or "(chosen at the start)"
+    print(f"  entrants: {entrants}" + ("" if policy_name == "listed" else f" [{policy_name}]"))
+    if t.baselines:
+        print(f"  frozen baselines: {', '.join(t.baselines)}")
+    if t.HasField("start_at"):
+        print(f"  starts by itself at {t.start_at.ToDatetime(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
+    if t.regrade_of:
+        replaced = ", ".join(f"{r.bot} -> {r.by}" for r in t.replaced)
+        print(f"  regrade of {t.regrade_of}: {replaced}")
     print(f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}")
     print(f"  {_seed_text(t)}")
     print(

@@ -15,7 +15,7 @@ the pool with the most games is fitted and the others are listed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist, pstdev
 from typing import Final
@@ -135,11 +135,13 @@ def batch_standings(
     anchor_rating: float = INITIAL_RATING,
     rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
+    fixed: Mapping[str, float] | None = None,
 ) -> BatchStandings:
     """Fit the pool ``key`` of ``matches`` (counted ones: see :func:`counted`) and bootstrap it.
 
     ``key`` None takes the pool with the most games. ``seed`` seeds the bootstrap, so the same
-    games give the same intervals.
+    games give the same intervals. ``fixed`` holds frozen baselines at their ratings (bot ->
+    rating, :func:`.fit.fit`); those that played none of the pool's games are left out.
 
     Raises:
         ValueError: no games, no games in ``key`` (the message lists the pools there are), an
@@ -157,12 +159,14 @@ def batch_standings(
         there = ", ".join(k.label(game) for k in sorted(pools))
         raise ValueError(f"players: no {key.label(game)} games to fit; there are: {there}")
     games: list[FitGame] = [fit_game_of(m) for m in matches if pool_key(m) == key]
+    played = {bot for item in games for bot in item.game.bots}
+    present = {bot: rating for bot, rating in (fixed or {}).items() if bot in played} or None
     try:
-        point = fit(games, anchor=anchor, anchor_rating=anchor_rating)
+        point = fit(games, anchor=anchor, anchor_rating=anchor_rating, fixed=present)
     except ValueError as exc:
         text = str(exc)
         raise ValueError(
-            text if text.startswith(("anchor", "games")) else f"games: {text}"
+            text if text.startswith(("anchor", "games", "fixed")) else f"games: {text}"
         ) from None
     spread = bootstrap(games, point, rounds=rounds, seed=seed)
     others = tuple(sorted(k for k in pools if k != key))

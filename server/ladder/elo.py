@@ -10,9 +10,17 @@ seats and of the mapping does not change the result; the order of the games does
 :func:`replay` folds them in the order given with the same arithmetic as :func:`rate_game`,
 so replaying the stored games gives exactly (not approximately) the stored ratings.
 
+Frozen baselines (a course's house bots, seats named ``house:NAME``) are never rated: their
+rating is not moved and not returned (so never stored), and their opponents move against the
+fixed rating the game carries for them (:attr:`RatedGame.fixed`, the tournament's baselines).
+A house seat without a fixed rating is left out of the rating altogether: its pairs move no one.
+
 >>> new = rate_game({}, RatedGame(("ann", "bob"), (0, 1), standing((7, 3), 0), (0, 0)))
 >>> new["ann"].rating, new["bob"].rating
 (1512.0, 1488.0)
+>>> beat = RatedGame(("ann", "house:greedy"), (0, 1), (0, 1), (0, 0), (("house:greedy", 1700),))
+>>> sorted(rate_game({}, beat)), round(rate_game({}, beat)["ann"].rating, 2)
+(['ann'], 1518.23)
 """
 
 from __future__ import annotations
@@ -30,7 +38,15 @@ MODEL: Final = "elo-pairwise-k24/1"
 """The name and version of this model as a stored match records it (``rating_model``): the
 version changes whenever the arithmetic does, so a game's row says which standings it fed."""
 
+HOUSE_PREFIX: Final = "house:"
+"""Seats named so are house bots (``server/play/house.py``): frozen, never rated."""
+
 Outcome = Literal["win", "draw", "loss"]
+
+
+def is_house(bot: str) -> bool:
+    """Whether ``bot`` is a house bot's seat (``house:NAME``), whose rating never moves."""
+    return bot.startswith(HOUSE_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +89,18 @@ class RatedGame:
     """Per side: its place, 0 = first; sides with equal places drew with each other."""
     faults: tuple[int, ...]
     """Faults charged to each seat in this game."""
+    fixed: tuple[tuple[str, float], ...] = ()
+    """The frozen baselines' fixed ratings (``house:NAME``, rating), from the game's
+    tournament: what their opponents are rated against. Other house seats are not rated."""
 
     def __post_init__(self) -> None:
         seats = len(self.bots)
+        for bot, rating in self.fixed:
+            if not is_house(bot) or not math.isfinite(rating):
+                raise ValueError(
+                    f"fixed: ({bot!r}, {rating}); expected a house bot's seat "
+                    f"({HOUSE_PREFIX}NAME) at a finite rating"
+                )
         for field, values in (("side_of_seat", self.side_of_seat), ("faults", self.faults)):
             if len(values) != seats:
                 raise ValueError(
@@ -204,19 +229,26 @@ def rate_game(
 ) -> dict[str, Rating]:
     """Return the new rating of every bot of ``game`` (a bot missing from ``ratings`` is new).
 
-    Only the bots of ``game`` are in the result, in seat order; ``ratings`` is not changed.
+    Only the bots of ``game`` are in the result, in seat order, less its house bots (frozen:
+    see the module doc); ``ratings`` is not changed.
 
     Raises:
         ValueError: ``k`` not a positive finite number.
     """
     _check_k(k)
     sides = game.sides
-    before = [ratings.get(bot, Rating()) for bot in game.bots]
+    fixed = dict(game.fixed)
+    before = [
+        Rating(rating=fixed[bot]) if bot in fixed else ratings.get(bot, Rating())
+        for bot in game.bots
+    ]
     members: list[list[int]] = [[] for _ in range(sides)]
     for seat, side in enumerate(game.side_of_seat):
-        members[side].append(seat)
+        if not is_house(game.bots[seat]) or game.bots[seat] in fixed:
+            members[side].append(seat)
     side_rating = [
-        math.fsum(before[seat].rating for seat in seats) / len(seats) for seats in members
+        math.fsum(before[seat].rating for seat in seats) / len(seats) if seats else math.nan
+        for seats in members
     ]
 
     # Each pair is computed from its lower-rated side and each side's terms are summed exactly
@@ -225,6 +257,8 @@ def rate_game(
     changes: list[list[float]] = [[] for _ in range(sides)]
     informations: list[list[float]] = [[] for _ in range(sides)]
     for pair in combinations(range(sides), 2):
+        if not (members[pair[0]] and members[pair[1]]):
+            continue  # a side of unrated house bots alone moves no one
         a, b = sorted(pair, key=side_rating.__getitem__)
         expected = expected_score(side_rating[a], side_rating[b])
         surprise = k * weight * (_pair_score(game.standing[a], game.standing[b]) - expected)
@@ -237,6 +271,8 @@ def rate_game(
 
     after: dict[str, Rating] = {}
     for seat, (bot, old) in enumerate(zip(game.bots, before, strict=True)):
+        if is_house(bot):
+            continue
         side = game.side_of_seat[seat]
         outcome = game.outcome(seat)
         after[bot] = Rating(

@@ -31,8 +31,12 @@ Strengths are found in natural units (nats of log-odds) with scipy's L-BFGS-B an
 gradient, then reported on the Elo scale (``400 / ln 10`` Elo per natural unit) and anchored:
 the pool's mean rating is 1500, or a named anchor bot (a frozen baseline) is held at a given
 rating, as Ordo and BayesElo's ``offset`` do. Only differences are measured; the anchor places
-them. The bots must form one connected pool (every two linked by a chain of games): ratings of
-pools that never met could only be compared through the prior, so :func:`fit` refuses them and
+them. A course's several frozen baselines (``fixed``: ``house:greedy`` at 1500, ``house:random``
+at 1000, ...) are held instead: their strengths are constants, not parameters, so the spacing
+of their ratings is imposed rather than measured, and every other bot and the seat terms are
+fitted against them (Ordo's multiple anchors). The prior is then centred on their mean rating.
+The bots must form one connected pool (every two linked by a chain of games): ratings of pools
+that never met could only be compared through the prior, so :func:`fit` refuses them and
 names the parts.
 
 >>> from domino_arena.server.ladder.elo import RatedGame
@@ -48,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import permutations, product
 from typing import Final
 
@@ -153,6 +157,8 @@ class FitResult:
     prior_sigma: float
     seat_terms: bool
     model: str = MODEL
+    fixed: Mapping[str, float] = field(default_factory=dict)
+    """The frozen baselines held at their ratings (empty: anchored by ``anchor``)."""
 
     def standings(self) -> list[tuple[str, float]]:
         """The table: highest rating first, equal ratings by name."""
@@ -166,20 +172,29 @@ def fit(
     anchor_rating: float = INITIAL_RATING,
     prior_sigma: float = PRIOR_SIGMA,
     seat_terms: bool = True,
+    fixed: Mapping[str, float] | None = None,
 ) -> FitResult:
     """Fit every bot's rating and the seat advantages of one pool to ``games`` at once.
 
     Args:
         anchor: the bot held at ``anchor_rating``; None anchors the mean of all the bots there.
+        fixed: frozen baselines, bot -> rating, held there (constants of the fit) instead of
+            an anchor; each must have played some of the games.
         prior_sigma: the Gaussian prior's standard deviation in Elo (see the module doc).
         seat_terms: False fits strengths alone (plain Plackett-Luce / Bradley-Terry).
 
     Raises:
         ValueError: no games, games with different numbers of seats, an anchor that played
             none of them, a ``prior_sigma`` or ``anchor_rating`` that is not a positive or
-            finite number, or bots in parts that never met (the message names the parts).
+            finite number, bots in parts that never met (the message names the parts), or
+            ``fixed`` with an anchor, with a bot that played none of the games or a rating that
+            is not finite.
     """
-    problem = Problem(games, seat_terms=seat_terms, prior_sigma=prior_sigma)
+    if fixed and anchor is not None:
+        raise ValueError(
+            f"anchor: {anchor!r} given with fixed baselines; expected one way to anchor the scale"
+        )
+    problem = Problem(games, seat_terms=seat_terms, prior_sigma=prior_sigma, fixed=fixed)
     problem.check_anchor(anchor, anchor_rating)
     parts = problem.components(np.ones(len(problem.games)))
     if len(parts) > 1:
@@ -211,7 +226,14 @@ class Problem:
     number of sides.
     """
 
-    def __init__(self, games: Sequence[FitGame], *, seat_terms: bool, prior_sigma: float) -> None:
+    def __init__(
+        self,
+        games: Sequence[FitGame],
+        *,
+        seat_terms: bool,
+        prior_sigma: float,
+        fixed: Mapping[str, float] | None = None,
+    ) -> None:
         if not games:
             raise ValueError("games: expected at least one rated game to fit, got none")
         if not (math.isfinite(prior_sigma) and prior_sigma > 0):
@@ -237,7 +259,31 @@ class Problem:
         unit_index = {unit: i for i, unit in enumerate(self.units)}
         self.unit_of_game = np.array([unit_index[g.unit] for g in self.games], dtype=np.intp)
         self._precision = (ELO_PER_NATURAL / prior_sigma) ** 2
+        self.fixed: dict[str, float] = dict(sorted((fixed or {}).items()))
+        self._set_fixed()
         self._build()
+
+    def _set_fixed(self) -> None:
+        """Check the frozen baselines and set the constants that hold them: a mask of their
+        parameters and their values in natural units, centred on their mean rating (the
+        prior's centre and the offset of every rating)."""
+        for bot, rating in self.fixed.items():
+            if bot not in self.index:
+                shown = ", ".join(self.bots[:10]) + (", ..." if len(self.bots) > 10 else "")
+                raise ValueError(
+                    f"fixed: baseline {bot!r} played none of the games; expected bots of "
+                    f"the games ({shown})"
+                )
+            if not math.isfinite(rating):
+                raise ValueError(f"fixed: {bot!r} at {rating}; expected a finite rating")
+        self.centre = (
+            math.fsum(self.fixed.values()) / len(self.fixed) if self.fixed else INITIAL_RATING
+        )
+        self.free = np.ones(self.size, dtype=np.bool_)
+        self.constants = np.zeros(self.size)
+        for bot, rating in self.fixed.items():
+            self.free[self.index[bot]] = False
+            self.constants[self.index[bot]] = (rating - self.centre) / ELO_PER_NATURAL
 
     def _build(self) -> None:
         rows: list[int] = []
@@ -351,16 +397,24 @@ class Problem:
         Raises:
             RuntimeError: the optimiser stopped far from a stationary point.
         """
+        free = self.free
+
+        def objective(x: Vector) -> tuple[float, Vector]:
+            params = self.constants.copy()
+            params[free] = x
+            value, gradient = self._objective(params, weights)
+            return value, gradient[free]
+
         found = optimize.minimize(
-            self._objective,
-            start,
-            args=(weights,),
+            objective,
+            start[free],
             jac=True,
             method="L-BFGS-B",
             options={"maxiter": 10_000, "ftol": 1e-14, "gtol": 1e-9},
         )
-        params = np.asarray(found.x, dtype=np.float64)
-        _, gradient = self._objective(params, weights)
+        params = self.constants.copy()
+        params[free] = np.asarray(found.x, dtype=np.float64)
+        _, gradient = objective(params[free])
         scale = max(1.0, float(weights.sum()))
         if not np.all(np.isfinite(params)) or float(np.abs(gradient).max()) > 1e-5 * scale:
             raise RuntimeError(
@@ -382,9 +436,12 @@ class Problem:
     def result(self, params: Vector, anchor: str | None, anchor_rating: float) -> FitResult:
         """The fit at ``params`` as the standings report it."""
         elo = self.elo(params)
-        offset = anchor_rating - (
-            float(np.mean(elo)) if anchor is None else float(elo[self.index[anchor]])
-        )
+        if self.fixed:
+            offset = self.centre
+        else:
+            offset = anchor_rating - (
+                float(np.mean(elo)) if anchor is None else float(elo[self.index[anchor]])
+            )
         counts = np.asarray(self.incidence.sum(axis=0)).ravel()
         value, _ = self.log_likelihood(params, np.ones(len(self.games)))
         return FitResult(
@@ -398,14 +455,17 @@ class Problem:
             anchor_rating=anchor_rating,
             prior_sigma=self.prior_sigma,
             seat_terms=self.seat_terms,
+            fixed=dict(self.fixed),
         )
 
     def start_of(self, point: FitResult) -> Vector:
         """The parameters of a fit's result: a warm start for refits of the same games."""
         ratings = np.array([point.ratings[bot] for bot in self.bots])
-        strengths = (ratings - ratings.mean()) / ELO_PER_NATURAL
+        centre = self.centre if self.fixed else ratings.mean()
+        strengths = (ratings - centre) / ELO_PER_NATURAL
         seats = np.array(point.seat_advantage[1:] if self.seat_terms else ()) / ELO_PER_NATURAL
-        return np.concatenate([strengths, seats]).astype(np.float64)
+        start = np.concatenate([strengths, seats]).astype(np.float64)
+        return np.where(self.free, start, self.constants)
 
 
 def _orders(standing: Sequence[int]) -> list[tuple[int, ...]]:

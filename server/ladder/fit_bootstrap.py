@@ -15,11 +15,13 @@ of the refitted ratings:
 * the likelihood of superiority ``LOS[a][b]`` is the fraction of rounds in which ``a`` was
   rated above ``b``, a tie counting half: how often the data, redrawn, still puts ``a`` first.
 
-Each round is anchored as the point fit is: the anchor bot at its rating, or the mean of the
-bots at the point fit's mean of those same bots (1500 when all are present). A round can miss
+Each round is anchored as the point fit is: the anchor bot at its rating, the frozen baselines
+held at theirs in every round (constants of each refit, so they have no spread), or the mean of
+the bots at the point fit's mean of those same bots (1500 when all are present). A round can miss
 a bot (none of its units drawn) or split the pool into parts that never met; a bot is rated in
 a round only when it is in the anchor's part (or the largest part, without an anchor), and
-its interval and LOS use the rounds where it is rated (:attr:`Bootstrap.rated_rounds` counts
+(with frozen baselines: in a part holding one of them); its interval and LOS use the rounds
+where it is rated (:attr:`Bootstrap.rated_rounds` counts
 them). Every refit starts from the point fit (a warm start), and the draws come from one
 seeded generator, so the same games, point and seed give the same numbers whatever the order
 of the games.
@@ -90,7 +92,9 @@ def bootstrap(
         raise ValueError(f"rounds: expected a whole number of rounds, at least 1, got {rounds!r}")
     if not 0 < level < 1:
         raise ValueError(f"level: expected a coverage between 0 and 1, got {level}")
-    problem = Problem(games, seat_terms=point.seat_terms, prior_sigma=point.prior_sigma)
+    problem = Problem(
+        games, seat_terms=point.seat_terms, prior_sigma=point.prior_sigma, fixed=point.fixed
+    )
     if set(point.ratings) != set(problem.bots) or point.players != problem.players:
         raise ValueError(
             "point: expected the fit of these games; it rates "
@@ -114,7 +118,9 @@ def bootstrap(
             if not rated.any():
                 continue
             elo = problem.elo(params)
-            if point.anchor is None:
+            if problem.fixed:
+                offset = problem.centre
+            elif point.anchor is None:
                 offset = float(point_elo[rated].mean() - elo[rated].mean())
             else:
                 offset = point.anchor_rating - float(elo[problem.index[point.anchor]])
@@ -168,10 +174,13 @@ def superiority(ratings: Matrix) -> Matrix:
 
 
 def _rated(problem: Problem, weights: Matrix, anchor: str | None) -> npt.NDArray[np.bool_]:
-    """Which bots a round rates: those in the anchor's part (or the largest part)."""
+    """Which bots a round rates: those in the anchor's part, in a part holding a frozen
+    baseline, or else in the largest part."""
     parts = problem.components(weights)
     chosen: tuple[str, ...] = parts[0] if parts else ()
-    if anchor is not None:
+    if problem.fixed:
+        chosen = tuple(bot for part in parts if set(part) & problem.fixed.keys() for bot in part)
+    elif anchor is not None:
         chosen = next((part for part in parts if anchor in part), ())
     rated = np.zeros(len(problem.bots), dtype=np.bool_)
     rated[[problem.index[bot] for bot in chosen]] = True

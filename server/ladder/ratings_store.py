@@ -7,12 +7,16 @@ the Elo ladder on top: its :meth:`~RatedStorage.save_match` stores the match row
 bots' rating rows if missing, locks them (``SELECT ... FOR UPDATE``; SQLite's write lock is
 taken at BEGIN), moves them by :func:`.elo.rate_game`, appends the match to ``rated_games`` and
 each bot's new rating to ``rating_history`` (the points of a bot's rating chart).
+Frozen baselines (``house:NAME`` seats) get no rating row and no history: their opponents move
+against the fixed ratings of the match's tournament (its ``baselines``), read in the same
+transaction, and the replays read them likewise, so a replay still equals what was stored.
 The storage stays free of ratings (it does not import the ladder); the ladder imports it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -30,15 +34,24 @@ from domino_arena.server.store.matches import (
     stored_match,
 )
 from domino_arena.server.store.storage import Storage
-from domino_arena.server.store.tables import MATCHES, RATED_GAMES, RATING_HISTORY, RATINGS
+from domino_arena.server.store.tables import (
+    MATCHES,
+    RATED_GAMES,
+    RATING_HISTORY,
+    RATINGS,
+    TOURNAMENTS,
+)
 
 _RATED_TERMINATIONS: Final = sorted(t.value for t in Termination if t.rated)
 _HISTORY_BATCH: Final = 5_000
 """Rows inserted per statement when a pool's history is rebuilt."""
 
 
-def rated_game_of(match: StoredMatch) -> elo.RatedGame:
+def rated_game_of(match: StoredMatch, baselines: Sequence[tuple[str, float]] = ()) -> elo.RatedGame:
     """Return ``match`` as the ladder rates it: its standing by score and winner, forfeits last.
+
+    ``baselines`` are its tournament's frozen baselines (house bot name, fixed rating): those
+    seated become the game's :attr:`~.elo.RatedGame.fixed` ratings.
 
     Raises:
         ValueError: the match did not end normally or by forfeit, or its fields disagree (a
@@ -63,6 +76,11 @@ def rated_game_of(match: StoredMatch) -> elo.RatedGame:
         side_of_seat=sides,
         standing=elo.standing(match.scores, match.winner, forfeited_side),
         faults=match.faults or (0,) * len(match.seats),
+        fixed=tuple(
+            (seat, float(rating))
+            for name, rating in sorted(baselines)
+            if (seat := elo.HOUSE_PREFIX + name) in match.seats
+        ),
     )
 
 
@@ -97,8 +115,16 @@ class RatedStorage(Storage):
         if not match.moves_ratings:
             return matches.save(self.engine, match)
         match = dataclasses.replace(match, rating_model=elo.MODEL)
-        game = rated_game_of(match)
-        return matches.save(self.engine, match, lambda connection: _rate(connection, match, game))
+        rated_game_of(match)  # refuse a damaged match before the transaction
+
+        def rate(connection: sa.Connection) -> None:
+            if match.tournament_id is None:
+                _rate(connection, match, rated_game_of(match))
+                return
+            baselines = _baselines(connection, match.tournament_id)
+            _rate(connection, match, rated_game_of(match, baselines.get(match.tournament_id, ())))
+
+        return matches.save(self.engine, match, rate)
 
     def ratings(self, pool: str) -> dict[str, elo.Rating]:
         """Return every rated bot's rating in ``pool`` (a game type), by bot name."""
@@ -118,7 +144,8 @@ class RatedStorage(Storage):
         up to a seq asks for the games since (the seq is the primary key: an index read)."""
         with self.engine.connect() as connection:
             rows = connection.execute(_rated_after(pool, seq)).all()
-        return [(int(row.seq), rated_game_of(stored_match(row._mapping))) for row in rows]
+            baselines = _baselines(connection)
+        return [(int(row.seq), _game_of_row(row._mapping, baselines)) for row in rows]
 
     def recompute_ratings(self, pool: str) -> dict[str, elo.Rating]:
         """Return the ratings of ``pool`` replayed from its rated games: what it should hold."""
@@ -146,8 +173,9 @@ class RatedStorage(Storage):
             connection.execute(RATING_HISTORY.delete().where(RATING_HISTORY.c.pool == pool))
             ratings: dict[str, elo.Rating] = {}
             batch: list[dict[str, Any]] = []
+            baselines = _baselines(connection)
             for row in connection.execute(_rated_after(pool, 0)).all():
-                changed = elo.rate_game(ratings, rated_game_of(stored_match(row._mapping)))
+                changed = elo.rate_game(ratings, _game_of_row(row._mapping, baselines))
                 ratings.update(changed)
                 batch.extend(_history_rows(pool, row.seq, changed))
                 if len(batch) >= _HISTORY_BATCH:
@@ -177,10 +205,34 @@ class RatedStorage(Storage):
             )
 
 
+def _baselines(
+    connection: sa.Connection, tournament_id: str | None = None
+) -> dict[str, tuple[tuple[str, float], ...]]:
+    """Tournament id -> its frozen baselines, for the tournaments that seat some (only
+    ``tournament_id``'s when given; none for a match outside a tournament)."""
+    query = sa.select(TOURNAMENTS.c.id, TOURNAMENTS.c.baselines)
+    if tournament_id is not None:
+        query = query.where(TOURNAMENTS.c.id == tournament_id)
+    return {
+        row.id: tuple((b["bot"], float(b["rating"])) for b in row.baselines)
+        for row in connection.execute(query)
+        if row.baselines
+    }
+
+
+def _game_of_row(
+    row: RowMapping, baselines: dict[str, tuple[tuple[str, float], ...]]
+) -> elo.RatedGame:
+    """A rated game's row as the ladder rates it, with its tournament's baselines."""
+    match = stored_match(row)
+    return rated_game_of(match, baselines.get(match.tournament_id or "", ()))
+
+
 def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) -> None:
     """Move the ratings of ``game``'s bots in the pool ``match.game``, inside the caller's
-    transaction: their rows are created if missing, then locked, read, rated and written."""
-    pool, bots = match.game, sorted(game.bots)
+    transaction: their rows are created if missing, then locked, read, rated and written.
+    House bots (frozen) get no row."""
+    pool, bots = match.game, sorted(bot for bot in game.bots if not elo.is_house(bot))
     fresh = elo.Rating()
     new_rows = [{"pool": pool, "bot": bot, **_rating_values(fresh)} for bot in bots]
     insert = (
@@ -188,7 +240,8 @@ def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) ->
         if connection.dialect.name == "postgresql"
         else sqlite.insert(RATINGS)
     )
-    connection.execute(insert.on_conflict_do_nothing(), new_rows)
+    if new_rows:
+        connection.execute(insert.on_conflict_do_nothing(), new_rows)
     rows = connection.execute(
         sa.select(RATINGS)
         .where(RATINGS.c.pool == pool, RATINGS.c.bot.in_(bots))
@@ -208,7 +261,8 @@ def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) ->
     if key is None:  # pragma: no cover - an insert of one row always has its key
         raise RuntimeError(f"match {match.id}: the database gave no rated_games seq")
     seq = int(key[0])
-    connection.execute(RATING_HISTORY.insert(), _history_rows(pool, seq, changed))
+    if changed:
+        connection.execute(RATING_HISTORY.insert(), _history_rows(pool, seq, changed))
 
 
 def _rated_after(pool: str, seq: int) -> sa.Select[Any]:

@@ -31,12 +31,16 @@ class EntrantResult:
     """The Elo of the tournament's counted games alone, played in the order they were stored."""
 
 
-def counted_games(matches: Sequence[StoredMatch]) -> list[elo.RatedGame]:
+def counted_games(
+    matches: Sequence[StoredMatch], baselines: Sequence[tuple[str, float]] = ()
+) -> list[elo.RatedGame]:
     """The games of ``matches`` that count (normal ends and forfeits, rated or not), in the
-    order they were stored (by time, then schedule position)."""
+    order they were stored (by time, then schedule position); ``baselines`` are the
+    tournament's frozen baselines (house bot name, fixed rating), which their opponents'
+    performance is measured against."""
     counted = [m for m in matches if Termination(m.termination).rated]
     counted.sort(key=lambda m: (m.created, m.game_index if m.game_index is not None else -1))
-    return [rated_game_of(m) for m in counted]
+    return [rated_game_of(m, baselines) for m in counted]
 
 
 def entrant_results(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> list[EntrantResult]:
@@ -45,7 +49,7 @@ def entrant_results(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> 
     ratings = elo.replay(games)
     rows = []
     for bot in entrants:
-        rating = ratings.get(bot, elo.Rating())
+        rating = _frozen(bot, games) if elo.is_house(bot) else ratings.get(bot, elo.Rating())
         rows.append(
             EntrantResult(
                 bot=bot,
@@ -60,3 +64,24 @@ def entrant_results(entrants: Sequence[str], games: Sequence[elo.RatedGame]) -> 
         )
     rows.sort(key=lambda r: (-r.points, -r.performance, r.bot))
     return rows
+
+
+def _frozen(bot: str, games: Sequence[elo.RatedGame]) -> elo.Rating:
+    """A house bot's line: the Elo never rates it (a frozen baseline), so its record is
+    counted here and its performance is its fixed rating (1500 without one)."""
+    record = {"win": 0, "draw": 0, "loss": 0}
+    faults, rating = 0, elo.INITIAL_RATING
+    for game in games:
+        if bot in game.bots:
+            seat = game.bots.index(bot)
+            record[game.outcome(seat)] += 1
+            faults += game.faults[seat]
+            rating = dict(game.fixed).get(bot, rating)
+    return elo.Rating(
+        rating=rating,
+        games=sum(record.values()),
+        wins=record["win"],
+        draws=record["draw"],
+        losses=record["loss"],
+        faults=faults,
+    )

@@ -48,6 +48,7 @@ from domino_arena.server.net.admin_answers import (
 from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
 from domino_arena.server.net.admin_check import CheckRpcs
 from domino_arena.server.net.admin_courses import CourseRpcs, CourseStorage
+from domino_arena.server.net.admin_grades import GradeRpcs
 from domino_arena.server.net.admin_requests import (
     METADATA_KEY,
     RequestError,
@@ -168,7 +169,12 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 
 
 class AdminServicer(
-    BotRpcs, CheckRpcs, CourseRpcs, TournamentRpcs, admin_pb_grpc.AdminServiceServicer
+    BotRpcs,
+    CheckRpcs,
+    CourseRpcs,
+    GradeRpcs,
+    TournamentRpcs,
+    admin_pb_grpc.AdminServiceServicer,
 ):
     """Every ``AdminService`` call: the token first, then the request's own checks.
 

@@ -144,7 +144,26 @@ def tournament_message(
         message.comparison.CopyFrom(comparison_message(t))
     else:
         message.kind = admin_pb.TOURNAMENT_KIND_ROUND_ROBIN
+    _course_fields(message, t)
     return message
+
+
+ENTRANT_POLICY_TO_PROTO: Final = {
+    "listed": admin_pb.ENTRANT_POLICY_LISTED,
+    "connected": admin_pb.ENTRANT_POLICY_CONNECTED,
+    "latest": admin_pb.ENTRANT_POLICY_LATEST,
+}
+
+
+def _course_fields(message: admin_pb.Tournament, t: StoredTournament) -> None:
+    """Fields 28-33: the course, entrant policy, start time, regrade and baselines."""
+    message.course = t.course
+    message.entrant_policy = ENTRANT_POLICY_TO_PROTO[t.entrant_policy]
+    if t.start_at is not None:
+        message.start_at.CopyFrom(_timestamp(t.start_at))
+    message.regrade_of = t.regrade_of or ""
+    message.replaced.extend(admin_pb.Replacement(bot=b, by=by) for b, by in t.replaced)
+    message.baselines.extend(name for name, _ in t.baselines)
 
 
 def standing_rows(ratings: Mapping[str, elo.Rating]) -> list[admin_pb.StandingRow]:
@@ -176,14 +195,17 @@ def head_to_head_rows(games: Sequence[elo.RatedGame]) -> list[admin_pb.HeadToHea
 
 
 def tournament_results(
-    entrants: Sequence[str], matches: Sequence[StoredMatch]
+    entrants: Sequence[str],
+    matches: Sequence[StoredMatch],
+    baselines: Sequence[tuple[str, float]] = (),
 ) -> tuple[list[admin_pb.EntrantResult], list[admin_pb.HeadToHead]]:
     """Return the results per entrant (best first) and the crosstable of a tournament.
 
     Only counted games (normal ends and forfeits) count, rated or not; ``performance`` is the
-    Elo of these games alone, played in the order they were stored.
+    Elo of these games alone, played in the order they were stored, against the tournament's
+    frozen ``baselines`` at their fixed ratings.
     """
-    games = counted_games(matches)
+    games = counted_games(matches, baselines)
     rows = [
         admin_pb.EntrantResult(
             bot=row.bot,

@@ -2,7 +2,11 @@
 comparisons, tournaments of their own kind).
 
 An organizer (docs/courses.md) sees and manages its own course's tournaments alone: another
-course's is NOT_FOUND, as if it did not exist (:mod:`.admin_scope`).
+course's is NOT_FOUND, as if it did not exist (:mod:`.admin_scope`); a listing shows its own
+course's; a new tournament goes in the caller's course, and its entrants must be bots of that
+course (another course's bot is "unknown", as a missing one, so nothing leaks), its baselines
+among the course's frozen baselines. RegradeTournament makes a regrade of a finished tournament
+(``server/play/regrade.py``) in that tournament's course.
 :class:`TournamentAdmin` holds the handlers; :class:`TournamentRpcs` is the part of
 ``AdminServicer`` that serves them through its token check (``AdminServicer._serve``).
 """
@@ -10,6 +14,7 @@ course's is NOT_FOUND, as if it did not exist (:mod:`.admin_scope`).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Protocol, TypeVar
@@ -18,6 +23,7 @@ import grpc
 from google.protobuf.message import Message
 
 from domino_arena.server.net.admin_answers import (
+    ENTRANT_POLICY_TO_PROTO,
     STATE_FROM_PROTO,
     Progress,
     progress_message,
@@ -39,10 +45,14 @@ from domino_arena.server.net.admin_requests import (
     time_control_of,
     tournament_numbers,
 )
+from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
+from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.store.bots import StoredBot
+from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -52,6 +62,10 @@ class TournamentStorage(Protocol):
     """The storage queries of the tournament calls (all blocking)."""
 
     def bot_names(self) -> list[str]: ...
+    def bots(
+        self, *, include_deleted: bool = False, course: str | None = None
+    ) -> list[StoredBot]: ...
+    def course(self, name: str) -> StoredCourse | None: ...
     def matches(
         self,
         limit: int = 100,
@@ -63,7 +77,7 @@ class TournamentStorage(Protocol):
     ) -> list[StoredMatch]: ...
     def tournament(self, tournament_id: str) -> StoredTournament | None: ...
     def tournaments(
-        self, states: Collection[TournamentState] | None = None
+        self, states: Collection[TournamentState] | None = None, *, course: str | None = None
     ) -> list[StoredTournament]: ...
     def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
 
@@ -102,14 +116,36 @@ class TournamentAdmin:
             optional["concurrency"] = request.concurrency
         if request.HasField("wait_ms"):
             optional["wait_seconds"] = request.wait_ms / 1000
-        known: list[str] = await asyncio.to_thread(self.arena.storage.bot_names)
+        course, bots = await self.course_and_bots(caller().course_of(request.course))
+        baselines = dict(course.baselines)
+        for index, house in enumerate(request.baselines):
+            if house not in baselines:
+                raise invalid(
+                    f"baselines[{index}]: '{house[:80]}' is not a baseline of course "
+                    f"'{course.name}' (its baselines: {', '.join(baselines) or 'none'})"
+                )
+        policy_of: dict[int, str] = {code: name for name, code in ENTRANT_POLICY_TO_PROTO.items()}
+        entrant_policy = policy_of.get(request.entrant_policy or admin_pb.ENTRANT_POLICY_LISTED)
+        if entrant_policy is None:
+            raise invalid(
+                f"entrant_policy: unknown value {request.entrant_policy}; expected LISTED, "
+                "CONNECTED or LATEST"
+            )
+        if request.HasField("start_at"):
+            optional["start_at"] = request.start_at.ToDatetime(tzinfo=dt.UTC)
         name = request.name or f"{game.describe()}, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         try:
             t = new_tournament(
                 name=name,
                 game=game,
                 entrants=tuple(request.entrants),
-                known_bots=known,
+                known_bots=[b.name for b in bots],
+                course=course.name,
+                owners={b.name: b.owner for b in bots if b.owner},
+                allow_same_owner_tables=course.allow_same_owner_tables,
+                allow_same_owner_partners=course.allow_same_owner_partners,
+                baselines=[(house, baselines[house]) for house in request.baselines],
+                entrant_policy=entrant_policy,
                 games_per_pairing=request.games_per_pairing or 1,
                 deals=deal_mode_of(request.deals),
                 time_control=time_control,
@@ -128,10 +164,41 @@ class TournamentAdmin:
     async def create_comparison(
         self, request: admin_pb.CreateComparisonRequest
     ) -> admin_pb.Tournament:
-        known: list[str] = await asyncio.to_thread(self.arena.storage.bot_names)
-        t = comparison_of(request, known)
+        course, bots = await self.course_and_bots(caller().course_of(""))
+        t = comparison_of(request, [b.name for b in bots])
+        t = dataclasses.replace(t, course=course.name)
         await arena_call(self.arena.create_tournament(t, request.start))
         return await self.tournament(t.id)
+
+    async def regrade_tournament(
+        self, request: admin_pb.RegradeTournamentRequest
+    ) -> admin_pb.Tournament:
+        original = await self.stored_tournament(request.tournament_id)
+        replacements: dict[str, str] = {}
+        for index, pair in enumerate(request.replace):
+            if pair.bot in replacements:
+                raise invalid(f"replace[{index}]: '{pair.bot[:80]}' is replaced twice")
+            replacements[pair.bot] = pair.by
+        if len(request.name) > 200:
+            raise invalid(f"name: expected at most 200 characters, got {len(request.name)}")
+        _, bots = await self.course_and_bots(original.course)
+        try:
+            t = regrade_of(
+                original, replacements, course_bots=[b.name for b in bots], name=request.name
+            )
+        except RegradeError as exc:
+            raise invalid(str(exc)) from None
+        await arena_call(self.arena.create_tournament(t, request.start))
+        return await self.tournament(t.id)
+
+    async def course_and_bots(self, name: str) -> tuple[StoredCourse, list[StoredBot]]:
+        """The course ``name`` and its bots (not deleted); INVALID_ARGUMENT if no such course
+        (only the admin can name one that does not exist: an organizer's is its own)."""
+        course: StoredCourse | None = await asyncio.to_thread(self.arena.storage.course, name)
+        if course is None:
+            raise invalid(f"course: no course is named '{name[:80]}'")
+        bots: list[StoredBot] = await asyncio.to_thread(self.arena.storage.bots, course=name)
+        return course, bots
 
     async def start_tournament(
         self, request: admin_pb.StartTournamentRequest
@@ -182,8 +249,9 @@ class TournamentAdmin:
                     "other than TOURNAMENT_STATE_UNSPECIFIED"
                 )
             states.append(state)
+        course = caller().listing(request.course)
         found: list[StoredTournament] = await asyncio.to_thread(
-            self.arena.storage.tournaments, states or None
+            lambda: self.arena.storage.tournaments(states or None, course=course)
         )
         return admin_pb.ListTournamentsResponse(
             tournaments=[tournament_message(t, await self.progress(t)) for t in found]
@@ -194,8 +262,10 @@ class TournamentAdmin:
         t: StoredTournament | None = await asyncio.to_thread(
             self.arena.storage.tournament, tournament_id
         )
+        missing = f"no tournament has id '{tournament_id}'"
         if t is None:
-            raise not_found(f"no tournament has id '{tournament_id}'")
+            raise not_found(missing)
+        caller().check_sees(t.course, missing)
         return t
 
     async def tournament(self, tournament_id: str, results: bool = False) -> admin_pb.Tournament:
@@ -208,7 +278,7 @@ class TournamentAdmin:
                 tournament_id=t.id,
                 records=False,  # results, crosstable and the check read summaries only
             )
-            rows, crosstable = tournament_results(t.entrants, matches)
+            rows, crosstable = tournament_results(t.entrants, matches, t.baselines)
             message.results.extend(rows)
             message.crosstable.extend(crosstable)
             message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))
@@ -289,3 +359,8 @@ class TournamentRpcs:
         self: TournamentServing, request: admin_pb.ListTournamentsRequest, context: _Context
     ) -> admin_pb.ListTournamentsResponse:
         return await self._serve(context, self.tournament_admin.list_tournaments, request)
+
+    async def RegradeTournament(  # noqa: N802
+        self: TournamentServing, request: admin_pb.RegradeTournamentRequest, context: _Context
+    ) -> admin_pb.Tournament:
+        return await self._serve(context, self.tournament_admin.regrade_tournament, request)

@@ -12,10 +12,11 @@ streams are closed through the lobby, as the admin's rotation does (:mod:`.admin
 
 Guessing codes: a code holds 256 random bits, so guessing is hopeless; still, each peer address
 (the client's IP, its port dropped) gets :class:`AttemptLimiter`'s token bucket of
-:data:`ATTEMPT_BURST` RegisterBot attempts refilled at :data:`ATTEMPTS_PER_MINUTE` a minute, in
-memory (per process; it forgets at a restart). Past it the call is RESOURCE_EXHAUSTED before the
-code is looked at. At most :data:`MAX_PEERS` peers are remembered (the oldest forgotten first),
-so the limiter's memory is bounded whoever calls.
+:data:`ATTEMPT_BURST` refused codes, refilled at :data:`ATTEMPTS_PER_MINUTE` a minute, in memory
+(per process; it forgets at a restart). Only a refused code spends one: a whole class behind one
+school address registers with its good codes unhindered. With the bucket empty, the call is
+RESOURCE_EXHAUSTED before the code is looked at. At most :data:`MAX_PEERS` peers are remembered
+(the least recently seen forgotten first), so the limiter's memory is bounded whoever calls.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from domino_arena.server.logs import MAX_MESSAGE, bounded
 from domino_arena.server.net.admin_answers import bot_info
 from domino_arena.server.net.admin_bots import REVOKED
 from domino_arena.server.net.admin_requests import RequestError, bearer_token, bot_name_of
-from domino_arena.server.net.limits import TokenBucket
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.store.bots import (
     BadBotNameError,
@@ -65,9 +65,9 @@ class RegistrationStorage(Protocol):
 
 
 class AttemptLimiter:
-    """A token bucket per peer: :data:`ATTEMPT_BURST` attempts, then
-    :data:`ATTEMPTS_PER_MINUTE` a minute; the least recently seen peer is forgotten past
-    ``max_peers``."""
+    """A token bucket per peer: :data:`ATTEMPT_BURST` refused attempts, then
+    :data:`ATTEMPTS_PER_MINUTE` a minute (:meth:`allows` looks, :meth:`refused` spends); the
+    least recently seen peer is forgotten past ``max_peers``."""
 
     def __init__(
         self,
@@ -81,20 +81,28 @@ class AttemptLimiter:
         self.per_minute = per_minute
         self.clock = clock
         self.max_peers = max_peers
-        self._buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        """The peer -> (its attempts left, when counted), the most recently seen last."""
 
     def __len__(self) -> int:
         return len(self._buckets)
 
-    def allow(self, peer: str) -> bool:
-        """Spend one of ``peer``'s attempts; False when it has none left now."""
-        bucket = self._buckets.pop(peer, None)
-        if bucket is None:
-            bucket = TokenBucket(self.per_minute / 60, self.burst, self.clock)
-        self._buckets[peer] = bucket  # the most recently seen last
+    def _left(self, peer: str) -> float:
+        now = self.clock()
+        left, then = self._buckets.pop(peer, (float(self.burst), now))
+        left = min(float(self.burst), left + (now - then) * self.per_minute / 60)
+        self._buckets[peer] = (left, now)
         while len(self._buckets) > self.max_peers:
             self._buckets.popitem(last=False)
-        return bucket.take()
+        return left
+
+    def allows(self, peer: str) -> bool:
+        """Whether ``peer`` has an attempt left now (nothing spent)."""
+        return self._left(peer) >= 1.0
+
+    def refused(self, peer: str) -> None:
+        """Spend one of ``peer``'s attempts: its code was refused."""
+        self._buckets[peer] = (max(0.0, self._left(peer) - 1.0), self.clock())
 
 
 def peer_host(peer: str) -> str:
@@ -128,21 +136,21 @@ class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):
     async def RegisterBot(  # noqa: N802
         self, request: admin_pb.RegisterBotRequest, context: _Context
     ) -> admin_pb.CreateBotResponse:
+        peer = peer_host(context.peer() or "")
         try:
-            if not self.limiter.allow(peer_host(context.peer() or "")):
+            if not self.limiter.allows(peer):
                 raise RequestError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"too many registration attempts from this address: at most "
+                    f"too many refused invite codes from this address: at most "
                     f"{self.limiter.burst}, then {self.limiter.per_minute:g} a minute; wait "
                     "and try again",
                 )
             name = bot_name_of(request.name)
-            if not request.invite_code:
-                raise RequestError(grpc.StatusCode.UNAUTHENTICATED, INVITE_REFUSED)
             issued = await asyncio.to_thread(
                 self.storage.register_bot, request.invite_code, name, request.owner
             )
         except InviteError:
+            self.limiter.refused(peer)
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, INVITE_REFUSED)
         except BadBotNameError as exc:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"name: {exc}")

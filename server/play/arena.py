@@ -9,6 +9,7 @@ finished match is stored before anyone is told it ended.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,11 +21,11 @@ from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.records import record_lines
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game
-from domino_arena.server.ladder.elo import Rating
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics
 from domino_arena.server.play import house as hosting
-from domino_arena.server.play.ladder_runner import LadderRunner, members_of
+from domino_arena.server.play import tournament_start
+from domino_arena.server.play.ladder_runner import LadderRunner, members_of, ratings_of
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory
@@ -75,6 +76,8 @@ class Arena:
     spectators: SpectatorHub = field(default_factory=SpectatorHub)
     tournaments: dict[str, TournamentRunner] = field(default_factory=dict)
     """The tournament id -> its runner, while it runs."""
+    scheduled: set[str] = field(default_factory=set)
+    """The ids of the created tournaments waiting for their ``start_at`` (a task each)."""
     ladders: dict[tuple[str, str], LadderRunner] = field(default_factory=dict)
     """(The course, the game name) -> its continuous ladder, while it runs."""
     house: hosting.HouseBots = field(default_factory=hosting.provided)
@@ -118,11 +121,52 @@ class Arena:
         return self.nursery
 
     async def create_tournament(self, t: StoredTournament, start: bool) -> None:
-        """Store the new tournament ``t`` and, if ``start``, start it."""
+        """Store the new tournament ``t`` and, if ``start``, start it (else at its
+        ``start_at``, if it has one).
+
+        Raises:
+            ValueError: a baseline it seats is not a house bot this referee hosts.
+        """
+        missing = [name for name, _ in t.baselines if name not in self.house]
+        if missing:
+            raise ValueError(
+                f"baselines: this referee hosts no house bot {', '.join(missing)} "
+                f"(it hosts: {', '.join(sorted(self.house)) or 'none'})"
+            )
         await asyncio.to_thread(self.storage.add_tournament, t)
         LOG.info("tournament created: id=%s name=%r game=%s", t.id, t.name, t.game)
         if start:
             await self.start_tournament(t.id)
+        elif t.start_at is not None:
+            self._schedule(self._check_running(), t)
+
+    def _schedule(self, nursery: trio.Nursery, t: StoredTournament) -> None:
+        """Start ``t`` by itself at its ``start_at`` (server/play/tournament_start.py)."""
+        if t.id in self.scheduled or t.start_at is None:
+            return
+        self.scheduled.add(t.id)
+        LOG.info("tournament scheduled: id=%s start_at=%s", t.id, t.start_at.isoformat())
+        nursery.start_soon(self._start_at, t.id, t.start_at, name=f"tournament {t.id} start_at")
+
+    async def _start_at(self, tournament_id: str, start_at: dt.datetime) -> None:
+        try:
+            await tournament_start.sleep_until(start_at)  # mapped to trio's clock now
+            t = await trio.to_thread.run_sync(self.storage.tournament, tournament_id)
+            if t is None or t.state is not TournamentState.CREATED or self.shutting_down:
+                return  # started by hand, paused or cancelled meanwhile: nothing to do
+            t = await tournament_start.begin(self.storage, self.lobby, t, trio.to_thread.run_sync)
+            await trio.to_thread.run_sync(
+                self.storage.set_tournament_state, t.id, TournamentState.RUNNING
+            )
+            if self.nursery is not None and t.id not in self.tournaments:
+                LOG.info("tournament started at its start_at: id=%s", t.id)
+                self._launch(self.nursery, t)
+        except ValueError as exc:  # cancelled at its start: logged and stored already
+            LOG.info("tournament not started at its start_at: id=%s: %s", tournament_id, exc)
+        except Exception:
+            LOG.exception("tournament could not start at its start_at: id=%s", tournament_id)
+        finally:
+            self.scheduled.discard(tournament_id)
 
     async def _stored_tournament(self, tournament_id: str) -> StoredTournament:
         """The stored tournament ``tournament_id`` (read off the event loop).
@@ -155,6 +199,7 @@ class Arena:
             return  # running already
         if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
             raise ValueError(f"tournament '{tournament_id}' is {t.state.value}: it cannot start")
+        t = await tournament_start.begin(self.storage, self.lobby, t, asyncio.to_thread)
         await asyncio.to_thread(
             self.storage.set_tournament_state, tournament_id, TournamentState.RUNNING
         )
@@ -208,17 +253,20 @@ class Arena:
                 del self.tournaments[tournament_id]
 
     async def resume_tournaments(self) -> None:
-        """Start a runner for every tournament left running (after a crash or a restart)."""
+        """Start a runner for every tournament left running (after a crash or a restart), and
+        schedule again the created ones that have a ``start_at``."""
         nursery = self._check_running()
         try:
             running = await trio.to_thread.run_sync(
-                self.storage.tournaments, [TournamentState.RUNNING]
+                self.storage.tournaments, [TournamentState.RUNNING, TournamentState.CREATED]
             )
         except Exception:
             LOG.exception("the running tournaments could not be read: none resumed")
             return
         for t in running:
-            if t.id not in self.tournaments:
+            if t.state is TournamentState.CREATED:
+                self._schedule(nursery, t)
+            elif t.id not in self.tournaments:
                 LOG.info("tournament resumed: id=%s", t.id)
                 self._launch(nursery, t)
 
@@ -276,27 +324,15 @@ class Arena:
         course: str = DEFAULT_COURSE,
     ) -> None:
         """Keep pairing ``course``'s connected bots that play ``game`` into rated games until
-        stopped (one ladder per course and game).
-
-        Raises:
-            ValueError: a ladder of that game runs already in the course, or a bad setting.
-        """
-        nursery = self._check_running()
-        key = (course, game.name)
+        stopped. Raises ValueError: a ladder of the game runs in the course, or a bad setting."""
+        nursery, key = self._check_running(), (course, game.name)
         if key in self.ladders:
-            raise ValueError(
-                f"a {game.name} ladder runs already in course '{course}': stop it first"
-            )
-        storage = self.storage
-
-        async def ratings() -> dict[str, Rating]:
-            return await trio.to_thread.run_sync(storage.ratings, game.name)
-
+            raise ValueError(f"a {game.name} ladder runs already in '{course}': stop it first")
         runner = LadderRunner(
             game,
             lobby=self.lobby,
             play=self.play,
-            ratings=ratings,
+            ratings=ratings_of(self.storage, game.name),
             concurrency=concurrency,
             time_control=time_control,
             fault_policy=fault_policy,
@@ -304,7 +340,7 @@ class Arena:
             max_deals=max_deals,
             seed=seed,
             course=course,
-            members=members_of(storage, course),
+            members=members_of(self.storage, course),
         )
         self.ladders[key] = runner
         nursery.start_soon(self._run_ladder, runner, name=f"ladder {course}/{game.name}")
@@ -323,10 +359,7 @@ class Arena:
 
     async def stop_ladder(self, game_name: str, course: str = DEFAULT_COURSE) -> None:
         """Start no new ladder game of ``game_name`` in ``course``; its running games finish.
-
-        Raises:
-            KeyError: no ladder of that game runs in the course.
-        """
+        Raises KeyError: no ladder of that game runs in the course."""
         runner = self.ladders.get((course, game_name))
         if runner is None:
             raise KeyError(f"no {game_name} ladder is running in course '{course}'")

@@ -66,10 +66,21 @@ class Members:
 
 
 class CourseBots(Protocol):
-    """The storage calls :func:`members_of` makes (blocking: run in a worker thread)."""
+    """The storage calls :func:`members_of` and :func:`ratings_of` make (blocking: run in a
+    worker thread)."""
 
     def bots(self, *, include_deleted: bool = False, course: str | None = None) -> list[Any]: ...
     def course(self, name: str) -> Any: ...
+    def ratings(self, pool: str) -> Mapping[str, Rating]: ...
+
+
+def ratings_of(storage: CourseBots, pool: str) -> Callable[[], Awaitable[Mapping[str, Rating]]]:
+    """A ladder's ``ratings``: the pool's current ratings, read in a worker thread."""
+
+    async def ratings() -> Mapping[str, Rating]:
+        return await trio.to_thread.run_sync(storage.ratings, pool)
+
+    return ratings
 
 
 def members_of(storage: CourseBots, course: str) -> Callable[[], Awaitable[Members]]:

@@ -24,6 +24,17 @@ What is guaranteed, for every schedule:
 * every entrant has exactly the same number of byes over the schedule (each plays the same
   number of games, at most one per round); with two seats, also within every Berger cycle.
 
+Fair seating (issue 13): given ``owners`` (entrant -> owner), a 3- or 4-seat free-for-all
+never seats two bots of one owner at one table (they could collude against the others), and a
+partnership game never makes two bots of one owner partners (they may meet as opponents);
+``allow_same_owner_tables`` / ``allow_same_owner_partners`` lift the rule. House baselines
+(``house:NAME``) and entrants missing from ``owners`` have no owner. Two-seat games are never
+affected. The rule only *removes* tables: every table it keeps is played with all its rotations
+on the same deals as before, and the rounds are packed as usual, so rounds stay maximal. What it
+can break: equal byes and equal games per entrant (an owner with two bots has fewer tables for
+each), and equal meetings between every pair of entrants. With both flags allowed (or no
+owners) the schedule is exactly the plain one.
+
 >>> [(g.round, g.seats) for g in round_robin(["a", "b"], seats=2)]
 [(0, ('a', 'b')), (1, ('b', 'a'))]
 >>> byes(round_robin(["a", "b", "c"], seats=2), ["a", "b", "c"])[0]
@@ -33,10 +44,17 @@ What is guaranteed, for every schedule:
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations
+
+HOUSE_PREFIX = "house:"
+"""House baselines are seated as ``house:NAME``; they have no owner (server/play/house.py)."""
+
+
+class SeatingError(ValueError):
+    """The same-owner seating rule leaves no table to play; the message names the owners."""
 
 
 class DealMode(StrEnum):
@@ -96,12 +114,18 @@ def round_robin(
     games_per_pairing: int = 1,
     partnerships: bool = False,
     deals: DealMode = DealMode.DUPLICATE,
+    owners: Mapping[str, str] | None = None,
+    allow_same_owner_tables: bool = False,
+    allow_same_owner_partners: bool = False,
 ) -> list[ScheduledGame]:
     """Return the schedule: every table, every rotation, ``games_per_pairing`` deals each.
 
-    The games come sorted by round (then by table), indexed in that order.
+    The games come sorted by round (then by table), indexed in that order. ``owners`` and the
+    two ``allow`` flags apply the fair seating rule (module doc): forbidden tables are left
+    out, deal ids are numbered over the tables kept.
 
     Raises:
+        SeatingError: the seating rule leaves no table (a ValueError).
         ValueError: fewer entrants than seats, repeated names, or no games requested.
     """
     if games_per_pairing < 1:
@@ -110,7 +134,27 @@ def round_robin(
     # rotation by rotation, each rotation on every deal).
     by_table: list[list[ScheduledGame]] = []
     deal_id = 0
-    for table in tables(entrants, seats, partnerships=partnerships):
+    kept = [
+        table
+        for table in tables(entrants, seats, partnerships=partnerships)
+        if seating_allowed(
+            table,
+            owners,
+            partnerships=partnerships,
+            allow_same_owner_tables=allow_same_owner_tables,
+            allow_same_owner_partners=allow_same_owner_partners,
+        )
+    ]
+    if not kept:
+        shared = sorted(
+            {o for o, n in Counter(_owner(e, owners) for e in entrants).items() if o and n > 1}
+        )
+        raise SeatingError(
+            f"entrants: the same-owner seating rule leaves no {seats}-seat table to play "
+            f"(owners with more than one bot: {', '.join(shared)}); add entrants of other "
+            "owners, or allow same-owner tables or partners for the course"
+        )
+    for table in kept:
         games: list[ScheduledGame] = []
         for _ in range(games_per_pairing):
             for rotation in range(seats):
@@ -129,6 +173,35 @@ def round_robin(
         placed = _packed_rounds(len(entrants) // seats, by_table)
     placed.sort(key=lambda g: g.round)  # stable: tables keep their order within a round
     return [replace(g, index=i) for i, g in enumerate(placed)]
+
+
+def seating_allowed(
+    table: Sequence[str],
+    owners: Mapping[str, str] | None,
+    *,
+    partnerships: bool = False,
+    allow_same_owner_tables: bool = False,
+    allow_same_owner_partners: bool = False,
+) -> bool:
+    """Whether the fair seating rule (module doc) lets ``table`` (seat order) be played."""
+    if owners is None or len(table) <= 2:
+        return True
+    of = [_owner(e, owners) for e in table]
+    if partnerships:  # seats 0+2 against 1+3: only partners are checked
+        if allow_same_owner_partners:
+            return True
+        return not any(of[i] and of[i] == of[i + 2] for i in range(len(table) // 2))
+    if allow_same_owner_tables:
+        return True
+    named = [o for o in of if o]
+    return len(named) == len(set(named))
+
+
+def _owner(entrant: str, owners: Mapping[str, str] | None) -> str:
+    """The owner of ``entrant`` ("" for none: house baselines, unknown or ownerless bots)."""
+    if owners is None or entrant.startswith(HOUSE_PREFIX):
+        return ""
+    return owners.get(entrant, "")
 
 
 def byes(schedule: Sequence[ScheduledGame], entrants: Sequence[str]) -> dict[int, tuple[str, ...]]:

@@ -18,7 +18,14 @@ is played anyway with no reconnect grace for the absent bots, so the referee cha
 strikes until forfeited). A bot whose wait ran out is then *given up on*: its later games start
 without waiting again until it is seen connected, so a bot that is gone for good costs one wait,
 not one per game. No more games wait at once than there are free slots, ready games take slots
-before waiting ones, and every wait has a deadline: the tournament cannot hang.
+before waiting ones, and every wait has a deadline: the tournament cannot hang. House baselines
+(``house:NAME`` seats, hosted by the arena) are always present: no game waits for them.
+
+Courses (docs/tournaments.md: courses): a tournament belongs to a course, seats the course's
+frozen baselines it was given as ``house:NAME`` entrants, and keeps the owners of its entrants
+with the row so the fair seating rule (``scheduler.round_robin``) gives the same schedule on
+every replay. A regrade (``server/play/regrade.py``) first carries over the original's games
+that no replaced bot played, then plays the rest.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import logging
 import math
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -36,8 +43,9 @@ import trio
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed, random_seed
-from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.play import compare, provable
+from domino_arena.sdk.rules import Game
+from domino_arena.server.play import compare, provable, regrade
+from domino_arena.server.play.house import HOUSE_PREFIX, house_name
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -45,24 +53,51 @@ from domino_arena.server.play.match_spec import (
     MatchSpec,
 )
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
+from domino_arena.server.play.scheduler import DealMode, ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.tournament_schedule import (
+    MAX_GAMES,
+    TournamentError,
+    check_schedule,
+    deal_seed,
+    game_of,
+    match_id_of,
+    match_spec,
+    max_deals_of,
+    partnerships_of,
+    schedule_of,
+    schedule_size,
+)
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.store.tables import DEFAULT_COURSE
+from domino_arena.server.store.tournaments import (
+    ENTRANT_POLICIES,
+    StoredTournament,
+    TournamentState,
+)
+
+__all__ = [  # the schedule's names are re-exported: callers import them from here
+    "MAX_GAMES",
+    "Progress",
+    "TournamentError",
+    "TournamentRunner",
+    "check_schedule",
+    "deal_seed",
+    "game_of",
+    "match_id_of",
+    "match_spec",
+    "max_deals_of",
+    "new_tournament",
+    "schedule_of",
+]
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
 DEFAULT_CONCURRENCY: Final = 4
 DEFAULT_WAIT_SECONDS: Final = 60.0
-MAX_GAMES: Final = 100_000
-"""The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
 RECHECK_SECONDS: Final = 1.0
 """How often a runner with a free slot looks again for bots that connected meanwhile."""
-
-
-class TournamentError(ValueError):
-    """An impossible tournament request; the message says which field and why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +129,22 @@ def new_tournament(
     seed: int | None,
     rated: bool = True,
     tournament_id: str | None = None,
+    course: str = DEFAULT_COURSE,
+    owners: Mapping[str, str] | None = None,
+    allow_same_owner_tables: bool = False,
+    allow_same_owner_partners: bool = False,
+    baselines: Sequence[tuple[str, float]] = (),
+    entrant_policy: str = "listed",
+    start_at: dt.datetime | None = None,
 ) -> StoredTournament:
     """Check a tournament request and return its row, in state CREATED (not stored yet).
+
+    ``owners`` (bot -> owner, e.g. of the course's bots) is snapshotted for the entrants and,
+    with the two ``allow`` flags, feeds the fair seating rule. ``baselines`` are house bots with
+    their fixed ratings: each is seated as the entrant ``house:NAME`` after the listed ones.
+    With an ``entrant_policy`` other than ``listed`` the entrants are chosen when it starts
+    (``server/play/tournament_start.py``), so too few listed ones is no error here.
+    ``start_at`` (UTC, in the future) makes it start by itself then.
 
     Raises:
         TournamentError: the request is impossible; the message names the field and the rule.
@@ -112,8 +161,27 @@ def new_tournament(
     unknown = [e for e in entrants if e not in known]
     if unknown:
         raise TournamentError(f"entrants: unknown bot(s) {', '.join(unknown)}")
+    if entrant_policy not in ENTRANT_POLICIES:
+        raise TournamentError(
+            f"entrant_policy: expected one of {', '.join(ENTRANT_POLICIES)}, got {entrant_policy!r}"
+        )
+    house = [b for b, _ in baselines]
+    twice = sorted(b for b, n in Counter(house).items() if n > 1)
+    if twice or any(not b or ":" in b for b in house):
+        raise TournamentError(
+            f"baselines: expected distinct house bot names without ':', got {', '.join(house)}"
+        )
+    entrants += tuple(HOUSE_PREFIX + b for b in house)
+    kept_owners = None if owners is None else {e: owners[e] for e in entrants if owners.get(e)}
+    if start_at is not None:
+        if start_at.tzinfo is None:
+            raise TournamentError("start_at: expected a time with its time zone (UTC)")
+        if start_at <= _now():
+            raise TournamentError(
+                f"start_at: {start_at:%Y-%m-%d %H:%M:%S} UTC is past; expected a future time"
+            )
     seats = game.num_players
-    if len(entrants) < seats:
+    if entrant_policy == "listed" and len(entrants) < seats:
         raise TournamentError(
             f"entrants: {game.describe()} needs at least {seats} entrants, got {len(entrants)}"
         )
@@ -134,8 +202,8 @@ def new_tournament(
             check_seed(seed)
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
-    games = _schedule_size(len(entrants), seats, _partnerships(game), games_per_pairing)
-    if games > MAX_GAMES:
+    games = schedule_size(len(entrants), seats, partnerships_of(game), games_per_pairing)
+    if games > MAX_GAMES and entrant_policy == "listed":
         raise TournamentError(
             f"entrants: {len(entrants)} entrants with games_per_pairing={games_per_pairing} make "
             f"{games} games, more than the {MAX_GAMES} a tournament may have"
@@ -144,7 +212,7 @@ def new_tournament(
     seed = seed if seed is not None else random_seed()
     salt, commitment = provable.new_commitment(seed)
     try:
-        return StoredTournament(
+        t = StoredTournament(
             id=tournament_id if tournament_id is not None else uuid.uuid4().hex[:16],
             name=name.strip(),
             game=game.name,
@@ -166,73 +234,19 @@ def new_tournament(
             seed_commitment=commitment,
             seed_salt=salt,
             deal_scheme=provable.CURRENT_SCHEME,
+            course=course,
+            owners=kept_owners,
+            allow_same_owner_tables=allow_same_owner_tables,
+            allow_same_owner_partners=allow_same_owner_partners,
+            baselines=tuple((b, float(r)) for b, r in baselines),
+            entrant_policy=entrant_policy,
+            start_at=start_at,
         )
     except ValueError as exc:  # the row's own checks (lengths of id and name)
         raise TournamentError(str(exc)) from None
-
-
-def max_deals_of(t: StoredTournament) -> int:
-    """The cap on deals of ``t``'s games (rows from before the cap was stored: the default)."""
-    return DEFAULT_MAX_DEALS if t.max_deals is None else t.max_deals
-
-
-def game_of(t: StoredTournament) -> Game:
-    """Return the game a stored tournament plays."""
-    return make_game(t.game, **t.options)
-
-
-def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
-    """Return the tournament's schedule; the same row always gives the same schedule."""
-    game = game_of(t)
-    if t.kind == "compare":
-        return compare.compare_schedule(compare.plan_of(t), game.num_players)
-    return round_robin(
-        t.entrants,
-        game.num_players,
-        games_per_pairing=t.games_per_pairing,
-        partnerships=_partnerships(game),
-        deals=DealMode(t.deals),
-    )
-
-
-def deal_seed(t: StoredTournament, deal_id: int) -> int:
-    """Return the seed of deal ``deal_id`` of ``t`` by its deal scheme (play/provable.py)."""
-    return provable.deal_seed(t.deal_scheme, t.seed, deal_id)
-
-
-def match_id_of(t: StoredTournament, index: int) -> str:
-    """Return the match id of game ``index``: the same on every replay of it."""
-    return f"{t.id}-{index:05d}"
-
-
-def match_spec(
-    t: StoredTournament,
-    g: ScheduledGame,
-    *,
-    absent: Sequence[str] = (),
-    game: Game | None = None,
-) -> MatchSpec:
-    """Return the match of game ``g`` of ``t``: every rotation of a deal gets the same seed.
-
-    ``absent`` names the bots waited for in vain: they get no reconnect grace until they
-    connect. ``game`` saves rebuilding the tournament's game for every spec.
-    """
-    return MatchSpec(
-        game=game if game is not None else game_of(t),
-        bots=g.seats,
-        seed=deal_seed(t, g.deal_id),
-        time_control=TimeControl.from_ms(*t.time_control_ms),
-        fault_policy=FaultPolicy(t.fault_policy),
-        max_strikes=t.max_strikes,
-        max_deals=max_deals_of(t),
-        match_id=match_id_of(t, g.index),
-        rated=t.rated,
-        absent=tuple(absent),
-        tournament_id=t.id,
-        game_index=g.index,
-        deal_id=g.deal_id,
-        rotation=g.rotation,
-    )
+    if entrant_policy == "listed":
+        check_schedule(t)
+    return t
 
 
 class TournamentRunner:
@@ -331,6 +345,14 @@ class TournamentRunner:
             raise TournamentError(f"tournament {self.t.id}: not stored")
         if row.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
             return row.state
+        if row.regrade_of is not None:  # idempotent: a resumed regrade copies what is missing
+            carried = await trio.to_thread.run_sync(
+                regrade.carry_over, self.storage, row, self.schedule, match_id_of
+            )
+            if carried:
+                LOG.info(
+                    "regrade %s: %d games carried over from %s", row.id, carried, row.regrade_of
+                )
         stored = await trio.to_thread.run_sync(self.storage.tournament_game_indexes, self.t.id)
         self._done = sum(1 for g in self.schedule if g.index in stored)
         self._pending = [g for g in self.schedule if g.index not in stored]
@@ -393,7 +415,7 @@ class TournamentRunner:
                 return
             if g.index in self._waiting or (self._plan is None and not busy.isdisjoint(g.seats)):
                 continue
-            absent = [name for name in g.seats if self.lobby.get(name) is None]
+            absent = self._absent(g.seats)
             if absent and g.index not in self._ready and not self._given_up.issuperset(absent):
                 continue
             busy.update(g.seats)
@@ -413,9 +435,13 @@ class TournamentRunner:
             waiters.start_soon(self._wait_for, g, name=f"tournament game {g.index} waits")
             free -= 1
 
+    def _absent(self, seats: Sequence[str]) -> list[str]:
+        """The bots of ``seats`` not connected; house seats are hosted, never absent."""
+        return [n for n in seats if house_name(n) is None and self.lobby.get(n) is None]
+
     async def _wait_for(self, g: ScheduledGame) -> None:
         """Wait up to ``wait_seconds`` for the absent bots of ``g``, then mark it ready."""
-        absent = [name for name in g.seats if self.lobby.get(name) is None]
+        absent = self._absent(g.seats)
         try:
             with trio.move_on_after(self.t.wait_seconds) as timer:
                 for name in absent:
@@ -423,7 +449,7 @@ class TournamentRunner:
         finally:  # a pause cancels the wait: the game stays pending, not ready
             self._waiting.discard(g.index)
         if timer.cancelled_caught:
-            late = [name for name in g.seats if self.lobby.get(name) is None]
+            late = self._absent(g.seats)
             self._given_up.update(late)
             LOG.warning(
                 "tournament game %s: %s not connected after %g s; playing without them",
@@ -435,7 +461,7 @@ class TournamentRunner:
         self._changed.set()
 
     async def _play(self, g: ScheduledGame, absent: bool) -> None:
-        missing = [name for name in g.seats if self.lobby.get(name) is None] if absent else []
+        missing = self._absent(g.seats) if absent else []
         spec = match_spec(self.t, g, absent=missing, game=self.game)
         try:
             finished = await self.play(spec)
@@ -479,15 +505,6 @@ class TournamentRunner:
 
     async def _set_state(self, state: TournamentState) -> None:
         await trio.to_thread.run_sync(self.storage.set_tournament_state, self.t.id, state)
-
-
-def _partnerships(game: Game) -> bool:
-    return len(game.sides) != game.num_players
-
-
-def _schedule_size(entrants: int, seats: int, partnerships: bool, repeats: int) -> int:
-    tables = math.comb(entrants, seats) * (3 if partnerships else 1)
-    return tables * seats * repeats
 
 
 def _now() -> dt.datetime:

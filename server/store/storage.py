@@ -239,10 +239,17 @@ class Storage:
         return tournaments.tournament(self.engine, tournament_id)
 
     def tournaments(
-        self, states: Collection[TournamentState] | None = None
+        self, states: Collection[TournamentState] | None = None, *, course: str | None = None
     ) -> list[StoredTournament]:
-        """Return the tournaments (only those in ``states``, if given), oldest first."""
-        return tournaments.tournaments(self.engine, states)
+        """Return the tournaments (only those in ``states``, of ``course``, if given), oldest
+        first."""
+        return tournaments.tournaments(self.engine, states, course=course)
+
+    def set_tournament_entrants(
+        self, tournament_id: str, entrants: tuple[str, ...], owners: dict[str, str] | None
+    ) -> StoredTournament:
+        """Write the entrants chosen at a tournament's start (:func:`.tournaments.set_entrants`)."""
+        return tournaments.set_entrants(self.engine, tournament_id, entrants, owners)
 
     def set_tournament_state(self, tournament_id: str, state: TournamentState) -> None:
         """Set the state of the tournament ``tournament_id`` (:func:`.tournaments.set_state`)."""

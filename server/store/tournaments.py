@@ -227,10 +227,16 @@ def tournament(engine: Engine, tournament_id: str) -> StoredTournament | None:
 
 
 def tournaments(
-    engine: Engine, states: Collection[TournamentState] | None = None
+    engine: Engine,
+    states: Collection[TournamentState] | None = None,
+    *,
+    course: str | None = None,
 ) -> list[StoredTournament]:
-    """Return the tournaments (only those in ``states``, if given), oldest first."""
+    """Return the tournaments (only those in ``states``, of ``course``, if given), oldest
+    first."""
     query = sa.select(TOURNAMENTS).order_by(TOURNAMENTS.c.created, TOURNAMENTS.c.id)
+    if course is not None:
+        query = query.where(TOURNAMENTS.c.course == course)
     if states is not None:
         query = query.where(TOURNAMENTS.c.state.in_([state.value for state in states]))
     with engine.connect() as connection:
@@ -252,6 +258,45 @@ def set_state(engine: Engine, tournament_id: str, state: TournamentState) -> Non
         )
         if result.rowcount == 0:
             raise UnknownTournamentError(f"no tournament has id '{tournament_id}'")
+
+
+def set_entrants(
+    engine: Engine,
+    tournament_id: str,
+    entrants: tuple[str, ...],
+    owners: dict[str, str] | None,
+) -> StoredTournament:
+    """Write the entrants (and their owners) chosen when a tournament of entrant policy
+    ``connected`` or ``latest`` starts; only while it is CREATED (its schedule follows from
+    them, so they never change once a game may have been played). Returns the new row.
+
+    Raises:
+        UnknownTournamentError: no tournament has that id.
+        ValueError: it is not CREATED any more, or an entrant is listed twice.
+    """
+    if len(set(entrants)) != len(entrants):
+        raise ValueError("entrants: a bot is listed twice; expected each once")
+    with engine.begin() as connection:
+        result = connection.execute(
+            TOURNAMENTS.update()
+            .where(
+                TOURNAMENTS.c.id == tournament_id,
+                TOURNAMENTS.c.state == TournamentState.CREATED.value,
+            )
+            .values(entrants=list(entrants), owners=owners, updated=now())
+        )
+        if result.rowcount == 0:
+            exists = connection.execute(
+                sa.select(TOURNAMENTS.c.state).where(TOURNAMENTS.c.id == tournament_id)
+            ).scalar_one_or_none()
+            if exists is None:
+                raise UnknownTournamentError(f"no tournament has id '{tournament_id}'")
+            raise ValueError(
+                f"tournament {tournament_id} is {exists}: its entrants are set once, when it starts"
+            )
+    row = tournament(engine, tournament_id)
+    assert row is not None
+    return row
 
 
 def set_verdict(engine: Engine, tournament_id: str, verdict: dict[str, Any]) -> None:

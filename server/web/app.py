@@ -1,5 +1,8 @@
 """The web face's Starlette application: every page as HTML and, beside it, as JSON.
 
+Read-only but for the course forms (:mod:`.forms`: registration, the student's and the
+organizer's sign-in), the one place that writes.
+
 :func:`create_app` is given an opened storage (the referee's, or one opened on the same
 database by ``domino-arena web``). Each page is one function of :mod:`.views`; the HTML route
 renders its data with a Jinja2 template (autoescaping on, so every stored text is escaped) and
@@ -26,10 +29,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from domino_arena.server.web import live_pages, params, standings, views
+from domino_arena.server.web import course_pages, forms, live_pages, params, standings, views
 from domino_arena.server.web.live import LiveSource
-from domino_arena.server.web.params import WebError
+from domino_arena.server.web.params import WebError, not_found
+from domino_arena.server.web.scoped import PublicNames, public_names
 from domino_arena.server.web.security import SecurityMiddleware
+from domino_arena.server.web.sessions import RateLimit, Sessions
 from domino_arena.server.web.views import TournamentTotal, WebStorage
 
 API: Final = "/api"
@@ -106,7 +111,15 @@ def _tournament(total: TournamentTotal | None) -> Gather:
 
 
 def _bot(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
-    return functools.partial(views.bot, storage, request.path_params["name"])
+    name = request.path_params["name"]
+
+    def read() -> dict[str, Any]:
+        # A bot of an anonymous course has no public page: its URL would name it.
+        if public_names(storage).hidden(name):
+            raise not_found(f"no bot is called {name!r}")
+        return views.bot(storage, name)
+
+    return read
 
 
 def _matches(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
@@ -125,6 +138,34 @@ def _match(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]
     query = request.query_params
     step = None if not query.get("step") else params.integer(query, "step", 0, 0, 1_000_000)
     return functools.partial(views.match, storage, request.path_params["id"], step)
+
+
+def _courses(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    return functools.partial(course_pages.courses, storage)
+
+
+def _course(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    return functools.partial(course_pages.leaderboard, storage, request.path_params["name"])
+
+
+def _course_tournaments(total: TournamentTotal | None) -> Gather:
+    def gather(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+        name = request.path_params["name"]
+        return functools.partial(course_pages.course_tournaments, storage, name, total)
+
+    return gather
+
+
+def _course_matches(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    query = request.query_params
+    return functools.partial(
+        course_pages.course_matches_page,
+        storage,
+        request.path_params["name"],
+        params.paging(query),
+        game=params.text(query, "game"),
+        tournament_id=params.text(query, "tournament"),
+    )
 
 
 # -- the application ------------------------------------------------------------------------
@@ -149,6 +190,8 @@ def create_app(
     *,
     tournament_total: TournamentTotal | None = None,
     live: LiveSource | None = None,
+    sessions: Sessions | None = None,
+    rate_limit: RateLimit | None = None,
     debug: bool = False,
 ) -> Starlette:
     """Return the read-only web application over ``storage`` (opened; the caller closes it).
@@ -160,8 +203,19 @@ def create_app(
         live: the referee's live matches (``domino-arena web --referee``): the live pages,
             the home page's live matches and the bot page's connection state; without it the
             live pages say that no referee is connected.
+        sessions: signs the course pages' sessions and CSRF tokens (a random key by default).
+        rate_limit: the course forms' POSTs per client address (10 a minute by default).
+
+    Every public page's data passes through the storage's :class:`PublicNames` (read per
+    request), so no name of an anonymous course's bot or owner reaches it.
     """
     templates = _templates()
+    sessions = Sessions() if sessions is None else sessions
+    rate_limit = RateLimit() if rate_limit is None else rate_limit
+
+    async def names() -> PublicNames:
+        return await run_in_threadpool(public_names, storage)
+
     home_extra, bot_extra = _live_extensions(live)
 
     def page(
@@ -172,7 +226,8 @@ def create_app(
             result: dict[str, Any] = await run_in_threadpool(call)
             if extend is not None:
                 await extend(request, result)
-            return result
+            scrubbed: dict[str, Any] = (await names()).scrub(result)
+            return scrubbed
 
         async def html(request: Request) -> Response:
             context: dict[str, Any] = {
@@ -220,7 +275,16 @@ def create_app(
         *page("/bots/{name}", "bot.html", _bot, bot_extra),
         *page("/matches", "matches.html", _matches),
         *page("/matches/{id}", "match.html", _match),
-        *live_pages.live_routes(live, templates),
+        *page("/courses", "courses.html", _courses),
+        *page("/courses/{name}", "course.html", _course),
+        *page(
+            "/courses/{name}/tournaments",
+            "course_tournaments.html",
+            _course_tournaments(tournament_total),
+        ),
+        *page("/courses/{name}/matches", "course_matches.html", _course_matches),
+        *forms.form_routes(storage, templates, live, sessions, rate_limit),
+        *live_pages.live_routes(live, templates, names),
         Mount("/static", StaticFiles(packages=[(PACKAGE, "static")]), name="static"),
     ]
 
@@ -234,6 +298,6 @@ def create_app(
         debug=debug,
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(SecurityMiddleware)],
+        middleware=[Middleware(SecurityMiddleware, form_paths=forms.FORM_PATHS)],
         exception_handlers={WebError: error, HTTPException: error},
     )

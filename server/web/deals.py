@@ -57,7 +57,9 @@ def by_deal(matches: Sequence[StoredMatch]) -> list[list[StoredMatch]]:
     ]
 
 
-def duplicate_sets(deals: Sequence[Sequence[StoredMatch]]) -> list[dict[str, Any]]:
+def duplicate_sets(
+    deals: Sequence[Sequence[StoredMatch]], baselines: Sequence[tuple[str, float]] = ()
+) -> list[dict[str, Any]]:
     """The games of each deal side by side (``deals`` as :func:`by_deal` groups them): one
     deal played under each seat rotation of its table, so the luck of the deal cancels out
     when the set is summed.
@@ -90,7 +92,7 @@ def duplicate_sets(deals: Sequence[Sequence[StoredMatch]]) -> list[dict[str, Any
                 ],
                 "totals": [
                     {"bot": row.bot, "points": row.points, "score": score[row.bot]}
-                    for row in entrant_results(bots, counted_games(games))
+                    for row in entrant_results(bots, counted_games(games, baselines))
                 ],
             }
         )

@@ -13,7 +13,7 @@ the page (Jinja2-escaped), which ``static/live.js`` swaps in.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -27,6 +27,7 @@ from starlette.types import Receive, Scope, Send
 from domino_arena.sdk.client.spectator import Lobby
 from domino_arena.server.web.live import GONE, LiveSource, StreamCutError, StreamEvents, replay_url
 from domino_arena.server.web.params import WebError
+from domino_arena.server.web.scoped import PublicNames
 
 API: Final = "/api"
 NO_REFEREE: Final = (
@@ -167,7 +168,12 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, events: StreamEvents, render: Callable[[dict[str, Any], list[str]], str]):
+    def __init__(
+        self,
+        events: StreamEvents,
+        render: Callable[[dict[str, Any], list[str]], str],
+        scrub: Callable[[Any], Any] = lambda data: data,
+    ):
         # Not Response.__init__: it would declare a Content-Length (of an empty body).
         self.status_code = 200
         self.background = None
@@ -178,6 +184,8 @@ class EventStream(Response):
         ]
         self.events = events
         self.draw = render
+        self.scrub = scrub
+        """Hides the names of anonymous courses' bots (:class:`~.scoped.PublicNames`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -218,6 +226,7 @@ class EventStream(Response):
             if item is None:
                 break
             name, data = item
+            data = self.scrub(data)
             if name == "start":
                 players = data["players"]
             elif name == "step" and data["table"] is not None:
@@ -229,8 +238,19 @@ class EventStream(Response):
 # -- the routes -----------------------------------------------------------------------------
 
 
-def live_routes(live: LiveSource | None, templates: Jinja2Templates) -> list[BaseRoute]:
-    """``/live``, ``/live/{id}`` (each with its JSON under ``/api``) and the event stream."""
+Names = Callable[[], Awaitable[PublicNames]]
+"""The public names of the moment (read from the storage in a worker thread)."""
+
+
+async def _nobody_hidden() -> PublicNames:
+    return PublicNames({}, {}, None)
+
+
+def live_routes(
+    live: LiveSource | None, templates: Jinja2Templates, names: Names = _nobody_hidden
+) -> list[BaseRoute]:
+    """``/live``, ``/live/{id}`` (each with its JSON under ``/api``) and the event stream;
+    every name of an anonymous course's bot in them is shown as its alias (``names``)."""
     fragment = templates.env.get_template("live_table.html")
 
     def render(table: dict[str, Any], players: list[str]) -> str:
@@ -240,24 +260,35 @@ def live_routes(live: LiveSource | None, templates: Jinja2Templates) -> list[Bas
         context = {"data": data, "query": {}, "api_url": API + request.url.path}
         return templates.TemplateResponse(request, template, context)
 
+    async def lobby() -> dict[str, Any]:
+        data = await live_list(live)
+        scrubbed: dict[str, Any] = (await names()).scrub(data)
+        return scrubbed
+
+    async def one(request: Request) -> dict[str, Any]:
+        data = await live_match(live, request.path_params["id"])
+        scrubbed: dict[str, Any] = (await names()).scrub(data)
+        return scrubbed
+
     async def lobby_html(request: Request) -> Response:
-        return page(request, "live.html", await live_list(live))
+        return page(request, "live.html", await lobby())
 
     async def lobby_api(request: Request) -> Response:
-        return JSONResponse(await live_list(live))
+        return JSONResponse(await lobby())
 
     async def match_html(request: Request) -> Response:
-        return page(request, "live_match.html", await live_match(live, request.path_params["id"]))
+        return page(request, "live_match.html", await one(request))
 
     async def match_api(request: Request) -> Response:
-        return JSONResponse(await live_match(live, request.path_params["id"]))
+        return JSONResponse(await one(request))
 
     async def events(request: Request) -> Response:
         if live is None:
             raise WebError(503, NO_REFEREE)
         if request.method == "HEAD":  # no stream (it would hold a slot for nothing)
             return Response(media_type=EventStream.media_type)
-        return EventStream(await live.open(request.path_params["id"]), render)
+        hidden = await names()
+        return EventStream(await live.open(request.path_params["id"]), render, hidden.scrub)
 
     return [
         Route("/live", lobby_html, methods=["GET"]),

@@ -1,7 +1,8 @@
 """The rules every response of the web face follows, as one ASGI middleware.
 
-Read-only: only GET and HEAD reach the application; anything else is a 405 naming the
-methods allowed. Every response carries a strict Content-Security-Policy (scripts, styles and
+Read-only but for a few forms: only GET and HEAD reach the application, and POST on the paths
+``form_paths`` matches (the course forms, server/web/forms.py); anything else is a 405 naming
+the methods allowed. Every response carries a strict Content-Security-Policy (scripts, styles and
 images from this origin only: no inline script or style, so a stored text that slipped past
 escaping could still not run), ``X-Content-Type-Options: nosniff``, a ``Referrer-Policy`` and
 ``X-Frame-Options``.
@@ -9,6 +10,7 @@ escaping could still not run), ``X-Content-Type-Options: nosniff``, a ``Referrer
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from starlette.datastructures import MutableHeaders
@@ -31,8 +33,9 @@ READ_METHODS: Final = ("GET", "HEAD")
 class SecurityMiddleware:
     """Refuse every method but GET and HEAD, and add :data:`SECURITY_HEADERS` to each answer."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, form_paths: str | None = None) -> None:
         self.app = app
+        self.form_paths = None if form_paths is None else re.compile(form_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -46,7 +49,8 @@ class SecurityMiddleware:
                     headers[name] = value
             await send(message)
 
-        if scope["method"] not in READ_METHODS:
+        form = self.form_paths is not None and self.form_paths.match(scope["path"])
+        if scope["method"] not in READ_METHODS and not (form and scope["method"] == "POST"):
             refusal = PlainTextResponse(
                 f"method {scope['method']} is not allowed: the web face is read-only "
                 f"(allowed: {', '.join(READ_METHODS)})",

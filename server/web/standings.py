@@ -33,7 +33,9 @@ from domino_arena.server.ladder.batch import (
     batch_standings,
     counted,
 )
+from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.web.params import Paging, bad_request, not_found
+from domino_arena.server.web.scoped import baseline_seat, course_matches
 from domino_arena.server.web.views import WebStorage, interval
 
 SORTS: Final[dict[str, tuple[str, bool]]] = {
@@ -64,12 +66,13 @@ class _Official:
 @dataclass
 class _Tables:
     """A pool's ratings per player count, replayed up to its rated game ``seq``, and its
-    official standings per player count (None: all), each with the ``seq`` it was fitted at."""
+    official standings per player count (None: all) and course, each with the ``seq`` it was
+    fitted at."""
 
     seq: int = 0
     by_players: dict[int, dict[str, elo.Rating]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    fits: dict[int | None, _Official] = field(default_factory=dict)
+    fits: dict[tuple[int | None, str], _Official] = field(default_factory=dict)
     fit_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -105,10 +108,16 @@ def by_players(storage: WebStorage, game: str, players: int) -> dict[str, elo.Ra
 
 
 def official(
-    storage: WebStorage, game: str, players: int | None
+    storage: WebStorage,
+    game: str,
+    players: int | None,
+    course: str = DEFAULT_COURSE,
+    baselines: tuple[tuple[str, float], ...] = (),
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """``game``'s official standings (of its ``players``-seat games only, when given) and
-    None, or None and why the pool cannot be fitted (:func:`batch.batch_standings`' words).
+    """``game``'s official standings over ``course``'s games (of its ``players``-seat games
+    only, when given) and None, or None and why the pool cannot be fitted
+    (:func:`batch.batch_standings`' words). A course's frozen ``baselines`` (house bot, fixed
+    rating) anchor the scale: each that played is held at its rating (see :func:`_fit`).
 
     Kept with the pool's latest rated ``seq``: a request at the same seq gets the kept
     answer; the first after a newer rated game fits again (a bootstrap of :data:`FIT_ROUNDS`
@@ -116,32 +125,47 @@ def official(
     before (some games behind, its ``games`` says how many it fitted) when there is one, and
     wait for the fit when there is none, so no two requests fit the same pool at once."""
     tables, seq = _tables(storage, game)
+    key = (players, course)
     with tables.lock:
-        kept = tables.fits.get(players)
+        kept = tables.fits.get(key)
     if kept is None:
         tables.fit_lock.acquire()
     elif kept.seq >= seq or not tables.fit_lock.acquire(blocking=False):
         return kept.official, kept.note
     try:
         with tables.lock:
-            kept = tables.fits.get(players)
+            kept = tables.fits.get(key)
         if kept is None or kept.seq < seq:
-            kept = _fit(storage, game, players, seq)
+            kept = _fit(storage, game, players, seq, course=course, baselines=baselines)
             with tables.lock:
-                tables.fits[players] = kept
+                tables.fits[key] = kept
         return kept.official, kept.note
     finally:
         tables.fit_lock.release()
 
 
-def _fit(storage: WebStorage, game: str, players: int | None, seq: int) -> _Official:
-    """Fit the pool's newest rated games (those with ``players`` seats, when given; the pool
-    of them with most games) as the admin API does."""
-    chosen = counted(storage.matches(MAX_BATCH_MATCHES, game=game, records=False), ladder=True)
+def _fit(
+    storage: WebStorage,
+    game: str,
+    players: int | None,
+    seq: int,
+    *,
+    course: str,
+    baselines: tuple[tuple[str, float], ...],
+) -> _Official:
+    """Fit the pool's newest rated games of ``course`` (those with ``players`` seats, when
+    given; the pool of them with most games) as the admin API does, the course's frozen
+    ``baselines`` held at their fixed ratings (:func:`batch.batch_standings`' ``fixed``; those
+    that played none of the pool's games are left out)."""
+    found = course_matches(storage.engine, course, MAX_BATCH_MATCHES, game=game)
+    chosen = counted(found, ladder=True)
     if players is not None:
         chosen = [m for m in chosen if len(m.seats) == players]
+    fixed = {baseline_seat(bot): rating for bot, rating in baselines}
     try:
-        fitted = batch_standings(chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED)
+        fitted = batch_standings(
+            chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED, fixed=fixed or None
+        )
     except ValueError as exc:  # no games, or bots in parts that never met
         return _Official(seq, None, str(exc))
     return _Official(seq, official_data(fitted), None)
@@ -153,7 +177,8 @@ def _finite(low: float, high: float) -> list[float] | None:
 
 
 def official_data(fitted: BatchStandings) -> dict[str, Any]:
-    """The page's ``official`` of a batch fit: its table, seat advantage and pairs."""
+    """The page's ``official`` of a batch fit: its table, seat advantage and pairs, and the
+    frozen baselines held at their ratings (``fixed``; empty: the pool's mean is 1500)."""
     point, spread = fitted.point, fitted.spread
     return {
         "pool": fitted.label,
@@ -193,6 +218,9 @@ def official_data(fitted: BatchStandings) -> dict[str, Any]:
             for row in fitted.pairs
         ],
         "other_pools": [key.label(fitted.game) for key in fitted.other_pools],
+        "fixed": [
+            {"bot": bot, "rating": rating} for bot, rating in sorted(fitted.point.fixed.items())
+        ],
     }
 
 
@@ -245,7 +273,9 @@ def standings(
     else:
         ratings = by_players(storage, game, players)
         fitted, note = official(storage, game, players)
-    rows = _rows(ratings, sort)
+    # The global pages show the default course: the ladder's pool also holds other courses' bots.
+    elsewhere = {b.name for b in storage.bots(include_deleted=True) if b.course != DEFAULT_COURSE}
+    rows = _rows({bot: r for bot, r in ratings.items() if bot not in elsewhere}, sort)
     start = paging.offset
     return {
         "game": game,

@@ -15,17 +15,23 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
+from sqlalchemy.engine import Engine
+
 from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
 from domino_arena.sdk.rules import GAMES, RulesError
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
+from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
+from domino_arena.server.store.courses import StoredCourse, StoredInvite
 from domino_arena.server.store.matches import StoredMatch, sides_of
+from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.web.charts import rating_chart, thinned
 from domino_arena.server.web.deals import by_deal, crosstable, duplicate_sets, result_text
 from domino_arena.server.web.kept import Kept, schedule_total
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
+from domino_arena.server.web.scoped import course_matches
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
 RECENT: Final = 10
@@ -75,6 +81,20 @@ class WebStorage(Protocol):
     ) -> list[StoredTournament]: ...
     def tournament_game_count(self, tournament_id: str) -> int: ...
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]: ...
+    # Courses (server/web/courses.py, forms.py); ``engine`` for the course-scoped reads of
+    # server/web/scoped.py. Registration is the one write the web face makes.
+    @property
+    def engine(self) -> Engine: ...
+    def courses(self) -> list[StoredCourse]: ...
+    def course(self, name: str) -> StoredCourse | None: ...
+    def bots(
+        self, *, include_deleted: bool = False, course: str | None = None
+    ) -> list[StoredBot]: ...
+    def bot(self, name: str) -> StoredBot | None: ...
+    def check_bot(self, name: str, token: str) -> BotCheck: ...
+    def organizer_course(self, token: str) -> str | None: ...
+    def invites(self, course: str) -> list[StoredInvite]: ...
+    def register_bot(self, code: str, name: str, owner: str) -> IssuedToken: ...
 
 
 # -- pieces shared by several pages ---------------------------------------------------------
@@ -101,6 +121,7 @@ def match_summary(match: StoredMatch) -> dict[str, Any]:
         "created": match.created.isoformat(),
         "tournament_id": match.tournament_id,
         "game_index": match.game_index,
+        "course": match.course,
     }
 
 
@@ -149,16 +170,26 @@ def _record(match: StoredMatch) -> tuple[MatchRecord | None, str | None]:
 # -- the pages ------------------------------------------------------------------------------
 
 
+def _course_tournaments(storage: WebStorage, course: str) -> list[StoredTournament]:
+    return [t for t in storage.tournaments() if t.course == course]
+
+
 def home(storage: WebStorage) -> dict[str, Any]:
-    """The games (with how many bots are rated in each), the latest results, the tournaments."""
+    """The games (with how many bots are rated in each), the latest results, the tournaments
+    (of the default course: a course's own are under ``/courses/{name}``)."""
     rated = {pool: len(storage.ratings(pool)) for pool in storage.pools()}
+    recent = course_matches(storage.engine, DEFAULT_COURSE, RECENT)
     return {
         "games": [
             {"name": name, "title": kind.title, "rated_bots": rated.get(name, 0)}
             for name, kind in GAMES.items()
         ],
-        "recent": [match_summary(m) for m in storage.matches(RECENT, records=False)],
-        "tournaments": [_tournament_summary(storage, t, None) for t in storage.tournaments()],
+        "recent": [match_summary(m) for m in recent],
+        "tournaments": [
+            _tournament_summary(storage, t, None)
+            for t in _course_tournaments(storage, DEFAULT_COURSE)
+        ],
+        "courses": len(storage.courses()),
     }
 
 
@@ -177,13 +208,18 @@ def _tournament_summary(
         "rated": t.rated,
         "created": t.created.isoformat(),
         "progress": {"done": done, "total": total},
+        "course": t.course,
     }
 
 
-def tournaments(storage: WebStorage, total_of: TournamentTotal | None) -> dict[str, Any]:
-    """Every tournament, oldest first, with how many of its games are stored."""
+def tournaments(
+    storage: WebStorage, total_of: TournamentTotal | None, course: str = DEFAULT_COURSE
+) -> dict[str, Any]:
+    """Every tournament of ``course``, oldest first, with how many of its games are stored."""
     return {
-        "tournaments": [_tournament_summary(storage, t, total_of) for t in storage.tournaments()]
+        "tournaments": [
+            _tournament_summary(storage, t, total_of) for t in _course_tournaments(storage, course)
+        ]
     }
 
 
@@ -214,7 +250,7 @@ def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
         matches = storage.matches(
             min(max(stored, 1), TOURNAMENT_MATCHES_MAX), tournament_id=t.id, records=False
         )
-        games = counted_games(matches)
+        games = counted_games(matches, t.baselines)
         results = [
             {
                 "bot": row.bot,
@@ -262,7 +298,9 @@ def tournament(
         **_seed_fields(t),
         "results": tables.results,
         "crosstable": tables.crosstable,
-        "duplicates": duplicate_sets(tables.deals[deals_from : deals_from + paging.per_page]),
+        "duplicates": duplicate_sets(
+            tables.deals[deals_from : deals_from + paging.per_page], t.baselines
+        ),
         "deals_page": deals_page,
         "deals_total": len(tables.deals),
         "deals_has_next": deals_from + paging.per_page < len(tables.deals),
@@ -287,7 +325,7 @@ def _seed_fields(t: StoredTournament) -> dict[str, Any]:
     }
 
 
-def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
+def faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
     """The faults charged to ``bot`` in ``match``, with their reasons (from the record)."""
     seats = [seat for seat, name in enumerate(match.seats) if name == bot]
     record, _ = _record(match)
@@ -308,13 +346,13 @@ def _faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
     return []
 
 
-def _charged(bot: str, match: StoredMatch) -> bool:
+def charged_to(bot: str, match: StoredMatch) -> bool:
     """Whether ``match`` charged ``bot`` a fault (from the row: no record read)."""
     seats = [seat for seat, name in enumerate(match.seats) if name == bot]
     return match.faulted_seat in seats or any(match.faults[s] for s in seats if match.faults)
 
 
-def _whole(storage: WebStorage, match: StoredMatch) -> StoredMatch:
+def with_record(storage: WebStorage, match: StoredMatch) -> StoredMatch:
     """``match`` with its record (read for the faults' reasons)."""
     return storage.match(match.id) or match
 
@@ -368,8 +406,8 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
         "faults": [
             fault
             for m in recent
-            if _charged(name, m)
-            for fault in _faults_of(name, _whole(storage, m))
+            if charged_to(name, m)
+            for fault in faults_of(name, with_record(storage, m))
         ],
     }
 
@@ -393,15 +431,18 @@ def matches(
     bot: str | None,
     game: str | None,
     tournament_id: str | None,
+    course: str = DEFAULT_COURSE,
 ) -> dict[str, Any]:
-    """One page of the stored matches, newest first, filtered by bot, game and tournament."""
-    found = storage.matches(
+    """One page of ``course``'s stored matches, newest first, filtered by bot, game and
+    tournament."""
+    found = course_matches(
+        storage.engine,
+        course,
         paging.per_page + 1,
         bot=bot,
         game=_game_name(game),
         tournament_id=tournament_id,
         offset=paging.offset,
-        records=False,
     )
     return {
         "filters": {"bot": bot, "game": game, "tournament": tournament_id},

@@ -96,9 +96,6 @@ ALL_CALLS: Final[list[tuple[str, Any]]] = [
     ("RegradeTournament", admin_pb.RegradeTournamentRequest(tournament_id="x")),
     ("GetGrades", admin_pb.GetGradesRequest(tournament_ids=["x"])),
 ]
-ELSEWHERE: Final = "implemented on another branch"
-"""Why a call of an RPC that answers UNIMPLEMENTED here is expected to fail (remove once
-merged)."""
 
 
 def test_every_rpc_of_the_service_is_checked_for_the_token() -> None:
@@ -129,8 +126,6 @@ def test_a_call_without_the_right_token_is_refused_and_changes_nothing(
 ) -> None:
     stub = getattr(server.admin, method)
     code, details = refused(lambda: stub(request_, metadata=metadata, timeout=WAIT))
-    if code is grpc.StatusCode.UNIMPLEMENTED:
-        pytest.xfail(ELSEWHERE)
     assert code is grpc.StatusCode.UNAUTHENTICATED
     assert details.startswith(words)
     assert arena.calls == [] and arena.specs == []

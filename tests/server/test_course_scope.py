@@ -5,13 +5,10 @@ Two courses, ``cs-a`` and ``cs-b``, each with bots (connected), stored matches (
 both have ratings), a finished tournament, an invite and a running ladder. The organizer of
 ``cs-a`` then calls every method of the service (the list is the service descriptor's, so a new
 method fails :func:`test_every_method_has_cases` until it has cases here) in the ways that could
-reach ``cs-b``: a listing shows none of its objects, its names and ids are NOT_FOUND (the message
-of a missing one), a ``course: cs-b`` field is PERMISSION_DENIED, and the admin-only calls are
+reach ``cs-b``: a listing shows none of its objects, its names and ids get exactly the answer of
+names and ids that exist nowhere (NOT_FOUND, or INVALID_ARGUMENT where an unknown entrant is a bad
+field), a ``course: cs-b`` field is PERMISSION_DENIED, and the admin-only calls are
 PERMISSION_DENIED; after every call nothing of ``cs-b`` changed.
-
-The cases of the tournament calls, RegradeTournament and GetGrades are written here too; they
-are implemented (and scoped) on other branches, so until those are merged their cases are
-expected to fail (``xfail``, not strict: the lead removes the marker after merging).
 """
 
 from __future__ import annotations
@@ -44,7 +41,6 @@ B_BOTS: Final = ("b1", "b2")
 A_BOTS: Final = ("a1", "a2")
 B_MATCH: Final = "match-b"
 B_TOURNAMENT: Final = "tournament-b"
-ELSEWHERE: Final = "implemented on another branch"
 PASSING: Final = game_to_proto(make_game("passing"))
 
 
@@ -134,8 +130,6 @@ class Case:
     status: grpc.StatusCode | None = None
     """The refusal expected; None: the call succeeds and ``shows_none`` checks its answer."""
     shows_none: Check | None = None
-    elsewhere: bool = False
-    """Scoped on another branch: expected to fail until merged."""
 
 
 def _no_b_text(answer: Any) -> None:
@@ -145,16 +139,16 @@ def _no_b_text(answer: Any) -> None:
         assert secret not in text, (secret, text)
 
 
-def _denied(method: str, request: Any, *, elsewhere: bool = False) -> Case:
-    return Case(method, request, grpc.StatusCode.PERMISSION_DENIED, elsewhere=elsewhere)
+def _denied(method: str, request: Any) -> Case:
+    return Case(method, request, grpc.StatusCode.PERMISSION_DENIED)
 
 
-def _missing(method: str, request: Any, *, elsewhere: bool = False) -> Case:
-    return Case(method, request, grpc.StatusCode.NOT_FOUND, elsewhere=elsewhere)
+def _missing(method: str, request: Any) -> Case:
+    return Case(method, request, grpc.StatusCode.NOT_FOUND)
 
 
-def _listing(method: str, request: Any, *, elsewhere: bool = False) -> Case:
-    return Case(method, request, None, _no_b_text, elsewhere=elsewhere)
+def _listing(method: str, request: Any) -> Case:
+    return Case(method, request, None, _no_b_text)
 
 
 CASES: Final[list[Case]] = [
@@ -166,37 +160,19 @@ CASES: Final[list[Case]] = [
     _denied(
         "CreateTournament",
         admin_pb.CreateTournamentRequest(game=PASSING, entrants=list(A_BOTS), course=B),
-        elsewhere=True,
     ),
     _missing(
-        "CreateTournament",
-        admin_pb.CreateTournamentRequest(game=PASSING, entrants=list(B_BOTS)),
-        elsewhere=True,
+        "CreateTournament", admin_pb.CreateTournamentRequest(game=PASSING, entrants=list(B_BOTS))
     ),
-    _missing(
-        "StartTournament",
-        admin_pb.StartTournamentRequest(tournament_id=B_TOURNAMENT),
-        elsewhere=True,
-    ),
-    _missing(
-        "PauseTournament",
-        admin_pb.PauseTournamentRequest(tournament_id=B_TOURNAMENT),
-        elsewhere=True,
-    ),
-    _missing(
-        "CancelTournament",
-        admin_pb.CancelTournamentRequest(tournament_id=B_TOURNAMENT),
-        elsewhere=True,
-    ),
-    _missing(
-        "GetTournament", admin_pb.GetTournamentRequest(tournament_id=B_TOURNAMENT), elsewhere=True
-    ),
-    _listing("ListTournaments", admin_pb.ListTournamentsRequest(), elsewhere=True),
-    _denied("ListTournaments", admin_pb.ListTournamentsRequest(course=B), elsewhere=True),
+    _missing("StartTournament", admin_pb.StartTournamentRequest(tournament_id=B_TOURNAMENT)),
+    _missing("PauseTournament", admin_pb.PauseTournamentRequest(tournament_id=B_TOURNAMENT)),
+    _missing("CancelTournament", admin_pb.CancelTournamentRequest(tournament_id=B_TOURNAMENT)),
+    _missing("GetTournament", admin_pb.GetTournamentRequest(tournament_id=B_TOURNAMENT)),
+    _listing("ListTournaments", admin_pb.ListTournamentsRequest()),
+    _denied("ListTournaments", admin_pb.ListTournamentsRequest(course=B)),
     _missing(
         "CreateComparison",
         admin_pb.CreateComparisonRequest(game=PASSING, candidate="b1", baseline="b2"),
-        elsewhere=True,
     ),
     _listing(
         "GetStandings",
@@ -239,9 +215,8 @@ CASES: Final[list[Case]] = [
         admin_pb.RegradeTournamentRequest(
             tournament_id=B_TOURNAMENT, replace=[admin_pb.Replacement(bot="b1", by="a1")]
         ),
-        elsewhere=True,
     ),
-    _missing("GetGrades", admin_pb.GetGradesRequest(tournament_ids=[B_TOURNAMENT]), elsewhere=True),
+    _missing("GetGrades", admin_pb.GetGradesRequest(tournament_ids=[B_TOURNAMENT])),
 ]
 
 
@@ -252,8 +227,7 @@ def _case_id(case: Case) -> str:
 
 
 def _param(case: Case) -> Any:
-    marks = [pytest.mark.xfail(strict=False, reason=ELSEWHERE)] if case.elsewhere else []
-    return pytest.param(case, id=_case_id(case), marks=marks)
+    return pytest.param(case, id=_case_id(case))
 
 
 def test_every_method_has_cases() -> None:
@@ -273,8 +247,6 @@ def test_an_organizer_cannot_read_or_change_another_course(world: World, case: C
         case.shows_none(answer)
     else:
         code, details = refused(lambda: world.call(case.method, request))
-        if code is grpc.StatusCode.UNIMPLEMENTED:
-            pytest.xfail(ELSEWHERE)
         if case.status is grpc.StatusCode.NOT_FOUND:
             _answered_as_if_missing(world, case.method, request, code, details)
         else:

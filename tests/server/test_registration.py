@@ -158,18 +158,23 @@ def test_a_bad_or_taken_name_does_not_use_the_code(
     assert register(server, invite, "fine").bot.name == "fine"
 
 
-def test_attempts_are_limited_per_peer(storage: RatedStorage, clock: Clock) -> None:
+def test_refused_codes_are_limited_per_peer(storage: RatedStorage, clock: Clock) -> None:
     server = AdminServer(FakeArena(storage), AttemptLimiter(burst=2, per_minute=6, clock=clock))
     try:
+        for name in ("a", "b", "c"):  # good codes spend nothing: a class behind one address
+            assert register(server, code(storage), name).bot.name == name
         for _ in range(2):
             assert refused(lambda: register(server, "nonsense", "x"))[0] is (
                 grpc.StatusCode.UNAUTHENTICATED
             )
         status, details = refused(lambda: register(server, code(storage), "x"))
         assert status is grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert details.startswith("too many registration attempts from this address")
+        assert details.startswith("too many refused invite codes from this address")
         clock.now += 10  # 6 a minute: one more attempt after 10 seconds
         assert register(server, code(storage), "x").bot.name == "x"
+        assert refused(lambda: register(server, "nonsense", "y"))[0] is (
+            grpc.StatusCode.UNAUTHENTICATED
+        )
         assert refused(lambda: register(server, code(storage), "y"))[0] is (
             grpc.StatusCode.RESOURCE_EXHAUSTED
         )
@@ -180,11 +185,12 @@ def test_attempts_are_limited_per_peer(storage: RatedStorage, clock: Clock) -> N
 def test_the_limiter_remembers_a_bounded_number_of_peers() -> None:
     clock = Clock()
     limiter = AttemptLimiter(burst=1, per_minute=1, clock=clock, max_peers=3)
-    assert limiter.allow("p1") and not limiter.allow("p1")
+    limiter.refused("p1")
+    assert not limiter.allows("p1")
     for peer in ("p2", "p3", "p4"):
-        assert limiter.allow(peer)
+        assert limiter.allows(peer)
     assert len(limiter) == 3
-    assert limiter.allow("p1")  # forgotten as the least recently seen: a fresh bucket
+    assert limiter.allows("p1")  # forgotten as the least recently seen: a fresh bucket
 
 
 @pytest.mark.parametrize(

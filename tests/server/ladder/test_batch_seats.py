@@ -10,10 +10,11 @@ import statistics
 
 import pytest
 
-from domino_arena.server.ladder.batch import BatchStandings, PoolKey
+from domino_arena.server.ladder.batch import BatchStandings, PoolKey, batch_standings
 from domino_arena.server.ladder.fit import fit
 from domino_arena.server.ladder.fit_bootstrap import bootstrap
 from tests.fakes.fit_games import duplicate_sets
+from tests.fakes.graded import a_term
 
 STRENGTHS = {"a": 1600.0, "b": 1550.0, "c": 1500.0, "d": 1450.0, "e": 1400.0}
 SIDE_ADVANTAGE = 60.0
@@ -57,3 +58,12 @@ def test_a_free_for_all_pool_shows_each_seat_position_after_the_first() -> None:
             point.seat_advantage[r.position],
             spread.seat_intervals[r.position],
         )
+
+
+def test_batch_standings_hold_the_baselines_that_played_and_skip_the_others() -> None:
+    _, matches = a_term(deals=10)
+    fixed = {"house:greedy": 1500.0, "house:random": 1000.0, "house:search": 1800.0}
+    table = batch_standings(matches, game="passing", rounds=10, fixed=fixed)
+    assert table.point.fixed == {"house:greedy": 1500.0, "house:random": 1000.0}
+    assert table.point.ratings["house:random"] == 1000.0
+    assert table.spread.intervals["house:greedy"] == (1500.0, 1500.0)

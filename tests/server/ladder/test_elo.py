@@ -410,3 +410,40 @@ def test_k_must_be_positive_and_finite(k: float) -> None:
 
 def test_k_scales_the_change() -> None:
     assert rate_game({}, ffa("ab", (0, 1)), k=2 * DEFAULT_K)["a"].rating == 1524.0
+
+
+# -- frozen baselines ---------------------------------------------------------------------------
+
+
+def test_a_frozen_baseline_is_never_rated_and_its_opponent_moves_against_its_fixed_rating() -> None:
+    game = RatedGame(("ann", "house:greedy"), (0, 1), (0, 1), (0, 0), (("house:greedy", 1700.0),))
+    new = rate_game({"house:greedy": Rating(rating=1200.0)}, game)
+    assert list(new) == ["ann"]
+    expected = 1.0 / (1.0 + 10 ** ((1700.0 - 1500.0) / 400))
+    assert new["ann"].rating == pytest.approx(1500.0 + 24.0 * (1 - expected))
+    assert (new["ann"].games, new["ann"].wins) == (1, 1)
+
+
+def test_a_house_bot_without_a_fixed_rating_moves_no_one() -> None:
+    game = RatedGame(("ann", "house:random", "bob"), (0, 1, 2), (1, 0, 2), (0, 0, 0))
+    new = rate_game({}, game)
+    assert sorted(new) == ["ann", "bob"]
+    alone = rate_game({}, RatedGame(("ann", "bob"), (0, 1), (0, 1), (0, 0)))
+    # ann beat bob: the same pair, at half weight (three sides); the house seat counts for none.
+    assert new["ann"].rating - 1500.0 == pytest.approx((alone["ann"].rating - 1500.0) / 2)
+    assert new["ann"].losses == 1 and new["bob"].losses == 1
+
+
+def test_a_replay_never_rates_a_house_bot() -> None:
+    fixed = (("house:greedy", 1500.0),)
+    games = [
+        RatedGame(("ann", "house:greedy"), (0, 1), (i % 2, 1 - i % 2), (0, 0), fixed)
+        for i in range(5)
+    ]
+    assert list(replay(games)) == ["ann"]
+
+
+@pytest.mark.parametrize("fixed", [(("greedy", 1500.0),), (("house:greedy", math.inf),)])
+def test_a_bad_fixed_rating_is_refused(fixed: tuple[tuple[str, float], ...]) -> None:
+    with pytest.raises(ValueError, match="fixed: "):
+        RatedGame(("ann", "house:greedy"), (0, 1), (0, 1), (0, 0), fixed)

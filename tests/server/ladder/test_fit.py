@@ -344,3 +344,60 @@ def test_a_game_with_a_bad_first_seat_or_unit_is_refused() -> None:
         FitGame(game, 2, "u")
     with pytest.raises(ValueError, match="unit: expected a non-empty unit key, got ''"):
         FitGame(game, 0, "")
+
+
+# -- frozen baselines ---------------------------------------------------------------------------
+
+
+def test_frozen_baselines_are_held_and_the_others_recovered_against_them() -> None:
+    rng = random.Random(21)
+    truth = {
+        "house:greedy": 1500.0,
+        "house:random": 1000.0,
+        "ann": 1700.0,
+        "bob": 1350.0,
+        "cat": 1150.0,
+    }
+    seats = (0.0, -50.0, -100.0)
+    tables = [list(t) for t in itertools.combinations(truth, 3)]
+    games = duplicate_sets(tables, (0, 1, 2), truth, seats, rng, deals=120)
+    fixed = {"house:greedy": 1500.0, "house:random": 1000.0}
+    result = fit(games, fixed=fixed)
+    assert result.fixed == fixed and result.anchor is None
+    assert result.ratings["house:greedy"] == 1500.0
+    assert result.ratings["house:random"] == 1000.0
+    for bot in ("ann", "bob", "cat"):
+        assert result.ratings[bot] == pytest.approx(truth[bot], abs=35), bot
+    assert result.seat_advantage[1] == pytest.approx(-50, abs=25)
+    assert result.seat_advantage[2] == pytest.approx(-100, abs=25)
+
+
+def test_frozen_baselines_impose_their_spacing_where_one_anchor_measures_it() -> None:
+    games = a_table()
+    measured = fit(games, anchor="d", anchor_rating=1400.0)
+    frozen = fit(games, fixed={"d": 1400.0, "a": 2000.0})
+    assert frozen.ratings["a"] == 2000.0 and frozen.ratings["d"] == 1400.0
+    assert measured.ratings["a"] < 1900.0
+    # b and c are pulled up by a's higher fixed rating: they lost to it less than 600 says.
+    assert frozen.ratings["b"] > measured.ratings["b"]
+
+
+def test_one_frozen_baseline_is_the_anchor_less_its_prior_pull() -> None:
+    games = a_table()
+    anchored = fit(games, anchor="c", anchor_rating=1450.0, prior_sigma=VANISHING)
+    frozen = fit(games, fixed={"c": 1450.0}, prior_sigma=VANISHING)
+    for bot, rating in anchored.ratings.items():
+        assert frozen.ratings[bot] == pytest.approx(rating, abs=1e-3), bot
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"fixed": {"zed": 1000.0}}, "fixed: baseline 'zed' played none"),
+        ({"fixed": {"a": math.inf}}, "fixed: 'a' at inf"),
+        ({"fixed": {"a": 1500.0}, "anchor": "b"}, "anchor: 'b' given with fixed baselines"),
+    ],
+)
+def test_bad_frozen_baselines_are_refused(options: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        fit(a_table(), **options)  # type: ignore[arg-type]

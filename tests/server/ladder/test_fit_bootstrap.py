@@ -158,3 +158,17 @@ def test_a_point_of_other_games_is_refused() -> None:
         ValueError, match=r"point: expected the fit of these games; it rates \['a', 'b', 'c'\]"
     ):
         bootstrap(games, fit(other))
+
+
+def test_frozen_baselines_are_held_in_every_round() -> None:
+    games = a_tournament()
+    point = fit(games, fixed={"a": 1650.0, "d": 1350.0})
+    result = bootstrap(games, point, rounds=40, seed=3)
+    for bot, rating in (("a", 1650.0), ("d", 1350.0)):
+        low, high = result.intervals[bot]
+        assert low == pytest.approx(rating) and high == pytest.approx(rating)
+    for bot in ("b", "c"):
+        low, high = result.intervals[bot]
+        assert low < point.ratings[bot] < high
+        assert high - low > 20
+    assert bootstrap(games, point, rounds=40, seed=3) == result

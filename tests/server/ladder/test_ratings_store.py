@@ -322,3 +322,61 @@ def test_a_database_without_history_gets_it_rebuilt_when_opened(
     rated_storage.open()
     after = {b: rated_storage.rating_history("passing", b) for b in ("ann", "bob", "cat")}
     assert after == before
+
+
+# -- frozen baselines ---------------------------------------------------------------------------
+
+
+def test_a_frozen_baseline_gets_no_row_and_its_opponent_moves_against_its_fixed_rating(
+    rated_storage: RatedStorage,
+) -> None:
+    moment = a_match("x").created
+    rated_storage.add_tournament(
+        StoredTournament(
+            id="t1",
+            name="term",
+            game="passing",
+            options={},
+            entrants=("ann", "house:greedy"),
+            games_per_pairing=1,
+            deals="fresh",
+            time_control_ms=(1000, 10000, 250),
+            fault_policy="forfeit",
+            max_strikes=3,
+            concurrency=1,
+            wait_seconds=0.0,
+            seed=1,
+            rated=True,
+            state=TournamentState.RUNNING,
+            created=moment,
+            updated=moment,
+            baselines=(("greedy", 1700.0),),
+        )
+    )
+    for index, winner in enumerate((0, 0, 1)):
+        match = rated(f"g{index}", ("ann", "house:greedy"), (7, 3), winner, minute=index)
+        assert rated_storage.save_match(
+            dataclasses.replace(match, tournament_id="t1", game_index=index)
+        )
+    ratings = rated_storage.ratings("passing")
+    assert list(ratings) == ["ann"]
+    fixed = (("house:greedy", 1700.0),)
+    games = [
+        elo.RatedGame(("ann", "house:greedy"), (0, 1), standing, (0, 0), fixed)
+        for standing in ((0, 1), (0, 1), (1, 0))
+    ]
+    assert ratings == elo.replay(games)
+    assert rated_storage.rated_games("passing") == games
+    assert rated_storage.recompute_ratings("passing") == ratings
+    assert rated_storage.rating_history("passing", "house:greedy") == []
+    rated_storage.rebuild_rating_history("passing")
+    assert len(rated_storage.rating_history("passing", "ann")) == 3
+    assert rated_storage.rating_history("passing", "house:greedy") == []
+
+
+def test_a_house_bot_outside_a_tournament_is_not_rated(rated_storage: RatedStorage) -> None:
+    assert rated_storage.save_match(rated("m1", ("ann", "house:random"), (7, 3), 0))
+    ratings = rated_storage.ratings("passing")
+    assert list(ratings) == ["ann"]
+    assert ratings["ann"].rating == elo.INITIAL_RATING
+    assert (ratings["ann"].games, ratings["ann"].wins) == (1, 1)

@@ -35,3 +35,19 @@ def test_a_draw_is_half_a_point() -> None:
     )
     rows = entrant_results(("alice", "bob"), counted_games([draw]))
     assert [(r.bot, r.points, r.draws) for r in rows] == [("alice", 0.5, 1), ("bob", 0.5, 1)]
+
+
+def test_a_frozen_baseline_keeps_its_record_and_its_fixed_rating() -> None:
+    house = dataclasses.replace(a_match("m1", minute=1), seats=("alice", "house:greedy"))
+    rows = entrant_results(("alice", "house:greedy"), counted_games([house], (("greedy", 1700.0),)))
+    greedy = next(r for r in rows if r.bot == "house:greedy")
+    assert greedy == EntrantResult("house:greedy", 1, 1, 0, 0, 0, 1.0, 1700.0)
+    alice = next(r for r in rows if r.bot == "alice")
+    expected = 1 / (1 + 10 ** ((1700.0 - 1500.0) / 400))
+    assert alice.performance == 1500.0 - 24.0 * expected
+    assert (alice.games, alice.losses) == (1, 1)
+    unfixed = entrant_results(("alice", "house:greedy"), counted_games([house]))
+    assert [(r.bot, r.performance) for r in unfixed] == [
+        ("house:greedy", 1500.0),
+        ("alice", 1500.0),
+    ]

@@ -1,0 +1,217 @@
+"""The admin API's grades: GetGrades, the gradebook of finished tournaments (admin.proto).
+
+The grades themselves are ``server/stats/grades.py``'s (pure); this module checks the request
+against the caller's scope, reads the stored rows and runs the fit (a batch fit and its
+bootstrap: seconds on a big term) in a worker thread, off the event loop.
+
+The refusals, in the order they are checked: INVALID_ARGUMENT (no ids, too many, an id listed
+twice, too many bootstrap rounds), NOT_FOUND (no such tournament, or one of a course the caller
+does not manage: the same message, as everywhere in the admin API), INVALID_ARGUMENT (the
+tournaments are of several courses or games, naming ``tournament_ids[i]``), FAILED_PRECONDITION
+(a tournament not finished yet, or games the fit cannot grade, e.g. none counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, Final, Protocol, TypeVar
+
+import grpc
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, MAX_BATCH_MATCHES, MAX_ROUNDS
+from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
+from domino_arena.server.net.admin_requests import invalid, not_found, not_now
+from domino_arena.server.net.admin_scope import caller
+from domino_arena.server.stats.grades import GradeError, Grades, grades
+from domino_arena.server.store.bots import StoredBot
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.v1 import admin_pb2 as admin_pb
+
+MAX_GRADED: Final = 50
+"""The most tournaments one GetGrades request grades together."""
+
+
+class GradeStorage(Protocol):
+    """The storage calls of GetGrades (all blocking: run in worker threads)."""
+
+    def tournament(self, tournament_id: str) -> StoredTournament | None: ...
+    def matches(
+        self,
+        limit: int = 100,
+        *,
+        tournament_id: str | None = None,
+        bot: str | None = None,
+        game: str | None = None,
+        offset: int = 0,
+        records: bool = True,
+    ) -> list[StoredMatch]: ...
+    def bots(
+        self, *, include_deleted: bool = False, course: str | None = None
+    ) -> list[StoredBot]: ...
+
+
+class GradeAdmin:
+    """GetGrades' handler over the storage."""
+
+    def __init__(self, storage: GradeStorage) -> None:
+        self.storage = storage
+
+    async def get_grades(self, request: admin_pb.GetGradesRequest) -> admin_pb.Grades:
+        ids = list(request.tournament_ids)
+        rounds = _rounds_of(request)
+        if not ids:
+            raise invalid("tournament_ids: expected at least one finished tournament's id")
+        if len(ids) > MAX_GRADED:
+            raise invalid(f"tournament_ids: at most {MAX_GRADED} tournaments, got {len(ids)}")
+        for index, tournament_id in enumerate(ids):
+            if tournament_id in ids[:index]:
+                raise invalid(f"tournament_ids[{index}]: {tournament_id[:80]!r} is listed twice")
+        found = await asyncio.to_thread(self._tournaments, ids)
+        _check_together(found)
+        matches, bots = await asyncio.to_thread(self._rows, found)
+        try:
+            result = await asyncio.to_thread(
+                grades,
+                found,
+                matches,
+                bots,
+                anonymous=request.anonymous,
+                rounds=rounds,
+                seed=BOOTSTRAP_SEED,
+            )
+        except GradeError as exc:
+            raise not_now(str(exc)) from None
+        return grades_message(result, dt.datetime.now(dt.UTC))
+
+    def _tournaments(self, ids: list[str]) -> list[StoredTournament]:
+        """The tournaments by id; NOT_FOUND for one that is missing or the caller's scope hides."""
+        who = caller()
+        found: list[StoredTournament] = []
+        for index, tournament_id in enumerate(ids):
+            message = f"tournament_ids[{index}]: no tournament has id {tournament_id[:80]!r}"
+            t = self.storage.tournament(tournament_id)
+            if t is None:
+                raise not_found(message)
+            who.check_sees(t.course, message)
+            found.append(t)
+        return found
+
+    def _rows(
+        self, tournaments: Collection[StoredTournament]
+    ) -> tuple[list[StoredMatch], list[StoredBot]]:
+        """The tournaments' stored matches (without records) and their course's bots."""
+        matches: list[StoredMatch] = []
+        for t in tournaments:
+            matches += self.storage.matches(MAX_BATCH_MATCHES, tournament_id=t.id, records=False)
+        course = next(iter(tournaments)).course
+        return matches, self.storage.bots(include_deleted=True, course=course)
+
+
+def _rounds_of(request: admin_pb.GetGradesRequest) -> int:
+    rounds = request.bootstrap_rounds or DEFAULT_ROUNDS
+    if rounds > MAX_ROUNDS:
+        raise invalid(f"bootstrap_rounds: must be at most {MAX_ROUNDS}, got {rounds}")
+    return rounds
+
+
+def _check_together(tournaments: list[StoredTournament]) -> None:
+    """INVALID_ARGUMENT for tournaments of several courses or games, FAILED_PRECONDITION for
+    one not finished, each naming ``tournament_ids[i]``."""
+    first = tournaments[0]
+    for index, t in enumerate(tournaments):
+        if t.course != first.course or t.game != first.game:
+            raise invalid(
+                f"tournament_ids[{index}]: {t.id!r} is a {t.game!r} tournament of course "
+                f"{t.course!r}, tournament_ids[0] a {first.game!r} one of {first.course!r}; "
+                "expected tournaments of one course and one game"
+            )
+    for index, t in enumerate(tournaments):
+        if t.state is not TournamentState.FINISHED:
+            raise not_now(
+                f"tournament_ids[{index}]: {t.id!r} is {t.state.value}; expected a finished "
+                "tournament (grades are final only once every game is played)"
+            )
+
+
+def grades_message(result: Grades, made: dt.datetime) -> admin_pb.Grades:
+    """The ``Grades`` answer of :func:`.grades.grades`'s result, stamped ``made``."""
+    stamp = Timestamp()
+    stamp.FromDatetime(made)
+    return admin_pb.Grades(
+        course=result.course,
+        game=result.game,
+        tournament_ids=result.tournament_ids,
+        grades=[
+            admin_pb.OwnerGrade(
+                owner=line.owner,
+                bot=line.bot,
+                rank=line.rank,
+                rating=line.rating,
+                rating_low=line.rating_low,
+                rating_high=line.rating_high,
+                games=line.games,
+                wins=line.wins,
+                draws=line.draws,
+                losses=line.losses,
+                faults=line.faults,
+                points=line.points,
+                baselines=[
+                    admin_pb.BaselineResult(
+                        baseline=b.baseline,
+                        games=b.games,
+                        sets=b.sets,
+                        score=b.score,
+                        elo=b.elo,
+                        elo_low=b.elo_low,
+                        elo_high=b.elo_high,
+                        los=b.los,
+                        p_value=b.p_value,
+                        verdict=b.verdict,
+                    )
+                    for b in line.baselines
+                ],
+            )
+            for line in result.grades
+        ],
+        baselines=[admin_pb.Baseline(bot=bot, rating=rating) for bot, rating in result.baselines],
+        games=result.games,
+        rounds=result.rounds,
+        made=stamp,
+        anonymous=result.anonymous,
+    )
+
+
+# -- the RPC, mixed into AdminServicer ----------------------------------------------------------
+
+Request = TypeVar("Request", bound=Message)
+Response = TypeVar("Response", bound=Message)
+_Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class Serving(Protocol):
+    """What :class:`GradeRpcs` needs of the servicer it is mixed into (``AdminServicer``)."""
+
+    @property
+    def arena(self) -> Any: ...
+
+    async def _serve(
+        self,
+        context: _Context,
+        handler: Callable[[Request], Awaitable[Response]],
+        request: Request,
+    ) -> Response: ...
+
+
+class GradeRpcs:
+    """GetGrades: the caller's token and scope first (``AdminServicer._serve``), then
+    :class:`GradeAdmin` over the arena's storage."""
+
+    async def GetGrades(  # noqa: N802
+        self: Serving, request: admin_pb.GetGradesRequest, context: _Context
+    ) -> admin_pb.Grades:
+        return await self._serve(context, GradeAdmin(self.arena.storage).get_grades, request)

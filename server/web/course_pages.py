@@ -1,0 +1,181 @@
+"""The data of the course pages (blocking reads, run in a worker thread like :mod:`.views`).
+
+The global pages (home, tournaments, matches, standings) show the default course, as a
+single-user install always did; a course's own things are under ``/courses/{name}``:
+its leaderboard (the batch fit of its rated games, per game, anchored by its frozen baselines),
+its tournaments and its matches. The student's page and the organizer's view read what only
+their session may see (real names, faults, invites); they are never scrubbed, and the public
+pages always are (:class:`~.scoped.PublicNames`, applied by the app).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import quote
+
+from domino_arena.sdk.rules import GAMES
+from domino_arena.server.store.bots import BotState
+from domino_arena.server.store.courses import StoredCourse
+from domino_arena.server.store.tables import now
+from domino_arena.server.web import standings, views
+from domino_arena.server.web.params import Paging
+from domino_arena.server.web.scoped import (
+    baseline_seat,
+    course_games,
+    course_matches,
+    known_course,
+    match_counts,
+)
+from domino_arena.server.web.views import TournamentTotal, WebStorage
+
+MY_MATCHES: Final = 1_000
+"""A student's page reads its bot's latest this many matches for its faults."""
+MY_FAULTED: Final = 200
+"""At most this many of them are read whole (for each fault's reason)."""
+MY_REPLAYS: Final = 50
+"""Its latest matches listed with their replays."""
+
+
+def course_summary(course: StoredCourse, tournaments: int = 0, matches: int = 0) -> dict[str, Any]:
+    return {
+        "name": course.name,
+        "title": course.title,
+        "anonymous": course.anonymous,
+        "bots": course.bots,
+        "owners": course.owners,
+        "tournaments": tournaments,
+        "matches": matches,
+        "baselines": [
+            {"bot": baseline_seat(bot), "rating": rating} for bot, rating in course.baselines
+        ],
+        "created": course.created.isoformat(),
+    }
+
+
+def courses(storage: WebStorage) -> dict[str, Any]:
+    """Every course, by name, with its counts of bots, owners, tournaments and matches."""
+    per_course: dict[str, int] = {}
+    for t in storage.tournaments():
+        per_course[t.course] = per_course.get(t.course, 0) + 1
+    played = match_counts(storage.engine)
+    return {
+        "courses": [
+            course_summary(c, per_course.get(c.name, 0), played.get(c.name, 0))
+            for c in storage.courses()
+        ]
+    }
+
+
+def leaderboard(storage: WebStorage, name: str) -> dict[str, Any]:
+    """The course's official standings in each game it has matches of: the batch fit of its
+    rated games (:func:`.standings.official`, kept as the standings page keeps it), each row
+    that is a frozen baseline marked with its fixed rating."""
+    course = known_course(storage, name)
+    fixed = {baseline_seat(bot): rating for bot, rating in course.baselines}
+    boards = []
+    for game in course_games(storage.engine, name):
+        if game not in GAMES:
+            continue
+        fitted, note = standings.official(storage, game, None, name, course.baselines)
+        if fitted is not None:
+            for row in fitted["rows"]:
+                rating = fixed.get(row["bot"])
+                row["baseline"] = None if rating is None else rating
+                row["mark"] = None if rating is None else f"baseline, fixed at {rating:.0f}"
+        boards.append(
+            {"game": game, "title": GAMES[game].title, "official": fitted, "official_note": note}
+        )
+    return {"course": course_summary(course), "boards": boards}
+
+
+def course_tournaments(
+    storage: WebStorage, name: str, total_of: TournamentTotal | None
+) -> dict[str, Any]:
+    """The course's tournaments, oldest first (each links the tournament's own page)."""
+    course = known_course(storage, name)
+    return {"course": course_summary(course), **views.tournaments(storage, total_of, name)}
+
+
+def course_matches_page(
+    storage: WebStorage,
+    name: str,
+    paging: Paging,
+    *,
+    game: str | None,
+    tournament_id: str | None,
+) -> dict[str, Any]:
+    """One page of the course's matches, newest first."""
+    course = known_course(storage, name)
+    page = views.matches(
+        storage, paging, bot=None, game=game, tournament_id=tournament_id, course=name
+    )
+    return {"course": course_summary(course), **page}
+
+
+# -- behind a session ---------------------------------------------------------------------------
+
+
+def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
+    """A student's own bot (real names: only its session sees this): its state, every fault
+    charged to it among its latest :data:`MY_MATCHES` matches (kind and detail, from the
+    record when it can be read) and its latest matches with their replays."""
+    course = known_course(storage, name)
+    stored = storage.bot(bot)
+    recent = course_matches(storage.engine, name, MY_MATCHES, bot=bot)
+    charged = [m for m in recent if views.charged_to(bot, m)][:MY_FAULTED]
+    return {
+        "course": course_summary(course),
+        "bot": bot,
+        "owner": None if stored is None else stored.owner,
+        "state": None if stored is None else stored.state.value,
+        "faults": [
+            {**fault, "game": m.game, "created": m.created.isoformat(), "replay": replay(m.id)}
+            for m in charged
+            for fault in views.faults_of(bot, views.with_record(storage, m))
+        ],
+        "matches": [
+            {**views.match_summary(m), "replay": replay(m.id)} for m in recent[:MY_REPLAYS]
+        ],
+    }
+
+
+def replay(match_id: str) -> str:
+    """The replay page of a stored match."""
+    return f"/matches/{quote(match_id, safe='')}"
+
+
+def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:
+    """What the organizer of ``name`` sees: its invites (never a code: only its hash is
+    stored), its bots with owners and states, its owners with their bot counts."""
+    course = known_course(storage, name)
+    at = now()
+    bots = storage.bots(include_deleted=True, course=name)
+    owners: dict[str, int] = {}
+    for b in bots:
+        if b.owner and b.state != BotState.DELETED:
+            owners[b.owner] = owners.get(b.owner, 0) + 1
+    return {
+        "course": course_summary(course),
+        "invites": [
+            {
+                "id": i.id,
+                "uses": i.uses,
+                "used": i.used,
+                "created": i.created.isoformat(),
+                "expires": None if i.expires is None else i.expires.isoformat(),
+                "revoked": i.revoked,
+                "usable": i.usable(at),
+            }
+            for i in storage.invites(name)
+        ],
+        "bots": [
+            {
+                "name": b.name,
+                "owner": b.owner,
+                "state": b.state.value,
+                "created": b.created.isoformat(),
+            }
+            for b in bots
+        ],
+        "owners": [{"owner": o, "bots": n} for o, n in sorted(owners.items())],
+    }

@@ -1,0 +1,267 @@
+"""The course pages behind a form: registration, the student's own bot, the organizer's view.
+
+- ``/courses/{name}/register``: an invite code, a bot name and an owner; the POST registers
+  through the storage's ``register_bot`` (the one write of the web face) and shows the token
+  once. A refused code gets one message whatever the reason (the store's ``INVITE_REFUSED``,
+  also for a code of another course).
+- ``/courses/{name}/me``: the bot's name and token (checked with ``check_bot``) open a session
+  naming the bot; the page shows its real name, its faults and its replays.
+- ``/courses/{name}/organizer``: the organizer token (checked with ``organizer_course``) opens
+  a session; the page shows invites (never a code), bots, owners and who is connected.
+
+Every POST is rate limited per client address, carries a CSRF token and is read bounded
+(:mod:`.sessions`). A session page's JSON (``/api/courses/{name}/me``, ``.../organizer``) is a
+401 without the session. No session page is cached (``Cache-Control: no-store``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.templating import Jinja2Templates
+
+from domino_arena.server.store.bots import (
+    BadBotNameError,
+    BadOwnerError,
+    BotCheck,
+    DuplicateBotError,
+)
+from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
+from domino_arena.server.web import course_pages
+from domino_arena.server.web.live import LiveSource
+from domino_arena.server.web.live_pages import lobby_data
+from domino_arena.server.web.params import WebError
+from domino_arena.server.web.scoped import known_course
+from domino_arena.server.web.sessions import (
+    RateLimit,
+    Session,
+    Sessions,
+    client_address,
+    read_form,
+)
+from domino_arena.server.web.views import WebStorage
+
+API: Final = "/api"
+NO_STORE: Final = {"Cache-Control": "no-store"}
+BOT_REFUSED: Final = "bot name or token not accepted"
+ORGANIZER_REFUSED: Final = "organizer token not accepted"
+NOT_CONNECTED: Final = "not connected to a referee"
+FORM_PATHS: Final = r"^/courses/[^/]+/(register|me|me/logout|organizer|organizer/logout)$"
+"""The paths that take a POST (the security middleware lets these through, and only these)."""
+
+
+def _stamp(value: Any) -> str:
+    return "" if value is None else str(value.isoformat())
+
+
+def form_routes(
+    storage: WebStorage,
+    templates: Jinja2Templates,
+    live: LiveSource | None,
+    sessions: Sessions,
+    rate_limit: RateLimit,
+) -> list[BaseRoute]:
+    """The registration, student and organizer pages (see the module)."""
+
+    def render(
+        request: Request, template: str, data: dict[str, Any], status: int = 200
+    ) -> Response:
+        token, fresh = sessions.csrf(request)
+        context = {"data": data, "query": {}, "csrf": token}
+        response = templates.TemplateResponse(
+            request, template, context, status_code=status, headers=NO_STORE
+        )
+        sessions.set_csrf(response, request, fresh)
+        return response
+
+    async def course_of(request: Request) -> dict[str, Any]:
+        course = await run_in_threadpool(known_course, storage, request.path_params["name"])
+        return course_pages.course_summary(course)
+
+    async def posted(request: Request) -> dict[str, str]:
+        rate_limit.check(client_address(request))
+        form = await read_form(request)
+        sessions.check_csrf(request, form)
+        return form
+
+    # -- registration ---------------------------------------------------------------------------
+
+    async def register_form(request: Request) -> Response:
+        data = {"course": await course_of(request), "message": None, "issued": None, "form": {}}
+        return render(request, "course_register.html", data)
+
+    async def register(request: Request) -> Response:
+        form = await posted(request)  # the rate limit first: a flood costs no read
+        course = await course_of(request)
+        code, bot, owner = (form.get(k, "").strip() for k in ("code", "bot", "owner"))
+        data: dict[str, Any] = {
+            "course": course,
+            "message": None,
+            "issued": None,
+            "form": {"bot": bot, "owner": owner},
+        }
+        try:
+            if code.partition(":")[0] != course["name"]:
+                raise InviteError(INVITE_REFUSED)
+            issued = await run_in_threadpool(storage.register_bot, code, bot, owner)
+        except InviteError:
+            data["message"] = INVITE_REFUSED
+        except (BadBotNameError, BadOwnerError, DuplicateBotError) as exc:
+            field = "owner" if isinstance(exc, BadOwnerError) else "bot name"
+            data["message"] = f"{field}: {exc}"
+        else:
+            data["issued"] = {
+                "bot": issued.bot.name,
+                "owner": issued.bot.owner,
+                "course": issued.bot.course,
+                "token": issued.token,
+            }
+            return render(request, "course_register.html", data)
+        return render(request, "course_register.html", data, status=400)
+
+    # -- the student's own bot ------------------------------------------------------------------
+
+    async def bot_session(request: Request, name: str) -> Session | None:
+        """The request's bot session, if its bot is still of ``name`` with the same token."""
+        session = sessions.read(request, "bot", name)
+        if session is None:
+            return None
+        stored = await run_in_threadpool(storage.bot, session.name)
+        if stored is None or stored.course != name or _stamp(stored.token_issued) != session.stamp:
+            return None
+        return session
+
+    async def me_data(request: Request) -> dict[str, Any] | None:
+        name = request.path_params["name"]
+        session = await bot_session(request, name)
+        if session is None:
+            return None
+        return await run_in_threadpool(course_pages.my_bot, storage, name, session.name)
+
+    async def me(request: Request) -> Response:
+        data = await me_data(request)
+        if data is None:
+            login = {"course": await course_of(request), "message": None}
+            return render(request, "course_me_login.html", login)
+        return render(request, "course_me.html", data)
+
+    async def me_api(request: Request) -> Response:
+        await course_of(request)
+        data = await me_data(request)
+        if data is None:
+            return _signed_out(request, "me")
+        return JSONResponse(data, headers=NO_STORE)
+
+    async def me_login(request: Request) -> Response:
+        form = await posted(request)  # the rate limit first: a flood costs no read
+        course = await course_of(request)
+        bot, token = form.get("bot", "").strip(), form.get("token", "").strip()
+        check = await run_in_threadpool(storage.check_bot, bot, token)
+        stored = await run_in_threadpool(storage.bot, bot)
+        if check not in (BotCheck.OK, BotCheck.DISABLED) or stored is None:
+            stored = None
+        if stored is None or stored.course != course["name"]:
+            login = {"course": course, "message": BOT_REFUSED}
+            return render(request, "course_me_login.html", login, status=401)
+        response = RedirectResponse(f"/courses/{course['name']}/me", status_code=303)
+        session = Session("bot", course["name"], stored.name, _stamp(stored.token_issued))
+        sessions.open(response, request, session)
+        return response
+
+    # -- the organizer --------------------------------------------------------------------------
+
+    async def organizer_data(request: Request) -> dict[str, Any] | None:
+        name = request.path_params["name"]
+        session = sessions.read(request, "organizer", name)
+        if session is None:
+            return None
+        course = await run_in_threadpool(storage.course, name)
+        if course is None or _stamp(course.organizer_token_issued) != session.stamp:
+            return None
+        data = await run_in_threadpool(course_pages.organizer_view, storage, name)
+        data["connected"] = await _connected(live, {b["name"] for b in data["bots"]})
+        return data
+
+    async def organizer(request: Request) -> Response:
+        data = await organizer_data(request)
+        if data is None:
+            login = {"course": await course_of(request), "message": None}
+            return render(request, "course_organizer_login.html", login)
+        return render(request, "course_organizer.html", data)
+
+    async def organizer_api(request: Request) -> Response:
+        await course_of(request)
+        data = await organizer_data(request)
+        if data is None:
+            return _signed_out(request, "organizer")
+        return JSONResponse(data, headers=NO_STORE)
+
+    async def organizer_login(request: Request) -> Response:
+        form = await posted(request)  # the rate limit first: a flood costs no read
+        course = await course_of(request)
+        token = form.get("token", "").strip()
+        found = await run_in_threadpool(storage.organizer_course, token)
+        stored = await run_in_threadpool(storage.course, course["name"])
+        if found != course["name"] or stored is None:
+            login = {"course": course, "message": ORGANIZER_REFUSED}
+            return render(request, "course_organizer_login.html", login, status=401)
+        response = RedirectResponse(f"/courses/{course['name']}/organizer", status_code=303)
+        session = Session(
+            "organizer", course["name"], course["name"], _stamp(stored.organizer_token_issued)
+        )
+        sessions.open(response, request, session)
+        return response
+
+    def logout(kind: str, page: str) -> Callable[[Request], Awaitable[Response]]:
+        async def handler(request: Request) -> Response:
+            await posted(request)
+            course = await course_of(request)
+            response = RedirectResponse(f"/courses/{course['name']}/{page}", status_code=303)
+            sessions.end(response, request, kind, course["name"])
+            return response
+
+        return handler
+
+    base = "/courses/{name}"
+    return [
+        Route(base + "/register", register_form, methods=["GET"]),
+        Route(base + "/register", register, methods=["POST"]),
+        Route(base + "/me", me, methods=["GET"]),
+        Route(base + "/me", me_login, methods=["POST"]),
+        Route(base + "/me/logout", logout("bot", "me"), methods=["POST"]),
+        Route(API + base + "/me", me_api, methods=["GET"]),
+        Route(base + "/organizer", organizer, methods=["GET"]),
+        Route(base + "/organizer", organizer_login, methods=["POST"]),
+        Route(base + "/organizer/logout", logout("organizer", "organizer"), methods=["POST"]),
+        Route(API + base + "/organizer", organizer_api, methods=["GET"]),
+    ]
+
+
+def _signed_out(request: Request, page: str) -> Response:
+    where = f"/courses/{request.path_params['name']}/{page}"
+    return JSONResponse(
+        {"error": f"not signed in: sign in at {where}", "status": 401},
+        status_code=401,
+        headers=NO_STORE,
+    )
+
+
+async def _connected(live: LiveSource | None, bots: set[str]) -> dict[str, Any]:
+    """Which of the course's ``bots`` are connected to the referee now (when the web face
+    follows one), else why nobody can say."""
+    if live is None:
+        return {"referee": None, "message": NOT_CONNECTED, "bots": []}
+    try:
+        lobby = lobby_data(await live.lobby())
+    except WebError as exc:
+        return {"referee": live.server, "message": exc.message, "bots": []}
+    return {
+        "referee": live.server,
+        "message": None,
+        "bots": [b for b in lobby["connected"] if b["name"] in bots],
+    }

@@ -1,0 +1,81 @@
+"""The course forms in Chromium: a student registers a bot with an invite code and signs in to
+its page with the token shown once; the organizer signs in, sees the bot and signs out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.bots import BotCheck
+from tests.browser.harness import artifacts_dir, serve
+from tests.fakes.course_site import PUBLIC, Courses, fill_courses
+from tests.fakes.web import web_app
+
+
+@dataclass(frozen=True)
+class CourseServer:
+    storage: RatedStorage
+    courses: Courses
+    url: str
+
+
+@pytest.fixture(scope="module")
+def course_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseServer]:
+    path: Path = tmp_path_factory.mktemp("browser-courses") / "arena.db"
+    storage = RatedStorage(f"sqlite:///{path}")
+    storage.open()
+    made = fill_courses(storage)
+    with serve(web_app(storage)) as url:
+        yield CourseServer(storage, made, url)
+    storage.close()
+
+
+def test_a_student_registers_and_the_organizer_sees_the_bot(
+    course_server: CourseServer, page: Page
+) -> None:
+    base = f"{course_server.url}/courses/{PUBLIC}"
+    page.goto(base + "/register")
+    page.get_by_label("Invite code").fill(course_server.courses.codes[PUBLIC])
+    page.get_by_label("Bot name").fill("web-bot")
+    page.get_by_label("Owner (your student id or address)").fill("web-student")
+    page.get_by_role("button", name="Register").click()
+    expect(page.locator(".issued")).to_contain_text("Copy it now, it is shown once.")
+    token = page.locator("#token").inner_text().strip()
+    assert course_server.storage.check_bot("web-bot", token) == BotCheck.OK
+    page.screenshot(path=artifacts_dir() / "course-registered.png", full_page=True)
+
+    page.goto(base + "/me")
+    page.get_by_label("Bot name").fill("web-bot")
+    page.get_by_label("Token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("h1")).to_have_text("My bot: web-bot")
+    expect(page.locator("table.faults")).to_contain_text("No faults charged to this bot.")
+
+    page.goto(base + "/organizer")
+    page.get_by_label("Organizer token").fill(course_server.courses.organizer[PUBLIC])
+    page.get_by_role("button", name="Sign in").click()
+    bots = page.locator("table.course-bots")
+    expect(bots).to_contain_text("web-bot")
+    expect(bots).to_contain_text("web-student")
+    expect(page.locator(".connected-note")).to_have_text("not connected to a referee")
+    assert course_server.courses.codes[PUBLIC] not in page.content()
+    page.screenshot(path=artifacts_dir() / "course-organizer.png", full_page=True)
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("Organizer token")).to_be_visible()
+
+
+def test_the_course_pages_load_in_the_browser(course_server: CourseServer, page: Page) -> None:
+    for path, name in (
+        ("/courses", "courses"),
+        (f"/courses/{PUBLIC}", "course"),
+        (f"/courses/{PUBLIC}/tournaments", "course-tournaments"),
+    ):
+        response = page.goto(course_server.url + path)
+        assert response is not None and response.status == 200
+        expect(page.locator("main h1")).to_be_visible()
+        page.screenshot(path=artifacts_dir() / f"{name}.png", full_page=True)

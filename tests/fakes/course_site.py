@@ -1,0 +1,173 @@
+"""A storage with courses for the web face's course tests (and the browser's).
+
+On top of :func:`tests.fakes.web.fill` (the default course: alice, bob, carol, the cup, the
+forfeit), two courses made through the real store API:
+
+- :data:`PUBLIC` (``cs101``): two students' bots registered with invite codes, the frozen
+  baseline ``random`` at :data:`BASELINE_RATING`, real passing games among them and
+  ``house:random``, and a tournament;
+- :data:`ANONYMOUS` (``secret``): two bots whose names and owners (:data:`HIDDEN`) are
+  distinctive strings that appear nowhere else, real games between them, one forfeited with a
+  detail and a fault reason that name the bot, and a tournament whose name names it too; so a
+  page that leaked a name anywhere (a value, a key, a line of text) would show one of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass
+from typing import Final
+
+from domino_arena.sdk.match.records import RecordFault, record_from_state, record_lines
+from domino_arena.sdk.match.results import FaultKind, Termination
+from domino_arena.sdk.rules import make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournaments import StoredTournament
+
+from .games import play_random
+from .web import START, a_tournament, fill, stored_match_of
+
+PUBLIC: Final = "cs101"
+ANONYMOUS: Final = "secret"
+BASELINE_RATING: Final = 1200.0
+PUBLIC_BOTS: Final = (("ada-bot", "ada"), ("bea-bot", "bea"))
+ANONYMOUS_BOTS: Final = (("zelda-xq7", "owner-quux1"), ("yorick-xq8", "owner-quux2"))
+HIDDEN: Final = tuple(name for pair in ANONYMOUS_BOTS for name in pair)
+"""Every real name of the anonymous course (bots and owners)."""
+PUBLIC_CUP: Final = "cs101-cup"
+SECRET_CUP: Final = "secret-cup"
+SECRET_FORFEIT: Final = "secret-forfeit"
+COURSE_START: Final = START + dt.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Courses:
+    """What :func:`fill_courses` made: the organizer tokens, the bots' tokens, a spare invite
+    code of each course, and the stored match ids of each course."""
+
+    organizer: dict[str, str]
+    tokens: dict[str, str]
+    codes: dict[str, str]
+    matches: dict[str, list[str]]
+
+
+def _game(
+    seats: tuple[str, str], match_id: str, minute: int, course: str, seed: int
+) -> StoredMatch:
+    played = play_random("passing", {}, seed=seed)
+    played = dataclasses.replace(played, record=dataclasses.replace(played.record, seats=seats))
+    stored = stored_match_of(played, match_id, COURSE_START + dt.timedelta(minutes=minute))
+    return dataclasses.replace(stored, course=course)
+
+
+def _forfeit(seats: tuple[str, str], created: dt.datetime) -> StoredMatch:
+    """A passing match the first seat forfeited: its detail and reason name that bot."""
+    game = make_game("passing")
+    state = game.new_game(5, first_seat=0)
+    for _ in range(4):
+        state = state.apply(state.legal_actions()[0])
+    loser = state.current_seat
+    reason = f"{seats[loser]} sent no answer"
+    fault = RecordFault(loser, 5, 4, FaultKind.TIMEOUT, reason, 1, True)
+    record = record_from_state(
+        state,
+        seats=seats,
+        seed=5,
+        first_seat=0,
+        termination=Termination.FORFEIT,
+        winner=1 - loser,
+        detail=reason,
+        faults=[fault],
+    )
+    return StoredMatch(
+        id=SECRET_FORFEIT,
+        game="passing",
+        options=game.options(),
+        seats=seats,
+        seed=5,
+        termination="forfeit",
+        winner=1 - loser,
+        scores=state.scores,
+        faulted_seat=loser,
+        fault="timeout",
+        detail=reason,
+        record="".join(line + "\n" for line in record_lines(record)),
+        created=created,
+        faults=tuple(1 if seat == loser else 0 for seat in range(2)),
+        rated=True,
+        course=ANONYMOUS,
+    )
+
+
+def _cup(tournament_id: str, name: str, course: str, entrants: tuple[str, str]) -> StoredTournament:
+    return dataclasses.replace(
+        a_tournament(name),
+        id=tournament_id,
+        course=course,
+        entrants=entrants,
+        created=COURSE_START,
+        updated=COURSE_START,
+    )
+
+
+def fill_courses(storage: RatedStorage) -> Courses:
+    """The default course's games (:func:`fill`), then :data:`PUBLIC` and :data:`ANONYMOUS`."""
+    fill(storage)
+    organizer = {
+        PUBLIC: storage.create_course(
+            PUBLIC, title="Intro to game bots", baselines=(("random", BASELINE_RATING),)
+        ).token,
+        ANONYMOUS: storage.create_course(ANONYMOUS, title="The blind league", anonymous=True).token,
+    }
+    tokens: dict[str, str] = {}
+    codes: dict[str, str] = {}
+    for course, bots in ((PUBLIC, PUBLIC_BOTS), (ANONYMOUS, ANONYMOUS_BOTS)):
+        issued = storage.create_invites(course, 2, uses=len(bots))
+        for bot, owner in bots:
+            tokens[bot] = storage.register_bot(issued[0].code, bot, owner).token
+        codes[course] = issued[1].code
+    storage.add_tournament(_cup(PUBLIC_CUP, "Week 1", PUBLIC, ("ada-bot", "bea-bot")))
+    secret_name = f"Cup of {ANONYMOUS_BOTS[0][0]}"
+    storage.add_tournament(
+        _cup(SECRET_CUP, secret_name, ANONYMOUS, (ANONYMOUS_BOTS[0][0], ANONYMOUS_BOTS[1][0]))
+    )
+    matches: dict[str, list[str]] = {PUBLIC: [], ANONYMOUS: []}
+    pairs = [
+        ("ada-bot", "house:random"),
+        ("house:random", "bea-bot"),
+        ("ada-bot", "bea-bot"),
+        ("bea-bot", "ada-bot"),
+        ("house:random", "ada-bot"),
+        ("bea-bot", "house:random"),
+    ]
+    minute = 0
+    for n, seats in enumerate(pairs):
+        match_id = f"cs101-{n}"
+        storage.save_match(_game(seats, match_id, minute, PUBLIC, 200 + n))
+        matches[PUBLIC].append(match_id)
+        minute += 1
+    zelda, yorick = ANONYMOUS_BOTS[0][0], ANONYMOUS_BOTS[1][0]
+    for n, seats in enumerate([(zelda, yorick), (yorick, zelda), (zelda, yorick)]):
+        match_id = f"secret-{n}"
+        stored = _game(seats, match_id, minute, ANONYMOUS, 300 + n)
+        if n == 0:
+            stored = dataclasses.replace(stored, tournament_id=SECRET_CUP, game_index=0)
+        storage.save_match(stored)
+        matches[ANONYMOUS].append(match_id)
+        minute += 1
+    storage.save_match(_forfeit((zelda, yorick), COURSE_START + dt.timedelta(minutes=minute)))
+    matches[ANONYMOUS].append(SECRET_FORFEIT)
+    return Courses(organizer, tokens, codes, matches)
+
+
+def json_keys(value: object) -> set[str]:
+    """Every key of a JSON answer, at any depth (not inside a game's ``options``, which are
+    the game's: docs/rules.md), to check against docs/web.md."""
+    if isinstance(value, dict):
+        kept = {k: v for k, v in value.items() if k != "options"}
+        return set(kept) | {key for inner in kept.values() for key in json_keys(inner)}
+    if isinstance(value, list):
+        return {key for inner in value for key in json_keys(inner)}
+    return set()

@@ -15,7 +15,7 @@ from domino_arena.server.web.live import LiveSource
 from tests.browser.live_harness import AsgiCall, events_of, parse_sse
 from tests.fakes.admin_server import AdminServer, served_over
 from tests.fakes.course_site import ANONYMOUS_BOTS, HIDDEN
-from tests.web.test_live import EVENTS, MATCH_ID, end, start
+from tests.fakes.live_match import EVENTS, MATCH_ID, end, start
 
 
 @pytest.fixture

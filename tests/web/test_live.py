@@ -6,22 +6,17 @@ escaping of a hostile bot name in every page and event, and the bounds of the ev
 from __future__ import annotations
 
 import asyncio
-import functools
-import random
 import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
 
 import pytest
 from starlette.testclient import TestClient
 
-from domino_arena.sdk.match.notices import Step
-from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
-from domino_arena.sdk.rules import Game, make_game
+from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.spectators import Subscription
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.web.app import create_app
@@ -29,49 +24,15 @@ from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import NO_REFEREE
 from tests.browser.live_harness import AsgiCall, events_of, parse_sse
 from tests.fakes.admin_server import AdminServer, FakeLadder, served_over, stored_match
+from tests.fakes.live_match import EVENTS, MATCH_ID, end, start
 from tests.fakes.referee_server import WAIT
 from tests.fakes.web import ESCAPED, HOSTILE
-
-MATCH_ID: Final = "live-1"
-EVENTS: Final = f"/api/live/{MATCH_ID}/events"
-
-
-def steps(game: Game, seed: int) -> Iterator[Step]:
-    """Every step of a seeded random game, as the referee hands them to the hub."""
-    rng = random.Random(seed)
-    state = game.new_game(seed)
-    index = 0
-    while not state.is_terminal():
-        action = rng.choice(state.legal_actions())
-        after = state.apply(action)
-        yield Step(index, state.current_seat, action, None, state, after)
-        state = after
-        index += 1
 
 
 @pytest.fixture
 def referee(tmp_path: Path) -> Iterator[AdminServer]:
     with served_over(tmp_path / "live.db") as server:
         yield server
-
-
-def start(referee: AdminServer, bots: tuple[str, ...] = ("alice", "bob"), n: int = 6) -> list[Step]:
-    """Start a passing match on the hub and feed its first ``n`` steps; return all its steps."""
-    game = make_game("passing", players=len(bots))
-    spec = MatchSpec(game=game, bots=bots, seed=3, time_control=TimeControl(), match_id=MATCH_ID)
-    referee.call(lambda: referee.hub.started(spec))
-    game_steps = list(steps(game, 3))
-    feed = referee.hub.on_step(MATCH_ID)
-    for step in game_steps[:n]:
-        referee.call(functools.partial(feed, step))
-    return game_steps
-
-
-def end(referee: AdminServer, final: Step) -> None:
-    """End the match with seat 1's forfeit: side 0 wins."""
-    scores = final.after.scores
-    result = MatchResult(Termination.FORFEIT, 0, scores, faulted_seat=1, detail="seat 1 forfeits")
-    referee.call(lambda: referee.hub.ended(MATCH_ID, result))
 
 
 def closed_port() -> int:

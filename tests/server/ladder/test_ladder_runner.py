@@ -16,9 +16,9 @@ import trio.testing
 
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.elo import Rating
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.ladder_runner import LadderRunner, Members, members_of
-from domino_arena.server.store.storage import Storage
 from tests.fakes.play import FakePlay
 
 TWO: Game = make_game("passing", players=2)
@@ -197,7 +197,7 @@ def test_a_course_ladder_never_seats_two_bots_of_an_owner_at_a_free_for_all_tabl
 
 
 def test_members_of_reads_a_course_bots_owners_and_rules(tmp_path: Path) -> None:
-    storage = Storage(f"sqlite:///{tmp_path / 'members.db'}")
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'members.db'}")
     storage.open()
     try:
         storage.create_course("cs101", allow_same_owner_partners=True)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -43,13 +42,11 @@ from domino_arena.server.cli.arguments import (
     server_arguments,
 )
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
+from domino_arena.server.cli.moments import duration, moment
 from domino_arena.server.cli.tables import table
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc
 
 Run = Callable[[argparse.Namespace], int]
-
-_DURATION: Final = re.compile(r"^(\d{1,6})([mhdw])$")
-_UNITS: Final = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 def _baseline(text: str) -> tuple[str, float]:
@@ -281,26 +278,13 @@ def expiry_of(expires: str | None, valid_for: str | None, now: dt.datetime) -> d
     """The expiry ``--expires`` or ``--valid-for`` asks for (None: never).
 
     Raises:
-        CliError: not an ISO time with a zone, or not a duration such as ``14d``.
+        CliError: not a time with a zone, or not a length of time such as ``14d``.
     """
     if valid_for is not None:
-        match = _DURATION.match(valid_for.strip())
-        if match is None or int(match.group(1)) == 0:
-            raise CliError(
-                f"--valid-for: expected a duration such as 30m, 12h, 14d or 2w, got {valid_for!r}"
-            )
-        return now + dt.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        return now + duration("--valid-for", valid_for)
     if expires is None:
         return None
-    try:
-        moment = dt.datetime.fromisoformat(expires.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise CliError(
-            f"--expires: expected an ISO time such as 2026-12-31T23:59Z, got {expires!r}"
-        ) from None
-    if moment.tzinfo is None:
-        raise CliError(f"--expires: give a time zone (Z for UTC), got {expires!r}")
-    return moment
+    return moment("--expires", expires, now=now)
 
 
 def _invite_create(args: argparse.Namespace) -> int:

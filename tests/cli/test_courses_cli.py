@@ -179,10 +179,10 @@ def test_expiry_of(
 @pytest.mark.parametrize(
     ("expires", "valid_for", "words"),
     [
-        (None, "14", "--valid-for: expected a duration"),
-        (None, "0d", "--valid-for: expected a duration"),
-        ("tomorrow", None, "--expires: expected an ISO time"),
-        ("2026-12-31T23:59", None, "--expires: give a time zone"),
+        (None, "14", "--valid-for: expected a length of time"),
+        (None, "0d", "--valid-for: expected a length of time"),
+        ("tomorrow", None, "--expires: expected a time such as"),
+        ("2026-12-31T23:59", None, "--expires: '2026-12-31T23:59' has no time zone"),
     ],
 )
 def test_expiry_of_refuses(expires: str | None, valid_for: str | None, words: str) -> None:

@@ -147,7 +147,12 @@ def _standings(args: argparse.Namespace) -> int:
 
 def print_batch(out: Any, batch: admin_pb2.BatchStandings, *, los: bool) -> None:
     """The batch fit's table, its seat advantage line, the pair table and the LOS matrix."""
-    anchor = f"{batch.anchor} held at {batch.anchor_rating:g}" if batch.anchor else "pool mean 1500"
+    if batch.fixed:
+        anchor = "frozen baselines " + ", ".join(f"{b.bot} at {b.rating:g}" for b in batch.fixed)
+    elif batch.anchor:
+        anchor = f"{batch.anchor} held at {batch.anchor_rating:g}"
+    else:
+        anchor = "pool mean 1500"
     title = (
         f"{batch.pool}: official standings ({batch.model}; {_count(batch.games, 'game')}, "
         f"{batch.sets} "

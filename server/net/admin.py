@@ -372,7 +372,14 @@ class AdminServicer(
         if request.batch:
             tournament_id = tournament.id if tournament is not None else None
             matches = functools.partial(storage.matches, course=course)
-            response.batch.CopyFrom(await batch_answer(matches, request, pool, tournament_id))
+            fixed = (
+                {f"{HOUSE_PREFIX}{bot}": rating for bot, rating in tournament.baselines}
+                if tournament is not None
+                else None
+            )
+            response.batch.CopyFrom(
+                await batch_answer(matches, request, pool, tournament_id, fixed)
+            )
         return response
 
     # -- ladders ------------------------------------------------------------------------------

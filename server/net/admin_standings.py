@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from domino_arena.server.ladder.batch import (
@@ -75,9 +75,12 @@ async def batch_answer(
     request: admin_pb.GetStandingsRequest,
     pool: str,
     tournament_id: str | None,
+    fixed: Mapping[str, float] | None = None,
 ) -> admin_pb.BatchStandings:
     """The official standings of a request: the batch fit of the tournament's games, or of the
-    pool's newest, read with the storage's ``matches`` and fitted in worker threads.
+    pool's newest, read with the storage's ``matches`` and fitted in worker threads. ``fixed``:
+    a tournament's frozen baselines (seat name -> rating), which anchor the scale unless the
+    request names an anchor of its own.
 
     Raises:
         RequestError: as :func:`batch_options` and :func:`batch_message` do.
@@ -90,7 +93,12 @@ async def batch_answer(
     else:
         found = await asyncio.to_thread(matches, MAX_BATCH_MATCHES, game=pool, records=False)
     return await asyncio.to_thread(
-        batch_message, found, pool, options, ladder=tournament_id is None
+        batch_message,
+        found,
+        pool,
+        options,
+        ladder=tournament_id is None,
+        fixed=None if options.anchor is not None else fixed,
     )
 
 
@@ -100,6 +108,7 @@ def batch_message(
     options: BatchOptions,
     *,
     ladder: bool,
+    fixed: Mapping[str, float] | None = None,
 ) -> admin_pb.BatchStandings:
     """Fit ``matches`` (a pool's newest, or a tournament's) and answer with the standings.
 
@@ -117,6 +126,7 @@ def batch_message(
             anchor_rating=options.anchor_rating,
             rounds=options.rounds,
             seed=BOOTSTRAP_SEED,
+            fixed=fixed,
         )
     except ValueError as exc:
         text = str(exc)
@@ -140,6 +150,9 @@ def standings_message(standings: BatchStandings, *, los: bool) -> admin_pb.Batch
         anchor_rating=point.anchor_rating,
         other_pools=[key.label(standings.game) for key in standings.other_pools],
         players=point.players,
+        fixed=[
+            admin_pb.Baseline(bot=bot, rating=rating) for bot, rating in sorted(point.fixed.items())
+        ],
     )
     message.rows.extend(
         admin_pb.BatchRow(rank=rank, bot=bot, rating=rating, low=low, high=high, games=games)

@@ -226,3 +226,22 @@ def test_a_regrade_carries_the_other_games_over_exactly_and_replays_the_new_vers
         else:
             assert after[index] == record, f"game {index} was not carried over as played"
     assert replayed == 2 * 13
+
+
+def test_the_tournaments_standings_are_anchored_at_the_frozen_baselines(term: Term) -> None:
+    answer = term.organizer.GetStandings(
+        admin_pb.GetStandingsRequest(
+            tournament_id=term.tournament.id, batch=True, bootstrap_rounds=20
+        ),
+        timeout=120,
+    )
+    batch = answer.batch
+    assert {(b.bot, b.rating) for b in batch.fixed} == {
+        ("house:greedy", 1500),
+        ("house:random", 1000),
+    }
+    assert batch.anchor == ""
+    rows = {row.bot: row for row in batch.rows}
+    assert rows["house:greedy"].rating == pytest.approx(1500)
+    assert rows["house:random"].rating == pytest.approx(1000)
+    assert len(rows) == 14

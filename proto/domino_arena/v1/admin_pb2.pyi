@@ -1494,6 +1494,7 @@ class BatchStandings(_message.Message):
     ANCHOR_RATING_FIELD_NUMBER: _builtins.int
     OTHER_POOLS_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
+    FIXED_FIELD_NUMBER: _builtins.int
     model: _builtins.str
     """the rating model and its version, e.g. "plackett-luce/1" """
     games: _builtins.int
@@ -1527,6 +1528,12 @@ class BatchStandings(_message.Message):
     def other_pools(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """the same games' other pools, not fitted (e.g. "moon 3p")"""
 
+    @_builtins.property
+    def fixed(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]:
+        """The frozen baselines held at their fixed ratings (a tournament's, docs/courses.md): they
+        anchor the scale instead of `anchor` (then empty).
+        """
+
     def __init__(
         self,
         *,
@@ -1543,10 +1550,11 @@ class BatchStandings(_message.Message):
         anchor_rating: _builtins.float = ...,
         other_pools: _abc.Iterable[_builtins.str] | None = ...,
         players: _builtins.int = ...,
+        fixed: _abc.Iterable[Global___Baseline] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "games", b"games", "los", b"los", "model", b"model", "other_pools", b"other_pools", "pairs", b"pairs", "players", b"players", "pool", b"pool", "rounds", b"rounds", "rows", b"rows", "seats", b"seats", "sets", b"sets"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "fixed", b"fixed", "games", b"games", "los", b"los", "model", b"model", "other_pools", b"other_pools", "pairs", b"pairs", "players", b"players", "pool", b"pool", "rounds", b"rounds", "rows", b"rows", "seats", b"seats", "sets", b"sets"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -28,10 +28,9 @@ import asyncio
 import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, NoReturn, Protocol, TypeVar
+from typing import Any, Final, NoReturn, Protocol
 
 import grpc
-from google.protobuf.message import Message
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
@@ -68,6 +67,7 @@ from domino_arena.server.net.admin_requests import (
     time_control_of,
 )
 from domino_arena.server.net.admin_scope import CALLER, caller, caller_of
+from domino_arena.server.net.admin_serving import Context, Request, Response
 from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.net.admin_tournaments import (
     TournamentAdmin,
@@ -163,10 +163,6 @@ class AdminArena(TournamentArena, Protocol):
 
 # -- the servicer -------------------------------------------------------------------------------
 
-Request = TypeVar("Request", bound=Message)
-Response = TypeVar("Response", bound=Message)
-_Context = grpc.aio.ServicerContext[Any, Any]
-
 
 class AdminServicer(
     BotRpcs,
@@ -190,7 +186,7 @@ class AdminServicer(
 
     async def _serve(
         self,
-        context: _Context,
+        context: Context,
         handler: Callable[[Request], Awaitable[Response]],
         request: Request,
     ) -> Response:
@@ -215,7 +211,7 @@ class AdminServicer(
     # -- matches ------------------------------------------------------------------------------
 
     async def RunMatch(  # noqa: N802
-        self, request: admin_pb.RunMatchRequest, context: _Context
+        self, request: admin_pb.RunMatchRequest, context: Context
     ) -> admin_pb.RunMatchResponse:
         return await self._serve(context, self._run_match, request)
 
@@ -266,7 +262,7 @@ class AdminServicer(
         return {bot.name for bot in bots}
 
     async def ListConnected(  # noqa: N802
-        self, request: admin_pb.ListConnectedRequest, context: _Context
+        self, request: admin_pb.ListConnectedRequest, context: Context
     ) -> admin_pb.ListConnectedResponse:
         return await self._serve(context, self._list_connected, request)
 
@@ -280,7 +276,7 @@ class AdminServicer(
         )
 
     async def ListMatches(  # noqa: N802
-        self, request: admin_pb.ListMatchesRequest, context: _Context
+        self, request: admin_pb.ListMatchesRequest, context: Context
     ) -> admin_pb.ListMatchesResponse:
         return await self._serve(context, self._list_matches, request)
 
@@ -304,7 +300,7 @@ class AdminServicer(
         return admin_pb.ListMatchesResponse(matches=[match_summary(m) for m in matches])
 
     async def GetMatch(  # noqa: N802
-        self, request: admin_pb.GetMatchRequest, context: _Context
+        self, request: admin_pb.GetMatchRequest, context: Context
     ) -> admin_pb.GetMatchResponse:
         return await self._serve(context, self._get_match, request)
 
@@ -327,7 +323,7 @@ class AdminServicer(
     # -- ratings ------------------------------------------------------------------------------
 
     async def GetStandings(  # noqa: N802
-        self, request: admin_pb.GetStandingsRequest, context: _Context
+        self, request: admin_pb.GetStandingsRequest, context: Context
     ) -> admin_pb.GetStandingsResponse:
         return await self._serve(context, self._get_standings, request)
 
@@ -385,7 +381,7 @@ class AdminServicer(
     # -- ladders ------------------------------------------------------------------------------
 
     async def StartLadder(  # noqa: N802
-        self, request: admin_pb.StartLadderRequest, context: _Context
+        self, request: admin_pb.StartLadderRequest, context: Context
     ) -> admin_pb.Ladder:
         return await self._serve(context, self._start_ladder, request)
 
@@ -423,7 +419,7 @@ class AdminServicer(
         return ladder_message(ladder)
 
     async def StopLadder(  # noqa: N802
-        self, request: admin_pb.StopLadderRequest, context: _Context
+        self, request: admin_pb.StopLadderRequest, context: Context
     ) -> admin_pb.StopLadderResponse:
         return await self._serve(context, self._stop_ladder, request)
 
@@ -438,7 +434,7 @@ class AdminServicer(
         return admin_pb.StopLadderResponse()
 
     async def ListLadders(  # noqa: N802
-        self, request: admin_pb.ListLaddersRequest, context: _Context
+        self, request: admin_pb.ListLaddersRequest, context: Context
     ) -> admin_pb.ListLaddersResponse:
         return await self._serve(context, self._list_ladders, request)
 
@@ -476,6 +472,6 @@ def _no_course(token: str) -> str | None:
     return None
 
 
-async def _abort(context: _Context, status: grpc.StatusCode, message: str) -> NoReturn:
+async def _abort(context: Context, status: grpc.StatusCode, message: str) -> NoReturn:
     await context.abort(status, bounded(message, MAX_MESSAGE))  # fits the status trailer
     raise AssertionError("abort returned")  # pragma: no cover

@@ -23,11 +23,10 @@ serves them, through the servicer's own token check (``AdminServicer._serve``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final, Protocol, TypeVar
 
 import grpc
-from google.protobuf.message import Message
 
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import bot_info
@@ -39,6 +38,7 @@ from domino_arena.server.net.admin_requests import (
     not_now,
 )
 from domino_arena.server.net.admin_scope import caller
+from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.store.bots import (
     BadOwnerError,
@@ -164,54 +164,43 @@ class BotAdmin:
 
 # -- the RPCs, mixed into AdminServicer ---------------------------------------------------------
 
-Request = TypeVar("Request", bound=Message)
-Response = TypeVar("Response", bound=Message)
-_Context = grpc.aio.ServicerContext[Any, Any]
 
-
-class Serving(Protocol):
-    """What :class:`BotRpcs` needs of the servicer it is mixed into (``AdminServicer``)."""
+class BotServing(Serving, Protocol):
+    """:class:`~.admin_serving.Serving` with the bot RPCs' handlers."""
 
     @property
     def bot_admin(self) -> BotAdmin: ...
-
-    async def _serve(
-        self,
-        context: _Context,
-        handler: Callable[[Request], Awaitable[Response]],
-        request: Request,
-    ) -> Response: ...
 
 
 class BotRpcs:
     """The six bot RPCs of ``AdminService``: the admin token first, then :class:`BotAdmin`."""
 
     async def CreateBot(  # noqa: N802
-        self: Serving, request: admin_pb.CreateBotRequest, context: _Context
+        self: BotServing, request: admin_pb.CreateBotRequest, context: Context
     ) -> admin_pb.CreateBotResponse:
         return await self._serve(context, self.bot_admin.create, request)
 
     async def ListBots(  # noqa: N802
-        self: Serving, request: admin_pb.ListBotsRequest, context: _Context
+        self: BotServing, request: admin_pb.ListBotsRequest, context: Context
     ) -> admin_pb.ListBotsResponse:
         return await self._serve(context, self.bot_admin.list_bots, request)
 
     async def RotateBotToken(  # noqa: N802
-        self: Serving, request: admin_pb.RotateBotTokenRequest, context: _Context
+        self: BotServing, request: admin_pb.RotateBotTokenRequest, context: Context
     ) -> admin_pb.CreateBotResponse:
         return await self._serve(context, self.bot_admin.rotate, request)
 
     async def DisableBot(  # noqa: N802
-        self: Serving, request: admin_pb.DisableBotRequest, context: _Context
+        self: BotServing, request: admin_pb.DisableBotRequest, context: Context
     ) -> admin_pb.BotInfo:
         return await self._serve(context, self.bot_admin.disable, request)
 
     async def EnableBot(  # noqa: N802
-        self: Serving, request: admin_pb.EnableBotRequest, context: _Context
+        self: BotServing, request: admin_pb.EnableBotRequest, context: Context
     ) -> admin_pb.BotInfo:
         return await self._serve(context, self.bot_admin.enable, request)
 
     async def DeleteBot(  # noqa: N802
-        self: Serving, request: admin_pb.DeleteBotRequest, context: _Context
+        self: BotServing, request: admin_pb.DeleteBotRequest, context: Context
     ) -> admin_pb.BotInfo:
         return await self._serve(context, self.bot_admin.delete, request)

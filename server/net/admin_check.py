@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import grpc
-from google.protobuf.message import Message
 
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.match.results import FaultPolicy
@@ -43,6 +42,7 @@ from domino_arena.server.net.admin_requests import (
     time_control_of,
 )
 from domino_arena.server.net.admin_scope import caller
+from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.checking import CHECK_OPPONENT, CheckPlan, SeatOf, check_connected
 from domino_arena.server.play.house import HOUSE_PREFIX
@@ -278,34 +278,16 @@ class CheckAdmin:
 
 # -- the RPCs, mixed into AdminServicer ---------------------------------------------------------
 
-Request = TypeVar("Request", bound=Message)
-Response = TypeVar("Response", bound=Message)
-_Context = grpc.aio.ServicerContext[Any, Any]
-
-
-class Serving(Protocol):
-    """What :class:`CheckRpcs` needs of the servicer it is mixed into (``AdminServicer``)."""
-
-    @property
-    def arena(self) -> object: ...
-
-    async def _serve(
-        self,
-        context: _Context,
-        handler: Callable[[Request], Awaitable[Response]],
-        request: Request,
-    ) -> Response: ...
-
 
 class CheckRpcs:
     """``CheckBot`` and ``PracticeMatch``: the admin token first, then :class:`CheckAdmin`."""
 
     async def CheckBot(  # noqa: N802
-        self: Serving, request: admin_pb.CheckBotRequest, context: _Context
+        self: Serving, request: admin_pb.CheckBotRequest, context: Context
     ) -> admin_pb.CheckBotResponse:
         return await self._serve(context, CheckAdmin(self.arena).check, request)
 
     async def PracticeMatch(  # noqa: N802
-        self: Serving, request: admin_pb.PracticeMatchRequest, context: _Context
+        self: Serving, request: admin_pb.PracticeMatchRequest, context: Context
     ) -> admin_pb.PracticeMatchResponse:
         return await self._serve(context, CheckAdmin(self.arena).practice, request)

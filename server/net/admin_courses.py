@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 import grpc
-from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_requests import RequestError, id_of, invalid, not_found
 from domino_arena.server.net.admin_scope import caller
+from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.store.courses import (
     CourseError,
     DuplicateCourseError,
@@ -256,65 +256,47 @@ class CourseAdmin:
 
 # -- the RPCs, mixed into AdminServicer ---------------------------------------------------------
 
-Request = TypeVar("Request", bound=Message)
-Response = TypeVar("Response", bound=Message)
-_Context = grpc.aio.ServicerContext[Any, Any]
-
-
-class Serving(Protocol):
-    """What :class:`CourseRpcs` needs of the servicer it is mixed into (``AdminServicer``)."""
-
-    @property
-    def arena(self) -> Any: ...
-
-    async def _serve(
-        self,
-        context: _Context,
-        handler: Callable[[Request], Awaitable[Response]],
-        request: Request,
-    ) -> Response: ...
-
 
 class CourseRpcs:
     """The eight course and invite RPCs of ``AdminService``: the token first, then
     :class:`CourseAdmin`."""
 
     async def CreateCourse(  # noqa: N802
-        self: Serving, request: admin_pb.CreateCourseRequest, context: _Context
+        self: Serving, request: admin_pb.CreateCourseRequest, context: Context
     ) -> admin_pb.CreateCourseResponse:
         return await self._serve(context, CourseAdmin(self.arena).create, request)
 
     async def RotateOrganizerToken(  # noqa: N802
-        self: Serving, request: admin_pb.RotateOrganizerTokenRequest, context: _Context
+        self: Serving, request: admin_pb.RotateOrganizerTokenRequest, context: Context
     ) -> admin_pb.CreateCourseResponse:
         return await self._serve(context, CourseAdmin(self.arena).rotate, request)
 
     async def ListCourses(  # noqa: N802
-        self: Serving, request: admin_pb.ListCoursesRequest, context: _Context
+        self: Serving, request: admin_pb.ListCoursesRequest, context: Context
     ) -> admin_pb.ListCoursesResponse:
         return await self._serve(context, CourseAdmin(self.arena).list_courses, request)
 
     async def GetCourse(  # noqa: N802
-        self: Serving, request: admin_pb.GetCourseRequest, context: _Context
+        self: Serving, request: admin_pb.GetCourseRequest, context: Context
     ) -> admin_pb.Course:
         return await self._serve(context, CourseAdmin(self.arena).get, request)
 
     async def UpdateCourse(  # noqa: N802
-        self: Serving, request: admin_pb.UpdateCourseRequest, context: _Context
+        self: Serving, request: admin_pb.UpdateCourseRequest, context: Context
     ) -> admin_pb.Course:
         return await self._serve(context, CourseAdmin(self.arena).update, request)
 
     async def CreateInvites(  # noqa: N802
-        self: Serving, request: admin_pb.CreateInvitesRequest, context: _Context
+        self: Serving, request: admin_pb.CreateInvitesRequest, context: Context
     ) -> admin_pb.CreateInvitesResponse:
         return await self._serve(context, CourseAdmin(self.arena).create_invites, request)
 
     async def ListInvites(  # noqa: N802
-        self: Serving, request: admin_pb.ListInvitesRequest, context: _Context
+        self: Serving, request: admin_pb.ListInvitesRequest, context: Context
     ) -> admin_pb.ListInvitesResponse:
         return await self._serve(context, CourseAdmin(self.arena).list_invites, request)
 
     async def RevokeInvite(  # noqa: N802
-        self: Serving, request: admin_pb.RevokeInviteRequest, context: _Context
+        self: Serving, request: admin_pb.RevokeInviteRequest, context: Context
     ) -> admin_pb.Invite:
         return await self._serve(context, CourseAdmin(self.arena).revoke_invite, request)

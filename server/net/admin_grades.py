@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Awaitable, Callable, Collection
-from typing import Any, Final, Protocol, TypeVar
+from collections.abc import Collection
+from typing import Final, Protocol
 
-import grpc
-from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, MAX_BATCH_MATCHES, MAX_ROUNDS
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
 from domino_arena.server.net.admin_requests import invalid, not_found, not_now
 from domino_arena.server.net.admin_scope import caller
+from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.stats.grades import GradeError, Grades, grades
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.matches import StoredMatch
@@ -188,30 +187,12 @@ def grades_message(result: Grades, made: dt.datetime) -> admin_pb.Grades:
 
 # -- the RPC, mixed into AdminServicer ----------------------------------------------------------
 
-Request = TypeVar("Request", bound=Message)
-Response = TypeVar("Response", bound=Message)
-_Context = grpc.aio.ServicerContext[Any, Any]
-
-
-class Serving(Protocol):
-    """What :class:`GradeRpcs` needs of the servicer it is mixed into (``AdminServicer``)."""
-
-    @property
-    def arena(self) -> Any: ...
-
-    async def _serve(
-        self,
-        context: _Context,
-        handler: Callable[[Request], Awaitable[Response]],
-        request: Request,
-    ) -> Response: ...
-
 
 class GradeRpcs:
     """GetGrades: the caller's token and scope first (``AdminServicer._serve``), then
     :class:`GradeAdmin` over the arena's storage."""
 
     async def GetGrades(  # noqa: N802
-        self: Serving, request: admin_pb.GetGradesRequest, context: _Context
+        self: Serving, request: admin_pb.GetGradesRequest, context: Context
     ) -> admin_pb.Grades:
         return await self._serve(context, GradeAdmin(self.arena.storage).get_grades, request)

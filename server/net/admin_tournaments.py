@@ -16,11 +16,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Awaitable, Callable, Collection
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Collection
+from typing import Any, Protocol
 
 import grpc
-from google.protobuf.message import Message
 
 from domino_arena.server.net.admin_answers import (
     ENTRANT_POLICY_TO_PROTO,
@@ -46,6 +45,7 @@ from domino_arena.server.net.admin_requests import (
     tournament_numbers,
 )
 from domino_arena.server.net.admin_scope import caller
+from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
 from domino_arena.server.play.regrade import RegradeError, regrade_of
@@ -304,63 +304,51 @@ async def arena_call(call: Awaitable[None]) -> None:
         raise not_now(str(exc)) from None
 
 
-Request = TypeVar("Request", bound=Message)
-Response = TypeVar("Response", bound=Message)
-_Context = grpc.aio.ServicerContext[Any, Any]
-
-
-class TournamentServing(Protocol):
-    """What :class:`TournamentRpcs` needs of the servicer it is part of."""
+class TournamentServing(Serving, Protocol):
+    """:class:`~.admin_serving.Serving` with the tournament RPCs' handlers."""
 
     tournament_admin: TournamentAdmin
-
-    async def _serve(
-        self,
-        context: _Context,
-        handler: Callable[[Request], Awaitable[Response]],
-        request: Request,
-    ) -> Response: ...
 
 
 class TournamentRpcs:
     """The tournament RPCs of ``AdminService``: the token first, then :class:`TournamentAdmin`."""
 
     async def CreateTournament(  # noqa: N802
-        self: TournamentServing, request: admin_pb.CreateTournamentRequest, context: _Context
+        self: TournamentServing, request: admin_pb.CreateTournamentRequest, context: Context
     ) -> admin_pb.Tournament:
         return await self._serve(context, self.tournament_admin.create_tournament, request)
 
     async def CreateComparison(  # noqa: N802
-        self: TournamentServing, request: admin_pb.CreateComparisonRequest, context: _Context
+        self: TournamentServing, request: admin_pb.CreateComparisonRequest, context: Context
     ) -> admin_pb.Tournament:
         return await self._serve(context, self.tournament_admin.create_comparison, request)
 
     async def StartTournament(  # noqa: N802
-        self: TournamentServing, request: admin_pb.StartTournamentRequest, context: _Context
+        self: TournamentServing, request: admin_pb.StartTournamentRequest, context: Context
     ) -> admin_pb.Tournament:
         return await self._serve(context, self.tournament_admin.start_tournament, request)
 
     async def PauseTournament(  # noqa: N802
-        self: TournamentServing, request: admin_pb.PauseTournamentRequest, context: _Context
+        self: TournamentServing, request: admin_pb.PauseTournamentRequest, context: Context
     ) -> admin_pb.Tournament:
         return await self._serve(context, self.tournament_admin.pause_tournament, request)
 
     async def CancelTournament(  # noqa: N802
-        self: TournamentServing, request: admin_pb.CancelTournamentRequest, context: _Context
+        self: TournamentServing, request: admin_pb.CancelTournamentRequest, context: Context
     ) -> admin_pb.Tournament:
         return await self._serve(context, self.tournament_admin.cancel_tournament, request)
 
     async def GetTournament(  # noqa: N802
-        self: TournamentServing, request: admin_pb.GetTournamentRequest, context: _Context
+        self: TournamentServing, request: admin_pb.GetTournamentRequest, context: Context
     ) -> admin_pb.Tournament:
         return await self._serve(context, self.tournament_admin.get_tournament, request)
 
     async def ListTournaments(  # noqa: N802
-        self: TournamentServing, request: admin_pb.ListTournamentsRequest, context: _Context
+        self: TournamentServing, request: admin_pb.ListTournamentsRequest, context: Context
     ) -> admin_pb.ListTournamentsResponse:
         return await self._serve(context, self.tournament_admin.list_tournaments, request)
 
     async def RegradeTournament(  # noqa: N802
-        self: TournamentServing, request: admin_pb.RegradeTournamentRequest, context: _Context
+        self: TournamentServing, request: admin_pb.RegradeTournamentRequest, context: Context
     ) -> admin_pb.Tournament:
         return await self._serve(context, self.tournament_admin.regrade_tournament, request)

@@ -22,7 +22,6 @@ from domino_arena.server.web.params import Paging
 from domino_arena.server.web.scoped import (
     baseline_seat,
     course_games,
-    course_matches,
     known_course,
     match_counts,
 )
@@ -121,7 +120,7 @@ def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
     record when it can be read) and its latest matches with their replays."""
     course = known_course(storage, name)
     stored = storage.bot(bot)
-    recent = course_matches(storage.engine, name, MY_MATCHES, bot=bot)
+    recent = storage.matches(MY_MATCHES, course=name, bot=bot, records=False)
     charged = [m for m in recent if views.charged_to(bot, m)][:MY_FAULTED]
     return {
         "course": course_summary(course),

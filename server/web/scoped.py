@@ -1,8 +1,7 @@
 """What the web face reads of one course, and the public names of anonymous courses.
 
-The store's ``matches()`` has no course filter (yet), so the course-scoped reads the pages need
-are here, over the same tables and index (``ix_matches_course_created``), read the same way:
-a page's ids first, then only their rows.
+A course's matches are the store's (``matches(course=...)``); the few course-wide counts the
+pages need beyond them are here.
 
 :class:`PublicNames` is the rule of anonymous courses (``StoredCourse.anonymous``): every
 public page's data passes through :meth:`PublicNames.scrub` before it is rendered or sent as
@@ -24,51 +23,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from domino_arena.server.store.courses import StoredCourse, aliases
-from domino_arena.server.store.matches import SUMMARY_COLUMNS, StoredMatch, stored_match
-from domino_arena.server.store.tables import DEFAULT_COURSE, MATCH_SEATS, MATCHES
+from domino_arena.server.store.tables import DEFAULT_COURSE, MATCHES
 from domino_arena.server.web.params import not_found
 
-__all__ = ["DEFAULT_COURSE", "PublicNames", "course_games", "course_matches", "match_counts"]
+__all__ = ["DEFAULT_COURSE", "PublicNames", "course_games", "match_counts"]
 
 HOUSE_PREFIX: Final = "house:"
-
-
-def course_matches(
-    engine: Engine,
-    course: str,
-    limit: int,
-    *,
-    game: str | None = None,
-    bot: str | None = None,
-    tournament_id: str | None = None,
-    offset: int = 0,
-) -> list[StoredMatch]:
-    """The latest ``limit`` matches of ``course`` (after ``offset``), newest first, without
-    their records, that fit every filter given."""
-    if bot is not None:
-        seats = MATCH_SEATS.join(MATCHES, MATCHES.c.id == MATCH_SEATS.c.match_id)
-        page = (
-            sa.select(MATCH_SEATS.c.match_id)
-            .select_from(seats)
-            .where(MATCH_SEATS.c.bot == bot)
-            .order_by(MATCH_SEATS.c.created.desc(), MATCH_SEATS.c.match_id)
-        )
-    else:
-        page = sa.select(MATCHES.c.id).order_by(MATCHES.c.created.desc(), MATCHES.c.id)
-    page = page.where(MATCHES.c.course == course)
-    if game is not None:
-        page = page.where(MATCHES.c.game == game)
-    if tournament_id is not None:
-        page = page.where(MATCHES.c.tournament_id == tournament_id)
-    ids = page.limit(limit).offset(offset).scalar_subquery()
-    query = (
-        sa.select(*SUMMARY_COLUMNS)
-        .where(MATCHES.c.id.in_(ids))
-        .order_by(MATCHES.c.created.desc(), MATCHES.c.id)
-    )
-    with engine.connect() as connection:
-        rows = connection.execute(query).all()
-    return [stored_match(row._mapping) for row in rows]
 
 
 def course_games(engine: Engine, course: str) -> list[str]:

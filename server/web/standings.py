@@ -35,7 +35,7 @@ from domino_arena.server.ladder.batch import (
 )
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.web.params import Paging, bad_request, not_found
-from domino_arena.server.web.scoped import baseline_seat, course_matches
+from domino_arena.server.web.scoped import baseline_seat
 from domino_arena.server.web.views import WebStorage, interval
 
 SORTS: Final[dict[str, tuple[str, bool]]] = {
@@ -157,7 +157,7 @@ def _fit(
     given; the pool of them with most games) as the admin API does, the course's frozen
     ``baselines`` held at their fixed ratings (:func:`batch.batch_standings`' ``fixed``; those
     that played none of the pool's games are left out)."""
-    found = course_matches(storage.engine, course, MAX_BATCH_MATCHES, game=game)
+    found = storage.matches(MAX_BATCH_MATCHES, course=course, game=game, records=False)
     chosen = counted(found, ladder=True)
     if players is not None:
         chosen = [m for m in chosen if len(m.seats) == players]

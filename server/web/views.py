@@ -31,7 +31,6 @@ from domino_arena.server.web.charts import rating_chart, thinned
 from domino_arena.server.web.deals import by_deal, crosstable, duplicate_sets, result_text
 from domino_arena.server.web.kept import Kept, schedule_total
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
-from domino_arena.server.web.scoped import course_matches
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
 RECENT: Final = 10
@@ -70,6 +69,7 @@ class WebStorage(Protocol):
         game: str | None = None,
         offset: int = 0,
         records: bool = True,
+        course: str | None = None,
     ) -> list[StoredMatch]: ...
     def ratings(self, pool: str) -> dict[str, elo.Rating]: ...
     def rated_games(self, pool: str) -> list[elo.RatedGame]: ...
@@ -178,7 +178,7 @@ def home(storage: WebStorage) -> dict[str, Any]:
     """The games (with how many bots are rated in each), the latest results, the tournaments
     (of the default course: a course's own are under ``/courses/{name}``)."""
     rated = {pool: len(storage.ratings(pool)) for pool in storage.pools()}
-    recent = course_matches(storage.engine, DEFAULT_COURSE, RECENT)
+    recent = storage.matches(RECENT, course=DEFAULT_COURSE, records=False)
     return {
         "games": [
             {"name": name, "title": kind.title, "rated_bots": rated.get(name, 0)}
@@ -435,10 +435,10 @@ def matches(
 ) -> dict[str, Any]:
     """One page of ``course``'s stored matches, newest first, filtered by bot, game and
     tournament."""
-    found = course_matches(
-        storage.engine,
-        course,
+    found = storage.matches(
         paging.per_page + 1,
+        course=course,
+        records=False,
         bot=bot,
         game=_game_name(game),
         tournament_id=tournament_id,

@@ -155,8 +155,11 @@ def write_csv(out: TextIO, grades: admin_pb2.Grades) -> None:
 
 
 def _number(value: float, digits: int) -> str:
-    """A number with ``digits`` decimals; empty for an unbounded interval end."""
-    return f"{value:.{digits}f}" if math.isfinite(value) else ""
+    """A number with ``digits`` decimals (never "-0.0"); empty for an unbounded interval end."""
+    if not math.isfinite(value):
+        return ""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _text(value: str) -> str:

@@ -184,7 +184,7 @@ def _tournament_create(args: argparse.Namespace) -> int:
     t = admin_call(args, "CreateTournament", request)
     print(f"tournament {t.id} created: {t.name}")
     _print_tournament(t)
-    if not args.start:
+    if not args.start and not t.HasField("start_at"):
         print(f"start it with: domino-arena tournament start {t.id}")
     return 0
 
@@ -284,8 +284,13 @@ def _print_tournament(t: Any) -> None:
     if t.course:
         print(f"  course: {t.course}")
     policy_name = enum_name(admin_pb2.EntrantPolicy, t.entrant_policy, "ENTRANT_POLICY_")
-    entrants = ", ".join(t.entrants) or "(chosen at the start)"
-    print(f"  entrants: {entrants}" + ("" if policy_name == "listed" else f" [{policy_name}]"))
+    entrants = ", ".join(t.entrants)
+    if policy_name != "listed" and t.state == admin_pb2.TOURNAMENT_STATE_CREATED:
+        chosen = {"connected": "the course's bots connected", "latest": "each owner's latest bot"}
+        entrants = f"{chosen.get(policy_name, policy_name)} at the start" + (
+            f", with {entrants}" if entrants else ""
+        )
+    print(f"  entrants: {entrants}")
     if t.baselines:
         print(f"  frozen baselines: {', '.join(t.baselines)}")
     if t.HasField("start_at"):

@@ -184,7 +184,10 @@ class TournamentAdmin:
         _, bots = await self.course_and_bots(original.course)
         try:
             t = regrade_of(
-                original, replacements, course_bots=[b.name for b in bots], name=request.name
+                original,
+                replacements,
+                course_bots={b.name: b.owner for b in bots},
+                name=request.name,
             )
         except RegradeError as exc:
             raise invalid(str(exc)) from None

@@ -21,7 +21,7 @@ import dataclasses
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol
 
 from domino_arena.server.play.house import house_name
@@ -57,14 +57,16 @@ def regrade_of(
     original: StoredTournament,
     replacements: Mapping[str, str],
     *,
-    course_bots: Collection[str],
+    course_bots: Mapping[str, str],
     name: str = "",
     tournament_id: str | None = None,
 ) -> StoredTournament:
     """Return the regrade of ``original`` (state CREATED, not stored yet).
 
     ``replacements``: bot of the original -> its new version, a bot of ``course_bots`` (the
-    enabled bots of the original's course) that is not an entrant already.
+    enabled bots of the original's course, name -> owner) that is not an entrant already and,
+    when the old bot has an owner, has the same one: a regrade grades a new version of the same
+    student's work, and the seating rule saw that owner.
 
     Raises:
         RegradeError: the original is not a finished round robin, or a bad replacement.
@@ -81,7 +83,7 @@ def regrade_of(
         )
     if not replacements:
         raise RegradeError("replace: expected at least one bot and its new version")
-    known = set(course_bots)
+    known = dict(course_bots)
     news = list(replacements.values())
     for old, new in replacements.items():
         if old not in original.entrants or house_name(old) is not None:
@@ -93,6 +95,12 @@ def regrade_of(
         if new in original.entrants or news.count(new) > 1:
             raise RegradeError(
                 f"replace: '{new}' is an entrant already; expected a bot not in the tournament"
+            )
+        owner = (original.owners or {}).get(old, "")
+        if owner and known[new] != owner:
+            raise RegradeError(
+                f"replace: '{new}' belongs to {known[new] or 'no owner'!r}, not to {owner!r}, "
+                f"the owner of '{old}'; expected a version of the same owner's bot"
             )
     entrants = tuple(replacements.get(e, e) for e in original.entrants)
     owners = original.owners

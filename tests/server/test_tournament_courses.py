@@ -282,10 +282,12 @@ def test_a_regrade_carries_the_games_without_the_replaced_bot_and_replays_the_re
     finished = storage.tournament(original.id)
     assert finished is not None
     with pytest.raises(RegradeError, match="not a bot entrant"):
-        regrade_of(finished, {"dan1": "cid2"}, course_bots=[*OWNED, "cid2"])
+        regrade_of(finished, {"dan1": "cid2"}, course_bots={**OWNED, "cid2": "cid"})
     with pytest.raises(RegradeError, match="entrant already"):
         regrade_of(finished, {"cid1": "bob1"}, course_bots=OWNED)
-    regrade = regrade_of(finished, {"cid1": "cid2"}, course_bots=[*OWNED, "cid2"])
+    with pytest.raises(RegradeError, match="belongs to 'ann', not to 'cid'"):
+        regrade_of(finished, {"cid1": "ann2"}, course_bots=OWNED)
+    regrade = regrade_of(finished, {"cid1": "cid2"}, course_bots={**OWNED, "cid2": "cid"})
     assert regrade.entrants == ("ann1", "bob1", "cid2")
     assert (regrade.seed, regrade.seed_salt, regrade.seed_commitment) == (
         finished.seed,

@@ -354,7 +354,13 @@ def own_bot_actions(actions: Any) -> None:
     )
     register.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
     register.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
-    register.add_argument("--owner", default="", metavar="O", help="who you are (e.g. a login)")
+    register.add_argument(
+        "--owner",
+        default="",
+        metavar="O",
+        help="who you are (e.g. a login; default: the bot's name): give the same one for every "
+        "version of your bot",
+    )
     register.add_argument("--token-file", metavar="FILE", help="write the token to FILE")
     server_arguments(register, token=False)
     register.set_defaults(bot_run=_bot_register)

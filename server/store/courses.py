@@ -442,7 +442,9 @@ def revoke_invite(engine: Engine, invite_id: str) -> StoredInvite:
 
 def register_bot(engine: Engine, code: str, name: str, owner: str) -> IssuedToken:
     """Register the bot ``name`` of ``owner`` with an invite ``code``: use the code once and
-    create the bot in its course, in one transaction.
+    create the bot in its course, in one transaction. An empty ``owner`` is the bot's own name
+    (one bot, one student), so every registered bot has an owner for the seating rule, the
+    ``latest`` entrant policy and the grades.
 
     Raises:
         InviteError: the code is wrong, expired, revoked or used up (one message for all).
@@ -453,6 +455,7 @@ def register_bot(engine: Engine, code: str, name: str, owner: str) -> IssuedToke
     if match is None:
         raise InviteError(INVITE_REFUSED)
     course_name, invite_id, secret = match.groups()
+    owner = owner.strip() or name
     # The write lock first: of two registrations racing for a code, the second waits (SQLite).
     with begin_writing(engine) as connection:
         row = (

@@ -47,3 +47,14 @@ def test_a_taken_name_leaves_the_use(storage: Storage) -> None:
         storage.register_bot(code, "taken", "ann")
     assert storage.invites("cs101")[0].used == 0
     assert storage.register_bot(code, "fresh", "ann").bot.course == "cs101"
+
+
+def test_a_bot_registered_without_an_owner_is_its_own_owner(storage: Storage) -> None:
+    storage.create_course("cs101")
+    code = storage.create_invites("cs101", 1, uses=2)[0].code
+    assert storage.register_bot(code, "lone", "").bot.owner == "lone"
+    assert storage.register_bot(code, "ann-v1", " ann ").bot.owner == "ann"
+    assert {b.name: b.owner for b in storage.bots(course="cs101")} == {
+        "lone": "lone",
+        "ann-v1": "ann",
+    }

@@ -3102,7 +3102,9 @@ class RegisterBotRequest(_message.Message):
     name: _builtins.str
     """as in CreateBotRequest: unique on the server"""
     owner: _builtins.str
-    """who you are: 1-64 letters, digits, '_', '.', '-' or '@' (one owner, many bots)"""
+    """who you are: 1-64 letters, digits, '_', '.', '-' or '@' (one owner, many bots); empty: the
+    bot's own name
+    """
     def __init__(
         self,
         *,

@@ -15,6 +15,7 @@ so the value is the call's own). Every handler asks :func:`caller` what it may s
 from __future__ import annotations
 
 import contextvars
+import hmac
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
@@ -102,6 +103,8 @@ def caller_of(
         RequestError: UNAUTHENTICATED: no token, or one that is neither.
     """
     token = bearer_token(metadata)
+    if admin_token and hmac.compare_digest(token.encode(), admin_token.encode()):
+        return Caller()  # first: an admin token may hold a ':' too
     if ":" in token:
         course = organizer_course(token)
         if course is None:

@@ -32,14 +32,13 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Final, Literal
 
+from domino_arena.server.store.tables import HOUSE_PREFIX
+
 INITIAL_RATING: Final = 1500.0
 DEFAULT_K: Final = 24.0
 MODEL: Final = "elo-pairwise-k24/1"
 """The name and version of this model as a stored match records it (``rating_model``): the
 version changes whenever the arithmetic does, so a game's row says which standings it fed."""
-
-HOUSE_PREFIX: Final = "house:"
-"""Seats named so are house bots (``server/play/house.py``): frozen, never rated."""
 
 Outcome = Literal["win", "draw", "loss"]
 

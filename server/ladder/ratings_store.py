@@ -35,6 +35,7 @@ from domino_arena.server.store.matches import (
 )
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tables import (
+    HOUSE_PREFIX,
     MATCHES,
     RATED_GAMES,
     RATING_HISTORY,
@@ -79,7 +80,7 @@ def rated_game_of(match: StoredMatch, baselines: Sequence[tuple[str, float]] = (
         fixed=tuple(
             (seat, float(rating))
             for name, rating in sorted(baselines)
-            if (seat := elo.HOUSE_PREFIX + name) in match.seats
+            if (seat := HOUSE_PREFIX + name) in match.seats
         ),
     )
 

@@ -77,7 +77,6 @@ from domino_arena.server.net.admin_tournaments import (
     arena_call,
 )
 from domino_arena.server.net.wire import connected_bots
-from domino_arena.server.play.house import HOUSE_PREFIX
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -88,7 +87,7 @@ from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.matches import StoredMatch
-from domino_arena.server.store.tables import DEFAULT_COURSE
+from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc

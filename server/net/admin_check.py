@@ -45,10 +45,10 @@ from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.checking import CHECK_OPPONENT, CheckPlan, SeatOf, check_connected
-from domino_arena.server.play.house import HOUSE_PREFIX
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, FinishedMatch, MatchSpec
 from domino_arena.server.play.roster import Present, Roster
 from domino_arena.server.store.bots import StoredBot
+from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 MAX_POSITIONS: Final = 200

@@ -47,11 +47,11 @@ from domino_arena.sdk.rules import (
     configurations,
 )
 from domino_arena.sdk.testing import CHECK_MAX_DEALS, ComplianceReport, Failure, Problem
-from domino_arena.server.play.house import HOUSE_PREFIX
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat
 from domino_arena.server.play.seats import Malformed, MatchInfo, Reply, SeatGoneError
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.tables import HOUSE_PREFIX
 
 CHECK_OPPONENT: Final = "greedy"
 """The house bot in the other seats of the check's whole games."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
-from typing import Final
 
 import trio
 
@@ -24,9 +23,7 @@ from domino_arena.sdk.match.notices import FaultNotice
 from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
 from domino_arena.server.play.seats import Malformed, MatchInfo, Reply
-
-HOUSE_PREFIX: Final = "house:"
-"""The seat name of a hosted house bot is this and the house bot's name."""
+from domino_arena.server.store.tables import HOUSE_PREFIX
 
 HouseBots = Mapping[str, Callable[[int], Bot]]
 """A house bot's name -> a factory taking the bot's seed."""

@@ -49,8 +49,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations
 
-HOUSE_PREFIX = "house:"
-"""House baselines are seated as ``house:NAME``; they have no owner (server/play/house.py)."""
+from domino_arena.server.store.tables import HOUSE_PREFIX
 
 
 class SeatingError(ValueError):

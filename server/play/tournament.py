@@ -45,7 +45,7 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play import compare, provable, regrade
-from domino_arena.server.play.house import HOUSE_PREFIX, house_name
+from domino_arena.server.play.house import house_name
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -70,7 +70,7 @@ from domino_arena.server.play.tournament_schedule import (
 )
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
-from domino_arena.server.store.tables import DEFAULT_COURSE
+from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX
 from domino_arena.server.store.tournaments import (
     ENTRANT_POLICIES,
     StoredTournament,

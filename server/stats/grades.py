@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, batch_standings, counted, pool_key
-from domino_arena.server.ladder.elo import HOUSE_PREFIX
 from domino_arena.server.ladder.fit import fit_game_of
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
 from domino_arena.server.ladder.ratings_store import rated_game_of
@@ -36,6 +35,7 @@ from domino_arena.server.stats.paired import estimate, normal_cdf, set_score
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import aliases
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 SIGNIFICANCE: Final = 0.05

@@ -37,7 +37,7 @@ from domino_arena.server.store.bots import (
     token_matches,
 )
 from domino_arena.server.store.engine import begin_writing
-from domino_arena.server.store.tables import BOTS, COURSES, INVITES, now, utc
+from domino_arena.server.store.tables import BOTS, COURSES, HOUSE_PREFIX, INVITES, now, utc
 
 MAX_TITLE: Final = 200
 MAX_INVITES: Final = 1000
@@ -495,7 +495,7 @@ class Aliases:
     def bot(self, name: str) -> str:
         """The alias of bot ``name`` (a name it does not know is shown as "a bot": never the
         name itself)."""
-        if name.startswith("house:"):
+        if name.startswith(HOUSE_PREFIX):
             return name
         return self.bots.get(name, "a bot")
 

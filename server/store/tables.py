@@ -16,6 +16,10 @@ METADATA: Final = sa.MetaData()
 
 DEFAULT_COURSE: Final = "default"
 """The course of every bot, match and tournament made without one: a single-user install."""
+HOUSE_PREFIX: Final = "house:"
+"""A seat named ``house:NAME`` is the house bot NAME hosted by the referee (practice matches,
+checks, a course's frozen baselines): no registered bot can be called so (a bot name has no
+':'). Every layer that tells such seats apart reads this one constant."""
 
 BOTS: Final = sa.Table(
     "bots",

@@ -17,18 +17,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from domino_arena.server.store.courses import StoredCourse, aliases
-from domino_arena.server.store.tables import DEFAULT_COURSE, MATCHES
+from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX, MATCHES
 from domino_arena.server.web.params import not_found
 
 __all__ = ["DEFAULT_COURSE", "PublicNames", "course_games", "match_counts"]
-
-HOUSE_PREFIX: Final = "house:"
 
 
 def course_games(engine: Engine, course: str) -> list[str]:

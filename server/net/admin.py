@@ -49,7 +49,6 @@ from domino_arena.server.net.admin_check import CheckRpcs
 from domino_arena.server.net.admin_courses import CourseRpcs, CourseStorage
 from domino_arena.server.net.admin_grades import GradeRpcs
 from domino_arena.server.net.admin_requests import (
-    METADATA_KEY,
     RequestError,
     bot_name_of,
     fault_policy_of,
@@ -191,13 +190,13 @@ class AdminServicer(
     ) -> Response:
         """Check the token, run ``handler`` and turn its refusal into the call's status."""
         try:
-            metadata = context.invocation_metadata()
-            if _organizer_shaped(metadata):  # a database look-up: off the event loop
-                who = await self._blocking(
-                    caller_of, metadata, self.arena.admin_token, self.arena.storage.organizer_course
-                )
-            else:
-                who = caller_of(metadata, self.arena.admin_token, _no_course)
+            # An organizer token is looked up in the database: off the event loop.
+            who = await self._blocking(
+                caller_of,
+                context.invocation_metadata(),
+                self.arena.admin_token,
+                self.arena.storage.organizer_course,
+            )
             CALLER.set(who)  # this call's task's own context (see admin_scope)
             return await handler(request)
         except RequestError as exc:
@@ -456,19 +455,6 @@ def _in_course(course: str) -> tuple[str, str]:
     if course == DEFAULT_COURSE:
         return "", ""
     return f" in course {quote(course)}", f" --course {quote(course)}"
-
-
-def _organizer_shaped(metadata: Any) -> bool:
-    """Whether the call's token looks like an organizer token (``COURSE:SECRET``)."""
-    for key, value in metadata or ():
-        if key.lower() == METADATA_KEY:
-            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-            return ":" in text
-    return False
-
-
-def _no_course(token: str) -> str | None:
-    return None
 
 
 async def _abort(context: Context, status: grpc.StatusCode, message: str) -> NoReturn:

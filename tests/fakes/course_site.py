@@ -19,15 +19,12 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Final
 
-from domino_arena.sdk.match.records import RecordFault, record_from_state, record_lines
-from domino_arena.sdk.match.results import FaultKind, Termination
-from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament
 
 from .games import play_random
-from .web import START, a_tournament, fill, stored_match_of
+from .web import START, a_tournament, fill, forfeited_match, stored_match_of
 
 PUBLIC: Final = "cs101"
 ANONYMOUS: Final = "secret"
@@ -60,45 +57,6 @@ def _game(
     played = dataclasses.replace(played, record=dataclasses.replace(played.record, seats=seats))
     stored = stored_match_of(played, match_id, COURSE_START + dt.timedelta(minutes=minute))
     return dataclasses.replace(stored, course=course)
-
-
-def _forfeit(seats: tuple[str, str], created: dt.datetime) -> StoredMatch:
-    """A passing match the first seat forfeited: its detail and reason name that bot."""
-    game = make_game("passing")
-    state = game.new_game(5, first_seat=0)
-    for _ in range(4):
-        state = state.apply(state.legal_actions()[0])
-    loser = state.current_seat
-    reason = f"{seats[loser]} sent no answer"
-    fault = RecordFault(loser, 5, 4, FaultKind.TIMEOUT, reason, 1, True)
-    record = record_from_state(
-        state,
-        seats=seats,
-        seed=5,
-        first_seat=0,
-        termination=Termination.FORFEIT,
-        winner=1 - loser,
-        detail=reason,
-        faults=[fault],
-    )
-    return StoredMatch(
-        id=SECRET_FORFEIT,
-        game="passing",
-        options=game.options(),
-        seats=seats,
-        seed=5,
-        termination="forfeit",
-        winner=1 - loser,
-        scores=state.scores,
-        faulted_seat=loser,
-        fault="timeout",
-        detail=reason,
-        record="".join(line + "\n" for line in record_lines(record)),
-        created=created,
-        faults=tuple(1 if seat == loser else 0 for seat in range(2)),
-        rated=True,
-        course=ANONYMOUS,
-    )
 
 
 def _cup(tournament_id: str, name: str, course: str, entrants: tuple[str, str]) -> StoredTournament:
@@ -157,7 +115,17 @@ def fill_courses(storage: RatedStorage) -> Courses:
         storage.save_match(stored)
         matches[ANONYMOUS].append(match_id)
         minute += 1
-    storage.save_match(_forfeit((zelda, yorick), COURSE_START + dt.timedelta(minutes=minute)))
+    storage.save_match(
+        forfeited_match(
+            COURSE_START + dt.timedelta(minutes=minute),
+            seats=(zelda, yorick),
+            steps=4,
+            match_id=SECRET_FORFEIT,
+            detail="{loser} sent no answer",
+            reason="{loser} sent no answer",
+            course=ANONYMOUS,
+        )
+    )
     matches[ANONYMOUS].append(SECRET_FORFEIT)
     return Courses(organizer, tokens, codes, matches)
 

@@ -30,6 +30,7 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.web.app import create_app
 
@@ -104,40 +105,53 @@ def a_tournament(name: str = HOSTILE) -> StoredTournament:
     )
 
 
-def forfeited_match(created: dt.datetime) -> StoredMatch:
-    """A passing match bob forfeited after 6 steps: its detail and fault reason are hostile."""
+def forfeited_match(
+    created: dt.datetime,
+    *,
+    seats: tuple[str, str] = ("alice", "bob"),
+    steps: int = 6,
+    match_id: str = FORFEIT_ID,
+    detail: str = HOSTILE,
+    reason: str = f"no answer: {HOSTILE}",
+    course: str = DEFAULT_COURSE,
+) -> StoredMatch:
+    """A passing match whose seat to move after ``steps`` first-legal steps forfeited it (by
+    default bob, after 6: its detail and fault reason are hostile). ``{loser}`` in ``detail``
+    and ``reason`` stands for the forfeiting bot's name."""
     game = make_game("passing")
     state = game.new_game(5, first_seat=0)
-    for _ in range(6):
+    for _ in range(steps):
         state = state.apply(state.legal_actions()[0])
     loser = state.current_seat
-    fault = RecordFault(loser, 7, 6, FaultKind.TIMEOUT, f"no answer: {HOSTILE}", 1, True)
+    detail, reason = (text.replace("{loser}", seats[loser]) for text in (detail, reason))
+    fault = RecordFault(loser, steps + 1, steps, FaultKind.TIMEOUT, reason, 1, True)
     record = record_from_state(
         state,
-        seats=("alice", "bob"),
+        seats=seats,
         seed=5,
         first_seat=0,
         termination=Termination.FORFEIT,
         winner=1 - loser,
-        detail=HOSTILE,
+        detail=detail,
         faults=[fault],
     )
     return StoredMatch(
-        id=FORFEIT_ID,
+        id=match_id,
         game="passing",
         options=game.options(),
-        seats=("alice", "bob"),
+        seats=seats,
         seed=5,
         termination="forfeit",
         winner=1 - loser,
         scores=state.scores,
         faulted_seat=loser,
         fault="timeout",
-        detail=HOSTILE,
+        detail=detail,
         record="".join(line + "\n" for line in record_lines(record)),
         created=created,
         faults=tuple(1 if seat == loser else 0 for seat in range(2)),
         rated=True,
+        course=course,
     )
 
 

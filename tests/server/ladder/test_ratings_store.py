@@ -53,6 +53,33 @@ def rated(
     )
 
 
+def running_tournament(
+    name: str, entrants: tuple[str, ...], baselines: tuple[tuple[str, float], ...] = ()
+) -> StoredTournament:
+    """The rated passing tournament ``t1``, running, with ``entrants`` (and ``baselines``)."""
+    moment = a_match("x").created
+    return StoredTournament(
+        id="t1",
+        name=name,
+        game="passing",
+        options={},
+        entrants=entrants,
+        games_per_pairing=1,
+        deals="fresh",
+        time_control_ms=(1000, 10000, 250),
+        fault_policy="forfeit",
+        max_strikes=3,
+        concurrency=1,
+        wait_seconds=0.0,
+        seed=1,
+        rated=True,
+        state=TournamentState.RUNNING,
+        created=moment,
+        updated=moment,
+        baselines=baselines,
+    )
+
+
 def test_a_rated_match_moves_its_bots_ratings(rated_storage: RatedStorage) -> None:
     assert rated_storage.save_match(rated("m1", ("ann", "bob"), (7, 3), 0))
     ratings = rated_storage.ratings("passing")
@@ -235,28 +262,7 @@ def test_rated_saves_from_many_threads_at_once_replay_exactly(rated_storage: Rat
 def test_a_rated_tournament_game_saved_again_under_another_id_is_rated_once(
     rated_storage: RatedStorage,
 ) -> None:
-    moment = a_match("x").created
-    rated_storage.add_tournament(
-        StoredTournament(
-            id="t1",
-            name="cup",
-            game="passing",
-            options={},
-            entrants=("ann", "bob"),
-            games_per_pairing=1,
-            deals="fresh",
-            time_control_ms=(1000, 10000, 250),
-            fault_policy="forfeit",
-            max_strikes=3,
-            concurrency=1,
-            wait_seconds=0.0,
-            seed=1,
-            rated=True,
-            state=TournamentState.RUNNING,
-            created=moment,
-            updated=moment,
-        )
-    )
+    rated_storage.add_tournament(running_tournament("cup", ("ann", "bob")))
     first = dataclasses.replace(
         rated("first", ("ann", "bob"), (7, 3), 0), tournament_id="t1", game_index=0
     )
@@ -330,28 +336,8 @@ def test_a_database_without_history_gets_it_rebuilt_when_opened(
 def test_a_frozen_baseline_gets_no_row_and_its_opponent_moves_against_its_fixed_rating(
     rated_storage: RatedStorage,
 ) -> None:
-    moment = a_match("x").created
     rated_storage.add_tournament(
-        StoredTournament(
-            id="t1",
-            name="term",
-            game="passing",
-            options={},
-            entrants=("ann", "house:greedy"),
-            games_per_pairing=1,
-            deals="fresh",
-            time_control_ms=(1000, 10000, 250),
-            fault_policy="forfeit",
-            max_strikes=3,
-            concurrency=1,
-            wait_seconds=0.0,
-            seed=1,
-            rated=True,
-            state=TournamentState.RUNNING,
-            created=moment,
-            updated=moment,
-            baselines=(("greedy", 1700.0),),
-        )
+        running_tournament("term", ("ann", "house:greedy"), baselines=(("greedy", 1700.0),))
     )
     for index, winner in enumerate((0, 0, 1)):
         match = rated(f"g{index}", ("ann", "house:greedy"), (7, 3), winner, minute=index)

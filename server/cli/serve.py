@@ -2,7 +2,8 @@
 job: an embedded referee, house bots over gRPC, standings at the end).
 
 They need the service (grpc, trio, SQLAlchemy), imported here at the top: ``main`` imports this
-module only when one of them runs.
+module only when one of them runs. The main job's own module (with rich, its progress bars and
+tables) is imported by ``round-robin`` alone: a referee never draws a table.
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ import socket
 import sys
 from typing import Final
 
-from rich.console import Console
-
 from domino_arena.bots import HOSTED_BOTS
 from domino_arena.sdk.client.tls import TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
 from domino_arena.server.app import Config, run
-from domino_arena.server.cli import main_job, web_face
+from domino_arena.server.cli import web_face
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
     PROG,
@@ -379,6 +378,10 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _round_robin(args: argparse.Namespace) -> int:
+    from rich.console import Console  # noqa: PLC0415  # the main job's alone (module docstring)
+
+    from domino_arena.server.cli import main_job  # noqa: PLC0415
+
     names = [n.strip() for n in args.games.split(",") if n.strip()]
     if not names:
         raise CliError(f"--games: expected some of {', '.join(sorted(GAMES))}")

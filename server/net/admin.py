@@ -67,7 +67,6 @@ from domino_arena.server.net.admin_requests import (
 )
 from domino_arena.server.net.admin_scope import CALLER, caller, caller_of
 from domino_arena.server.net.admin_serving import Context, Request, Response
-from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.net.admin_tournaments import (
     TournamentAdmin,
     TournamentArena,
@@ -364,6 +363,10 @@ class AdminServicer(
             )
             response.repeat_deals.extend(pool_repeat_deal_rows(pool_matches, ratings))
         if request.batch:
+            # The batch fit (NumPy, SciPy: about 55 MiB) is imported by the first request for
+            # it, not by every referee.
+            from domino_arena.server.net.admin_standings import batch_answer  # noqa: PLC0415
+
             tournament_id = tournament.id if tournament is not None else None
             matches = functools.partial(storage.matches, course=course)
             fixed = (

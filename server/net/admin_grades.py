@@ -16,20 +16,23 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Collection
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, MAX_BATCH_MATCHES, MAX_ROUNDS
-from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
 from domino_arena.server.net.admin_requests import invalid, not_found, not_now
 from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
-from domino_arena.server.stats.grades import GradeError, Grades, grades
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
+
+if TYPE_CHECKING:
+    from domino_arena.server.stats.grades import Grades
+
+# The fit (server/ladder/fit.py: NumPy and SciPy, about 55 MiB) is imported by the first
+# GetGrades, not by every referee: hence the imports inside the functions below.
 
 MAX_GRADED: Final = 50
 """The most tournaments one GetGrades request grades together."""
@@ -61,6 +64,9 @@ class GradeAdmin:
         self.storage = storage
 
     async def get_grades(self, request: admin_pb.GetGradesRequest) -> admin_pb.Grades:
+        from domino_arena.server.ladder.batch import BOOTSTRAP_SEED  # noqa: PLC0415
+        from domino_arena.server.stats.grades import GradeError, grades  # noqa: PLC0415
+
         ids = list(request.tournament_ids)
         rounds = _rounds_of(request)
         if not ids:
@@ -104,6 +110,8 @@ class GradeAdmin:
         self, tournaments: Collection[StoredTournament]
     ) -> tuple[list[StoredMatch], list[StoredBot]]:
         """The tournaments' stored matches (without records) and their course's bots."""
+        from domino_arena.server.ladder.batch import MAX_BATCH_MATCHES  # noqa: PLC0415
+
         matches: list[StoredMatch] = []
         for t in tournaments:
             matches += self.storage.matches(MAX_BATCH_MATCHES, tournament_id=t.id, records=False)
@@ -112,6 +120,9 @@ class GradeAdmin:
 
 
 def _rounds_of(request: admin_pb.GetGradesRequest) -> int:
+    from domino_arena.server.ladder.batch import MAX_ROUNDS  # noqa: PLC0415
+    from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS  # noqa: PLC0415
+
     rounds = request.bootstrap_rounds or DEFAULT_ROUNDS
     if rounds > MAX_ROUNDS:
         raise invalid(f"bootstrap_rounds: must be at most {MAX_ROUNDS}, got {rounds}")

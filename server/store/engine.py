@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 import sqlalchemy as sa
-from alembic.util import CommandError
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
@@ -81,7 +80,7 @@ def open_engine(url: str, schema: str | None) -> Engine:
             with engine.connect() as connection:
                 _migrate(connection, schema)
             break
-        except (SQLAlchemyError, CommandError) as exc:
+        except (SQLAlchemyError, migrations.MigrationError) as exc:
             # Two processes opening a new database at once race to create the tables; the
             # loser's next look finds the winner's revision and goes on from there.
             if attempt < attempts and isinstance(exc, SQLAlchemyError) and _is_race(exc):

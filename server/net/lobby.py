@@ -61,8 +61,120 @@ class Close:
     details: str = ""
 
 
+class Outbox:
+    """What waits to be written to one stream, in order: the calls of ``asyncio.Queue`` that
+    the lobby (and the tests) make, at a fraction of its memory.
+
+    An idle stream holds an empty list here and no future; ``asyncio.Queue`` held four deques
+    (its items, getters, putters and an Event's waiters), about 3 KiB per connected bot
+    (``bench/idle_bots_bench.py``). The one waiter is the stream's writer.
+    """
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: list[pb.RefereeMessage | Close] = []
+        self._waiter: asyncio.Future[None] | None = None
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def put_nowait(self, item: pb.RefereeMessage | Close) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def get_nowait(self) -> pb.RefereeMessage | Close:
+        """The oldest item. Raises ``asyncio.QueueEmpty`` when there is none."""
+        if not self._items:
+            raise asyncio.QueueEmpty
+        return self._items.pop(0)
+
+    async def get(self) -> pb.RefereeMessage | Close:
+        """Wait for an item and return the oldest (one waiter at a time: the writer)."""
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._items.pop(0)
+
+    def take(self) -> list[pb.RefereeMessage | Close]:
+        """Everything waiting, oldest first, up to and including the first Close (what
+        follows it, if anything, stays)."""
+        items = self._items
+        for index, item in enumerate(items):
+            if isinstance(item, Close):
+                self._items = items[index + 1 :]
+                return items[: index + 1]
+        self._items = []
+        return items
+
+    def clear(self) -> None:
+        self._items = []
+
+
+class Flag:
+    """A flag a task can wait for: ``asyncio.Event``'s ``set``, ``is_set`` and ``wait``, with
+    a future only while someone waits (an Event holds a deque from the start)."""
+
+    __slots__ = ("_set", "_waiters")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait(self) -> None:
+        if self._set:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if self._waiters is not None and waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+
 class Connection:
-    """One authenticated ``Play`` stream of the bot ``name``, which plays ``games``."""
+    """One authenticated ``Play`` stream of the bot ``name``, which plays ``games``.
+
+    A thousand idle bots hold a thousand of these: slots, and an outbox and a cut flag that
+    cost next to nothing until they are used (:class:`Outbox`, :class:`Flag`).
+    """
+
+    __slots__ = (
+        "_held",
+        "_written",
+        "client",
+        "closed",
+        "ending",
+        "games",
+        "name",
+        "outbox",
+        "outbox_limit",
+        "peak",
+        "peer",
+        "routes",
+        "was_cut",
+    )
 
     def __init__(
         self,
@@ -77,7 +189,7 @@ class Connection:
         self.peer = peer
         self.client = client
         """What the bot says it runs (``Hello.client``), for the logs."""
-        self.outbox: asyncio.Queue[pb.RefereeMessage | Close] = asyncio.Queue()
+        self.outbox = Outbox()
         self.routes: dict[str, Route] = {}
         """The match id -> the seat this stream plays in it."""
         self.closed = False
@@ -87,7 +199,7 @@ class Connection:
         """The most messages the outbox holds; one more cuts the stream off."""
         self.peak = 0
         """The longest the outbox has been (for the tests of the bound)."""
-        self.was_cut = asyncio.Event()
+        self.was_cut = Flag()
         """Set by :meth:`cut`: the handler stops waiting for the queued messages to go out."""
         self._written = 0
         self._held: Close | None = None
@@ -97,7 +209,8 @@ class Connection:
         """Queue ``message`` for the bot; False (and nothing sent) once the stream is closed."""
         if self.closed:
             return False
-        if self.outbox.qsize() >= self.outbox_limit:
+        size = self.outbox.qsize()
+        if size >= self.outbox_limit:
             self.cut(
                 f"more than {self.outbox_limit} messages wait to be written to this stream "
                 "(the outbox limit): the bot does not read what it is sent",
@@ -106,7 +219,8 @@ class Connection:
             )
             return False
         self.outbox.put_nowait(message)
-        self.peak = max(self.peak, self.outbox.qsize())
+        if size >= self.peak:
+            self.peak = size + 1
         return True
 
     def cut(
@@ -131,8 +245,8 @@ class Connection:
         LOG.warning(
             "bot cut off: name=%s peer=%s limit=%s reason=%s", self.name, self.peer, limit, reason
         )
-        while drop and not self.outbox.empty():
-            self.outbox.get_nowait()
+        if drop:
+            self.outbox.clear()
         self.close(status, reason, pb.Error(code=code, message=reason, field=limit))
         self.was_cut.set()
 
@@ -149,16 +263,15 @@ class Connection:
         self._written += 1
         if isinstance(item, Close) or self._written == 1 or self.outbox.empty():
             return item
-        batch = pb.RefereeBatch(messages=[item])
-        while not self.outbox.empty():
-            waiting = self.outbox.get_nowait()
+        messages = [item]
+        for waiting in self.outbox.take():  # only the last can be a Close
             if isinstance(waiting, Close):
                 self._held = waiting
-                break
-            batch.messages.append(waiting)
-        if len(batch.messages) == 1:
+            else:
+                messages.append(waiting)
+        if len(messages) == 1:
             return item
-        return pb.RefereeMessage(batch=batch)
+        return pb.RefereeMessage(batch=pb.RefereeBatch(messages=messages))
 
     def route(self, reply: pb.ActionReply) -> bool:
         """Hand ``reply`` to the seat of its match; False if this stream plays no such match."""

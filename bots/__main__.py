@@ -7,6 +7,11 @@ The same as ``domino-arena bot run NAME ...``, without loading the referee's cod
 SDK and the house bots. The token comes from ``--token-file``, ``--token`` (which ``ps`` shows)
 or ``$DOMINO_ARENA_TOKEN``; ``--tls``, ``--tls-ca`` (or ``$DOMINO_ARENA_TLS_CA``) and the client
 certificate options dial a referee that serves TLS.
+
+``--from-stdin``: the referee's address and the token are read from standard input, one line
+each, once the bot is loaded: a parent that starts its bots before its referee listens (the
+round robin does) hands them over when it knows the port, and the bots' start-up overlaps the
+referee's.
 """
 
 from __future__ import annotations
@@ -41,6 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"default: ${runner.TOKEN_ENV} (a token on the command line shows in 'ps')",
     )
     parser.add_argument("--token-file", metavar="FILE", help="read the token from FILE")
+    parser.add_argument(
+        "--from-stdin",
+        action="store_true",
+        help="once the bot is loaded, read HOST:PORT and then the token from standard input "
+        "(one line each), instead of --server and the token options",
+    )
     tls = parser.add_argument_group("TLS (when the referee serves it)")
     tls.add_argument("--tls", action="store_true", help="dial with TLS (the system's roots)")
     tls.add_argument(
@@ -77,6 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, AttributeError, OSError) as exc:
         parser.error(f"--bot: cannot load {args.bot}: {exc}")
 
+    if args.from_stdin:
+        if args.server or args.token or args.token_file:
+            parser.error("--from-stdin reads the address and the token: give neither")
+        args.server, args.token = sys.stdin.readline().strip(), sys.stdin.readline().strip()
+        if not args.server or not args.token:
+            parser.error("--from-stdin: expected HOST:PORT and the token, one line each")
     games = None if args.games is None else [g for g in args.games.split(",") if g]
     try:
         channel = client_tls(args.tls, args.tls_ca, args.tls_client_cert, args.tls_client_key)

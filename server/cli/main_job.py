@@ -7,6 +7,12 @@ admin API's tournaments use, so it is rated, stored and resumable), shows a prog
 prints each game's standings with Elo and its uncertainty. Nothing is simulated: the bots are
 processes, the moves cross the network stack, the results are in the database afterwards.
 
+Nothing waits idle. The bot processes start first, so they load while the database is made and
+the referee starts; each then reads the referee's address and its token on its standard input
+(``--from-stdin``) and dials at once. The job waits for the bots on the lobby's own events and
+for a bot process's death on its pidfd, not by polling; at the end the bots are stopped while
+the referee shuts down, and reaped as they exit.
+
 The web face (``domino-arena web``, a child process: :mod:`.web_face`) serves the same database
 while the job runs, following its matches live; with ``keep_web`` it stays up after the last
 tournament, until Ctrl-C, so the first run ends in a browser showing the standings and replays.
@@ -26,13 +32,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import IO, Any, Final
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from domino_arena.bots import HOUSE_BOTS, is_bot_spec, player_factory
-from domino_arena.sdk import runner
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config
@@ -49,6 +54,8 @@ from domino_arena.server.store.tournaments import StoredTournament, TournamentSt
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""
+STOP_TIMEOUT: Final = 10.0
+"""Seconds a bot process gets to exit after SIGTERM before it is killed."""
 
 
 class MainJobError(Exception):
@@ -132,6 +139,9 @@ def run(
 
     ``web_socket``: where to serve the web face (bound; None: no web face)."""
     with contextlib.ExitStack() as stack:
+        # First, so that they load while the database is made and the referee starts.
+        bots = [_start_bot(e, settings.seed + i) for i, e in enumerate(settings.entrants)]
+        stack.callback(_kill_bots, bots)  # when the job fails before _main reaps them
         if settings.db_url is None:
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="domino-arena-"))
             url = f"sqlite:///{Path(folder) / 'round-robin.db'}"
@@ -147,7 +157,7 @@ def run(
             raise MainJobError(
                 f"{exc} in {display_url(url)}: use a fresh --db or other --entrants names"
             ) from None
-        job = _main(settings, storage, tokens, console, url=url, web_socket=web_socket)
+        job = _main(settings, storage, tokens, bots, console, url=url, web_socket=web_socket)
         return asyncio.run(job)
 
 
@@ -155,6 +165,7 @@ async def _main(
     settings: Settings,
     storage: RatedStorage,
     tokens: dict[str, str],
+    bots: list[BotProcess],
     console: Console,
     *,
     url: str,
@@ -164,20 +175,19 @@ async def _main(
     stop = asyncio.Event()
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     serving = asyncio.ensure_future(app.serve(stop, ready.set_result))
-    processes: list[tuple[Entrant, subprocess.Popen[bytes], TextIO]] = []
     web: web_face.WebChild | None = None
     try:
         port = await _first(ready, serving)
         console.print(f"referee listening on 127.0.0.1:{port}")
+        for bot in bots:
+            bot.dial(f"127.0.0.1:{port}", tokens[bot.entrant.name])
         if web_socket is not None:
             web = web_face.start(web_socket, url, f"127.0.0.1:{port}")
             console.print(f"web face on {web.url} (standings, replays, live matches)")
-        for index, entrant in enumerate(settings.entrants):
-            processes.append(_start_bot(entrant, port, tokens[entrant.name], settings.seed + index))
-        await _wait_connected(app, processes, serving)
+        await _wait_connected(app, bots, serving)
         console.print(
-            f"{len(processes)} bots connected as separate processes: "
-            + ", ".join(e.name for e, _, _ in processes)
+            f"{len(bots)} bots connected as separate processes: "
+            + ", ".join(bot.entrant.name for bot in bots)
         )
         results = []
         for game in settings.games:
@@ -191,20 +201,15 @@ async def _main(
             console.print(f"the web face on {web.url} stops with the job: --web keeps it up")
         return results
     finally:
+        for bot in bots:  # they stop while the referee shuts down
+            if bot.process.poll() is None:
+                bot.process.terminate()
         if web is not None:
             web.stop()
         stop.set()
         with contextlib.suppress(Exception):
             await serving
-        for _, process, _log in processes:
-            process.terminate()
-        for _, process, log in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            log.close()
+        await _reap(bots)
 
 
 async def _until_ctrl_c(web: web_face.WebChild, console: Console) -> None:
@@ -228,53 +233,139 @@ async def _first(ready: asyncio.Future[int], serving: asyncio.Future[None]) -> i
     return ready.result()
 
 
-def _start_bot(
-    entrant: Entrant, port: int, token: str, seed: int
-) -> tuple[Entrant, subprocess.Popen[bytes], TextIO]:
+@dataclass(frozen=True, slots=True)
+class BotProcess:
+    """An entrant's process (``python -m domino_arena.bots NAME --from-stdin``) and its log."""
+
+    entrant: Entrant
+    process: subprocess.Popen[bytes]
+    log: IO[str]
+
+    def dial(self, address: str, token: str) -> None:
+        """Tell the bot where the referee is and its token (two lines on its standard input);
+        it dials at once. A bot that died meanwhile is reported by :func:`_wait_connected`."""
+        stdin = self.process.stdin
+        assert stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            stdin.write(f"{address}\n{token}\n".encode())
+        with contextlib.suppress(BrokenPipeError):
+            stdin.close()
+
+    def output(self) -> str:
+        """The end of what the process printed."""
+        self.log.seek(0)
+        return self.log.read()[-2000:].strip()
+
+
+def _start_bot(entrant: Entrant, seed: int) -> BotProcess:
     log = tempfile.TemporaryFile("w+", prefix=f"{entrant.name}-")  # noqa: SIM115
     command = [
         sys.executable,
         "-m",
         "domino_arena.bots",
         entrant.name,
-        "--server",
-        f"127.0.0.1:{port}",
+        "--from-stdin",
         "--bot",
         entrant.kind,
         "--seed",
         str(seed),
     ]
-    env = {**os.environ, runner.TOKEN_ENV: token}
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    return entrant, process, log
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
+    return BotProcess(entrant, process, log)
+
+
+async def _exited(process: subprocess.Popen[bytes]) -> int:
+    """Wait for ``process`` to exit, on its pidfd (no polling, no thread); its status."""
+    if process.poll() is not None:
+        return process.returncode
+    loop = asyncio.get_running_loop()
+    fd = os.pidfd_open(process.pid)
+    gone: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not gone.done():
+            gone.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await gone
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+    return process.wait()
+
+
+async def _reap(bots: Sequence[BotProcess]) -> None:
+    """Wait for every bot process to exit (they were sent SIGTERM), at once; kill those still
+    running after :data:`STOP_TIMEOUT`; close the logs."""
+    try:
+        waits = [_exited(bot.process) for bot in bots]
+        await asyncio.wait_for(asyncio.gather(*waits), STOP_TIMEOUT)
+    except TimeoutError:
+        pass
+    finally:
+        _kill_bots(bots)
+
+
+def _kill_bots(bots: Sequence[BotProcess]) -> None:
+    """Kill what still runs of ``bots`` and close their logs (the job is over)."""
+    for bot in bots:
+        if bot.process.poll() is None:
+            bot.process.kill()
+            bot.process.wait()
+        if bot.process.stdin is not None:
+            with contextlib.suppress(BrokenPipeError):
+                bot.process.stdin.close()
+        bot.log.close()
 
 
 async def _wait_connected(
-    app: App,
-    processes: Sequence[tuple[Entrant, subprocess.Popen[bytes], TextIO]],
-    serving: asyncio.Future[None],
+    app: App, bots: Sequence[BotProcess], serving: asyncio.Future[None]
 ) -> None:
-    deadline = time.monotonic() + CONNECT_TIMEOUT
-    while True:
-        connected = {c.name for c in app.arena.lobby.connections()}
-        if all(e.name in connected for e, _, _ in processes):
+    """Return once every bot is connected (the lobby's events, in the arena's trio nursery).
+
+    Raises:
+        MainJobError: a bot process exited first (with its output), the referee stopped, or
+            :data:`CONNECT_TIMEOUT` passed.
+    """
+    lobby = app.lobby
+
+    async def all_connected() -> None:
+        for bot in bots:
+            await lobby.wait_connected(bot.entrant.name)
+
+    connected = asyncio.ensure_future(app.arena.in_trio(all_connected))
+    exits = {asyncio.ensure_future(_exited(bot.process)): bot for bot in bots}
+    try:
+        waits: list[asyncio.Future[Any]] = [connected, serving, *exits]
+        done, _ = await asyncio.wait(
+            waits, timeout=CONNECT_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+        )
+        if connected in done:
+            connected.result()
             return
-        for entrant, process, log in processes:
-            if process.poll() is not None:
-                log.seek(0)
-                tail = log.read()[-2000:].strip()
+        for exit_, bot in exits.items():
+            if exit_ in done:
                 raise MainJobError(
-                    f"house bot '{entrant.name}' exited with status {process.returncode}:\n{tail}"
+                    f"house bot '{bot.entrant.name}' exited with status {exit_.result()}:\n"
+                    f"{bot.output()}"
                 )
-        if serving.done():
+        if serving in done:
             serving.result()
             raise MainJobError("the referee stopped")
-        if time.monotonic() > deadline:
-            missing = [e.name for e, _, _ in processes if e.name not in connected]
-            raise MainJobError(
-                f"bots not connected after {CONNECT_TIMEOUT:g} s: {', '.join(missing)}"
-            )
-        await asyncio.sleep(0.05)
+        names = {c.name for c in lobby.connections()}
+        missing = [bot.entrant.name for bot in bots if bot.entrant.name not in names]
+        raise MainJobError(f"bots not connected after {CONNECT_TIMEOUT:g} s: {', '.join(missing)}")
+    finally:
+        for exit_ in exits:
+            exit_.cancel()
+        # Not cancelled: the trio wait ends with the referee's shutdown; its error is read.
+        connected.add_done_callback(_read_outcome)
+
+
+def _read_outcome(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def _play_game(

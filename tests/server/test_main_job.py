@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,38 @@ def test_round_robin_mistakes_are_one_line(
     assert main(["round-robin", *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_bot_process_that_dies_before_dialling_in_is_reported_with_its_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Loads in the job (which checks every entrant) and dies in its own process.
+    bot = tmp_path / "dies.py"
+    bot.write_text(
+        "import sys\n"
+        "from domino_arena.bots import RandomBot\n"
+        "if sys.argv[0].endswith('__main__.py'):\n"
+        "    raise SystemExit('the bot process gives up')\n"
+        "def Bot():\n"
+        "    return RandomBot(1)\n"
+    )
+    url = f"sqlite:///{tmp_path / 'rr.db'}"
+    argv = ["round-robin", "--games", "passing", "--entrants", f"random-1,dies={bot}:Bot"]
+    assert main([*argv, "--db", url, "--no-web"]) == 1
+    err = capsys.readouterr().err
+    assert "house bot 'dies' exited with status 1" in err
+    assert "the bot process gives up" in err
+
+
+def test_a_bot_started_from_stdin_needs_the_address_and_the_token_there() -> None:
+    command = [sys.executable, "-m", "domino_arena.bots", "alice", "--from-stdin"]
+    done = subprocess.run(
+        command, input="127.0.0.1:1\n", capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert "--from-stdin: expected HOST:PORT and the token, one line each" in done.stderr
+    both = subprocess.run(
+        [*command, "--server", "127.0.0.1:1"], input="", capture_output=True, text=True, check=False
+    )
+    assert both.returncode == 2
+    assert "--from-stdin reads the address and the token: give neither" in both.stderr

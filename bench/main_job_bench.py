@@ -4,9 +4,9 @@ Usage (from the repository root)::
 
     python bench/main_job_bench.py [--runs N] [--against OTHER/domino-arena] [-- ROUND-ROBIN ARGS]
 
-Runs ``domino-arena round-robin --no-web`` (the README's first command; the console script
-beside this Python, or ``--command``) N times as a subprocess, reading its output line by line
-as it comes, and marks when each step is announced:
+Runs ``domino-arena round-robin`` (the README's first command, web face included; the console
+script beside this Python, or ``--command``) N times as a subprocess, after one untimed warm-up
+run, reading its output line by line as it comes, and marks when each step is announced:
 
 - **start**: from the command to "referee listening" (the interpreter, the imports, the
   SQLite file made and migrated, the bots registered, the referee up);
@@ -16,6 +16,11 @@ as it comes, and marks when each step is announced:
 
 Every 0.1 s it also reads the CPU time of the job's process and of each of its children from
 ``/proc``: CPU seconds of the referee process and of the bots, whole runs.
+
+The job runs as it does after ``pip install``: with Python's bytecode cache, even when this
+shell sets ``PYTHONDONTWRITEBYTECODE`` (every process would compile its modules at every start:
+about 1 s of CPU per bot process). The cache goes to a folder of the bench's own
+(``PYTHONPYCACHEPREFIX``), filled by the warm-up run, so no source tree is written to.
 
 With ``--against`` another installation's ``domino-arena`` (e.g. a checkout of main) runs
 interleaved with this one, run for run, and the medians are compared as a ratio measured in the
@@ -31,6 +36,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -97,9 +103,11 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def run_once(command: Sequence[str]) -> Run:
-    """Run the job once; return its marks and CPU."""
+def run_once(command: Sequence[str], cache: Path) -> Run:
+    """Run the job once (its bytecode cache in ``cache``); return its marks and CPU."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
     result = Run()
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -160,7 +168,7 @@ def summary(name: str, runs: list[Run]) -> dict[str, float]:
     print(f"\n{name}: median of {len(runs)} runs ({walls} s), {runs[0].games} games a run")
     for phase in ("start", "bots", "tournaments", "shutdown", "wall"):
         print(f"  {phase:<12} {medians[phase]:6.2f} s")
-    print(f"  CPU: the job's process {referee:.1f} s, the bot processes {bots:.1f} s")
+    print(f"  CPU: the job's process {referee:.1f} s, its children (bots, web face) {bots:.1f} s")
     return medians
 
 
@@ -190,22 +198,29 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     extra = [a for a in args.job if a != "--"]
-    commands = {"this": [args.command, "round-robin", "--no-web", *extra]}
+    commands = {"this": [args.command, "round-robin", *extra]}
     if args.against is not None:
-        commands["against"] = [args.against, "round-robin", "--no-web", *extra]
+        commands["against"] = [args.against, "round-robin", *extra]
     print(f"command: {' '.join(commands['this'][1:])}; {args.runs} runs each")
     print(f"machine: {load_text()} at the start")
     results: dict[str, list[Run]] = {name: [] for name in commands}
+    folder = tempfile.TemporaryDirectory(prefix="main-job-bench-")
+    caches = {name: Path(folder.name) / name for name in commands}
     try:
+        for name, command in commands.items():
+            warm = run_once(command, caches[name])
+            print(f"warm-up {name}: {warm.wall:.2f} s (fills the bytecode cache)", flush=True)
         for index in range(args.runs):
             for name, command in commands.items():
-                run = run_once(command)
+                run = run_once(command, caches[name])
                 results[name].append(run)
                 phases = " ".join(f"{k} {v:.2f}" for k, v in run.phases().items())
                 print(f"run {index + 1} {name}: {run.wall:.2f} s ({phases})", flush=True)
     except BenchError as exc:
         print(f"main_job_bench: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        folder.cleanup()
     medians = {
         name: summary(f"{name} ({commands[name][0]})", runs) for name, runs in results.items()
     }

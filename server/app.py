@@ -30,10 +30,11 @@ the other referee's now.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -274,14 +275,26 @@ async def keep_lease(
             attempt = 0
 
 
-def run(config: Config, storage: RatedStorage, on_ready: Callable[[int], None]) -> None:
-    """Serve in a new asyncio loop until SIGINT or SIGTERM (main thread only).
-
-    The process is the referee's alone: what it loaded to start lives as long as it does, so
-    the garbage collector stops scanning it (``gc.freeze``), and collects less often.
+@contextlib.contextmanager
+def serving_gc() -> Iterator[None]:
+    """The garbage collector as a referee wants it, for the ``with`` block: what was loaded
+    before it lives as long as the referee, so the collector stops scanning it
+    (``gc.freeze``), and it collects less often (:data:`GC_THRESHOLDS`). Restored after (the
+    main job's referee shares its process with the command line, and tests run it in theirs).
     """
+    thresholds = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+def run(config: Config, storage: RatedStorage, on_ready: Callable[[int], None]) -> None:
+    """Serve in a new asyncio loop until SIGINT or SIGTERM (main thread only), with the
+    collector tuned for serving (:func:`serving_gc`)."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -294,4 +307,5 @@ def run(config: Config, storage: RatedStorage, on_ready: Callable[[int], None]) 
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)
 
-    asyncio.run(main())
+    with serving_gc():
+        asyncio.run(main())

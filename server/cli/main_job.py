@@ -40,7 +40,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from domino_arena.bots import HOUSE_BOTS, is_bot_spec, player_factory
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
-from domino_arena.server.app import App, Config
+from domino_arena.server.app import App, Config, serving_gc
 from domino_arena.server.cli import web_face
 from domino_arena.server.cli.tables import standings_table
 from domino_arena.server.ladder.elo import Rating, standings
@@ -158,7 +158,8 @@ def run(
                 f"{exc} in {display_url(url)}: use a fresh --db or other --entrants names"
             ) from None
         job = _main(settings, storage, tokens, bots, console, url=url, web_socket=web_socket)
-        return asyncio.run(job)
+        with serving_gc():
+            return asyncio.run(job)
 
 
 async def _main(
@@ -201,15 +202,15 @@ async def _main(
             console.print(f"the web face on {web.url} stops with the job: --web keeps it up")
         return results
     finally:
-        for bot in bots:  # they stop while the referee shuts down
-            if bot.process.poll() is None:
-                bot.process.terminate()
-        if web is not None:
-            web.stop()
+        # The bots and the web face stop while the referee shuts down.
+        children = [bot.process for bot in bots] + ([web.process] if web is not None else [])
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
         stop.set()
         with contextlib.suppress(Exception):
             await serving
-        await _reap(bots)
+        await _reap(bots, web)
 
 
 async def _until_ctrl_c(web: web_face.WebChild, console: Console) -> None:
@@ -295,15 +296,19 @@ async def _exited(process: subprocess.Popen[bytes]) -> int:
     return process.wait()
 
 
-async def _reap(bots: Sequence[BotProcess]) -> None:
-    """Wait for every bot process to exit (they were sent SIGTERM), at once; kill those still
-    running after :data:`STOP_TIMEOUT`; close the logs."""
+async def _reap(bots: Sequence[BotProcess], web: web_face.WebChild | None) -> None:
+    """Wait for every bot process and the web face to exit (they were sent SIGTERM), at once;
+    kill what still runs after :data:`STOP_TIMEOUT`; close the logs."""
     try:
         waits = [_exited(bot.process) for bot in bots]
+        if web is not None:
+            waits.append(_exited(web.process))
         await asyncio.wait_for(asyncio.gather(*waits), STOP_TIMEOUT)
     except TimeoutError:
         pass
     finally:
+        if web is not None:
+            web.stop()
         _kill_bots(bots)
 
 

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Final
 
 from domino_arena.sdk.bot import AsyncBot, Bot
-from domino_arena.sdk.testing import load_bot
 
 from .greedy import GreedyBot, UnsupportedGameError
 from .memorizer import MemorizerBot
@@ -102,6 +101,9 @@ def player_factory(
         return lambda: make_bot(spec, next(seeds), samples=samples)
     if samples is not None:
         raise ValueError(f"samples: only the search bot has a budget, not {spec!r}")
+    # Only for a bot of one's own: the loader (with the local match runner) is no house bot's.
+    from domino_arena.sdk.testing import load_bot  # noqa: PLC0415
+
     found = load_bot(spec)
 
     def new_bot() -> Bot | AsyncBot:

@@ -54,6 +54,9 @@ from domino_arena.server.store.tournaments import StoredTournament, TournamentSt
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""
+WEB_NICENESS: Final = 10
+"""The web face's lower CPU priority while the job plays (its start-up takes a second of CPU
+the referee and the bots would otherwise share)."""
 STOP_TIMEOUT: Final = 10.0
 """Seconds a bot process gets to exit after SIGTERM before it is killed."""
 
@@ -183,7 +186,7 @@ async def _main(
         for bot in bots:
             bot.dial(f"127.0.0.1:{port}", tokens[bot.entrant.name])
         if web_socket is not None:
-            web = web_face.start(web_socket, url, f"127.0.0.1:{port}")
+            web = web_face.start(web_socket, url, f"127.0.0.1:{port}", niceness=WEB_NICENESS)
             console.print(f"web face on {web.url} (standings, replays, live matches)")
         await _wait_connected(app, bots, serving)
         console.print(

@@ -104,12 +104,19 @@ class WebChild:
 
 
 def start(
-    sock: socket.socket, db_url: str, referee: str | None, extra: tuple[str, ...] = ()
+    sock: socket.socket,
+    db_url: str,
+    referee: str | None,
+    extra: tuple[str, ...] = (),
+    *,
+    niceness: int = 0,
 ) -> WebChild:
     """Start ``domino-arena web`` on ``sock`` over ``db_url`` (following live matches on
     ``referee``, ``HOST:PORT``, when given) and close the parent's copy of the socket.
 
-    ``extra``: more ``web`` arguments (e.g. the referee's TLS settings)."""
+    ``extra``: more ``web`` arguments (e.g. the referee's TLS settings). ``niceness``: how much
+    lower the child's CPU priority is (the main job's web face yields the CPU to its referee
+    and bots while they play: its start-up alone takes about a second of CPU)."""
     read_end, write_end = os.pipe()
     command = [
         sys.executable,
@@ -134,6 +141,9 @@ def start(
     finally:
         os.close(read_end)
         sock.close()
+    if niceness:
+        with contextlib.suppress(OSError):  # the child died at once: its status says why
+            os.setpriority(os.PRIO_PROCESS, process.pid, niceness)
     return WebChild(url, process, write_end)
 
 

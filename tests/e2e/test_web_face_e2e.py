@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from domino_arena.server.cli import web_face
+from domino_arena.server.cli import main_job, web_face
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from tests.fakes.processes import Process, command, served_port
@@ -177,6 +177,9 @@ def test_round_robin_web_ends_in_a_site_with_the_standings_and_every_game_replay
             assert replay["no_replay"] is None, replay["no_replay"]
             assert replay["replay"]["step"] == replay["replay"]["total"] > 0
         (child,) = web_children(job.popen.pid)
+        # The web face yields the CPU to the referee and the bots while they play.
+        wanted = min(19, os.getpriority(os.PRIO_PROCESS, job.popen.pid) + main_job.WEB_NICENESS)
+        assert os.getpriority(os.PRIO_PROCESS, child) == wanted
         job.popen.send_signal(signal.SIGINT)
         code, output = job.finish()
         assert code == 0, output

@@ -137,13 +137,20 @@ class RatedStorage(Storage):
             dataclasses.replace(match, rating_model=elo.MODEL) if match.moves_ratings else match
             for match in batch
         ]
+        # A damaged match is refused before the transaction; a game outside a tournament is
+        # rated as found here (a tournament's baselines are read in the transaction).
+        games: dict[str, elo.RatedGame] = {}
         for match in named:
             matches.check_match(match)
             if match.moves_ratings:
-                rated_game_of(match)  # refuse a damaged match before the transaction
-        if not any(match.moves_ratings for match in named):
+                games[match.id] = rated_game_of(match)
+        if not games:
             return matches.save_many(self.engine, named)
-        return matches.save_many(self.engine, named, _rate_batch)
+
+        def rate(connection: sa.Connection, written: Sequence[StoredMatch]) -> None:
+            _rate_batch(connection, written, games)
+
+        return matches.save_many(self.engine, named, rate)
 
     def ratings(self, pool: str) -> dict[str, elo.Rating]:
         """Return every rated bot's rating in ``pool`` (a game type), by bot name."""
@@ -292,18 +299,26 @@ def _game_of_row(
     return rated_game_of(columns, baselines.get(row.tournament_id or "", ()))
 
 
-def _rate_batch(connection: sa.Connection, written: Sequence[StoredMatch]) -> None:
+def _rate_batch(
+    connection: sa.Connection, written: Sequence[StoredMatch], found: dict[str, elo.RatedGame]
+) -> None:
     """Move the ratings of the rated matches of ``written``, in order, inside the caller's
     transaction: their bots' rows (in each match's pool, ``match.game``) are created if
     missing, then locked and read once, moved in memory game after game, and written once;
     each game gets its ``rated_games`` row and its bots' ``rating_history``. House bots
-    (frozen) get no row."""
+    (frozen) get no row. ``found``: match id -> its game as rated without baselines; a game
+    of a tournament with frozen baselines is rated again with them."""
     rated = [match for match in written if match.moves_ratings]
     if not rated:
         return
     tournaments = {match.tournament_id for match in rated if match.tournament_id is not None}
     baselines = _baselines(connection, tournaments) if tournaments else {}
-    games = [rated_game_of(m, baselines.get(m.tournament_id or "", ())) for m in rated]
+    games = [
+        rated_game_of(m, baselines[m.tournament_id])
+        if m.tournament_id in baselines
+        else found[m.id]
+        for m in rated
+    ]
     current = _locked_ratings(
         connection,
         {

@@ -2,14 +2,21 @@
 
 Usage::
 
-    python bench/ladder_bench.py [--results N] [--backend sqlite|postgresql|both] [--bots K]
+    python bench/ladder_bench.py [--results N] [--backend sqlite|postgresql|both]
+                                 [--path single|batch|both] [--in-flight M] [--bots K]
                                  [--seed S] [--postgres-url URL]
 
 The issue asks for the time to store 100,000 results (``--results``, the default) and to
-recompute the standings. Results go in through the product's own path, one
-``RatedStorage.save_match`` call per result: one transaction that writes the match row and, for a
-rated match, locks, moves and writes its bots' ratings and appends it to ``rated_games``. So the
-figure includes what the referee pays per finished game; nothing is batched.
+recompute the standings. Results go in through one of the product's two paths (``--path``):
+
+* ``batch`` (the default): the referee's ladder writer (``server/store/writer.py``'s
+  ``Writer.save_match``), called by up to ``--in-flight`` concurrent finished games (512) as the
+  arena calls it: the games queued while a transaction is written share the next one (group
+  commit, up to 256 a transaction), their ratings moved in memory in order and written once.
+* ``single``: one ``RatedStorage.save_match`` call per result, one transaction each (the path
+  every result took before group commit): the match row and, for a rated match, its bots'
+  ratings locked, moved and written, and ``rated_games``.
+* ``both``: single, then batch, each on a fresh database, and the ratio of their times.
 
 The rows are generated before the clock starts, from ``--seed``: K bots (20 by default) in four
 pools, as the referee stores them: Passing Game with 2 seats and with 4 seats in partnerships,
@@ -29,7 +36,7 @@ SQLite is a fresh file in a temporary folder. PostgreSQL is ``--postgres-url`` (
 server by default) in a fresh schema, dropped afterwards. With fewer than 100,000 results, the
 times for 100,000 are also printed, scaled linearly and marked *extrapolated*; storing slows as
 tables grow, so they are a floor. The machine is shared: the CPU count and load are printed
-before and after each backend.
+before and after each run.
 """
 
 from __future__ import annotations
@@ -43,10 +50,12 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+import trio
 
 from domino_arena.bots import make_bot
 from domino_arena.sdk.local import play_game
@@ -55,8 +64,11 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.engine import display_url
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.writer import Writer
 
 ISSUE_RESULTS: Final = 100_000
+IN_FLIGHT: Final = 512
+"""Finished games waiting for the writer at most, on the batch path."""
 POSTGRES_URL: Final = "postgresql://postgres@127.0.0.1:5432/test"
 SAMPLE_GAMES: Final = 4
 """Real games played per seating; every row reuses one of them."""
@@ -198,6 +210,7 @@ class BackendResult:
     """One database's figures, with the machine's load averages before and after."""
 
     backend: str
+    path: str
     results: int
     store_seconds: float
     pools: list[PoolTimes]
@@ -209,23 +222,73 @@ class MismatchError(Exception):
     """The recomputed standings of a pool differ from the stored ones."""
 
 
-def run_backend(
-    backend: str, storage: RatedStorage, matches: Sequence[StoredMatch], pools: Sequence[str]
-) -> BackendResult:
-    """Store every match through ``storage``, then recompute and read every pool."""
-    load_before = os.getloadavg()
-    report_every = max(1, len(matches) // 10)
-    began = time.perf_counter()
+Progress = Callable[[int], None]
+
+
+def store_single(storage: RatedStorage, matches: Sequence[StoredMatch], progress: Progress) -> None:
+    """Store each match in its own transaction (``RatedStorage.save_match``)."""
     for number, match in enumerate(matches, 1):
         if not storage.save_match(match):
             raise RuntimeError(f"match {match.id} was refused as stored already")
+        progress(number)
+
+
+def store_batch(
+    storage: RatedStorage, matches: Sequence[StoredMatch], progress: Progress, in_flight: int
+) -> None:
+    """Store the matches through the ladder writer, ``in_flight`` saves waiting at most."""
+    writer = Writer(storage)
+    stored = 0
+
+    async def save(match: StoredMatch, limit: trio.Semaphore) -> None:
+        nonlocal stored
+        try:
+            if not await writer.save_match(match):
+                raise RuntimeError(f"match {match.id} was refused as stored already")
+        finally:
+            limit.release()
+        stored += 1
+        progress(stored)
+
+    async def main() -> None:
+        limit = trio.Semaphore(in_flight)
+        async with trio.open_nursery() as nursery:
+            for match in matches:
+                await limit.acquire()
+                nursery.start_soon(save, match, limit)
+
+    trio.run(main)
+    print(f"  {len(matches):,} stored in {writer.batches:,} transactions", file=sys.stderr)
+
+
+def run_backend(
+    backend: str,
+    storage: RatedStorage,
+    matches: Sequence[StoredMatch],
+    pools: Sequence[str],
+    *,
+    path: str,
+    in_flight: int = IN_FLIGHT,
+) -> BackendResult:
+    """Store every match through ``storage`` by ``path``, then recompute and read every pool."""
+    load_before = os.getloadavg()
+    report_every = max(1, len(matches) // 10)
+    began = time.perf_counter()
+
+    def progress(number: int) -> None:
         if number % report_every == 0:
             elapsed = time.perf_counter() - began
             print(
-                f"  {backend}: {number:,} stored in {elapsed:.1f} s ({number / elapsed:,.0f}/s)",
+                f"  {backend} {path}: {number:,} stored in {elapsed:.1f} s "
+                f"({number / elapsed:,.0f}/s)",
                 file=sys.stderr,
                 flush=True,
             )
+
+    if path == "single":
+        store_single(storage, matches, progress)
+    else:
+        store_batch(storage, matches, progress, in_flight)
     store_seconds = time.perf_counter() - began
     times = []
     for pool in pools:
@@ -245,13 +308,16 @@ def run_backend(
             )
         games = sum(r.games for r in stored.values())
         times.append(PoolTimes(pool, games, len(stored), recompute, read))
-    return BackendResult(backend, len(matches), store_seconds, times, load_before, os.getloadavg())
+    return BackendResult(
+        backend, path, len(matches), store_seconds, times, load_before, os.getloadavg()
+    )
 
 
 def print_result(result: BackendResult) -> None:
     count = result.results
     print(
-        f"\n{result.backend}: {count:,} results stored in {result.store_seconds:.1f} s = "
+        f"\n{result.backend}, {result.path} path: {count:,} results stored in "
+        f"{result.store_seconds:.1f} s = "
         f"{count / result.store_seconds:,.0f} results/s "
         f"({1e3 * result.store_seconds / count:.2f} ms each); "
         f"load {_load(result.load_before)} -> {_load(result.load_after)}"
@@ -289,6 +355,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--backend", choices=("sqlite", "postgresql", "both"), default="both", help="(both)"
     )
+    parser.add_argument(
+        "--path",
+        choices=("single", "batch", "both"),
+        default="batch",
+        help="one transaction per result, the ladder writer's group commit, or both (batch)",
+    )
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        default=IN_FLIGHT,
+        metavar="M",
+        help=f"batch path: finished games waiting for the writer at most (default {IN_FLIGHT})",
+    )
     parser.add_argument("--bots", type=int, default=20, metavar="K", help="bots (default 20)")
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="seed (default 1)")
     parser.add_argument(
@@ -297,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.results < 1:
         parser.error(f"--results: expected at least 1, got {args.results}")
+    if args.in_flight < 1:
+        parser.error(f"--in-flight: expected at least 1, got {args.in_flight}")
     if args.bots < max(len(s.side_of_seat) for s in SEATINGS):
         parser.error(f"--bots: expected at least 4 (the largest table), got {args.bots}")
     print(
@@ -307,34 +388,65 @@ def main(argv: Sequence[str] | None = None) -> int:
     matches = generate(args.results, args.bots, args.seed)
     pools = sorted({s.game for s in SEATINGS})
     backends = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
+    paths = ("single", "batch") if args.path == "both" else (args.path,)
     try:
         for backend in backends:
-            if backend == "sqlite":
-                with tempfile.TemporaryDirectory(prefix="ladder-bench-") as folder:
-                    storage = RatedStorage(f"sqlite:///{Path(folder) / 'ladder.db'}")
-                    storage.open()
-                    try:
-                        result = run_backend(backend, storage, matches, pools)
-                    finally:
-                        storage.close()
-            else:
-                storage = RatedStorage(
-                    args.postgres_url, schema=f"ladder_bench_{uuid.uuid4().hex[:12]}"
+            results = [
+                run_one(
+                    backend,
+                    matches,
+                    pools,
+                    path=path,
+                    postgres_url=args.postgres_url,
+                    in_flight=args.in_flight,
                 )
+                for path in paths
+            ]
+            for result in results:
+                print_result(result)
+            if len(results) == 2:
+                single, batch = results
                 print(
-                    f"  {display_url(args.postgres_url)}, schema {storage.schema}", file=sys.stderr
+                    f"  {backend}: batch stores {single.store_seconds / batch.store_seconds:.1f}x "
+                    f"as fast as single; store + recompute "
+                    f"{_total(single):.1f} s -> {_total(batch):.1f} s"
                 )
-                storage.open()
-                try:
-                    result = run_backend(backend, storage, matches, pools)
-                finally:
-                    storage.drop()
-                    storage.close()
-            print_result(result)
     except Exception as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _total(result: BackendResult) -> float:
+    return result.store_seconds + sum(p.recompute for p in result.pools)
+
+
+def run_one(
+    backend: str,
+    matches: Sequence[StoredMatch],
+    pools: Sequence[str],
+    *,
+    path: str,
+    postgres_url: str,
+    in_flight: int,
+) -> BackendResult:
+    """Run ``path`` on a fresh database of ``backend``."""
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory(prefix="ladder-bench-") as folder:
+            storage = RatedStorage(f"sqlite:///{Path(folder) / 'ladder.db'}")
+            storage.open()
+            try:
+                return run_backend(backend, storage, matches, pools, path=path, in_flight=in_flight)
+            finally:
+                storage.close()
+    storage = RatedStorage(postgres_url, schema=f"ladder_bench_{uuid.uuid4().hex[:12]}")
+    print(f"  {display_url(postgres_url)}, schema {storage.schema}", file=sys.stderr)
+    storage.open()
+    try:
+        return run_backend(backend, storage, matches, pools, path=path, in_flight=in_flight)
+    finally:
+        storage.drop()
+        storage.close()
 
 
 if __name__ == "__main__":

@@ -106,6 +106,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "check a finished tournament's deals against its published seed commitment",
         "verify",
     ),
+    Command(
+        "import",
+        "'import RECORDS... [--rated] [--create-bots]': store matches played elsewhere from "
+        "their record files (each replayed first; a match id stored already is skipped)",
+        "import_records",
+    ),
     Command("watch", "follow a running match step by step", "follow"),
     Command("web", "serve the read-only web face (standings, matches, replays)", "web"),
     Command(

@@ -166,6 +166,10 @@ class PairRecord:
         return self.wins + self.draws + self.losses
 
 
+_NEW: Final = Rating()
+"""A bot's rating before its first game (immutable: one serves every lookup)."""
+
+
 def expected_score(rating: float, opponent: float) -> float:
     """The logistic Elo expectation of ``rating`` against ``opponent``.
 
@@ -238,8 +242,7 @@ def rate_game(
     sides = game.sides
     fixed = dict(game.fixed)
     before = [
-        Rating(rating=fixed[bot]) if bot in fixed else ratings.get(bot, Rating())
-        for bot in game.bots
+        Rating(rating=fixed[bot]) if bot in fixed else ratings.get(bot, _NEW) for bot in game.bots
     ]
     members: list[list[int]] = [[] for _ in range(sides)]
     for seat, side in enumerate(game.side_of_seat):

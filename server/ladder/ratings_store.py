@@ -2,11 +2,14 @@
 
 DESIGN.md decisions 11 and 12: a finished match and the rating change it causes are written in
 one transaction, and a match is never rated twice. :class:`RatedStorage` is the storage with
-the Elo ladder on top: its :meth:`~RatedStorage.save_match` stores the match row through
-:func:`domino_arena.server.store.matches.save` and, inside that same transaction, creates the
-bots' rating rows if missing, locks them (``SELECT ... FOR UPDATE``; SQLite's write lock is
-taken at BEGIN), moves them by :func:`.elo.rate_game`, appends the match to ``rated_games`` and
-each bot's new rating to ``rating_history`` (the points of a bot's rating chart).
+the Elo ladder on top: its :meth:`~RatedStorage.save_matches` stores a batch of match rows
+through :func:`domino_arena.server.store.matches.save_many` and, inside that same transaction,
+creates the bots' rating rows if missing, locks them (``SELECT ... FOR UPDATE``; SQLite's write
+lock is taken at BEGIN), moves them in memory by :func:`.elo.rate_game`, game after game in the
+batch's order (so the ratings are those that saving the games one by one gives), appends the
+matches to ``rated_games`` and each bot's new rating to ``rating_history`` (the points of a
+bot's rating chart), and writes each moved rating once (:meth:`~RatedStorage.save_match` is a
+batch of one).
 Frozen baselines (``house:NAME`` seats) get no rating row and no history: their opponents move
 against the fixed ratings of the match's tournament (its ``baselines``), read in the same
 transaction, and the replays read them likewise, so a replay still equals what was stored.
@@ -16,23 +19,19 @@ The storage stays free of ratings (it does not import the ladder); the ladder im
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import RowMapping
+from sqlalchemy.engine import Row, RowMapping
 
 from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder import elo
 from domino_arena.server.store import matches
 from domino_arena.server.store.engine import writing
-from domino_arena.server.store.matches import (
-    SUMMARY_COLUMNS,
-    StoredMatch,
-    sides_of,
-    stored_match,
-)
+from domino_arena.server.store.matches import SeatedResult, StoredMatch, sides_of
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tables import (
     HOUSE_PREFIX,
@@ -44,11 +43,15 @@ from domino_arena.server.store.tables import (
 )
 
 _RATED_TERMINATIONS: Final = sorted(t.value for t in Termination if t.rated)
+_REPLAY_ROWS: Final = 5_000
+"""Rows fetched at a time when a pool is replayed (PostgreSQL streams them from the server)."""
 _HISTORY_BATCH: Final = 5_000
 """Rows inserted per statement when a pool's history is rebuilt."""
 
 
-def rated_game_of(match: StoredMatch, baselines: Sequence[tuple[str, float]] = ()) -> elo.RatedGame:
+def rated_game_of(
+    match: SeatedResult, baselines: Sequence[tuple[str, float]] = ()
+) -> elo.RatedGame:
     """Return ``match`` as the ladder rates it: its standing by score and winner, forfeits last.
 
     ``baselines`` are its tournament's frozen baselines (house bot name, fixed rating): those
@@ -101,7 +104,8 @@ class RatedStorage(Storage):
             self.rebuild_rating_history(pool)
 
     def save_match(self, match: StoredMatch) -> bool:
-        """Store a finished match and, if it is rated, its bots' new ratings, in one transaction.
+        """Store a finished match and, if it is rated, its bots' new ratings, in one
+        transaction: a batch of one (:meth:`save_matches`).
 
         Returns:
             True when written; False when the match was stored already (same id, or the same
@@ -112,20 +116,41 @@ class RatedStorage(Storage):
             ValueError: a field out of range, or a rated match the ladder cannot rate (the
                 message says which field and why); nothing is written.
         """
-        matches.check_match(match)
-        if not match.moves_ratings:
-            return matches.save(self.engine, match)
-        match = dataclasses.replace(match, rating_model=elo.MODEL)
-        rated_game_of(match)  # refuse a damaged match before the transaction
+        return self.save_matches((match,))[0]
 
-        def rate(connection: sa.Connection) -> None:
-            if match.tournament_id is None:
-                _rate(connection, match, rated_game_of(match))
-                return
-            baselines = _baselines(connection, match.tournament_id)
-            _rate(connection, match, rated_game_of(match, baselines.get(match.tournament_id, ())))
+    def save_matches(self, batch: Sequence[StoredMatch]) -> list[bool]:
+        """Store the finished matches of ``batch`` and the rating changes of those rated, in
+        one transaction: all of it or nothing (the ladder writer's group commit).
 
-        return matches.save(self.engine, match, rate)
+        The rated ones move their pool's ratings in ``batch``'s order, each from the ratings
+        the ones before it left, exactly as saving them one by one would.
+
+        Returns:
+            For each match: True when written, False when it was stored already (nothing of it
+            is written then).
+
+        Raises:
+            ValueError: a field out of range, or a rated match the ladder cannot rate (the
+                message names the match, the field and why); nothing is written.
+        """
+        named = [
+            dataclasses.replace(match, rating_model=elo.MODEL) if match.moves_ratings else match
+            for match in batch
+        ]
+        # A damaged match is refused before the transaction; a game outside a tournament is
+        # rated as found here (a tournament's baselines are read in the transaction).
+        games: dict[str, elo.RatedGame] = {}
+        for match in named:
+            matches.check_match(match)
+            if match.moves_ratings:
+                games[match.id] = rated_game_of(match)
+        if not games:
+            return matches.save_many(self.engine, named)
+
+        def rate(connection: sa.Connection, written: Sequence[StoredMatch]) -> None:
+            _rate_batch(connection, written, games)
+
+        return matches.save_many(self.engine, named, rate)
 
     def ratings(self, pool: str) -> dict[str, elo.Rating]:
         """Return every rated bot's rating in ``pool`` (a game type), by bot name."""
@@ -146,11 +171,18 @@ class RatedStorage(Storage):
         with self.engine.connect() as connection:
             rows = connection.execute(_rated_after(pool, seq)).all()
             baselines = _baselines(connection)
-        return [(int(row.seq), _game_of_row(row._mapping, baselines)) for row in rows]
+        return [(int(row.seq), _game_of_row(row, baselines)) for row in rows]
 
     def recompute_ratings(self, pool: str) -> dict[str, elo.Rating]:
-        """Return the ratings of ``pool`` replayed from its rated games: what it should hold."""
-        return elo.replay(self.rated_games(pool))
+        """Return the ratings of ``pool`` replayed from its rated games: what it should hold.
+
+        Reads only the columns a game is rated from, and rates the rows as they come."""
+        with self.engine.connect() as connection:
+            baselines = _baselines(connection)
+            rows = connection.execution_options(yield_per=_REPLAY_ROWS).execute(
+                _rated_after(pool, 0)
+            )
+            return elo.replay(_game_of_row(row, baselines) for row in rows)
 
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]:
         """Return ``bot``'s rating after each rated game it played in ``pool``, oldest first,
@@ -176,7 +208,7 @@ class RatedStorage(Storage):
             batch: list[dict[str, Any]] = []
             baselines = _baselines(connection)
             for row in connection.execute(_rated_after(pool, 0)).all():
-                changed = elo.rate_game(ratings, _game_of_row(row._mapping, baselines))
+                changed = elo.rate_game(ratings, _game_of_row(row, baselines))
                 ratings.update(changed)
                 batch.extend(_history_rows(pool, row.seq, changed))
                 if len(batch) >= _HISTORY_BATCH:
@@ -207,13 +239,13 @@ class RatedStorage(Storage):
 
 
 def _baselines(
-    connection: sa.Connection, tournament_id: str | None = None
+    connection: sa.Connection, tournament_ids: Collection[str] | None = None
 ) -> dict[str, tuple[tuple[str, float], ...]]:
-    """Tournament id -> its frozen baselines, for the tournaments that seat some (only
-    ``tournament_id``'s when given; none for a match outside a tournament)."""
+    """Tournament id -> its frozen baselines, for the tournaments that seat some (only those
+    of ``tournament_ids`` when given; none for a match outside a tournament)."""
     query = sa.select(TOURNAMENTS.c.id, TOURNAMENTS.c.baselines)
-    if tournament_id is not None:
-        query = query.where(TOURNAMENTS.c.id == tournament_id)
+    if tournament_ids is not None:
+        query = query.where(TOURNAMENTS.c.id.in_(sorted(tournament_ids)))
     return {
         row.id: tuple((b["bot"], float(b["rating"])) for b in row.baselines)
         for row in connection.execute(query)
@@ -221,56 +253,163 @@ def _baselines(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _RatedColumns:
+    """The columns of a rated game's row that the ladder rates it from (:data:`_RATED_COLUMNS`):
+    the replays read these alone, never the record nor the rest of the row."""
+
+    id: str
+    seats: tuple[str, ...]
+    termination: str
+    winner: int | None
+    scores: tuple[int, ...]
+    faulted_seat: int | None
+    side_of_seat: tuple[int, ...]
+    faults: tuple[int, ...]
+
+
+_RATED_COLUMNS: Final = (
+    MATCHES.c.id,
+    MATCHES.c.seats,
+    MATCHES.c.termination,
+    MATCHES.c.winner,
+    MATCHES.c.scores,
+    MATCHES.c.faulted_seat,
+    MATCHES.c.side_of_seat,
+    MATCHES.c.faults,
+    MATCHES.c.tournament_id,
+)
+
+
 def _game_of_row(
-    row: RowMapping, baselines: dict[str, tuple[tuple[str, float], ...]]
+    row: Row[Any], baselines: dict[str, tuple[tuple[str, float], ...]]
 ) -> elo.RatedGame:
-    """A rated game's row as the ladder rates it, with its tournament's baselines."""
-    match = stored_match(row)
-    return rated_game_of(match, baselines.get(match.tournament_id or "", ()))
+    """A rated game's row (:func:`_rated_after`) as the ladder rates it, with its tournament's
+    baselines."""
+    columns = _RatedColumns(
+        row.id,
+        tuple(row.seats),
+        row.termination,
+        row.winner,
+        tuple(row.scores),
+        row.faulted_seat,
+        tuple(row.side_of_seat),
+        tuple(row.faults),
+    )
+    return rated_game_of(columns, baselines.get(row.tournament_id or "", ()))
 
 
-def _rate(connection: sa.Connection, match: StoredMatch, game: elo.RatedGame) -> None:
-    """Move the ratings of ``game``'s bots in the pool ``match.game``, inside the caller's
-    transaction: their rows are created if missing, then locked, read, rated and written.
-    House bots (frozen) get no row."""
-    pool, bots = match.game, sorted(bot for bot in game.bots if not elo.is_house(bot))
-    fresh = elo.Rating()
-    new_rows = [{"pool": pool, "bot": bot, **_rating_values(fresh)} for bot in bots]
+def _rate_batch(
+    connection: sa.Connection, written: Sequence[StoredMatch], found: dict[str, elo.RatedGame]
+) -> None:
+    """Move the ratings of the rated matches of ``written``, in order, inside the caller's
+    transaction: their bots' rows (in each match's pool, ``match.game``) are created if
+    missing, then locked and read once, moved in memory game after game, and written once;
+    each game gets its ``rated_games`` row and its bots' ``rating_history``. House bots
+    (frozen) get no row. ``found``: match id -> its game as rated without baselines; a game
+    of a tournament with frozen baselines is rated again with them."""
+    rated = [match for match in written if match.moves_ratings]
+    if not rated:
+        return
+    tournaments = {match.tournament_id for match in rated if match.tournament_id is not None}
+    baselines = _baselines(connection, tournaments) if tournaments else {}
+    games = [
+        rated_game_of(m, baselines[m.tournament_id])
+        if m.tournament_id in baselines
+        else found[m.id]
+        for m in rated
+    ]
+    current = _locked_ratings(
+        connection,
+        {
+            (match.game, bot)
+            for match, game in zip(rated, games, strict=True)
+            for bot in game.bots
+            if not elo.is_house(bot)
+        },
+    )
+    seqs = _append_rated(connection, rated)
+    history: list[dict[str, Any]] = []
+    moved: dict[tuple[str, str], elo.Rating] = {}
+    for match, game, seq in zip(rated, games, seqs, strict=True):
+        pool = current.setdefault(match.game, {})
+        changed = elo.rate_game(pool, game)
+        pool.update(changed)
+        history.extend(_history_rows(match.game, seq, changed))
+        moved.update(((match.game, bot), rating) for bot, rating in changed.items())
+    if moved:
+        # Each moved rating is written once; the rows' other keys are the columns to set.
+        same = (RATINGS.c.pool == sa.bindparam("at_pool"), RATINGS.c.bot == sa.bindparam("at_bot"))
+        connection.execute(
+            RATINGS.update().where(*same),
+            [
+                {"at_pool": pool, "at_bot": bot, **_rating_values(rating)}
+                for (pool, bot), rating in sorted(moved.items())
+            ],
+        )
+    if history:
+        connection.execute(RATING_HISTORY.insert(), history)
+
+
+def _locked_ratings(
+    connection: sa.Connection, keys: set[tuple[str, str]]
+) -> dict[str, dict[str, elo.Rating]]:
+    """Pool -> bot -> rating of the (pool, bot) ``keys``: each row created (fresh) if missing,
+    then all locked (``SELECT ... FOR UPDATE``, in (pool, bot) order, so two writers lock in
+    the same order) and read."""
+    fresh = _rating_values(elo.Rating())
     insert = (
         postgresql.insert(RATINGS)
         if connection.dialect.name == "postgresql"
         else sqlite.insert(RATINGS)
     )
-    if new_rows:
+    if keys:
+        new_rows = [{"pool": pool, "bot": bot, **fresh} for pool, bot in sorted(keys)]
         connection.execute(insert.on_conflict_do_nothing(), new_rows)
-    rows = connection.execute(
-        sa.select(RATINGS)
-        .where(RATINGS.c.pool == pool, RATINGS.c.bot.in_(bots))
-        .order_by(RATINGS.c.bot)
-        .with_for_update()
-    ).all()
-    current = {row.bot: _rating(row._mapping) for row in rows}
-    changed = elo.rate_game(current, game)
-    for bot, rating in changed.items():
+    current: dict[str, dict[str, elo.Rating]] = {}
+    for pool in sorted({pool for pool, _ in keys}):
+        bots = sorted(bot for p, bot in keys if p == pool)
+        rows = connection.execute(
+            sa.select(RATINGS)
+            .where(RATINGS.c.pool == pool, RATINGS.c.bot.in_(bots))
+            .order_by(RATINGS.c.bot)
+            .with_for_update()
+        ).all()
+        current[pool] = {row.bot: _rating(row._mapping) for row in rows}
+    return current
+
+
+def _append_rated(connection: sa.Connection, rated: Sequence[StoredMatch]) -> list[int]:
+    """Append ``rated`` to ``rated_games`` in order; return their seqs (increasing).
+
+    PostgreSQL gives them with one ordered ``INSERT ... RETURNING``. SQLite would insert one
+    row per statement to keep that order, so there the seqs are given: the transaction holds
+    the file's write lock since BEGIN, so the next seqs are the largest one's followers,
+    exactly what SQLite would pick."""
+    if connection.dialect.name == "sqlite":
+        last = connection.execute(sa.select(sa.func.max(RATED_GAMES.c.seq))).scalar_one()
+        first = (last or 0) + 1
+        seqs = list(range(first, first + len(rated)))
         connection.execute(
-            RATINGS.update()
-            .where(RATINGS.c.pool == pool, RATINGS.c.bot == bot)
-            .values(_rating_values(rating))
+            RATED_GAMES.insert(),
+            [
+                {"seq": seq, "pool": match.game, "match_id": match.id}
+                for seq, match in zip(seqs, rated, strict=True)
+            ],
         )
-    inserted = connection.execute(RATED_GAMES.insert().values(pool=pool, match_id=match.id))
-    key = inserted.inserted_primary_key
-    if key is None:  # pragma: no cover - an insert of one row always has its key
-        raise RuntimeError(f"match {match.id}: the database gave no rated_games seq")
-    seq = int(key[0])
-    if changed:
-        connection.execute(RATING_HISTORY.insert(), _history_rows(pool, seq, changed))
+        return seqs
+    inserted = connection.execute(
+        RATED_GAMES.insert().returning(RATED_GAMES.c.seq, sort_by_parameter_order=True),
+        [{"pool": match.game, "match_id": match.id} for match in rated],
+    )
+    return [int(seq) for seq in inserted.scalars()]
 
 
 def _rated_after(pool: str, seq: int) -> sa.Select[Any]:
     """The rows of ``pool``'s games rated after its ``rated_games`` row ``seq``, in rating
-    order: each match's row without its record, and the seq."""
+    order: the seq and the columns the ladder rates a match from (:data:`_RATED_COLUMNS`)."""
     return (
-        sa.select(RATED_GAMES.c.seq, *SUMMARY_COLUMNS)
+        sa.select(RATED_GAMES.c.seq, *_RATED_COLUMNS)
         .select_from(MATCHES.join(RATED_GAMES, RATED_GAMES.c.match_id == MATCHES.c.id))
         .where(RATED_GAMES.c.pool == pool, RATED_GAMES.c.seq > seq)
         .order_by(RATED_GAMES.c.seq)

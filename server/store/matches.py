@@ -1,17 +1,19 @@
 """Finished matches: the row each one leaves (:class:`StoredMatch`), saving it once, reading it.
 
 A match is never stored twice (same id, or same tournament game): a retry after a lost
-acknowledgement finds it and writes nothing (DESIGN.md decisions 11 and 12). :func:`save`
-runs a caller's step inside the match's own transaction, which is how the ladder
-(``server/ladder/ratings_store.py``) writes a rated match and its rating change as one.
+acknowledgement finds it and writes nothing (DESIGN.md decisions 11 and 12). :func:`save_many`
+stores a batch of matches in one transaction (the ladder writer's group commit, and the
+import) and runs a caller's step inside it, which is how the ladder
+(``server/ladder/ratings_store.py``) writes rated matches and their rating changes as one;
+:func:`save` is a batch of one.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine, RowMapping
@@ -24,6 +26,10 @@ from domino_arena.server.store.tables import DEFAULT_COURSE, MATCH_SEATS, MATCHE
 
 InTransaction = Callable[[sa.Connection], None]
 """A step run inside a match's save transaction, after its row is inserted."""
+
+InBatch = Callable[[sa.Connection, Sequence["StoredMatch"]], None]
+"""A step run inside a batch's transaction with the matches it wrote, in order, after their
+rows are inserted (those stored already are not passed)."""
 
 _TERMINATIONS: Final = tuple(termination.value for termination in Termination)
 _FAULT_KINDS: Final = tuple(kind.value for kind in FaultKind)
@@ -82,7 +88,29 @@ class StoredMatch:
         return self.rated and Termination(self.termination).rated
 
 
-def sides_of(match: StoredMatch) -> tuple[int, ...]:
+class SeatedResult(Protocol):
+    """What a match's result is made of, for those that read only that (the ladder's replay
+    reads these columns alone): a :class:`StoredMatch` is one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def seats(self) -> tuple[str, ...]: ...
+    @property
+    def termination(self) -> str: ...
+    @property
+    def winner(self) -> int | None: ...
+    @property
+    def scores(self) -> tuple[int, ...]: ...
+    @property
+    def faulted_seat(self) -> int | None: ...
+    @property
+    def side_of_seat(self) -> tuple[int, ...]: ...
+    @property
+    def faults(self) -> tuple[int, ...]: ...
+
+
+def sides_of(match: SeatedResult) -> tuple[int, ...]:
     """Return the side of each seat of ``match`` (one side per seat when it does not say)."""
     if match.side_of_seat:
         return match.side_of_seat
@@ -122,7 +150,8 @@ def check_match(match: StoredMatch) -> None:
 
 
 def save(engine: Engine, match: StoredMatch, in_transaction: InTransaction | None = None) -> bool:
-    """Store ``match`` and run ``in_transaction`` with the connection, in one transaction.
+    """Store ``match`` and run ``in_transaction`` with the connection, in one transaction: a
+    batch of one (:func:`save_many`).
 
     Returns:
         True when written; False when the match was stored already (same id, or the same
@@ -132,22 +161,54 @@ def save(engine: Engine, match: StoredMatch, in_transaction: InTransaction | Non
         ValueError: a field out of range (:func:`check_match`); nothing is written.
         Exception: what the database or ``in_transaction`` raised; nothing is written.
     """
-    check_match(match)
+    if in_transaction is None:
+        return save_many(engine, (match,))[0]
+    step = in_transaction
+
+    def run_step(connection: sa.Connection, _written: Sequence[StoredMatch]) -> None:
+        step(connection)
+
+    return save_many(engine, (match,), run_step)[0]
+
+
+def save_many(
+    engine: Engine, batch: Sequence[StoredMatch], in_transaction: InBatch | None = None
+) -> list[bool]:
+    """Store the matches of ``batch`` in one transaction, in order, and run ``in_transaction``
+    with the connection and those written: all of it is written, or none.
+
+    A match stored already (same id, or the same game of the same tournament, also earlier in
+    ``batch``) is skipped: it is written once, like a retry of :func:`save`. The rows go in
+    with one statement per table, whatever the batch's size.
+
+    Returns:
+        For each match of ``batch``: True when written, False when it was stored already.
+
+    Raises:
+        ValueError: a field out of range (:func:`check_match`); nothing is written.
+        Exception: what the database or ``in_transaction`` raised; nothing is written.
+    """
+    for match in batch:
+        check_match(match)
     try:
         with writing(engine) as connection:
-            if _stored_already(connection, match):
-                return False
-            connection.execute(MATCHES.insert().values(match_row(match)))
-            connection.execute(MATCH_SEATS.insert(), seat_rows(match))
-            if in_transaction is not None:
-                in_transaction(connection)
+            fresh = _not_stored(connection, batch)
+            written = [match for match, new in zip(batch, fresh, strict=True) if new]
+            if written:
+                connection.execute(MATCHES.insert(), [match_row(match) for match in written])
+                seats = [row for match in written for row in seat_rows(match)]
+                connection.execute(MATCH_SEATS.insert(), seats)
+                if in_transaction is not None:
+                    in_transaction(connection, written)
     except IntegrityError:
-        # Someone else stored it between our look and our insert: it is stored once.
-        with engine.connect() as connection:
-            if _stored_already(connection, match):
-                return False
+        # Someone else stored it between our look and our insert: it is stored once. (A batch
+        # of several is stored again one by one by its writer, each match finding out alone.)
+        if len(batch) == 1:
+            with engine.connect() as connection:
+                if _not_stored(connection, batch) == [False]:
+                    return [False]
         raise
-    return True
+    return fresh
 
 
 def match(engine: Engine, match_id: str) -> StoredMatch | None:
@@ -240,17 +301,31 @@ def stored_match(row: RowMapping) -> StoredMatch:
     )
 
 
-def _stored_already(connection: sa.Connection, match: StoredMatch) -> bool:
-    same = MATCHES.c.id == match.id
-    if match.tournament_id is not None:
-        same = sa.or_(
-            same,
-            sa.and_(
-                MATCHES.c.tournament_id == match.tournament_id,
-                MATCHES.c.game_index == match.game_index,
-            ),
+def _not_stored(connection: sa.Connection, batch: Sequence[StoredMatch]) -> list[bool]:
+    """For each match of ``batch``: True when neither it (its id) nor its tournament game is
+    stored yet, nor earlier in ``batch``."""
+    ids = set(
+        connection.execute(
+            sa.select(MATCHES.c.id).where(MATCHES.c.id.in_({match.id for match in batch}))
+        ).scalars()
+    )
+    games: set[tuple[str | None, int | None]] = set()
+    tournaments = {match.tournament_id for match in batch if match.tournament_id is not None}
+    if tournaments:
+        indexes = {match.game_index for match in batch if match.tournament_id is not None}
+        query = sa.select(MATCHES.c.tournament_id, MATCHES.c.game_index).where(
+            MATCHES.c.tournament_id.in_(tournaments), MATCHES.c.game_index.in_(indexes)
         )
-    return connection.execute(sa.select(MATCHES.c.id).where(same).limit(1)).first() is not None
+        games = {(row.tournament_id, row.game_index) for row in connection.execute(query)}
+    fresh = []
+    for match in batch:
+        game = (match.tournament_id, match.game_index)
+        new = match.id not in ids and (match.tournament_id is None or game not in games)
+        if new:
+            ids.add(match.id)
+            games.add(game)
+        fresh.append(new)
+    return fresh
 
 
 def seat_rows(match: StoredMatch) -> list[dict[str, Any]]:

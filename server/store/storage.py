@@ -19,7 +19,7 @@ extends this class; the storage itself knows no rating.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -181,7 +181,7 @@ class Storage:
     # -- matches --------------------------------------------------------------------------------
 
     def save_match(self, match: StoredMatch) -> bool:
-        """Store a finished match that moves no rating (:func:`.matches.save`).
+        """Store a finished match that moves no rating: a batch of one (:meth:`save_matches`).
 
         Returns:
             True when written; False when it was stored already (nothing is written then).
@@ -191,13 +191,28 @@ class Storage:
                 rated, ended normally or by forfeit): only ``RatedStorage`` saves those, with
                 their rating change, so no rated match is ever stored unrated.
         """
-        matches.check_match(match)
-        if match.moves_ratings:
-            raise ValueError(
-                f"match {match.id}: it counts for the ladder; save it with its rating change "
-                "through RatedStorage (server/ladder/ratings_store.py)"
-            )
-        return matches.save(self.engine, match)
+        return self.save_matches((match,))[0]
+
+    def save_matches(self, batch: Sequence[StoredMatch]) -> list[bool]:
+        """Store the finished matches of ``batch``, none of which moves a rating, in one
+        transaction: all of them or none (:func:`.matches.save_many`). The ladder writer's
+        group commit (``RatedStorage`` rates those that count, in the same transaction).
+
+        Returns:
+            For each match: True when written, False when it was stored already.
+
+        Raises:
+            ValueError: a field out of range, or a match that counts for the ladder (as
+                :meth:`save_match`); nothing is written.
+        """
+        for match in batch:
+            matches.check_match(match)
+            if match.moves_ratings:
+                raise ValueError(
+                    f"match {match.id}: it counts for the ladder; save it with its rating "
+                    "change through RatedStorage (server/ladder/ratings_store.py)"
+                )
+        return matches.save_many(self.engine, batch)
 
     def match(self, match_id: str) -> StoredMatch | None:
         """Return the stored match ``match_id``, or None."""

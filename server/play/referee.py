@@ -50,7 +50,13 @@ from domino_arena.sdk.match.notices import FaultNotice, HandEndNotice, Step, Ste
 from domino_arena.sdk.match.records import MatchRecord
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game
-from domino_arena.server.play.seats import Malformed, MatchInfo, Seat, SeatGoneError
+from domino_arena.server.play.seats import (
+    Malformed,
+    MatchInfo,
+    QueuedEvents,
+    Seat,
+    SeatGoneError,
+)
 from domino_arena.server.play.timecontrol import TimeControl
 
 log = logging.getLogger(__name__)
@@ -179,6 +185,10 @@ class _Match:
         self.absent = set(absent)
         """Seats with no reconnect grace: absent when the match was due, not back since."""
         self.on_step = on_step
+        self.queue_event = [
+            seat.queue_event if isinstance(seat, QueuedEvents) else None for seat in seats
+        ]
+        """Each seat's plain call for a step (:class:`~.seats.QueuedEvents`), or None."""
         self.gone = [False] * len(seats)
         """The seat raised SeatGoneError and has not been restarted since."""
         self.missed: list[list[FaultNotice]] = [[] for _ in seats]
@@ -290,7 +300,11 @@ class _Match:
             seat, notice = item
             player = self.seats[seat]
             if isinstance(notice, StepNotice):
-                await self._tell(seat, player.event(notice.step, notice.scores, notice.deal))
+                queue = self.queue_event[seat]
+                if queue is None:
+                    await self._tell(seat, player.event(notice.step, notice.scores, notice.deal))
+                elif not self.gone[seat]:  # as _tell: a seat that is gone misses it
+                    queue(notice.step, notice.scores, notice.deal)
             elif isinstance(notice, HandEndNotice):
                 await self._tell(seat, player.hand_end(notice.result, notice.scores))
             else:

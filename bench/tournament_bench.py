@@ -119,10 +119,11 @@ def bench_game(game: Game, args: argparse.Namespace, folder: Path, console: Cons
         )
     moves = faults = 0
     for match in matches:
-        if match.termination not in ("normal", "forfeit") or match.record is None:
+        # adjudicated: past --max-deals, which any game of random bots may reach (not only Moon)
+        if match.termination not in ("normal", "forfeit", "adjudicated") or match.record is None:
             raise BenchError(
                 f"{game.describe()}: match {match.id} ended {match.termination!r} "
-                f"({match.detail}); expected every game to be played to its end"
+                f"({match.detail}); expected every game to be played to its end or its cap"
             )
         record = parse_record(match.record)
         moves += sum(1 for step in record.steps if step.seat >= 0)

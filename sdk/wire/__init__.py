@@ -20,7 +20,13 @@ Callers import from this package; the modules hold one job each:
 """
 
 from .common import ConversionError
-from .events import EventEncoder, event_to_proto, step_from_proto, step_to_proto
+from .events import (
+    EventEncoder,
+    event_to_proto,
+    events_of_entries,
+    step_from_proto,
+    step_to_proto,
+)
 from .games import game_from_proto, game_to_proto
 from .observations import observation_from_proto, observation_to_proto
 from .results import (
@@ -50,6 +56,7 @@ __all__ = [
     "action_to_proto",
     "clock_from_proto",
     "event_to_proto",
+    "events_of_entries",
     "fault_kind_from_proto",
     "fault_kind_to_proto",
     "fault_policy_from_proto",

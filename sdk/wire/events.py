@@ -8,7 +8,7 @@ from typing import Final
 from domino_arena.sdk.rules import CHANCE, Action, LogEntry
 from domino_arena.v1 import games_pb2, referee_pb2
 
-from .common import ConversionError, field_bytes, memo
+from .common import ConversionError, _varint, field_bytes, memo
 from .tiles_actions import action_message, decode_action
 
 # -- steps ----------------------------------------------------------------------------------------
@@ -66,16 +66,46 @@ class EventEncoder:
     __slots__ = ("__weakref__", "_last")  # weakly held: a match keeps it while its seats live
 
     def __init__(self) -> None:
-        self._last: tuple[LogEntry, Sequence[int], int, referee_pb2.Event] | None = None
+        self._last: tuple[LogEntry, Sequence[int], int, referee_pb2.Event, bytes] | None = None
 
     def encode(self, step: LogEntry, scores: Sequence[int], deal: int) -> referee_pb2.Event:
         """Return the event of ``step`` (see :func:`event_to_proto`), shared while it repeats."""
+        return self._encoded(step, scores, deal)[3]
+
+    def encode_entry(self, step: LogEntry, scores: Sequence[int], deal: int) -> bytes:
+        """Return :meth:`encode`'s event as one entry of ``ActionRequest.events`` on the wire
+        (its tag, its length, its bytes), serialized once for every seat that sees it alike.
+
+        A seat's request takes all of its entries joined in one ``MergeFromString`` (one
+        parse, where adding the messages one by one copies each); :func:`events_of_entries`
+        turns them back into messages for the other messages that carry events.
+        """
+        return self._encoded(step, scores, deal)[4]
+
+    def _encoded(
+        self, step: LogEntry, scores: Sequence[int], deal: int
+    ) -> tuple[LogEntry, Sequence[int], int, referee_pb2.Event, bytes]:
         last = self._last
         if last is not None and last[0] is step and last[1] is scores and last[2] == deal:
-            return last[3]
+            return last
         event = event_to_proto(step, scores, deal)
-        self._last = (step, scores, deal, event)
-        return event
+        payload = event.SerializeToString()
+        last = self._last = (
+            step,
+            scores,
+            deal,
+            event,
+            _REQUEST_EVENT_TAG + _varint(len(payload)) + payload,
+        )
+        return last
+
+
+_REQUEST_EVENT_TAG: Final = _varint(referee_pb2.ActionRequest.EVENTS_FIELD_NUMBER << 3 | 2)
+
+
+def events_of_entries(entries: Sequence[bytes]) -> Sequence[referee_pb2.Event]:
+    """Return the events of :meth:`EventEncoder.encode_entry`'s ``entries``, in order."""
+    return referee_pb2.ActionRequest.FromString(b"".join(entries)).events
 
 
 _EVENT_STEP_FIELD: dict[int, dict[int, tuple[Action, bytes]]] = {}

@@ -37,6 +37,7 @@ from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
 from domino_arena.sdk.wire import (
     EventEncoder,
+    events_of_entries,
     fault_kind_to_proto,
     fault_policy_to_proto,
     game_to_proto,
@@ -82,8 +83,9 @@ class RemoteSeat:
         self._inbox = _Inbox()
         self._info: MatchInfo | None = None
         self._finished = False
-        self._events: list[pb.Event] = []
-        """The steps the bot has not been sent yet, oldest first."""
+        self._events: list[bytes] = []
+        """The steps the bot has not been sent yet, oldest first, as entries of a request's
+        ``events`` (each encoded once for all the seats of the match, see ``EventEncoder``)."""
         self._encoder = _ENCODERS.setdefault(match_id, EventEncoder())
 
     # -- the connection's side (plain calls from the gRPC handler) ------------------------------
@@ -145,7 +147,8 @@ class RemoteSeat:
         request.observation.CopyFrom(observation_to_proto(observation, history=False))
         request.clock.move_ms = ms(move)
         request.clock.bank_ms = ms(bank)
-        request.events.extend(self._take_events())
+        if self._events:
+            request.MergeFromString(b"".join(self._take_events()))
         connection.send(message)
         while True:
             source, reply = await self._inbox.get()
@@ -168,11 +171,15 @@ class RemoteSeat:
 
     async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
         """Keep the step for the seat's next message (see the module's docstring)."""
-        self._events.append(self._encoder.encode(step, scores, deal))
+        self.queue_event(step, scores, deal)
+
+    def queue_event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
+        """:meth:`event` as a plain call, which the referee makes (``seats.QueuedEvents``)."""
+        self._events.append(self._encoder.encode_entry(step, scores, deal))
 
     async def hand_end(self, result: HandResult, scores: tuple[int, ...]) -> None:
         message = pb.RefereeMessage(hand_end=hand_result_to_proto(result, scores, self.match_id))
-        message.hand_end.events.extend(self._take_events())
+        message.hand_end.events.extend(self._take_event_messages())
         self._send(message)
 
     async def fault(self, notice: FaultNotice) -> None:
@@ -185,7 +192,7 @@ class RemoteSeat:
                     reason=notice.reason,
                     strikes=notice.strikes,
                     forfeited=notice.forfeited,
-                    events=self._take_events(),
+                    events=self._take_event_messages(),
                 )
             )
         )
@@ -214,7 +221,7 @@ class RemoteSeat:
                     match_end=pb.MatchEnd(
                         match_id=self.match_id,
                         result=match_result_to_proto(result, sides),
-                        events=self._take_events(),
+                        events=self._take_event_messages(),
                     )
                 )
             )
@@ -241,10 +248,14 @@ class RemoteSeat:
             raise SeatGoneError(f"bot '{self.name}' is not connected")
         return connection
 
-    def _take_events(self) -> list[pb.Event]:
+    def _take_events(self) -> list[bytes]:
         """Return the kept events and forget them (they are being sent)."""
         events, self._events = self._events, []
         return events
+
+    def _take_event_messages(self) -> list[pb.Event]:
+        """:meth:`_take_events` as messages, for the messages rarer than a request."""
+        return list(events_of_entries(self._take_events()))
 
     def _send(self, message: pb.RefereeMessage) -> None:
         """Queue ``message``; a dropped stream loses it (a resumed seat gets a snapshot)."""

@@ -11,7 +11,7 @@ result) are the core's own types, from :mod:`domino_arena.sdk.match`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from domino_arena.sdk.match.notices import FaultNotice
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult
@@ -81,3 +81,16 @@ class Seat(Protocol):
 
     async def reconnected(self) -> None:
         """Return once the bot is connected again (the referee bounds the wait)."""
+
+
+@runtime_checkable
+class QueuedEvents(Protocol):
+    """A seat that only keeps each step for its next message (a remote bot's, protocol 2).
+
+    Its ``queue_event`` is :meth:`Seat.event` as a plain call: it never blocks, never raises
+    and never yields, so the referee calls it directly for every seat of every step instead of
+    creating and awaiting a coroutine for each (the most frequent notice of a match).
+    """
+
+    def queue_event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
+        """Keep ``step`` for the seat's next message, as :meth:`Seat.event` would."""

@@ -113,6 +113,15 @@ class SlowSeat(FakeSeat):
         return self.bot.choose(observation)
 
 
+class QueuedSlowSeat(SlowSeat):
+    """A :class:`SlowSeat` that takes steps as plain calls (``seats.QueuedEvents``), as a
+    remote bot's seat does: the referee never awaits it for an event."""
+
+    def queue_event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
+        self.calls.append("queue_event")
+        self.events.append((step, scores, deal))
+
+
 class SilentSeat(SlowSeat):
     """Never answers from its ``from_request``-th request on (the connection stays up)."""
 

@@ -16,6 +16,7 @@ from domino_arena.sdk.rules import DRAW, Bid, LogEntry
 from domino_arena.sdk.wire import (
     EventEncoder,
     action_to_proto,
+    events_of_entries,
     fault_kind_from_proto,
     fault_kind_to_proto,
     fault_policy_from_proto,
@@ -94,6 +95,23 @@ def test_an_event_encoder_shares_an_event_only_for_the_very_same_step() -> None:
     assert encoder.encode(LogEntry(0, DRAW), scores, 3) is not first  # equal, not the same
     assert encoder.encode(step, tuple([1, 2]), 3) is not first  # equal scores, other object
     assert EventEncoder().encode(step, scores, 4).deal == 4
+
+
+def test_an_events_entry_is_its_message_in_a_request_and_reads_back_in_order() -> None:
+    encoder = EventEncoder()
+    step, scores = LogEntry(0, DRAW), (1, 2)
+    entry = encoder.encode_entry(step, scores, 3)
+    assert encoder.encode_entry(step, scores, 3) is entry  # serialized once per step
+    second = encoder.encode_entry(LogEntry(1, Bid(5)), (4, 0), 3)
+    request = pb.ActionRequest(turn=7)
+    request.MergeFromString(entry + second)
+    assert list(request.events) == [
+        encoder.encode(step, scores, 3),
+        pb.Event.FromString(second[2:]),
+    ]
+    assert request.turn == 7
+    assert list(events_of_entries([entry, second])) == list(request.events)
+    assert list(events_of_entries([])) == []
 
 
 @pytest.mark.parametrize(

@@ -102,6 +102,20 @@ def test_move_times_are_seconds_in_buckets_from_a_millisecond_to_thirty_seconds(
     assert value(metrics, "domino_arena_move_seconds_bucket", game=GAME, le="2.5") == 3
 
 
+def test_a_move_on_a_bucket_bound_counts_in_that_bucket_and_every_bucket_is_cumulative() -> None:
+    metrics = Metrics()
+    for seconds in (0.005, 0.0050001, 30.0, 31.0):
+        metrics.move(GAME, seconds)
+    assert value(metrics, "domino_arena_move_seconds_bucket", game=GAME, le="0.0025") == 0
+    assert value(metrics, "domino_arena_move_seconds_bucket", game=GAME, le="0.005") == 1
+    assert value(metrics, "domino_arena_move_seconds_bucket", game=GAME, le="0.01") == 2
+    assert value(metrics, "domino_arena_move_seconds_bucket", game=GAME, le="30.0") == 3
+    assert value(metrics, "domino_arena_move_seconds_bucket", game=GAME, le="+Inf") == 4
+    assert value(metrics, "domino_arena_move_seconds_count", game=GAME) == 4
+    other = sorted(GAMES)[1]
+    assert value(metrics, "domino_arena_move_seconds_count", game=other) == 0
+
+
 @pytest.mark.parametrize("seconds", [-0.001, math.nan])
 def test_a_negative_or_nan_move_time_is_refused(seconds: float) -> None:
     with pytest.raises(ValueError, match="move: seconds must be 0 or more"):

@@ -53,6 +53,7 @@ from ..fakes.seats import (
     IllegalSeat,
     LateReplySeat,
     MalformedSeat,
+    QueuedSlowSeat,
     ReconnectSeat,
     SilentSeat,
     SlowSeat,
@@ -229,6 +230,51 @@ def test_time_within_the_move_leaves_the_bank_alone() -> None:
     assert played.report.result.termination is Termination.NORMAL
     assert {r.bank for r in slow.requests} == {10.0}
     assert {s.think_ms for s in played.record.steps if s.seat == 0} == {900.0}
+
+
+def test_a_seat_that_queues_events_hears_every_step_as_an_awaited_seat_does() -> None:
+    """``queue_event`` (a remote bot's seat) is the same notice as ``event``, without the await."""
+    queued = [QueuedSlowSeat(0.0, seed=1), QueuedSlowSeat(0.0, seed=2)]
+    awaited = [SlowSeat(0.0, seed=1), SlowSeat(0.0, seed=2)]
+    played = play(queued)
+    assert played.record == play(awaited).record
+    for mine, theirs in zip(queued, awaited, strict=True):
+        assert mine.events == theirs.events and mine.events
+        assert "event" not in mine.calls
+        assert mine.calls.count("queue_event") == theirs.calls.count("event")
+
+
+def test_replies_at_the_edge_of_their_deadline_charge_nothing_to_the_next_request() -> None:
+    """After a reply the referee leaves its deadline until the next request moves it; a reply
+    just inside the deadline must not leave a timeout behind for the seat asked next."""
+    clock = TimeControl(move=1.0, bank=0.0, grace=0.05)
+    edge = QueuedSlowSeat(delay=1.049)
+    quick = QueuedSlowSeat(delay=0.0, seed=4)
+    played = play([edge, quick], clock=clock)
+    assert played.report.result.termination is Termination.NORMAL
+    assert played.report.faults == ()
+    assert {s.think_ms for s in played.record.steps if s.seat == 0} == {1049.0}
+    assert {s.think_ms for s in played.record.steps if s.seat == 1} == {0.0}
+    # and the same one step later: the reply comes a hair after the deadline, a timeout
+    late = QueuedSlowSeat(delay=1.0505)
+    played = play([late, QueuedSlowSeat(delay=0.0, seed=4)], clock=clock)
+    [fault] = played.report.faults
+    assert (fault.kind, fault.seat, fault.turn) == (FaultKind.TIMEOUT, 0, 1)
+
+
+def test_a_deadline_left_after_a_reply_never_cancels_a_notice_that_takes_time() -> None:
+    """A seat that is awaited for its events (and takes a while) after a reply just inside the
+    deadline: the referee lifts the deadline before awaiting it, so nothing is cancelled."""
+
+    class SlowToHear(SlowSeat):
+        async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
+            await trio.sleep(0.01)
+            await super().event(step, scores, deal)
+
+    clock = TimeControl(move=1.0, bank=0.0, grace=0.05)
+    played = play([SlowSeat(delay=1.049), SlowToHear(0.0, seed=4)], clock=clock)
+    assert played.report.result.termination is Termination.NORMAL
+    assert played.report.faults == ()
 
 
 def test_the_deadline_is_move_plus_bank_plus_grace() -> None:

@@ -225,7 +225,7 @@ def profile(words: list[str], n_games: int) -> None:
         if n == name and (players is None or (g.num_players == players and g.partnerships == teams))
     )
     print(f"{game.describe()}: {n_games} seeded random games")
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)  # CPU time: the machine may be shared
     profiler.runcall(play_ours, game, range(n_games))
     pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, ClassVar, Final
 
 from .actions import DEAL, DRAW, PASS, Action, Deal, Draw, Pass, Play
@@ -175,7 +175,9 @@ class DoublesState(LineGameState):
         try:
             return _ENDS_BY_COUNTS[counts]
         except KeyError:
-            ends = _ENDS_BY_COUNTS[counts] = tuple(n for n in NUMBERS for _ in range(counts[n]))
+            ends = _ENDS_BY_COUNTS[counts] = tuple(
+                chain.from_iterable(map(repeat, NUMBERS, counts))
+            )
             return ends
 
     @property

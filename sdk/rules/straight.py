@@ -341,13 +341,15 @@ class StraightState(LineGameState):
 def _fitting(ends: tuple[tuple[str, int], ...]) -> tuple[tuple[Play, ...], ...]:
     """Return, for each tile by index, its plays on ``ends`` in the canonical order (by end
     name: E, N, S, W)."""
-    by_name = sorted(ends)
-    return tuple(
-        tuple(_PLAYS[t.index][name] for name, v in by_name if t.high == v or t.low == v)
-        for t in DOUBLE_SIX
-    )
+    plays: list[list[Play]] = [[] for _ in DOUBLE_SIX]
+    for name, number in sorted(ends):
+        for index in _HOLDING[number]:
+            plays[index].append(_PLAYS[index][name])
+    return tuple(map(tuple, plays))
 
 
+_HOLDING: Final = tuple(tuple(t.index for t in DOUBLE_SIX if t.has(n)) for n in range(7))
+"""The indices of the tiles holding each number."""
 _FITTING: Final[dict[tuple[tuple[str, int], ...], tuple[tuple[Play, ...], ...]]] = {}
 """:func:`_fitting` of each tuple of open ends seen: at most 7**4 + 7**2, the plays are shared."""
 _EMPTY: Final = StraightLayout()

@@ -32,10 +32,10 @@ from typing import Any, ClassVar, Final
 from .actions import DEAL, DRAW, PASS, Action, Deal, Draw, Pass, Play
 from .doubles_position import build_position
 from .errors import GameOptionError
-from .linegame import _BY_INDEX, LineGame, LineGameState, LineObservation, OpenEnd
+from .linegame import LineGame, LineGameState, LineObservation, OpenEnd
 from .slots import fast_constructor
 from .state import HandEnd
-from .tiles import DOUBLE_SIX, MAX_PIP, Tile
+from .tiles import DOUBLE_SIX, MAX_PIP, TILE_KEY, Tile
 
 RESERVE: Final = 2
 """The last two tiles of the boneyard can never be drawn (RULES.md 4.2, D7)."""
@@ -331,7 +331,7 @@ class DoublesState(LineGameState):
             playable = _PLAYABLE[key]
         except KeyError:
             playable = _PLAYABLE[key] = frozenset(t.index for t in DOUBLE_SIX if self.can_place(t))
-        return playable.isdisjoint(map(_BY_INDEX, chain.from_iterable(self.hands)))
+        return playable.isdisjoint(map(TILE_KEY, chain.from_iterable(self.hands)))
 
     def _score_domino(self) -> None:
         """RULES.md 4.8, D10: going out scores every other hand's pips."""

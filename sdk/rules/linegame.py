@@ -12,7 +12,6 @@ from bisect import insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter
 from typing import ClassVar, Final, Self, TypeVar
 
 from .actions import Action, Play
@@ -29,7 +28,7 @@ from .state import (
     Outcome,
     Phase,
 )
-from .tiles import DOUBLE_SIX, Tile, parse_tiles, pip_total
+from .tiles import DOUBLE_SIX, TILE_KEY, Tile, parse_tiles, pip_total
 
 
 class LineGame(Game):
@@ -83,8 +82,6 @@ class LineObservation(Observation, ABC):
 
 
 _O = TypeVar("_O", bound=LineObservation)
-_BY_INDEX: Final = attrgetter("index")
-"""Tiles' sort key as a C function: Tile's own ``__lt__`` is Python, a call per comparison."""
 _TILES_SHOWING: Final = tuple(
     frozenset(t.index for t in DOUBLE_SIX if (numbers >> t.high | numbers >> t.low) & 1)
     for numbers in range(1 << 7)
@@ -187,7 +184,7 @@ class LineGameState(GameState):
         self.boneyard = self.boneyard[1:]
         hands = list(self.hands)
         hand = list(hands[self.seat])
-        insort(hand, tile, key=_BY_INDEX)
+        insort(hand, tile, key=TILE_KEY)
         hands[self.seat] = tuple(hand)
         self.hands = tuple(hands)
         return tile
@@ -204,7 +201,7 @@ class LineGameState(GameState):
     def _nobody_holds(self, numbers: int) -> bool:
         """Return whether no hand holds a tile showing a number of the bit set ``numbers``."""
         showing = _TILES_SHOWING[numbers]
-        return showing.isdisjoint(map(_BY_INDEX, chain.from_iterable(self.hands)))
+        return showing.isdisjoint(map(TILE_KEY, chain.from_iterable(self.hands)))
 
     def _advance(self) -> None:
         self.seat = (self.seat + 1) % len(self.hands)  # a hand per player

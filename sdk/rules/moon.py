@@ -24,7 +24,6 @@ explicit positions are checked in :mod:`.moon_position`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, ClassVar, Final
 
 from .actions import (
@@ -72,7 +71,7 @@ from .state import (
     Outcome,
     Phase,
 )
-from .tiles import DOUBLE_SIX, Tile
+from .tiles import DOUBLE_SIX, TILE_KEY, Tile
 
 __all__ = [
     "BID_VALUES",
@@ -214,8 +213,6 @@ _DISCARD_PHASE: Final = Phase.DISCARD
 _TRUMP_PHASE: Final = Phase.TRUMP
 _DEAL_PHASE: Final = Phase.DEAL
 """The phases as module constants: an enum member read through its class costs a lookup."""
-_BY_INDEX: Final = attrgetter("index")
-"""Tiles' sort key as a C function: Tile's own ``__lt__`` is Python, a call per comparison."""
 
 
 def _without(hand: tuple[Tile, ...], tile: Tile) -> tuple[Tile, ...]:
@@ -448,7 +445,7 @@ class MoonState(GameState):
         self.seat = best[0]
         self.phase = Phase.DISCARD
         assert self.widow is not None
-        self._set_hand(best[0], tuple(sorted((*self.hands[best[0]], self.widow), key=_BY_INDEX)))
+        self._set_hand(best[0], tuple(sorted((*self.hands[best[0]], self.widow), key=TILE_KEY)))
 
     def _discard(self, tile: Tile) -> None:
         """RULES.md 1.6: the discard leaves play face down."""

@@ -5,7 +5,7 @@ Each action is a small frozen value with ``str()`` giving its canonical text and
 
 >>> parse_action("play 6-4 E")
 Play(tile=Tile(6, 4), end='E')
->>> str(Bid(21)), str(Trump(DOUBLES)), str(PASS)
+>>> str(Bid(21)), str(Trump(TRUMP_DOUBLES)), str(PASS)
 ('bid 21', 'trump doubles', 'pass')
 
 Line games name an end with every play except the opening one (RULES.md X1): ``W``/``E`` (and

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from .tiles import Tile
+from .tiles import TILE_KEY, Tile
 
 
 def shuffled(tiles: Sequence[Tile], seed: int, deal_index: int) -> list[Tile]:
@@ -29,7 +29,7 @@ def deal_round_robin(
         The hands (each sorted) and the remaining tiles in order (the boneyard, or Moon's widow).
     """
     dealt = players * hand_size
-    hands = tuple(tuple(sorted(order[seat:dealt:players])) for seat in range(players))
+    hands = tuple(tuple(sorted(order[seat:dealt:players], key=TILE_KEY)) for seat in range(players))
     return hands, tuple(order[dealt:])
 
 

@@ -26,14 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any, ClassVar, Final
 
 from .actions import DEAL, DRAW, PASS, Action, Deal, Draw, Pass, Play
 from .doubles_position import build_position
 from .errors import GameOptionError
 from .linegame import LineGame, LineGameState, LineObservation, OpenEnd
+from .slots import fast_constructor
 from .state import HandEnd
-from .tiles import DOUBLE_SIX, MAX_PIP, Tile
+from .tiles import DOUBLE_SIX, MAX_PIP, TILE_KEY, Tile
 
 RESERVE: Final = 2
 """The last two tiles of the boneyard can never be drawn (RULES.md 4.2, D7)."""
@@ -153,6 +155,9 @@ class DoublesState(LineGameState):
 
     __slots__ = ("counts", "drawn", "open_mask", "placed", "unlocked_mask")
 
+    _builds_sorted = True
+    """Hands are sorted, and each tile's plays come lower end number first."""
+
     game: DoublesGame
     placed: tuple[Tile, ...]
     counts: tuple[int, ...]
@@ -170,7 +175,9 @@ class DoublesState(LineGameState):
         try:
             return _ENDS_BY_COUNTS[counts]
         except KeyError:
-            ends = _ENDS_BY_COUNTS[counts] = tuple(n for n in NUMBERS for _ in range(counts[n]))
+            ends = _ENDS_BY_COUNTS[counts] = tuple(
+                chain.from_iterable(map(repeat, NUMBERS, counts))
+            )
             return ends
 
     @property
@@ -319,16 +326,12 @@ class DoublesState(LineGameState):
         """RULES.md 4.7: the boneyard holds 2 or fewer and nobody has a legal play."""
         if len(self.boneyard) > RESERVE:
             return False
-        opened = self.open_mask
-        free = opened & self.unlocked_mask
-        for hand in self.hands:
-            for tile in hand:
-                if tile.high == tile.low:
-                    if opened >> tile.high & 1:
-                        return False
-                elif (free >> tile.high | free >> tile.low) & 1:
-                    return False
-        return True
+        key = self.open_mask << 7 | self.unlocked_mask
+        try:
+            playable = _PLAYABLE[key]
+        except KeyError:
+            playable = _PLAYABLE[key] = frozenset(t.index for t in DOUBLE_SIX if self.can_place(t))
+        return playable.isdisjoint(map(TILE_KEY, chain.from_iterable(self.hands)))
 
     def _score_domino(self) -> None:
         """RULES.md 4.8, D10: going out scores every other hand's pips."""
@@ -363,12 +366,13 @@ class DoublesState(LineGameState):
         )
 
     def observe(self, seat: int) -> DoublesObservation:
-        return DoublesObservation(
-            **self._base_observation(seat),
-            placed=self.placed,
-            ends=self.ends,
-            unlocked=self.unlocked,
-            drawn=self.drawn if seat >= 0 and seat == self.seat else None,
+        return self._observation(
+            _new_observation,
+            seat,
+            self.placed,
+            self.ends,
+            _UNLOCKED_BY_MASK[self.unlocked_mask],
+            self.drawn if seat >= 0 and seat == self.seat else None,
         )
 
     def _placement_error(self, tile: Tile, end: str | None) -> str | None:
@@ -396,6 +400,9 @@ def doubles_ends(ends: tuple[int, ...]) -> tuple[OpenEnd, ...]:
         return made
 
 
+_new_observation: Final = fast_constructor(DoublesObservation)
+_PLAYABLE: dict[int, frozenset[int]] = {}
+"""The indices of the tiles that fit a layout, by its ``open_mask << 7 | unlocked_mask``."""
 _OPEN_END: Final = tuple(OpenEnd(END_NAMES[n], n, False) for n in NUMBERS)
 _OPEN_ENDS: dict[tuple[int, ...], tuple[OpenEnd, ...]] = {}
 """The open ends of each multiset of end numbers seen; like ``_ENDS_BY_COUNTS``, they repeat."""

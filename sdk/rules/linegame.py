@@ -8,11 +8,13 @@ rotation of openers, the chance step between hands and the end of the game live 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from bisect import insort
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from itertools import chain
+from typing import ClassVar, Final, Self, TypeVar
 
-from .actions import DEAL, Action, Play
+from .actions import Action, Play
 from .dealing import deal_round_robin
 from .errors import PositionError
 from .state import (
@@ -26,7 +28,7 @@ from .state import (
     Outcome,
     Phase,
 )
-from .tiles import DOUBLE_SIX, Tile, parse_tiles, pip_total
+from .tiles import DOUBLE_SIX, TILE_KEY, Tile, parse_tiles, pip_total
 
 
 class LineGame(Game):
@@ -77,6 +79,14 @@ class LineObservation(Observation, ABC):
     @abstractmethod
     def open_ends(self) -> tuple[OpenEnd, ...]:
         """The open ends of the layout, in the order the game names them; none before a tile."""
+
+
+_O = TypeVar("_O", bound=LineObservation)
+_TILES_SHOWING: Final = tuple(
+    frozenset(t.index for t in DOUBLE_SIX if (numbers >> t.high | numbers >> t.low) & 1)
+    for numbers in range(1 << 7)
+)
+"""The indices of the tiles showing some number of a bit set of numbers (bit n: number n)."""
 
 
 def _phase_of(seat: int) -> Phase:
@@ -162,7 +172,7 @@ class LineGameState(GameState):
 
     def _next(self, action: Action) -> Self:
         after = self._clone()
-        if action == DEAL:
+        if self.seat == CHANCE:  # the action is legal, so it is the deal
             after._deal_next()
         else:
             after._act(action)
@@ -173,20 +183,28 @@ class LineGameState(GameState):
         tile = self.boneyard[0]
         self.boneyard = self.boneyard[1:]
         hands = list(self.hands)
-        hands[self.seat] = tuple(sorted((*hands[self.seat], tile)))
+        hand = list(hands[self.seat])
+        insort(hand, tile, key=TILE_KEY)
+        hands[self.seat] = tuple(hand)
         self.hands = tuple(hands)
         return tile
 
     def _remove_from_hand(self, tile: Tile) -> tuple[Tile, ...]:
         """Take ``tile`` out of the mover's hand and return what is left."""
         hands = list(self.hands)
-        left = tuple(t for t in hands[self.seat] if t is not tile)
-        hands[self.seat] = left
+        hand = hands[self.seat]
+        at = hand.index(tile)  # tiles are interned: found by identity
+        hands[self.seat] = left = hand[:at] + hand[at + 1 :]
         self.hands = tuple(hands)
         return left
 
+    def _nobody_holds(self, numbers: int) -> bool:
+        """Return whether no hand holds a tile showing a number of the bit set ``numbers``."""
+        showing = _TILES_SHOWING[numbers]
+        return showing.isdisjoint(map(TILE_KEY, chain.from_iterable(self.hands)))
+
     def _advance(self) -> None:
-        self.seat = (self.seat + 1) % self.game.num_players
+        self.seat = (self.seat + 1) % len(self.hands)  # a hand per player
 
     def seat_totals(self) -> tuple[int, ...]:
         """Return the pip total of every hand."""
@@ -244,20 +262,26 @@ class LineGameState(GameState):
         low = min(totals)
         return totals.index(low) if totals.count(low) == 1 else None
 
-    def _base_observation(self, seat: int) -> dict[str, Any]:
-        return {
-            "game": self.game,
-            "seat": seat,
-            "current_seat": self.seat,
-            "legal_actions": self.legal_actions() if seat >= 0 and seat == self.seat else (),
-            "hand": self.hands[seat] if seat >= 0 else (),
-            "hand_sizes": tuple(map(len, self.hands)),
-            "scores": self.side_scores,
-            "deal": self.deal_number,
-            "history": self.deal_history(seat),
-            "opener": self.opener,
-            "boneyard_size": len(self.boneyard),
-        }
+    def _observation(self, make: Callable[..., _O], seat: int, *layout: object) -> _O:
+        """Return ``make(...)``: the fields every line game's observation shares, then
+        ``layout``, positionally in the order the observation class declares its fields."""
+        hands = self.hands
+        mover = self.seat
+        seated = seat >= 0
+        return make(
+            self.game,
+            seat,
+            mover,
+            self.legal_actions() if seated and seat == mover else (),
+            hands[seat] if seated else (),
+            tuple(map(len, hands)),
+            self.side_scores,
+            self.deal_index + 1,
+            self.deal_history(seat),
+            self.opener,
+            len(self.boneyard),
+            *layout,
+        )
 
     def _why_not_play(self, action: Play, plays_allowed: bool) -> str | None:
         """Explain why ``action`` cannot be played, in terms common to the line games."""

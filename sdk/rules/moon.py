@@ -59,6 +59,7 @@ from .moon_tricks import (
     suit_name,
     trick_winner,
 )
+from .slots import fast_constructor
 from .state import (
     CHANCE,
     TERMINAL,
@@ -70,7 +71,7 @@ from .state import (
     Outcome,
     Phase,
 )
-from .tiles import DOUBLE_SIX, Tile
+from .tiles import DOUBLE_SIX, TILE_KEY, Tile
 
 __all__ = [
     "BID_VALUES",
@@ -203,6 +204,23 @@ class MoonObservation(Observation):
     """The widow, known only to the bidder once picked up; None for every other seat."""
 
 
+_new_observation: Final = fast_constructor(MoonObservation)
+"""MoonObservation's fields positionally, in their order (tricks_won is the state's won)."""
+_new_trick: Final = fast_constructor(Trick)
+_PLAYING: Final = Phase.PLAYING
+_BIDDING: Final = Phase.BIDDING
+_DISCARD_PHASE: Final = Phase.DISCARD
+_TRUMP_PHASE: Final = Phase.TRUMP
+_DEAL_PHASE: Final = Phase.DEAL
+"""The phases as module constants: an enum member read through its class costs a lookup."""
+
+
+def _without(hand: tuple[Tile, ...], tile: Tile) -> tuple[Tile, ...]:
+    """Return ``hand`` without ``tile`` (which it holds; tiles are interned, found by identity)."""
+    at = hand.index(tile)
+    return hand[:at] + hand[at + 1 :]
+
+
 class MoonState(GameState):
     """A position of Three-Player Moon."""
 
@@ -252,43 +270,43 @@ class MoonState(GameState):
     def observe(self, seat: int) -> MoonObservation:
         hands = self.hands
         own = seat == self.bidder
-        return MoonObservation(
-            game=self.game,
-            seat=seat,
-            current_seat=self.seat,
-            legal_actions=self.legal_actions() if seat >= 0 and seat == self.seat else (),
-            hand=hands[seat] if seat >= 0 else (),
-            hand_sizes=(len(hands[0]), len(hands[1]), len(hands[2])),
-            scores=self.side_scores,
-            deal=self.deal_index + 1,
-            history=self.deal_history(seat),
-            opener=self.opener,
-            phase=self.phase,
-            bids=self.bids,
-            bidder=self.bidder,
-            contract=self.contract,
-            trump=self.trump,
-            leader=self.leader,
-            trick=self.trick,
-            tricks=self.tricks,
-            tricks_won=self.won,
-            discard=self.discard if own else None,
-            widow=self.widow if own else None,
+        return _new_observation(
+            self.game,
+            seat,
+            self.seat,
+            self.legal_actions() if seat >= 0 and seat == self.seat else (),
+            hands[seat] if seat >= 0 else (),
+            (len(hands[0]), len(hands[1]), len(hands[2])),
+            self.side_scores,
+            self.deal_index + 1,
+            self.deal_history(seat),
+            self.opener,
+            self.phase,
+            self.bids,
+            self.bidder,
+            self.contract,
+            self.trump,
+            self.leader,
+            self.trick,
+            self.tricks,
+            self.won,
+            self.discard if own else None,
+            self.widow if own else None,
         )
 
     # -- legal actions, one method per phase --------------------------------------------------
 
     def _compute_legal(self) -> list[Action]:
         phase = self.phase
-        if phase is Phase.PLAYING:
+        if phase is _PLAYING:
             return self._legal_playing()
-        if phase is Phase.BIDDING:
+        if phase is _BIDDING:
             return self._legal_bidding()
-        if phase is Phase.DISCARD:
+        if phase is _DISCARD_PHASE:
             return self._legal_discard()
-        if phase is Phase.TRUMP:
+        if phase is _TRUMP_PHASE:
             return self._legal_trump()
-        if phase is Phase.DEAL:
+        if phase is _DEAL_PHASE:
             return [DEAL]
         return []
 
@@ -381,18 +399,18 @@ class MoonState(GameState):
     def _next(self, action: Action) -> MoonState:
         after = self._clone()
         phase = self.phase
-        if phase is Phase.PLAYING:
+        if phase is _PLAYING:
             assert isinstance(action, Play)
             after._play(action.tile)
-        elif phase is Phase.BIDDING:
+        elif phase is _BIDDING:
             after._bid(action.value if isinstance(action, Bid) else None)
-        elif phase is Phase.DISCARD:
+        elif phase is _DISCARD_PHASE:
             assert isinstance(action, Discard) and action.tile is not None
             after._discard(action.tile)
-        elif phase is Phase.TRUMP:
+        elif phase is _TRUMP_PHASE:
             assert isinstance(action, Trump)
             after.trump = action.suit
-            after.phase = Phase.PLAYING
+            after.phase = _PLAYING
             after.leader = after.seat
         else:
             after._deal_next()
@@ -427,24 +445,26 @@ class MoonState(GameState):
         self.seat = best[0]
         self.phase = Phase.DISCARD
         assert self.widow is not None
-        self._set_hand(best[0], tuple(sorted((*self.hands[best[0]], self.widow))))
+        self._set_hand(best[0], tuple(sorted((*self.hands[best[0]], self.widow), key=TILE_KEY)))
 
     def _discard(self, tile: Tile) -> None:
         """RULES.md 1.6: the discard leaves play face down."""
-        self._set_hand(self.seat, tuple(t for t in self.hands[self.seat] if t is not tile))
+        self._set_hand(self.seat, _without(self.hands[self.seat], tile))
         self.discard = tile
         self.phase = Phase.TRUMP
 
     def _play(self, tile: Tile) -> None:
         seat = self.seat
-        self._set_hand(seat, tuple(t for t in self.hands[seat] if t is not tile))
+        hands = list(self.hands)
+        hands[seat] = _without(hands[seat], tile)
+        self.hands = tuple(hands)
         trick = self.trick = (*self.trick, (seat, tile))
         if len(trick) < PLAYERS:
             self.seat = (seat + 1) % PLAYERS
             return
         assert self.trump is not None and self.leader is not None
         winner = trick_winner(trick, self.trump)
-        self.tricks = (*self.tricks, Trick(self.leader, trick, winner))
+        self.tricks = (*self.tricks, _new_trick(self.leader, trick, winner))
         won = list(self.won)
         won[winner] += 1
         self.won = tuple(won)

@@ -22,12 +22,29 @@ from typing import Any, ClassVar, Final
 from .actions import DEAL, DRAW, PASS, Action, Draw, Play
 from .errors import GameOptionError, PositionError
 from .linegame import LineGame, LineGameState, LineObservation, OpenEnd, line_ends
+from .slots import fast_constructor
 from .state import HandEnd
 from .tiles import DOUBLE_SIX, Tile, parse_laid
 
 TARGET_RULES: Final = ("gamerules", "pagat")
-_PLAYS: Final = {end: {t: Play(t, end) for t in DOUBLE_SIX} for end in (None, "W", "E")}
-"""Every play, made once: legal actions are listed on every move."""
+_OPENINGS: Final = tuple(Play(t) for t in DOUBLE_SIX)
+_ON_EAST: Final = tuple(Play(t, "E") for t in DOUBLE_SIX)
+_ON_WEST: Final = tuple(Play(t, "W") for t in DOUBLE_SIX)
+
+
+def _fitting(west: int, east: int) -> tuple[tuple[Play, ...], ...]:
+    """Return each tile's plays (by tile index) with ``west`` and ``east`` showing, E before W."""
+    return tuple(
+        (
+            *((_ON_EAST[t.index],) if t.has(east) else ()),
+            *((_ON_WEST[t.index],) if t.has(west) else ()),
+        )
+        for t in DOUBLE_SIX
+    )
+
+
+_FITTING: Final = tuple(tuple(_fitting(west, east) for east in range(7)) for west in range(7))
+"""``_FITTING[west][east][tile.index]``: every play made once, as legal actions list them."""
 RESERVE: Final = 2
 """The last two tiles of the boneyard can never be drawn (RULES.md 2.2)."""
 
@@ -142,18 +159,12 @@ class PassingState(LineGameState):
         if self.seat < 0:
             return [] if self.winner is not None else [DEAL]
         hand = self.hands[self.seat]
-        if self.ends is None:
-            opening = _PLAYS[None]
-            return [opening[t] for t in hand]
-        west, east = self.ends
-        on_east, on_west = _PLAYS["E"], _PLAYS["W"]
-        actions: list[Action] = []
+        ends = self.ends
+        if ends is None:
+            return [_OPENINGS[t.index] for t in hand]
         # Built in the canonical order (plays by tile, "E" before "W"; draw; pass): no sort.
-        for tile in hand:
-            if tile.high == east or tile.low == east:
-                actions.append(on_east[tile])
-            if tile.high == west or tile.low == west:
-                actions.append(on_west[tile])
+        fitting = _FITTING[ends[0]][ends[1]]
+        actions: list[Action] = [play for tile in hand for play in fitting[tile.index]]
         if len(self.boneyard) > RESERVE:
             actions.append(DRAW)
         actions.append(PASS)
@@ -218,7 +229,7 @@ class PassingState(LineGameState):
         if len(self.boneyard) > RESERVE or self.ends is None:
             return False
         west, east = self.ends
-        return not any(t.has(west) or t.has(east) for hand in self.hands for t in hand)
+        return self._nobody_holds(1 << west | 1 << east)
 
     def _score_hand(self, end: HandEnd, how: str) -> None:
         """RULES.md 2.7: the unique lowest side scores (others' total) - (own total)."""
@@ -235,9 +246,7 @@ class PassingState(LineGameState):
         )
 
     def observe(self, seat: int) -> PassingObservation:
-        return PassingObservation(
-            **self._base_observation(seat), line=self.line, ends=self.ends, passes=self.passes
-        )
+        return self._observation(_new_observation, seat, self.line, self.ends, self.passes)
 
     @classmethod
     def _from_position(
@@ -280,6 +289,9 @@ class PassingState(LineGameState):
             )
         state.passes = passes
         return state
+
+
+_new_observation: Final = fast_constructor(PassingObservation)
 
 
 def _show(totals: tuple[int, ...]) -> str:

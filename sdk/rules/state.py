@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Self
 
 from .actions import Action, Discard, sort_actions
 from .dealing import first_seat, shuffled
 from .errors import GameOverError, IllegalActionError, PositionError
+from .slots import fast_constructor, make_cloner
 from .tiles import DOUBLE_SIX, Tile, parse_tiles
 
 CHANCE: Final = -1
@@ -418,8 +419,7 @@ class GameState(ABC):
         legal = self._legal
         if legal is None:
             actions = self._compute_legal()
-            legal = tuple(actions) if self._builds_sorted else sort_actions(actions)
-            self._legal = legal
+            legal = self._legal = tuple(actions) if self._builds_sorted else sort_actions(actions)
         return legal
 
     def apply(self, action: Action) -> Self:
@@ -430,24 +430,33 @@ class GameState(ABC):
             IllegalActionError: ``action`` is not legal here; the message names the rule and
                 lists the legal actions.
         """
-        seat = self.current_seat
-        if seat == TERMINAL:
-            raise GameOverError(f"cannot apply '{action}': the game is over")
-        if action not in self.legal_actions():
-            raise IllegalActionError(
-                str(action), self._why_illegal(action), tuple(str(a) for a in self.legal_actions())
-            )
+        seat = self.seat
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_actions()
+        # Engines and bots pass the listed objects back: look for the same object before
+        # comparing values (a dataclass __eq__ is a Python call per action it passes).
+        for listed in legal:
+            if listed is action:
+                break
+        else:
+            if seat == TERMINAL:
+                raise GameOverError(f"cannot apply '{action}': the game is over")
+            if action not in legal:
+                raise IllegalActionError(
+                    str(action), self._why_illegal(action), tuple(str(a) for a in legal)
+                )
         after = self._next(action)
-        entry = LogEntry(seat, action)
+        entry = _new_entry(seat, action)
         after._legal = None
         after._log = (self._log, entry)
         if seat == CHANCE:
             after._deal_steps = after._public_steps = ()
-            after._hidden_by = frozenset()
+            after._hidden_by = _NOBODY
         else:
             after._deal_steps = (*self._deal_steps, entry)
             if self._hides_steps:
-                public = public_entry(entry, CHANCE)
+                public = public_entry(entry, CHANCE) if isinstance(action, Discard) else entry
                 after._public_steps = (*self._public_steps, public)
                 if public is not entry:
                     after._hidden_by = self._hidden_by | {seat}
@@ -473,15 +482,16 @@ class GameState(ABC):
             return self._public_steps
         return tuple(public_entry(entry, viewer) for entry in self._deal_steps)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._clone = make_cloner(cls)  # type: ignore[method-assign, assignment]
+
     def _clone(self) -> Self:
-        """Return a shallow copy to be changed by :meth:`_next` before anyone else sees it."""
-        cls = type(self)
-        try:
-            cloner = _CLONERS[cls]
-        except KeyError:
-            cloner = _CLONERS[cls] = _make_cloner(cls)
-        copied: Self = cloner(self)
-        return copied
+        """Return a shallow copy to be changed by :meth:`_next` before anyone else sees it.
+
+        Every subclass replaces this with a copy function compiled for its slots.
+        """
+        raise NotImplementedError
 
     def __str__(self) -> str:
         return f"<{self.game.describe()}, deal {self.deal_number}, to move {self.current_seat}>"
@@ -495,28 +505,5 @@ def public_entry(entry: LogEntry, viewer: int) -> LogEntry:
     return entry
 
 
-_CLONERS: dict[type, Callable[[Any], Any]] = {}
-
-
-def _make_cloner(cls: type) -> Callable[[Any], Any]:
-    """Compile a copy function that assigns every slot by name.
-
-    ``apply`` copies a state on every move; one straight-line function per state class (as
-    ``dataclasses`` generates its methods) is several times faster than a loop over the slots.
-    """
-    names = _all_slots(cls)
-    body = "\n".join(f"    copy.{name} = self.{name}" for name in names)
-    source = f"def clone(self):\n    copy = new(cls)\n{body}\n    return copy\n"
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
-    exec(source, namespace)
-    cloner: Callable[[Any], Any] = namespace["clone"]
-    return cloner
-
-
-def _all_slots(cls: type) -> tuple[str, ...]:
-    names: list[str] = []
-    for klass in cls.__mro__:
-        for name in klass.__dict__.get("__slots__", ()):
-            if name not in names:
-                names.append(name)
-    return tuple(names)
+_NOBODY: Final[frozenset[int]] = frozenset()
+_new_entry: Final = fast_constructor(LogEntry)

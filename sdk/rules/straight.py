@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Final
 from .actions import DEAL, DRAW, LINE_ENDS, PASS, Action, Deal, Draw, Pass, Play
 from .errors import GameOptionError, PositionError
 from .linegame import LineGame, LineGameState, LineObservation, OpenEnd
+from .slots import fast_constructor
 from .state import HandEnd
 from .straight_layout import StraightLayout, layout_from
 from .tiles import DOUBLE_SIX, Tile
@@ -137,6 +138,9 @@ class StraightState(LineGameState):
 
     __slots__ = ("layout",)
 
+    _builds_sorted = True
+    """Hands are sorted and :func:`_fitting` lists each tile's plays by end name."""
+
     game: StraightGame
     layout: StraightLayout
 
@@ -158,9 +162,11 @@ class StraightState(LineGameState):
         ends = self.layout.ends
         if not ends:
             return [_PLAYS[t.index][None] for t in hand]
-        plays: list[Action] = [
-            _PLAYS[t.index][name] for t in hand for name, v in ends if t.high == v or t.low == v
-        ]
+        try:
+            fitting = _FITTING[ends]
+        except KeyError:
+            fitting = _FITTING[ends] = _fitting(ends)
+        plays: list[Action] = [play for t in hand for play in fitting[t.index]]
         if plays:
             return plays
         return [DRAW] if self.boneyard else [PASS]
@@ -249,10 +255,10 @@ class StraightState(LineGameState):
 
     def _blocked(self) -> bool:
         """RULES.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
-        mask = 0
+        numbers = 0
         for _, v in self.layout.ends:
-            mask |= 1 << v
-        return not any(_MASKS[t.index] & mask for hand in self.hands for t in hand)
+            numbers |= 1 << v
+        return self._nobody_holds(numbers)
 
     def _score_domino(self) -> None:
         """RULES.md 3.9: the side going out scores round5 of the opponents' pips (S9, S11)."""
@@ -288,7 +294,7 @@ class StraightState(LineGameState):
         )
 
     def observe(self, seat: int) -> StraightObservation:
-        return StraightObservation(**self._base_observation(seat), layout=self.layout)
+        return self._observation(_new_observation, seat, self.layout)
 
     @classmethod
     def _from_position(
@@ -332,7 +338,19 @@ class StraightState(LineGameState):
         return state
 
 
-_EMPTY: Final = StraightLayout()
+def _fitting(ends: tuple[tuple[str, int], ...]) -> tuple[tuple[Play, ...], ...]:
+    """Return, for each tile by index, its plays on ``ends`` in the canonical order (by end
+    name: E, N, S, W)."""
+    plays: list[list[Play]] = [[] for _ in DOUBLE_SIX]
+    for name, number in sorted(ends):
+        for index in _HOLDING[number]:
+            plays[index].append(_PLAYS[index][name])
+    return tuple(map(tuple, plays))
 
-_MASKS: Final[tuple[int, ...]] = tuple((1 << t.high) | (1 << t.low) for t in DOUBLE_SIX)
-"""The numbers on each tile as a bit set, for the block check."""
+
+_HOLDING: Final = tuple(tuple(t.index for t in DOUBLE_SIX if t.has(n)) for n in range(7))
+"""The indices of the tiles holding each number."""
+_FITTING: Final[dict[tuple[tuple[str, int], ...], tuple[tuple[Play, ...], ...]]] = {}
+""":func:`_fitting` of each tuple of open ends seen: at most 7**4 + 7**2, the plays are shared."""
+_EMPTY: Final = StraightLayout()
+_new_observation: Final = fast_constructor(StraightObservation)

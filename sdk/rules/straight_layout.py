@@ -14,6 +14,7 @@ from typing import Final
 from .actions import LINE_ENDS
 from .errors import PositionError
 from .linegame import OpenEnd, line_ends
+from .slots import fast_constructor
 from .tiles import Tile, parse_laid, parse_tile
 
 Pair = tuple[int, int]
@@ -48,29 +49,7 @@ class StraightLayout:
     """The open-end total of RULES.md 3.5."""
 
     def __post_init__(self) -> None:
-        line, n, arms = self.line, self.spinner, self.arms
-        ends: tuple[tuple[str, int], ...]
-        if n is None:
-            if line:
-                ends = (("W", line[0][0]), ("E", line[-1][1]))
-                count = line[0][0] + line[-1][1]
-            else:
-                ends, count = (), 0
-        else:
-            west, east, north, south = arms
-            w = west[-1][1] if west else n
-            e = east[-1][1] if east else n
-            if west and east:
-                ends = (("W", w), ("E", e), ("N", north[-1][1] if north else n))
-                ends = (*ends, ("S", south[-1][1] if south else n))
-                count = 0
-            else:
-                ends = (("W", w), ("E", e))
-                count = n + n
-            for arm in arms:
-                if arm:
-                    inner, outer = arm[-1]
-                    count += outer + outer if inner == outer else outer
+        ends, count = _ends_and_count(self.line, self.spinner, self.arms)
         object.__setattr__(self, "ends", ends)
         object.__setattr__(self, "count", count)
 
@@ -118,25 +97,36 @@ class StraightLayout:
         if n is None:
             if not line:
                 if tile.is_double:
-                    return StraightLayout(spinner=tile.high)
-                return StraightLayout(line=((tile.low, tile.high),))
+                    return _layout((), tile.high, _NO_ARMS)
+                return _layout(((tile.low, tile.high),), None, _NO_ARMS)
             if end == "W":
                 shown = line[0][0]
                 if tile.is_double:
                     # The first double: the line now runs east from the spinner (RULES.md 3.4).
-                    return StraightLayout(spinner=shown, arms=((), line, (), ()))
-                return StraightLayout(line=((tile.other(shown), shown), *line))
+                    return _layout((), shown, ((), line, (), ()))
+                return _layout(((tile.other(shown), shown), *line), None, _NO_ARMS)
             shown = line[-1][1]
             if tile.is_double:
                 west = tuple((e, w) for w, e in reversed(line))
-                return StraightLayout(spinner=shown, arms=(west, (), (), ()))
-            return StraightLayout(line=(*line, (shown, tile.other(shown))))
+                return _layout((), shown, (west, (), (), ()))
+            return _layout((*line, (shown, tile.other(shown))), None, _NO_ARMS)
         index = LINE_ENDS.index(end or "")
         arm = self.arms[index]
         shown = arm[-1][1] if arm else n
+        out = tile.low if tile.high == shown else tile.high
         arms = list(self.arms)
-        arms[index] = (*arm, (shown, tile.other(shown)))
-        return StraightLayout(spinner=n, arms=(arms[0], arms[1], arms[2], arms[3]))
+        arms[index] = (*arm, (shown, out))
+        new_arms = (arms[0], arms[1], arms[2], arms[3])
+        ends = self.ends
+        if len(ends) < 4:
+            return _layout((), n, new_arms)
+        # All four ends open: only this end changes, in the ends and in the count (3.5).
+        count = self.count + (out + out if shown == out else out)
+        if arm:
+            inner, outer = arm[-1]
+            count -= outer + outer if inner == outer else outer
+        ends = (*ends[:index], (ends[index][0], out), *ends[index + 1 :])
+        return _new_layout((), n, new_arms, ends, count)
 
     def tiles(self) -> tuple[Tile, ...]:
         """Return every tile on the table."""
@@ -159,6 +149,43 @@ class StraightLayout:
             for name, arm in (("N", north), ("S", south)):
                 text += f" | {name}: " + (" ".join(f"{i}-{o}" for i, o in arm) or "-")
         return text
+
+
+def _ends_and_count(
+    line: tuple[Pair, ...], n: int | None, arms: tuple[Arm, Arm, Arm, Arm]
+) -> tuple[tuple[tuple[str, int], ...], int]:
+    """Return the open ends and the count (RULES.md 3.5) of a layout; see the fields."""
+    ends: tuple[tuple[str, int], ...]
+    if n is None:
+        if line:
+            return (("W", line[0][0]), ("E", line[-1][1])), line[0][0] + line[-1][1]
+        return (), 0
+    west, east, north, south = arms
+    w = west[-1][1] if west else n
+    e = east[-1][1] if east else n
+    if west and east:
+        ends = (("W", w), ("E", e), ("N", north[-1][1] if north else n))
+        ends = (*ends, ("S", south[-1][1] if south else n))
+        count = 0
+    else:
+        ends = (("W", w), ("E", e))
+        count = n + n
+    for arm in arms:
+        if arm:
+            inner, outer = arm[-1]
+            count += outer + outer if inner == outer else outer
+    return ends, count
+
+
+def _layout(
+    line: tuple[Pair, ...], n: int | None, arms: tuple[Arm, Arm, Arm, Arm]
+) -> StraightLayout:
+    """Return ``StraightLayout(line, n, arms)``, made as the dataclass makes it, at less cost:
+    :meth:`StraightLayout.place` runs on every play."""
+    return _new_layout(line, n, arms, *_ends_and_count(line, n, arms))
+
+
+_new_layout: Final = fast_constructor(StraightLayout)
 
 
 def layout_from(

@@ -25,7 +25,8 @@ from domino_arena.sdk.rules.errors import (
     PositionError,
 )
 from domino_arena.sdk.rules.perft import perft
-from domino_arena.sdk.rules.state import CHANCE, TERMINAL, HandEnd, _all_slots
+from domino_arena.sdk.rules.slots import _all_slots
+from domino_arena.sdk.rules.state import CHANCE, TERMINAL, HandEnd
 from domino_arena.sdk.rules.straight import (
     StraightGame,
     StraightObservation,

@@ -1,0 +1,562 @@
+"""Simulators of the three line games: Passing (RULES.md 2), Straight (3) and Doubles (4).
+
+Each keeps its layout as the few numbers play depends on, changed in place, and records on the
+undo stack what :meth:`~.base.Sim.pop` needs: the small immutable values it replaced (the ends,
+the scores, the cached legal actions) and where a tile left or entered a hand. The boneyard is
+the engine's list with a cursor, so a draw and its undo move the cursor only.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, ClassVar, Final
+
+from ..actions import DRAW, PASS, Action, Draw, Play
+from ..doubles import DoublesState
+from ..linegame import LineGameState
+from ..passing import PassingState
+from ..straight import StraightState
+from ..straight_layout import StraightLayout
+from ..tiles import DOUBLE_SIX, Tile
+from .base import Sim, insert_tile, remove_tile, unique_lowest
+
+_ENDS: Final = (None, "W", "E", "N", "S", *(str(n) for n in range(7)))
+_PLAY: Final[dict[tuple[Tile, str | None], Play]] = {
+    (t, end): Play(t, end) for t in DOUBLE_SIX for end in _ENDS
+}
+"""Every play made once, so move generation allocates no action."""
+
+RESERVE: Final = 2
+"""Passing and Doubles never draw the last two tiles of the boneyard (RULES.md 2.2, 4.2)."""
+
+
+class LineSim(Sim):
+    """What the line games share: the boneyard with its cursor, going round the table."""
+
+    __slots__ = ("stock", "top")
+
+    stock: tuple[Tile, ...]
+    top: int
+    """Tiles drawn from ``stock`` since the simulation began."""
+
+    def _init_line(self, state: LineGameState) -> None:
+        self._init_common(state)
+        self.stock = state.boneyard
+        self.top = 0
+
+    @property
+    def boneyard(self) -> tuple[Tile, ...]:
+        """The undrawn tiles, the next one drawn first."""
+        return self.stock[self.top :]
+
+    def _draw(self, hand: list[Tile]) -> Tile:
+        tile = self.stock[self.top]
+        self.top += 1
+        insert_tile(hand, tile)
+        return tile
+
+
+# -- the Passing Game --------------------------------------------------------------------------
+
+
+class PassingSim(LineSim):
+    """The Passing Game: voluntary draws and passes; a hand ends by domino, block or passes."""
+
+    __slots__ = ("ends", "line", "passes")
+
+    game_name: ClassVar[str] = "passing"
+    ends: tuple[int, int] | None
+    line: deque[tuple[int, int]]
+    passes: int
+
+    def __init__(self, state: PassingState) -> None:
+        self._init_line(state)
+        self.ends = state.ends
+        self.line = deque(state.line)
+        self.passes = state.passes
+
+    def _compute_legal(self) -> tuple[Action, ...]:
+        seat = self.seat
+        if seat < 0:
+            return ()
+        hand = self.hands[seat]
+        ends = self.ends
+        if ends is None:
+            return tuple(_PLAY[t, None] for t in hand)
+        west, east = ends
+        actions: list[Action] = []
+        for t in hand:
+            high, low = t.high, t.low
+            if high == east or low == east:
+                actions.append(_PLAY[t, "E"])
+            if high == west or low == west:
+                actions.append(_PLAY[t, "W"])
+        if len(self.stock) - self.top > RESERVE:
+            actions.append(DRAW)
+        actions.append(PASS)
+        return tuple(actions)
+
+    def push(self, action: Action) -> None:
+        seat = self.seat
+        hand = self.hands[seat]
+        record = [action, seat, self.passes, self.ends, self.scores, self.winner, self._legal, -1]
+        self._undo.append(record)
+        self._legal = None
+        if type(action) is Play:
+            tile = action.tile
+            record[7] = remove_tile(hand, tile)
+            ends = self.ends
+            if ends is None:
+                self.line.append((tile.low, tile.high))
+                self.ends = (tile.low, tile.high)
+            elif action.end == "W":
+                shown = ends[0]
+                other = tile.low if tile.high == shown else tile.high
+                self.line.appendleft((other, shown))
+                self.ends = (other, ends[1])
+            else:
+                shown = ends[1]
+                other = tile.low if tile.high == shown else tile.high
+                self.line.append((shown, other))
+                self.ends = (ends[0], other)
+            self.passes = 0
+            if not hand:
+                self._score()
+                return
+        elif type(action) is Draw:
+            self._draw(hand)
+            self.passes = 0
+        else:
+            self.passes += 1
+        if self._is_dead() or self.passes == self.players:
+            self._score()
+        else:
+            self.seat = (seat + 1) % self.players
+
+    def pop(self) -> Action:
+        action, seat, passes, ends, scores, winner, legal, at = self._undo.pop()
+        self.seat = seat
+        self.passes = passes
+        self.scores = scores
+        self.winner = winner
+        self._legal = legal
+        if type(action) is Play:
+            self.hands[seat].insert(at, action.tile)
+            if ends is not None and action.end == "W":
+                self.line.popleft()
+            else:
+                self.line.pop()
+        elif type(action) is Draw:
+            self.top -= 1
+            self.hands[seat].remove(self.stock[self.top])
+        self.ends = ends
+        action_: Action = action
+        return action_
+
+    def _is_dead(self) -> bool:
+        """RULES.md 2.6 b: nobody holds a match and the boneyard holds 2 or fewer tiles."""
+        ends = self.ends
+        if ends is None or len(self.stock) - self.top > RESERVE:
+            return False
+        west, east = ends
+        return not any(t.has(west) or t.has(east) for hand in self.hands for t in hand)
+
+    def _score(self) -> None:
+        """RULES.md 2.7: the unique lowest side scores (others' total) - (own total)."""
+        totals = self._side_totals()
+        winner = unique_lowest(totals)
+        if winner is None:
+            self._end_hand(None, 0)
+        else:
+            self._end_hand(winner, sum(totals) - 2 * totals[winner])
+
+    def snapshot(self) -> tuple[Any, ...]:
+        return (
+            self.seat,
+            tuple(map(tuple, self.hands)),
+            self.boneyard,
+            self.scores,
+            self.winner,
+            tuple(self.line),
+            self.ends,
+            self.passes,
+        )
+
+
+# -- Straight Dominoes -------------------------------------------------------------------------
+
+Layout = tuple[Any, ...] | None
+"""Straight's layout as play needs it: None before the opening; ``(-1, west, east)`` for a line;
+``(n, outer W, E, N, S, double W, E, N, S)`` with a spinner n, ``-1`` for an empty arm, each
+flag whether the arm ends in a crosswise double."""
+
+_ARM: Final = {"W": 0, "E": 1, "N": 2, "S": 3}
+_PLACED: dict[tuple[Layout, Tile, str | None], Layout] = {}
+"""Each layout after each play seen: a game's layouts repeat, so most lookups hit."""
+_INFO: dict[Layout, tuple[tuple[tuple[str, int], ...], int]] = {}
+"""Each layout's open ends (sorted by name, the order of legal actions) and its count (3.5)."""
+
+
+def place(layout: Layout, tile: Tile, end: str | None) -> Layout:
+    """Return the layout after ``tile`` is laid on ``end`` (the geometry of RULES.md 3.4)."""
+    key = (layout, tile, end)
+    found = _PLACED.get(key)
+    if found is not None:
+        return found
+    double = tile.is_double
+    made: Layout
+    if layout is None:
+        made = (
+            (tile.high, -1, -1, -1, -1, False, False, False, False)
+            if double
+            else (-1, tile.low, tile.high)
+        )
+    elif layout[0] < 0:
+        _, west, east = layout
+        if end == "W":
+            made = (
+                (west, -1, east, -1, -1, False, False, False, False)
+                if double
+                else (-1, tile.other(west), east)
+            )
+        else:
+            made = (
+                (east, west, -1, -1, -1, False, False, False, False)
+                if double
+                else (-1, west, tile.other(east))
+            )
+    else:
+        arm = _ARM[end or ""]
+        values = list(layout)
+        outer = values[1 + arm]
+        shown = layout[0] if outer < 0 else outer
+        values[1 + arm] = tile.other(shown)
+        values[5 + arm] = double
+        made = tuple(values)
+    _PLACED[key] = made
+    return made
+
+
+def info(layout: Layout) -> tuple[tuple[tuple[str, int], ...], int]:
+    """Return the open ends of ``layout`` sorted by name, and its count (RULES.md 3.5)."""
+    found = _INFO.get(layout)
+    if found is not None:
+        return found
+    ends: list[tuple[str, int]]
+    if layout is None:
+        ends, count = [], 0
+    elif layout[0] < 0:
+        _, west, east = layout
+        ends, count = [("W", west), ("E", east)], west + east
+    else:
+        n = layout[0]
+        outers = layout[1:5]
+        doubles = layout[5:9]
+        shows = [n if o < 0 else o for o in outers]
+        if outers[0] >= 0 and outers[1] >= 0:
+            ends, count = list(zip("WENS", shows, strict=True)), 0
+        else:
+            ends, count = [("W", shows[0]), ("E", shows[1])], n + n
+        for outer, double in zip(outers, doubles, strict=True):
+            if outer >= 0:
+                count += outer + outer if double else outer
+    found = (tuple(sorted(ends)), count)
+    _INFO[layout] = found
+    return found
+
+
+def layout_of(layout: StraightLayout) -> Layout:
+    """Return the :data:`Layout` of the engine's ``StraightLayout``."""
+    if layout.spinner is None:
+        line = layout.line
+        return (-1, line[0][0], line[-1][1]) if line else None
+    arms = layout.arms
+    outers = tuple(arm[-1][1] if arm else -1 for arm in arms)
+    doubles = tuple(bool(arm) and arm[-1][0] == arm[-1][1] for arm in arms)
+    return (layout.spinner, *outers, *doubles)
+
+
+class StraightSim(LineSim):
+    """Straight Dominoes: compulsory play, draws until a tile fits, All-Fives counts in play."""
+
+    __slots__ = ("layout",)
+
+    game_name: ClassVar[str] = "straight"
+    layout: Layout
+
+    def __init__(self, state: StraightState) -> None:
+        self._init_line(state)
+        self.layout = layout_of(state.layout)
+
+    @property
+    def count(self) -> int:
+        """The open-end total of RULES.md 3.5."""
+        return info(self.layout)[1]
+
+    def count_after(self, tile: Tile, end: str | None) -> int:
+        """The count once ``tile`` is laid on ``end`` (what the greedy bot weighs)."""
+        return info(place(self.layout, tile, end))[1]
+
+    def _compute_legal(self) -> tuple[Action, ...]:
+        seat = self.seat
+        if seat < 0:
+            return ()
+        hand = self.hands[seat]
+        if self.layout is None:
+            return tuple(_PLAY[t, None] for t in hand)
+        ends = info(self.layout)[0]
+        plays = tuple(_PLAY[t, name] for t in hand for name, v in ends if t.high == v or t.low == v)
+        if plays:
+            return plays
+        return (DRAW,) if self.top < len(self.stock) else (PASS,)
+
+    def push(self, action: Action) -> None:
+        seat = self.seat
+        hand = self.hands[seat]
+        record = [action, seat, self.layout, self.scores, self.winner, self._legal, -1]
+        self._undo.append(record)
+        self._legal = None
+        if type(action) is Play:
+            tile = action.tile
+            record[6] = remove_tile(hand, tile)
+            layout = self.layout = place(self.layout, tile, action.end)
+            count = info(layout)[1]
+            if count and count % 5 == 0:
+                self._add_points(self.side[seat], count)
+                if self.winner is not None:
+                    return  # RULES.md 3.10, S12: the game ends at once.
+            if not hand:
+                self._score_domino()
+                return
+        elif type(action) is Draw:
+            self._draw(hand)
+            if self.top < len(self.stock) or not self._blocked():
+                return  # RULES.md 3.6: the seat keeps its turn after a draw.
+            self._score_block()
+            return
+        if self.top == len(self.stock) and self._blocked():
+            self._score_block()
+        else:
+            self.seat = (seat + 1) % self.players
+
+    def pop(self) -> Action:
+        action, seat, layout, scores, winner, legal, at = self._undo.pop()
+        self.seat = seat
+        self.layout = layout
+        self.scores = scores
+        self.winner = winner
+        self._legal = legal
+        if type(action) is Play:
+            self.hands[seat].insert(at, action.tile)
+        elif type(action) is Draw:
+            self.top -= 1
+            self.hands[seat].remove(self.stock[self.top])
+        action_: Action = action
+        return action_
+
+    def _blocked(self) -> bool:
+        """RULES.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
+        numbers = {v for _, v in info(self.layout)[0]}
+        return not any(t.high in numbers or t.low in numbers for hand in self.hands for t in hand)
+
+    def _score_domino(self) -> None:
+        """RULES.md 3.9: the side going out scores round5 of the opponents' pips."""
+        side = self.side[self.seat]
+        totals = self._side_totals()
+        self._end_hand(side, _round5(sum(totals) - totals[side]))
+
+    def _score_block(self) -> None:
+        """RULES.md 3.9: the unique lowest side scores round5 of the others' pips."""
+        totals = self._side_totals()
+        winner = unique_lowest(totals)
+        if winner is None:
+            self._end_hand(None, 0)
+        else:
+            self._end_hand(winner, _round5(sum(totals) - totals[winner]))
+
+    def snapshot(self) -> tuple[Any, ...]:
+        return (
+            self.seat,
+            tuple(map(tuple, self.hands)),
+            self.boneyard,
+            self.scores,
+            self.winner,
+            self.layout,
+            info(self.layout),
+        )
+
+
+def _round5(n: int) -> int:
+    """RULES.md 0.6: the nearest multiple of 5, halfway up (``n >= 0``)."""
+    return 5 * ((n + 2) // 5)
+
+
+# -- Doubles -----------------------------------------------------------------------------------
+
+
+class DoublesSim(LineSim):
+    """Doubles: every double a spinner, numbers locked until their double is laid."""
+
+    __slots__ = ("counts", "drawn", "open_mask", "placed", "unlocked_mask")
+
+    game_name: ClassVar[str] = "doubles"
+    counts: tuple[int, ...]
+    """Open ends showing each number 0-6."""
+    open_mask: int
+    unlocked_mask: int
+    placed: list[Tile]
+    drawn: Tile | None
+    """A tile the mover just drew and must play at once (RULES.md D5)."""
+
+    def __init__(self, state: DoublesState) -> None:
+        self._init_line(state)
+        self.placed = list(state.placed)
+        ends = state.ends
+        self.counts = tuple(ends.count(n) for n in range(7))
+        self.open_mask = sum(1 << n for n in set(ends))
+        self.unlocked_mask = sum(1 << n for n in state.unlocked)
+        self.drawn = state.drawn
+
+    @property
+    def ends(self) -> tuple[int, ...]:
+        """The numbers the open ends show, sorted."""
+        return tuple(n for n in range(7) for _ in range(self.counts[n]))
+
+    @property
+    def unlocked(self) -> frozenset[int]:
+        """The numbers whose double is laid (RULES.md 4.5)."""
+        return frozenset(n for n in range(7) if self.unlocked_mask >> n & 1)
+
+    def _compute_legal(self) -> tuple[Action, ...]:
+        seat = self.seat
+        if seat < 0:
+            return ()
+        hand = self.hands[seat]
+        if not self.placed:
+            top = next(t for t in reversed(hand) if t.is_double)
+            return (_PLAY[top, None],)
+        opened = self.open_mask
+        free = opened & self.unlocked_mask
+        actions: list[Action] = []
+        for t in (self.drawn,) if self.drawn is not None else hand:
+            high, low = t.high, t.low
+            if high == low:
+                if opened >> high & 1:
+                    actions.append(_PLAY[t, _DIGIT[high]])
+            else:
+                if free >> low & 1:
+                    actions.append(_PLAY[t, _DIGIT[low]])
+                if free >> high & 1:
+                    actions.append(_PLAY[t, _DIGIT[high]])
+        if actions:
+            return tuple(actions)
+        return (DRAW,) if len(self.stock) - self.top > RESERVE else (PASS,)
+
+    def push(self, action: Action) -> None:
+        seat = self.seat
+        hand = self.hands[seat]
+        record = [
+            action,
+            seat,
+            self.counts,
+            self.open_mask,
+            self.unlocked_mask,
+            self.drawn,
+            self.scores,
+            self.winner,
+            self._legal,
+            -1,
+        ]
+        self._undo.append(record)
+        self._legal = None
+        if type(action) is Play:
+            tile = action.tile
+            record[9] = remove_tile(hand, tile)
+            self._place(tile, action.end)
+            self.drawn = None
+            if not hand:
+                # RULES.md 4.8, D10: going out scores every other hand's pips.
+                self._end_hand(seat, sum(t.pips for h in self.hands for t in h))
+                return
+        elif type(action) is Draw:
+            tile = self._draw(hand)
+            if self._can_place(tile):
+                self.drawn = tile
+                return
+        if self._blocked():
+            totals = self._side_totals()
+            winner = unique_lowest(totals)
+            self._end_hand(winner, 0 if winner is None else sum(totals) - totals[winner])
+        else:
+            self.seat = (seat + 1) % self.players
+
+    def pop(self) -> Action:
+        (action, seat, counts, opened, unlocked, drawn, scores, winner, legal, at) = (
+            self._undo.pop()
+        )
+        self.seat = seat
+        self.counts = counts
+        self.open_mask = opened
+        self.unlocked_mask = unlocked
+        self.drawn = drawn
+        self.scores = scores
+        self.winner = winner
+        self._legal = legal
+        if type(action) is Play:
+            self.hands[seat].insert(at, action.tile)
+            self.placed.pop()
+        elif type(action) is Draw:
+            self.top -= 1
+            self.hands[seat].remove(self.stock[self.top])
+        action_: Action = action
+        return action_
+
+    def _place(self, tile: Tile, end: str | None) -> None:
+        """Lay ``tile`` (RULES.md 4.4): on the end showing ``end``, or as the opening double."""
+        counts = list(self.counts)
+        number = tile.high
+        if end is None:
+            counts[number] = 4
+            self.open_mask = self.unlocked_mask = 1 << number
+        else:
+            shown = int(end)
+            if tile.is_double:
+                counts[shown] += 2
+                self.unlocked_mask |= 1 << shown
+            else:
+                counts[shown] -= 1
+                other = tile.low if number == shown else number
+                counts[other] += 1
+                self.open_mask |= 1 << other
+                if not counts[shown]:
+                    self.open_mask &= ~(1 << shown)
+        self.counts = tuple(counts)
+        self.placed.append(tile)
+
+    def _can_place(self, tile: Tile) -> bool:
+        if tile.is_double:
+            return bool(self.open_mask >> tile.high & 1)
+        free = self.open_mask & self.unlocked_mask
+        return bool((free >> tile.high | free >> tile.low) & 1)
+
+    def _blocked(self) -> bool:
+        """RULES.md 4.7: the boneyard holds 2 or fewer and nobody has a legal play."""
+        if len(self.stock) - self.top > RESERVE:
+            return False
+        return not any(self._can_place(t) for hand in self.hands for t in hand)
+
+    def snapshot(self) -> tuple[Any, ...]:
+        return (
+            self.seat,
+            tuple(map(tuple, self.hands)),
+            self.boneyard,
+            self.scores,
+            self.winner,
+            tuple(self.placed),
+            self.ends,
+            self.unlocked,
+            self.drawn,
+        )
+
+
+_DIGIT: Final = tuple(str(n) for n in range(7))

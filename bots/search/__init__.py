@@ -23,17 +23,22 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from domino_arena.bots.greedy import strategy
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.rules import Action, GameState, Observation
+from domino_arena.sdk.rules.sim import simulate
 
-from .playout import POLICIES, play_out, side_value
+from .playout import POLICIES, SIM_POLICIES, play_out, play_out_sim, side_value, sim_value
 from .sampling import determinizer
 
-__all__ = ["Sampler", "SearchBot"]
+__all__ = ["ENGINES", "Sampler", "SearchBot"]
+
+ENGINES: Final = ("sim", "immutable")
+"""Where playouts run: the push/pop simulator, or the immutable engine (the search before it
+had a simulator, kept as the baseline of ``bench/search_strength.py``)."""
 
 TIME_SHARE: Final = 0.9
 """Part of ``max_time`` spent sampling; the rest covers the last sample's overrun and the pick."""
@@ -58,9 +63,13 @@ class SearchBot(Bot):
         prior_z: keep the greedy bot's choice unless the best action beats it by this many
             standard errors (0 always takes the best mean).
         timer: the clock that ``max_time`` is measured with.
+        engine: ``"sim"`` plays out on the push/pop simulator; ``"immutable"`` on the engine's
+            immutable states, as the search did before (same choices for the same seed and
+            samples, only slower).
 
     Raises:
-        ValueError: neither limit is set, a limit is not positive, or the policy is unknown.
+        ValueError: neither limit is set, a limit is not positive, or the policy or engine is
+            unknown.
     """
 
     name = "search"
@@ -74,6 +83,7 @@ class SearchBot(Bot):
         policy: str = "greedy",
         prior_z: float = 1.0,
         timer: Callable[[], float] = time.perf_counter,
+        engine: str = "sim",
     ) -> None:
         if max_time is None and max_samples is None:
             raise ValueError("search: set max_time, max_samples or both, or it never stops")
@@ -83,10 +93,14 @@ class SearchBot(Bot):
             raise ValueError(f"search: max_samples must be 1 or more, got {max_samples}")
         if policy not in POLICIES:
             raise ValueError(f"search: unknown policy '{policy}' (known: {', '.join(POLICIES)})")
+        if engine not in ENGINES:
+            raise ValueError(f"search: unknown engine '{engine}' (known: {', '.join(ENGINES)})")
         self.seed = seed
         self.max_time = max_time
         self.max_samples = max_samples
         self.policy = POLICIES[policy]
+        self.sim_policy = SIM_POLICIES[policy]
+        self.engine = engine
         self.prior_z = prior_z
         self.timer = timer
         self.samples_last_move = 0
@@ -124,16 +138,19 @@ class SearchBot(Bot):
         while self.max_samples is None or samples < self.max_samples:
             world = sampler.determinize(rng)
             playout_seed = rng.getrandbits(64)
-            values.append(
-                [
-                    side_value(
-                        play_out(world.apply(action), self.policy, random.Random(playout_seed)),
-                        side,
-                        before,
-                    )
-                    for action in legal
-                ]
-            )
+            if self.engine == "sim":
+                values.append(self._sample_values(world, legal, side, before, playout_seed))
+            else:
+                values.append(
+                    [
+                        side_value(
+                            play_out(world.apply(action), self.policy, random.Random(playout_seed)),
+                            side,
+                            before,
+                        )
+                        for action in legal
+                    ]
+                )
             samples += 1
             if deadline is not None:
                 now = self.timer()
@@ -141,6 +158,26 @@ class SearchBot(Bot):
                 if now + (now - began) / samples > deadline:
                     break
         self.samples_last_move = samples
+        return values
+
+    def _sample_values(
+        self,
+        world: GameState,
+        legal: Sequence[Action],
+        side: int,
+        before: Sequence[int],
+        playout_seed: int,
+    ) -> list[float]:
+        """Try each action on one simulator of ``world``: push it, play the deal out with the
+        same playout seed, score, and pop back to the sampled position."""
+        sim = simulate(world)
+        values: list[float] = []
+        for action in legal:
+            sim.push(action)
+            pushed = play_out_sim(sim, self.sim_policy, random.Random(playout_seed))
+            values.append(sim_value(sim, side, before))
+            for _ in range(pushed + 1):
+                sim.pop()
         return values
 
 

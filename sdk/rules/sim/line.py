@@ -279,19 +279,22 @@ def layout_of(layout: StraightLayout) -> Layout:
 class StraightSim(LineSim):
     """Straight Dominoes: compulsory play, draws until a tile fits, All-Fives counts in play."""
 
-    __slots__ = ("layout",)
+    __slots__ = ("info", "layout")
 
     game_name: ClassVar[str] = "straight"
     layout: Layout
+    info: tuple[tuple[tuple[str, int], ...], int]
+    """``info(layout)``, kept with it."""
 
     def __init__(self, state: StraightState) -> None:
         self._init_line(state)
         self.layout = layout_of(state.layout)
+        self.info = info(self.layout)
 
     @property
     def count(self) -> int:
         """The open-end total of RULES.md 3.5."""
-        return info(self.layout)[1]
+        return self.info[1]
 
     def count_after(self, tile: Tile, end: str | None) -> int:
         """The count once ``tile`` is laid on ``end`` (what the greedy bot weighs)."""
@@ -304,7 +307,7 @@ class StraightSim(LineSim):
         hand = self.hands[seat]
         if self.layout is None:
             return tuple(_PLAY[t, None] for t in hand)
-        ends = info(self.layout)[0]
+        ends = self.info[0]
         plays = tuple(_PLAY[t, name] for t in hand for name, v in ends if t.high == v or t.low == v)
         if plays:
             return plays
@@ -313,14 +316,15 @@ class StraightSim(LineSim):
     def push(self, action: Action) -> None:
         seat = self.seat
         hand = self.hands[seat]
-        record = [action, seat, self.layout, self.scores, self.winner, self._legal, -1]
+        record = [action, seat, self.layout, self.info, self.scores, self.winner, self._legal, -1]
         self._undo.append(record)
         self._legal = None
         if type(action) is Play:
             tile = action.tile
-            record[6] = remove_tile(hand, tile)
+            record[7] = remove_tile(hand, tile)
             layout = self.layout = place(self.layout, tile, action.end)
-            count = info(layout)[1]
+            self.info = layout_info = info(layout)
+            count = layout_info[1]
             if count and count % 5 == 0:
                 self._add_points(self.side[seat], count)
                 if self.winner is not None:
@@ -340,9 +344,10 @@ class StraightSim(LineSim):
             self.seat = (seat + 1) % self.players
 
     def pop(self) -> Action:
-        action, seat, layout, scores, winner, legal, at = self._undo.pop()
+        action, seat, layout, layout_info, scores, winner, legal, at = self._undo.pop()
         self.seat = seat
         self.layout = layout
+        self.info = layout_info
         self.scores = scores
         self.winner = winner
         self._legal = legal
@@ -356,7 +361,7 @@ class StraightSim(LineSim):
 
     def _blocked(self) -> bool:
         """RULES.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
-        numbers = {v for _, v in info(self.layout)[0]}
+        numbers = {v for _, v in self.info[0]}
         return not any(t.high in numbers or t.low in numbers for hand in self.hands for t in hand)
 
     def _score_domino(self) -> None:
@@ -382,7 +387,7 @@ class StraightSim(LineSim):
             self.scores,
             self.winner,
             self.layout,
-            info(self.layout),
+            self.info,
         )
 
 

@@ -4,6 +4,7 @@ Usage::
 
     python bench/search_strength.py [--max-time SECONDS] [--config NAME[:PLAYERS[p]]]...
                                     [--units N] [--minutes M] [--workers W] [--seed BASE]
+    python bench/search_strength.py --speed [--games N]
 
 Both bots are :class:`SearchBot` with the same time per move (``--max-time``, 0.2 s by
 default) and the same code for sampling, playouts and the pick; they differ only in where the
@@ -28,6 +29,13 @@ Units of the configurations are interleaved and run in ``--workers`` processes (
 at most one per core; the machine may be shared) until ``--units`` per configuration are done
 or ``--minutes`` have passed (no new unit starts after that). Every finished unit is printed as
 it comes, so a run cut short still reports.
+
+``--speed`` measures the engines alone instead: for every configuration it plays ``--games``
+seeded games of uniformly random actions, each deal once on the immutable engine
+(``state.apply``) and once on a simulator built at the deal's start (``push``), the same
+random actions chosen the same way from each one's ``legal_actions()``, interleaved deal by
+deal in one process and timed in process CPU time; it prints the moves per second of each and
+their ratio.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import argparse
 import math
 import multiprocessing
 import os
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -43,9 +52,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domino_arena.bots.search import SearchBot
-from domino_arena.sdk.local import play_game, seat_seed
+from domino_arena.sdk.local import LocalResult, play_game, seat_seed
 from domino_arena.sdk.match.results import Termination
-from domino_arena.sdk.rules import Action, Game, Observation, make_game
+from domino_arena.sdk.rules import DEAL, Action, Game, Observation, configurations, make_game
+from domino_arena.sdk.rules.sim import simulate, snapshot_of
 from domino_arena.server.stats.paired import estimate, swap_score
 
 DEFAULT_CONFIGS = ("passing:2", "straight:2", "doubles:2", "moon")
@@ -97,7 +107,7 @@ class UnitResult:
     samples: dict[str, int]
 
 
-def game_score(game: Game, result: Any, seat: int) -> float:
+def game_score(game: Game, result: LocalResult, seat: int) -> float:
     """1 if ``seat``'s side won, 0 if it lost; a game stopped at the cap scores by rank."""
     side = game.side_of(seat)
     if result.result.termination is not Termination.ADJUDICATED:
@@ -245,6 +255,49 @@ def report(tallies: dict[str, Tally]) -> None:
         print(summary("all", total), flush=True)
 
 
+def label_of(game: Game) -> str:
+    options = game.options()
+    if "players" not in options:
+        return game.name
+    return f"{game.name}:{options['players']}{'p' if options.get('partnerships') else ''}"
+
+
+def engine_speed(games: int) -> None:
+    """Print random-playout moves/s on the immutable engine and on the simulator, per config.
+
+    Timed in process CPU time, so other work on a shared machine slows neither side's clock.
+    """
+    print(f"{'config':<11} {'moves':>8} {'immutable/s':>12} {'sim/s':>10} {'ratio':>6}")
+    for game in configurations():
+        moves = 0
+        slow = fast = 0.0
+        for seed in range(games):
+            rng = random.Random(seed)
+            state = game.new_game(seed=seed)
+            while not state.is_terminal():
+                if state.current_seat < 0:
+                    state = state.apply(DEAL)
+                    continue
+                start, chosen = state, rng.getstate()
+                began = time.process_time()
+                while state.current_seat >= 0:
+                    state = state.apply(rng.choice(state.legal_actions()))
+                    moves += 1
+                slow += time.process_time() - began
+                rng.setstate(chosen)
+                began = time.process_time()
+                sim = simulate(start)
+                while sim.seat >= 0:
+                    sim.push(rng.choice(sim.legal_actions()))
+                fast += time.process_time() - began
+                assert sim.snapshot() == snapshot_of(state), "the simulator went astray"
+        print(
+            f"{label_of(game):<11} {moves:>8} {moves / slow:>12.0f} {moves / fast:>10.0f} "
+            f"{slow / fast:>6.2f}",
+            flush=True,
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--max-time", type=float, default=0.2, help="seconds per move, both bots")
@@ -253,7 +306,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=60.0, help="start no unit after this")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--speed", action="store_true", help="measure the engines alone")
+    parser.add_argument("--games", type=int, default=100, help="games per config, --speed")
     args = parser.parse_args(argv)
+    if args.speed:
+        print(f"random playouts, load {os.getloadavg()[0]:.2f}")
+        engine_speed(args.games)
+        return 0
     configs = tuple(args.config or DEFAULT_CONFIGS)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(

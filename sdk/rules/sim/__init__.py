@@ -31,8 +31,9 @@ from ..passing import PassingState
 from ..state import GameState
 from ..straight import StraightState
 from .base import Sim
-from .line import DoublesSim, PassingSim, StraightSim, layout_of
+from .line import DoublesSim, PassingSim
 from .moon import MoonSim
+from .straight import StraightSim, layout_of
 
 __all__ = ["DoublesSim", "MoonSim", "PassingSim", "Sim", "StraightSim", "simulate", "snapshot_of"]
 

@@ -51,7 +51,10 @@ class Sim(ABC):
         game = state.game
         self.game = game
         self.players = game.num_players
-        self.side = tuple(game.side_of(s) for s in range(game.num_players))
+        side = _SIDES.get(game)
+        if side is None:
+            side = _SIDES[game] = tuple(game.side_of(s) for s in range(game.num_players))
+        self.side = side
         self.seat = state.current_seat
         self.hands = [list(state.hand(s)) for s in range(game.num_players)]
         self.scores = tuple(state.scores)
@@ -162,6 +165,10 @@ class Sim(ABC):
             self._add_points(side, points)
         if self.winner is None:
             self.seat = CHANCE
+
+
+_SIDES: dict[Game, tuple[int, ...]] = {}
+"""Each game's side of every seat: a game's ``sides`` is worked out anew on every call."""
 
 
 def unique_lowest(totals: list[int]) -> int | None:

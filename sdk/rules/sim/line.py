@@ -1,9 +1,10 @@
-"""Simulators of the three line games: Passing (RULES.md 2), Straight (3) and Doubles (4).
+"""Simulators of the line games: what they share, Passing (RULES.md 2) and Doubles (4).
 
-Each keeps its layout as the few numbers play depends on, changed in place, and records on the
-undo stack what :meth:`~.base.Sim.pop` needs: the small immutable values it replaced (the ends,
-the scores, the cached legal actions) and where a tile left or entered a hand. The boneyard is
-the engine's list with a cursor, so a draw and its undo move the cursor only.
+Straight's (3) is in :mod:`.straight`. Each keeps its layout as the few numbers play depends
+on, changed in place, and records on the undo stack what :meth:`~.base.Sim.pop` needs: the
+small immutable values it replaced (the ends, the scores, the cached legal actions) and where a
+tile left or entered a hand. The boneyard is the engine's list with a cursor, so a draw and its
+undo move the cursor only.
 """
 
 from __future__ import annotations
@@ -15,16 +16,15 @@ from ..actions import DRAW, PASS, Action, Draw, Play
 from ..doubles import DoublesState
 from ..linegame import LineGameState
 from ..passing import PassingState
-from ..straight import StraightState
-from ..straight_layout import StraightLayout
 from ..tiles import DOUBLE_SIX, Tile
 from .base import Sim, insert_tile, remove_tile, unique_lowest
 
 _ENDS: Final = (None, "W", "E", "N", "S", *(str(n) for n in range(7)))
-_PLAY: Final[dict[tuple[Tile, str | None], Play]] = {
-    (t, end): Play(t, end) for t in DOUBLE_SIX for end in _ENDS
+PLAYS: Final[dict[str | None, tuple[Play, ...]]] = {
+    end: tuple(Play(t, end) for t in DOUBLE_SIX) for end in _ENDS
 }
-"""Every play made once, so move generation allocates no action."""
+"""``PLAYS[end][tile.index]``: every play made once, so move generation allocates no action."""
+OPENING: Final = PLAYS[None]
 
 RESERVE: Final = 2
 """Passing and Doubles never draw the last two tiles of the boneyard (RULES.md 2.2, 4.2)."""
@@ -82,15 +82,16 @@ class PassingSim(LineSim):
         hand = self.hands[seat]
         ends = self.ends
         if ends is None:
-            return tuple(_PLAY[t, None] for t in hand)
+            return tuple(OPENING[t.index] for t in hand)
         west, east = ends
         actions: list[Action] = []
+        on_east, on_west = PLAYS["E"], PLAYS["W"]
         for t in hand:
             high, low = t.high, t.low
             if high == east or low == east:
-                actions.append(_PLAY[t, "E"])
+                actions.append(on_east[t.index])
             if high == west or low == west:
-                actions.append(_PLAY[t, "W"])
+                actions.append(on_west[t.index])
         if len(self.stock) - self.top > RESERVE:
             actions.append(DRAW)
         actions.append(PASS)
@@ -183,219 +184,6 @@ class PassingSim(LineSim):
         )
 
 
-# -- Straight Dominoes -------------------------------------------------------------------------
-
-Layout = tuple[Any, ...] | None
-"""Straight's layout as play needs it: None before the opening; ``(-1, west, east)`` for a line;
-``(n, outer W, E, N, S, double W, E, N, S)`` with a spinner n, ``-1`` for an empty arm, each
-flag whether the arm ends in a crosswise double."""
-
-_ARM: Final = {"W": 0, "E": 1, "N": 2, "S": 3}
-_PLACED: dict[tuple[Layout, Tile, str | None], Layout] = {}
-"""Each layout after each play seen: a game's layouts repeat, so most lookups hit."""
-_INFO: dict[Layout, tuple[tuple[tuple[str, int], ...], int]] = {}
-"""Each layout's open ends (sorted by name, the order of legal actions) and its count (3.5)."""
-
-
-def place(layout: Layout, tile: Tile, end: str | None) -> Layout:
-    """Return the layout after ``tile`` is laid on ``end`` (the geometry of RULES.md 3.4)."""
-    key = (layout, tile, end)
-    found = _PLACED.get(key)
-    if found is not None:
-        return found
-    double = tile.is_double
-    made: Layout
-    if layout is None:
-        made = (
-            (tile.high, -1, -1, -1, -1, False, False, False, False)
-            if double
-            else (-1, tile.low, tile.high)
-        )
-    elif layout[0] < 0:
-        _, west, east = layout
-        if end == "W":
-            made = (
-                (west, -1, east, -1, -1, False, False, False, False)
-                if double
-                else (-1, tile.other(west), east)
-            )
-        else:
-            made = (
-                (east, west, -1, -1, -1, False, False, False, False)
-                if double
-                else (-1, west, tile.other(east))
-            )
-    else:
-        arm = _ARM[end or ""]
-        values = list(layout)
-        outer = values[1 + arm]
-        shown = layout[0] if outer < 0 else outer
-        values[1 + arm] = tile.other(shown)
-        values[5 + arm] = double
-        made = tuple(values)
-    _PLACED[key] = made
-    return made
-
-
-def info(layout: Layout) -> tuple[tuple[tuple[str, int], ...], int]:
-    """Return the open ends of ``layout`` sorted by name, and its count (RULES.md 3.5)."""
-    found = _INFO.get(layout)
-    if found is not None:
-        return found
-    ends: list[tuple[str, int]]
-    if layout is None:
-        ends, count = [], 0
-    elif layout[0] < 0:
-        _, west, east = layout
-        ends, count = [("W", west), ("E", east)], west + east
-    else:
-        n = layout[0]
-        outers = layout[1:5]
-        doubles = layout[5:9]
-        shows = [n if o < 0 else o for o in outers]
-        if outers[0] >= 0 and outers[1] >= 0:
-            ends, count = list(zip("WENS", shows, strict=True)), 0
-        else:
-            ends, count = [("W", shows[0]), ("E", shows[1])], n + n
-        for outer, double in zip(outers, doubles, strict=True):
-            if outer >= 0:
-                count += outer + outer if double else outer
-    found = (tuple(sorted(ends)), count)
-    _INFO[layout] = found
-    return found
-
-
-def layout_of(layout: StraightLayout) -> Layout:
-    """Return the :data:`Layout` of the engine's ``StraightLayout``."""
-    if layout.spinner is None:
-        line = layout.line
-        return (-1, line[0][0], line[-1][1]) if line else None
-    arms = layout.arms
-    outers = tuple(arm[-1][1] if arm else -1 for arm in arms)
-    doubles = tuple(bool(arm) and arm[-1][0] == arm[-1][1] for arm in arms)
-    return (layout.spinner, *outers, *doubles)
-
-
-class StraightSim(LineSim):
-    """Straight Dominoes: compulsory play, draws until a tile fits, All-Fives counts in play."""
-
-    __slots__ = ("info", "layout")
-
-    game_name: ClassVar[str] = "straight"
-    layout: Layout
-    info: tuple[tuple[tuple[str, int], ...], int]
-    """``info(layout)``, kept with it."""
-
-    def __init__(self, state: StraightState) -> None:
-        self._init_line(state)
-        self.layout = layout_of(state.layout)
-        self.info = info(self.layout)
-
-    @property
-    def count(self) -> int:
-        """The open-end total of RULES.md 3.5."""
-        return self.info[1]
-
-    def count_after(self, tile: Tile, end: str | None) -> int:
-        """The count once ``tile`` is laid on ``end`` (what the greedy bot weighs)."""
-        return info(place(self.layout, tile, end))[1]
-
-    def _compute_legal(self) -> tuple[Action, ...]:
-        seat = self.seat
-        if seat < 0:
-            return ()
-        hand = self.hands[seat]
-        if self.layout is None:
-            return tuple(_PLAY[t, None] for t in hand)
-        ends = self.info[0]
-        plays = tuple(_PLAY[t, name] for t in hand for name, v in ends if t.high == v or t.low == v)
-        if plays:
-            return plays
-        return (DRAW,) if self.top < len(self.stock) else (PASS,)
-
-    def push(self, action: Action) -> None:
-        seat = self.seat
-        hand = self.hands[seat]
-        record = [action, seat, self.layout, self.info, self.scores, self.winner, self._legal, -1]
-        self._undo.append(record)
-        self._legal = None
-        if type(action) is Play:
-            tile = action.tile
-            record[7] = remove_tile(hand, tile)
-            layout = self.layout = place(self.layout, tile, action.end)
-            self.info = layout_info = info(layout)
-            count = layout_info[1]
-            if count and count % 5 == 0:
-                self._add_points(self.side[seat], count)
-                if self.winner is not None:
-                    return  # RULES.md 3.10, S12: the game ends at once.
-            if not hand:
-                self._score_domino()
-                return
-        elif type(action) is Draw:
-            self._draw(hand)
-            if self.top < len(self.stock) or not self._blocked():
-                return  # RULES.md 3.6: the seat keeps its turn after a draw.
-            self._score_block()
-            return
-        if self.top == len(self.stock) and self._blocked():
-            self._score_block()
-        else:
-            self.seat = (seat + 1) % self.players
-
-    def pop(self) -> Action:
-        action, seat, layout, layout_info, scores, winner, legal, at = self._undo.pop()
-        self.seat = seat
-        self.layout = layout
-        self.info = layout_info
-        self.scores = scores
-        self.winner = winner
-        self._legal = legal
-        if type(action) is Play:
-            self.hands[seat].insert(at, action.tile)
-        elif type(action) is Draw:
-            self.top -= 1
-            self.hands[seat].remove(self.stock[self.top])
-        action_: Action = action
-        return action_
-
-    def _blocked(self) -> bool:
-        """RULES.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
-        numbers = {v for _, v in self.info[0]}
-        return not any(t.high in numbers or t.low in numbers for hand in self.hands for t in hand)
-
-    def _score_domino(self) -> None:
-        """RULES.md 3.9: the side going out scores round5 of the opponents' pips."""
-        side = self.side[self.seat]
-        totals = self._side_totals()
-        self._end_hand(side, _round5(sum(totals) - totals[side]))
-
-    def _score_block(self) -> None:
-        """RULES.md 3.9: the unique lowest side scores round5 of the others' pips."""
-        totals = self._side_totals()
-        winner = unique_lowest(totals)
-        if winner is None:
-            self._end_hand(None, 0)
-        else:
-            self._end_hand(winner, _round5(sum(totals) - totals[winner]))
-
-    def snapshot(self) -> tuple[Any, ...]:
-        return (
-            self.seat,
-            tuple(map(tuple, self.hands)),
-            self.boneyard,
-            self.scores,
-            self.winner,
-            self.layout,
-            self.info,
-        )
-
-
-def _round5(n: int) -> int:
-    """RULES.md 0.6: the nearest multiple of 5, halfway up (``n >= 0``)."""
-    return 5 * ((n + 2) // 5)
-
-
 # -- Doubles -----------------------------------------------------------------------------------
 
 
@@ -439,7 +227,7 @@ class DoublesSim(LineSim):
         hand = self.hands[seat]
         if not self.placed:
             top = next(t for t in reversed(hand) if t.is_double)
-            return (_PLAY[top, None],)
+            return (OPENING[top.index],)
         opened = self.open_mask
         free = opened & self.unlocked_mask
         actions: list[Action] = []
@@ -447,12 +235,12 @@ class DoublesSim(LineSim):
             high, low = t.high, t.low
             if high == low:
                 if opened >> high & 1:
-                    actions.append(_PLAY[t, _DIGIT[high]])
+                    actions.append(_ON_NUMBER[high][t.index])
             else:
                 if free >> low & 1:
-                    actions.append(_PLAY[t, _DIGIT[low]])
+                    actions.append(_ON_NUMBER[low][t.index])
                 if free >> high & 1:
-                    actions.append(_PLAY[t, _DIGIT[high]])
+                    actions.append(_ON_NUMBER[high][t.index])
         if actions:
             return tuple(actions)
         return (DRAW,) if len(self.stock) - self.top > RESERVE else (PASS,)
@@ -564,4 +352,5 @@ class DoublesSim(LineSim):
         )
 
 
-_DIGIT: Final = tuple(str(n) for n in range(7))
+_ON_NUMBER: Final = tuple(PLAYS[str(n)] for n in range(7))
+"""``_ON_NUMBER[n][tile.index]``: Doubles' play of the tile on an end showing n (D12)."""

@@ -35,7 +35,10 @@ seeded games of uniformly random actions, each deal once on the immutable engine
 (``state.apply``) and once on a simulator built at the deal's start (``push``), the same
 random actions chosen the same way from each one's ``legal_actions()``, interleaved deal by
 deal in one process and timed in process CPU time; it prints the moves per second of each and
-their ratio.
+their ratio. Then, on ``--games``/5 positions of each default configuration (random games,
+every seventh move with a choice), it runs each search once for ``--max-time`` and prints the
+samples per move each reached: the engine speed-up as search sees it, playout policy and
+sampling included.
 """
 
 from __future__ import annotations
@@ -54,7 +57,15 @@ from typing import Any
 from domino_arena.bots.search import SearchBot
 from domino_arena.sdk.local import LocalResult, play_game, seat_seed
 from domino_arena.sdk.match.results import Termination
-from domino_arena.sdk.rules import DEAL, Action, Game, Observation, configurations, make_game
+from domino_arena.sdk.rules import (
+    DEAL,
+    TERMINAL,
+    Action,
+    Game,
+    Observation,
+    configurations,
+    make_game,
+)
 from domino_arena.sdk.rules.sim import simulate, snapshot_of
 from domino_arena.server.stats.paired import estimate, swap_score
 
@@ -298,6 +309,38 @@ def engine_speed(games: int) -> None:
         )
 
 
+def search_speed(positions: int, max_time: float) -> None:
+    """Print the samples per move each engine's search reaches in ``max_time``, per config."""
+    print(f"\nsearch at {max_time * 1000:g} ms/move, {positions} positions per config")
+    print(f"{'config':<11} {'new samples':>11} {'old samples':>11} {'ratio':>6}")
+    for config in DEFAULT_CONFIGS:
+        game = parse_config(config)
+        counts = {"sim": 0, "immutable": 0}
+        found = 0
+        seed = 0
+        while found < positions:
+            state = game.new_game(seed=seed)
+            rng = random.Random(seed)
+            seed += 1
+            step = 0
+            while state.current_seat != TERMINAL and found < positions:
+                if state.current_seat < 0:
+                    state = state.apply(DEAL)
+                    continue
+                legal = state.legal_actions()
+                if len(legal) > 1 and step % 7 == 3:
+                    observation = state.observe(state.current_seat)
+                    for engine in ("sim", "immutable") if found % 2 else ("immutable", "sim"):
+                        bot = SearchBot(found, max_time=max_time, engine=engine)
+                        bot.choose(observation)
+                        counts[engine] += bot.samples_last_move
+                    found += 1
+                state = state.apply(rng.choice(legal))
+                step += 1
+        new, old = counts["sim"] / positions, counts["immutable"] / positions
+        print(f"{config:<11} {new:>11.1f} {old:>11.1f} {new / old:>6.2f}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--max-time", type=float, default=0.2, help="seconds per move, both bots")
@@ -312,6 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.speed:
         print(f"random playouts, load {os.getloadavg()[0]:.2f}")
         engine_speed(args.games)
+        search_speed(args.games // 5, args.max_time)
         return 0
     configs = tuple(args.config or DEFAULT_CONFIGS)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

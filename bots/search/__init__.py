@@ -29,10 +29,11 @@ from typing import Final, Protocol
 from domino_arena.bots.greedy import strategy
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.rules import Action, GameState, Observation
-from domino_arena.sdk.rules.sim import simulate
+from domino_arena.sdk.rules.sim import Sim, simulate
 
 from .playout import POLICIES, SIM_POLICIES, play_out, play_out_sim, side_value, sim_value
-from .sampling import determinizer
+from .sampling import Determinizer, determinizer
+from .worlds import sim_of
 
 __all__ = ["ENGINES", "Sampler", "SearchBot"]
 
@@ -135,14 +136,28 @@ class SearchBot(Bot):
         values: list[list[float]] = []
         samples = 0
         deadline = None if self.max_time is None else began + TIME_SHARE * self.max_time
+        # The honest sampler's deal goes straight into a simulator (.worlds); any other sampler
+        # (the memorizer's) gives a state. Either way the generator is drawn from alike.
+        direct = (
+            sampler
+            if self.engine == "sim"
+            and isinstance(sampler, Determinizer)
+            and type(sampler).determinize is Determinizer.determinize
+            else None
+        )
         while self.max_samples is None or samples < self.max_samples:
-            world = sampler.determinize(rng)
-            playout_seed = rng.getrandbits(64)
-            if self.engine == "sim":
-                values.append(self._sample_values(world, legal, side, before, playout_seed))
+            row: list[float]
+            if direct is not None:
+                sim = sim_of(observation, direct.sample(rng))
+                playout_seed = rng.getrandbits(64)
+                row = self._sample_values(sim, legal, side, before, playout_seed)
             else:
-                values.append(
-                    [
+                world = sampler.determinize(rng)
+                playout_seed = rng.getrandbits(64)
+                if self.engine == "sim":
+                    row = self._sample_values(simulate(world), legal, side, before, playout_seed)
+                else:
+                    row = [
                         side_value(
                             play_out(world.apply(action), self.policy, random.Random(playout_seed)),
                             side,
@@ -150,27 +165,30 @@ class SearchBot(Bot):
                         )
                         for action in legal
                     ]
-                )
+            values.append(row)
             samples += 1
-            if deadline is not None:
-                now = self.timer()
-                # Stop if one more sample (as long as the average so far) would run over.
-                if now + (now - began) / samples > deadline:
-                    break
+            if self._out_of_time(began, samples, deadline):
+                break
         self.samples_last_move = samples
         return values
 
+    def _out_of_time(self, began: float, samples: int, deadline: float | None) -> bool:
+        """Whether one more sample, as long as the average so far, would run over."""
+        if deadline is None:
+            return False
+        now = self.timer()
+        return now + (now - began) / samples > deadline
+
     def _sample_values(
         self,
-        world: GameState,
+        sim: Sim,
         legal: Sequence[Action],
         side: int,
         before: Sequence[int],
         playout_seed: int,
     ) -> list[float]:
-        """Try each action on one simulator of ``world``: push it, play the deal out with the
+        """Try each action on the simulator of a sample: push it, play the deal out with the
         same playout seed, score, and pop back to the sampled position."""
-        sim = simulate(world)
         values: list[float] = []
         for action in legal:
             sim.push(action)

@@ -23,6 +23,8 @@ from domino_arena.bots.search.playout import (
     side_value,
     sim_value,
 )
+from domino_arena.bots.search.sampling import determinizer
+from domino_arena.bots.search.worlds import sim_of
 from domino_arena.sdk.rules import Game, configurations
 from domino_arena.sdk.rules.sim import simulate, snapshot_of
 from tests.bots.test_search import IDS, positions
@@ -61,6 +63,18 @@ def test_a_playout_on_the_simulator_is_the_playout_on_the_engine(game: Game) -> 
             for _ in range(pushed):
                 sim.pop()
             assert sim.snapshot() == start
+
+
+@pytest.mark.parametrize("game", CONFIGS, ids=IDS)
+def test_a_sample_goes_into_the_simulator_as_from_position_builds_it(game: Game) -> None:
+    """The search's shortcut (.worlds) and the checked engine path give the same position."""
+    for seed in range(6):
+        for state in positions(game, seed, 40):
+            sampler = determinizer(state.observe(state.current_seat))
+            hidden = sampler.sample(random.Random(seed))
+            direct = sim_of(sampler.observation, hidden)
+            assert direct.snapshot() == snapshot_of(sampler.build(hidden))
+            assert direct.legal_actions() == state.legal_actions()
 
 
 @pytest.mark.parametrize("game", CONFIGS, ids=IDS)

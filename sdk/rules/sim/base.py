@@ -15,6 +15,7 @@ simulator from that state.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..actions import Action
@@ -48,18 +49,33 @@ class Sim(ABC):
     game_name: ClassVar[str]
 
     def _init_common(self, state: GameState) -> None:
-        game = state.game
+        outcome = state.outcome() if state.current_seat == TERMINAL else None
+        self._set_common(
+            state.game,
+            state.current_seat,
+            [state.hand(s) for s in range(state.game.num_players)],
+            state.scores,
+            None if outcome is None else outcome.winner,
+        )
+
+    def _set_common(
+        self,
+        game: Game,
+        seat: int,
+        hands: Sequence[Sequence[Tile]],
+        scores: Sequence[int],
+        winner: int | None = None,
+    ) -> None:
         self.game = game
         self.players = game.num_players
         side = _SIDES.get(game)
         if side is None:
             side = _SIDES[game] = tuple(game.side_of(s) for s in range(game.num_players))
         self.side = side
-        self.seat = state.current_seat
-        self.hands = [list(state.hand(s)) for s in range(game.num_players)]
-        self.scores = tuple(state.scores)
-        outcome = state.outcome() if state.current_seat == TERMINAL else None
-        self.winner = None if outcome is None else outcome.winner
+        self.seat = seat
+        self.hands = [list(hand) for hand in hands]
+        self.scores = tuple(scores)
+        self.winner = winner
         self._legal = None
         self._undo = []
 

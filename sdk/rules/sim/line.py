@@ -10,12 +10,14 @@ undo move the cursor only.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, ClassVar, Final
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, Final, Self
 
 from ..actions import DRAW, PASS, Action, Draw, Play
 from ..doubles import DoublesState
 from ..linegame import LineGameState
 from ..passing import PassingState
+from ..state import Game
 from ..tiles import DOUBLE_SIX, Tile
 from .base import Sim, insert_tile, remove_tile, unique_lowest
 
@@ -43,6 +45,22 @@ class LineSim(Sim):
         self._init_common(state)
         self.stock = state.boneyard
         self.top = 0
+
+    @classmethod
+    def _line_parts(
+        cls,
+        game: Game,
+        seat: int,
+        hands: Sequence[Sequence[Tile]],
+        scores: Sequence[int],
+        boneyard: Sequence[Tile],
+    ) -> Self:
+        """A simulator with the common fields set, for ``from_parts``."""
+        sim = cls.__new__(cls)
+        sim._set_common(game, seat, hands, scores)
+        sim.stock = tuple(boneyard)
+        sim.top = 0
+        return sim
 
     @property
     def boneyard(self) -> tuple[Tile, ...]:
@@ -74,6 +92,26 @@ class PassingSim(LineSim):
         self.ends = state.ends
         self.line = deque(state.line)
         self.passes = state.passes
+
+    @classmethod
+    def from_parts(
+        cls,
+        game: Game,
+        *,
+        seat: int,
+        hands: Sequence[Sequence[Tile]],
+        scores: Sequence[int],
+        boneyard: Sequence[Tile],
+        line: Sequence[tuple[int, int]],
+        passes: int,
+    ) -> PassingSim:
+        """A position mid-deal from its parts (a search's sampled deal), as the engine's
+        ``from_position`` would build it, without its checks."""
+        sim = cls._line_parts(game, seat, hands, scores, boneyard)
+        sim.line = deque(line)
+        sim.ends = (line[0][0], line[-1][1]) if line else None
+        sim.passes = passes
+        return sim
 
     def _compute_legal(self) -> tuple[Action, ...]:
         seat = self.seat
@@ -203,12 +241,40 @@ class DoublesSim(LineSim):
 
     def __init__(self, state: DoublesState) -> None:
         self._init_line(state)
-        self.placed = list(state.placed)
-        ends = state.ends
+        self._set_layout(state.placed, state.ends, state.unlocked, state.drawn)
+
+    @classmethod
+    def from_parts(
+        cls,
+        game: Game,
+        *,
+        seat: int,
+        hands: Sequence[Sequence[Tile]],
+        scores: Sequence[int],
+        boneyard: Sequence[Tile],
+        placed: Sequence[Tile],
+        ends: Sequence[int],
+        unlocked: Iterable[int],
+        drawn: Tile | None,
+    ) -> DoublesSim:
+        """A position mid-deal from its parts (a search's sampled deal), as the engine's
+        ``from_position`` would build it, without its checks."""
+        sim = cls._line_parts(game, seat, hands, scores, boneyard)
+        sim._set_layout(placed, ends, unlocked, drawn)
+        return sim
+
+    def _set_layout(
+        self,
+        placed: Sequence[Tile],
+        ends: Sequence[int],
+        unlocked: Iterable[int],
+        drawn: Tile | None,
+    ) -> None:
+        self.placed = list(placed)
         self.counts = tuple(ends.count(n) for n in range(7))
         self.open_mask = sum(1 << n for n in set(ends))
-        self.unlocked_mask = sum(1 << n for n in state.unlocked)
-        self.drawn = state.drawn
+        self.unlocked_mask = sum(1 << n for n in unlocked)
+        self.drawn = drawn
 
     @property
     def ends(self) -> tuple[int, ...]:

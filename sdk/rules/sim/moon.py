@@ -8,6 +8,7 @@ from the engine's public rule functions (:func:`~..moon.is_trump`, :func:`~..moo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
 from ..actions import NO_TRUMP, PASS, Action, Bid, Discard, Play, Trump
@@ -21,12 +22,13 @@ from ..moon import (
     TRUMP_LED,
     MoonState,
     Phase,
+    Trick,
     follows,
     is_trump,
     led_suit,
     rank,
 )
-from ..state import CHANCE, TERMINAL
+from ..state import CHANCE, TERMINAL, Game
 from ..tiles import DOUBLE_SIX, Tile
 from .base import Sim, remove_tile
 
@@ -93,17 +95,60 @@ class MoonSim(Sim):
 
     def __init__(self, state: MoonState) -> None:
         self._init_common(state)
-        self.phase = state.phase
-        self.widow = state.widow
-        self.discard = state.discard
-        self.bids = state.bids
+        self._set_deal(state.phase, state.widow, state.discard, state.bids, state.tricks)
         self.bidder = state.bidder
         self.contract = state.contract
         self.trump = state.trump
         self.leader = state.leader
         self.trick = state.trick
         self.won = state.won
-        self.played = [t for trick in state.tricks for _, t in trick.plays]
+
+    @classmethod
+    def from_parts(
+        cls,
+        game: Game,
+        *,
+        seat: int,
+        hands: Sequence[Sequence[Tile]],
+        scores: Sequence[int],
+        phase: Phase,
+        widow: Tile | None,
+        discard: Tile | None,
+        bids: tuple[tuple[int, int | None], ...],
+        bidder: int | None,
+        contract: int | None,
+        trump: int | None,
+        leader: int | None,
+        trick: tuple[tuple[int, Tile], ...],
+        tricks: Sequence[Trick],
+        won: tuple[int, ...],
+    ) -> MoonSim:
+        """A position mid-deal from its parts (a search's sampled deal), as the engine's
+        ``from_position`` would build it, without its checks."""
+        sim = cls.__new__(cls)
+        sim._set_common(game, seat, hands, scores)
+        sim._set_deal(phase, widow, discard, bids, tricks)
+        sim.bidder = bidder
+        sim.contract = contract
+        sim.trump = trump
+        sim.leader = leader
+        sim.trick = trick
+        sim.won = won
+        return sim
+
+    def _set_deal(
+        self,
+        phase: Phase,
+        widow: Tile | None,
+        discard: Tile | None,
+        bids: tuple[tuple[int, int | None], ...],
+        tricks: Sequence[Trick],
+    ) -> None:
+        self.phase = phase
+        self.widow = widow
+        self.discard = discard
+        self.bids = bids
+        self.played = [t for trick in tricks for _, t in trick.plays]
 
     def _compute_legal(self) -> tuple[Action, ...]:
         phase = self.phase

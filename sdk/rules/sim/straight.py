@@ -7,9 +7,11 @@ search that revisits a deal's layouts is a dictionary lookup.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
 from ..actions import DRAW, PASS, Action, Draw, Play
+from ..state import Game
 from ..straight import StraightState
 from ..straight_layout import StraightLayout
 from ..tiles import DOUBLE_SIX, Tile
@@ -150,6 +152,23 @@ class StraightSim(LineSim):
     def __init__(self, state: StraightState) -> None:
         self._init_line(state)
         self.spot = spot(layout_of(state.layout))
+
+    @classmethod
+    def from_parts(
+        cls,
+        game: Game,
+        *,
+        seat: int,
+        hands: Sequence[Sequence[Tile]],
+        scores: Sequence[int],
+        boneyard: Sequence[Tile],
+        layout: StraightLayout,
+    ) -> StraightSim:
+        """A position mid-deal from its parts (a search's sampled deal), as the engine's
+        ``from_position`` would build it, without its checks."""
+        sim = cls._line_parts(game, seat, hands, scores, boneyard)
+        sim.spot = spot(layout_of(layout))
+        return sim
 
     @property
     def layout(self) -> Layout:

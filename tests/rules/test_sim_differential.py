@@ -25,6 +25,7 @@ every step for arbitrary seeds.
 
 from __future__ import annotations
 
+import doctest
 import random
 from typing import Final
 
@@ -46,6 +47,7 @@ from domino_arena.sdk.rules import (
     configurations,
     make_game,
 )
+from domino_arena.sdk.rules import sim as sim_package
 from domino_arena.sdk.rules.sim import MoonSim, Sim, simulate, snapshot_of
 from domino_arena.sdk.rules.state import GameState
 
@@ -184,6 +186,10 @@ def test_push_checked_refuses_an_illegal_action_and_the_end_of_the_deal() -> Non
         sim.push_checked(sim.legal_actions()[0])
     with pytest.raises(GameOverError, match="over"):
         sim.push_checked(DEAL)
+
+
+def test_the_examples_in_the_docstrings_run() -> None:
+    assert doctest.testmod(sim_package).failed == 0
 
 
 def test_pop_with_nothing_pushed_raises() -> None:

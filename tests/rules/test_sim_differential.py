@@ -15,8 +15,9 @@ shuffle) and then takes every action the engine takes. At every step:
   the one the deal started from; one deal in ``REPLAY_EVERY`` is then replayed with
   :meth:`Sim.push_checked` to the same end.
 
-Cost: about a minute of CPU for the 12,000 games, three quarters of it Moon's (a random Moon
-game runs for over a hundred deals); the chunks of ``CHUNK`` games spread over the workers.
+Cost: about 95 s of CPU for the 12,000 games (measured with the load of 12 others), half of it
+Moon's (a random Moon game runs for over a hundred deals); the chunks of ``CHUNK`` games are
+marked slow and spread over the workers.
 
 Every check reads the engine through its own fields (:func:`snapshot_of`), not through a
 simulator, so the two implementations are compared. The hypothesis test does all checks at

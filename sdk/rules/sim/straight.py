@@ -50,11 +50,12 @@ class Spot:
 
     def __init__(self, key: Layout) -> None:
         self.key = key
-        self.ends, self.count = info(key)
-        self.plays = tuple((PLAYS[name], number) for name, number in self.ends)
-        self.mask = 0
-        for _, number in self.ends:
-            self.mask |= 1 << number
+        self.ends, self.count = ends, _ = info(key)
+        self.plays = tuple((PLAYS[name], number) for name, number in ends)
+        mask = 0
+        for _, number in ends:
+            mask |= 1 << number
+        self.mask = mask
         self._after = {}
 
     def place(self, tile: Tile, end: str | None) -> Spot:
@@ -109,25 +110,27 @@ def place(layout: Layout, tile: Tile, end: str | None) -> Layout:
 
 def info(layout: Layout) -> tuple[tuple[tuple[str, int], ...], int]:
     """Return the open ends of ``layout`` sorted by name, and its count (RULES.md 3.5)."""
-    ends: list[tuple[str, int]]
     if layout is None:
-        ends, count = [], 0
-    elif layout[0] < 0:
+        return (), 0
+    if layout[0] < 0:
         _, west, east = layout
-        ends, count = [("W", west), ("E", east)], west + east
-    else:
-        n = layout[0]
-        outers = layout[1:5]
-        doubles = layout[5:9]
-        shows = [n if o < 0 else o for o in outers]
-        if outers[0] >= 0 and outers[1] >= 0:
-            ends, count = list(zip("WENS", shows, strict=True)), 0
-        else:
-            ends, count = [("W", shows[0]), ("E", shows[1])], n + n
-        for outer, double in zip(outers, doubles, strict=True):
-            if outer >= 0:
-                count += outer + outer if double else outer
-    return tuple(sorted(ends)), count
+        return (("E", east), ("W", west)), west + east
+    n, out_w, out_e, out_n, out_s, dbl_w, dbl_e, dbl_n, dbl_s = layout
+    west = n if out_w < 0 else out_w
+    east = n if out_e < 0 else out_e
+    count = (out_w + out_w if dbl_w else out_w) if out_w >= 0 else 0
+    if out_e >= 0:
+        count += out_e + out_e if dbl_e else out_e
+    if out_w < 0 or out_e < 0:
+        # N and S are not open yet; the spinner counts both its halves (3.5).
+        return (("E", east), ("W", west)), count + n + n
+    if out_n >= 0:
+        count += out_n + out_n if dbl_n else out_n
+    if out_s >= 0:
+        count += out_s + out_s if dbl_s else out_s
+    north = n if out_n < 0 else out_n
+    south = n if out_s < 0 else out_s
+    return (("E", east), ("N", north), ("S", south), ("W", west)), count
 
 
 def layout_of(layout: StraightLayout) -> Layout:

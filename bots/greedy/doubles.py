@@ -18,6 +18,7 @@ random. Forced actions (the opening double, a lone draw or pass) are returned as
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 
 from domino_arena.sdk.rules.actions import Action, Play
 from domino_arena.sdk.rules.doubles import DoublesObservation
@@ -29,17 +30,38 @@ DOUBLE_PENALTY = 20
 
 def choose(observation: DoublesObservation, rng: random.Random) -> Action:
     """Return the legal action with the best one-ply score, ties broken with ``rng``."""
-    legal = observation.legal_actions
+    return choose_from(
+        observation.legal_actions,
+        observation.hand,
+        rng,
+        placed=observation.placed,
+        ends=[end.number for end in observation.open_ends],
+        unlocked=observation.unlocked,
+    )
+
+
+def choose_from(
+    legal: Sequence[Action],
+    hand: Sequence[Tile],
+    rng: random.Random,
+    *,
+    placed: Iterable[Tile],
+    ends: Sequence[int],
+    unlocked: Iterable[int],
+) -> Action:
+    """:func:`choose` from the parts of a position it reads: the mover's legal actions and hand,
+    the tiles laid, the numbers the open ends show and the unlocked numbers, so search can play
+    the same rule on its simulator."""
     if len(legal) == 1:
         return legal[0]
-    seen = {*observation.hand, *observation.placed}
+    seen = {*hand, *placed}
     unseen = [t for t in DOUBLE_SIX if t not in seen]
     best: list[Action] = []
     best_score = 0
     for action in legal:
         if not isinstance(action, Play) or action.end is None:
             continue
-        score = _score(observation, unseen, action.tile, int(action.end))
+        score = _score(hand, unseen, action.tile, int(action.end), ends=ends, unlocked=unlocked)
         if not best or score > best_score:
             best, best_score = [action], score
         elif score == best_score:
@@ -47,23 +69,31 @@ def choose(observation: DoublesObservation, rng: random.Random) -> Action:
     return rng.choice(best or list(legal))
 
 
-def _score(observation: DoublesObservation, unseen: list[Tile], tile: Tile, shown: int) -> int:
-    ends = [end.number for end in observation.open_ends]
-    ends.remove(shown)
-    unlocked = set(observation.unlocked)
+def _score(
+    hand: Sequence[Tile],
+    unseen: list[Tile],
+    tile: Tile,
+    shown: int,
+    *,
+    ends: Sequence[int],
+    unlocked: Iterable[int],
+) -> int:
+    after = list(ends)
+    after.remove(shown)
+    unlocked_after = set(unlocked)
     if tile.is_double:
-        ends += [shown] * 3
-        unlocked.add(shown)
+        after += [shown] * 3
+        unlocked_after.add(shown)
     else:
-        ends.append(tile.other(shown))
-    open_numbers = set(ends)
-    free = open_numbers & unlocked
+        after.append(tile.other(shown))
+    open_numbers = set(after)
+    free = open_numbers & unlocked_after
 
     def fits(t: Tile) -> bool:
         if t.is_double:
             return t.high in open_numbers
         return t.high in free or t.low in free
 
-    own = sum(1 for t in observation.hand if t is not tile and fits(t))
+    own = sum(1 for t in hand if t is not tile and fits(t))
     others = sum(1 for t in unseen if fits(t))
     return tile.pips + own - others - DOUBLE_PENALTY * tile.is_double

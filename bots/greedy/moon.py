@@ -49,18 +49,43 @@ _TRUMP_ORDER: dict[int, tuple[Tile, ...]] = {t: _trumps_best_first(t) for t in T
 
 def choose(observation: MoonObservation, rng: random.Random) -> Action:
     """Return one of ``observation.legal_actions``."""
-    legal = observation.legal_actions
+    return choose_from(
+        observation.legal_actions,
+        observation.hand,
+        rng,
+        phase=observation.phase,
+        seat=observation.seat,
+        trump=observation.trump,
+        trick=observation.trick,
+        played=(t for done in observation.tricks for _, t in done.plays),
+    )
+
+
+def choose_from(
+    legal: Sequence[Action],
+    hand: Sequence[Tile],
+    rng: random.Random,
+    *,
+    phase: Phase,
+    seat: int,
+    trump: int | None,
+    trick: Sequence[tuple[int, Tile]],
+    played: Iterable[Tile],
+) -> Action:
+    """:func:`choose` from the parts of a position it reads: the mover's legal actions, hand
+    and seat, the phase, trumps, the current trick and the tiles of the tricks done, so search
+    can play the same rule on its simulator."""
     if len(legal) == 1:
         return legal[0]
-    phase = observation.phase
     if phase is Phase.BIDDING:
-        return _bid(observation, legal)
+        return _bid(hand, legal)
     if phase is Phase.DISCARD:
-        return _discard(observation.hand, legal)
+        return _discard(hand, legal)
     if phase is Phase.TRUMP:
-        return _trump(observation.hand, legal)
+        return _trump(hand, legal)
     if phase is Phase.PLAYING:
-        return _play(observation, legal)
+        assert trump is not None
+        return _play(hand, legal, seat=seat, trump=trump, trick=trick, played=played)
     return rng.choice(legal)
 
 
@@ -88,8 +113,8 @@ def _best_trump(hand: Sequence[Tile]) -> tuple[float, int]:
     return max((estimate(hand, trump), -trump) for trump in TRUMP_CHOICES)
 
 
-def _bid(observation: MoonObservation, legal: Sequence[Action]) -> Action:
-    tricks, _ = _best_trump(observation.hand)
+def _bid(hand: Sequence[Tile], legal: Sequence[Action]) -> Action:
+    tricks, _ = _best_trump(hand)
     hope = int(tricks + WIDOW_HOPE)
     bids = [a for a in legal if isinstance(a, Bid) and a.value <= min(hope, 7)]
     if hope >= 7 and tricks >= 6.5:
@@ -123,25 +148,28 @@ def _strength(tile: Tile, trump: int) -> int:
     return (100 if tile.is_double else 0) + tile.pips
 
 
-def _play(observation: MoonObservation, legal: Sequence[Action]) -> Action:
-    trump = observation.trump
-    assert trump is not None
+def _play(
+    hand: Sequence[Tile],
+    legal: Sequence[Action],
+    *,
+    seat: int,
+    trump: int,
+    trick: Sequence[tuple[int, Tile]],
+    played: Iterable[Tile],
+) -> Action:
     tiles = [a.tile for a in legal if isinstance(a, Play)]
-    seat = observation.seat
-    trick = observation.trick
     if not trick:
-        return Play(_lead(observation, tiles, trump))
+        return Play(_lead(hand, played, tiles, trump))
     winners = [t for t in tiles if trick_winner([*trick, (seat, t)], trump) == seat]
     if winners:
         return Play(min(winners, key=lambda t: _strength(t, trump)))
     return Play(min(tiles, key=lambda t: _strength(t, trump)))
 
 
-def _lead(observation: MoonObservation, tiles: Sequence[Tile], trump: int) -> Tile:
+def _lead(hand: Sequence[Tile], played: Iterable[Tile], tiles: Sequence[Tile], trump: int) -> Tile:
     """Lead a master tile, trumps first; with none, the weakest tile."""
-    seen = set(observation.hand)
-    for done in observation.tricks:
-        seen.update(t for _, t in done.plays)
+    seen = set(hand)
+    seen.update(played)
     unseen = [t for t in MOON_TILES if t not in seen]
     masters = []
     for tile in tiles:

@@ -9,9 +9,9 @@ remaining tiles can match. It never passes while it can play, and draws only whe
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from domino_arena.sdk.rules.actions import DRAW, PASS, Action, Play
-from domino_arena.sdk.rules.linegame import OpenEnd
 from domino_arena.sdk.rules.passing import PassingObservation
 from domino_arena.sdk.rules.tiles import Tile
 
@@ -22,10 +22,21 @@ def choose(observation: PassingObservation, rng: random.Random) -> Action:
     Ties between equally good plays are broken with ``rng``, so a seeded generator replays the
     same choices.
     """
-    legal = observation.legal_actions
+    return choose_from(observation.legal_actions, observation.hand, observation.ends, rng)
+
+
+def choose_from(
+    legal: Sequence[Action],
+    hand: Sequence[Tile],
+    ends: tuple[int, int] | None,
+    rng: random.Random,
+) -> Action:
+    """:func:`choose` from the parts of a position it reads: the mover's legal actions and
+    hand and the numbers showing at W and E (None before the opening), so search can play
+    the same rule on its simulator."""
     plays = [a for a in legal if isinstance(a, Play)]
     if plays:
-        keyed = [(_value(observation, play), play) for play in plays]
+        keyed = [(_value(hand, ends, play), play) for play in plays]
         best = max(key for key, _ in keyed)
         return rng.choice([play for key, play in keyed if key == best])
     if DRAW in legal:
@@ -36,19 +47,18 @@ def choose(observation: PassingObservation, rng: random.Random) -> Action:
     return rng.choice(legal)
 
 
-def _value(observation: PassingObservation, play: Play) -> tuple[int, int]:
+def _value(hand: Sequence[Tile], ends: tuple[int, int] | None, play: Play) -> tuple[int, int]:
     """Rank a play by the pips it sheds, then by how many kept tiles fit the new ends."""
-    west, east = _ends_after(observation.open_ends, play)
-    kept = [t for t in observation.hand if t is not play.tile]
-    fitting = sum(1 for t in kept if t.has(west) or t.has(east))
+    west, east = _ends_after(ends, play)
+    fitting = sum(1 for t in hand if t is not play.tile and (t.has(west) or t.has(east)))
     return play.tile.pips, fitting
 
 
-def _ends_after(ends: tuple[OpenEnd, ...], play: Play) -> tuple[int, int]:
+def _ends_after(ends: tuple[int, int] | None, play: Play) -> tuple[int, int]:
     tile: Tile = play.tile
-    if not ends:
+    if ends is None:
         return tile.low, tile.high
-    west, east = (end.number for end in ends)
+    west, east = ends
     if play.end == "W":
         return tile.other(west), east
     return west, tile.other(east)

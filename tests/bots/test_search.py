@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import random
 import typing
-from collections.abc import Iterator
 
 import pytest
 
@@ -29,53 +28,18 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import play_game, seat_seed
 from domino_arena.sdk.rules import (
     DOUBLE_SIX,
-    Action,
     DoublesObservation,
     Game,
-    GameState,
     LineObservation,
     MoonObservation,
     Observation,
     PassingObservation,
     StraightObservation,
     Tile,
-    configurations,
     make_game,
 )
 from domino_arena.sdk.rules.moon import MOON_TILES, Phase
-from tests.fakes.bots import ModestBot
-
-CONFIGS = list(configurations())
-IDS = [f"{g.name}-{g.num_players}{'p' if len(g.sides) != g.num_players else ''}" for g in CONFIGS]
-
-
-class Mixed(ModestBot):
-    """Greedy or modest random by the toss of its own coin: varied positions that still finish."""
-
-    def __init__(self, seed: int) -> None:
-        super().__init__(seed)
-        self.greedy = GreedyBot(seed)
-
-    def choose(self, observation: Observation) -> Action:
-        if self.rng.random() < 0.5:
-            return self.greedy.choose(observation)
-        return super().choose(observation)
-
-
-def positions(game: Game, seed: int, steps: int) -> Iterator[GameState]:
-    """Yield up to ``steps`` states of a mixed game where a seat has a choice to make."""
-    state = game.new_game(seed)
-    bots = [Mixed(seat_seed(seed, s)) for s in range(game.num_players)]
-    yielded = 0
-    while not state.is_terminal() and yielded < steps:
-        if state.is_chance():
-            state = state.apply(state.legal_actions()[0])
-            continue
-        if len(state.legal_actions()) > 1:
-            yield state
-            yielded += 1
-        seat = state.current_seat
-        state = state.apply(bots[seat].choose(state.observe(seat)))
+from tests.fakes.search_positions import CONFIGS, IDS, positions
 
 
 def table_tiles(observation: Observation) -> set[Tile]:

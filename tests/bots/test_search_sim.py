@@ -27,7 +27,7 @@ from domino_arena.bots.search.sampling import determinizer
 from domino_arena.bots.search.worlds import sim_of
 from domino_arena.sdk.rules import Game, configurations
 from domino_arena.sdk.rules.sim import simulate, snapshot_of
-from tests.bots.test_search import IDS, positions
+from tests.fakes.search_positions import IDS, positions
 
 CONFIGS = list(configurations())
 

@@ -23,8 +23,7 @@ from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.writer import Writer, store_batch
-from tests.fakes.store import a_match
-from tests.server.ladder.test_ratings_store import rated, running_tournament
+from tests.fakes.store import a_match, rated, running_tournament
 
 BOTS = tuple(f"bot{n}" for n in range(6))
 

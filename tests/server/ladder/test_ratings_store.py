@@ -19,65 +19,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
 from domino_arena.server.store.matches import StoredMatch
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from tests.fakes.store import a_match
+from tests.fakes.store import rated, running_tournament
 
 # -- the ratings a saved match moves ------------------------------------------------------------
-
-
-def rated(
-    match_id: str,
-    seats: tuple[str, ...],
-    scores: tuple[int, ...],
-    winner: int | None,
-    *,
-    game: str = "passing",
-    side_of_seat: tuple[int, ...] = (),
-    termination: str = "normal",
-    faulted_seat: int | None = None,
-    faults: tuple[int, ...] = (),
-    minute: int = 0,
-) -> StoredMatch:
-    return dataclasses.replace(
-        a_match(match_id, minute=minute),
-        game=game,
-        seats=seats,
-        scores=scores,
-        winner=winner,
-        side_of_seat=side_of_seat,
-        termination=termination,
-        faulted_seat=faulted_seat,
-        fault="timeout" if faulted_seat is not None else None,
-        faults=faults,
-        rated=True,
-    )
-
-
-def running_tournament(
-    name: str, entrants: tuple[str, ...], baselines: tuple[tuple[str, float], ...] = ()
-) -> StoredTournament:
-    """The rated passing tournament ``t1``, running, with ``entrants`` (and ``baselines``)."""
-    moment = a_match("x").created
-    return StoredTournament(
-        id="t1",
-        name=name,
-        game="passing",
-        options={},
-        entrants=entrants,
-        games_per_pairing=1,
-        deals="fresh",
-        time_control_ms=(1000, 10000, 250),
-        fault_policy="forfeit",
-        max_strikes=3,
-        concurrency=1,
-        wait_seconds=0.0,
-        seed=1,
-        rated=True,
-        state=TournamentState.RUNNING,
-        created=moment,
-        updated=moment,
-        baselines=baselines,
-    )
 
 
 def test_a_rated_match_moves_its_bots_ratings(rated_storage: RatedStorage) -> None:

@@ -4,8 +4,7 @@ A match is never stored twice (same id, or same tournament game): a retry after 
 acknowledgement finds it and writes nothing (DESIGN.md decisions 11 and 12). :func:`save_many`
 stores a batch of matches in one transaction (the ladder writer's group commit, and the
 import) and runs a caller's step inside it, which is how the ladder
-(``server/ladder/ratings_store.py``) writes rated matches and their rating changes as one;
-:func:`save` is a batch of one.
+(``server/ladder/ratings_store.py``) writes rated matches and their rating changes as one.
 """
 
 from __future__ import annotations
@@ -23,9 +22,6 @@ from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.server.store.engine import writing
 from domino_arena.server.store.tables import DEFAULT_COURSE, MATCH_SEATS, MATCHES, utc
-
-InTransaction = Callable[[sa.Connection], None]
-"""A step run inside a match's save transaction, after its row is inserted."""
 
 InBatch = Callable[[sa.Connection, Sequence["StoredMatch"]], None]
 """A step run inside a batch's transaction with the matches it wrote, in order, after their
@@ -149,28 +145,6 @@ def check_match(match: StoredMatch) -> None:
         )
 
 
-def save(engine: Engine, match: StoredMatch, in_transaction: InTransaction | None = None) -> bool:
-    """Store ``match`` and run ``in_transaction`` with the connection, in one transaction: a
-    batch of one (:func:`save_many`).
-
-    Returns:
-        True when written; False when the match was stored already (same id, or the same
-        game of the same tournament): nothing is written then, ``in_transaction`` not run.
-
-    Raises:
-        ValueError: a field out of range (:func:`check_match`); nothing is written.
-        Exception: what the database or ``in_transaction`` raised; nothing is written.
-    """
-    if in_transaction is None:
-        return save_many(engine, (match,))[0]
-    step = in_transaction
-
-    def run_step(connection: sa.Connection, _written: Sequence[StoredMatch]) -> None:
-        step(connection)
-
-    return save_many(engine, (match,), run_step)[0]
-
-
 def save_many(
     engine: Engine, batch: Sequence[StoredMatch], in_transaction: InBatch | None = None
 ) -> list[bool]:
@@ -178,7 +152,7 @@ def save_many(
     with the connection and those written: all of it is written, or none.
 
     A match stored already (same id, or the same game of the same tournament, also earlier in
-    ``batch``) is skipped: it is written once, like a retry of :func:`save`. The rows go in
+    ``batch``) is skipped: it is written once, so a retry writes nothing twice. The rows go in
     with one statement per table, whatever the batch's size.
 
     Returns:
@@ -338,7 +312,7 @@ def seat_rows(match: StoredMatch) -> list[dict[str, Any]]:
 
 def match_row(match: StoredMatch) -> dict[str, Any]:
     """The row of ``matches`` that stores ``match`` (with :func:`seat_rows`, what
-    :func:`save` inserts)."""
+    :func:`save_many` inserts)."""
     return {
         "id": match.id,
         "game": match.game,

@@ -36,14 +36,17 @@ import gc
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import outcome as outcome_module
 import trio
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
-from domino_arena.server.net.grpc_server import GrpcServer, ServerTls
+from domino_arena.server.net.cluster.broker import Broker
+from domino_arena.server.net.cluster.hosting import BrokerLobby
+from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER
+from domino_arena.server.net.grpc_server import BotSide, GrpcServer, ServerTls
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
@@ -63,6 +66,12 @@ few moves; collecting less often took about 6% of the referee's CPU off at 256 m
 (bench/referee_bench.py)."""
 
 
+ROLE_ALL: Final = "all"
+ROLE_GATEWAY: Final = "gateway"
+ROLE_HOST: Final = "host"
+ROLES: Final = (ROLE_ALL, ROLE_GATEWAY, ROLE_HOST)
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """How to serve: the address, the graces (seconds), the admin token, the metrics port,
@@ -80,6 +89,17 @@ class Config:
     """Serve TLS (mutual TLS when it has a client CA); None: plaintext."""
     limits: StreamLimits = DEFAULT_LIMITS
     """The bounds of every bot stream (``server/net/limits.py``; ``serve`` sets some)."""
+    role: str = ROLE_ALL
+    """:data:`ROLE_ALL` (one process serves everything), or one role of a cluster:
+    :data:`ROLE_GATEWAY` or :data:`ROLE_HOST` (docs/cluster.md)."""
+    nats: str = ""
+    """The broker's URL (a cluster role's; unused by :data:`ROLE_ALL`)."""
+    node: str = ""
+    """This process's name in the cluster, in its logs, metrics and match records."""
+    cluster: str = DEFAULT_CLUSTER
+    """The cluster's name: the prefix of its subjects on the broker."""
+    lease_seconds: float = 30.0
+    """A match host's leases on tournaments and ladder pools last this long unrenewed."""
 
 
 class App:
@@ -91,7 +111,15 @@ class App:
 
     def __init__(self, config: Config, storage: RatedStorage) -> None:
         self.config = config
-        self.lobby = Lobby()
+        self.broker: Broker | None = None
+        """A cluster's match host's broker connection (None: a single referee)."""
+        self.lobby: Lobby | BrokerLobby
+        if config.role == ROLE_HOST:
+            self.broker = Broker(config.nats, config.node, self._broker_state, config.cluster)
+            self.lobby = BrokerLobby(self.broker)
+        else:
+            self.lobby = Lobby()
+        self._server: GrpcServer | None = None
         self.arena = Arena(
             storage,
             lobby=self.lobby,
@@ -118,6 +146,9 @@ class App:
             LeaseLostError: another referee took the lease over while this one served.
             OSError: the address cannot be bound.
         """
+        if self.broker is not None:
+            await self._serve_host(stop, on_ready)
+            return
         engine = self.storage.engine
         await asyncio.to_thread(lease.acquire, engine, self.holder)
         LOG.debug("lease on the database taken (%s)", self.holder)
@@ -131,6 +162,26 @@ class App:
                     LOG.warning("the lease on the database not released: %s", error_reason(error))
         if self.lease_lost is not None:
             raise self.lease_lost
+
+    async def _serve_host(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
+        """Serve as a cluster's match host: the broker first, then as a single referee, without
+        the database's one lease (tournaments and ladder pools are leased one by one)."""
+        assert self.broker is not None and isinstance(self.lobby, BrokerLobby)
+        await self.broker.connect()
+        try:
+            await self.lobby.start()
+            self.arena.metrics.watch_broker(ROLE_HOST, self.broker)
+            await self._serve(stop, on_ready)
+        finally:
+            await self.lobby.close()
+            await self.broker.close()
+
+    def _broker_state(self, up: bool) -> None:
+        """The broker connection went down or came back: health follows (readiness)."""
+        if isinstance(self.lobby, BrokerLobby):
+            self.lobby.broker_state(up)
+        if self._server is not None:
+            self._server.follow(up)
 
     async def _keep_lease(self, top: trio.CancelScope) -> None:
         engine, holder = self.storage.engine, self.holder
@@ -158,13 +209,17 @@ class App:
             LOG.info("metrics on http://%s:%d/metrics", self.config.host, metrics_server.port)
         lobby = self.lobby
         self.arena.metrics.watch_connected(lambda: len(lobby))
+        bots = None
+        if isinstance(lobby, Lobby):  # a single referee serves the bots itself
+            bots = BotSide(lobby, self.storage, self.arena.metrics)
         server = GrpcServer(
-            self.arena,
-            lobby,
             f"{self.config.host}:{self.config.port}",
-            self.config.tls,
-            self.config.limits,
+            bots=bots,
+            arena=self.arena,
+            tls=self.config.tls,
+            limits=self.config.limits,
         )
+        self._server = server
 
         trio_ready: asyncio.Future[None] = loop.create_future()
         trio_done: asyncio.Future[outcome_module.Outcome[None]] = loop.create_future()
@@ -177,7 +232,8 @@ class App:
                     if not trio_ready.done():
                         trio_ready.set_result(None)
                     nursery.start_soon(self.arena.resume_tournaments)
-                    nursery.start_soon(self._keep_lease, top)
+                    if self.broker is None:  # a cluster's host leases tournaments one by one
+                        nursery.start_soon(self._keep_lease, top)
                     await trio.sleep_forever()
             self.arena.nursery = None
 
@@ -292,9 +348,21 @@ def serving_gc() -> Iterator[None]:
         gc.unfreeze()
 
 
-def run(config: Config, storage: RatedStorage, on_ready: Callable[[int], None]) -> None:
-    """Serve in a new asyncio loop until SIGINT or SIGTERM (main thread only), with the
-    collector tuned for serving (:func:`serving_gc`)."""
+class Served(Protocol):
+    """A process's role that serves until told to stop: :class:`App`, or a cluster's gateway
+    (``server/app_gateway.py``)."""
+
+    async def serve(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None: ...
+
+
+def run(
+    config: Config,
+    storage: RatedStorage,
+    on_ready: Callable[[int], None],
+    make: Callable[[Config, RatedStorage], Served] = App,
+) -> None:
+    """Serve ``make(config, storage)`` in a new asyncio loop until SIGINT or SIGTERM (main
+    thread only), with the collector tuned for serving (:func:`serving_gc`)."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -302,7 +370,7 @@ def run(config: Config, storage: RatedStorage, on_ready: Callable[[int], None]) 
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         try:
-            await App(config, storage).serve(stop, on_ready)
+            await make(config, storage).serve(stop, on_ready)
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)

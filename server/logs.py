@@ -136,8 +136,13 @@ def formatter(log_format: str) -> logging.Formatter:
     return JsonFormatter() if log_format == "json" else TextFormatter()
 
 
-def configure(level: str, log_format: str, stream: IO[str]) -> logging.Handler:
+def configure(
+    level: str, log_format: str, stream: IO[str], *, node: str | None = None
+) -> logging.Handler:
     """Send the referee's records at ``level`` and above to ``stream`` in ``log_format``.
+
+    With ``node`` (a cluster's gateway or host) every record carries ``node=NAME``, so the
+    lines of many processes merged in one place still say which one handled what.
 
     Returns the handler added, for :func:`unconfigure`.
 
@@ -148,10 +153,24 @@ def configure(level: str, log_format: str, stream: IO[str]) -> logging.Handler:
         raise ValueError(f"log level: expected one of {', '.join(LEVELS)}, got {level!r}")
     handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter(log_format))
+    if node is not None:
+        handler.addFilter(_NodeFilter(node))
     root = logging.getLogger(LOGGER)
     root.addHandler(handler)
     root.setLevel(LEVELS[level])
     return handler
+
+
+class _NodeFilter(logging.Filter):
+    """Adds the process's node name to every record (an ``extra`` field the formats show)."""
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.node = self.node
+        return True
 
 
 def unconfigure(handler: logging.Handler) -> None:

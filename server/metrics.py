@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from threading import Thread
 from types import TracebackType
-from typing import Final, TypeVar
+from typing import Final, Protocol, TypeVar
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import (
@@ -39,7 +39,12 @@ from prometheus_client import (
     generate_latest,
     start_http_server,
 )
-from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from domino_arena.sdk.match.results import FaultKind, Termination
@@ -216,6 +221,17 @@ class Metrics:
         """Count one finished game of a tournament (on top of :meth:`match_ended`)."""
         self._tournament_games[_game(game)].inc()
 
+    def watch_broker(self, role: str, broker: BrokerCounts) -> None:
+        """Export a cluster role's node and its broker connection, read at every scrape: the
+        ``role`` and node name (an info metric: one series per process, so bounded), whether
+        the broker is connected, and the messages published, received and dropped."""
+        Info(
+            f"{PREFIX}_node",
+            "This process's role in the cluster and its node name.",
+            registry=self.registry,
+        ).info({"role": role, "node": broker.node})
+        self.registry.register(_BrokerCollector(broker))
+
     def watch_connected(self, count: Callable[[], int]) -> None:
         """Read the number of connected bots from ``count`` at every scrape.
 
@@ -264,6 +280,45 @@ class Metrics:
             raise ValueError(f"metrics port must be 0-65535, got {port}")
         httpd, thread = start_http_server(port, addr=host, registry=self.registry)
         return MetricsServer(host, httpd.server_port, httpd, thread)
+
+
+class BrokerCounts(Protocol):
+    """What the metrics read of a broker connection (``server/net/cluster/broker.py``)."""
+
+    @property
+    def node(self) -> str: ...
+    @property
+    def connected(self) -> bool: ...
+    @property
+    def published(self) -> int: ...
+    @property
+    def received(self) -> int: ...
+    @property
+    def dropped(self) -> int: ...
+
+
+class _BrokerCollector(Collector):
+    """A cluster role's broker connection, read at scrape time (plain counts on the loop)."""
+
+    def __init__(self, broker: BrokerCounts) -> None:
+        self._broker = broker
+
+    def collect(self) -> Iterator[Metric]:
+        broker = self._broker
+        yield GaugeMetricFamily(
+            f"{PREFIX}_broker_connected",
+            "1 while this process is connected to the message broker (NATS), else 0.",
+            value=1.0 if broker.connected else 0.0,
+        )
+        messages = CounterMetricFamily(
+            f"{PREFIX}_broker_messages",
+            "Messages through the broker: published, received, dropped (its buffer full).",
+            labels=("direction",),
+        )
+        messages.add_metric(["published"], float(broker.published))
+        messages.add_metric(["received"], float(broker.received))
+        messages.add_metric(["dropped"], float(broker.dropped))
+        yield messages
 
 
 class _MoveTimes(Collector):

@@ -302,6 +302,22 @@ def test_only_the_network_edge_imports_grpc() -> None:
     assert not bad, "\n".join(bad)
 
 
+NATS_IMPORTERS: Final = ("domino_arena.server.net.cluster",)
+"""The broker is the cluster transport's business alone: the roles' composition roots get it
+through server/net/cluster, and nothing else knows a cluster exists."""
+
+
+def test_only_the_cluster_transport_imports_nats() -> None:
+    bad = [
+        f"{module} imports {name}"
+        for module, path in _modules().items()
+        if not module.startswith(NATS_IMPORTERS)
+        for name in _imported_modules(path)
+        if name.split(".")[0] == "nats"
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_no_import_cycles_between_packages() -> None:
     """Tarjan's strongly connected components over the package graph: every one is a single
     package, so each folder can be read (and tested) knowing only those below it."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import socket
 import sys
 from typing import Final
@@ -19,7 +20,8 @@ from domino_arena.bots import HOSTED_BOTS
 from domino_arena.sdk.client.tls import TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
-from domino_arena.server.app import Config, run
+from domino_arena.server.app import ROLE_ALL, ROLE_GATEWAY, ROLES, App, Config, run
+from domino_arena.server.app_gateway import Gateway
 from domino_arena.server.cli import web_face
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
@@ -32,12 +34,18 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net import limits
+from domino_arena.server.net.cluster.broker import BrokerError
+from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, default_node
 from domino_arena.server.net.grpc_server import ServerTls, TlsFileError
 from domino_arena.server.play import house
 from domino_arena.server.store.bots import new_token
 from domino_arena.server.store.engine import StorageError, display_url
 
 # -- serve ---------------------------------------------------------------------------------------
+
+NATS_ENV: Final = "DOMINO_ARENA_NATS"
+"""The environment variable that gives a cluster role its broker (``--nats``)."""
+NODE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def _serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +99,51 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _tls_arguments(parser)
     _limit_arguments(parser)
+    _cluster_arguments(parser)
     web_arguments(parser)
+
+
+def _cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "cluster",
+        "one role of a scaled-out arena: gateways hold the bots' streams, match hosts run the "
+        "matches; NATS between them, one database for all (docs/cluster.md)",
+    )
+    group.add_argument(
+        "--role",
+        choices=ROLES,
+        default=ROLE_ALL,
+        help="all: one process serves everything (the default); gateway: serve the bots' "
+        "streams only; host: run matches, tournaments and ladders, serve the admin API, "
+        "registration and spectators",
+    )
+    group.add_argument(
+        "--nats",
+        default=os.environ.get(NATS_ENV),
+        metavar="URL",
+        help=f"the broker of a gateway or host (default ${NATS_ENV}), e.g. nats://127.0.0.1:4222",
+    )
+    group.add_argument(
+        "--node",
+        metavar="NAME",
+        help="this process's name in the cluster's logs, metrics and match records "
+        "(default ROLE-HOSTNAME-PID)",
+    )
+    group.add_argument(
+        "--cluster",
+        default=DEFAULT_CLUSTER,
+        metavar="NAME",
+        help=f"the cluster's name: its gateways and hosts find each other by it on the broker, "
+        f"so several arenas can share one NATS (default {DEFAULT_CLUSTER})",
+    )
+    group.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="a host's lease on a tournament or ladder pool lasts this long unrenewed: "
+        "how soon another host takes over from a dead one (default 30)",
+    )
 
 
 def web_arguments(parser: argparse.ArgumentParser) -> None:
@@ -273,6 +325,33 @@ def open_storage(url: str) -> RatedStorage:
     return storage
 
 
+def _cluster(args: argparse.Namespace) -> tuple[str, str, str]:
+    """The role, the broker's URL and the node name the options ask for.
+
+    Raises:
+        CliError: a cluster role without a broker, a broker or node name without a role, a
+            bad lease time, or the web face asked of a cluster role.
+    """
+    role: str = args.role
+    node: str = args.node or default_node(role)
+    if role == ROLE_ALL:
+        if args.node is not None:
+            raise CliError("--node names a process of a cluster: give it with --role")
+        return role, "", node
+    if not args.nats:
+        raise CliError(f"--role {role}: give the broker with --nats URL (or ${NATS_ENV})")
+    if not args.lease_seconds > 0:
+        raise CliError(f"--lease-seconds: must be more than 0, got {args.lease_seconds}")
+    for flag, name in (("--node", node), ("--cluster", args.cluster)):
+        if not NODE_PATTERN.fullmatch(name):
+            raise CliError(f"{flag}: {name!r}: use 1-64 letters, digits, '_', '.' or '-'")
+    if args.web_port is not None:
+        raise CliError(
+            f"--web-port: a {role} serves no web face; run `{PROG} web --db URL` beside it"
+        )
+    return role, args.nats, node
+
+
 def _serve(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
@@ -282,10 +361,11 @@ def _serve(args: argparse.Namespace) -> int:
     tls, given_token = _tls_and_token(args)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
+    role, nats, node = _cluster(args)
     storage = open_storage(args.db)
     admin_token: str = given_token or new_token()
     try:
-        web_socket = bind_web(args)
+        web_socket = None if role != ROLE_ALL else bind_web(args)
     except CliError:
         storage.close()
         raise
@@ -299,11 +379,18 @@ def _serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         tls=tls,
         limits=stream_limits,
+        role=role,
+        nats=nats,
+        node=node,
+        cluster=args.cluster,
+        lease_seconds=args.lease_seconds,
     )
 
     def ready(port: int) -> None:
         print(f"{PROG}: database {display_url(args.db)}")
-        if not given_token:
+        if role != ROLE_ALL:
+            print(f"{PROG}: {role} {node} on the broker {display_url(nats)}")
+        if not given_token and role != ROLE_GATEWAY:
             print(
                 f"{PROG}: admin token (made for this run; set ${ADMIN_TOKEN_ENV} to keep one): "
                 f"{admin_token}"
@@ -318,11 +405,13 @@ def _serve(args: argparse.Namespace) -> int:
             note = "" if live is not None else " (live matches off: the referee serves TLS)"
             print(f"{PROG}: web face on {web[0].url}{note}", flush=True)
 
-    handler = logs.configure(args.log_level, args.log_format, sys.stdout)
+    handler = logs.configure(
+        args.log_level, args.log_format, sys.stdout, node=node if role != ROLE_ALL else None
+    )
     house.provide(HOSTED_BOTS)  # practice, checks and course baselines seat them in-process
     try:
-        run(config, storage, ready)
-    except (OSError, StorageError) as exc:  # StorageError: the lease is another referee's
+        run(config, storage, ready, Gateway if role == ROLE_GATEWAY else App)
+    except (OSError, StorageError, BrokerError) as exc:  # StorageError: the lease is held
         raise CliError(str(exc), code=1) from None
     finally:
         for child in web:

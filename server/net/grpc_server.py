@@ -11,6 +11,7 @@ closed with SHUTTING_DOWN, then the server stops with a grace for the handlers).
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,11 +21,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
+from domino_arena.server.metrics import Metrics
 from domino_arena.server.net.admin import AdminServicer
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.registration import RegistrationServicer
-from domino_arena.server.net.service import BotServicer
+from domino_arena.server.net.service import BotServicer, TokenCheck
 from domino_arena.server.net.spectators import SpectatorServicer
 from domino_arena.server.play.arena import SHUTTING_DOWN, Arena
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -49,6 +51,7 @@ SERVICE_NAMES: Final[Sequence[str]] = (
     admin_pb.DESCRIPTOR.services_by_name["SpectatorService"].full_name,
 )
 """The full names of the services of the referee (for health checking and reflection)."""
+BOT_SERVICE: Final = SERVICE_NAMES[0]
 
 
 class TlsFileError(ValueError):
@@ -117,11 +120,23 @@ class ServerTls:
         )
 
 
-class GrpcServer:
-    """The gRPC server of one referee, bound to ``address`` (port 0: any free port).
+@dataclass(frozen=True, slots=True)
+class BotSide:
+    """What the bot service needs: the lobby of streams, the token check and the metrics."""
 
-    With ``tls`` it serves TLS only (a plaintext client is refused at the handshake), and with
-    its ``client_ca`` mutual TLS. ``limits`` bound every bot stream (:mod:`.limits`).
+    lobby: Lobby
+    storage: TokenCheck
+    metrics: Metrics
+
+
+class GrpcServer:
+    """The gRPC server of one referee process, bound to ``address`` (port 0: any free port).
+
+    It serves the bot service when given ``bots`` (a single referee, a cluster's gateway) and
+    the admin API, registration and the spectators when given ``arena`` (a single referee, a
+    cluster's match host). With ``tls`` it serves TLS only (a plaintext client is refused at
+    the handshake), and with its ``client_ca`` mutual TLS. ``limits`` bound every bot stream
+    (:mod:`.limits`).
 
     Raises:
         OSError: the address cannot be bound.
@@ -129,28 +144,37 @@ class GrpcServer:
 
     def __init__(
         self,
-        arena: Arena,
-        lobby: Lobby,
         address: str,
+        *,
+        bots: BotSide | None,
+        arena: Arena | None,
         tls: ServerTls | None = None,
         limits: StreamLimits = DEFAULT_LIMITS,
     ) -> None:
-        self.lobby = lobby
+        self.lobby = None if bots is None else bots.lobby
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
-        pb_grpc.add_BotServiceServicer_to_server(
-            BotServicer(lobby, arena.storage, arena.metrics, limits), self._server
-        )
-        admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(arena), self._server)
-        admin_pb_grpc.add_RegistrationServiceServicer_to_server(
-            RegistrationServicer(arena.storage, lobby), self._server
-        )
-        admin_pb_grpc.add_SpectatorServiceServicer_to_server(
-            SpectatorServicer(arena.spectators, arena.storage, arena.lobby, lambda: arena.ladders),
-            self._server,
-        )
+        names: list[str] = []
+        if bots is not None:
+            servicer = BotServicer(bots.lobby, bots.storage, bots.metrics, limits)
+            pb_grpc.add_BotServiceServicer_to_server(servicer, self._server)
+            names.append(BOT_SERVICE)
+        if arena is not None:
+            admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(arena), self._server)
+            admin_pb_grpc.add_RegistrationServiceServicer_to_server(
+                RegistrationServicer(arena.storage, arena.lobby), self._server
+            )
+            admin_pb_grpc.add_SpectatorServiceServicer_to_server(
+                SpectatorServicer(
+                    arena.spectators, arena.storage, arena.lobby, lambda: arena.ladders
+                ),
+                self._server,
+            )
+            names += [name for name in SERVICE_NAMES if name != BOT_SERVICE]
+        self.services: Final = tuple(names)
+        """The full names of the services served (for health checking and reflection)."""
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
-        _enable_reflection((*SERVICE_NAMES, health.SERVICE_NAME), self._server)
+        _enable_reflection((*self.services, health.SERVICE_NAME), self._server)
         try:
             if tls is None:
                 port = self._server.add_insecure_port(address)
@@ -163,26 +187,57 @@ class GrpcServer:
         self.port: Final = port
         """The bound port (the real one when ``address`` asks for port 0)."""
         self._started = False
+        self._stopping = False
+        self._ready = True
+        self._tasks: set[asyncio.Task[None]] = set()
+        """False while a dependency the process serves through is away (a cluster role's
+        broker connection): health says NOT_SERVING then, so Kubernetes stops routing to it."""
 
     async def start(self) -> None:
-        """Accept calls, and say SERVING for the referee and each of its services."""
+        """Accept calls, and say SERVING for the referee and each of its services (unless a
+        dependency is away, see :meth:`set_ready`)."""
         await self._server.start()
         self._started = True
-        for name in ("", *SERVICE_NAMES):
-            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await self._say()
+
+    async def set_ready(self, ready: bool) -> None:
+        """Say SERVING (``ready``) or NOT_SERVING on health checking, for every service."""
+        self._ready = ready
+        if self._started:
+            await self._say()
+
+    def follow(self, ready: bool) -> None:
+        """:meth:`set_ready` from a plain call (a broker callback): done in a task."""
+        task = asyncio.get_running_loop().create_task(self.set_ready(ready))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _say(self) -> None:
+        if self._stopping:
+            return
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if self._ready
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for name in ("", *self.services):
+            await self._health.set(name, status)
 
     async def stop_accepting(self) -> None:
         """Say NOT_SERVING and admit no new bot stream (the first step of a shutdown)."""
+        self._stopping = True
         await self._health.enter_graceful_shutdown()
-        self.lobby.closing = True
+        if self.lobby is not None:
+            self.lobby.closing = True
 
     async def close(self, grace: float) -> None:
         """Close every bot stream with SHUTTING_DOWN, then stop, giving handlers ``grace`` s."""
-        self.lobby.close_all(
-            grpc.StatusCode.UNAVAILABLE,
-            SHUTTING_DOWN,
-            pb.Error(code=pb.ERROR_CODE_SHUTTING_DOWN, message=SHUTTING_DOWN),
-        )
+        if self.lobby is not None:
+            self.lobby.close_all(
+                grpc.StatusCode.UNAVAILABLE,
+                SHUTTING_DOWN,
+                pb.Error(code=pb.ERROR_CODE_SHUTTING_DOWN, message=SHUTTING_DOWN),
+            )
         if self._started:
             await self._server.stop(grace)
 

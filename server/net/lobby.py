@@ -44,13 +44,54 @@ LOG: Final = logging.getLogger("domino_arena.server")
 
 
 class Route(Protocol):
-    """What a connection hands the replies of one match to (a :class:`~.remote.RemoteSeat`)."""
+    """What a connection hands the replies of one match to (a :class:`~.remote.RemoteSeat`, or
+    on a cluster's gateway the relay to the match's host)."""
 
-    def deliver(self, connection: Connection, reply: pb.ActionReply) -> None:
+    def deliver(self, connection: Link, reply: pb.ActionReply) -> None:
         """Take a reply that arrived on ``connection``; never blocks."""
 
-    def connection_lost(self, connection: Connection) -> None:
+    def connection_lost(self, connection: Link) -> None:
         """Learn that ``connection`` is closed; never blocks."""
+
+
+class Link(Protocol):
+    """A bot's stream as a remote seat writes to it: a :class:`Connection` in this process, or
+    on a cluster's match host a stream some gateway holds
+    (:class:`~.cluster.hosting.BrokerLink`). Every call is plain: it never blocks."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def send(self, message: pb.RefereeMessage) -> bool:
+        """Queue ``message`` for the bot; False (and nothing sent) once the stream is closed."""
+
+    def bind(self, match_id: str, route: Route) -> None:
+        """Hand the replies for ``match_id`` to ``route`` (the seat this stream plays in it)."""
+
+    def unbind(self, match_id: str, route: Route) -> None:
+        """Stop handing ``match_id``'s replies to ``route`` (if it is still the one bound)."""
+
+    def cut(self, reason: str, limit: str) -> None:
+        """Cut the stream off now for a limit it broke (see :meth:`Connection.cut`)."""
+
+
+class Links(Protocol):
+    """Where a remote seat finds its bot's stream: the :class:`Lobby`, or a cluster host's
+    view of every gateway's streams."""
+
+    def get(self, name: str) -> Link | None:
+        """The live stream of the bot ``name``, or None."""
+
+    async def wait_connected(self, name: str, *, other_than: Link | None = None) -> None:
+        """Return (trio) once the bot has a live stream other than ``other_than``."""
+
+
+class Listener(Protocol):
+    """Told of every stream the lobby admits and drops (a cluster's gateway relays them)."""
+
+    def connected(self, connection: Connection) -> None: ...
+
+    def disconnected(self, connection: Connection) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +314,13 @@ class Connection:
             return item
         return pb.RefereeMessage(batch=pb.RefereeBatch(messages=messages))
 
+    def bind(self, match_id: str, route: Route) -> None:
+        self.routes[match_id] = route
+
+    def unbind(self, match_id: str, route: Route) -> None:
+        if self.routes.get(match_id) is route:
+            del self.routes[match_id]
+
     def route(self, reply: pb.ActionReply) -> bool:
         """Hand ``reply`` to the seat of its match; False if this stream plays no such match."""
         seat = self.routes.get(reply.match_id)
@@ -313,7 +361,9 @@ class Lobby:
     It is the :class:`~domino_arena.server.play.roster.Roster` the play layer sees.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, listener: Listener | None = None) -> None:
+        self.listener = listener
+        """Told of every stream admitted and dropped (None: nobody)."""
         self._connections: dict[str, Connection] = {}
         self._waiters: dict[str, set[trio.Event]] = collections.defaultdict(set)
         self.seated: collections.Counter[str] = collections.Counter()
@@ -353,6 +403,8 @@ class Lobby:
         )
         for event in self._waiters.pop(connection.name, set()):
             event.set()
+        if self.listener is not None:
+            self.listener.connected(connection)
         return old
 
     def disconnect(self, connection: Connection) -> None:
@@ -360,6 +412,8 @@ class Lobby:
         if self._connections.get(connection.name) is connection:
             del self._connections[connection.name]
             LOG.info("bot disconnected: name=%s peer=%s", connection.name, connection.peer)
+            if self.listener is not None:
+                self.listener.disconnected(connection)
         connection.close()
 
     def revocations(self, name: str) -> int:
@@ -401,7 +455,7 @@ class Lobby:
             if self.seated[name] <= 0:
                 del self.seated[name]
 
-    async def wait_connected(self, name: str, *, other_than: Connection | None = None) -> None:
+    async def wait_connected(self, name: str, *, other_than: Link | None = None) -> None:
         """Return (trio) once the bot ``name`` has a live stream other than ``other_than``.
 
         Safe to cancel: the referee bounds this wait by its reconnect grace.

@@ -48,14 +48,14 @@ from domino_arena.sdk.wire import (
     reply_action,
 )
 from domino_arena.server.net.limits import SEAT_INBOX_REPLIES
-from domino_arena.server.net.lobby import Connection, Lobby
+from domino_arena.server.net.lobby import Link, Links
 from domino_arena.server.net.wire import time_control_to_proto
 from domino_arena.server.play.seats import Malformed, MatchInfo, Reply, SeatGoneError
 from domino_arena.v1 import referee_pb2 as pb
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
-_Item = tuple[Connection, pb.ActionReply | None]
+_Item = tuple["Link", pb.ActionReply | None]
 """What reaches a seat: a reply, or None when that connection closed."""
 
 _ENCODERS: Final[weakref.WeakValueDictionary[str, EventEncoder]] = weakref.WeakValueDictionary()
@@ -74,12 +74,12 @@ class RemoteSeat:
         dropped: replies dropped because they answered another turn (late or early).
     """
 
-    def __init__(self, lobby: Lobby, name: str, match_id: str) -> None:
+    def __init__(self, lobby: Links, name: str, match_id: str) -> None:
         self.name = name
         self.match_id = match_id
         self.dropped = 0
         self._lobby = lobby
-        self._connection: Connection | None = None
+        self._connection: Link | None = None
         self._inbox = _Inbox()
         self._info: MatchInfo | None = None
         self._finished = False
@@ -90,7 +90,7 @@ class RemoteSeat:
 
     # -- the connection's side (plain calls from the gRPC handler) ------------------------------
 
-    def deliver(self, connection: Connection, reply: pb.ActionReply) -> None:
+    def deliver(self, connection: Link, reply: pb.ActionReply) -> None:
         if len(self._inbox) >= SEAT_INBOX_REPLIES:
             connection.cut(
                 f"more than {SEAT_INBOX_REPLIES} replies wait for match "
@@ -100,7 +100,7 @@ class RemoteSeat:
             return
         self._put((connection, reply))
 
-    def connection_lost(self, connection: Connection) -> None:
+    def connection_lost(self, connection: Link) -> None:
         self._put((connection, None))
 
     def _put(self, item: _Item) -> None:
@@ -229,20 +229,20 @@ class RemoteSeat:
 
     def close(self) -> None:
         """Leave the stream: later replies for this match get ``UNKNOWN_MATCH``."""
-        if self._connection is not None and self._connection.routes.get(self.match_id) is self:
-            del self._connection.routes[self.match_id]
+        if self._connection is not None:
+            self._connection.unbind(self.match_id, self)
         self._inbox.close()
 
     # -- helpers --------------------------------------------------------------------------------
 
-    def _bind(self, connection: Connection) -> None:
+    def _bind(self, connection: Link) -> None:
         old = self._connection
-        if old is not None and old is not connection and old.routes.get(self.match_id) is self:
-            del old.routes[self.match_id]
+        if old is not None and old is not connection:
+            old.unbind(self.match_id, self)
         self._connection = connection
-        connection.routes[self.match_id] = self
+        connection.bind(self.match_id, self)
 
-    def _live(self) -> Connection:
+    def _live(self) -> Link:
         connection = self._connection
         if connection is None or connection.closed:
             raise SeatGoneError(f"bot '{self.name}' is not connected")

@@ -13,7 +13,7 @@ import threading
 import grpc
 
 from domino_arena.server.metrics import Metrics
-from domino_arena.server.net.lobby import Close, Connection, Lobby
+from domino_arena.server.net.lobby import Close, Connection, Link, Lobby
 from domino_arena.server.net.service import BotServicer
 from domino_arena.server.store.bots import BotCheck
 from domino_arena.v1 import referee_pb2 as pb
@@ -24,12 +24,12 @@ class Seat:
     """A route that records what the connection tells it."""
 
     def __init__(self) -> None:
-        self.lost: list[Connection] = []
+        self.lost: list[Link] = []
 
-    def deliver(self, connection: Connection, reply: pb.ActionReply) -> None:
+    def deliver(self, connection: Link, reply: pb.ActionReply) -> None:
         raise AssertionError("no reply is routed here")
 
-    def connection_lost(self, connection: Connection) -> None:
+    def connection_lost(self, connection: Link) -> None:
         self.lost.append(connection)
 
 
@@ -56,7 +56,8 @@ def test_revoke_closes_the_stream_with_the_reason_and_tells_its_seats() -> None:
         code=pb.ERROR_CODE_UNAUTHENTICATED, message="token rotated: because"
     )
     assert end == Close(grpc.StatusCode.UNAUTHENTICATED, "token rotated: because")
-    assert [c.name for c in seat.lost] == ["alice"]
+    assert [c.name for c in seat.lost if isinstance(c, Connection)] == ["alice"]
+    assert len(seat.lost) == 1
     assert lobby.get("alice") is None and [c.name for c in lobby.connections()] == ["bob"]
     assert (lobby.revocations("alice"), lobby.revocations("bob")) == (2, 0)
 

@@ -1,0 +1,188 @@
+"""One NATS connection per process (nats-py), and a publisher that never blocks its caller.
+
+The seats of a match (trio, as a guest on the asyncio loop) and the gRPC handlers (asyncio)
+send with plain calls that must not block or await (DESIGN.md decision 10); nats-py's
+``publish`` is a coroutine. :meth:`Broker.post` therefore queues the message and wakes one
+asyncio task that publishes everything waiting, in order: a move costs a list append and, for
+the first message of a burst, one future set.
+
+The connection reconnects by itself, forever (a NATS restart, a moved server): nats-py keeps
+the subscriptions and buffers what is published meanwhile (up to :data:`PENDING_BYTES`), and
+:attr:`Broker.connected` and the ``on_state`` callback say when the broker is away, which the
+role's gRPC health check reports (Kubernetes readiness). Past the buffer a message is dropped
+and counted (:attr:`Broker.dropped`); what that costs a match is the match's own business (a
+request that never arrives is a timeout the referee voids, see docs/cluster.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.errors import Error as NatsError
+
+from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, Subjects
+
+LOG: Final = logging.getLogger("domino_arena.server.cluster")
+
+PENDING_BYTES: Final = 64 * 1024 * 1024
+"""What nats-py may buffer while the server is away (its default, 2 MiB, is a second of a busy
+host's moves)."""
+CONNECT_TIMEOUT: Final = 5.0
+"""Seconds to reach the broker at start before the process gives up with an error."""
+RECONNECT_WAIT: Final = 0.5
+"""Seconds between two reconnection attempts (nats-py's default is 2)."""
+
+Handler = Callable[[Msg], Awaitable[None]]
+
+
+class BrokerError(Exception):
+    """The broker cannot be reached at start: the message names the address and why."""
+
+
+class Broker:
+    """The process's connection to NATS at ``url``, named ``node`` (seen in NATS monitoring),
+    in the cluster named ``cluster`` (the subjects' prefix).
+
+    ``on_state`` is called with True when the connection is (again) up and False when it is
+    lost, on the asyncio loop.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        node: str,
+        on_state: Callable[[bool], None] | None = None,
+        cluster: str = DEFAULT_CLUSTER,
+    ) -> None:
+        self.url = url
+        self.node = node
+        self.subjects: Final = Subjects(cluster)
+        """The subjects of this process's cluster."""
+        self.published = 0
+        """Messages handed to the broker since the start."""
+        self.received = 0
+        """Messages taken from the broker since the start (counted by the handlers' owners)."""
+        self.dropped = 0
+        """Messages the broker refused (its buffer full while it was away)."""
+        self._on_state = on_state
+        self._client: Client | None = None
+        self._queue: collections.deque[tuple[str, bytes, dict[str, str] | None]] = (
+            collections.deque()
+        )
+        self._wake: asyncio.Future[None] | None = None
+        self._publisher: asyncio.Task[None] | None = None
+
+    @property
+    def connected(self) -> bool:
+        client = self._client
+        return client is not None and client.is_connected
+
+    async def connect(self) -> None:
+        """Connect and start the publisher.
+
+        Raises:
+            BrokerError: NATS is not reachable at ``url`` within :data:`CONNECT_TIMEOUT`.
+        """
+
+        async def disconnected() -> None:
+            LOG.warning("broker connection lost: %s (reconnecting)", self.url)
+            self._state(False)
+
+        async def reconnected() -> None:
+            LOG.info("broker connection back: %s", self.url)
+            self._state(True)
+
+        async def error(exc: Exception) -> None:
+            LOG.debug("broker: %s", exc)
+
+        try:
+            self._client = await nats.connect(
+                self.url,
+                name=self.node,
+                connect_timeout=int(CONNECT_TIMEOUT),
+                allow_reconnect=True,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=RECONNECT_WAIT,
+                ping_interval=5,
+                max_outstanding_pings=3,
+                pending_size=PENDING_BYTES,
+                disconnected_cb=disconnected,
+                reconnected_cb=reconnected,
+                error_cb=error,
+            )
+        except (OSError, NatsError, TimeoutError) as exc:
+            raise BrokerError(
+                f"--nats: cannot reach the broker at {self.url}: {exc or type(exc).__name__}"
+            ) from None
+        self._publisher = asyncio.create_task(self._publish(), name="broker publisher")
+        LOG.info("broker connected: %s as %s", self.url, self.node)
+        self._state(True)
+
+    def _state(self, up: bool) -> None:
+        if self._on_state is not None:
+            self._on_state(up)
+
+    def post(self, subject: str, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        """Queue a message for ``subject``; never blocks, never raises (see the module)."""
+        self._queue.append((subject, payload, headers))
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    async def subscribe(self, subject: str, handler: Handler) -> Subscription:
+        """Call ``handler`` (a coroutine function) for every message on ``subject``, in order."""
+        assert self._client is not None, "connect first"
+        return await self._client.subscribe(subject, cb=handler)
+
+    async def flush(self) -> None:
+        """Return once everything queued so far is published and the server has seen it."""
+        while self._queue:
+            await asyncio.sleep(0)
+        if self._client is not None and self._client.is_connected:
+            await self._client.flush()
+
+    async def _publish(self) -> None:
+        queue = self._queue
+        while True:
+            while not queue:
+                self._wake = asyncio.get_running_loop().create_future()
+                try:
+                    await self._wake
+                finally:
+                    self._wake = None
+            client = self._client
+            assert client is not None
+            while queue:
+                subject, payload, headers = queue.popleft()
+                try:
+                    await client.publish(subject, payload, headers=headers)
+                    self.published += 1
+                except NatsError as exc:
+                    self.dropped += 1
+                    LOG.warning("broker: a message to %s dropped: %s", subject, exc)
+
+    async def close(self) -> None:
+        """Publish what waits, then drain and close the connection (at shutdown)."""
+        client = self._client
+        if client is None:
+            return
+        try:
+            if client.is_connected:
+                await asyncio.wait_for(self.flush(), CONNECT_TIMEOUT)
+        except (TimeoutError, NatsError) as exc:
+            LOG.warning("broker: %d messages not published at shutdown: %s", len(self._queue), exc)
+        if self._publisher is not None:
+            self._publisher.cancel()
+        try:
+            await client.close()
+        except NatsError as exc:  # closing an already closed connection
+            LOG.debug("broker close: %s", exc)
+        self._client = None

@@ -1,0 +1,246 @@
+"""The gateway's relay: its lobby's bot streams on one side, the broker on the other.
+
+A gateway is the bot service and the lobby of a single referee (authentication, limits,
+batching, takeover: :mod:`~domino_arena.server.net.service`, :mod:`~domino_arena.server.net.lobby`)
+without matches. The :class:`Relay` is the lobby's listener:
+
+- for each stream it admits, it subscribes to the bot's subject (:meth:`.subjects.Subjects.bot`) and
+  then announces the stream (``<cluster>.presence``); for each it drops, it says so;
+- what a host publishes on a bot's subject is written to the bot's stream if it is meant for
+  that very stream (the :data:`.subjects.CONNECTION` header), else dropped; a MatchStart binds
+  the match to a :class:`_Forward`, which publishes the bot's replies for that match to the
+  host's match subject, and a MatchEnd unbinds it (a reply for a match the stream does not play
+  gets ``UNKNOWN_MATCH`` from the bot service, as on a single referee);
+- a newer stream of one of its bots on another gateway closes the one here, as a takeover on
+  one referee does (the bot reconnected elsewhere), and a host's revocation closes it;
+- every :data:`~.presence.HEARTBEAT_SECONDS` it publishes its whole list (and at once when a
+  host asks, or when its broker connection comes back).
+
+Everything here runs on the asyncio loop; the lobby's calls are plain and never block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import json
+import logging
+import time
+from typing import Final
+
+import grpc
+from google.protobuf.message import DecodeError
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+from domino_arena.server.logs import quote
+from domino_arena.server.net.cluster import subjects
+from domino_arena.server.net.cluster.broker import Broker
+from domino_arena.server.net.cluster.presence import (
+    HEARTBEAT_SECONDS,
+    PresenceError,
+    Stream,
+    decode_change,
+    encode_change,
+    encode_heartbeat,
+)
+from domino_arena.server.net.lobby import Connection, Link, Lobby
+from domino_arena.v1 import referee_pb2 as pb
+
+LOG: Final = logging.getLogger("domino_arena.server.cluster")
+
+
+class _Forward:
+    """The route of one match on a gateway's stream: the bot's replies go to its host."""
+
+    __slots__ = ("broker", "headers", "subject")
+
+    def __init__(self, broker: Broker, subject: str, headers: dict[str, str]) -> None:
+        self.broker = broker
+        self.subject = subject
+        self.headers = headers
+
+    def deliver(self, connection: Link, reply: pb.ActionReply) -> None:
+        self.broker.post(self.subject, reply.SerializeToString(), self.headers)
+
+    def connection_lost(self, connection: Link) -> None:
+        """Nothing to do: the stream's "down" tells every host."""
+
+
+class Relay:
+    """The lobby's listener on a gateway named ``node`` (see the module's docstring)."""
+
+    def __init__(self, lobby: Lobby, broker: Broker) -> None:
+        self.lobby = lobby
+        self.broker = broker
+        self.node = broker.node
+        self.subjects = broker.subjects
+        self.relayed = 0
+        """Messages from hosts written to bot streams."""
+        self.refused = 0
+        """Messages from hosts dropped: for a stream that is gone, or undecodable."""
+        self._streams: dict[str, tuple[Connection, Stream]] = {}
+        """The bot name -> its stream here and how it was announced."""
+        self._subscriptions: dict[str, Subscription] = {}
+        self._ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._heartbeat: asyncio.Task[None] | None = None
+        lobby.listener = self
+
+    async def start(self) -> None:
+        """Subscribe to the cluster's subjects and start the heartbeat."""
+        await self.broker.subscribe(self.subjects.presence, self._on_presence)
+        await self.broker.subscribe(self.subjects.sync, self._on_sync)
+        await self.broker.subscribe(self.subjects.revoke, self._on_revoke)
+        self._heartbeat = asyncio.create_task(self._beat(), name="gateway heartbeat")
+        self.beat()
+
+    async def close(self) -> None:
+        """Stop the heartbeat and say every stream here is gone (a clean shutdown)."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        for _, stream in list(self._streams.values()):
+            self.broker.post(self.subjects.presence, encode_change("down", stream))
+        self._streams.clear()
+        self.broker.post(self.subjects.heartbeat, encode_heartbeat(self.node, ()))
+
+    # -- the lobby's listener (plain calls from the bot service) --------------------------------
+
+    def connected(self, connection: Connection) -> None:
+        stream = Stream(
+            name=connection.name,
+            games=connection.games,
+            gateway=self.node,
+            id=f"{self.node}/{next(self._ids)}",
+            since=time.time(),
+        )
+        self._streams[connection.name] = (connection, stream)
+        self._spawn(self._announce(stream))
+
+    def disconnected(self, connection: Connection) -> None:
+        held = self._streams.get(connection.name)
+        if held is None or held[0] is not connection:
+            return
+        del self._streams[connection.name]
+        self.broker.post(self.subjects.presence, encode_change("down", held[1]))
+        self._spawn(self._unsubscribe(connection.name))
+
+    async def _announce(self, stream: Stream) -> None:
+        """Subscribe to the bot's subject, then say the stream is up: a host writes to the
+        bot only after the "up", which the broker delivers after the subscription."""
+        name = stream.name
+        if name not in self._subscriptions:
+            self._subscriptions[name] = await self.broker.subscribe(
+                self.subjects.bot(name), functools.partial(self._on_bot_message, name)
+            )
+        held = self._streams.get(name)
+        if held is not None and held[1] is stream:
+            self.broker.post(self.subjects.presence, encode_change("up", stream))
+
+    async def _unsubscribe(self, name: str) -> None:
+        subscription = self._subscriptions.get(name)
+        if subscription is None or name in self._streams:
+            return
+        del self._subscriptions[name]
+        await subscription.unsubscribe()
+
+    def _spawn(self, job: object) -> None:
+        assert asyncio.iscoroutine(job)
+        task = asyncio.get_running_loop().create_task(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- what hosts send --------------------------------------------------------------------
+
+    async def _on_bot_message(self, name: str, msg: Msg) -> None:
+        self.broker.received += 1
+        headers = msg.headers or {}
+        held = self._streams.get(name)
+        if held is None or headers.get(subjects.CONNECTION) != held[1].id:
+            self.refused += 1  # for a stream that is gone: the host learns it from "down"
+            return
+        connection = held[0]
+        cut = headers.get(subjects.CUT)
+        if cut is not None:
+            limit, _, reason = cut.partition(" ")
+            connection.cut(reason, limit)
+            return
+        try:
+            message = pb.RefereeMessage.FromString(msg.data)
+        except DecodeError as exc:
+            self.refused += 1
+            LOG.error("a host's message for bot %s does not decode: %s", quote(name), exc)
+            return
+        host = headers.get(subjects.NODE, "")
+        messages = message.batch.messages if message.HasField("batch") else (message,)
+        for one in messages:
+            self._bind(connection, one, host)
+            connection.send(one)
+            self.relayed += 1
+
+    def _bind(self, connection: Connection, message: pb.RefereeMessage, host: str) -> None:
+        kind = message.WhichOneof("message")
+        if kind == "match_start":
+            match_id = message.match_start.match_id
+            headers = {subjects.CONNECTION: self._streams[connection.name][1].id}
+            headers[subjects.NODE] = self.node
+            forward = _Forward(self.broker, self.subjects.match(host, match_id), headers)
+            connection.bind(match_id, forward)
+        elif kind == "match_end":
+            match_id = message.match_end.match_id
+            route = connection.routes.get(match_id)
+            if route is not None:
+                connection.unbind(match_id, route)
+
+    async def _on_presence(self, msg: Msg) -> None:
+        """A newer stream of a bot held here, on another gateway, closes the one here."""
+        try:
+            kind, stream = decode_change(msg.data)
+        except PresenceError as exc:
+            LOG.warning("a presence message ignored: %s", exc)
+            return
+        held = self._streams.get(stream.name)
+        if kind != "up" or held is None or stream.gateway == self.node:
+            return
+        connection, mine = held
+        if not stream.newer_than(mine):
+            return
+        LOG.info(
+            "bot %s reconnected through gateway %s: its stream here is closed",
+            quote(stream.name),
+            quote(stream.gateway),
+        )
+        connection.close(
+            grpc.StatusCode.ABORTED,
+            f"another stream of bot '{stream.name}' took over",
+            pb.Error(
+                code=pb.ERROR_CODE_ALREADY_CONNECTED,
+                message=f"another stream of bot '{stream.name}' took over its seats",
+            ),
+        )
+        self.lobby.disconnect(connection)
+
+    async def _on_sync(self, msg: Msg) -> None:
+        self.beat()
+
+    async def _on_revoke(self, msg: Msg) -> None:
+        try:
+            value = json.loads(msg.data)
+            name, reason = str(value["name"]), str(value["reason"])
+        except (ValueError, KeyError, TypeError) as exc:
+            LOG.warning("a revocation ignored: %s", exc)
+            return
+        self.lobby.revoke(name, reason)
+
+    # -- the heartbeat ----------------------------------------------------------------------
+
+    def beat(self) -> None:
+        """Publish the whole list of streams here now."""
+        streams = [stream for _, stream in self._streams.values()]
+        self.broker.post(self.subjects.heartbeat, encode_heartbeat(self.node, streams))
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            self.beat()

@@ -126,6 +126,7 @@ class App:
             seats=functools.partial(RemoteSeat, self.lobby),
             reconnect_grace=config.reconnect_grace,
             admin_token=config.admin_token,
+            node=config.node if self.broker is not None else "",
         )
         self.port: int | None = None
         self.metrics_port: int | None = None

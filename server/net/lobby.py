@@ -62,6 +62,10 @@ class Link(Protocol):
     @property
     def closed(self) -> bool: ...
 
+    @property
+    def gateway(self) -> str:
+        """The cluster gateway holding the stream ("" in this process)."""
+
     def send(self, message: pb.RefereeMessage) -> bool:
         """Queue ``message`` for the bot; False (and nothing sent) once the stream is closed."""
 
@@ -313,6 +317,11 @@ class Connection:
         if len(messages) == 1:
             return item
         return pb.RefereeMessage(batch=pb.RefereeBatch(messages=messages))
+
+    @property
+    def gateway(self) -> str:
+        """No gateway: the stream is this process's own."""
+        return ""
 
     def bind(self, match_id: str, route: Route) -> None:
         self.routes[match_id] = route

@@ -87,6 +87,9 @@ class RemoteSeat:
         """The steps the bot has not been sent yet, oldest first, as entries of a request's
         ``events`` (each encoded once for all the seats of the match, see ``EventEncoder``)."""
         self._encoder = _ENCODERS.setdefault(match_id, EventEncoder())
+        self.via: tuple[str, ...] = ()
+        """The cluster gateways the bot's stream went through in this match, in order (a
+        bot that reconnected through another has two; none on a single referee)."""
 
     # -- the connection's side (plain calls from the gRPC handler) ------------------------------
 
@@ -241,6 +244,9 @@ class RemoteSeat:
             old.unbind(self.match_id, self)
         self._connection = connection
         connection.bind(self.match_id, self)
+        gateway = connection.gateway
+        if gateway and (not self.via or self.via[-1] != gateway):
+            self.via += (gateway,)
 
     def _live(self) -> Link:
         connection = self._connection

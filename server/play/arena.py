@@ -28,7 +28,7 @@ from domino_arena.server.play import tournament_start
 from domino_arena.server.play.ladder_runner import LadderRunner, members_of, ratings_of
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.referee import play_match
-from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory
+from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory, signed
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, TournamentRunner
@@ -82,6 +82,9 @@ class Arena:
     """(The course, the game name) -> its continuous ladder, while it runs."""
     house: hosting.HouseBots = field(default_factory=hosting.provided)
     """The house bots it can host in-process (``house:NAME`` seats: practice, checks)."""
+    node: str = ""
+    """This process's node name on a cluster's match host: each match record says which host
+    and which gateways handled it (``referee`` in its header). Empty on a single referee."""
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
@@ -463,7 +466,9 @@ class Arena:
                 absent=[seat for seat, bot in enumerate(spec.bots) if bot in spec.absent],
                 on_step=on_step,
             )
-            record = "".join(line + "\n" for line in record_lines(report.record))
+            record = "".join(
+                line + "\n" for line in record_lines(signed(report.record, self.node, seats))
+            )
             faults = [0] * len(spec.bots)
             for fault in report.faults:
                 faults[fault.seat] += 1

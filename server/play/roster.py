@@ -12,9 +12,11 @@ a :data:`SeatFactory` (for the referee, one that builds a ``RemoteSeat``). So no
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from domino_arena.sdk.match.records import MatchRecord
 from domino_arena.sdk.match.results import MatchResult
 from domino_arena.server.play.seats import Seat
 
@@ -65,5 +67,24 @@ class HostedSeat(Seat, Protocol):
         """Leave the bot: later replies for this match are not routed to the seat."""
 
 
+@runtime_checkable
+class Relayed(Protocol):
+    """A seat whose bot's stream a cluster's gateway holds (a remote seat on a match host)."""
+
+    @property
+    def via(self) -> tuple[str, ...]:
+        """The gateways the bot's stream went through in this match, in order (empty on a
+        single referee)."""
+
+
 SeatFactory = Callable[[str, str], HostedSeat]
 """Build the seat of the bot named by the first argument in the match of the second's id."""
+
+
+def signed(record: MatchRecord, node: str, seats: Sequence[HostedSeat]) -> MatchRecord:
+    """``record`` with the cluster's processes that handled it: the match host ``node`` and
+    each seat's gateways (``MatchRecord.referee``); unchanged on a single referee (no node)."""
+    if not node:
+        return record
+    gateways = [list(seat.via) if isinstance(seat, Relayed) else [] for seat in seats]
+    return dataclasses.replace(record, referee={"host": node, "gateways": gateways})

@@ -135,6 +135,17 @@ def test_optional_header_fields_are_written_only_when_given() -> None:
     assert parse_record(text_of(full)) == full
 
 
+def test_the_cluster_processes_of_a_record_round_trip_and_replay() -> None:
+    record = passing_record()
+    assert "referee" not in lines_of(record)[0]
+    signed = dataclasses.replace(
+        record, referee={"host": "host-a", "gateways": [["gw-a"], ["gw-a", "gw-b"]]}
+    )
+    assert lines_of(signed)[0]["referee"]["gateways"][1] == ["gw-a", "gw-b"]
+    assert parse_record(text_of(signed)) == signed
+    replay(signed)
+
+
 def test_think_times_are_kept_to_the_microsecond() -> None:
     state = play_random("passing", {}, 3).state
     times = [None if e.seat == CHANCE else 1.23456 for e in state.history]

@@ -115,6 +115,10 @@ class MatchRecord:
     match_id: str | None = None
     fault_policy: dict[str, Any] | None = None
     """The referee's fault policy, e.g. ``{"policy": "substitute", "max_strikes": 3}``."""
+    referee: dict[str, Any] | None = None
+    """Which processes of a cluster handled the match: ``{"host": NODE, "gateways": [[NODE,
+    ...], ...]}``, the match host and, for each seat, the gateways its bot's stream went
+    through, in order (a bot that reconnected elsewhere has two). None on a single referee."""
 
 
 def forfeit_winner(scores: Sequence[int], loser: int) -> int:

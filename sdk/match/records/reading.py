@@ -105,12 +105,13 @@ class _Reader:
         created = self._optional(1, header, "created", str)
         match_id = self._newer(1, header, "match_id", str)
         fault_policy = self._newer(1, header, "fault_policy", dict)
+        referee = self._newer(1, header, "referee", dict)
         self._no_extra(
             1,
             header,
             {"type", "format", "rules", "game", "options", "seats", "seed", "first_seat"}
             | {"time_control", "created"}
-            | self._since_2({"match_id", "fault_policy"}),
+            | self._since_2({"match_id", "fault_policy", "referee"}),
         )
 
         steps: list[RecordStep] = []
@@ -154,6 +155,7 @@ class _Reader:
             faults=tuple(faults),
             match_id=match_id,
             fault_policy=fault_policy,
+            referee=referee,
         )
 
     def _since_2(self, keys: set[str]) -> set[str]:

@@ -32,6 +32,8 @@ def record_lines(record: MatchRecord) -> list[str]:
         header["match_id"] = record.match_id
     if record.fault_policy is not None:
         header["fault_policy"] = record.fault_policy
+    if record.referee is not None:
+        header["referee"] = record.referee
     lines = [_dump(header)]
     for index, step in enumerate(record.steps):
         ms = None if step.think_ms is None else round(step.think_ms, 3)

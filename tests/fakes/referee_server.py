@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import queue
 import threading
 from collections.abc import Callable
@@ -20,7 +21,8 @@ from typing import Any, Final
 
 import grpc
 
-from domino_arena.server.app import App, Config
+from domino_arena.server.app import ROLE_GATEWAY, App, Config
+from domino_arena.server.app_gateway import Gateway
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.grpc_server import ServerTls
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
@@ -214,8 +216,21 @@ class BearerToken(grpc.UnaryUnaryClientInterceptor):
         return continuation(with_token, request)
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """One role of a cluster for :class:`Referee`: ``role`` (gateway or host), the broker's
+    URL, the node's and the cluster's names."""
+
+    role: str
+    name: str
+    node: str
+    nats: str = "nats://127.0.0.1:4222"
+    lease_seconds: float = 30.0
+
+
 class Referee:
-    """An :class:`App` serving on 127.0.0.1:0 in a background thread, with its own loop."""
+    """An :class:`App` (or a cluster's gateway) serving on 127.0.0.1:0 in a background
+    thread, with its own loop."""
 
     def __init__(
         self,
@@ -224,9 +239,12 @@ class Referee:
         tls: ServerTls | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         limits: StreamLimits = DEFAULT_LIMITS,
+        *,
+        cluster: Cluster | None = None,
     ) -> None:
         """``tls``: serve TLS only; then ``credentials`` are the test's own channel's.
-        ``limits``: the bounds of the bot streams (as ``serve``'s limit options set them)."""
+        ``limits``: the bounds of the bot streams (as ``serve``'s limit options set them).
+        ``cluster``: serve one role of a cluster instead of a whole referee."""
         config = Config(
             port=0,
             reconnect_grace=reconnect_grace,
@@ -234,7 +252,19 @@ class Referee:
             tls=tls,
             limits=limits,
         )
-        self.app = App(config, storage)
+        if cluster is not None:
+            config = dataclasses.replace(
+                config,
+                role=cluster.role,
+                nats=cluster.nats,
+                node=cluster.node,
+                cluster=cluster.name,
+                lease_seconds=cluster.lease_seconds,
+            )
+        self.config = config
+        self.app: App | Gateway = (
+            Gateway(config, storage) if config.role == ROLE_GATEWAY else App(config, storage)
+        )
         self.port = 0
         self.error: BaseException | None = None
         self._ready = threading.Event()

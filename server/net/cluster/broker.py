@@ -79,6 +79,7 @@ class Broker:
         )
         self._wake: asyncio.Future[None] | None = None
         self._publisher: asyncio.Task[None] | None = None
+        self._closing = False
 
     @property
     def connected(self) -> bool:
@@ -93,6 +94,8 @@ class Broker:
         """
 
         async def disconnected() -> None:
+            if self._closing:
+                return
             LOG.warning("broker connection lost: %s (reconnecting)", self.url)
             self._state(False)
 
@@ -174,6 +177,7 @@ class Broker:
         client = self._client
         if client is None:
             return
+        self._closing = True
         try:
             if client.is_connected:
                 await asyncio.wait_for(self.flush(), CONNECT_TIMEOUT)

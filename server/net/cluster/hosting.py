@@ -144,6 +144,9 @@ class BrokerLobby:
         self._waiters: dict[str, set[trio.Event]] = collections.defaultdict(set)
         self._ready: list[BrokerLink] = []
         self._expiry: asyncio.Task[None] | None = None
+        self.watchers: list[Callable[[], None]] = []
+        """Called (plain, on the loop) after every change of who is connected: what waits for
+        the roster outside trio (a test, a readiness check) waits on this instead of polling."""
 
     async def start(self) -> None:
         """Subscribe to the presence news and this host's match subjects; ask every gateway for
@@ -292,6 +295,8 @@ class BrokerLobby:
             self._apply([], gone)
 
     def _apply(self, appeared: list[Stream], gone: list[Stream]) -> None:
+        if not (appeared or gone):
+            return
         for stream in gone:
             self._drop(stream)
         for stream in appeared:
@@ -309,6 +314,8 @@ class BrokerLobby:
             )
             for event in self._waiters.pop(stream.name, set()):
                 event.set()
+        for watcher in self.watchers:
+            watcher()
 
     def _drop(self, stream: Stream) -> None:
         link = self._by_id.pop(stream.id, None)

@@ -262,7 +262,7 @@ class Referee:
                 lease_seconds=cluster.lease_seconds,
             )
         self.config = config
-        self.app: App | Gateway = (
+        self.served: App | Gateway = (
             Gateway(config, storage) if config.role == ROLE_GATEWAY else App(config, storage)
         )
         self.port = 0
@@ -289,7 +289,7 @@ class Referee:
         async def body() -> None:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
-            await self.app.serve(self._stop, self._on_ready)
+            await self.served.serve(self._stop, self._on_ready)
 
         try:
             asyncio.run(body())
@@ -297,6 +297,12 @@ class Referee:
             self.error = exc
         finally:
             self._ready.set()
+
+    @property
+    def app(self) -> App:
+        """The referee (a single one, or a cluster's match host)."""
+        assert isinstance(self.served, App), "a gateway has no arena"
+        return self.served
 
     @property
     def address(self) -> str:

@@ -20,7 +20,6 @@ import pytest
 
 from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
-from domino_arena.server.app import App
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.cluster.hosting import BrokerLobby
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -48,7 +47,7 @@ def start(
 
 
 def roster(host: Referee) -> BrokerLobby:
-    assert isinstance(host.app, App) and isinstance(host.app.lobby, BrokerLobby)
+    assert isinstance(host.app.lobby, BrokerLobby)
     return host.app.lobby
 
 

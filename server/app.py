@@ -45,6 +45,7 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.cluster.hosting import BrokerLobby
+from domino_arena.server.net.cluster.spectating import WatchHost
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER
 from domino_arena.server.net.grpc_server import BotSide, GrpcServer, ServerTls
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
@@ -169,11 +170,15 @@ class App:
         the database's one lease (tournaments and ladder pools are leased one by one)."""
         assert self.broker is not None and isinstance(self.lobby, BrokerLobby)
         await self.broker.connect()
+        arena = self.arena
+        watching = WatchHost(arena.spectators, self.broker, self.lobby, lambda: arena.ladders)
         try:
             await self.lobby.start()
-            self.arena.metrics.watch_broker(ROLE_HOST, self.broker)
+            await watching.start()
+            arena.metrics.watch_broker(ROLE_HOST, self.broker)
             await self._serve(stop, on_ready)
         finally:
+            await watching.close()
             await self.lobby.close()
             await self.broker.close()
 

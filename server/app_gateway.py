@@ -3,7 +3,8 @@ match hosts over the broker (docs/cluster.md, DESIGN.md decision 16).
 
 A gateway runs no match, so it has no arena and no trio: the gRPC bot service (authentication
 against the database, the per-stream limits, batching) over a :class:`~.net.lobby.Lobby` whose
-listener is the :class:`~.net.cluster.gateway.Relay`. Health says SERVING only while the
+listener is the :class:`~.net.cluster.gateway.Relay`, and the spectator service for every
+host's matches (:mod:`~.net.cluster.spectating`). Health says SERVING only while the
 broker connection is up (Kubernetes readiness). Shutdown: health NOT_SERVING and no new
 stream; the relay tells the hosts its streams are gone (so their seats start their reconnect
 grace at once instead of after the heartbeat timeout); the streams close with SHUTTING_DOWN,
@@ -20,6 +21,7 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics, MetricsServer
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.cluster.gateway import Relay
+from domino_arena.server.net.cluster.spectating import ClusterSpectators
 from domino_arena.server.net.grpc_server import BotSide, GrpcServer
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import LOG
@@ -71,6 +73,7 @@ class Gateway:
                 f"{config.host}:{config.port}",
                 bots=BotSide(lobby, self.storage, self.metrics),
                 arena=None,
+                spectators=ClusterSpectators(self.broker, self.storage),
                 tls=config.tls,
                 limits=config.limits,
             )

@@ -52,6 +52,7 @@ SERVICE_NAMES: Final[Sequence[str]] = (
 )
 """The full names of the services of the referee (for health checking and reflection)."""
 BOT_SERVICE: Final = SERVICE_NAMES[0]
+SPECTATOR_SERVICE: Final = SERVICE_NAMES[3]
 
 
 class TlsFileError(ValueError):
@@ -134,9 +135,9 @@ class GrpcServer:
 
     It serves the bot service when given ``bots`` (a single referee, a cluster's gateway) and
     the admin API, registration and the spectators when given ``arena`` (a single referee, a
-    cluster's match host). With ``tls`` it serves TLS only (a plaintext client is refused at
-    the handshake), and with its ``client_ca`` mutual TLS. ``limits`` bound every bot stream
-    (:mod:`.limits`).
+    cluster's match host); a gateway serves ``spectators`` (every host's matches) instead.
+    With ``tls`` it serves TLS only (a plaintext client is refused at the handshake), and with
+    its ``client_ca`` mutual TLS. ``limits`` bound every bot stream (:mod:`.limits`).
 
     Raises:
         OSError: the address cannot be bound.
@@ -148,6 +149,7 @@ class GrpcServer:
         *,
         bots: BotSide | None,
         arena: Arena | None,
+        spectators: admin_pb_grpc.SpectatorServiceServicer | None = None,
         tls: ServerTls | None = None,
         limits: StreamLimits = DEFAULT_LIMITS,
     ) -> None:
@@ -170,6 +172,9 @@ class GrpcServer:
                 self._server,
             )
             names += [name for name in SERVICE_NAMES if name != BOT_SERVICE]
+        elif spectators is not None:  # a cluster's gateway: every host's matches
+            admin_pb_grpc.add_SpectatorServiceServicer_to_server(spectators, self._server)
+            names.append(SPECTATOR_SERVICE)
         self.services: Final = tuple(names)
         """The full names of the services served (for health checking and reflection)."""
         self._health = health.aio.HealthServicer()

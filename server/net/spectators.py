@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import grpc
 
@@ -35,6 +35,32 @@ class MatchLookup(Protocol):
     def match(self, match_id: str) -> StoredMatch | None: ...
 
 
+def live_response(
+    hub: SpectatorHub, roster: Roster, ladders: Callable[[], Mapping[Any, LadderView]]
+) -> admin_pb.ListLiveResponse:
+    """``ListLive``'s answer: the watchable matches, the bots connected, the running ladders."""
+    return admin_pb.ListLiveResponse(
+        matches=[live_match_to_proto(live) for live in hub.live()],
+        connected=connected_bots(roster),
+        ladders=[live_ladder_message(ladder) for _, ladder in sorted(ladders().items())],
+    )
+
+
+async def not_watchable(
+    context: grpc.aio.ServicerContext[Any, Any], match_id: str, over: bool, storage: MatchLookup
+) -> NoReturn:
+    """End a ``Watch`` of a match that runs nowhere: FAILED_PRECONDITION if it is over (it
+    ended lately, ``over``, or it is stored), else NOT_FOUND."""
+    if not over:
+        over = await asyncio.to_thread(storage.match, match_id) is not None
+    if over:
+        await context.abort(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"match {match_id} is over: get its record with 'domino-arena record {match_id}'",
+        )
+    await context.abort(grpc.StatusCode.NOT_FOUND, f"no match has id '{match_id}'")
+
+
 class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
     """``Watch`` and ``ListLive``: public information only, so no token is needed."""
 
@@ -56,11 +82,7 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
         request: admin_pb.ListLiveRequest,
         context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
     ) -> admin_pb.ListLiveResponse:
-        return admin_pb.ListLiveResponse(
-            matches=[live_match_to_proto(live) for live in self.hub.live()],
-            connected=connected_bots(self.roster),
-            ladders=[live_ladder_message(ladder) for _, ladder in sorted(self.ladders().items())],
-        )
+        return live_response(self.hub, self.roster, self.ladders)
 
     async def Watch(  # type: ignore[override]  # noqa: N802
         self,
@@ -76,15 +98,7 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
             subscription = self.hub.subscribe(match_id)
         except NotWatchableError:
             over = self.hub.ended_recently(match_id)
-            if not over:
-                over = await asyncio.to_thread(self.storage.match, match_id) is not None
-            if over:
-                await context.abort(
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    f"match {match_id} is over: get its record with "
-                    f"'domino-arena record {match_id}'",
-                )
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match has id '{match_id}'")
+            await not_watchable(context, match_id, over, self.storage)
         try:
             while True:
                 item = await subscription.get()

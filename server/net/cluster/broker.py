@@ -145,6 +145,40 @@ class Broker:
         assert self._client is not None, "connect first"
         return await self._client.subscribe(subject, cb=handler)
 
+    def new_inbox(self) -> str:
+        """A subject of this connection's own, for answers meant for it alone."""
+        assert self._client is not None, "connect first"
+        return self._client.new_inbox()
+
+    async def request(self, subject: str, payload: bytes, timeout: float) -> bytes | None:
+        """The first answer to a request on ``subject``, or None if none came in ``timeout`` s
+        (nobody answers: e.g. no host runs the match asked for)."""
+        assert self._client is not None, "connect first"
+        try:
+            answer = await self._client.request(subject, payload, timeout=timeout)
+        except (TimeoutError, NatsError):
+            return None
+        return answer.data
+
+    async def gather(self, subject: str, payload: bytes, window: float) -> list[bytes]:
+        """Every answer to a request on ``subject`` that comes within ``window`` seconds (a
+        question to all the hosts, each answering for itself)."""
+        client = self._client
+        assert client is not None, "connect first"
+        inbox = self.new_inbox()
+        answers: list[bytes] = []
+
+        async def take(msg: Msg) -> None:
+            answers.append(msg.data)
+
+        subscription = await client.subscribe(inbox, cb=take)
+        try:
+            await client.publish(subject, payload, reply=inbox)
+            await asyncio.sleep(window)
+        finally:
+            await subscription.unsubscribe()
+        return answers
+
     async def flush(self) -> None:
         """Return once everything queued so far is published and the server has seen it."""
         while self._queue:

@@ -27,6 +27,7 @@ import itertools
 import json
 import logging
 import time
+import uuid
 from typing import Final
 
 import grpc
@@ -84,6 +85,9 @@ class Relay:
         """The bot name -> its stream here and how it was announced."""
         self._subscriptions: dict[str, Subscription] = {}
         self._ids = itertools.count(1)
+        self._run = uuid.uuid4().hex[:12]
+        """This run of the gateway: a node name comes back after a restart (a pod's name, or
+        pid 1 in a container), and its new streams must not take the old ones' ids."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._heartbeat: asyncio.Task[None] | None = None
         lobby.listener = self
@@ -112,7 +116,7 @@ class Relay:
             name=connection.name,
             games=connection.games,
             gateway=self.node,
-            id=f"{self.node}/{next(self._ids)}",
+            id=f"{self.node}/{self._run}/{next(self._ids)}",
             since=time.time(),
         )
         self._streams[connection.name] = (connection, stream)

@@ -44,7 +44,7 @@ class Stream:
     gateway: str
     """The node name of the gateway holding it."""
     id: str
-    """Unique in the cluster: the gateway's node name and a counter."""
+    """Unique in the cluster: the gateway's node name, its run and a counter."""
     since: float
     """When its Hello was admitted (seconds since the epoch, the gateway's clock)."""
 

@@ -54,6 +54,12 @@ class Subjects:
         """A starting host asks every gateway for its heartbeat now."""
         self.revoke: Final = f"{prefix}.revoke"
         """A host tells the gateways a bot's token was withdrawn (JSON: name, reason)."""
+        self.watch: Final = f"{prefix}.watch"
+        """A gateway asks the hosts for a match's spectator items (:mod:`.spectating`)."""
+        self.watch_stop: Final = f"{prefix}.watch.stop"
+        """A gateway's spectator left: its host stops publishing to it."""
+        self.live: Final = f"{prefix}.live"
+        """A gateway asks every host for its watchable matches (``ListLive``)."""
         self._prefix = prefix
 
     def bot(self, name: str) -> str:

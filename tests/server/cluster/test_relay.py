@@ -23,6 +23,7 @@ from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.cluster.hosting import BrokerLobby
 from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.referee_server import WAIT, Cluster, Referee
 
@@ -179,4 +180,43 @@ def test_a_stopped_gateway_takes_its_bots_off_the_hosts_roster_at_once(
         assert gone.wait(WAIT)
         assert [link.name for link in lobby.connections()] == []
     finally:
+        host.close()
+
+
+def test_a_spectator_on_a_gateway_watches_a_match_its_host_runs(
+    storage: RatedStorage, cluster: str
+) -> None:
+    tokens = {name: storage.add_bot(name) for name in ("alice", "bob")}
+    host = start(storage, cluster, "host", "host-a", grace=60.0)
+    gateway = start(storage, cluster, "gateway", "gw-a")
+    try:
+        alice = gateway.connect("alice", tokens["alice"], policy=None)  # holds the match open
+        gateway.connect("bob", tokens["bob"])
+        wait_present(host, {"alice": "gw-a", "bob": "gw-a"})
+        done: list[admin_pb.RunMatchResponse] = []
+        runner = threading.Thread(target=lambda: done.append(run_match(host, ["alice", "bob"])))
+        runner.start()
+        request = alice.wait_kind("request")
+        match_id = request.request.match_id
+        spectators = admin_pb_grpc.SpectatorServiceStub(gateway.channel)
+        live = spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT)
+        assert [m.match_id for m in live.matches] == [match_id]
+        assert [b.name for b in live.connected] == ["alice", "bob"]
+        watch = spectators.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT)
+        first = next(watch)
+        assert first.WhichOneof("message") == "start"
+        gateway.connect("alice", tokens["alice"])  # takes over and answers: the match ends
+        kinds = [message.WhichOneof("message") for message in watch]
+        assert kinds[-1] == "match_end" and "event" in kinds
+        runner.join(WAIT)
+        (response,) = done
+        assert response.match_id == match_id
+        with pytest.raises(grpc.RpcError) as over:
+            next(spectators.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT))
+        assert over.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        with pytest.raises(grpc.RpcError) as unknown:
+            next(spectators.Watch(admin_pb.WatchRequest(match_id="never"), timeout=WAIT))
+        assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        gateway.close()
         host.close()

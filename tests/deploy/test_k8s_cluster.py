@@ -11,7 +11,6 @@ too, with kubernetes-validate on every object).
 
 from __future__ import annotations
 
-import argparse
 import copy
 import os
 import re
@@ -28,7 +27,8 @@ import pytest
 import yaml
 from sqlalchemy.engine import make_url
 
-from domino_arena.server.cli.main import build_parser
+from domino_arena.server.cli.arguments import CliError
+from domino_arena.server.cli.main import build_parser, main
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 K8S: Final = ROOT / "deploy" / "k8s"
@@ -156,17 +156,15 @@ def project_version() -> str:
     return str(project["version"])
 
 
-def serve_parser() -> argparse.ArgumentParser:
-    for action in build_parser()._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            found = action.choices["serve"]
-            assert isinstance(found, argparse.ArgumentParser)
-            return found
-    raise AssertionError("no serve command")
-
-
 def serve_knows_roles() -> bool:
-    return any("--role" in action.option_strings for action in serve_parser()._actions)
+    """Whether this tree's ``serve`` takes ``--role`` (the scale-out's command line)."""
+    try:
+        build_parser().parse_args(["serve", "--role", "host"])
+    except CliError as error:
+        if "--role" in str(error):
+            return False
+        raise
+    return True
 
 
 # -- the files and the rendering -----------------------------------------------------------------
@@ -253,6 +251,15 @@ def test_serve_accepts_each_deployments_args(role: str) -> None:
     assert args.role == role
     assert (args.host, args.port, args.metrics_port) == ("0.0.0.0", GRPC_PORT, METRICS_PORT)
     assert args.node == "$(POD_NAME)"
+
+
+@pytest.mark.skipif(not serve_knows_roles(), reason="`serve --role` is not in this tree yet")
+def test_serve_documents_the_variables_the_pods_set(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    for role in ROLES:
+        for name in sorted(domino_variables(workload(role))):
+            assert name in help_text, f"'domino-arena serve --help' does not mention ${name}"
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -295,7 +295,7 @@ def test_bots_dial_the_gateways_and_everyone_else_the_hosts() -> None:
         assert annotations["prometheus.io/scrape"] == "true"
         assert int(annotations["prometheus.io/port"]) == METRICS_PORT
     web_args = container(workload("web"))["args"]
-    assert flag(web_args, "--referee") == f"domino-arena-host:{GRPC_PORT}"
+    assert flag(web_args, "--referee") == f"domino-arena-gateway:{GRPC_PORT}"
 
 
 def test_the_nats_url_the_pods_get_reaches_the_nats_client_service() -> None:
@@ -516,22 +516,22 @@ def test_gateways_and_hosts_reach_nats_postgresql_and_dns_and_not_each_other(rol
     assert not peers(egress, GRPC_PORT), "gateways and hosts talk through NATS only"
 
 
-def test_only_gateways_and_hosts_reach_the_nats_clients_port_and_the_web_reaches_hosts() -> None:
+def test_only_gateways_and_hosts_reach_the_nats_clients_port_and_the_web_reaches_gateways() -> None:
     ingress = policy_of("nats")["ingress"]
     (clients,) = peers(ingress, "nats")
     assert sorted(w["metadata"]["name"] for w in clients) == [
         workload(role)["metadata"]["name"] for role in ROLES
     ]
     assert peers(ingress, "cluster") == [[workload("nats")]]
-    assert peers(policy_of("web")["egress"], GRPC_PORT) == [[workload("host")]]
+    assert peers(policy_of("web")["egress"], GRPC_PORT) == [[workload("gateway")]]
 
 
-def test_the_web_face_is_the_single_referees_but_follows_the_hosts() -> None:
+def test_the_web_face_is_the_single_referees_but_follows_the_gateways() -> None:
     expected = copy.deepcopy(load_all(K8S / "web.yaml"))
     deployment, _, _, policy = expected
     args = container(deployment)["args"]
-    args[args.index("--referee") + 1] = f"domino-arena-host:{GRPC_PORT}"
+    args[args.index("--referee") + 1] = f"domino-arena-gateway:{GRPC_PORT}"
     for rule in policy["spec"]["egress"]:
         for peer in rule.get("to", []):
-            peer["podSelector"]["matchLabels"][COMPONENT] = "host"
+            peer["podSelector"]["matchLabels"][COMPONENT] = "gateway"
     assert load_all(CLUSTER / "web.yaml") == expected

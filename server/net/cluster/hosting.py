@@ -159,10 +159,24 @@ class BrokerLobby:
         self._expiry = asyncio.create_task(self._expire(), name="presence expiry")
 
     def broker_state(self, up: bool) -> None:
-        """The broker connection went down (``up`` False) or came back."""
+        """The broker connection went down (``up`` False) or came back.
+
+        Down: every link is closed, so each seat waiting for a reply sees a lost connection
+        and its reconnect grace runs instead of its move clock (an outage of ours is not the
+        bot's timeout); the board is kept, and the gateways' silence meanwhile is no sign of
+        their death. Back: a link for every stream on the board (the seats resume on it with a
+        snapshot), and every gateway is asked for its list, which corrects the board.
+        """
         self.board.refresh(self._clock())
-        if up:
-            self.broker.post(self.subjects.sync, b"")
+        if not up:
+            for link in list(self._links.values()):
+                self._drop(link.stream)
+            if self.watchers:
+                for watcher in self.watchers:
+                    watcher()
+            return
+        self._apply(list(self.board.streams.values()), [])
+        self.broker.post(self.subjects.sync, b"")
 
     async def close(self) -> None:
         if self._expiry is not None:

@@ -25,7 +25,7 @@ from domino_arena.server.net.cluster.hosting import BrokerLobby
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.referee_server import WAIT, Cluster, Referee
+from tests.fakes.referee_server import WAIT, Cluster, Referee, first_legal
 
 
 @pytest.fixture
@@ -217,6 +217,40 @@ def test_a_spectator_on_a_gateway_watches_a_match_its_host_runs(
         with pytest.raises(grpc.RpcError) as unknown:
             next(spectators.Watch(admin_pb.WatchRequest(match_id="never"), timeout=WAIT))
         assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        gateway.close()
+        host.close()
+
+
+def test_a_hosts_broker_outage_is_a_reconnect_for_its_seats_not_a_timeout(
+    storage: RatedStorage, cluster: str
+) -> None:
+    tokens = {name: storage.add_bot(name) for name in ("alice", "bob")}
+    host = start(storage, cluster, "host", "host-a", grace=60.0)
+    gateway = start(storage, cluster, "gateway", "gw-a")
+    try:
+        alice = gateway.connect("alice", tokens["alice"], policy=None)
+        gateway.connect("bob", tokens["bob"])
+        wait_present(host, {"alice": "gw-a", "bob": "gw-a"})
+        done: list[admin_pb.RunMatchResponse] = []
+        runner = threading.Thread(target=lambda: done.append(run_match(host, ["alice", "bob"])))
+        runner.start()
+        alice.wait_kind("request")
+        lobby, loop = roster(host), host._loop
+        assert loop is not None
+        loop.call_soon_threadsafe(lobby.broker_state, False)  # as nats-py reports a drop
+        loop.call_soon_threadsafe(lobby.broker_state, True)  # and its reconnection
+        resumed = alice.wait_for(
+            lambda m: isinstance(m, pb.RefereeMessage) and m.match_start.resumed, "a resume"
+        )
+        assert isinstance(resumed, pb.RefereeMessage)
+        alice.policy = first_legal
+        first_legal(alice, alice.messages("request")[-1].request)
+        runner.join(WAIT)
+        (response,) = done
+        assert response.result.termination == pb.TERMINATION_NORMAL
+        lines = [json.loads(line) for line in response.record.splitlines()]
+        assert [line for line in lines if line["type"] == "fault"] == []
     finally:
         gateway.close()
         host.close()

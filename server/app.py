@@ -144,7 +144,8 @@ class App:
         the server accepts calls.
 
         Raises:
-            LeaseHeldError: another referee holds the database (nothing was bound).
+            LeaseHeldError: another referee holds the database (nothing was bound); on a
+                cluster's host: a single referee serves it.
             LeaseLostError: another referee took the lease over while this one served.
             OSError: the address cannot be bound.
         """
@@ -169,6 +170,7 @@ class App:
         """Serve as a cluster's match host: the broker first, then as a single referee, without
         the database's one lease (tournaments and ladder pools are leased one by one)."""
         assert self.broker is not None and isinstance(self.lobby, BrokerLobby)
+        await asyncio.to_thread(lease.check_free, self.storage.engine, self.holder)
         await self.broker.connect()
         arena = self.arena
         watching = WatchHost(arena.spectators, self.broker, self.lobby, lambda: arena.ladders)

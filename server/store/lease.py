@@ -191,6 +191,31 @@ def _acquire(
         return lease
 
 
+def check_free(
+    engine: Engine,
+    holder: Holder,
+    *,
+    now: Clock = tables.now,
+    alive: Callable[[int], bool] = pid_alive,
+) -> None:
+    """Check that no single referee serves the database, without taking the lease: a cluster's
+    match host must not run beside one (both would schedule the same tournaments).
+
+    Raises:
+        LeaseHeldError: a live single referee holds the lease; the message names it.
+    """
+    held = current(engine)
+    if held is None or held.holder.id == holder.id:
+        return
+    if held.expires_at > now() and not _gone(held.holder, holder, alive):
+        until = held.expires_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+        raise LeaseHeldError(
+            f"a single referee ({held.holder}) serves this database until {until}: stop it "
+            "before starting a cluster's match hosts",
+            held,
+        )
+
+
 def _gone(held: Holder, holder: Holder, alive: Callable[[int], bool]) -> bool:
     """Whether the process ``held`` surely runs no more: it was on ``holder``'s host, and its
     pid is free, or is ``holder``'s own pid while no holder of this process has that id."""

@@ -40,6 +40,15 @@ def test_a_free_database_is_leased_and_a_second_referee_is_refused_by_name(
     assert lease.current(storage.engine) == taken
 
 
+def test_a_clusters_host_is_refused_beside_a_live_single_referee(storage: Storage) -> None:
+    lease.check_free(storage.engine, B, now=at(0))  # nobody holds it
+    lease.acquire(storage.engine, A, now=at(0))
+    with pytest.raises(LeaseHeldError, match=r"a single referee \(host host-a, pid 101\) serves"):
+        lease.check_free(storage.engine, B, now=at(29))
+    lease.check_free(storage.engine, B, now=at(31))  # expired: its referee is gone
+    assert lease.current(storage.engine) is not None  # checking takes nothing
+
+
 def test_an_expired_lease_is_taken_over_and_its_old_holder_cannot_renew(
     storage: Storage,
 ) -> None:

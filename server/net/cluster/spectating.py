@@ -16,7 +16,7 @@ gateway (the same address as the bots, and the web face's live pages). So:
   host when its spectator leaves (``<cluster>.watch.stop``), so the host stops publishing.
 - ``ListLive``: the gateway asks every host and merges what those answering within
   :data:`GATHER_SECONDS` say: their matches and ladders, and the connected bots (every host
-  sees them all; each listed once).
+  sees them all; each listed once, with the matches it is seated in on every host).
 
 The bounds of one referee hold: the host's hub drops a spectator that lets
 :data:`~domino_arena.server.play.spectators.MAX_PENDING` items pile up, and the gateway keeps
@@ -158,7 +158,7 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
     ) -> admin_pb.ListLiveResponse:
         merged = admin_pb.ListLiveResponse()
-        seen: set[str] = set()
+        bots: dict[str, admin_pb.ConnectedBot] = {}
         answers = await self.broker.gather(self.broker.subjects.live, b"", GATHER_SECONDS)
         for data in answers:
             try:
@@ -168,12 +168,12 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
                 continue
             merged.matches.extend(answer.matches)
             merged.ladders.extend(answer.ladders)
-            for bot in answer.connected:
-                if bot.name not in seen:
-                    seen.add(bot.name)
-                    merged.connected.append(bot)
+            for bot in answer.connected:  # every host sees every bot, seated in its own
+                known = bots.setdefault(bot.name, bot)
+                if known is not bot:
+                    known.matches += bot.matches
         merged.matches.sort(key=lambda m: m.match_id)
-        merged.connected.sort(key=lambda b: b.name)
+        merged.connected.extend(bots[name] for name in sorted(bots))
         return merged
 
     async def Watch(  # type: ignore[override]  # noqa: N802

@@ -45,8 +45,7 @@ class Gateway:
         self._server: GrpcServer | None = None
 
     def _broker_state(self, up: bool) -> None:
-        if up:
-            self.relay.beat()
+        self.relay.broker_state(up)
         if self._server is not None:
             self._server.follow(up)
 

@@ -14,7 +14,10 @@ without matches. The :class:`Relay` is the lobby's listener:
 - a newer stream of one of its bots on another gateway closes the one here, as a takeover on
   one referee does (the bot reconnected elsewhere), and a host's revocation closes it;
 - every :data:`~.presence.HEARTBEAT_SECONDS` it publishes its whole list (and at once when a
-  host asks, or when its broker connection comes back).
+  host asks, or when its broker connection comes back);
+- a host that falls silent (each publishes a heartbeat) died: its matches end ABORTED for the
+  bots here, and a game played again from its start under the same id first ends the old one
+  for the bot, so its client never mixes the two.
 
 Everything here runs on the asyncio loop; the lobby's calls are plain and never block.
 """
@@ -39,6 +42,7 @@ from domino_arena.server.logs import quote
 from domino_arena.server.net.cluster import subjects
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.cluster.presence import (
+    GATEWAY_TIMEOUT,
     HEARTBEAT_SECONDS,
     PresenceError,
     Stream,
@@ -55,10 +59,11 @@ LOG: Final = logging.getLogger("domino_arena.server.cluster")
 class _Forward:
     """The route of one match on a gateway's stream: the bot's replies go to its host."""
 
-    __slots__ = ("broker", "headers", "subject")
+    __slots__ = ("broker", "headers", "host", "subject")
 
-    def __init__(self, broker: Broker, subject: str, headers: dict[str, str]) -> None:
+    def __init__(self, broker: Broker, host: str, subject: str, headers: dict[str, str]) -> None:
         self.broker = broker
+        self.host = host
         self.subject = subject
         self.headers = headers
 
@@ -90,6 +95,8 @@ class Relay:
         pid 1 in a container), and its new streams must not take the old ones' ids."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._heartbeat: asyncio.Task[None] | None = None
+        self._hosts: dict[str, float] = {}
+        """The match hosts heard from, and when (the monotonic clock)."""
         lobby.listener = self
 
     async def start(self) -> None:
@@ -97,6 +104,7 @@ class Relay:
         await self.broker.subscribe(self.subjects.presence, self._on_presence)
         await self.broker.subscribe(self.subjects.sync, self._on_sync)
         await self.broker.subscribe(self.subjects.revoke, self._on_revoke)
+        await self.broker.subscribe(self.subjects.host_heartbeat, self._on_host)
         self._heartbeat = asyncio.create_task(self._beat(), name="gateway heartbeat")
         self.beat()
 
@@ -155,6 +163,11 @@ class Relay:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def stream_of(self, name: str) -> Stream | None:
+        """How the bot's stream here was announced (None: no stream of it here)."""
+        held = self._streams.get(name)
+        return None if held is None else held[1]
+
     # -- what hosts send --------------------------------------------------------------------
 
     async def _on_bot_message(self, name: str, msg: Msg) -> None:
@@ -187,9 +200,14 @@ class Relay:
         kind = message.WhichOneof("message")
         if kind == "match_start":
             match_id = message.match_start.match_id
+            old = connection.routes.get(match_id)
+            if isinstance(old, _Forward) and not message.match_start.resumed:
+                # Played again from its start (its first host died): the bot's client must
+                # close the first before it opens the new one under the same id.
+                _abort(connection, match_id, f"its match host {old.host} stopped")
             headers = {subjects.CONNECTION: self._streams[connection.name][1].id}
             headers[subjects.NODE] = self.node
-            forward = _Forward(self.broker, self.subjects.match(host, match_id), headers)
+            forward = _Forward(self.broker, host, self.subjects.match(host, match_id), headers)
             connection.bind(match_id, forward)
         elif kind == "match_end":
             match_id = message.match_end.match_id
@@ -248,3 +266,41 @@ class Relay:
         while True:
             await asyncio.sleep(HEARTBEAT_SECONDS)
             self.beat()
+            if self.broker.connected:
+                self._expire_hosts(time.monotonic())
+
+    async def _on_host(self, msg: Msg) -> None:
+        self._hosts[msg.data.decode(errors="replace")[:200]] = time.monotonic()
+
+    def _expire_hosts(self, now: float) -> None:
+        """End, for its bots, every match of a host silent for :data:`GATEWAY_TIMEOUT`: it
+        died, so no MatchEnd will come from it (its tournament games are played again by the
+        host that takes its tournaments over)."""
+        dead = {host for host, heard in self._hosts.items() if now - heard > GATEWAY_TIMEOUT}
+        if not dead:
+            return
+        for host in sorted(dead):
+            del self._hosts[host]
+            LOG.warning("match host %s silent: its matches end for their bots", quote(host))
+        for connection, _ in list(self._streams.values()):
+            for match_id, route in list(connection.routes.items()):
+                if isinstance(route, _Forward) and route.host in dead:
+                    _abort(connection, match_id, f"its match host {route.host} stopped")
+                    connection.unbind(match_id, route)
+
+    def broker_state(self, up: bool) -> None:
+        """Back on the broker: count every host as heard from now (its silence meanwhile was
+        this gateway's own outage), and tell the hosts the list of streams."""
+        if up:
+            now = time.monotonic()
+            for host in self._hosts:
+                self._hosts[host] = now
+            self.beat()
+
+
+def _abort(connection: Connection, match_id: str, why: str) -> None:
+    """Tell the bot its match ``match_id`` ended ABORTED (not played to its end, not rated)."""
+    result = pb.MatchResult(
+        termination=pb.TERMINATION_ABORTED, winner=-1, faulted_seat=-1, detail=f"aborted: {why}"
+    )
+    connection.send(pb.RefereeMessage(match_end=pb.MatchEnd(match_id=match_id, result=result)))

@@ -295,7 +295,9 @@ class BrokerLobby:
         self._apply(*self.board.heartbeat(gateway, streams, self._clock()))
 
     async def _expire(self) -> None:
+        """Every :data:`HEARTBEAT_SECONDS`: say this host is alive, forget silent gateways."""
         while True:
+            self.broker.post(self.subjects.host_heartbeat, self.node.encode())
             await asyncio.sleep(HEARTBEAT_SECONDS)
             if not self.broker.connected:
                 continue

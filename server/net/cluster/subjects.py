@@ -50,6 +50,9 @@ class Subjects:
         """A gateway's news: a bot connected or disconnected (JSON, :mod:`.presence`)."""
         self.heartbeat: Final = f"{prefix}.gateway.heartbeat"
         """Every gateway's whole list of connected bots, every few seconds."""
+        self.host_heartbeat: Final = f"{prefix}.host.heartbeat"
+        """Every host's node name, every few seconds: a gateway aborts the matches of a host
+        that fell silent (it died; its tournament games are played again elsewhere)."""
         self.sync: Final = f"{prefix}.presence.sync"
         """A starting host asks every gateway for its heartbeat now."""
         self.revoke: Final = f"{prefix}.revoke"

@@ -40,6 +40,7 @@ from typing import Any, Final, Protocol
 
 import outcome as outcome_module
 import trio
+from sqlalchemy.engine import Engine
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
@@ -52,7 +53,8 @@ from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
 from domino_arena.server.play.arena import LOG, Arena
-from domino_arena.server.store import lease
+from domino_arena.server.play.ownership import Steward
+from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.engine import error_reason
 from domino_arena.server.store.writer import backoff, is_transient
 
@@ -112,12 +114,16 @@ class App:
 
     def __init__(self, config: Config, storage: RatedStorage) -> None:
         self.config = config
+        self.holder = lease.new_holder()
+        """This process in the lease tables (``server/store/lease.py``, ``ownership.py``)."""
         self.broker: Broker | None = None
         """A cluster's match host's broker connection (None: a single referee)."""
         self.lobby: Lobby | BrokerLobby
+        steward: Steward | None = None
         if config.role == ROLE_HOST:
             self.broker = Broker(config.nats, config.node, self._broker_state, config.cluster)
             self.lobby = BrokerLobby(self.broker)
+            steward = Steward(storage.engine, self.holder, config.node, config.lease_seconds)
         else:
             self.lobby = Lobby()
         self._server: GrpcServer | None = None
@@ -128,12 +134,11 @@ class App:
             reconnect_grace=config.reconnect_grace,
             admin_token=config.admin_token,
             node=config.node if self.broker is not None else "",
+            steward=steward,
         )
         self.port: int | None = None
         self.metrics_port: int | None = None
         self.storage = storage
-        self.holder = lease.new_holder()
-        """This referee in the lease table (``server/store/lease.py``)."""
         self.lease_lost: lease.LeaseLostError | None = None
 
     async def serve(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
@@ -156,6 +161,7 @@ class App:
         await asyncio.to_thread(lease.acquire, engine, self.holder)
         LOG.debug("lease on the database taken (%s)", self.holder)
         try:
+            await asyncio.to_thread(_check_no_hosts, engine)
             await self._serve(stop, on_ready)
         finally:
             if self.lease_lost is None:
@@ -183,6 +189,12 @@ class App:
             await watching.close()
             await self.lobby.close()
             await self.broker.close()
+            if arena.steward is not None:  # the other hosts take them at their next renewal
+                try:
+                    released = await asyncio.shield(asyncio.to_thread(arena.steward.release_all))
+                    LOG.info("leases released: %d", released)
+                except Exception as error:  # they expire by themselves
+                    LOG.warning("leases not released: %s", error_reason(error))
 
     def _broker_state(self, up: bool) -> None:
         """The broker connection went down or came back: health follows (readiness)."""
@@ -300,6 +312,25 @@ class App:
             if metrics_server is not None:
                 metrics_server.stop()
             result.unwrap()
+
+
+def _check_no_hosts(engine: Engine) -> None:
+    """Refuse to serve a database a cluster's match hosts serve (they hold live leases on its
+    tournaments or ladder pools), naming them.
+
+    Raises:
+        LeaseHeldError: some match host holds a live lease.
+    """
+    live = ownership.owners(engine)
+    if live:
+        nodes = ", ".join(sorted({repr(owner.node) for owner in live}))
+        until = max(owner.expires_at for owner in live)
+        raise lease.LeaseHeldError(
+            f"a cluster's match hosts ({nodes}) serve this database until "
+            f"{until.isoformat(timespec='seconds').replace('+00:00', 'Z')} unless renewed: "
+            "stop them before starting a single referee",
+            None,
+        )
 
 
 async def keep_lease(

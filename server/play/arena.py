@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,15 +24,18 @@ from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics
+from domino_arena.server.play import bridge, tournament_start
 from domino_arena.server.play import house as hosting
-from domino_arena.server.play import tournament_start
+from domino_arena.server.play.bridge import SHUTTING_DOWN, MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.ladder_runner import LadderRunner, members_of, ratings_of
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
+from domino_arena.server.play.ownership import Steward
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory, signed
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import Progress, TournamentRunner
+from domino_arena.server.store import ownership
 from domino_arena.server.store.engine import error_reason
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
@@ -39,17 +43,9 @@ from domino_arena.server.store.writer import Writer, backoff, is_transient
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
-SHUTTING_DOWN: Final = "referee shutting down"
-
 T = TypeVar("T")
 
-
-class NotAcceptingError(Exception):
-    """The arena is starting or shutting down: no match can start."""
-
-
-class MatchAbortedError(Exception):
-    """The referee shut down while the match was running."""
+__all__ = ["LOG", "SHUTTING_DOWN", "Arena", "MatchAbortedError", "NotAcceptingError"]
 
 
 @dataclass
@@ -85,6 +81,10 @@ class Arena:
     node: str = ""
     """This process's node name on a cluster's match host: each match record says which host
     and which gateways handled it (``referee`` in its header). Empty on a single referee."""
+    steward: Steward | None = None
+    """A cluster's match host's leases (``server/play/ownership.py``): it runs a tournament or
+    a ladder pool only while it holds its lease, and takes over the running tournaments no live
+    host holds. None on a single referee (it holds its database's one lease)."""
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
@@ -110,11 +110,12 @@ class Arena:
             NotAcceptingError: the arena is not running.
             MatchAbortedError: the referee shut down during the match.
         """
-        nursery = self._check_running()
-        done: asyncio.Future[FinishedMatch] = asyncio.get_running_loop().create_future()
-        nursery.start_soon(self._match_task, spec, done, name=f"match {spec.match_id}")
-        # The match owns itself: cancelling this call (the admin went away) does not stop it.
-        return await asyncio.shield(done)
+        return await bridge.in_trio(
+            self._check_running(),
+            functools.partial(self.play, spec),
+            aborted=f"match {spec.match_id} aborted: {SHUTTING_DOWN}",
+            name=f"match {spec.match_id}",
+        )
 
     # -- tournaments and ladders (called from asyncio: the admin API, the main job) -------------
 
@@ -157,6 +158,8 @@ class Arena:
             t = await trio.to_thread.run_sync(self.storage.tournament, tournament_id)
             if t is None or t.state is not TournamentState.CREATED or self.shutting_down:
                 return  # started by hand, paused or cancelled meanwhile: nothing to do
+            if not await self._claim(t.id):
+                return  # another match host starts it
             t = await tournament_start.begin(self.storage, self.lobby, t, trio.to_thread.run_sync)
             await trio.to_thread.run_sync(
                 self.storage.set_tournament_state, t.id, TournamentState.RUNNING
@@ -202,6 +205,10 @@ class Arena:
             return  # running already
         if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
             raise ValueError(f"tournament '{tournament_id}' is {t.state.value}: it cannot start")
+        if self.steward is not None:
+            key = ownership.tournament_key(tournament_id)
+            what = f"tournament '{tournament_id}'"
+            await asyncio.to_thread(self.steward.claim_or_refuse, key, what)
         t = await tournament_start.begin(self.storage, self.lobby, t, asyncio.to_thread)
         await asyncio.to_thread(
             self.storage.set_tournament_state, tournament_id, TournamentState.RUNNING
@@ -214,64 +221,95 @@ class Arena:
     def _launch(self, nursery: trio.Nursery, t: StoredTournament) -> None:
         runner = self._runner(t)
         self.tournaments[t.id] = runner
-        nursery.start_soon(self._run_tournament, runner, name=f"tournament {t.id}")
+        scope = trio.CancelScope()
+        if self.steward is not None:  # lost to another host: its games stop, unstored
+            self.steward.hold(ownership.tournament_key(t.id), scope.cancel)
+        nursery.start_soon(self._run_tournament, runner, scope, name=f"tournament {t.id}")
 
-    async def _run_tournament(self, runner: TournamentRunner) -> None:
+    async def _claim(self, tournament_id: str) -> bool:
+        """Whether this arena may run the tournament: on a match host, once it holds its lease."""
+        return self.steward is None or await self.steward.claim_tournament(tournament_id)
+
+    async def _run_tournament(self, runner: TournamentRunner, scope: trio.CancelScope) -> None:
         """Run a tournament to its end; a database failure of its own calls resumes it later.
 
         The games' results are saved by the writer, which retries by itself; the runner's own
         reads and state changes are retried here, by a fresh runner (which finds the games
-        already stored), after a backoff.
+        already stored), after a backoff. ``scope`` is cancelled when another match host took
+        the tournament over: its running games end unstored, its state is left to the new owner.
         """
         tournament_id = runner.t.id
         LOG.info("tournament running: id=%s games=%d", tournament_id, runner.progress.total)
-        failures = 0
         try:
-            while True:
-                try:
-                    state = await runner.run()
-                except Exception as exc:
-                    if not is_transient(exc) or runner.pausing:
-                        # Its state stays RUNNING: the next start of the referee resumes it.
-                        LOG.exception("tournament stopped by an error: id=%s", tournament_id)
-                        return
-                    failures += 1
-                    delay = backoff(failures)
-                    LOG.warning(
-                        "tournament %s: the database failed (%s); resuming in %.1f s",
-                        tournament_id,
-                        error_reason(exc),
-                        delay,
-                    )
-                    await trio.sleep(delay)
-                    fresh = self._runner(runner.t)
-                    if self.tournaments.get(tournament_id) is runner:
-                        self.tournaments[tournament_id] = fresh
-                    runner = fresh
-                    continue
-                LOG.info("tournament %s: id=%s", state.value, tournament_id)
-                return
+            with scope:
+                await self._tournament_loop(runner)
+            if scope.cancelled_caught:
+                LOG.warning("tournament left to another match host: id=%s", tournament_id)
         finally:
-            if self.tournaments.get(tournament_id) is runner:
-                del self.tournaments[tournament_id]
+            # Its runner (or the fresh one that replaced it): no other starts meanwhile.
+            self.tournaments.pop(tournament_id, None)
+            if self.steward is not None:
+                await self.steward.release(ownership.tournament_key(tournament_id))
+
+    async def _tournament_loop(self, runner: TournamentRunner) -> None:
+        tournament_id = runner.t.id
+        failures = 0
+        while True:
+            try:
+                state = await runner.run()
+            except Exception as exc:
+                if not is_transient(exc) or runner.pausing:
+                    # Its state stays RUNNING: the next start of the referee resumes it.
+                    LOG.exception("tournament stopped by an error: id=%s", tournament_id)
+                    return
+                failures += 1
+                delay = backoff(failures)
+                LOG.warning(
+                    "tournament %s: the database failed (%s); resuming in %.1f s",
+                    tournament_id,
+                    error_reason(exc),
+                    delay,
+                )
+                await trio.sleep(delay)
+                fresh = self._runner(runner.t)
+                if self.tournaments.get(tournament_id) is runner:
+                    self.tournaments[tournament_id] = fresh
+                runner = fresh
+                continue
+            LOG.info("tournament %s: id=%s", state.value, tournament_id)
+            return
 
     async def resume_tournaments(self) -> None:
         """Start a runner for every tournament left running (after a crash or a restart), and
-        schedule again the created ones that have a ``start_at``."""
+        schedule again the created ones that have a ``start_at``.
+
+        On a cluster's match host, only the running ones no live host holds, and then, while
+        it serves, again at every renewal of its leases (:meth:`Steward.keep`): a dead host's
+        tournaments are taken over once their leases expire.
+        """
         nursery = self._check_running()
         try:
-            running = await trio.to_thread.run_sync(
-                self.storage.tournaments, [TournamentState.RUNNING, TournamentState.CREATED]
-            )
+            await self._resume(nursery)
         except Exception:
             LOG.exception("the running tournaments could not be read: none resumed")
-            return
-        for t in running:
+        if self.steward is not None:
+            await self.steward.keep(functools.partial(self._resume, nursery))
+
+    async def _resume(self, nursery: trio.Nursery) -> None:
+        stored = await trio.to_thread.run_sync(
+            self.storage.tournaments, [TournamentState.RUNNING, TournamentState.CREATED]
+        )
+        for t in stored:
             if t.state is TournamentState.CREATED:
                 self._schedule(nursery, t)
-            elif t.id not in self.tournaments:
-                LOG.info("tournament resumed: id=%s", t.id)
+            elif t.id not in self.tournaments and not self.shutting_down:
+                if self.steward is None:
+                    LOG.info("tournament resumed: id=%s", t.id)
+                elif not await self._claim(t.id):
+                    continue
                 self._launch(nursery, t)
+        if self.steward is not None:
+            await self.steward.follow_stored_states(self.storage, self.tournaments)
 
     async def pause_tournament(self, tournament_id: str) -> None:
         """Start no new game of the tournament; its running games finish and are kept.
@@ -345,6 +383,13 @@ class Arena:
             course=course,
             members=members_of(self.storage, course),
         )
+        if self.steward is not None:  # one ladder per pool in the whole cluster
+            pool = ownership.ladder_key(course, game.name)
+            what = f"a {game.name} ladder of course '{course}'"
+            await asyncio.to_thread(self.steward.claim_or_refuse, pool, what)
+            if key in self.ladders:  # started meanwhile by another call to this host
+                raise ValueError(f"a {game.name} ladder runs already in '{course}': stop it first")
+            self.steward.hold(pool, runner.stop)
         self.ladders[key] = runner
         nursery.start_soon(self._run_ladder, runner, name=f"ladder {course}/{game.name}")
 
@@ -359,6 +404,8 @@ class Arena:
         finally:
             if self.ladders.get(key) is runner:
                 del self.ladders[key]
+            if self.steward is not None:
+                await self.steward.release(ownership.ladder_key(*key))
 
     async def stop_ladder(self, game_name: str, course: str = DEFAULT_COURSE) -> None:
         """Start no new ladder game of ``game_name`` in ``course``; its running games finish.
@@ -386,39 +433,7 @@ class Arena:
             NotAcceptingError: the arena is not running.
             MatchAbortedError: the referee shut down meanwhile.
         """
-        nursery = self._check_running()
-        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-
-        async def task() -> None:
-            try:
-                result = await job()
-            except Exception as exc:
-                if not done.done():
-                    done.set_exception(exc)
-            except BaseException:
-                if not done.done():
-                    done.set_exception(MatchAbortedError(SHUTTING_DOWN))
-                raise
-            else:
-                if not done.done():
-                    done.set_result(result)
-
-        nursery.start_soon(task)
-        return await asyncio.shield(done)
-
-    async def _match_task(self, spec: MatchSpec, done: asyncio.Future[FinishedMatch]) -> None:
-        """Run :meth:`play` for an asyncio caller, settling ``done`` with what it gives."""
-        try:
-            finished = await self.play(spec)
-        except Exception as exc:
-            _settle(done, error=exc)
-        except BaseException:
-            _settle(
-                done, error=MatchAbortedError(f"match {spec.match_id} aborted: {SHUTTING_DOWN}")
-            )
-            raise
-        else:
-            _settle(done, result=finished)
+        return await bridge.in_trio(self._check_running(), job)
 
     async def play(self, spec: MatchSpec) -> FinishedMatch:
         """Play ``spec`` and store it (trio side); return once it is stored.
@@ -529,18 +544,3 @@ class Arena:
             f" detail={finished.result.detail!r}" if finished.result.detail else "",
         )
         return finished
-
-
-def _settle(
-    future: asyncio.Future[FinishedMatch],
-    *,
-    result: FinishedMatch | None = None,
-    error: BaseException | None = None,
-) -> None:
-    if future.done():  # the loop is closing, or nobody waits any more
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        assert result is not None
-        future.set_result(result)

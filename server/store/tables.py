@@ -254,6 +254,23 @@ REFEREE_LEASE: Final = sa.Table(
 ``holder`` is a random uuid made at each start; ``host`` and ``pid`` name the process for the
 message that refuses a second referee."""
 
+OWNERSHIP_LEASES: Final = sa.Table(
+    "ownership_leases",
+    METADATA,
+    sa.Column("key", sa.String(200), primary_key=True),
+    sa.Column("holder", sa.String(36), nullable=False),
+    sa.Column("node", sa.String(255), nullable=False),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("acquired_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("renewed_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_ownership_leases_holder", "holder"),
+)
+"""Which of a cluster's match hosts owns which tournament or ladder pool (``ownership.py``):
+one row per ``key`` (``tournament:ID``, ``ladder:COURSE/GAME``), held by one host process
+(``holder``, its uuid; ``node``, its name in the cluster) until ``expires_at``."""
+
 
 def utc(moment: dt.datetime) -> dt.datetime:
     """Return a time read from a column in UTC (SQLite keeps no zone; all times written are UTC)."""

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -103,28 +103,43 @@ class Broker:
             LOG.info("broker connection back: %s", self.url)
             self._state(True)
 
+        last_error: list[Exception] = []
+
         async def error(exc: Exception) -> None:
             LOG.debug("broker: %s", exc)
+            last_error[:] = [exc]
 
+        # nats-py retries the first connection as it reconnects, forever; a broker that cannot
+        # be reached at start is an error of the command line, reported at once.
+        client = Client()
         try:
-            self._client = await nats.connect(
-                self.url,
-                name=self.node,
-                connect_timeout=int(CONNECT_TIMEOUT),
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=RECONNECT_WAIT,
-                ping_interval=5,
-                max_outstanding_pings=3,
-                pending_size=PENDING_BYTES,
-                disconnected_cb=disconnected,
-                reconnected_cb=reconnected,
-                error_cb=error,
+            await asyncio.wait_for(
+                client.connect(
+                    self.url,
+                    name=self.node,
+                    connect_timeout=int(CONNECT_TIMEOUT),
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=RECONNECT_WAIT,  # type: ignore[arg-type]  # a float: it sleeps that long
+                    ping_interval=5,
+                    max_outstanding_pings=3,
+                    pending_size=PENDING_BYTES,
+                    disconnected_cb=disconnected,
+                    reconnected_cb=reconnected,
+                    error_cb=error,
+                ),
+                CONNECT_TIMEOUT,
             )
         except (OSError, NatsError, TimeoutError) as exc:
+            cause = last_error[0] if last_error and isinstance(exc, TimeoutError) else exc
+            self._closing = True
+            with contextlib.suppress(Exception):
+                await client.close()
             raise BrokerError(
-                f"--nats: cannot reach the broker at {self.url}: {exc or type(exc).__name__}"
+                f"--nats: cannot reach the broker at {self.url} within {CONNECT_TIMEOUT:g} s: "
+                f"{str(cause) or type(cause).__name__}"
             ) from None
+        self._client = client
         self._publisher = asyncio.create_task(self._publish(), name="broker publisher")
         LOG.info("broker connected: %s as %s", self.url, self.node)
         self._state(True)

@@ -276,7 +276,8 @@ class Arena:
                     self.tournaments[tournament_id] = fresh
                 runner = fresh
                 continue
-            LOG.info("tournament %s: id=%s", state.value, tournament_id)
+            done = runner.progress.done
+            LOG.info("tournament %s: id=%s done=%d", state.value, tournament_id, done)
             return
 
     async def resume_tournaments(self) -> None:

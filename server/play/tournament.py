@@ -386,7 +386,6 @@ class TournamentRunner:
             if self._plan is not None:
                 await self._judge(over=True)
         await self._set_state(state)
-        LOG.info("tournament %s: id=%s done=%d", state.value, self.t.id, self._done)
         return state
 
     async def _dispatch(self, games: trio.Nursery, waiters: trio.Nursery) -> None:

@@ -205,14 +205,18 @@ class Arena:
             return  # running already
         if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
             raise ValueError(f"tournament '{tournament_id}' is {t.state.value}: it cannot start")
+        key = ownership.tournament_key(tournament_id)
         if self.steward is not None:
-            key = ownership.tournament_key(tournament_id)
-            what = f"tournament '{tournament_id}'"
-            await asyncio.to_thread(self.steward.claim_or_refuse, key, what)
-        t = await tournament_start.begin(self.storage, self.lobby, t, asyncio.to_thread)
-        await asyncio.to_thread(
-            self.storage.set_tournament_state, tournament_id, TournamentState.RUNNING
-        )
+            await asyncio.to_thread(self.steward.claim_or_refuse, key, f"tournament '{t.id}'")
+        try:
+            t = await tournament_start.begin(self.storage, self.lobby, t, asyncio.to_thread)
+            await asyncio.to_thread(
+                self.storage.set_tournament_state, tournament_id, TournamentState.RUNNING
+            )
+        except BaseException:
+            if self.steward is not None:  # free for the next try, on any host
+                await asyncio.shield(asyncio.to_thread(self.steward.drop, key))
+            raise
         self._launch(nursery, t)
 
     def _runner(self, t: StoredTournament) -> TournamentRunner:
@@ -428,12 +432,7 @@ class Arena:
 
     async def in_trio(self, job: Callable[[], Awaitable[T]]) -> T:
         """Run the trio function ``job`` in the arena's nursery; return what it returns
-        (asyncio side; cancelling this call does not stop it, as with :meth:`run_match`).
-
-        Raises:
-            NotAcceptingError: the arena is not running.
-            MatchAbortedError: the referee shut down meanwhile.
-        """
+        (asyncio side; as :meth:`run_match`, with the same errors)."""
         return await bridge.in_trio(self._check_running(), job)
 
     async def play(self, spec: MatchSpec) -> FinishedMatch:

@@ -121,14 +121,19 @@ class Steward:
         """Keep ``key`` renewed until :meth:`release`; ``on_lost`` stops what it names."""
         self.held[key] = on_lost
 
+    def drop(self, key: str) -> None:
+        """Stop renewing ``key`` and give it up (blocking)."""
+        self.held.pop(key, None)
+        ownership.release(self.engine, self.holder, key)
+
     async def release(self, key: str) -> None:
-        """Stop renewing ``key`` and give it up (trio; bounded, shielded: also called while
-        what it names is being cancelled)."""
+        """:meth:`drop` from trio: bounded and shielded (also called while what ``key`` names
+        is being cancelled); an error is logged, and the lease expires by itself."""
         self.held.pop(key, None)
         with trio.CancelScope(shield=True), trio.move_on_after(RELEASE_SECONDS):
             try:
-                await trio.to_thread.run_sync(ownership.release, self.engine, self.holder, key)
-            except Exception as error:  # it expires by itself
+                await trio.to_thread.run_sync(self.drop, key)
+            except Exception as error:
                 LOG.warning("lease %s not released: %s", key, error_reason(error))
 
     def release_all(self) -> int:

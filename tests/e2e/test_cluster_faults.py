@@ -14,8 +14,8 @@ as after a crash). Each test breaks one thing while games are being played and s
 - the broker restarts: a private ``nats-server`` on a reserved port (never the machine's,
   which other tests use meanwhile) is killed and started again on the same port. Who is back
   on it first is set with a TCP proxy (tests/fakes/tcp_proxy.py) held cut in front of one
-  process: the host last, then a gateway last (a known bug, xfail: the seats the host resumes
-  at its return never reach a gateway that is not back yet);
+  process: the host last, then a gateway last (the seats the host resumed at its return were
+  lost on the way to a gateway not back yet: they resume again when the gateway says it is);
 - the database is unreachable for a while: the hosts reach PostgreSQL through a TCP proxy
   that is cut until the writer has failed twice, then restored;
 - a role whose broker is not there at all exits 1 naming it, instead of hanging.
@@ -175,12 +175,6 @@ def test_a_restarted_broker_loses_and_doubles_no_game(tmp_path: Path) -> None:
             broker.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server bug: a host back on the broker resumes its seats at once, so a gateway "
-    "that reconnects after it never gets them (NATS drops what no one subscribes to); the "
-    "bot's move is then charged as a timeout (server/net/cluster/hosting.py broker_state)",
-)
 def test_a_gateway_back_on_the_broker_after_its_host_gets_its_bots_seats_resumed(
     tmp_path: Path,
 ) -> None:

@@ -257,10 +257,10 @@ class Relay:
 
     # -- the heartbeat ----------------------------------------------------------------------
 
-    def beat(self) -> None:
-        """Publish the whole list of streams here now."""
+    def beat(self, *, back: bool = False) -> None:
+        """Publish the whole list of streams here now (``back``: after this gateway's outage)."""
         streams = [stream for _, stream in self._streams.values()]
-        self.broker.post(self.subjects.heartbeat, encode_heartbeat(self.node, streams))
+        self.broker.post(self.subjects.heartbeat, encode_heartbeat(self.node, streams, back=back))
 
     async def _beat(self) -> None:
         while True:
@@ -290,12 +290,15 @@ class Relay:
 
     def broker_state(self, up: bool) -> None:
         """Back on the broker: count every host as heard from now (its silence meanwhile was
-        this gateway's own outage), and tell the hosts the list of streams."""
+        this gateway's own outage), and tell the hosts the list of streams, as one back from
+        an outage: what they sent its bots meanwhile was lost, so they resume those bots'
+        seats (nats-py sends this connection's subscriptions again before anything it
+        publishes, so the resumed seats' messages find them)."""
         if up:
             now = time.monotonic()
             for host in self._hosts:
                 self._hosts[host] = now
-            self.beat()
+            self.beat(back=True)
 
 
 def _abort(connection: Connection, match_id: str, why: str) -> None:

@@ -288,11 +288,20 @@ class BrokerLobby:
 
     async def _on_heartbeat(self, msg: Msg) -> None:
         try:
-            gateway, streams = decode_heartbeat(msg.data)
+            gateway, streams, back = decode_heartbeat(msg.data)
         except PresenceError as exc:
             LOG.warning("a heartbeat ignored: %s", exc)
             return
         self._apply(*self.board.heartbeat(gateway, streams, self._clock()))
+        if back:  # what this host sent its bots meanwhile was lost: their seats resume
+            again = [s for s in self.board.streams.values() if s.gateway == gateway]
+            if again:
+                LOG.info(
+                    "gateway %s back on the broker: %d bots' seats resume",
+                    quote(gateway),
+                    len(again),
+                )
+            self._apply(again, again)
 
     async def _expire(self) -> None:
         """Every :data:`HEARTBEAT_SECONDS`: say this host is alive, forget silent gateways."""

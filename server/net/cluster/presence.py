@@ -102,19 +102,29 @@ def decode_change(data: bytes) -> tuple[str, Stream]:
     return kind, Stream.from_json(value.get("stream"))
 
 
-def encode_heartbeat(gateway: str, streams: Iterable[Stream]) -> bytes:
-    """A :data:`~.subjects.HEARTBEAT` message: the gateway and every stream it holds."""
-    return json.dumps({"gateway": gateway, "streams": [s.to_json() for s in streams]}).encode()
+def encode_heartbeat(gateway: str, streams: Iterable[Stream], *, back: bool = False) -> bytes:
+    """A :data:`~.subjects.HEARTBEAT` message: the gateway and every stream it holds; ``back``:
+    the gateway has just come back on the broker, so what the hosts sent its bots meanwhile
+    was lost (NATS keeps nothing for an absent subscriber)."""
+    value: dict[str, object] = {"gateway": gateway, "streams": [s.to_json() for s in streams]}
+    if back:
+        value["back"] = True
+    return json.dumps(value).encode()
 
 
-def decode_heartbeat(data: bytes) -> tuple[str, list[Stream]]:
-    """Raises PresenceError: not a heartbeat message."""
+def decode_heartbeat(data: bytes) -> tuple[str, list[Stream], bool]:
+    """The gateway, its streams and whether it is back from an outage.
+
+    Raises PresenceError: not a heartbeat message."""
     value = _object(data)
     gateway = _text(value, "gateway")
     streams = value.get("streams")
     if not isinstance(streams, list):
         raise PresenceError("streams must be a list")
-    return gateway, [Stream.from_json(s) for s in streams]
+    back = value.get("back", False)
+    if not isinstance(back, bool):
+        raise PresenceError("back must be true or false")
+    return gateway, [Stream.from_json(s) for s in streams], back
 
 
 def _object(data: bytes) -> dict[str, Any]:

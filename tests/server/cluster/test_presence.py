@@ -66,7 +66,8 @@ def test_a_silent_gateway_expires_with_its_bots_and_a_refresh_spares_it() -> Non
 def test_messages_round_trip_and_malformed_ones_name_what_is_wrong() -> None:
     s = stream("bot.1", "gw-a", 3, 5.5)
     assert decode_change(encode_change("up", s)) == ("up", s)
-    assert decode_heartbeat(encode_heartbeat("gw-a", [s])) == ("gw-a", [s])
+    assert decode_heartbeat(encode_heartbeat("gw-a", [s])) == ("gw-a", [s], False)
+    assert decode_heartbeat(encode_heartbeat("gw-a", [], back=True)) == ("gw-a", [], True)
     bad = {"kind": "up", "stream": {**s.to_json(), "since": "later"}}
     with pytest.raises(PresenceError, match=r"stream\.since must be a number"):
         decode_change(json.dumps(bad).encode())
@@ -74,6 +75,8 @@ def test_messages_round_trip_and_malformed_ones_name_what_is_wrong() -> None:
         decode_change(json.dumps({"kind": "sideways", "stream": s.to_json()}).encode())
     with pytest.raises(PresenceError, match="not JSON"):
         decode_heartbeat(b"\xff")
+    with pytest.raises(PresenceError, match="back must be true or false"):
+        decode_heartbeat(json.dumps({"gateway": "g", "streams": [], "back": "yes"}).encode())
     with pytest.raises(PresenceError, match=r"stream\.name must be a string"):
         decode_change(json.dumps({"kind": "up", "stream": {**s.to_json(), "name": ""}}).encode())
 

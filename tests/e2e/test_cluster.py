@@ -17,21 +17,18 @@ its node. The waits are on the processes' output lines, never on a timer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
 
 from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.cluster import cluster
-from tests.fakes.cluster_play import charged, referee_of, stored_once, tournament
-
-HOSTS: Final = ("host-a", "host-b")
-GATEWAYS: Final = ("gw-a", "gw-b")
-PREFERRED: Final = {
-    "random-1": ("gw-a", "gw-b"),
-    "greedy-2": ("gw-a", "gw-b"),
-    "random-3": ("gw-b", "gw-a"),
-    "greedy-4": ("gw-b", "gw-a"),
-}
-"""Each bot's gateways, in the order it dials them: half the bots on each gateway."""
+from tests.fakes.cluster_play import (
+    GATEWAYS,
+    HOSTS,
+    PREFERRED,
+    charged,
+    referee_of,
+    stored_once,
+    tournament,
+)
 
 
 def test_bots_on_two_gateways_play_two_hosts_tournaments_each_game_stored_once(

@@ -43,19 +43,18 @@ from sqlalchemy.engine import make_url
 
 from domino_arena.server.store.matches import StoredMatch
 from tests.fakes.cluster import WAIT, Cluster, cluster, private_nats
-from tests.fakes.cluster_play import charged, referee_of, stored_once, tournament
+from tests.fakes.cluster_play import (
+    GATEWAYS,
+    HOSTS,
+    PREFERRED,
+    charged,
+    referee_of,
+    stored_once,
+    tournament,
+)
 from tests.fakes.processes import Process, command, reserved_port
 from tests.fakes.tcp_proxy import TcpProxy
 
-HOSTS: Final = ("host-a", "host-b")
-GATEWAYS: Final = ("gw-a", "gw-b")
-PREFERRED: Final = {
-    "random-1": ("gw-a", "gw-b"),
-    "greedy-2": ("gw-a", "gw-b"),
-    "random-3": ("gw-b", "gw-a"),
-    "greedy-4": ("gw-b", "gw-a"),
-}
-"""Each bot's gateways, in the order it dials them: half the bots on each gateway."""
 BEFORE: Final = 3
 """Games a host stores before the failure (of the tournament's 12)."""
 LEASE_SECONDS: Final = 3.0

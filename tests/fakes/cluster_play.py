@@ -24,6 +24,15 @@ from domino_arena.server.store.tournaments import StoredTournament, TournamentSt
 from tests.fakes.cluster import BOTS, WAIT
 
 TIME_CONTROL: Final = TimeControl(move=2.0, bank=10.0, grace=0.5)
+HOSTS: Final = ("host-a", "host-b")
+GATEWAYS: Final = ("gw-a", "gw-b")
+PREFERRED: Final = {
+    "random-1": ("gw-a", "gw-b"),
+    "greedy-2": ("gw-a", "gw-b"),
+    "random-3": ("gw-b", "gw-a"),
+    "greedy-4": ("gw-b", "gw-a"),
+}
+"""Each of :data:`BOTS`' gateways, in the order it dials them: half on each gateway."""
 
 
 def tournament(

@@ -98,7 +98,8 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: 
     for match in matches:
         assert match.termination == "normal", (match.id, match.detail)
         assert match.record is not None
-        replay(read_record(io.StringIO(match.record)))
+        report = replay(read_record(io.StringIO(match.record)))
+        assert report.ok, (match.id, report)
     assert storage.recompute_ratings(game.name) == storage.ratings(game.name)
     assert row.updated >= row.created - dt.timedelta(seconds=1)
     storage.close()

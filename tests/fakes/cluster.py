@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import grpc
 import sqlalchemy as sa
@@ -126,16 +126,9 @@ class Watched(Process):
         self.board = board  # before the reader thread starts
         super().__init__(args, cwd, wait=WAIT)
 
-    def _read(self, stream: IO[str]) -> None:
-        # Process._read, and a notification of the board after each line and at the end.
-        for line in stream:
-            text = line.rstrip("\n")
-            with self.board:
-                self.lines.append(text)
-                self.board.notify_all()
-            self._new.put(text)
-        self._new.put(None)
+    def heard(self, line: str | None) -> None:
         with self.board:
+            super().heard(line)
             self.board.notify_all()
 
 

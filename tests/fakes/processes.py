@@ -67,9 +67,15 @@ class Process:
 
     def _read(self, stream: IO[str]) -> None:
         for line in stream:
-            self.lines.append(line.rstrip("\n"))
-            self._new.put(line.rstrip("\n"))
-        self._new.put(None)
+            self.heard(line.rstrip("\n"))
+        self.heard(None)
+
+    def heard(self, line: str | None) -> None:
+        """Keep a line of output (None: the output ended); on the reader thread. A subclass
+        that wakes others on each line extends this."""
+        if line is not None:
+            self.lines.append(line)
+        self._new.put(line)
 
     def wait_line(self, fragment: str, *, context: Sequence[Process] = ()) -> str:
         """Return the next output line containing ``fragment``.

@@ -91,7 +91,6 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, ClassVar, Final
 
-import grpc
 from rich.console import Console
 from rich.table import Table
 
@@ -109,6 +108,7 @@ from bench.referee_bench import (
     machine_ticks,
     print_profile,
     python_command,
+    run_guarded,
     stop_process,
     wait_connected,
     wait_for_line,
@@ -1014,22 +1014,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     with log_folder(args.logs) as folder:
         cluster = Cluster(folder)
 
-        async def guarded() -> list[list[SetupResult]]:
-            try:
-                return await asyncio.wait_for(
-                    orchestrate(args, cluster, databases), args.max_seconds
-                )
-            finally:
-                cluster.close()  # before asyncio.run waits for threads blocked on a process
-
         try:
-            rounds = asyncio.run(guarded())
-        except TimeoutError:
-            print(f"cluster_bench: error: gave up after {args.max_seconds:g} s", file=sys.stderr)
-            return 1
-        except (CycleError, grpc.aio.AioRpcError, OSError) as exc:
-            print(f"cluster_bench: error: {exc}", file=sys.stderr)
-            return 1
+            done = run_guarded(
+                "cluster_bench",
+                lambda: orchestrate(args, cluster, databases),
+                cluster,
+                args.max_seconds,
+            )
+            if done is None:
+                return 1
+            rounds = done
         except KeyboardInterrupt:
             print("\ncluster_bench: interrupted", file=sys.stderr)
             return 130

@@ -63,10 +63,10 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, ClassVar, Final
+from typing import IO, Any, ClassVar, Final, TypeVar
 
 import grpc
 from google.protobuf import wrappers_pb2
@@ -78,6 +78,8 @@ from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
+
+R = TypeVar("R")
 
 ADMIN_TOKEN: Final = "bench-admin-token"
 """The admin token the benchmark's referee is started with."""
@@ -884,6 +886,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_guarded(
+    name: str, work: Callable[[], Awaitable[R]], cluster: Cluster, max_seconds: float
+) -> R | None:
+    """Run ``work()`` in a new asyncio loop for at most ``max_seconds``, then close
+    ``cluster``'s processes; None, once the error is printed (as ``name: error: ...``), if it
+    gave up or a process, a call or the machine failed."""
+
+    async def guarded() -> R:
+        try:
+            return await asyncio.wait_for(work(), max_seconds)
+        finally:
+            cluster.close()  # before asyncio.run waits for threads blocked on a process
+
+    try:
+        return asyncio.run(guarded())
+    except TimeoutError:
+        print(f"{name}: error: gave up after {max_seconds:g} s", file=sys.stderr)
+    except (CycleError, grpc.aio.AioRpcError, OSError) as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.role == "bots":
@@ -917,19 +941,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         cluster = Cluster(Path(folder))
         started = time.perf_counter()
 
-        async def guarded() -> list[LevelResult]:
-            try:
-                return await asyncio.wait_for(orchestrate(args, cluster), args.max_seconds)
-            finally:
-                cluster.close()  # before asyncio.run waits for threads blocked on a process
-
-        try:
-            results = asyncio.run(guarded())
-        except TimeoutError:
-            print(f"referee_bench: error: gave up after {args.max_seconds:g} s", file=sys.stderr)
-            return 1
-        except (CycleError, grpc.aio.AioRpcError, OSError) as exc:
-            print(f"referee_bench: error: {exc}", file=sys.stderr)
+        results = run_guarded(
+            "referee_bench", lambda: orchestrate(args, cluster), cluster, args.max_seconds
+        )
+        if results is None:
             return 1
     print(
         f"\nmachine: {load_text()} at the end; the run took {time.perf_counter() - started:.0f} s"

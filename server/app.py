@@ -53,10 +53,9 @@ from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
 from domino_arena.server.play.arena import LOG, Arena
-from domino_arena.server.play.ownership import Steward
+from domino_arena.server.play.ownership import Steward, renewing
 from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.engine import error_reason
-from domino_arena.server.store.writer import backoff, is_transient
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 50051
@@ -341,33 +340,25 @@ async def keep_lease(
 ) -> None:
     """Call ``renew`` (blocking, in a thread) every ``every`` seconds, until cancelled.
 
-    A transient database error is logged and retried after the writer's :func:`backoff`
-    (capped at ``every``), forever; once ``renew`` raises :class:`LeaseLostError`, it is
-    logged, passed to ``on_lost`` and this returns. Any other error propagates.
+    A transient database error is logged and retried after the writer's backoff (capped at
+    ``every``), forever (:func:`~.play.ownership.renewing`); once ``renew`` raises
+    :class:`LeaseLostError`, it is logged, passed to ``on_lost`` and this returns. Any other
+    error propagates.
     """
-    attempt = 0
-    while True:
-        await trio.sleep(every if attempt == 0 else backoff(attempt, cap=every))
-        try:
-            await trio.to_thread.run_sync(renew)
-        except lease.LeaseLostError as error:
-            LOG.error("%s; stopping: this referee no longer serves the database", error)
-            on_lost(error)
-            return
-        except Exception as error:
-            if not is_transient(error):
-                raise
-            attempt += 1
-            LOG.warning(
-                "the lease on the database not renewed (try %d): %s; retrying in %.1f s",
-                attempt,
-                error_reason(error),
-                backoff(attempt, cap=every),
-            )
-        else:
-            if attempt:
-                LOG.info("the lease on the database renewed after %d failed tries", attempt)
-            attempt = 0
+
+    async def renewed(_: object) -> None:
+        pass
+
+    try:
+        await renewing(
+            lambda: trio.to_thread.run_sync(renew),
+            renewed,
+            every=every,
+            what="the lease on the database",
+        )
+    except lease.LeaseLostError as error:
+        LOG.error("%s; stopping: this referee no longer serves the database", error)
+        on_lost(error)
 
 
 @contextlib.contextmanager

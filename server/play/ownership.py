@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeVar
 
 import trio
 from sqlalchemy.engine import Engine
@@ -38,6 +38,8 @@ from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.server.store.writer import backoff, is_transient
 
 LOG: Final = logging.getLogger("domino_arena.server")
+
+R = TypeVar("R")
 
 RELEASE_SECONDS: Final = 5.0
 """How long a release may wait for the database when what it names ends; the lease expires by
@@ -145,32 +147,16 @@ class Steward:
         """Every :attr:`renew_seconds`: renew the leases held, stop what was lost, then
         ``adopt`` (claim what no live host runs); until cancelled.
 
-        A renewal's transient database error is logged and retried after the writer's backoff
-        (capped at :attr:`renew_seconds`); a lease that expired meanwhile and that no other
-        host took is still this host's. ``adopt``'s errors are logged; it runs again at the
-        next renewal.
+        A renewal's transient database error is retried (:func:`renewing`); a lease that
+        expired meanwhile and that no other host took is still this host's. ``adopt``'s errors
+        are logged; it runs again at the next renewal.
         """
-        attempt = 0
-        while True:
-            delay = self.renew_seconds if attempt == 0 else backoff(attempt, cap=self.renew_seconds)
-            await trio.sleep(delay)
-            keys = list(self.held)
-            try:
-                lost = await trio.to_thread.run_sync(self._renew, keys)
-            except Exception as error:
-                if not is_transient(error):
-                    raise
-                attempt += 1
-                LOG.warning(
-                    "leases not renewed (try %d): %s; retrying in %.1f s",
-                    attempt,
-                    error_reason(error),
-                    backoff(attempt, cap=self.renew_seconds),
-                )
-                continue
-            if attempt:
-                LOG.info("leases renewed after %d failed tries", attempt)
-            attempt = 0
+
+        async def renew() -> set[str]:
+            keys = list(self.held)  # here, not in the worker thread: trio changes ``held``
+            return await trio.to_thread.run_sync(self._renew, keys)
+
+        async def renewed(lost: set[str]) -> None:
             for key in sorted(lost):
                 on_lost = self.held.pop(key, None)
                 if on_lost is not None:
@@ -184,6 +170,8 @@ class Steward:
                 else:
                     LOG.warning("what no live host runs not looked for: %s", error_reason(error))
 
+        await renewing(renew, renewed, every=self.renew_seconds, what="leases")
+
     def _renew(self, keys: list[str]) -> set[str]:
         return ownership.renew(
             self.engine,
@@ -192,3 +180,40 @@ class Steward:
             seconds=self.lease_seconds,
             now=self.now,
         )
+
+
+async def renewing(
+    renew: Callable[[], Awaitable[R]],
+    renewed: Callable[[R], Awaitable[None]],
+    *,
+    every: float,
+    what: str,
+) -> None:
+    """Every ``every`` seconds, ``renew`` a lease (the database's one, or a host's), then hand
+    what it returned to ``renewed``; until cancelled.
+
+    A transient database error is logged (``what`` names what was not renewed) and retried
+    after the writer's :func:`backoff` (capped at ``every``), forever. Any other error
+    propagates (a lease another process took: the caller stops serving what it names).
+    """
+    attempt = 0
+    while True:
+        await trio.sleep(every if attempt == 0 else backoff(attempt, cap=every))
+        try:
+            result = await renew()
+        except Exception as error:
+            if not is_transient(error):
+                raise
+            attempt += 1
+            LOG.warning(
+                "%s not renewed (try %d): %s; retrying in %.1f s",
+                what,
+                attempt,
+                error_reason(error),
+                backoff(attempt, cap=every),
+            )
+            continue
+        if attempt:
+            LOG.info("%s renewed after %d failed tries", what, attempt)
+        attempt = 0
+        await renewed(result)

@@ -40,7 +40,6 @@ from typing import Any, Final, Protocol
 
 import outcome as outcome_module
 import trio
-from sqlalchemy.engine import Engine
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
@@ -160,7 +159,7 @@ class App:
         await asyncio.to_thread(lease.acquire, engine, self.holder)
         LOG.debug("lease on the database taken (%s)", self.holder)
         try:
-            await asyncio.to_thread(_check_no_hosts, engine)
+            await asyncio.to_thread(ownership.check_free, engine)
             await self._serve(stop, on_ready)
         finally:
             if self.lease_lost is None:
@@ -311,25 +310,6 @@ class App:
             if metrics_server is not None:
                 metrics_server.stop()
             result.unwrap()
-
-
-def _check_no_hosts(engine: Engine) -> None:
-    """Refuse to serve a database a cluster's match hosts serve (they hold live leases on its
-    tournaments or ladder pools), naming them.
-
-    Raises:
-        LeaseHeldError: some match host holds a live lease.
-    """
-    live = ownership.owners(engine)
-    if live:
-        nodes = ", ".join(sorted({repr(owner.node) for owner in live}))
-        until = max(owner.expires_at for owner in live)
-        raise lease.LeaseHeldError(
-            f"a cluster's match hosts ({nodes}) serve this database until "
-            f"{until.isoformat(timespec='seconds').replace('+00:00', 'Z')} unless renewed: "
-            "stop them before starting a single referee",
-            None,
-        )
 
 
 async def keep_lease(

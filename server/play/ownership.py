@@ -34,6 +34,7 @@ from domino_arena.server.store.lease import Holder
 from domino_arena.server.store.ownership import Claim
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tables import now as utc_now
+from domino_arena.server.store.tables import utc_text
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.server.store.writer import backoff, is_transient
 
@@ -87,7 +88,7 @@ class Steward:
         its lease expires) when another host holds ``key``; ``what`` names it (blocking)."""
         claim = self.claim(key)
         if not claim.won:
-            until = claim.owner.expires_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+            until = utc_text(claim.owner.expires_at)
             raise OwnedElsewhereError(
                 f"{what} runs on match host {claim.owner.node!r} (its lease lasts until "
                 f"{until} unless renewed): send this call to that host"

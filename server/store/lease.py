@@ -178,7 +178,7 @@ def _acquire(
             lease = Lease(holder, held.acquired_at, moment, lease.expires_at)
             values = _values(lease)
         elif held.expires_at > moment and not dead:
-            until = held.expires_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+            until = tables.utc_text(held.expires_at)
             raise LeaseHeldError(
                 f"another referee ({held.holder}) holds this database until {until}; "
                 "stop it or wait",
@@ -208,7 +208,7 @@ def check_free(
     if held is None or held.holder.id == holder.id:
         return
     if held.expires_at > now() and not _gone(held.holder, holder, alive):
-        until = held.expires_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+        until = tables.utc_text(held.expires_at)
         raise LeaseHeldError(
             f"a single referee ({held.holder}) serves this database until {until}: stop it "
             "before starting a cluster's match hosts",

@@ -12,6 +12,7 @@ owns (:func:`tournament_key`, :func:`ladder_key`):
   of them are no longer its (another host took them over after they
   expired: the database was unreachable too long, or the host stalled).
 - :func:`release` and :func:`release_all` give keys up, so another host takes them at once.
+- :func:`check_free` refuses a single referee beside live hosts.
 
 The functions block (run them in a thread) and take the clock ``now`` as an argument, so tests
 move time without sleeping. Expiry compares the hosts' clocks: keep them in step (NTP) to well
@@ -32,7 +33,7 @@ from sqlalchemy.exc import IntegrityError
 
 from domino_arena.server.store import tables
 from domino_arena.server.store.engine import writing
-from domino_arena.server.store.lease import Holder
+from domino_arena.server.store.lease import Holder, LeaseHeldError
 from domino_arena.server.store.tables import OWNERSHIP_LEASES
 
 Clock = Callable[[], dt.datetime]
@@ -180,6 +181,25 @@ def owners(engine: Engine, *, now: Clock = tables.now) -> list[Owner]:
         ).all()
     moment = now()  # compared here: SQLite keeps times as text without their zone
     return [owner for owner in map(_owner, rows) if owner.expires_at > moment]
+
+
+def check_free(engine: Engine, *, now: Clock = tables.now) -> None:
+    """Check that no cluster's match host serves the database (none holds a live lease on a
+    tournament or a ladder pool): a single referee must not run beside them (both would
+    schedule the same tournaments); the twin of :func:`.lease.check_free`.
+
+    Raises:
+        LeaseHeldError: some match host holds a live lease; the message names every one.
+    """
+    live = owners(engine, now=now)
+    if live:
+        nodes = ", ".join(sorted({repr(owner.node) for owner in live}))
+        until = tables.utc_text(max(owner.expires_at for owner in live))
+        raise LeaseHeldError(
+            f"a cluster's match hosts ({nodes}) serve this database until {until} unless "
+            "renewed: stop them before starting a single referee",
+            None,
+        )
 
 
 def _values(

@@ -279,6 +279,11 @@ def utc(moment: dt.datetime) -> dt.datetime:
     return moment
 
 
+def utc_text(moment: dt.datetime) -> str:
+    """A time for a message: ISO 8601 to the second, ``Z`` for UTC (``2026-01-02T03:04:35Z``)."""
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def now() -> dt.datetime:
     """The time to stamp a row with: now, in UTC."""
     return dt.datetime.now(dt.UTC)

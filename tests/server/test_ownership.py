@@ -10,7 +10,7 @@ from typing import Final
 import pytest
 
 from domino_arena.server.store import ownership
-from domino_arena.server.store.lease import Holder
+from domino_arena.server.store.lease import Holder, LeaseHeldError
 from domino_arena.server.store.storage import Storage
 
 T0: Final = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
@@ -102,3 +102,16 @@ def test_hosts_claiming_at_once_get_one_owner(storage: Storage) -> None:
 def test_a_lease_must_last(storage: Storage) -> None:
     with pytest.raises(ValueError, match="seconds: expected more than 0, got 0"):
         ownership.claim(storage.engine, KEY, A, "host-a", seconds=0, now=at(0))
+
+
+def test_a_single_referee_is_refused_while_hosts_hold_live_leases(storage: Storage) -> None:
+    ownership.check_free(storage.engine, now=at(0))  # nobody holds anything
+    ownership.claim(storage.engine, KEY, A, "host-a", seconds=30, now=at(0))
+    ownership.claim(storage.engine, "ladder:c/moon", B, "host-b", seconds=30, now=at(10))
+    with pytest.raises(LeaseHeldError) as refused:
+        ownership.check_free(storage.engine, now=at(29))
+    assert str(refused.value) == (
+        "a cluster's match hosts ('host-a', 'host-b') serve this database until "
+        "2026-01-02T03:04:45Z unless renewed: stop them before starting a single referee"
+    )
+    ownership.check_free(storage.engine, now=at(41))  # both expired: their hosts are gone

@@ -106,6 +106,7 @@ from bench.referee_bench import (
     cpu_seconds,
     load_text,
     machine_ticks,
+    play_until_sigterm,
     print_profile,
     python_command,
     run_guarded,
@@ -202,18 +203,8 @@ async def bots_main(credentials: Path, folder: Path) -> None:
         temporary.write_text(json.dumps(measured))
         temporary.rename(path)
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGUSR1, mark)
-    stopping = asyncio.ensure_future(stop.wait())
-    waits: list[asyncio.Future[Any]] = [players, stopping]
-    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    if players.done():
-        players.result()  # raises what ended the bots early
-    players.cancel()
-    stopping.cancel()
-    await asyncio.gather(players, stopping, return_exceptions=True)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, mark)
+    await play_until_sigterm(players)
 
 
 class BotsProcess:

@@ -269,6 +269,12 @@ async def bots_main(server: str, credentials: Path, game: str, threaded: bool) -
             for name, token in tokens.items()
         )
     )
+    await play_until_sigterm(players)
+
+
+async def play_until_sigterm(players: asyncio.Future[Any]) -> None:
+    """Let the bots (``players``) play until the bench sends SIGTERM, then stop them; raise
+    what ended them if they ended first."""
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     stopping = asyncio.ensure_future(stop.wait())

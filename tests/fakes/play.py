@@ -15,7 +15,13 @@ import trio
 
 from domino_arena.sdk.match.results import MatchResult, Termination
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
+from domino_arena.server.play.roster import HostedSeat
 from domino_arena.server.store.storage import Storage
+
+
+def no_seats(name: str, match_id: str) -> HostedSeat:
+    """The arena's seat factory where ``Arena.play`` is replaced: it is never asked for one."""
+    raise AssertionError(f"a seat for {name} in {match_id}: no match should be played")
 
 
 def finished_match(spec: MatchSpec) -> FinishedMatch:

@@ -14,17 +14,12 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.roster import HostedSeat
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
 from domino_arena.server.store.tournaments import TournamentState
+from tests.fakes.play import no_seats
 
 BOTS = ("ann", "bob", "cid")
-
-
-def no_seats(name: str, match_id: str) -> HostedSeat:
-    """The arena's seat factory where ``Arena.play`` is replaced: it is never asked for one."""
-    raise AssertionError(f"a seat for {name} in {match_id}: no match should be played")
 
 
 def test_a_tournament_whose_database_fails_resumes_by_itself(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -16,21 +16,18 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.rules import make_game
 from domino_arena.server.app import App, Config
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.ownership import OwnedElsewhereError, Steward
-from domino_arena.server.play.roster import HostedSeat
-from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import new_tournament, schedule_of
+from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.lease import Holder, LeaseHeldError
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from tests.fakes.play import FakePlay
+from tests.fakes.play import FakePlay, no_seats
+from tests.fakes.store import running_tournament
 
 T0: Final = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 BOTS: Final = ("ann", "bob", "cid", "dan")
@@ -40,10 +37,6 @@ LEASE: Final = 30.0
 def trio_now(clock: MockClock) -> ownership.Clock:
     """The lease rows' clock: ``clock``'s time from T0 (read from worker threads too)."""
     return lambda: T0 + dt.timedelta(seconds=clock.current_time())
-
-
-def no_seats(name: str, match_id: str) -> HostedSeat:
-    raise AssertionError(f"a seat for {name} in {match_id}: play is replaced")
 
 
 def host(path: Path, node: str, clock: MockClock) -> Arena:
@@ -56,20 +49,24 @@ def host(path: Path, node: str, clock: MockClock) -> Arena:
     return Arena(storage, lobby=Lobby(), seats=no_seats, steward=steward)
 
 
-def running_tournament(arena: Arena) -> StoredTournament:
-    t = new_tournament(
-        name="two hosts",
-        game=make_game("passing"),
-        entrants=BOTS,
-        known_bots=BOTS,
-        time_control=TimeControl(),
-        fault_policy=FaultPolicy.SUBSTITUTE,
-        concurrency=1,
-        wait_seconds=0.0,
-        seed=11,
-    )
+@pytest.fixture
+def clock() -> MockClock:
+    """The test's trio clock, which the lease rows follow."""
+    return MockClock(autojump_threshold=0.01)
+
+
+@pytest.fixture
+def hosts(tmp_path: Path, clock: MockClock) -> Iterator[tuple[Arena, Arena]]:
+    """Two match hosts' arenas, ``host-a`` and ``host-b``, on one SQLite file."""
+    a = host(tmp_path / "arena.db", "host-a", clock)
+    b = host(tmp_path / "arena.db", "host-b", clock)
+    yield a, b
+
+
+def stored_running(arena: Arena) -> StoredTournament:
+    """A running round robin of :data:`BOTS`, one game at a time, stored for the hosts."""
+    t = running_tournament("two hosts", BOTS)
     arena.storage.add_tournament(t)
-    arena.storage.set_tournament_state(t.id, TournamentState.RUNNING)
     return t
 
 
@@ -84,15 +81,11 @@ async def eventually(done: Callable[[], object]) -> None:
 
 
 def test_a_stalled_hosts_tournament_moves_to_the_other_host_and_each_game_is_stored_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    hosts: tuple[Arena, Arena], clock: MockClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, "domino_arena.server")
-    clock = MockClock(autojump_threshold=0.01)
-    a, b = (
-        host(tmp_path / "arena.db", "host-a", clock),
-        host(tmp_path / "arena.db", "host-b", clock),
-    )
-    t = running_tournament(a)
+    a, b = hosts
+    t = stored_running(a)
     total = len(schedule_of(t))
     a_specs: list[MatchSpec] = []
     a_stalled = trio.Event()
@@ -153,17 +146,13 @@ def test_a_stalled_hosts_tournament_moves_to_the_other_host_and_each_game_is_sto
     assert f"tournament left to another match host: id={t.id}" in log
     assert f"lease tournament:{t.id} lost" in log
     assert ownership.owners(b.storage.engine, now=trio_now(clock)) == []  # B released it at the end
-    for arena in (a, b):
-        arena.storage.close()
 
 
-def test_a_pause_sent_to_another_host_pauses_the_owners_tournament(tmp_path: Path) -> None:
-    clock = MockClock(autojump_threshold=0.01)
-    a, b = (
-        host(tmp_path / "arena.db", "host-a", clock),
-        host(tmp_path / "arena.db", "host-b", clock),
-    )
-    t = running_tournament(a)
+def test_a_pause_sent_to_another_host_pauses_the_owners_tournament(
+    hosts: tuple[Arena, Arena], clock: MockClock
+) -> None:
+    a, b = hosts
+    t = stored_running(a)
     play = FakePlay(duration=4.0, storage=a.storage)
     a.play = play  # type: ignore[method-assign]
 
@@ -182,16 +171,12 @@ def test_a_pause_sent_to_another_host_pauses_the_owners_tournament(tmp_path: Pat
     assert row is not None and row.state is TournamentState.PAUSED
     assert 1 <= len(play.finished) < len(schedule_of(t))
     assert ownership.owners(a.storage.engine, now=lambda: T0) == []  # released: free to start
-    for arena in (a, b):
-        arena.storage.close()
 
 
-def test_a_host_refuses_what_another_live_host_owns_naming_it(tmp_path: Path) -> None:
-    clock = MockClock(autojump_threshold=0.01)
-    a, b = (
-        host(tmp_path / "arena.db", "host-a", clock),
-        host(tmp_path / "arena.db", "host-b", clock),
-    )
+def test_a_host_refuses_what_another_live_host_owns_naming_it(
+    hosts: tuple[Arena, Arena],
+) -> None:
+    a, b = hosts
     assert a.steward is not None and b.steward is not None
     key = ownership.ladder_key("default", "moon")
     a.steward.now = b.steward.now = lambda: T0
@@ -202,8 +187,6 @@ def test_a_host_refuses_what_another_live_host_owns_naming_it(tmp_path: Path) ->
         "a moon ladder of course 'default' runs on match host 'host-a' (its lease lasts until "
         "2026-01-02T03:04:35Z unless renewed): send this call to that host"
     )
-    for arena in (a, b):
-        arena.storage.close()
 
 
 def test_a_single_referee_refuses_a_database_that_match_hosts_serve(tmp_path: Path) -> None:

@@ -28,7 +28,6 @@ from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.regrade import RegradeError, regrade_of
-from domino_arena.server.play.roster import HostedSeat
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import (
     TournamentError,
@@ -40,7 +39,7 @@ from domino_arena.server.play.tournament import (
 from domino_arena.server.play.tournament_start import cancelled_reason, chosen_entrants
 from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from tests.fakes.play import FakePlay
+from tests.fakes.play import FakePlay, no_seats
 
 TWO: Game = make_game("passing", players=2)
 THREE: Game = make_game("passing", players=3)
@@ -84,10 +83,6 @@ def tournament(
 def connect(lobby: Lobby, *names: str) -> None:
     for name in names:
         lobby.connect(Connection(name, ["passing"]))
-
-
-def no_seats(name: str, match_id: str) -> HostedSeat:
-    raise AssertionError(f"a seat for {name} in {match_id}: play is replaced")
 
 
 # -- the row ------------------------------------------------------------------------------------

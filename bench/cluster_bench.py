@@ -120,6 +120,7 @@ from domino_arena.sdk.rules import Action, Observation, make_game
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
+from tests.fakes.cluster import create_database, drop_database
 
 DEFAULT_NATS: Final = "nats://127.0.0.1:4222"
 DEFAULT_PG: Final = "postgresql://postgres@127.0.0.1:5432/test"
@@ -286,42 +287,23 @@ class Databases:
 
     def create(self) -> str:
         """Make a fresh database; return its URL."""
-        import psycopg  # noqa: PLC0415
-        from psycopg import sql  # noqa: PLC0415
-        from sqlalchemy.engine import make_url  # noqa: PLC0415
-
-        name = f"cluster_bench_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(self.admin_url, autocommit=True) as connection:
-            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        self.made.append(name)
-        url = make_url(self.admin_url).set(database=name)
-        return url.render_as_string(hide_password=False)
+        url = create_database(self.admin_url, "cluster_bench_")
+        self.made.append(url)
+        return url
 
     def drop(self, url: str) -> None:
         """Drop the database of ``url`` (one :meth:`create` made), its sessions ended first."""
-        from sqlalchemy.engine import make_url  # noqa: PLC0415
-
-        name = make_url(url).database
-        if name in self.made:
-            self._drop(name)
-            self.made.remove(name)
+        if url in self.made:
+            drop_database(self.admin_url, url)
+            self.made.remove(url)
 
     def drop_all(self) -> None:
-        for name in list(self.made):
+        for url in list(self.made):
             try:
-                self._drop(name)
+                drop_database(self.admin_url, url)
             except Exception as exc:  # still try the others
-                print(f"cluster_bench: could not drop the database {name}: {exc}", file=sys.stderr)
-            self.made.remove(name)
-
-    def _drop(self, name: str) -> None:
-        import psycopg  # noqa: PLC0415
-        from psycopg import sql  # noqa: PLC0415
-
-        with psycopg.connect(self.admin_url, autocommit=True) as connection:
-            connection.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+                print(f"cluster_bench: could not drop the database {url}: {exc}", file=sys.stderr)
+            self.made.remove(url)
 
 
 # -- setups and what they measured --------------------------------------------------------------

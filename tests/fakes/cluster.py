@@ -45,8 +45,6 @@ WAIT: Final = 90.0
 """Seconds one step may take before the test fails (never reached when it passes)."""
 NATS_URL: Final = "nats://127.0.0.1:4222"
 """The machine's NATS, shared by every test that does not restart it."""
-POSTGRES_SERVER: Final = POSTGRES_URL.rsplit("/", 1)[0]
-"""The machine's PostgreSQL (trust auth), without a database."""
 ADMIN_TOKEN: Final = "cluster-test-admin-token"
 BOTS: Final = ("random-1", "greedy-2", "random-3", "greedy-4")
 """The house bots of a cluster test, named KIND-N."""
@@ -70,26 +68,45 @@ def seats_of(line: str) -> list[str]:
 # -- the database ---------------------------------------------------------------------------------
 
 
+def create_database(admin_url: str, prefix: str) -> str:
+    """Make a new, empty PostgreSQL database named ``prefix`` and random hex through
+    ``admin_url`` (a database of the server where this may be done); return its URL."""
+    url = sa.make_url(admin_url).set(database=f"{prefix}{uuid.uuid4().hex[:16]}")
+    with _admin(admin_url) as connection:
+        connection.exec_driver_sql(f'CREATE DATABASE "{url.database}"')
+    return url.render_as_string(hide_password=False)
+
+
+def drop_database(admin_url: str, url: str) -> None:
+    """Drop the database of ``url`` if it exists; ``WITH (FORCE)`` ends the sessions that
+    killed processes may have left open."""
+    with _admin(admin_url) as connection:
+        name = sa.make_url(url).database
+        connection.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def _admin(admin_url: str) -> Iterator[sa.Connection]:
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            yield connection
+    finally:
+        admin.dispose()
+
+
 @contextmanager
 def fresh_database() -> Iterator[str]:
     """A new, empty PostgreSQL database for the block; yields its URL, drops it after.
 
     A database of its own rather than a schema (what :mod:`tests.fakes.store` gives): the
-    processes take a plain ``--db URL``. ``WITH (FORCE)`` ends the sessions killed processes
-    may have left open.
+    processes take a plain ``--db URL``.
     """
-    name = f"da_{uuid.uuid4().hex[:16]}"
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    url = create_database(POSTGRES_URL, "da_")
     try:
-        with admin.connect() as connection:
-            connection.exec_driver_sql(f"CREATE DATABASE {name}")
-        try:
-            yield f"{POSTGRES_SERVER}/{name}"
-        finally:
-            with admin.connect() as connection:
-                connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        yield url
     finally:
-        admin.dispose()
+        drop_database(POSTGRES_URL, url)
 
 
 # -- a private broker -----------------------------------------------------------------------------

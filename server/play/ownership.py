@@ -125,13 +125,14 @@ class Steward:
         self.held[key] = on_lost
 
     def drop(self, key: str) -> None:
-        """Stop renewing ``key`` and give it up (blocking)."""
-        self.held.pop(key, None)
+        """Give ``key`` up (blocking, so in a worker thread: it leaves :attr:`held`, which
+        only the event loop's thread changes, to :meth:`release`)."""
         ownership.release(self.engine, self.holder, key)
 
     async def release(self, key: str) -> None:
-        """:meth:`drop` from trio: bounded and shielded (also called while what ``key`` names
-        is being cancelled); an error is logged, and the lease expires by itself."""
+        """Stop renewing ``key`` and :meth:`drop` it, from trio: bounded and shielded (also
+        called while what ``key`` names is being cancelled); an error is logged, and the lease
+        expires by itself."""
         self.held.pop(key, None)
         with trio.CancelScope(shield=True), trio.move_on_after(RELEASE_SECONDS):
             try:

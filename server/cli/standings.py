@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.cli.admin_client import (
@@ -28,6 +29,9 @@ from domino_arena.server.cli.arguments import (
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import standings_table, table
 from domino_arena.v1 import admin_pb2
+
+if TYPE_CHECKING:
+    from domino_arena.server.store.matches import StoredMatch
 
 NOT_FITTED: Final = "FAILED_PRECONDITION: "
 """How the referee says the games cannot be fitted yet (none, or parts that never met)."""
@@ -137,7 +141,8 @@ def _standings(args: argparse.Namespace) -> int:
     if not response.rows:
         print(f"no rated {response.game} games yet")
         return 0
-    out.print(standings_table(f"{response.game} standings", ((r.bot, r) for r in response.rows)))
+    title = f"{response.game}: live Elo ladder (moved after every game; not the official standings)"
+    out.print(standings_table(title, ((r.bot, r) for r in response.rows)))
     if args.head_to_head and response.head_to_head:
         print_head_to_head(out, "head to head (wins-draws-losses)", response.head_to_head)
     if args.repeat_deals:
@@ -159,16 +164,7 @@ def print_batch(out: Any, batch: admin_pb2.BatchStandings, *, los: bool) -> None
         f"duplicate sets, {batch.rounds} bootstrap rounds; {anchor})"
     )
     print(title)
-    out.print(
-        table(
-            None,
-            ["#", "bot", "Elo", "95% low", "95% high", "games"],
-            (
-                (r.rank, r.bot, f"{r.rating:.0f}", _elo(r.low), _elo(r.high), r.games)
-                for r in batch.rows
-            ),
-        )
-    )
+    print_official(out, batch.rows)
     seats = [f"{s.label}: {s.elo:+.0f} ({s.low:+.0f} to {s.high:+.0f})" for s in batch.seats]
     sides = any(s.seat == 0 for s in batch.seats)  # a partnership pool: the sides' difference
     against = "the other side" if sides else "the first starter's seat"
@@ -214,6 +210,67 @@ def print_batch(out: Any, batch: admin_pb2.BatchStandings, *, los: bool) -> None
         )
     if batch.other_pools:
         print(f"other pools: {', '.join(batch.other_pools)} (choose with --players/--partners)")
+
+
+def print_official(out: Any, rows: Sequence[admin_pb2.BatchRow]) -> None:
+    """The official table (``official.official_rows``' rows, as ``BatchRow`` messages): the
+    ranked bots, then, below, the provisional and unbounded ones, unranked; a one-sided rating
+    shows as "≥ 2100" or "≤ 900" and its note says why (docs/ratings.md)."""
+    ranked = [r for r in rows if r.rank]
+    others = [r for r in rows if not r.rank]
+    columns = ["#", "bot", "Elo", "95% low", "95% high", "games"]
+    noted = any(r.note for r in ranked)
+    if ranked:
+        out.print(
+            table(
+                None,
+                [*columns, "note"] if noted else columns,
+                (
+                    (r.rank, r.bot, r.rating_text, _elo(r.low), _elo(r.high), r.games)
+                    + ((r.note,) if noted else ())
+                    for r in ranked
+                ),
+            )
+        )
+    else:
+        print("no bot is ranked yet")
+    if others:
+        print("not ranked (provisional or unbounded: see each note; docs/ratings.md)")
+        out.print(
+            table(
+                None,
+                ["bot", "Elo", "95% low", "95% high", "games", "note"],
+                (
+                    (r.bot, r.rating_text, _elo(r.low), _elo(r.high), r.games, r.note)
+                    for r in others
+                ),
+            )
+        )
+
+
+def print_official_standings(
+    out: Any, matches: Sequence[StoredMatch], game: str, fixed: Mapping[str, float] | None = None
+) -> None:
+    """Print the official standings of ``matches`` (a tournament's stored games) as
+    ``domino-arena standings --tournament`` does: the batch fit's title line, table, seat
+    advantage and pairs, or one line saying why there are none yet. ``fixed``: the frozen
+    baselines (seat name -> rating) that anchor the scale. Blocks for the fit (seconds on
+    thousands of games)."""
+    from domino_arena.server.ladder.batch import (  # noqa: PLC0415
+        BOOTSTRAP_SEED,
+        batch_standings,
+        counted,
+    )
+    from domino_arena.server.net.admin_standings import standings_message  # noqa: PLC0415
+
+    try:
+        fitted = batch_standings(
+            counted(matches, ladder=False), game=game, seed=BOOTSTRAP_SEED, fixed=fixed
+        )
+    except ValueError as exc:
+        print(f"no official standings yet: {exc}")
+        return
+    print_batch(out, standings_message(fitted, los=False), los=False)
 
 
 def _count(n: int, what: str) -> str:

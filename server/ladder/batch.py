@@ -4,7 +4,8 @@ DESIGN.md decision 11. The batch fit (``fit.py``) and its bootstrap (``fit_boots
 one *pool*: games with the same number of seats and the same seating (free-for-all or
 partnerships), since a seat term means something only among games of one shape. This module
 picks the pool from stored matches, fits it, and returns everything a surface shows (the admin
-API, the command line, the web face), so all three show the same numbers.
+API, the command line, the web face), so all three show the same numbers: the table's rows,
+with what they don't know (provisional and one-sided ratings), are ``official.py``'s.
 
 Which games: a tournament's counted games (normal ends, forfeits and adjudications, rated or
 not: its own standings); for a game's ladder, the games that moved its ratings. A pool is named
@@ -24,6 +25,7 @@ from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder.elo import INITIAL_RATING
 from domino_arena.server.ladder.fit import FitGame, FitResult, fit, fit_game_of
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS, Bootstrap, bootstrap
+from domino_arena.server.ladder.official import OfficialRow, official_rows
 from domino_arena.server.ladder.pairs import PairRow, pair_table
 from domino_arena.server.store.matches import StoredMatch, sides_of
 
@@ -74,6 +76,9 @@ class BatchStandings:
     """Partnership pools: each pair of partners against its members' ratings; else empty."""
     other_pools: tuple[PoolKey, ...]
     """The pools of the same matches that were not fitted (other seat counts or seatings)."""
+    table: tuple[OfficialRow, ...]
+    """The official table: ranked bots best first, then provisional and unbounded ones
+    (:func:`.official.official_rows`: what every surface shows)."""
 
     @property
     def label(self) -> str:
@@ -105,12 +110,9 @@ class BatchStandings:
         label = "the first starter's side (seats 0 and 2 against 1 and 3)"
         return (SeatRow(label, 0, elo, elo - half, elo + half),)
 
-    def rows(self) -> list[tuple[str, float, float, float, int]]:
-        """``(bot, rating, low, high, games)``, best first (equal ratings by name)."""
-        return [
-            (bot, rating, *self.spread.intervals[bot], self.point.games[bot])
-            for bot, rating in self.point.standings()
-        ]
+    def row(self, bot: str) -> OfficialRow | None:
+        """``bot``'s row of :attr:`table`; None when it played none of the pool's games."""
+        return next((row for row in self.table if row.bot == bot), None)
 
 
 def pool_key(match: StoredMatch) -> PoolKey:
@@ -171,4 +173,5 @@ def batch_standings(
     spread = bootstrap(games, point, rounds=rounds, seed=seed)
     others = tuple(sorted(k for k in pools if k != key))
     pairs = tuple(pair_table(games, point)) if key.partnerships else ()
-    return BatchStandings(game, key, point, spread, len(games), pairs, others)
+    table = tuple(official_rows(games, point, spread.intervals))
+    return BatchStandings(game, key, point, spread, len(games), pairs, others, table)

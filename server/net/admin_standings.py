@@ -23,6 +23,7 @@ from domino_arena.server.ladder.batch import (
 )
 from domino_arena.server.ladder.elo import INITIAL_RATING
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
+from domino_arena.server.ladder.official import OfficialRow
 from domino_arena.server.net.admin_requests import invalid, not_now
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -139,7 +140,7 @@ def batch_message(
 def standings_message(standings: BatchStandings, *, los: bool) -> admin_pb.BatchStandings:
     """The ``BatchStandings`` message of a fit (``los``: with the LOS matrix)."""
     point, spread = standings.point, standings.spread
-    rows = standings.rows()
+    rows = standings.table
     message = admin_pb.BatchStandings(
         model=point.model,
         games=standings.games,
@@ -154,10 +155,7 @@ def standings_message(standings: BatchStandings, *, los: bool) -> admin_pb.Batch
             admin_pb.Baseline(bot=bot, rating=rating) for bot, rating in sorted(point.fixed.items())
         ],
     )
-    message.rows.extend(
-        admin_pb.BatchRow(rank=rank, bot=bot, rating=rating, low=low, high=high, games=games)
-        for rank, (bot, rating, low, high, games) in enumerate(rows, start=1)
-    )
+    message.rows.extend(batch_row(row) for row in rows)
     message.seats.extend(
         admin_pb.SeatAdvantage(seat=r.position, elo=r.elo, low=r.low, high=r.high, label=r.label)
         for r in standings.seat_rows()
@@ -173,7 +171,7 @@ def standings_message(standings: BatchStandings, *, los: bool) -> admin_pb.Batch
         for row in standings.pairs
     )
     if los:
-        order = [bot for bot, *_ in rows]
+        order = [row.bot for row in rows]
         message.los.extend(
             admin_pb.LosRow(
                 bot=bot,
@@ -182,3 +180,19 @@ def standings_message(standings: BatchStandings, *, los: bool) -> admin_pb.Batch
             for bot in order
         )
     return message
+
+
+def batch_row(row: OfficialRow) -> admin_pb.BatchRow:
+    """A row of the official table as the API sends it (rank 0: unranked)."""
+    return admin_pb.BatchRow(
+        rank=row.rank or 0,
+        bot=row.bot,
+        rating=row.rating,
+        low=row.low,
+        high=row.high,
+        games=row.games,
+        provisional=row.provisional,
+        unbounded=row.unbounded,
+        rating_text=row.text,
+        note=row.note,
+    )

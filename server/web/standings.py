@@ -33,6 +33,7 @@ from domino_arena.server.ladder.batch import (
     batch_standings,
     counted,
 )
+from domino_arena.server.ladder.official import OfficialRow
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.web.params import Paging, bad_request, not_found
 from domino_arena.server.web.scoped import baseline_seat
@@ -171,9 +172,27 @@ def _fit(
     return _Official(seq, official_data(fitted), None)
 
 
-def _finite(low: float, high: float) -> list[float] | None:
-    """An interval as [low, high]; None when no bootstrap round rated it (infinite)."""
-    return None if math.isinf(low) or math.isinf(high) else [low, high]
+def row_data(row: OfficialRow) -> dict[str, Any]:
+    """A row of an official table as the pages and ``/api`` show it (``official.py``): the
+    rating as a number and as shown (``text``: "1853", "≥ 2100", "≤ 900", "?"), ``low`` and
+    ``high`` (null on an unbounded side), ``interval`` (both ends, or null when either is
+    open), ``rank`` (null: unranked), ``provisional``, ``unbounded`` and ``note``."""
+    low = None if math.isinf(row.low) else row.low
+    high = None if math.isinf(row.high) else row.high
+    return {
+        "rank": row.rank,
+        "bot": row.bot,
+        "rating": row.rating,
+        "text": row.text,
+        "low": low,
+        "high": high,
+        "interval": None if low is None or high is None or not row.interval else [low, high],
+        "interval_text": row.interval_text,
+        "games": row.games,
+        "provisional": row.provisional,
+        "unbounded": row.unbounded,
+        "note": row.note,
+    }
 
 
 def official_data(fitted: BatchStandings) -> dict[str, Any]:
@@ -186,16 +205,7 @@ def official_data(fitted: BatchStandings) -> dict[str, Any]:
         "games": fitted.games,
         "sets": point.units,
         "rounds": spread.rounds,
-        "rows": [
-            {
-                "rank": rank,
-                "bot": bot,
-                "rating": rating,
-                "interval": _finite(low, high),
-                "games": games,
-            }
-            for rank, (bot, rating, low, high, games) in enumerate(fitted.rows(), start=1)
-        ],
+        "rows": [row_data(row) for row in fitted.table],
         "seats": [
             {
                 "seat": row.position,

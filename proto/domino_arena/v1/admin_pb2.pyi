@@ -1562,6 +1562,8 @@ Global___BatchStandings: _TypeAlias = BatchStandings  # noqa: Y015
 
 @_typing.final
 class BatchRow(_message.Message):
+    """Rows come ranked best first, then the unranked ones (rank 0), best first too."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     RANK_FIELD_NUMBER: _builtins.int
@@ -1570,14 +1572,29 @@ class BatchRow(_message.Message):
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
+    UNBOUNDED_FIELD_NUMBER: _builtins.int
+    RATING_TEXT_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
+    """1 = best; 0: unranked (provisional, or `unbounded` on both sides)"""
     bot: _builtins.str
     rating: _builtins.float
-    """Elo scale"""
+    """Elo scale: the fit's point (for a one-sided row, the prior's stand-in)"""
     low: _builtins.float
-    """95% interval (bootstrap over duplicate sets)"""
+    """95% interval (bootstrap over duplicate sets). A one-sided rating has the open end
+    infinite and the other its bound: "≥ low" (high infinite) or "≤ high" (low infinite).
+    """
     high: _builtins.float
     games: _builtins.int
+    provisional: _builtins.bool
+    """fewer games than the documented minimum (docs/ratings.md)"""
+    unbounded: _builtins.bool
+    """the games bound the rating on fewer than two sides (separation)"""
+    rating_text: _builtins.str
+    """the rating as shown: "1853", "≥ 2100", "≤ 900" or "?" """
+    note: _builtins.str
+    """why the row is marked (provisional, one-sided); empty otherwise"""
     def __init__(
         self,
         *,
@@ -1587,10 +1604,14 @@ class BatchRow(_message.Message):
         low: _builtins.float = ...,
         high: _builtins.float = ...,
         games: _builtins.int = ...,
+        provisional: _builtins.bool = ...,
+        unbounded: _builtins.bool = ...,
+        rating_text: _builtins.str = ...,
+        note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "high", b"high", "low", b"low", "rank", b"rank", "rating", b"rating"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "high", b"high", "low", b"low", "note", b"note", "provisional", b"provisional", "rank", b"rank", "rating", b"rating", "rating_text", b"rating_text", "unbounded", b"unbounded"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -141,7 +141,7 @@ def _standings(args: argparse.Namespace) -> int:
     if not response.rows:
         print(f"no rated {response.game} games yet")
         return 0
-    title = f"{response.game}: live Elo ladder (moved after every game; not the official standings)"
+    title = f"{response.game}: live Elo ladder (not the official standings)"
     out.print(standings_table(title, ((r.bot, r) for r in response.rows)))
     if args.head_to_head and response.head_to_head:
         print_head_to_head(out, "head to head (wins-draws-losses)", response.head_to_head)

@@ -64,7 +64,7 @@ def test_standings_show_the_official_fit_then_the_live_ladder(
     assert "likelihood of superiority: P(row better than column)" in out
     alice = next(row for row in rows if row[0] == "alice" and len(row) == 4)
     assert alice[1] == "-" and float(alice[3]) > 0.9
-    assert "passing standings" in out  # the live Elo ladder follows
+    assert "passing: live Elo ladder (not the official standings)" in out
 
 
 def test_an_anchor_and_json(capsys: pytest.CaptureFixture[str], referee: AdminServer) -> None:

@@ -81,12 +81,7 @@ def test_the_official_standings_are_the_batch_fit_of_the_storage(site: Site, gam
         standings.FIT_ROUNDS,
     )
     assert (official["model"], official["sets"]) == (want.point.model, want.point.units)
-    assert [
-        (r["rank"], r["bot"], r["rating"], r["interval"], r["games"]) for r in official["rows"]
-    ] == [
-        (rank, bot, rating, [low, high], games)
-        for rank, (bot, rating, low, high, games) in enumerate(want.rows(), start=1)
-    ]
+    assert official["rows"] == [standings.row_data(row) for row in want.table]
     seats = want.point.seat_advantage
     assert [(s["seat"], s["label"]) for s in official["seats"]] == [
         (n, f"seat {n}") for n in range(1, len(seats))
@@ -103,10 +98,10 @@ def test_the_official_standings_are_the_batch_fit_of_the_storage(site: Site, gam
     assert official_at < elo_at
     shown = page[official_at:elo_at]
     assert f"{want.label}: official standings ({want.point.model}; {want.games} game" in shown
-    for bot, rating, low, high, games in want.rows():
+    for row in want.table:
         assert (
-            f'<td><a href="/bots/{bot}">{bot}</a></td>\n<td>{rating:.0f}</td>\n'
-            f"<td>{low:.0f} to {high:.0f}</td>\n<td>{games}</td>"
+            f'<td><a href="/bots/{row.bot}">{row.bot}</a></td>\n<td>{row.text}</td>\n'
+            f"<td>{html.escape(row.interval_text)}</td>\n<td>{row.games}</td>"
         ) in shown
     assert "Seat advantage, Elo against the first starter's seat (95%)" in shown
     for row in official["seats"]:
@@ -130,7 +125,7 @@ def test_a_player_count_fits_the_games_of_that_count_alone(tmp_path: Path) -> No
             want = expected_fit(storage, "straight", players)
             assert got["official"]["pool"] == f"straight {players}p"
             assert [(r["bot"], r["rating"]) for r in got["official"]["rows"]] == [
-                (bot, rating) for bot, rating, *_ in want.rows()
+                (row.bot, row.rating) for row in want.table
             ]
             assert len(got["official"]["seats"]) == players - 1
         none = client.get("/api/games/straight/standings?players=4").json()

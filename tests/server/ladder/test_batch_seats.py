@@ -28,7 +28,7 @@ def partnership_standings(seed: int, deals: int) -> BatchStandings:
     games = duplicate_sets(tables, (0, 1, 0, 1), STRENGTHS, seats, rng, deals=deals)
     point = fit(games)
     spread = bootstrap(games, point, rounds=60, seed=seed)
-    return BatchStandings("passing", PoolKey(4, True), point, spread, len(games), (), ())
+    return BatchStandings("passing", PoolKey(4, True), point, spread, len(games), (), (), ())
 
 
 def test_a_partnership_pool_shows_one_side_line_the_contrast_of_its_seat_terms() -> None:
@@ -50,7 +50,7 @@ def test_a_free_for_all_pool_shows_each_seat_position_after_the_first() -> None:
     games = duplicate_sets(tables, (0, 1, 2), STRENGTHS, (0.0, -30.0, 20.0), rng, deals=4)
     point = fit(games)
     spread = bootstrap(games, point, rounds=20, seed=1)
-    standings = BatchStandings("moon", PoolKey(3, False), point, spread, len(games), (), ())
+    standings = BatchStandings("moon", PoolKey(3, False), point, spread, len(games), (), (), ())
     rows = standings.seat_rows()
     assert [(r.label, r.position) for r in rows] == [("seat 1", 1), ("seat 2", 2)]
     for r in rows:

@@ -29,7 +29,15 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from domino_arena.server.web import course_pages, forms, live_pages, params, standings, views
+from domino_arena.server.web import (
+    bot_ratings,
+    course_pages,
+    forms,
+    live_pages,
+    params,
+    standings,
+    views,
+)
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.params import WebError, not_found
 from domino_arena.server.web.scoped import PublicNames, public_names
@@ -117,7 +125,7 @@ def _bot(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
         # A bot of an anonymous course has no public page: its URL would name it.
         if public_names(storage).hidden(name):
             raise not_found(f"no bot is called {name!r}")
-        return views.bot(storage, name)
+        return bot_ratings.bot_page(storage, name)
 
     return read
 

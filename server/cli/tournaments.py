@@ -337,7 +337,7 @@ def _print_results(t: Any) -> None:
                     r.losses,
                     r.faults,
                     f"{r.points:g}",
-                    f"{r.performance:.0f}",
+                    (r.performance_text or "-") + (" (provisional)" if r.provisional else ""),
                 )
                 for rank, r in enumerate(t.results, start=1)
             ),

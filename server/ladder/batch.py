@@ -28,6 +28,7 @@ from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS, Bootstrap, 
 from domino_arena.server.ladder.official import OfficialRow, official_rows
 from domino_arena.server.ladder.pairs import PairRow, pair_table
 from domino_arena.server.store.matches import StoredMatch, sides_of
+from domino_arena.server.store.tables import HOUSE_PREFIX
 
 MAX_ROUNDS: Final = 2000
 """The most bootstrap rounds one request may ask for (each is a refit)."""
@@ -175,3 +176,33 @@ def batch_standings(
     pairs = tuple(pair_table(games, point)) if key.partnerships else ()
     table = tuple(official_rows(games, point, spread.intervals))
     return BatchStandings(game, key, point, spread, len(games), pairs, others, table)
+
+
+def point_table(
+    matches: Sequence[StoredMatch], baselines: Sequence[tuple[str, float]] = ()
+) -> dict[str, OfficialRow]:
+    """The official rows of a tournament's own fit, without its bootstrap: what its results
+    table shows as each entrant's performance (docs/ratings.md). ``matches`` are the
+    tournament's stored games (the counted ones are fitted, the pool with most games);
+    ``baselines`` its frozen baselines (house bot name, fixed rating), held at their ratings.
+    Empty when the games cannot be fitted (none, or parts that never met)."""
+    chosen = counted(matches, ladder=False)
+    if not chosen:
+        return {}
+    pools = Counter(pool_key(m) for m in chosen)
+    key = min(pools, key=lambda k: (-pools[k], k))
+    try:
+        games = [fit_game_of(m) for m in chosen if pool_key(m) == key]
+    except ValueError:  # a damaged row or record: the results table still shows the rest
+        return {}
+    played = {bot for item in games for bot in item.game.bots}
+    seats = {
+        (name if name.startswith(HOUSE_PREFIX) else HOUSE_PREFIX + name): rating
+        for name, rating in baselines
+    }
+    fixed = {seat: rating for seat, rating in seats.items() if seat in played}
+    try:
+        point = fit(games, fixed=fixed or None)
+    except ValueError:
+        return {}
+    return {row.bot: row for row in official_rows(games, point, None)}

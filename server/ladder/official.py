@@ -172,3 +172,19 @@ def official_rows(
         *(dataclasses.replace(row, rank=rank) for rank, row in enumerate(ranked, start=1)),
         *others,
     ]
+
+
+def performance_data(row: OfficialRow | None) -> dict[str, object] | None:
+    """A tournament entrant's performance as the web face shows it: its row of the
+    tournament's own fit (``batch.point_table``) as ``rating``, ``text`` ("1620", "≥ 1400"),
+    ``rank`` (null: unranked), ``provisional``, ``unbounded`` and ``note``; None without one."""
+    if row is None:
+        return None
+    return {
+        "rating": row.rating,
+        "text": row.text,
+        "rank": row.rank,
+        "provisional": row.provisional,
+        "unbounded": row.unbounded,
+        "note": row.note,
+    }

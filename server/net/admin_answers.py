@@ -7,6 +7,7 @@ and checks, these only translate.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
@@ -202,9 +203,12 @@ def tournament_results(
     """Return the results per entrant (best first) and the crosstable of a tournament.
 
     Only counted games (normal ends and forfeits) count, rated or not; ``performance`` is the
-    Elo of these games alone, played in the order they were stored, against the tournament's
-    frozen ``baselines`` at their fixed ratings.
+    entrant's row of the tournament's own official fit (``batch.point_table``), the frozen
+    ``baselines`` held at their fixed ratings.
     """
+    # Imported here: the fit loads NumPy and SciPy, which a referee loads only when asked.
+    from domino_arena.server.ladder.batch import point_table  # noqa: PLC0415
+
     games = counted_games(matches, baselines)
     rows = [
         admin_pb.EntrantResult(
@@ -215,9 +219,11 @@ def tournament_results(
             losses=row.losses,
             faults=row.faults,
             points=row.points,
-            performance=row.performance,
+            performance=math.nan if row.performance is None else row.performance.rating,
+            performance_text="" if row.performance is None else row.performance.text,
+            provisional=row.performance is not None and row.performance.provisional,
         )
-        for row in entrant_results(entrants, games)
+        for row in entrant_results(entrants, games, point_table(matches, baselines))
     ]
     return rows, head_to_head_rows(games)
 

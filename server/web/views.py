@@ -20,6 +20,8 @@ from sqlalchemy.engine import Engine
 from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault, parse_record
 from domino_arena.sdk.rules import GAMES, RulesError
 from domino_arena.server.ladder import elo
+from domino_arena.server.ladder.batch import point_table
+from domino_arena.server.ladder.official import performance_data
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
@@ -241,7 +243,7 @@ _HEAD_TO_HEAD: Final = Kept[list[dict[str, Any]]](HEAD_TO_HEAD_KEPT)
 def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
     """The tournament's results, crosstable and duplicate sets, computed from every stored game.
 
-    They need all of its games (the performance column replays them in order), which at 10,000
+    They need all of its games (the performance column is their fit), which at 10,000
     games takes far longer than a page may, so they are kept (:class:`Kept`), stamped with the
     tournament's stored-game count: the same count means the same games.
     """
@@ -260,9 +262,9 @@ def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
                 "losses": row.losses,
                 "faults": row.faults,
                 "points": row.points,
-                "performance": row.performance,
+                "performance": performance_data(row.performance),
             }
-            for row in entrant_results(t.entrants, games)
+            for row in entrant_results(t.entrants, games, point_table(matches, t.baselines))
         ]
         return _Tables(results, crosstable(t.entrants, games), by_deal(matches))
 

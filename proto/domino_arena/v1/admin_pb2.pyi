@@ -813,6 +813,8 @@ class EntrantResult(_message.Message):
     FAULTS_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
     PERFORMANCE_FIELD_NUMBER: _builtins.int
+    PERFORMANCE_TEXT_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     games: _builtins.int
     wins: _builtins.int
@@ -822,7 +824,13 @@ class EntrantResult(_message.Message):
     points: _builtins.float
     """wins + draws / 2"""
     performance: _builtins.float
-    """Elo over this tournament's games alone, from 1500"""
+    """Its rating in the tournament's own official fit (docs/ratings.md), NaN when it has none;
+    shown as `performance_text`, one-sided ("≥ 1400", "≤ 900") when the games bound it so.
+    """
+    performance_text: _builtins.str
+    """"1620", "≥ 1400", "≤ 900", "?"; empty: no fit"""
+    provisional: _builtins.bool
+    """fewer games than the official table's minimum"""
     def __init__(
         self,
         *,
@@ -834,10 +842,12 @@ class EntrantResult(_message.Message):
         faults: _builtins.int = ...,
         points: _builtins.float = ...,
         performance: _builtins.float = ...,
+        performance_text: _builtins.str = ...,
+        provisional: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "draws", b"draws", "faults", b"faults", "games", b"games", "losses", b"losses", "performance", b"performance", "points", b"points", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "draws", b"draws", "faults", b"faults", "games", b"games", "losses", b"losses", "performance", b"performance", "performance_text", b"performance_text", "points", b"points", "provisional", b"provisional", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

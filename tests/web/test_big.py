@@ -13,6 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.ladder.batch import point_table
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.matches import StoredMatch
@@ -123,7 +124,8 @@ def test_the_tables_count_every_stored_game_and_the_next_one_too(big: Big) -> No
     def want() -> list[tuple[str, float, int]]:
         stored = big.storage.matches(100, tournament_id="cup", records=False)
         return [
-            (r.bot, r.points, r.games) for r in entrant_results(ENTRANTS, counted_games(stored))
+            (r.bot, r.points, r.games)
+            for r in entrant_results(ENTRANTS, counted_games(stored), point_table(stored))
         ]
 
     def shown(page: dict[str, Any]) -> list[tuple[str, float, int]]:

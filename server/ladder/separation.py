@@ -92,12 +92,12 @@ def separation(games: Sequence[FitGame], point: FitResult) -> Separation:
     for g, item in enumerate(games):
         game = item.game
         at = [index[bot] for bot in game.bots]
-        for seat, bot in enumerate(at):
-            played[bot].append(g)
+        for seat, who in enumerate(at):
+            played[who].append(g)
             for other_seat, other in enumerate(at):
                 mine, theirs = game.side_of_seat[seat], game.side_of_seat[other_seat]
                 if mine != theirs and game.standing[mine] <= game.standing[theirs]:
-                    edges.add((bot, other))
+                    edges.add((who, other))
     reach = _reachability(len(bots), edges)
     reference = _reference(bots, reach, point)
     bounds: dict[str, Bound] = {}

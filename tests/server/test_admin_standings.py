@@ -180,3 +180,19 @@ def test_a_partnership_pool_has_its_pair_table(server: AdminServer) -> None:
     assert sum(p.games for p in pairs.values()) == 2 * 60  # two pairs a game
     assert all(p.first < p.second for p in pairs.values())
     assert all(0 <= p.score <= 1 and 0 < p.expected < 1 for p in pairs.values())
+
+
+def test_a_newcomer_with_one_win_is_provisional_one_sided_and_below_the_table(
+    server: AdminServer,
+) -> None:
+    match = stored_match("new", ("dave", "alice"), 0, minute=59)
+    server.arena.storage.save_match(dataclasses.replace(match, seed=999, record=None))
+    rows = standings(server, bootstrap_rounds=10).batch.rows
+    assert [r.bot for r in rows] == ["alice", "bob", "carol", "dave"]
+    assert [r.rank for r in rows] == [1, 2, 3, 0]
+    dave = rows[-1]
+    assert (dave.provisional, dave.unbounded, dave.games) == (True, True, 1)
+    assert math.isinf(dave.high) and dave.rating_text == f"≥ {dave.low:.0f}"
+    assert dave.note.startswith("provisional: 1 game, fewer than 10; one-sided:")
+    assert not any(r.provisional or r.unbounded or r.note for r in rows[:3])
+    assert [r.rating_text for r in rows[:3]] == [f"{r.rating:.0f}" for r in rows[:3]]

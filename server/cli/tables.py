@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-STANDINGS_COLUMNS = ("#", "bot", "Elo", "±95%", "games", "wins", "draws", "losses", "faults")
+STANDINGS_COLUMNS = ("#", "bot", "live Elo", "±95%", "games", "wins", "draws", "losses", "faults")
 
 
 class Standing(Protocol):
@@ -67,7 +67,8 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[obj
 
 
 def standings_table(title: str, ranked: Iterable[tuple[str, Standing]]) -> Any:
-    """The ladder, best first: rank, bot, Elo with its 95% uncertainty, record and faults."""
+    """The live ladder, best first: rank, bot, live Elo (named so: it is not the official fit)
+    with its 95% uncertainty, record and faults."""
     return table(
         title,
         STANDINGS_COLUMNS,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from domino_arena.server.store.matches import StoredMatch
 
 NOT_FITTED: Final = "FAILED_PRECONDITION: "
-"""How the referee says the games cannot be fitted yet (none, or parts that never met)."""
+"""How the referee says the games cannot be fitted yet (no counted games yet)."""
 
 
 def _standings_arguments(parser: argparse.ArgumentParser) -> None:

@@ -27,6 +27,7 @@ from domino_arena.server.ladder.fit import FitGame, FitResult, fit, fit_game_of
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS, Bootstrap, bootstrap
 from domino_arena.server.ladder.official import OfficialRow, official_rows
 from domino_arena.server.ladder.pairs import PairRow, pair_table
+from domino_arena.server.ladder.separation import main_part
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tables import HOUSE_PREFIX
 
@@ -148,8 +149,10 @@ def batch_standings(
 
     Raises:
         ValueError: no games, no games in ``key`` (the message lists the pools there are), an
-            anchor that played none of them, bots in parts that never met, or a round count
-            outside 1..MAX_ROUNDS; the message names the field.
+            anchor that played none of them, or a round count outside 1..MAX_ROUNDS; the
+            message names the field. Bots in parts that never met the part that fixes the
+            scale (:func:`.separation.main_part`) are listed in the table, unranked and
+            unbounded, rather than refused.
     """
     if not 1 <= rounds <= MAX_ROUNDS:
         raise ValueError(f"bootstrap_rounds: must be 1 to {MAX_ROUNDS}, got {rounds}")
@@ -161,7 +164,8 @@ def batch_standings(
     elif key not in pools:
         there = ", ".join(k.label(game) for k in sorted(pools))
         raise ValueError(f"players: no {key.label(game)} games to fit; there are: {there}")
-    games: list[FitGame] = [fit_game_of(m) for m in matches if pool_key(m) == key]
+    every: list[FitGame] = [fit_game_of(m) for m in matches if pool_key(m) == key]
+    games, apart = main_part(every, anchor=anchor, fixed=fixed or ())
     played = {bot for item in games for bot in item.game.bots}
     present = {bot: rating for bot, rating in (fixed or {}).items() if bot in played} or None
     try:
@@ -174,7 +178,7 @@ def batch_standings(
     spread = bootstrap(games, point, rounds=rounds, seed=seed)
     others = tuple(sorted(k for k in pools if k != key))
     pairs = tuple(pair_table(games, point)) if key.partnerships else ()
-    table = tuple(official_rows(games, point, spread.intervals))
+    table = tuple(official_rows(games, point, spread.intervals, apart=apart))
     return BatchStandings(game, key, point, spread, len(games), pairs, others, table)
 
 
@@ -185,24 +189,22 @@ def point_table(
     table shows as each entrant's performance (docs/ratings.md). ``matches`` are the
     tournament's stored games (the counted ones are fitted, the pool with most games);
     ``baselines`` its frozen baselines (house bot name, fixed rating), held at their ratings.
-    Empty when the games cannot be fitted (none, or parts that never met)."""
+    Empty when there are no counted games (or a damaged one)."""
     chosen = counted(matches, ladder=False)
     if not chosen:
         return {}
     pools = Counter(pool_key(m) for m in chosen)
     key = min(pools, key=lambda k: (-pools[k], k))
     try:
-        games = [fit_game_of(m) for m in chosen if pool_key(m) == key]
+        every = [fit_game_of(m) for m in chosen if pool_key(m) == key]
     except ValueError:  # a damaged row or record: the results table still shows the rest
         return {}
-    played = {bot for item in games for bot in item.game.bots}
     seats = {
         (name if name.startswith(HOUSE_PREFIX) else HOUSE_PREFIX + name): rating
         for name, rating in baselines
     }
+    games, apart = main_part(every, fixed=seats)
+    played = {bot for item in games for bot in item.game.bots}
     fixed = {seat: rating for seat, rating in seats.items() if seat in played}
-    try:
-        point = fit(games, fixed=fixed or None)
-    except ValueError:
-        return {}
-    return {row.bot: row for row in official_rows(games, point, None)}
+    point = fit(games, fixed=fixed or None)
+    return {row.bot: row for row in official_rows(games, point, None, apart=apart)}

@@ -55,6 +55,9 @@ class OfficialRow:
     interval: bool = True
     """False when no interval was computed (a point fit without a bootstrap): a two-sided
     row then has ``low`` and ``high`` at its rating."""
+    fitted: bool = True
+    """False for a bot of a part of the pool that never met the fitted part
+    (:func:`.separation.main_part`): its ``rating`` is NaN."""
 
     @property
     def unbounded(self) -> bool:
@@ -91,6 +94,8 @@ class OfficialRow:
             parts.append("one-sided: never behind the rest of the pool, no upper bound")
         elif self.bound is Bound.UPPER:
             parts.append("one-sided: never ahead of the rest of the pool, no lower bound")
+        elif not self.fitted:
+            parts.append("unbounded: it never met the bots of this table, even through others")
         elif self.bound is Bound.NONE:
             parts.append("unbounded: its games do not place it against the pool")
         return "; ".join(parts)
@@ -127,9 +132,12 @@ def official_rows(
     intervals: Mapping[str, tuple[float, float]] | None,
     *,
     found: Separation | None = None,
+    apart: Mapping[str, int] | None = None,
 ) -> list[OfficialRow]:
     """The table of ``point`` (the fit of ``games``): the ranked bots best first, then the
-    provisional and unbounded ones, best first too; equal ratings by name.
+    provisional and unbounded ones, best first too (equal ratings by name), then the bots of
+    ``apart`` by name (parts of the pool that never met the fitted one, with their games:
+    :func:`.separation.main_part`).
 
     ``intervals``: the bootstrap's (``fit_bootstrap.Bootstrap.intervals``), or None for a
     point fit alone (its two-sided rows then have no interval). ``found``: the separation of
@@ -168,9 +176,25 @@ def official_rows(
         )
     ranked = [r for r in rows if not r.provisional and r.bound is not Bound.NONE]
     others = [r for r in rows if r.provisional or r.bound is Bound.NONE]
+    never = [
+        OfficialRow(
+            bot=bot,
+            rating=math.nan,
+            low=-math.inf,
+            high=math.inf,
+            games=played,
+            rank=None,
+            provisional=played < MIN_GAMES,
+            bound=Bound.NONE,
+            interval=intervals is not None,
+            fitted=False,
+        )
+        for bot, played in sorted((apart or {}).items())
+    ]
     return [
         *(dataclasses.replace(row, rank=rank) for rank, row in enumerate(ranked, start=1)),
         *others,
+        *never,
     ]
 
 
@@ -181,7 +205,7 @@ def performance_data(row: OfficialRow | None) -> dict[str, object] | None:
     if row is None:
         return None
     return {
-        "rating": row.rating,
+        "rating": row.rating if row.fitted else None,
         "text": row.text,
         "rank": row.rank,
         "provisional": row.provisional,

@@ -80,8 +80,11 @@ def entrant_results(
 
 
 def _performance_key(row: OfficialRow | None) -> tuple[int, float]:
-    """Ranked rows first, by rating; then unranked ones by rating; then none."""
+    """Ranked rows first, by rating; then unranked ones by rating; then those never fitted
+    (a part of the tournament that never met the rest), then none."""
     if row is None:
+        return (3, 0.0)
+    if not row.fitted:
         return (2, 0.0)
     return (0 if row.rank is not None else 1, -row.rating)
 

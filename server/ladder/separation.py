@@ -1,4 +1,5 @@
-"""What the games cannot bound: separation in the batch fit, and the one-sided bounds it leaves.
+"""What the games cannot bound: separation in the batch fit, the one-sided bounds it leaves, and
+groups that never met.
 
 docs/ratings.md (what the standings don't know). The maximum-likelihood rating of a bot that
 never finished behind the rest of its pool is infinite: every higher rating explains its games
@@ -31,6 +32,12 @@ rating shifted so far is its lower bound. Against a single opponent this is the 
 636 Elo below its opponent, 80 out of 80 at least 531 above. A bot bounded above only is the
 mirror image. :data:`TAIL` is 2.5%, the tail each end of the two-sided 95% intervals leaves.
 The other bots' ratings are taken as fitted; their own uncertainty is not added.
+
+**Groups that never met.** Bots linked to the rest by no chain of games at all could only be
+compared through the prior, so the fit (``fit.py``) refuses such a pool. :func:`main_part`
+keeps the part that fixes the scale (the one holding the most frozen baselines, the anchor's,
+or else the one with most bots, then most games) and names the others' bots, which the table
+lists unranked and unbounded ("?"), with their games.
 """
 
 from __future__ import annotations
@@ -135,6 +142,49 @@ def separation(games: Sequence[FitGame], point: FitResult) -> Separation:
         shift = kept[group] * ELO_PER_NATURAL
         limits[bot] = point.ratings[bot] + (-shift if upper else shift)
     return Separation(bounds, limits)
+
+
+def main_part(
+    games: Sequence[FitGame], *, anchor: str | None = None, fixed: Iterable[str] = ()
+) -> tuple[list[FitGame], dict[str, int]]:
+    """The games of the part of the pool that fixes the scale (see the module doc), and each
+    bot of the other parts with its number of games; all of ``games`` and nothing when the
+    pool is one part."""
+    part: dict[str, str] = {}
+
+    def root(bot: str) -> str:
+        while part.setdefault(bot, bot) != bot:
+            part[bot] = part[part[bot]]
+            bot = part[bot]
+        return bot
+
+    count: dict[str, int] = {}
+    for item in games:
+        first = root(item.game.bots[0])
+        for bot in item.game.bots:
+            count[bot] = count.get(bot, 0) + 1
+            other = root(bot)
+            if other != first:
+                part[max(first, other)] = min(first, other)
+                first = min(first, other)
+    members: dict[str, list[str]] = {}
+    for bot in sorted(count):
+        members.setdefault(root(bot), []).append(bot)
+    if len(members) <= 1:
+        return list(games), {}
+    held = set(fixed)
+    main = min(
+        members,
+        key=lambda r: (
+            -len(held.intersection(members[r])),
+            anchor not in members[r],
+            -len(members[r]),
+            -sum(count[b] for b in members[r]),
+            members[r][0],
+        ),
+    )
+    kept = [item for item in games if root(item.game.bots[0]) == main]
+    return kept, {bot: count[bot] for bot in sorted(count) if root(bot) != main}
 
 
 def _reachability(size: int, edges: Iterable[tuple[int, int]]) -> np.ndarray:

@@ -115,7 +115,7 @@ def batch_message(
 
     Raises:
         RequestError: INVALID_ARGUMENT for a bad anchor or pool, FAILED_PRECONDITION when the
-            games cannot be fitted yet (none, or bots in parts that never met).
+            games cannot be fitted yet (none counted).
     """
     chosen = counted(matches, ladder=ladder)
     try:
@@ -171,7 +171,7 @@ def standings_message(standings: BatchStandings, *, los: bool) -> admin_pb.Batch
         for row in standings.pairs
     )
     if los:
-        order = [row.bot for row in rows]
+        order = [row.bot for row in rows if row.fitted]  # a part that never met: no LOS
         message.los.extend(
             admin_pb.LosRow(
                 bot=bot,

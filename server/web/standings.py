@@ -167,22 +167,23 @@ def _fit(
         fitted = batch_standings(
             chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED, fixed=fixed or None
         )
-    except ValueError as exc:  # no games, or bots in parts that never met
+    except ValueError as exc:  # no games yet
         return _Official(seq, None, str(exc))
     return _Official(seq, official_data(fitted), None)
 
 
 def row_data(row: OfficialRow) -> dict[str, Any]:
     """A row of an official table as the pages and ``/api`` show it (``official.py``): the
-    rating as a number and as shown (``text``: "1853", "≥ 2100", "≤ 900", "?"), ``low`` and
-    ``high`` (null on an unbounded side), ``interval`` (both ends, or null when either is
-    open), ``rank`` (null: unranked), ``provisional``, ``unbounded`` and ``note``."""
+    rating as a number (null for a bot that never met the fitted part) and as shown
+    (``text``: "1853", "≥ 2100", "≤ 900", "?"), ``low`` and ``high`` (null on an unbounded
+    side), ``interval`` (both ends, or null when either is open), ``rank`` (null: unranked),
+    ``provisional``, ``unbounded`` and ``note``."""
     low = None if math.isinf(row.low) else row.low
     high = None if math.isinf(row.high) else row.high
     return {
         "rank": row.rank,
         "bot": row.bot,
-        "rating": row.rating,
+        "rating": row.rating if row.fitted else None,
         "text": row.text,
         "low": low,
         "high": high,

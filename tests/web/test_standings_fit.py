@@ -179,26 +179,32 @@ def test_an_empty_pool_shows_the_note_and_the_elo_table(
     page = client.get("/games/moon/standings")
     assert page.status_code == 200
     assert "No official standings yet: moon: no rated games to fit yet." in page.text
-    assert '<table class="official">' not in page.text
+    assert '<table class="official leaderboard">' not in page.text
     assert '<table class="standings">' in page.text
     assert "No rated games yet." in page.text
 
 
-def test_a_pool_in_parts_that_never_met_shows_the_note_and_the_elo_table(
+def test_a_part_that_never_met_the_rest_is_listed_unranked_and_unbounded(
     empty: tuple[RatedStorage, TestClient],
 ) -> None:
     storage, client = empty
-    for n, seats in enumerate([("ann", "bob"), ("cat", "dan"), ("bob", "ann"), ("dan", "cat")]):
+    games = [("ann", "bob"), ("bob", "cat"), ("cat", "ann"), ("dan", "eve")]
+    for n, seats in enumerate(games * 2):
         store_game(storage, "passing", seats, 600 + n, f"p{n}")
-    with pytest.raises(ValueError, match="parts that never met") as raised:
-        expected_fit(storage, "passing")
+    want = expected_fit(storage, "passing")
     got = client.get("/api/games/passing/standings").json()
-    assert got["official"] is None
-    assert got["official_note"] == str(raised.value)
-    assert {r["bot"] for r in got["rows"]} == {"ann", "bob", "cat", "dan"}
+    assert got["official_note"] is None
+    official = got["official"]
+    assert official["rows"] == [standings.row_data(row) for row in want.table]
+    assert official["games"] == 6  # the part that fixes the scale: ann, bob and cat
+    dan, eve = official["rows"][-2:]
+    assert (dan["bot"], dan["rating"], dan["text"], dan["games"]) == ("dan", None, "?", 2)
+    assert (eve["rank"], eve["unbounded"], eve["interval"]) == (None, True, None)
+    assert eve["note"].endswith("it never met the bots of this table, even through others")
+    assert {r["bot"] for r in got["rows"]} == {"ann", "bob", "cat", "dan", "eve"}
     page = client.get("/games/passing/standings").text
-    assert f"No official standings yet: {html.escape(str(raised.value))}" in page
-    assert '<a href="/bots/cat">cat</a>' in page[page.index("Live Elo ladder") :]
+    below = page[page.index("<h3>Not ranked</h3>") : page.index("Live Elo ladder")]
+    assert '<a href="/bots/dan">dan</a></td>\n<td>?</td>\n<td>unbounded</td>' in below
 
 
 def test_the_fit_is_kept_until_the_pool_s_next_rated_game(

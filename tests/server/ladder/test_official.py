@@ -19,7 +19,7 @@ from domino_arena.server.ladder.official import (
     official_rows,
     rating_text,
 )
-from domino_arena.server.ladder.separation import TAIL, Bound, separation
+from domino_arena.server.ladder.separation import TAIL, Bound, main_part, separation
 from tests.fakes.fit_games import duplicate_sets
 
 
@@ -163,3 +163,28 @@ def test_pools_without_separation_still_cover_the_truth_95_percent() -> None:
             covered += row.low <= truth[row.bot] <= row.high
             total += 1
     assert 0.93 <= covered / total <= 0.97, f"{covered} of {total}"
+
+
+def test_a_part_that_never_met_the_rest_is_listed_apart() -> None:
+    body = mixed(("a", "b", "c"), 30, seed=5)
+    island = mixed(("x", "y"), 12, seed=6)
+    kept, apart = main_part(body + island)
+    assert (kept, apart) == (body, {"x": 12, "y": 12})
+    # The anchor's part, or the one holding the frozen baselines, fixes the scale instead.
+    assert main_part(body + island, anchor="x") == (island, {"a": 20, "b": 20, "c": 20})
+    assert main_part(body + island, fixed=["y"])[0] == island
+    assert main_part(body) == (body, {})
+    point = fit(kept)
+    table = official_rows(kept, point, None, apart=apart)
+    assert [row.bot for row in table[-2:]] == ["x", "y"]
+    x = table[-2]
+    assert (x.fitted, x.rank, x.bound, x.text, x.provisional) == (
+        False,
+        None,
+        Bound.NONE,
+        "?",
+        False,
+    )
+    assert math.isnan(x.rating) and x.note.endswith(
+        "never met the bots of this table, even through others"
+    )

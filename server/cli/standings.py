@@ -265,7 +265,11 @@ def print_official_standings(
 
     try:
         fitted = batch_standings(
-            counted(matches, ladder=False), game=game, seed=BOOTSTRAP_SEED, fixed=fixed
+            counted(matches, ladder=False),
+            game=game,
+            seed=BOOTSTRAP_SEED,
+            fixed=fixed,
+            apart=True,
         )
     except ValueError as exc:
         print(f"no official standings yet: {exc}")

@@ -140,19 +140,21 @@ def batch_standings(
     rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
     fixed: Mapping[str, float] | None = None,
+    apart: bool = False,
 ) -> BatchStandings:
     """Fit the pool ``key`` of ``matches`` (counted ones: see :func:`counted`) and bootstrap it.
 
     ``key`` None takes the pool with the most games. ``seed`` seeds the bootstrap, so the same
     games give the same intervals. ``fixed`` holds frozen baselines at their ratings (bot ->
     rating, :func:`.fit.fit`); those that played none of the pool's games are left out.
+    ``apart``: list the bots of parts that never met the part that fixes the scale
+    (:func:`.separation.main_part`) in the table, unranked and unbounded, instead of refusing
+    the pool (the standings do; grades, which must give every bot a grade, refuse).
 
     Raises:
         ValueError: no games, no games in ``key`` (the message lists the pools there are), an
-            anchor that played none of them, or a round count outside 1..MAX_ROUNDS; the
-            message names the field. Bots in parts that never met the part that fixes the
-            scale (:func:`.separation.main_part`) are listed in the table, unranked and
-            unbounded, rather than refused.
+            anchor that played none of them, bots in parts that never met (unless ``apart``),
+            or a round count outside 1..MAX_ROUNDS; the message names the field.
     """
     if not 1 <= rounds <= MAX_ROUNDS:
         raise ValueError(f"bootstrap_rounds: must be 1 to {MAX_ROUNDS}, got {rounds}")
@@ -165,7 +167,7 @@ def batch_standings(
         there = ", ".join(k.label(game) for k in sorted(pools))
         raise ValueError(f"players: no {key.label(game)} games to fit; there are: {there}")
     every: list[FitGame] = [fit_game_of(m) for m in matches if pool_key(m) == key]
-    games, apart = main_part(every, anchor=anchor, fixed=fixed or ())
+    games, others_of = main_part(every, anchor=anchor, fixed=fixed or ()) if apart else (every, {})
     played = {bot for item in games for bot in item.game.bots}
     present = {bot: rating for bot, rating in (fixed or {}).items() if bot in played} or None
     try:
@@ -178,7 +180,7 @@ def batch_standings(
     spread = bootstrap(games, point, rounds=rounds, seed=seed)
     others = tuple(sorted(k for k in pools if k != key))
     pairs = tuple(pair_table(games, point)) if key.partnerships else ()
-    table = tuple(official_rows(games, point, spread.intervals, apart=apart))
+    table = tuple(official_rows(games, point, spread.intervals, apart=others_of))
     return BatchStandings(game, key, point, spread, len(games), pairs, others, table)
 
 

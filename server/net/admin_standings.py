@@ -128,6 +128,7 @@ def batch_message(
             rounds=options.rounds,
             seed=BOOTSTRAP_SEED,
             fixed=fixed,
+            apart=True,
         )
     except ValueError as exc:
         text = str(exc)

@@ -165,7 +165,12 @@ def _fit(
     fixed = {baseline_seat(bot): rating for bot, rating in baselines}
     try:
         fitted = batch_standings(
-            chosen, game=game, rounds=FIT_ROUNDS, seed=BOOTSTRAP_SEED, fixed=fixed or None
+            chosen,
+            game=game,
+            rounds=FIT_ROUNDS,
+            seed=BOOTSTRAP_SEED,
+            fixed=fixed or None,
+            apart=True,
         )
     except ValueError as exc:  # no games yet
         return _Official(seq, None, str(exc))

@@ -12,8 +12,8 @@ from typing import Any, Final
 import pytest
 from starlette.testclient import TestClient
 
-from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.batch import point_table
+from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.matches import StoredMatch

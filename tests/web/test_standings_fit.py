@@ -37,7 +37,9 @@ def expected_fit(storage: RatedStorage, game: str, players: int | None = None) -
     chosen = counted(storage.matches(MAX_BATCH_MATCHES, game=game, records=False), ladder=True)
     if players is not None:
         chosen = [m for m in chosen if len(m.seats) == players]
-    return batch_standings(chosen, game=game, rounds=standings.FIT_ROUNDS, seed=BOOTSTRAP_SEED)
+    return batch_standings(
+        chosen, game=game, rounds=standings.FIT_ROUNDS, seed=BOOTSTRAP_SEED, apart=True
+    )
 
 
 def store_game(
@@ -280,14 +282,14 @@ def test_a_hostile_bot_name_is_escaped_in_the_official_standings(
     assert "<script>" not in page
     shown = page[page.index("Official standings") : page.index("Live Elo ladder")]
     assert f">{ESCAPED}</a>" in shown
-    # and in a note, which names the bots of each part
+    # and in either part of a pool in two parts (one fitted, the other listed apart)
     store_game(storage, "passing", (HOSTILE, "bob"), 810, "h8")
     store_game(storage, "passing", ("cat", "dan"), 811, "h9")
-    note = client.get("/api/games/passing/standings").json()["official_note"]
-    assert HOSTILE in note
+    rows = client.get("/api/games/passing/standings").json()["official"]["rows"]
+    assert sorted(r["bot"] for r in rows) == sorted([HOSTILE, "bob", "cat", "dan"])
     page = client.get("/games/passing/standings").text
     assert HOSTILE not in page
-    assert ESCAPED in page[page.index("No official standings yet") :]
+    assert ESCAPED in page[page.index("<h3>Not ranked</h3>") : page.index("Live Elo ladder")]
 
 
 # What the pages say the official standings don't know (docs/ratings.md): a bot with one game is

@@ -1590,7 +1590,9 @@ class BatchRow(_message.Message):
     """1 = best; 0: unranked (provisional, or `unbounded` on both sides)"""
     bot: _builtins.str
     rating: _builtins.float
-    """Elo scale: the fit's point (for a one-sided row, the prior's stand-in)"""
+    """Elo scale: the fit's point (for a one-sided row, the prior's stand-in); NaN for a bot of a
+    part of the pool that never met the fitted part (rating_text "?", listed last).
+    """
     low: _builtins.float
     """95% interval (bootstrap over duplicate sets). A one-sided rating has the open end
     infinite and the other its bound: "≥ low" (high infinite) or "≤ high" (low infinite).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Sequence
+from typing import Any, Final
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.cli.admin_client import (
@@ -29,9 +29,6 @@ from domino_arena.server.cli.arguments import (
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import standings_table, table
 from domino_arena.v1 import admin_pb2
-
-if TYPE_CHECKING:
-    from domino_arena.server.store.matches import StoredMatch
 
 NOT_FITTED: Final = "FAILED_PRECONDITION: "
 """How the referee says the games cannot be fitted yet (no counted games yet)."""
@@ -246,35 +243,6 @@ def print_official(out: Any, rows: Sequence[admin_pb2.BatchRow]) -> None:
                 ),
             )
         )
-
-
-def print_official_standings(
-    out: Any, matches: Sequence[StoredMatch], game: str, fixed: Mapping[str, float] | None = None
-) -> None:
-    """Print the official standings of ``matches`` (a tournament's stored games) as
-    ``domino-arena standings --tournament`` does: the batch fit's title line, table, seat
-    advantage and pairs, or one line saying why there are none yet. ``fixed``: the frozen
-    baselines (seat name -> rating) that anchor the scale. Blocks for the fit (seconds on
-    thousands of games)."""
-    from domino_arena.server.ladder.batch import (  # noqa: PLC0415
-        BOOTSTRAP_SEED,
-        batch_standings,
-        counted,
-    )
-    from domino_arena.server.net.admin_standings import standings_message  # noqa: PLC0415
-
-    try:
-        fitted = batch_standings(
-            counted(matches, ladder=False),
-            game=game,
-            seed=BOOTSTRAP_SEED,
-            fixed=fixed,
-            apart=True,
-        )
-    except ValueError as exc:
-        print(f"no official standings yet: {exc}")
-        return
-    print_batch(out, standings_message(fitted, los=False), los=False)
 
 
 def _count(n: int, what: str) -> str:

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from domino_arena.server.cli.admin_client import console
-from domino_arena.server.cli.standings import print_official_standings
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena, stored_match
 
@@ -117,22 +115,3 @@ def test_mistakes_are_one_line_naming_the_option(
     code, out, err = run(capsys, *args)
     assert (code, out) == (2, "")
     assert words in err
-
-
-def test_the_main_jobs_official_table_is_the_commands(
-    capsys: pytest.CaptureFixture[str], referee: AdminServer
-) -> None:
-    """``print_official_standings`` (what the main job prints) shows a tournament's stored
-    games as ``standings --tournament`` does, and one line when nothing can be fitted."""
-    storage = referee.arena.storage
-    fill(storage, games=30)
-    print_official_standings(console(), storage.matches(100, records=False), "passing")
-    printed = capsys.readouterr().out
-    assert printed.startswith("passing 2p: official standings (plackett-luce/1; 30 games, ")
-    assert [row[1] for row in table_rows(printed) if row[0] in {"1", "2", "3"}] == [
-        "alice",
-        "bob",
-        "carol",
-    ]
-    print_official_standings(console(), [], "moon")
-    assert capsys.readouterr().out == "no official standings yet: moon: no rated games to fit yet\n"

@@ -17,13 +17,14 @@ from domino_arena.sdk.rules import GAMES
 from domino_arena.server.store.bots import BotState
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.tables import now
-from domino_arena.server.web import standings, views
+from domino_arena.server.web import lists, standings, views
 from domino_arena.server.web.params import Paging
 from domino_arena.server.web.scoped import (
     baseline_seat,
     course_games,
     known_course,
     match_counts,
+    tournament_counts,
 )
 from domino_arena.server.web.views import TournamentTotal, WebStorage
 
@@ -51,17 +52,17 @@ def course_summary(course: StoredCourse, tournaments: int = 0, matches: int = 0)
     }
 
 
-def courses(storage: WebStorage) -> dict[str, Any]:
-    """Every course, by name, with its counts of bots, owners, tournaments and matches."""
-    per_course: dict[str, int] = {}
-    for t in storage.tournaments():
-        per_course[t.course] = per_course.get(t.course, 0) + 1
-    played = match_counts(storage.engine)
+def courses(storage: WebStorage, paging: Paging = views.FIRST_PAGE) -> dict[str, Any]:
+    """One page of the courses, by name, with their counts of bots, owners, tournaments and
+    matches (counted for the page's courses alone)."""
+    found = storage.courses()
+    shown, has_next = lists.page_of(found, paging)
+    names = [c.name for c in shown]
+    run = tournament_counts(storage.engine, names)
+    played = match_counts(storage.engine, names)
     return {
-        "courses": [
-            course_summary(c, per_course.get(c.name, 0), played.get(c.name, 0))
-            for c in storage.courses()
-        ]
+        "courses": [course_summary(c, run.get(c.name, 0), played.get(c.name, 0)) for c in shown],
+        **lists.paged(paging, has_next, len(found)),
     }
 
 
@@ -88,11 +89,16 @@ def leaderboard(storage: WebStorage, name: str) -> dict[str, Any]:
 
 
 def course_tournaments(
-    storage: WebStorage, name: str, total_of: TournamentTotal | None
+    storage: WebStorage,
+    name: str,
+    total_of: TournamentTotal | None,
+    paging: Paging = views.FIRST_PAGE,
 ) -> dict[str, Any]:
-    """The course's tournaments, oldest first (each links the tournament's own page)."""
+    """One page of the course's tournaments, oldest first (each links the tournament's own
+    page)."""
     course = known_course(storage, name)
-    return {"course": course_summary(course), **views.tournaments(storage, total_of, name)}
+    page = lists.tournaments(storage, total_of, name, paging)
+    return {"course": course_summary(course), **page}
 
 
 def course_matches_page(

@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.tables import DEFAULT_COURSE, now
 from domino_arena.server.web import activity
+from domino_arena.server.web.scoped import match_counts, tournament_counts
 from tests.fakes.course_site import (
     ANONYMOUS,
     ANONYMOUS_BOTS,
@@ -28,6 +29,7 @@ from tests.fakes.course_site import (
     CourseSite,
     course_game,
 )
+from tests.fakes.store import a_match
 from tests.fakes.web import TOURNAMENT_ID, a_tournament, web_app
 
 CS101_LINK = {"name": PUBLIC, "title": "Intro to game bots", "url": f"/courses/{PUBLIC}"}
@@ -132,6 +134,26 @@ def test_the_home_page_s_active_courses_are_those_of_the_window(
     assert (during["active_days"], during["active_more"]) == (activity.ACTIVE_DAYS, False)
     later = COURSE_START + dt.timedelta(days=activity.ACTIVE_DAYS + 1)
     assert activity.home(storage, later)["active_courses"] == []
+
+
+def test_the_course_counts_read_the_same_on_both_databases(rated_storage: RatedStorage) -> None:
+    """The grouped counts of the home page and ``/courses`` (SQLite and PostgreSQL)."""
+    for course in ("c1", "c2"):
+        rated_storage.create_course(course)
+    placed = [("c1", 0), ("c1", 1), ("c1", 2), ("c2", 3), (DEFAULT_COURSE, 4), ("c2", 5)]
+    for n, (course, minute) in enumerate(placed):
+        stored = dataclasses.replace(a_match(f"m{n}", minute=minute), course=course)
+        rated_storage.save_match(stored)
+    engine = rated_storage.engine
+    since = a_match("x", minute=1).created
+    assert activity.busiest(engine, since, 5) == [
+        ("c1", 2, a_match("x", minute=2).created),
+        ("c2", 2, a_match("x", minute=5).created),
+    ]
+    assert activity.busiest(engine, since, 1) == [("c1", 2, a_match("x", minute=2).created)]
+    assert match_counts(engine, ["c1", DEFAULT_COURSE, "nope"]) == {"c1": 3, DEFAULT_COURSE: 1}
+    rated_storage.add_tournament(dataclasses.replace(a_tournament("t"), id="t1", course="c2"))
+    assert tournament_counts(engine, ["c1", "c2"]) == {"c2": 1}
 
 
 # -- a referee whose only work is a course's --------------------------------------------------

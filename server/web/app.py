@@ -4,10 +4,13 @@ Read-only but for the course forms (:mod:`.forms`: registration, the student's a
 organizer's sign-in), the one place that writes.
 
 :func:`create_app` is given an opened storage (the referee's, or one opened on the same
-database by ``domino-arena web``). Each page is one function of :mod:`.views`; the HTML route
-renders its data with a Jinja2 template (autoescaping on, so every stored text is escaped) and
-the ``/api/...`` route returns the same data as JSON. Query parameters are checked on the event
-loop (:mod:`.params`); the database is read in a worker thread, never on the loop.
+database by ``domino-arena web``). Each page is one function of :mod:`.views` or of a module
+beside it (:mod:`.activity` the home page, :mod:`.lists` the paged tournaments,
+:mod:`.course_pages`, :mod:`.standings`), with the page's course link added here
+(:mod:`.course_links`); the HTML route renders its data with a Jinja2 template (autoescaping
+on, so every stored text is escaped) and the ``/api/...`` route returns the same data as JSON.
+Query parameters are checked on the event loop (:mod:`.params`); the database is read in a
+worker thread, never on the loop.
 """
 
 from __future__ import annotations

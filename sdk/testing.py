@@ -51,6 +51,7 @@ from .bot import (
     set_current_clock,
 )
 from .local import match_end_info, match_start_info, play_game
+from .match.bot_errors import BotError
 from .match.notices import Step
 from .match.results import FaultPolicy, MatchResult, Termination
 from .positions import Position, label, sample_positions
@@ -474,7 +475,8 @@ def _check_game(
 
 
 def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    """The exception as the referee shows a bot error: type and message, escaped, bounded."""
+    return BotError.of(exc).reason
 
 
 # -- command line ---------------------------------------------------------------------------------

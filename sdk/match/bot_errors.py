@@ -75,6 +75,12 @@ class BotError:
         return f"{kind}: {message}" if message else kind
 
 
+def shown(exc: BaseException) -> str:
+    """An exception a bot's code raised, as every fault and report shows it ("ValueError: no
+    tile"): :attr:`BotError.reason` of it."""
+    return BotError.of(exc).reason
+
+
 def _safe(text: str, limit: int) -> str:
     """The first ``limit`` characters of ``text`` escaped, saying how many were left off (the
     cut comes first, so a flood costs nothing to escape)."""

@@ -401,7 +401,7 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
             if r is not None
         ],
         "rating_history": [
-            _history(storage, pool, name) for pool, r in ratings.items() if r is not None
+            rating_history(storage, pool, name) for pool, r in ratings.items() if r is not None
         ],
         "matches": [match_summary(m) for m in recent],
         "head_to_head": head_to_head,
@@ -414,7 +414,7 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
     }
 
 
-def _history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
+def rating_history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
     """The bot's rating after each of its rated games in ``pool`` (at most
     :data:`~.charts.MAX_POINTS`, thinned evenly) and the chart of them."""
     ratings = [rating for _, rating in storage.rating_history(pool, name)]

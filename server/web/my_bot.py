@@ -8,8 +8,8 @@ thread like :mod:`.views`): what a student needs to see of their bot after a cla
   (:func:`.views.rating_history`), named as the live Elo, which is not the official number.
 - Its **faults, grouped by reason**: a bot that crashed 38 times with the same exception has
   one row "bot error: ValueError: ..." counted 38 times, not 38 rows; each group links the
-  steps it happened at (the replay at that step), newest first, :data:`SHOWN_PER_REASON` of
-  them.
+  steps it happened at (the replay at that step) by match, newest first, the newest
+  :data:`SHOWN_PER_REASON` of them.
 - Its latest matches with their replays.
 
 It shows real names: only the bot's session reaches it (docs/web.md, "The forms").
@@ -93,8 +93,9 @@ def official_standing(
 
 def fault_groups(faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``faults`` (newest first) grouped by kind and reason, the most frequent group first
-    (ties: the one seen most recently), each with its ``count``, its ``forfeits`` and its
-    newest :data:`SHOWN_PER_REASON` ``steps``, each linking the replay at that step."""
+    (ties: the one seen most recently), each with its ``count``, its ``forfeits``, and the
+    ``matches`` of its newest :data:`SHOWN_PER_REASON` faults, newest first, each with the
+    ``steps`` it happened at, each linking the replay at that step."""
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for fault in faults:
         group = groups.setdefault(
@@ -105,21 +106,28 @@ def fault_groups(faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "reason": fault["reason"],
                 "count": 0,
                 "forfeits": 0,
-                "steps": [],
+                "shown": 0,
+                "matches": [],
             },
         )
         group["count"] += 1
         group["forfeits"] += bool(fault["forfeited"])
-        if len(group["steps"]) < SHOWN_PER_REASON:
-            group["steps"].append(
+        if group["shown"] == SHOWN_PER_REASON:
+            continue
+        group["shown"] += 1
+        places: list[dict[str, Any]] = group["matches"]
+        if not places or places[-1]["match_id"] != fault["match_id"]:
+            places.append(
                 {
                     "match_id": fault["match_id"],
                     "game": fault["game"],
-                    "step": fault["step"],
                     "created": fault["created"],
-                    "link": step_link(fault["match_id"], fault["step"]),
+                    "replay": fault["replay"],
+                    "steps": [],
                 }
             )
+        step = fault["step"]
+        places[-1]["steps"].append({"step": step, "link": step_link(fault["match_id"], step)})
     return sorted(groups.values(), key=lambda group: -group["count"])
 
 

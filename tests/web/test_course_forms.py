@@ -209,7 +209,7 @@ def test_the_student_signs_in_and_sees_the_real_name_faults_and_replays(forms: F
     (group,) = data["fault_groups"]
     assert (group["kind"], group["count"]) == ("timeout", 1)
     assert group["reason"] == f"{zelda} sent no answer"
-    assert [s["match_id"] for s in group["steps"]] == [SECRET_FORFEIT]
+    assert [place["match_id"] for place in group["matches"]] == [SECRET_FORFEIT]
     assert {m["id"] for m in data["matches"]} >= {SECRET_FORFEIT, "secret-0"}
     out = post(client, path + "/logout", path)
     assert out.status_code == 303

@@ -89,17 +89,22 @@ def test_faults_are_grouped_by_reason_with_a_link_to_each_step(
     assert (group["kind"], group["label"], group["reason"]) == ("bot_error", "bot error", REASON)
     assert (group["count"], group["forfeits"]) == (3 * CRASHES, CRASHES)
     assert data["faults_total"] == 3 * CRASHES
-    steps = group["steps"]
-    assert len(steps) == SHOWN_PER_REASON
-    newest = steps[0]
-    assert newest["match_id"] == f"{PUBLIC}-crash-{CRASHES - 1}"
-    assert newest["link"] == f"/matches/{newest['match_id']}?step={newest['step']}#replay"
-    replay = client.get(newest["link"].partition("#")[0])
+    places = group["matches"]
+    assert [p["match_id"] for p in places] == [
+        f"{PUBLIC}-crash-{n}" for n in range(CRASHES - 1, CRASHES - 1 - len(places), -1)
+    ]
+    assert sum(len(p["steps"]) for p in places) == group["shown"] == SHOWN_PER_REASON
+    newest = places[0]
+    assert len(newest["steps"]) == 3, "each crashed game forfeits at its third bot error"
+    first = newest["steps"][0]
+    assert first["link"] == f"/matches/{newest['match_id']}?step={first['step']}#replay"
+    replay = client.get(first["link"].partition("#")[0])
     assert replay.status_code == 200
+    assert f"ValueError: {CRASH_MESSAGE}" in replay.text
     page = client.get(f"/courses/{PUBLIC}/me").text
     assert page.count(f"bot error: {REASON}") == 1, "one row for the 24 faults"
     assert f"and {3 * CRASHES - SHOWN_PER_REASON} more" in page
-    assert f'href="{newest["link"]}"' in page
+    assert f'href="{first["link"]}"' in page
 
 
 def test_a_bot_without_games_says_it_is_not_rated(filled: tuple[RatedStorage, Courses]) -> None:

@@ -73,21 +73,15 @@ def official_standing(
     storage: WebStorage, course: StoredCourse, game: str, bot: str
 ) -> dict[str, Any] | None:
     """``bot``'s row of ``course``'s official standings in ``game`` (the leaderboard's fit,
-    anchored by the course's baselines): ``rating``, ``interval``, ``rank`` of ``of`` rows,
-    ``games``; None when it has no row there (no rated game, or the pool cannot be fitted)."""
+    anchored by the course's baselines), as the leaderboard has it (``rating``, ``interval``,
+    ``rank``, ``games``, and whatever else a row says), with ``game``, ``title`` and ``of``
+    (the rows of the table); None when it has no row there (no rated game, or the pool cannot
+    be fitted)."""
     fitted, _ = standings.official(storage, game, None, course.name, course.baselines)
     rows: list[dict[str, Any]] = [] if fitted is None else fitted["rows"]
     for row in rows:
         if row["bot"] == bot:
-            return {
-                "game": game,
-                "title": GAMES[game].title,
-                "rating": row["rating"],
-                "interval": row["interval"],
-                "rank": row["rank"],
-                "of": len(rows),
-                "games": row["games"],
-            }
+            return {**row, "game": game, "title": GAMES[game].title, "of": len(rows)}
     return None
 
 

@@ -96,9 +96,13 @@ class SdkBot:
         self._log.setLevel(self._level)
 
 
-def test_a_crash_in_choose_is_a_bot_error_everywhere(storage: RatedStorage) -> None:
+def test_a_crash_in_choose_is_a_bot_error_everywhere(
+    storage: RatedStorage, caplog: pytest.LogCaptureFixture
+) -> None:
     """Under ``forfeit`` the first crash ends the match: the bot's fault message, the result
-    and its detail, the record and the stored match all name the exception."""
+    and its detail, the record, the stored match and the referee's log all name the
+    exception."""
+    caplog.set_level(logging.INFO, logger="domino_arena.server")
     referee = Referee(storage)
     tokens = {name: storage.add_bot(name) for name in ("student", "house")}
     student = SdkBot(referee, "student", tokens["student"], Crashing())
@@ -122,6 +126,8 @@ def test_a_crash_in_choose_is_a_bot_error_everywhere(storage: RatedStorage) -> N
     assert replay(record).ok
     (stored,) = storage.matches(10)
     assert (stored.fault, stored.detail) == ("bot_error", result.detail)
+    logged = f"seat 0 (student) bot error at turn 1 (strike 1, forfeited): {REASON}"
+    assert logged in caplog.text
 
 
 def test_a_bot_plays_on_after_its_errors_under_substitute(storage: RatedStorage) -> None:

@@ -245,7 +245,7 @@ Global___Hello: _TypeAlias = Hello  # noqa: Y015
 class BotError(_message.Message):
     """The bot's own code failed while choosing (an exception in `choose`): what it raised. The
     referee charges it as a FAULT_KIND_BOT_ERROR fault whose reason is "TYPE: MESSAGE", escaped
-    onto one line and bounded (at most 100 characters of the type, 300 of the message), so the
+    onto one line and bounded (100 characters of the type, about 300 of the message), so the
     student reads their exception in the result, the record, the log and the web pages.
     """
 

@@ -204,7 +204,8 @@ class Bot(ABC):
         """A hand of a match was scored."""
 
     def on_fault(self, fault: FaultInfo) -> None:  # noqa: B027 - optional hook
-        """The referee charged a fault to this bot (timeout, illegal or malformed answer)."""
+        """The referee charged a fault to this bot (a timeout, an illegal or malformed answer,
+        or a bot error: its ``choose`` raised)."""
 
     def on_match_end(self, result: MatchEndInfo) -> None:
         """A match ended; calls :meth:`on_game_end` when a side won (by the rules or a forfeit)."""

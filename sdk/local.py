@@ -10,7 +10,8 @@ hook or ``choose`` that raises stops the game with its exception. Local play is 
 
 With no fault policy, a bot that answers with something illegal stops the game with a
 :class:`BotActionError` that says what it did. With one, local play substitutes and strikes as
-the referee would (a bot whose ``choose`` raises is then a malformed answer).
+the referee would (a bot whose ``choose`` raises is then a ``bot_error`` fault naming the
+exception, as remotely).
 
 >>> from domino_arena.sdk.rules import make_game
 >>> class FirstLegal(Bot):
@@ -38,6 +39,7 @@ from .bot import (
     MatchStartInfo,
     TimeLimits,
 )
+from .match.bot_errors import BotError
 from .match.core import MatchCore
 from .match.faults import Fault
 from .match.notices import FaultNotice, HandEndNotice, Item, Step, StepNotice
@@ -197,8 +199,7 @@ def play_game(
             try:
                 answer = bots[seat].choose(decision.observation)
             except Exception as exc:  # a crashing bot is its own fault here, as remotely
-                reason = f"the bot raised {type(exc).__name__}: {exc}"
-                core.malformed(request.turn, reason, _since(timer, began))
+                core.bot_error(request.turn, BotError.of(exc), _since(timer, began))
             else:
                 core.reply(request.turn, answer, _since(timer, began))
         deliver(core.take())

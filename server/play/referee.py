@@ -47,6 +47,7 @@ from typing import Any, Final
 import trio
 
 from domino_arena.sdk.local import DEFAULT_MAX_DEALS
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.core import MatchCore
 from domino_arena.sdk.match.decision import Decision, Request
 from domino_arena.sdk.match.faults import Fault
@@ -290,6 +291,8 @@ class _Match:
                 continue
             if isinstance(reply, Malformed):
                 self._log(core.malformed(request.turn, reply.reason, seconds))
+            elif isinstance(reply, BotError):
+                self._log(core.bot_error(request.turn, reply, seconds))
             else:
                 self._log(core.reply(request.turn, reply, seconds))
             break
@@ -346,7 +349,7 @@ class _Match:
                 self.core.match_id,
                 fault.seat,
                 self.core.names[fault.seat],
-                fault.kind.value,
+                fault.kind.label,
                 fault.turn,
                 fault.strikes,
                 ", forfeited" if fault.forfeited else "",

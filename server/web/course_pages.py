@@ -3,15 +3,14 @@
 The global pages (home, tournaments, matches, standings) show the default course, as a
 single-user install always did; a course's own things are under ``/courses/{name}``:
 its leaderboard (the batch fit of its rated games, per game, anchored by its frozen baselines),
-its tournaments and its matches. The student's page and the organizer's view read what only
-their session may see (real names, faults, invites); they are never scrubbed, and the public
-pages always are (:class:`~.scoped.PublicNames`, applied by the app).
+its tournaments and its matches. The organizer's view (here) and the student's page
+(:mod:`.my_bot`) read what only their session may see (real names, faults, invites); they are
+never scrubbed, and the public pages always are (:class:`~.scoped.PublicNames`, applied by the app).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
-from urllib.parse import quote
+from typing import Any
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.store.bots import BotState
@@ -27,13 +26,6 @@ from domino_arena.server.web.scoped import (
     tournament_counts,
 )
 from domino_arena.server.web.views import TournamentTotal, WebStorage
-
-MY_MATCHES: Final = 1_000
-"""A student's page reads its bot's latest this many matches for its faults."""
-MY_FAULTED: Final = 200
-"""At most this many of them are read whole (for each fault's reason)."""
-MY_REPLAYS: Final = 50
-"""Its latest matches listed with their replays."""
 
 
 def course_summary(course: StoredCourse, tournaments: int = 0, matches: int = 0) -> dict[str, Any]:
@@ -118,35 +110,6 @@ def course_matches_page(
 
 
 # -- behind a session ---------------------------------------------------------------------------
-
-
-def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
-    """A student's own bot (real names: only its session sees this): its state, every fault
-    charged to it among its latest :data:`MY_MATCHES` matches (kind and detail, from the
-    record when it can be read) and its latest matches with their replays."""
-    course = known_course(storage, name)
-    stored = storage.bot(bot)
-    recent = storage.matches(MY_MATCHES, course=name, bot=bot, records=False)
-    charged = [m for m in recent if views.charged_to(bot, m)][:MY_FAULTED]
-    return {
-        "course": course_summary(course),
-        "bot": bot,
-        "owner": None if stored is None else stored.owner,
-        "state": None if stored is None else stored.state.value,
-        "faults": [
-            {**fault, "game": m.game, "created": m.created.isoformat(), "replay": replay(m.id)}
-            for m in charged
-            for fault in views.faults_of(bot, views.with_record(storage, m))
-        ],
-        "matches": [
-            {**views.match_summary(m), "replay": replay(m.id)} for m in recent[:MY_REPLAYS]
-        ],
-    }
-
-
-def replay(match_id: str) -> str:
-    """The replay page of a stored match."""
-    return f"/matches/{quote(match_id, safe='')}"
 
 
 def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:

@@ -5,7 +5,8 @@
   once. A refused code gets one message whatever the reason (the store's ``INVITE_REFUSED``,
   also for a code of another course).
 - ``/courses/{name}/me``: the bot's name and token (checked with ``check_bot``) open a session
-  naming the bot; the page shows its real name, its faults and its replays.
+  naming the bot; the page (:mod:`.my_bot`) shows its real name, its standing, its faults
+  grouped by reason and its replays.
 - ``/courses/{name}/organizer``: the organizer token (checked with ``organizer_course``) opens
   a session; the page shows invites (never a code), bots, owners and who is connected.
 
@@ -32,7 +33,7 @@ from domino_arena.server.store.bots import (
     DuplicateBotError,
 )
 from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
-from domino_arena.server.web import course_pages
+from domino_arena.server.web import course_pages, my_bot
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import lobby_data
 from domino_arena.server.web.params import WebError
@@ -141,7 +142,7 @@ def form_routes(
         session = await bot_session(request, name)
         if session is None:
             return None
-        return await run_in_threadpool(course_pages.my_bot, storage, name, session.name)
+        return await run_in_threadpool(my_bot.my_bot, storage, name, session.name)
 
     async def me(request: Request) -> Response:
         data = await me_data(request)

@@ -129,6 +129,7 @@ def fault_row(fault: RecordFault) -> dict[str, Any]:
         "seat": fault.seat,
         "step": fault.step,
         "kind": fault.kind.value,
+        "label": fault.kind.label,
         "reason": fault.reason,
         "strikes": fault.strikes,
         "forfeited": fault.forfeited,
@@ -303,6 +304,7 @@ def faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
                 "seat": match.faulted_seat,
                 "step": None,
                 "kind": match.fault,
+                "label": match.fault.replace("_", " "),
                 "reason": match.detail,
                 "strikes": None,
                 "forfeited": match.termination == "forfeit",
@@ -364,7 +366,7 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
             if r is not None
         ],
         "rating_history": [
-            _history(storage, pool, name) for pool, r in ratings.items() if r is not None
+            rating_history(storage, pool, name) for pool, r in ratings.items() if r is not None
         ],
         "matches": [match_summary(m) for m in recent],
         "head_to_head": head_to_head,
@@ -377,7 +379,7 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
     }
 
 
-def _history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
+def rating_history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
     """The bot's rating after each of its rated games in ``pool`` (at most
     :data:`~.charts.MAX_POINTS`, thinned evenly) and the chart of them."""
     ratings = [rating for _, rating in storage.rating_history(pool, name)]

@@ -26,10 +26,14 @@ from typing import Final
 import pytest
 from starlette.testclient import TestClient
 
+from domino_arena.sdk.local import play_game
+from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament
 
+from .bots import Crashing, FirstLegal
 from .games import play_random
 from .web import START, a_tournament, fill, forfeited_match, stored_match_of, web_app
 
@@ -162,6 +166,33 @@ def course_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseSite
     with TestClient(web_app(storage)) as client:
         yield CourseSite(storage, client, made)
     storage.close()
+
+
+def add_crashes(
+    storage: RatedStorage, bot: str, opponent: str, count: int, course: str = PUBLIC
+) -> list[str]:
+    """Store ``count`` passing games of ``course`` in which ``bot`` crashes (a
+    :class:`~tests.fakes.bots.Crashing` bot: every other ``choose`` raises) against
+    ``opponent``, under ``substitute`` with 3 strikes, so each is forfeited at its third
+    ``bot_error``; return their ids, oldest first."""
+    ids = []
+    for n in range(count):
+        played = play_game(
+            make_game("passing"),
+            [Crashing(every=2), FirstLegal()],
+            seed=400 + n,
+            fault_policy=FaultPolicy.SUBSTITUTE,
+            max_strikes=3,
+        )
+        record = dataclasses.replace(played.record, seats=(bot, opponent))
+        detail = played.result.detail.replace(f"({Crashing.name})", f"({bot})")
+        result = dataclasses.replace(played.result, detail=detail)
+        played = dataclasses.replace(played, record=record, result=result)
+        match_id = f"{course}-crash-{n}"
+        stored = stored_match_of(played, match_id, COURSE_START + dt.timedelta(hours=1, minutes=n))
+        storage.save_match(dataclasses.replace(stored, course=course))
+        ids.append(match_id)
+    return ids
 
 
 def json_keys(value: object) -> set[str]:

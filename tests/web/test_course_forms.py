@@ -206,9 +206,10 @@ def test_the_student_signs_in_and_sees_the_real_name_faults_and_replays(forms: F
     assert f'href="/matches/{SECRET_FORFEIT}"' in page.text
     data = client.get(f"/api{path}").json()
     assert data["bot"] == zelda
-    (fault,) = data["faults"]
-    assert (fault["match_id"], fault["kind"]) == (SECRET_FORFEIT, "timeout")
-    assert fault["reason"] == f"{zelda} sent no answer"
+    (group,) = data["fault_groups"]
+    assert (group["kind"], group["count"]) == ("timeout", 1)
+    assert group["reason"] == f"{zelda} sent no answer"
+    assert [place["match_id"] for place in group["matches"]] == [SECRET_FORFEIT]
     assert {m["id"] for m in data["matches"]} >= {SECRET_FORFEIT, "secret-0"}
     out = post(client, path + "/logout", path)
     assert out.status_code == 303

@@ -38,6 +38,7 @@ from .bot import (
     MatchStartInfo,
     TimeLimits,
 )
+from .match import seeds
 from .match.core import MatchCore
 from .match.faults import Fault
 from .match.notices import FaultNotice, HandEndNotice, Item, Step, StepNotice
@@ -171,6 +172,7 @@ def play_game(
                 core.names,
                 fault_policy=fault_policy or FaultPolicy.FORFEIT,
                 max_strikes=max_strikes,
+                bot_seed=seeds.bot_seed(seed, seat),
             )
         )
 
@@ -251,6 +253,7 @@ def match_start_info(
     max_strikes: int,
     time_limits: TimeLimits = UNTIMED,
     snapshot: Observation | None = None,
+    bot_seed: int | None = None,
 ) -> MatchStartInfo:
     """The ``on_match_start`` value of ``seat`` (``snapshot``: what it sees where it resumes)."""
     side = game.sides[game.side_of(seat)]
@@ -265,6 +268,7 @@ def match_start_info(
         max_strikes=max_strikes,
         resumed=snapshot is not None,
         snapshot=snapshot,
+        bot_seed=bot_seed,
     )
 
 

@@ -21,6 +21,7 @@ import trio
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.records import record_lines
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics
@@ -427,7 +428,7 @@ class Arena:
         hosted = hosting.house_name(name)
         if hosted is None:
             return self.seats(name, match_id)
-        bot = self.house[hosted](hosting.house_seed(seed, index))
+        bot = self.house[hosted](bot_seed(seed, index))
         return hosting.HouseSeat(name, bot)
 
     async def in_trio(self, job: Callable[[], Awaitable[T]]) -> T:

@@ -63,9 +63,9 @@ def test_the_same_seed_gives_byte_identical_records_results_and_standings(
 
 
 def test_ctrl_c_stops_the_job_with_one_line_naming_where_the_results_are(tmp_path: Path) -> None:
+    argv = ["--games", "passing", "--bots", "greedy-1,random-1", "--no-web"]
     job = Process(
-        command("round-robin", "--games", "passing", "--bots", "greedy-1,random-1", "--no-web")
-        + ["--games-per-pairing", "500", "--concurrency", "1"],
+        command("round-robin", *argv, "--games-per-pairing", "500", "--concurrency", "1"),
         cwd=tmp_path,
     )
     try:

@@ -23,7 +23,6 @@ the referee would (a bot whose ``choose`` raises is then a malformed answer).
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -97,15 +96,6 @@ class LocalResult:
         outcome = self.state.outcome()
         assert outcome is not None, f"this game ended {self.result.termination}, not by the rules"
         return outcome
-
-
-def seat_seed(seed: int, seat: int) -> int:
-    """Return the seed of the bot in ``seat`` of a game played from ``seed``.
-
-    Bots are seeded from the game and their seat, so a game with seeded bots can be re-run
-    exactly from its seed alone.
-    """
-    return random.Random(f"domino-arena/bot/{seed}/{seat}").getrandbits(32)
 
 
 def play_game(

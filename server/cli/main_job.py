@@ -173,7 +173,7 @@ def run(
         kept: list[bool] = []
         if settings.db_url is None:
             folder = tempfile.mkdtemp(prefix="domino-arena-")
-            stack.callback(lambda: kept or shutil.rmtree(folder, ignore_errors=True))
+            stack.callback(_remove_unless, kept, folder)
             url = f"sqlite:///{Path(folder) / 'round-robin.db'}"
         else:
             url = settings.db_url
@@ -209,6 +209,13 @@ def run(
                 f"stopped by Ctrl-C; the results so far are in {display_url(url)}"
             ) from None
         return results
+
+
+def _remove_unless(kept: list[bool], folder: str) -> None:
+    """Remove the temporary ``folder`` of the database, unless ``kept`` says it holds what a
+    stopped job's user was told to look at."""
+    if not kept:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 async def _main(

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import io
+from collections.abc import Callable
 from typing import Final
 
 import pytest
 
 from domino_arena.bots import player_factory
 from domino_arena.bots.seeded import SeededBot
-from domino_arena.sdk.bot import Bot, MatchStartInfo
+from domino_arena.sdk.bot import AsyncBot, Bot, MatchStartInfo
 from domino_arena.sdk.local import match_start_info, play_game
 from domino_arena.sdk.match.records import write_record
 from domino_arena.sdk.match.results import FaultPolicy
@@ -22,9 +23,14 @@ from domino_arena.sdk.rules import Game, make_game
 HOUSE: Final = ("random", "greedy")
 
 
-def record_text(game: Game, bots: list[Bot], seed: int) -> str:
+def record_text(game: Game, new_bot: Callable[[], Bot | AsyncBot], seed: int) -> str:
+    """The record of a local match of two bots made by ``new_bot``, one after the other."""
+    bots = [new_bot() for _ in range(game.num_players)]
+    assert all(isinstance(bot, Bot) for bot in bots)
     out = io.StringIO()
-    write_record(play_game(game, bots, seed, timer=None).record, out)
+    write_record(
+        play_game(game, [b for b in bots if isinstance(b, Bot)], seed, timer=None).record, out
+    )
     return out.getvalue()
 
 
@@ -42,9 +48,9 @@ def test_a_match_is_played_alike_whatever_seed_the_bots_were_made_with(kind: str
     late = player_factory(kind, 1000)
     for _ in range(5):  # the late process has played five matches already
         late()
-    first = record_text(game, [early(), early()], seed=42)
-    assert record_text(game, [late(), late()], seed=42) == first
-    assert record_text(game, [early(), early()], seed=43) != first
+    first = record_text(game, early, seed=42)
+    assert record_text(game, late, seed=42) == first
+    assert record_text(game, early, seed=43) != first
 
 
 def test_each_match_and_seat_gets_its_own_seed_and_a_resumed_match_keeps_its_generator() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from domino_arena.server.cli.main import main
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.store.matches import StoredMatch
 from tests.fakes.processes import Process, command
 
 BOTS: Final = "greedy-1,greedy-2,random-1,random-2"
@@ -22,7 +23,9 @@ BOTS: Final = "greedy-1,greedy-2,random-1,random-2"
 matches, four at a time, so arrival order varies between runs."""
 
 
-def play(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:
+def play(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> tuple[dict[str, StoredMatch], str]:
     """Run the job once into its own database; its stored matches by id and its standings."""
     url = f"sqlite:///{tmp_path / name}"
     argv = ["round-robin", "--games", "passing", "--bots", BOTS, "--seed", "7"]

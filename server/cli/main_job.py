@@ -205,8 +205,10 @@ def run(
             if settings.keep_web and len(results) == len(playable(settings)):
                 return results  # the end --web waits for
             kept.append(True)  # a temporary database too: it holds the results so far
+            shown = display_url(url)
             raise StoppedError(
-                f"stopped by Ctrl-C; the results so far are in {display_url(url)}"
+                f"stopped by Ctrl-C; the results so far are in {shown} "
+                f"(domino-arena web --db {shown} shows them)"
             ) from None
         return results
 

@@ -80,8 +80,10 @@ def test_ctrl_c_stops_the_job_with_one_line_naming_where_the_results_are(tmp_pat
         job.stop()
     assert code == 130, out
     assert "Traceback" not in out
+    url = f"sqlite:///{database}"
     assert out.splitlines()[-1] == (
-        f"domino-arena: stopped by Ctrl-C; the results so far are in sqlite:///{database}"
+        f"domino-arena: stopped by Ctrl-C; the results so far are in {url} "
+        f"(domino-arena web --db {url} shows them)"
     )
     assert Path(database).exists(), "a temporary database that holds results is kept"
     Path(database).unlink()

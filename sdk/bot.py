@@ -70,6 +70,12 @@ class MatchStartInfo:
     resumed: bool = False
     """True when the bot reconnected: ``snapshot`` is the position now."""
     snapshot: Observation | None = None
+    bot_seed: int | None = None
+    """This seat's own random seed for the match, the same on every replay of it (fixed by
+    the match's seed and the seat; it tells nothing of the deal). Seed the bot's randomness
+    with it, ``self.rng = random.Random(info.bot_seed)``, and its play is reproducible
+    whichever process plays the match and in whatever order its matches come. None from a
+    referee that sends none."""
 
 
 @dataclass(frozen=True, slots=True)

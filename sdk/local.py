@@ -24,7 +24,6 @@ exception, as remotely).
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from .bot import (
     MatchStartInfo,
     TimeLimits,
 )
+from .match import seeds
 from .match.bot_errors import BotError
 from .match.core import MatchCore
 from .match.faults import Fault
@@ -98,15 +98,6 @@ class LocalResult:
         outcome = self.state.outcome()
         assert outcome is not None, f"this game ended {self.result.termination}, not by the rules"
         return outcome
-
-
-def seat_seed(seed: int, seat: int) -> int:
-    """Return the seed of the bot in ``seat`` of a game played from ``seed``.
-
-    Bots are seeded from the game and their seat, so a game with seeded bots can be re-run
-    exactly from its seed alone.
-    """
-    return random.Random(f"domino-arena/bot/{seed}/{seat}").getrandbits(32)
 
 
 def play_game(
@@ -173,6 +164,7 @@ def play_game(
                 core.names,
                 fault_policy=fault_policy or FaultPolicy.FORFEIT,
                 max_strikes=max_strikes,
+                bot_seed=seeds.bot_seed(seed, seat),
             )
         )
 
@@ -252,6 +244,7 @@ def match_start_info(
     max_strikes: int,
     time_limits: TimeLimits = UNTIMED,
     snapshot: Observation | None = None,
+    bot_seed: int | None = None,
 ) -> MatchStartInfo:
     """The ``on_match_start`` value of ``seat`` (``snapshot``: what it sees where it resumes)."""
     side = game.sides[game.side_of(seat)]
@@ -266,6 +259,7 @@ def match_start_info(
         max_strikes=max_strikes,
         resumed=snapshot is not None,
         snapshot=snapshot,
+        bot_seed=bot_seed,
     )
 
 

@@ -150,6 +150,7 @@ class Match:
             max_strikes=start.max_strikes,
             resumed=start.resumed,
             snapshot=snapshot,
+            bot_seed=start.bot_seed if start.HasField("bot_seed") else None,
         )
         logger.info(
             "match %s %s: %s, seat %d of %s",

@@ -36,6 +36,7 @@ import trio
 from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.notices import FaultNotice, Step
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.positions import Position, label, sample_positions
 from domino_arena.sdk.rules import (
     Action,
@@ -146,7 +147,14 @@ class _Check:
         )
         clock = self.plan.time_control
         info = MatchInfo(
-            match_id, game, seat_index, players, clock, FaultPolicy.SUBSTITUTE, max_strikes=3
+            match_id,
+            game,
+            seat_index,
+            players,
+            clock,
+            FaultPolicy.SUBSTITUTE,
+            max_strikes=3,
+            bot_seed=bot_seed(position.seed, seat_index),
         )
         seat = self.seat_of(self.bot, match_id, position.seed, seat_index)
         reply: Reply | None = None

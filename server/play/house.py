@@ -13,7 +13,6 @@ every :class:`~.arena.Arena` made afterwards hosts them (tests may give an arena
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 
 import trio
@@ -48,12 +47,6 @@ def house_name(seat_name: str) -> str | None:
     if seat_name.startswith(HOUSE_PREFIX):
         return seat_name[len(HOUSE_PREFIX) :]
     return None
-
-
-def house_seed(seed: int, seat: int) -> int:
-    """The seed of a hosted bot: fixed by the match's seed and its seat, so a practice match
-    with a given seed is played again alike by a bot that plays alike."""
-    return random.Random(f"domino-arena/house/{seed}/{seat}").getrandbits(32)
 
 
 class HouseSeat:

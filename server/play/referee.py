@@ -54,6 +54,7 @@ from domino_arena.sdk.match.faults import Fault
 from domino_arena.sdk.match.notices import FaultNotice, HandEndNotice, Step, StepNotice
 from domino_arena.sdk.match.records import MatchRecord
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.seats import (
     Malformed,
@@ -366,6 +367,7 @@ class _Match:
             self.clock,
             self.policy,
             core.max_strikes,
+            bot_seed(core.seed, seat),
         )
 
     # -- the end ------------------------------------------------------------------------------

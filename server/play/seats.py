@@ -32,6 +32,9 @@ class MatchInfo:
     time_control: TimeControl
     fault_policy: FaultPolicy
     max_strikes: int
+    bot_seed: int | None = None
+    """The seat's own random seed for the match (``sdk/match/seeds.py``: ``bot_seed``); None
+    sends none."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,7 +143,7 @@ def test_round_robin_web_ends_in_a_site_with_the_standings_and_every_game_replay
         "round-robin",
         "--games",
         "straight,doubles",
-        "--entrants",
+        "--bots",
         "greedy-1,random-1",
         "--games-per-pairing",
         "1",

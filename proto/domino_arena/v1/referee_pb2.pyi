@@ -460,12 +460,18 @@ class MatchStart(_message.Message):
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     RESUMED_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
+    BOT_SEED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     fault_policy: Global___FaultPolicy.ValueType
     max_strikes: _builtins.int
     resumed: _builtins.bool
     """a reconnection: `snapshot` is the position now"""
+    bot_seed: _builtins.int
+    """This seat's own random seed for the match, fixed by the match's seed and the seat (a
+    one-way hash: it tells nothing of the deal), the same on every replay of the match. A bot
+    that seeds its randomness with it plays a tournament alike every time (docs/referee.md).
+    """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -493,12 +499,15 @@ class MatchStart(_message.Message):
         max_strikes: _builtins.int = ...,
         resumed: _builtins.bool = ...,
         snapshot: _games_pb2.Observation | None = ...,
+        bot_seed: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "game", b"game", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "max_strikes", b"max_strikes", "partners", b"partners", "players", b"players", "resumed", b"resumed", "seat", b"seat", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "max_strikes", b"max_strikes", "partners", b"partners", "players", b"players", "resumed", b"resumed", "seat", b"seat", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__bot_seed: _TypeAlias = _typing.Literal["bot_seed"]  # noqa: Y015
+    _WhichOneofArgType__bot_seed: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bot_seed) -> _WhichOneofReturnType__bot_seed | None: ...
 
 Global___MatchStart: _TypeAlias = MatchStart  # noqa: Y015
 

@@ -221,8 +221,8 @@ def _counts(
     if course_name is not None:
         bots = bots.where(BOTS.c.course == course_name)
         owners = owners.where(OWNERS.c.course == course_name)
-    counted = dict(connection.execute(bots.group_by(BOTS.c.course)).tuples().all())
-    made = dict(connection.execute(owners.group_by(OWNERS.c.course)).tuples().all())
+    counted = {row[0]: row[1] for row in connection.execute(bots.group_by(BOTS.c.course))}
+    made = {row[0]: row[1] for row in connection.execute(owners.group_by(OWNERS.c.course))}
     return {
         course: (int(counted.get(course, 0)), int(made.get(course, 0)))
         for course in {*counted, *made}

@@ -71,9 +71,7 @@ def chosen_entrants(
     houses = [e for e in t.entrants if house_name(e) is not None]
     listed = [e for e in t.entrants if house_name(e) is None]
     mine = [
-        b
-        for b in bots
-        if b.course == t.course and b.state is BotState.ENABLED and b.owner_enabled
+        b for b in bots if b.course == t.course and b.state is BotState.ENABLED and b.owner_enabled
     ]
     if t.entrant_policy == "connected":
         names = listed + sorted(

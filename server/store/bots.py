@@ -290,9 +290,7 @@ def bots(
 def bot(engine: Engine, name: str) -> StoredBot | None:
     """Return the bot ``name`` (deleted or not), or None."""
     with engine.connect() as connection:
-        row = (
-            connection.execute(_select().where(BOTS.c.name == name)).mappings().one_or_none()
-        )
+        row = connection.execute(_select().where(BOTS.c.name == name)).mappings().one_or_none()
     return None if row is None else _stored(row)
 
 
@@ -312,9 +310,7 @@ def _change(
         .where(BOTS.c.name == name, BOTS.c.state != BotState.DELETED.value)
         .values(values)
     ).rowcount
-    row = (
-        connection.execute(_select().where(BOTS.c.name == name)).mappings().one_or_none()
-    )
+    row = connection.execute(_select().where(BOTS.c.name == name)).mappings().one_or_none()
     if row is None:
         raise UnknownBotError(f"no bot is named '{name}'")
     if not changed:

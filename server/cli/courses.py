@@ -259,7 +259,11 @@ def _invite_arguments(parser: argparse.ArgumentParser) -> None:
     course_argument(create)
     create.add_argument("--count", type=int, required=True, metavar="N", help="codes to make")
     create.add_argument(
-        "--uses", type=int, default=1, metavar="K", help="bots each code registers (default 1)"
+        "--uses",
+        type=int,
+        default=1,
+        metavar="K",
+        help="owners each code registers, each with a first bot (default 1)",
     )
     expiry = create.add_mutually_exclusive_group()
     expiry.add_argument("--expires", metavar="ISO", help="when they expire, e.g. 2026-12-31T23:59Z")
@@ -301,7 +305,7 @@ def _invite_create(args: argparse.Namespace) -> int:
     until = _when(first.expires, first.HasField("expires")) if first is not None else "-"
     print(
         f"{PROG}: {len(answer.invites)} invite code(s) for course '{course}', each registering "
-        f"{args.uses} bot(s), expiring {until if until != '-' else 'never'}; shown only this "
+        f"{args.uses} owner(s), expiring {until if until != '-' else 'never'}; shown only this "
         f"once (a student runs '{PROG} bot register NAME --invite CODE --server {args.server}'):",
         file=sys.stderr,
     )

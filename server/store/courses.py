@@ -368,7 +368,7 @@ def create_invites(
     if not 1 <= count <= MAX_INVITES:
         raise CourseError(f"count: expected 1-{MAX_INVITES} codes, got {count}")
     if not 1 <= uses <= MAX_INVITES:
-        raise CourseError(f"uses: expected 1-{MAX_INVITES} bots per code, got {uses}")
+        raise CourseError(f"uses: expected 1-{MAX_INVITES} owners per code, got {uses}")
     stamp = now()
     if expires is not None and expires <= stamp:
         raise CourseError(f"expires: expected a time in the future, got {expires.isoformat()}")

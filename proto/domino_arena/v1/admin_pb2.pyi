@@ -2930,7 +2930,7 @@ class Invite(_message.Message):
     """the code's public part: names it in lists and logs"""
     course: _builtins.str
     uses: _builtins.int
-    """bots the code may register in all"""
+    """owners (each with a first bot) the code may register in all"""
     used: _builtins.int
     revoked: _builtins.bool
     @_builtins.property
@@ -2976,7 +2976,7 @@ class CreateInvitesRequest(_message.Message):
     count: _builtins.int
     """codes to make: 1-1000"""
     uses: _builtins.int
-    """bots each code may register: 0: 1; at most 1000"""
+    """owners each code may register: 0: 1; at most 1000"""
     @_builtins.property
     def expires(self) -> _timestamp_pb2.Timestamp:
         """unset: never; else in the future"""

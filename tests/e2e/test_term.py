@@ -122,14 +122,14 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Term]:
             versions = ("v1", "v2") if owner in TWO_VERSIONS else ("v1",)
             for version in versions:
                 name = f"{owner}-{version}"
-                request = (
+                registered = (
                     admin_pb.RegisterBotRequest(name=name, owner_token=owner_tokens[owner])
                     if owner in owner_tokens  # a later version: the owner token, never a name
                     else admin_pb.RegisterBotRequest(
                         invite_code=invite.code, name=name, owner=owner
                     )
                 )
-                answer = registration.RegisterBot(request, timeout=WAIT)
+                answer = registration.RegisterBot(registered, timeout=WAIT)
                 assert answer.bot.course == COURSE and answer.bot.owner == owner
                 tokens[name] = answer.token
                 owner_tokens.setdefault(owner, answer.owner_token)

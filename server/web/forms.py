@@ -60,6 +60,10 @@ from domino_arena.server.web.views import WebStorage
 API: Final = "/api"
 NO_STORE: Final = {"Cache-Control": "no-store"}
 BOT_REFUSED: Final = "bot name or token not accepted"
+BOTH_GIVEN: Final = (
+    "owner token: give it alone for a later bot (it names you and the course), or an invite "
+    "code and an owner for your first"
+)
 OWNER_STAMP: Final = "owner:"
 """A session opened with the owner's token: its stamp is this and the owner token's issue
 time (rotating the owner token ends it, as rotating the bot's ends the others)."""
@@ -132,6 +136,8 @@ def form_routes(
             "form": {"bot": bot, "owner": owner},
         }
         try:
+            if owner_token and (code or owner):
+                raise OwnerTokenError(BOTH_GIVEN)
             if owner_token:
                 if owner_token.partition(":")[0] != course["name"]:
                     raise OwnerTokenError(OWNER_TOKEN_REFUSED)
@@ -144,8 +150,8 @@ def form_routes(
                 issued = await run_in_threadpool(storage.register_bot, code, bot, owner)
         except InviteError:
             data["message"] = INVITE_REFUSED
-        except OwnerTokenError:
-            data["message"] = OWNER_TOKEN_REFUSED
+        except OwnerTokenError as exc:
+            data["message"] = str(exc)
         except (OwnerTakenError, OwnerDisabledError) as exc:
             data["message"] = str(exc)
         except (BadBotNameError, BadOwnerError, DuplicateBotError) as exc:

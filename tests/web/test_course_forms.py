@@ -376,3 +376,5 @@ def test_an_invite_naming_an_existing_owner_or_a_wrong_owner_token_is_refused(
     assert wrong.status_code == 400 and "owner token not accepted" in wrong.text
     other = post(client, path, owner_token=f"{ANONYMOUS}:ada:{'0' * 64}", bot="ada-v2")
     assert other.status_code == 400 and "owner token not accepted" in other.text
+    both = post(client, path, owner_token=f"{PUBLIC}:ada:{'0' * 64}", code=invite.code, bot="x")
+    assert both.status_code == 400 and "owner token: give it alone" in both.text

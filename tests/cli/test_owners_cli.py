@@ -4,6 +4,7 @@ storage, the fake arena of tests/fakes/admin_server.py; docs/courses.md: owners)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,11 @@ def test_the_organizer_lists_disables_enables_and_issues_and_the_owner_rotates(
         ("carol", "enabled", "-", "c-v1"),
     ]
     assert rows[2][2] == "none"
+    listed = json.loads(admin(capsys, server, "owner", "list", "--json"))
+    assert [(o["name"], o["bots"], o.get("invite_id", "")) for o in listed["owners"]] == [
+        ("ann", ["a-v1"], invite.invite.id),
+        ("carol", ["c-v1"], ""),
+    ]
     assert "is disabled: its bots (a-v1)" in admin(capsys, server, "owner", "disable", "ann")
     assert storage.check_bot("a-v1", made.token) is BotCheck.OWNER_DISABLED
     assert "is enabled" in admin(capsys, server, "owner", "enable", "ann")

@@ -238,7 +238,7 @@ def create_app(
             the home page's live matches and the bot page's connection state; without it the
             live pages say that no referee is connected.
         sessions: signs the course pages' sessions and CSRF tokens (a random key by default).
-        rate_limit: the course forms' POSTs per client address (10 a minute by default).
+        rate_limit: the course forms' failed POSTs per client address (10 a minute by default).
 
     Every public page's data passes through the storage's :class:`PublicNames` (read per
     request), so no name of an anonymous course's bot or owner reaches it.

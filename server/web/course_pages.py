@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.store.bots import BotState
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.tables import now
 from domino_arena.server.web import lists, standings, views
@@ -114,14 +113,11 @@ def course_matches_page(
 
 def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:
     """What the organizer of ``name`` sees: its invites (never a code: only its hash is
-    stored), its bots with owners and states, its owners with their bot counts."""
+    stored) with the owners each made, its bots with owners and states, its owners with the
+    invite that made each, their state and their bots (docs/courses.md: owners)."""
     course = known_course(storage, name)
     at = now()
     bots = storage.bots(include_deleted=True, course=name)
-    owners: dict[str, int] = {}
-    for b in bots:
-        if b.owner and b.state != BotState.DELETED:
-            owners[b.owner] = owners.get(b.owner, 0) + 1
     return {
         "course": course_summary(course),
         "invites": [
@@ -133,6 +129,7 @@ def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:
                 "expires": None if i.expires is None else i.expires.isoformat(),
                 "revoked": i.revoked,
                 "usable": i.usable(at),
+                "owners": list(i.owners),
             }
             for i in storage.invites(name)
         ],
@@ -145,5 +142,15 @@ def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:
             }
             for b in bots
         ],
-        "owners": [{"owner": o, "bots": n} for o, n in sorted(owners.items())],
+        "owners": [
+            {
+                "owner": o.name,
+                "bots": len(o.bots),
+                "bot_names": list(o.bots),
+                "invite": o.invite_id,
+                "enabled": o.enabled,
+                "token_issued": None if o.token_issued is None else o.token_issued.isoformat(),
+            }
+            for o in storage.owners(name)
+        ],
     }

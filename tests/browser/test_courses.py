@@ -47,6 +47,8 @@ def test_a_student_registers_and_the_organizer_sees_the_bot(
     expect(page.locator(".issued")).to_contain_text("Copy it now, it is shown once.")
     token = page.locator("#token").inner_text().strip()
     assert course_server.storage.check_bot("web-bot", token) == BotCheck.OK
+    owner_token = page.locator("#owner-token").inner_text().strip()
+    assert course_server.storage.owner_of_token(owner_token) is not None
     page.screenshot(path=artifacts_dir() / "course-registered.png", full_page=True)
 
     page.goto(base + "/me")

@@ -5,10 +5,11 @@ against the caller's scope, reads the stored rows and runs the fit (a batch fit 
 bootstrap: seconds on a big term) in a worker thread, off the event loop.
 
 The refusals, in the order they are checked: INVALID_ARGUMENT (no ids, too many, an id listed
-twice, too many bootstrap rounds), NOT_FOUND (no such tournament, or one of a course the caller
-does not manage: the same message, as everywhere in the admin API), INVALID_ARGUMENT (the
-tournaments are of several courses or games, naming ``tournament_ids[i]``), FAILED_PRECONDITION
-(a tournament not finished yet, or games the fit cannot grade, e.g. none counted).
+twice, too many bootstrap rounds, a scale that cannot be read), NOT_FOUND (no such tournament,
+or one of a course the caller does not manage: the same message, as everywhere in the admin
+API), INVALID_ARGUMENT (the tournaments are of several courses or games, naming
+``tournament_ids[i]``; a scale naming a baseline they did not seat), FAILED_PRECONDITION (a
+tournament not finished yet, or games the fit cannot grade, e.g. none counted).
 """
 
 from __future__ import annotations
@@ -65,10 +66,15 @@ class GradeAdmin:
 
     async def get_grades(self, request: admin_pb.GetGradesRequest) -> admin_pb.Grades:
         from domino_arena.server.ladder.batch import BOOTSTRAP_SEED  # noqa: PLC0415
+        from domino_arena.server.stats.grade_scale import ScaleError, parse_scale  # noqa: PLC0415
         from domino_arena.server.stats.grades import GradeError, grades  # noqa: PLC0415
 
         ids = list(request.tournament_ids)
         rounds = _rounds_of(request)
+        try:
+            scale = parse_scale(request.scale) if request.scale else None
+        except ScaleError as exc:
+            raise invalid(str(exc)) from None
         if not ids:
             raise invalid("tournament_ids: expected at least one finished tournament's id")
         if len(ids) > MAX_GRADED:
@@ -79,6 +85,7 @@ class GradeAdmin:
         found = await asyncio.to_thread(self._tournaments, ids)
         _check_together(found)
         matches, bots = await asyncio.to_thread(self._rows, found)
+        owners = await asyncio.to_thread(course_owners, self.storage, found[0].course)
         try:
             result = await asyncio.to_thread(
                 grades,
@@ -88,7 +95,11 @@ class GradeAdmin:
                 anonymous=request.anonymous,
                 rounds=rounds,
                 seed=BOOTSTRAP_SEED,
+                owners=owners,
+                scale=scale,
             )
+        except ScaleError as exc:
+            raise invalid(str(exc)) from None
         except GradeError as exc:
             raise not_now(str(exc)) from None
         return grades_message(result, dt.datetime.now(dt.UTC))
@@ -117,6 +128,14 @@ class GradeAdmin:
             matches += self.storage.matches(MAX_BATCH_MATCHES, tournament_id=t.id, records=False)
         course = next(iter(tournaments)).course
         return matches, self.storage.bots(include_deleted=True, course=course)
+
+
+def course_owners(storage: GradeStorage, course: str) -> list[str]:
+    """Every owner of ``course``, each of whom gets a row in the grades (blocking).
+
+    The one place the grades learn who the students are: the distinct owners of the course's
+    bots, deleted ones too (a student whose only bot was deleted still gets a row)."""
+    return sorted({b.owner for b in storage.bots(include_deleted=True, course=course) if b.owner})
 
 
 def _rounds_of(request: admin_pb.GetGradesRequest) -> int:
@@ -185,6 +204,8 @@ def grades_message(result: Grades, made: dt.datetime) -> admin_pb.Grades:
                     )
                     for b in line.baselines
                 ],
+                status=line.status,
+                grade=line.grade,
             )
             for line in result.grades
         ],
@@ -193,6 +214,17 @@ def grades_message(result: Grades, made: dt.datetime) -> admin_pb.Grades:
         rounds=result.rounds,
         made=stamp,
         anonymous=result.anonymous,
+        regrades=[
+            admin_pb.GradedRegrade(
+                tournament_id=note.tournament_id,
+                regrade_of=note.regrade_of,
+                replaced=[admin_pb.Replacement(bot=old, by=new) for old, new in note.replaced],
+                carried=note.carried,
+                counted_once=note.counted_once,
+            )
+            for note in result.regrades
+        ],
+        scale=result.scale,
     )
 
 

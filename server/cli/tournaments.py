@@ -41,6 +41,7 @@ from domino_arena.server.cli.moments import moment
 from domino_arena.server.cli.tables import table
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
 from domino_arena.server.play.scheduler import DealMode
+from domino_arena.server.stats.regrades import index_ranges
 from domino_arena.v1 import admin_pb2
 
 ENTRANT_POLICIES: Final = {
@@ -199,13 +200,19 @@ def _regrade_arguments(parser: argparse.ArgumentParser) -> None:
         help="a bot of the tournament and its new version; may be repeated",
     )
     parser.add_argument("--name", metavar="TEXT", help="its name (default: the original's)")
+    parser.add_argument(
+        "--fresh-deals",
+        action="store_true",
+        help="play the new versions' games on new deals: the original's are public, and a new "
+        "version could be tuned to them (carried games keep theirs)",
+    )
     parser.add_argument("--start", action="store_true", help="start it at once")
     server_arguments(parser)
 
 
 def _t_regrade(args: argparse.Namespace) -> int:
     request = admin_pb2.RegradeTournamentRequest(
-        tournament_id=args.id, start=args.start, name=args.name or ""
+        tournament_id=args.id, start=args.start, name=args.name or "", fresh_deals=args.fresh_deals
     )
     for index, text in enumerate(args.replace):
         old, sep, new = (part.strip() for part in text.partition("="))
@@ -295,9 +302,8 @@ def _print_tournament(t: Any) -> None:
         print(f"  frozen baselines: {', '.join(t.baselines)}")
     if t.HasField("start_at"):
         print(f"  starts by itself at {t.start_at.ToDatetime(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
-    if t.regrade_of:
-        replaced = ", ".join(f"{r.bot} -> {r.by}" for r in t.replaced)
-        print(f"  regrade of {t.regrade_of}: {replaced}")
+    for line in regrade_lines(t):
+        print(f"  {line}")
     print(f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}")
     print(f"  {_seed_text(t)}")
     print(
@@ -305,6 +311,22 @@ def _print_tournament(t: Any) -> None:
         f"{t.concurrency} at once; waits {t.wait_ms / 1000:g} s for absent bots; "
         f"adjudicated after {t.max_deals} deals without a winner"
     )
+
+
+def regrade_lines(t: Any) -> list[str]:
+    """A regrade's lines: what it replaced, on whose deals, and which games it carried over
+    (the carried games are known once it has started: ``GetTournament``)."""
+    if not t.regrade_of:
+        return []
+    replaced = ", ".join(f"{r.bot} by {r.by}" for r in t.replaced)
+    deals = "on fresh deals" if t.fresh_deals else "on the original's deals"
+    lines = [f"regrade of {t.regrade_of}: replaced {replaced}; played again {deals}"]
+    if t.carried:
+        lines.append(
+            f"carried over unplayed from {t.regrade_of}: {len(t.carried)} games "
+            f"({index_ranges(t.carried)}), counted once when graded with it"
+        )
+    return lines
 
 
 def _seed_text(t: Any) -> str:

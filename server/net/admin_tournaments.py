@@ -51,6 +51,7 @@ from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_S
 from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.stats.regrades import fresh_deals
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.matches import StoredMatch
@@ -188,6 +189,7 @@ class TournamentAdmin:
                 replacements,
                 course_bots={b.name: b.owner for b in bots},
                 name=request.name,
+                fresh_deals=request.fresh_deals,
             )
         except RegradeError as exc:
             raise invalid(str(exc)) from None
@@ -285,6 +287,12 @@ class TournamentAdmin:
             message.results.extend(rows)
             message.crosstable.extend(crosstable)
             message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))
+            message.carried.extend(
+                sorted(m.game_index for m in matches if m.carried_from and m.game_index is not None)
+            )
+        if t.regrade_of is not None:
+            original = await asyncio.to_thread(self.arena.storage.tournament, t.regrade_of)
+            message.fresh_deals = fresh_deals(t, original)
         return message
 
     async def progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:

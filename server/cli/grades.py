@@ -130,6 +130,29 @@ def _grades(args: argparse.Namespace) -> int:
     return 0
 
 
+def precision_lines(t: admin_pb2.Tournament) -> list[str]:
+    """What a graded tournament's grades are expected to be worth, before it is played
+    (docs/courses.md: precision); nothing for a tournament without the numbers."""
+    if not t.HasField("precision"):
+        return []
+    p = t.precision
+    lines = [
+        f"expected precision (95% intervals at equal strength, for {p.entrants} entrants with "
+        f"the baselines; sd per game {p.sd_per_game:.2f}, docs/courses.md): rating "
+        f"{_half_width(p.rating_half_width)} per entrant ({p.games_per_entrant} games), "
+        f"{_half_width(p.baseline_half_width)} per baseline comparison "
+        f"({p.sets_per_baseline} duplicate set{'' if p.sets_per_baseline == 1 else 's'}); "
+        f"{p.games} games in all"
+    ]
+    if p.warning:
+        lines.append(f"warning: {p.warning}; size it with --precision {p.threshold:g}")
+    return lines
+
+
+def _half_width(value: float) -> str:
+    return "no interval" if not math.isfinite(value) else f"+-{value:.0f} Elo"
+
+
 def regrade_lines(grades: admin_pb2.Grades) -> list[str]:
     """One line per regrade graded: what it replaced, what it carried, what counted once."""
     lines = []

@@ -36,6 +36,7 @@ from domino_arena.server.cli.arguments import (
     positive,
     server_arguments,
 )
+from domino_arena.server.cli.grades import precision_lines
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.moments import moment
 from domino_arena.server.cli.tables import table
@@ -133,6 +134,13 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
         "--games-per-pairing", type=int, metavar="N", help="games of each pairing (default 1)"
     )
     parser.add_argument(
+        "--precision",
+        type=float,
+        metavar="ELO",
+        help="with --baselines: choose the games per pairing so each baseline comparison's 95%% "
+        "interval is at most +-ELO (docs/courses.md: precision)",
+    )
+    parser.add_argument(
         "--deals",
         choices=[mode.value for mode in DealMode],
         default=DealMode.DUPLICATE.value,
@@ -165,6 +173,10 @@ def _tournament_create(args: argparse.Namespace) -> int:
         start=args.start,
     )
     request.deals = deal_mode_to_proto(DealMode(args.deals))
+    if args.precision is not None:  # the referee checks the range
+        if args.games_per_pairing is not None:
+            raise CliError("--precision: it chooses the games per pairing; drop one of the two")
+        request.precision = args.precision or -1.0
     request.course = args.course or ""
     request.baselines.extend(name.strip() for name in args.baselines.split(",") if name.strip())
     request.entrant_policy = ENTRANT_POLICIES[args.entrant_policy]
@@ -184,6 +196,8 @@ def _tournament_create(args: argparse.Namespace) -> int:
     policies(args, request)
     t = admin_call(args, "CreateTournament", request)
     print(f"tournament {t.id} created: {t.name}")
+    if args.precision is not None:
+        print(f"  sized for +-{args.precision:g} Elo: {t.games_per_pairing} games per pairing")
     _print_tournament(t)
     if not args.start and not t.HasField("start_at"):
         print(f"start it with: domino-arena tournament start {t.id}")
@@ -302,7 +316,7 @@ def _print_tournament(t: Any) -> None:
         print(f"  frozen baselines: {', '.join(t.baselines)}")
     if t.HasField("start_at"):
         print(f"  starts by itself at {t.start_at.ToDatetime(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
-    for line in regrade_lines(t):
+    for line in [*regrade_lines(t), *precision_lines(t)]:
         print(f"  {line}")
     print(f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}")
     print(f"  {_seed_text(t)}")

@@ -39,6 +39,14 @@ MAX_GRADED: Final = 50
 """The most tournaments one GetGrades request grades together."""
 
 
+class OwnerStorage(Protocol):
+    """The storage call of :func:`course_owners` (blocking)."""
+
+    def bots(
+        self, *, include_deleted: bool = False, course: str | None = None
+    ) -> list[StoredBot]: ...
+
+
 class GradeStorage(Protocol):
     """The storage calls of GetGrades (all blocking: run in worker threads)."""
 
@@ -130,7 +138,7 @@ class GradeAdmin:
         return matches, self.storage.bots(include_deleted=True, course=course)
 
 
-def course_owners(storage: GradeStorage, course: str) -> list[str]:
+def course_owners(storage: OwnerStorage, course: str) -> list[str]:
     """Every owner of ``course``, each of whom gets a row in the grades (blocking).
 
     The one place the grades learn who the students are: the distinct owners of the course's

@@ -31,6 +31,12 @@ from domino_arena.server.net.admin_answers import (
     tournament_results,
 )
 from domino_arena.server.net.admin_compare import comparison_of
+from domino_arena.server.net.admin_precision import (
+    chosen_later,
+    games_per_pairing_for,
+    precision_message,
+    precision_of,
+)
 from domino_arena.server.net.admin_requests import (
     RequestError,
     deal_mode_of,
@@ -134,6 +140,24 @@ class TournamentAdmin:
             )
         if request.HasField("start_at"):
             optional["start_at"] = request.start_at.ToDatetime(tzinfo=dt.UTC)
+        games_per_pairing = request.games_per_pairing or 1
+        if request.precision:
+            if request.games_per_pairing:
+                raise invalid(
+                    "precision: give precision or games_per_pairing, not both (precision "
+                    "chooses the games per pairing)"
+                )
+            later = await asyncio.to_thread(
+                chosen_later, entrant_policy, self.arena.storage, course.name, bots
+            )
+            entrants = len(set(request.entrants)) + len(request.baselines) + later
+            games_per_pairing = games_per_pairing_for(
+                request.precision,
+                game,
+                max(entrants, game.num_players),
+                baselines=bool(request.baselines),
+                deals=deal_mode_of(request.deals),
+            )
         name = request.name or f"{game.describe()}, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         try:
             t = new_tournament(
@@ -147,7 +171,7 @@ class TournamentAdmin:
                 allow_same_owner_partners=course.allow_same_owner_partners,
                 baselines=[(house, baselines[house]) for house in request.baselines],
                 entrant_policy=entrant_policy,
-                games_per_pairing=request.games_per_pairing or 1,
+                games_per_pairing=games_per_pairing,
                 deals=deal_mode_of(request.deals),
                 time_control=time_control,
                 fault_policy=policy,
@@ -293,6 +317,14 @@ class TournamentAdmin:
         if t.regrade_of is not None:
             original = await asyncio.to_thread(self.arena.storage.tournament, t.regrade_of)
             message.fresh_deals = fresh_deals(t, original)
+        if t.baselines:
+            bots = await asyncio.to_thread(self.arena.storage.bots, course=t.course)
+            later = await asyncio.to_thread(
+                chosen_later, t.entrant_policy, self.arena.storage, t.course, bots
+            )
+            precision = precision_of(t, later)
+            if precision is not None:
+                message.precision.CopyFrom(precision_message(precision))
         return message
 
     async def progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:

@@ -27,7 +27,7 @@ from .harness import admin, admin_server, run
 def referee(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AdminServer]:
     with admin_server(tmp_path, monkeypatch, bots=()) as server:
         storage = server.arena.storage
-        storage.create_course("cs101")
+        storage.create_course("cs101", baselines=(("greedy", 1500.0), ("random", 1000.0)))
         storage.create_bot("ace", course="cs101", owner="alice")
         storage.create_bot("eve", course="cs101", owner="evelyn")
         storage.create_bot("zed-v1", course="cs101", owner="zoe")  # never entered
@@ -118,7 +118,9 @@ def test_a_scale_grades_every_bot_and_the_gradebook_has_a_row_per_student(
     grade = {row[0]: row[header.index("grade")] for row in rows}
     assert grade == {"alice": "A", "evelyn": "B", "zoe": ""}
     document = json.loads(
-        admin(capsys, referee, "grades", "t1", "--rounds", "20", "--scale", scale, "--format", "json")
+        admin(
+            capsys, referee, "grades", "t1", "--rounds", "20", "--scale", scale, "--format", "json"
+        )
     )
     assert document["scale"] == scale
     assert [(g["owner"], g["grade"]) for g in document["grades"]] == [
@@ -138,7 +140,7 @@ def test_a_scale_grades_every_bot_and_the_gradebook_has_a_row_per_student(
     ]
     unscaled = rows_of(admin(capsys, referee, "grades", "t1", "--format", "gradebook"))
     assert unscaled[0][2] == "Domino Arena"
-    assert 1700 < int(unscaled[1][2]) and unscaled[3][2] == ""
+    assert int(unscaled[1][2]) > 1700 and unscaled[3][2] == ""
 
 
 @pytest.mark.parametrize(
@@ -186,3 +188,41 @@ def test_a_refusal_is_one_line_and_writes_no_file(
     assert not target.exists()
     code, _, err = run(capsys, "grades", "t1", "--rounds", "0", "--server", referee.address)
     assert code == 2 and "--rounds: must be 1 to 2000, got 0" in err
+
+
+def test_a_graded_tournament_states_its_precision_and_warns_at_one_game_per_pairing(
+    capsys: pytest.CaptureFixture[str], referee: AdminServer
+) -> None:
+    graded = (
+        "tournament",
+        "create",
+        "straight",
+        "--course",
+        "cs101",
+        "--baselines",
+        "greedy,random",
+    )
+    out = admin(capsys, referee, *graded, "--bots", "ace,eve")
+    assert "expected precision (95% intervals at equal strength, for 4 entrants" in out
+    assert "+-inf" not in out and "no interval per baseline comparison (1 duplicate set); 12 games in all" in out
+    assert (
+        "warning: each baseline comparison is 1 duplicate set: it has no interval (its Elo is "
+        "clamped at the ends) and every verdict will be 'not significant'; size it with "
+        "--precision 150"
+    ) in out
+    sized = admin(capsys, referee, *graded, "--bots", "ace,eve", "--precision", "150")
+    chosen = int(sized.split("sized for +-150 Elo: ")[1].split(" games per pairing")[0])
+    assert chosen > 1 and f"{chosen} games per pairing" in sized and "warning" not in sized
+    half_width = float(sized.split("Elo per baseline comparison")[0].rsplit("+-", 1)[1].split()[0])
+    assert half_width <= 150
+    # latest: the course's three owners are expected at the start, with the two baselines
+    later = admin(capsys, referee, *graded, "--entrant-policy", "latest")
+    assert "for 5 entrants with the baselines" in later
+    code, _, err = run(
+        capsys, *graded, "--bots", "ace,eve", "--precision", "1", "--server", referee.address
+    )
+    assert code == 2 and "INVALID_ARGUMENT: precision: expected 5 to 1000 Elo, got 1" in err
+    code, _, err = run(
+        capsys, *graded, "--bots", "ace,eve", "--precision", "100", "--games-per-pairing", "3"
+    )
+    assert code == 2 and "--precision: it chooses the games per pairing" in err

@@ -1067,6 +1067,7 @@ class GradePrecision(_message.Message):
     THRESHOLD_FIELD_NUMBER: _builtins.int
     WARNING_FIELD_NUMBER: _builtins.int
     SD_PER_GAME_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
     entrants: _builtins.int
     """entrants counted (the policy's guess before its start), baselines too"""
     games_per_pairing: _builtins.int
@@ -1083,6 +1084,8 @@ class GradePrecision(_message.Message):
     """empty: none"""
     sd_per_game: _builtins.float
     """the game's measured standard deviation of a set's score per game"""
+    games: _builtins.int
+    """games in the whole schedule"""
     def __init__(
         self,
         *,
@@ -1095,10 +1098,11 @@ class GradePrecision(_message.Message):
         threshold: _builtins.float = ...,
         warning: _builtins.str = ...,
         sd_per_game: _builtins.float = ...,
+        games: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_half_width", b"baseline_half_width", "entrants", b"entrants", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "rating_half_width", b"rating_half_width", "sd_per_game", b"sd_per_game", "sets_per_baseline", b"sets_per_baseline", "threshold", b"threshold", "warning", b"warning"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_half_width", b"baseline_half_width", "entrants", b"entrants", "games", b"games", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "rating_half_width", b"rating_half_width", "sd_per_game", b"sd_per_game", "sets_per_baseline", b"sets_per_baseline", "threshold", b"threshold", "warning", b"warning"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -57,8 +57,9 @@ BASELINE_COLUMNS: Final = (
 )
 """Each baseline's columns, ``vs_<baseline>_<field>``: ``BaselineResult``'s fields but
 ``baseline``."""
-GRADEBOOK_ID: Final = "SIS Login ID"
-"""The gradebook's student id column: the owner, as Canvas and Moodle match a student."""
+GRADEBOOK_HEADER: Final = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+"""The gradebook's columns before the score: Canvas's own export's; the owner is the student
+and the ``SIS Login ID`` (the id Canvas matches, and Moodle maps), the rest left empty."""
 _FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
 """A text cell starting so is read as a formula by spreadsheets: such text is quoted with '."""
 
@@ -264,7 +265,7 @@ def gradebook_rows(grades: admin_pb2.Grades, assignment: str) -> list[list[str]]
 
         if g.owner not in best or key(g) > key(best[g.owner]):
             best[g.owner] = g
-    rows = [["Student", GRADEBOOK_ID, _text(assignment)]]
+    rows = [[*GRADEBOOK_HEADER, _text(assignment)]]
     for owner in sorted(best):
         g = best[owner]
         if g.status == NO_SUBMISSION:
@@ -273,7 +274,7 @@ def gradebook_rows(grades: admin_pb2.Grades, assignment: str) -> list[list[str]]
             score = _text(g.grade)
         else:
             score = str(round(g.rating))
-        rows.append([_text(owner), _text(owner), score])
+        rows.append([_text(owner), "", "", _text(owner), "", score])
     return rows
 
 

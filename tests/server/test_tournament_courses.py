@@ -347,8 +347,8 @@ def test_a_regrade_on_fresh_deals_replays_on_new_deals_and_carries_the_rest_as_t
     storage.add_tournament(regrade)
     trio.run(run, regrade, clock=MockClock(autojump_threshold=0))
 
-    before = {m.game_index: m for m in storage.matches(100, tournament_id=finished.id)}
-    after = {m.game_index: m for m in storage.matches(100, tournament_id=regrade.id)}
+    before = {m.game_index or 0: m for m in storage.matches(100, tournament_id=finished.id)}
+    after = {m.game_index or 0: m for m in storage.matches(100, tournament_id=regrade.id)}
     for index, old in before.items():
         new = after[index]
         if "cid1" in old.seats:  # the new version's games: dealt anew

@@ -9,7 +9,13 @@ import math
 import pytest
 
 from domino_arena.server.stats.grades import grades
-from domino_arena.server.stats.precision import MAX_GAMES_PER_PAIRING, THRESHOLD, expected, sized
+from domino_arena.server.stats.precision import (
+    MAX_GAMES_PER_PAIRING,
+    THRESHOLD,
+    Precision,
+    expected,
+    sized,
+)
 from tests.fakes.graded import a_term, term_bots
 
 
@@ -51,12 +57,26 @@ def test_the_expected_half_widths_match_the_grades_of_simulated_games() -> None:
 
 
 def test_sizing_finds_the_fewest_games_per_pairing_that_reach_the_precision() -> None:
-    shape = {"seats": 2, "partnerships": False, "entrants": 12}
-    p = sized("passing", **shape, half_width=THRESHOLD, baselines=True)
+    def size(half_width: float, *, baselines: bool = True) -> Precision:
+        return sized(
+            "passing",
+            seats=2,
+            partnerships=False,
+            entrants=12,
+            half_width=half_width,
+            baselines=baselines,
+        )
+
+    p = size(THRESHOLD)
     assert p.baseline_half_width <= THRESHOLD and p.warning == ""
-    fewer = expected("passing", **shape, games_per_pairing=p.games_per_pairing - 1)
+    fewer = expected(
+        "passing",
+        seats=2,
+        partnerships=False,
+        entrants=12,
+        games_per_pairing=p.games_per_pairing - 1,
+    )
     assert fewer.baseline_half_width > THRESHOLD and fewer.warning
-    ratings = sized("passing", **shape, half_width=60, baselines=False)
-    assert ratings.rating_half_width <= 60
+    assert size(60, baselines=False).rating_half_width <= 60
     with pytest.raises(ValueError, match=f"needs more than {MAX_GAMES_PER_PAIRING} games"):
-        sized("passing", **shape, half_width=1, baselines=True)
+        size(1)

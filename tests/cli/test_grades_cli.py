@@ -18,7 +18,7 @@ from domino_arena.server.cli.grades import BASELINE_COLUMNS, COLUMNS
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2
 from tests.fakes.admin_server import AdminServer
-from tests.fakes.graded import a_term
+from tests.fakes.graded import a_regrade, a_term
 
 from .harness import admin, admin_server, run
 
@@ -226,3 +226,29 @@ def test_a_graded_tournament_states_its_precision_and_warns_at_one_game_per_pair
         capsys, *graded, "--bots", "ace,eve", "--precision", "100", "--games-per-pairing", "3"
     )
     assert code == 2 and "--precision: it chooses the games per pairing" in err
+
+
+def test_a_regrade_graded_with_its_original_is_counted_once_and_says_what_it_carried(
+    capsys: pytest.CaptureFixture[str], referee: AdminServer
+) -> None:
+    storage = referee.arena.storage
+    storage.create_bot("eve-v2", course="cs101", owner="evelyn")
+    original, played = a_term("t1", deals=10)
+    regrade, replayed = a_regrade(original, played, {"eve": "eve-v2"})
+    storage.add_tournament(regrade)
+    for match in replayed:
+        storage.save_match(match)
+    code, out, err = run(
+        capsys, "grades", "t1", "t1-regrade", "--rounds", "20", "--server", referee.address
+    )
+    assert code == 0
+    assert err.splitlines() == [
+        "regrade t1-regrade of t1: replaced eve by eve-v2; 60 games carried over unplayed, "
+        "60 of them graded once, as the original's games"
+    ]
+    header, *rows = rows_of(out)
+    games = {row[1]: row[header.index("games")] for row in rows}
+    assert games == {"ace": "80", "eve": "60", "eve-v2": "60", "": ""}  # "": zoe, no submission
+    status = admin(capsys, referee, "tournament", "status", "t1-regrade")
+    assert "  regrade of t1: replaced eve by eve-v2; played again on the original's deals" in status
+    assert "  carried over unplayed from t1: 60 games (20-59, 100-119), counted once" in status

@@ -32,10 +32,10 @@ ELO_PER_SCORE: Final = 1600 / math.log(10)
 Z95: Final = 1.959963984540054
 
 SD_PER_GAME: Final[dict[str, tuple[float, float]]] = {
-    "straight": (0.49, 0.51),
-    "doubles": (0.26, 0.35),
-    "passing": (0.44, 0.42),
-    "moon": (0.20, 0.14),
+    "straight": (0.435, 0.508),
+    "doubles": (0.329, 0.491),
+    "passing": (0.465, 0.481),
+    "moon": (0.246, 0.346),
 }
 """Game -> (duplicate, fresh): the standard deviation per game of a paired unit's score between
 two bots of close strength (the search bot against greedy), with duplicate deals and with a deal

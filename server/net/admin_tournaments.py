@@ -318,10 +318,12 @@ class TournamentAdmin:
             original = await asyncio.to_thread(self.arena.storage.tournament, t.regrade_of)
             message.fresh_deals = fresh_deals(t, original)
         if t.baselines:
-            bots = await asyncio.to_thread(self.arena.storage.bots, course=t.course)
-            later = await asyncio.to_thread(
-                chosen_later, t.entrant_policy, self.arena.storage, t.course, bots
-            )
+            later = 0
+            if t.state is TournamentState.CREATED and t.entrant_policy != "listed":
+                bots = await asyncio.to_thread(self.arena.storage.bots, course=t.course)
+                later = await asyncio.to_thread(
+                    chosen_later, t.entrant_policy, self.arena.storage, t.course, bots
+                )
             precision = precision_of(t, later)
             if precision is not None:
                 message.precision.CopyFrom(precision_message(precision))

@@ -584,9 +584,9 @@ class CreateTournamentRequest(_message.Message):
     entrant_policy: Global___EntrantPolicy.ValueType
     """unspecified: ENTRANT_POLICY_LISTED"""
     precision: _builtins.float
-    """With baselines: size the tournament (games per pairing) so that each baseline comparison's
-    expected 95% interval is at most this many Elo either side (docs/courses.md: precision).
-    0: `games_per_pairing` decides. At least 5, at most 1000.
+    """Size the tournament (games per pairing) so that each baseline comparison's expected 95%
+    interval (without baselines: each entrant's rating's) is at most this many Elo either side
+    (docs/courses.md: precision). 0: `games_per_pairing` decides. At least 5, at most 1000.
     """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...

@@ -126,9 +126,24 @@ def _grades(args: argparse.Namespace) -> int:
             write_gradebook(out, response, args.assignment.strip())
         else:
             write_csv(out, response)
-    for line in regrade_lines(response):
+    for line in [*regrade_lines(response), *thin_lines(response)]:
         print(line, file=sys.stderr)
     return 0
+
+
+def thin_lines(grades: admin_pb2.Grades) -> list[str]:
+    """A warning when some comparison against a baseline has fewer than two duplicate sets: its
+    interval is clamped at the ends and its verdict "not significant" by construction."""
+    graded = [g for g in grades.grades if g.status != NO_SUBMISSION]
+    thin = [g for g in graded if any(b.sets < 2 for b in g.baselines)]
+    if not thin:
+        return []
+    return [
+        f"warning: {len(thin)} of {len(graded)} bots have fewer than 2 duplicate sets against a "
+        "baseline: those comparisons have no interval (their Elo is clamped at the ends) and "
+        "say 'not significant' whatever the games; grade a bigger tournament (tournament "
+        "create --precision, docs/courses.md: precision)"
+    ]
 
 
 def precision_lines(t: admin_pb2.Tournament) -> list[str]:

@@ -252,3 +252,20 @@ def test_a_regrade_graded_with_its_original_is_counted_once_and_says_what_it_car
     status = admin(capsys, referee, "tournament", "status", "t1-regrade")
     assert "  regrade of t1: replaced eve by eve-v2; played again on the original's deals" in status
     assert "  carried over unplayed from t1: 60 games (20-59, 100-119), counted once" in status
+
+
+def test_grades_from_too_few_sets_say_so(
+    capsys: pytest.CaptureFixture[str], referee: AdminServer
+) -> None:
+    tournament, matches = a_term("tiny", deals=1)
+    referee.arena.storage.add_tournament(tournament)
+    for match in matches:
+        referee.arena.storage.save_match(match)
+    code, out, err = run(capsys, "grades", "tiny", "--rounds", "20", "--server", referee.address)
+    assert code == 0 and out
+    assert err.splitlines() == [
+        "warning: 2 of 2 bots have fewer than 2 duplicate sets against a baseline: those "
+        "comparisons have no interval (their Elo is clamped at the ends) and say 'not "
+        "significant' whatever the games; grade a bigger tournament (tournament create "
+        "--precision, docs/courses.md: precision)"
+    ]

@@ -176,7 +176,9 @@ def _tournament_create(args: argparse.Namespace) -> int:
     if args.precision is not None:  # the referee checks the range
         if args.games_per_pairing is not None:
             raise CliError("--precision: it chooses the games per pairing; drop one of the two")
-        request.precision = args.precision or -1.0
+        if not args.precision:  # 0 would mean "not given" on the wire
+            raise CliError("--precision: expected 5 to 1000 Elo, got 0")
+        request.precision = args.precision
     request.course = args.course or ""
     request.baselines.extend(name.strip() for name in args.baselines.split(",") if name.strip())
     request.entrant_policy = ENTRANT_POLICIES[args.entrant_policy]

@@ -226,6 +226,8 @@ def test_a_graded_tournament_states_its_precision_and_warns_at_one_game_per_pair
         capsys, *graded, "--bots", "ace,eve", "--precision", "100", "--games-per-pairing", "3"
     )
     assert code == 2 and "--precision: it chooses the games per pairing" in err
+    code, _, err = run(capsys, *graded, "--bots", "ace,eve", "--precision", "0")
+    assert code == 2 and "--precision: expected 5 to 1000 Elo, got 0" in err
 
 
 def test_a_regrade_graded_with_its_original_is_counted_once_and_says_what_it_carried(

@@ -16,10 +16,9 @@ from domino_arena.sdk.rules import Game
 from domino_arena.server.net.admin_grades import OwnerStorage, course_owners
 from domino_arena.server.net.admin_requests import invalid
 from domino_arena.server.play.scheduler import DealMode
-from domino_arena.server.play.tournament_schedule import game_of, partnerships_of
-from domino_arena.server.stats.precision import Precision, expected, sized
+from domino_arena.server.play.tournament_schedule import partnerships_of
+from domino_arena.server.stats.precision import Precision, sized
 from domino_arena.server.store.bots import BotState, StoredBot
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 MIN_PRECISION = 5.0
@@ -56,26 +55,6 @@ def games_per_pairing_for(
         ).games_per_pairing
     except ValueError as exc:
         raise invalid(str(exc)) from None
-
-
-def precision_of(t: StoredTournament, later: int) -> Precision | None:
-    """The expected precision of a graded round robin (baselines seated), ``later`` entrants
-    to be chosen at its start; None for other tournaments or too few entrants to say."""
-    if not t.baselines or t.kind != "round_robin":
-        return None
-    game = game_of(t)
-    waiting = t.state is TournamentState.CREATED and t.entrant_policy != "listed"
-    entrants = len(t.entrants) + (later if waiting else 0)
-    if entrants < game.num_players:
-        return None
-    return expected(
-        t.game,
-        seats=game.num_players,
-        partnerships=partnerships_of(game),
-        entrants=entrants,
-        games_per_pairing=t.games_per_pairing,
-        fresh=DealMode(t.deals) is DealMode.FRESH,
-    )
 
 
 def precision_message(p: Precision) -> admin_pb.GradePrecision:

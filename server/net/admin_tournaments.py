@@ -35,7 +35,6 @@ from domino_arena.server.net.admin_precision import (
     chosen_later,
     games_per_pairing_for,
     precision_message,
-    precision_of,
 )
 from domino_arena.server.net.admin_requests import (
     RequestError,
@@ -57,6 +56,7 @@ from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_S
 from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.stats.precision import of_tournament
 from domino_arena.server.stats.regrades import fresh_deals
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import StoredCourse
@@ -324,7 +324,7 @@ class TournamentAdmin:
                 later = await asyncio.to_thread(
                     chosen_later, t.entrant_policy, self.arena.storage, t.course, bots
                 )
-            precision = precision_of(t, later)
+            precision = of_tournament(t, later)
             if precision is not None:
                 message.precision.CopyFrom(precision_message(precision))
         return message

@@ -27,6 +27,9 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
+from domino_arena.sdk.rules import make_game
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+
 ELO_PER_SCORE: Final = 1600 / math.log(10)
 """d Elo / d score at a score of 1/2 (the logistic Elo curve's slope there)."""
 Z95: Final = 1.959963984540054
@@ -64,6 +67,25 @@ class Precision:
     baseline_half_width: float
     sd_per_game: float
     threshold: float = THRESHOLD
+
+    def as_json(self) -> dict[str, object]:
+        """Its fields and warning for a JSON document (a half-width without interval: null)."""
+
+        def finite(value: float) -> float | None:
+            return value if math.isfinite(value) else None
+
+        return {
+            "entrants": self.entrants,
+            "games_per_pairing": self.games_per_pairing,
+            "games_per_entrant": self.games_per_entrant,
+            "games": self.games,
+            "sets_per_baseline": self.sets_per_baseline,
+            "rating_half_width": finite(self.rating_half_width),
+            "baseline_half_width": finite(self.baseline_half_width),
+            "sd_per_game": self.sd_per_game,
+            "threshold": self.threshold,
+            "warning": self.warning,
+        }
 
     @property
     def warning(self) -> str:
@@ -119,6 +141,27 @@ def expected(
         rating_half_width=_half_width(sd, per_unit, own_units * (seats - 1)),
         baseline_half_width=_half_width(sd, per_unit, units),
         sd_per_game=sd,
+    )
+
+
+def of_tournament(t: StoredTournament, later: int = 0) -> Precision | None:
+    """The expected precision of a graded round robin (baselines seated), ``later`` more
+    entrants expected at its start when they are chosen then (counted by the caller); None for
+    other tournaments, or too few entrants to say."""
+    if not t.baselines or t.kind != "round_robin":
+        return None
+    game = make_game(t.game, **t.options)
+    waiting = t.state is TournamentState.CREATED and t.entrant_policy != "listed"
+    entrants = len(t.entrants) + (later if waiting else 0)
+    if entrants < game.num_players:
+        return None
+    return expected(
+        t.game,
+        seats=game.num_players,
+        partnerships=len(game.sides) != game.num_players,
+        entrants=entrants,
+        games_per_pairing=t.games_per_pairing,
+        fresh=t.deals == "fresh",
     )
 
 

@@ -22,6 +22,7 @@ from domino_arena.sdk.rules import GAMES, RulesError
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
+from domino_arena.server.stats.precision import of_tournament
 from domino_arena.server.stats.regrades import regrade_summary
 from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
 from domino_arena.server.store.courses import StoredCourse, StoredInvite
@@ -316,6 +317,7 @@ def tournament(
         "comparison": None if t.plan is None else {**t.plan, **(t.verdict or {})},
         "regrade": t.regrade_of
         and regrade_summary(t, storage.tournament(t.regrade_of), sorted(tables.carried)),
+        "precision": (precision := of_tournament(t)) and precision.as_json(),
     }
 
 

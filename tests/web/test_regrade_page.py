@@ -1,5 +1,6 @@
 """A regrade's tournament page says what it replaced, on whose deals, and which games it carried
-over (docs/courses.md: deadlines and regrading); any other tournament's says nothing of it."""
+over (docs/courses.md: deadlines and regrading); any other tournament's says nothing of it. A
+graded tournament's page says how precise its grades are expected to be."""
 
 from __future__ import annotations
 
@@ -45,3 +46,12 @@ def test_a_regrade_page_says_what_it_replaced_and_carried(client: TestClient) ->
     assert '<span class="carried">12</span> games (game 4-11, 20-23)' in page
     assert client.get("/api/tournaments/t1").json()["regrade"] is None
     assert "A regrade of" not in client.get("/tournaments/t1").text
+
+
+def test_a_graded_tournament_page_states_its_expected_precision(client: TestClient) -> None:
+    precision = client.get("/api/tournaments/t1").json()["precision"]
+    assert precision["sets_per_baseline"] == 4 and precision["entrants"] == 4  # 4 per pairing
+    assert precision["baseline_half_width"] > precision["threshold"] and precision["warning"]
+    page = client.get("/tournaments/t1").text
+    assert "Expected precision of its grades" in page and "(4 duplicate sets)" in page
+    assert '<strong class="warning">Warning: each baseline comparison is 4 duplicate sets' in page

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.web import standings, views
 from domino_arena.server.web.views import WebStorage
 
 
 def official_row(
-    storage: WebStorage, game: str, bot: str
+    storage: WebStorage, game: str, bot: str, course: StoredCourse | None = None
 ) -> tuple[dict[str, Any] | None, str | None]:
     """``bot``'s row of ``game``'s official standings in its own course, and None; or None
     and why there is none.
@@ -25,14 +26,18 @@ def official_row(
     The row is :func:`.standings.row_data`'s (``rating``, ``text``, ``interval_text``,
     ``rank`` (null: unranked), ``provisional``, ``unbounded``, ``note``, ...) plus ``pool``
     (the fitted pool's label) and ``ranked`` (how many bots the table ranks). The pool with
-    most games is tried first, then each other player count the bot may have played."""
-    stored = storage.bot(bot)
-    course = DEFAULT_COURSE if stored is None else stored.course
-    found = storage.course(course) if course != DEFAULT_COURSE else None
-    baselines = () if found is None else found.baselines
+    most games is tried first, then each other player count the bot may have played.
+    ``course``: the bot's course when the caller has it (else read from the bot)."""
+    if course is None:
+        stored = storage.bot(bot)
+        name = DEFAULT_COURSE if stored is None else stored.course
+        course = storage.course(name) if name != DEFAULT_COURSE else None
+    else:
+        name = course.name
+    baselines = () if course is None else course.baselines
     note: str | None = None
     for players in (None, *standings.player_counts(game)):
-        fitted, why = standings.official(storage, game, players, course, baselines)
+        fitted, why = standings.official(storage, game, players, name, baselines)
         if fitted is None:
             note = note or why
             continue

@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.store.courses import StoredCourse
-from domino_arena.server.web import standings, views
+from domino_arena.server.web import bot_ratings, views
 from domino_arena.server.web.course_pages import course_summary
 from domino_arena.server.web.scoped import course_games, known_course
 from domino_arena.server.web.views import WebStorage
@@ -73,16 +73,14 @@ def official_standing(
     storage: WebStorage, course: StoredCourse, game: str, bot: str
 ) -> dict[str, Any] | None:
     """``bot``'s row of ``course``'s official standings in ``game`` (the leaderboard's fit,
-    anchored by the course's baselines), as the leaderboard has it (``rating``, ``interval``,
-    ``rank``, ``games``, and whatever else a row says), with ``game``, ``title`` and ``of``
-    (the rows of the table); None when it has no row there (no rated game, or the pool cannot
-    be fitted)."""
-    fitted, _ = standings.official(storage, game, None, course.name, course.baselines)
-    rows: list[dict[str, Any]] = [] if fitted is None else fitted["rows"]
-    for row in rows:
-        if row["bot"] == bot:
-            return {**row, "game": game, "title": GAMES[game].title, "of": len(rows)}
-    return None
+    anchored by the course's baselines: :func:`.bot_ratings.official_row`, as the bot's
+    public page has it: ``rating``, ``text`` ("1620", "≥ 1400"), ``interval_text``, ``rank``
+    (null: not ranked), ``provisional``, ``note``, ``games``...), with ``game``, ``title``
+    and ``of`` (the bots that table ranks); None when it has no row there (no rated game)."""
+    row, _ = bot_ratings.official_row(storage, game, bot, course)
+    if row is None:
+        return None
+    return {**row, "game": game, "title": GAMES[game].title, "of": row["ranked"]}
 
 
 def fault_groups(faults: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ link to the replay of each step."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,17 +63,19 @@ def test_my_bot_shows_the_leaderboard_s_rating_and_rank(
     rows = board["official"]["rows"]
     (row,) = [r for r in rows if r["bot"] == "ada-bot"]
     (standing,) = data["standings"]
-    shown = ("bot", "rating", "interval", "rank", "games")
+    shown = ("bot", "rating", "text", "interval_text", "rank", "provisional", "note", "games")
     assert {key: standing[key] for key in shown} == {key: row[key] for key in shown}
+    ranked = sum(1 for r in rows if r["rank"] is not None)
     assert (standing["game"], standing["title"], standing["of"]) == (
         "passing",
         board["title"],
-        len(rows),
+        ranked,
     )
     assert standing["games"] == 4 + CRASHES, "the course's games and the crashed ones"
     page = client.get(f"/courses/{PUBLIC}/me").text
-    assert f"{standing['rank']} of {len(rows)}" in page
-    assert f"{standing['rating']:.0f}" in page
+    rank = "not ranked" if standing["rank"] is None else f"{standing['rank']} of {ranked}"
+    assert f'<td class="rank">{rank}</td>' in page
+    assert f'<td class="rating">{html.escape(standing["text"])}</td>' in page
     (chart,) = data["rating_history"]
     assert chart["game"] == "passing" and chart["svg"].startswith("<svg")
     assert "the live Elo after each of its" in page

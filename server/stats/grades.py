@@ -190,7 +190,12 @@ def grades(
         if bot.startswith(HOUSE_PREFIX):
             continue
         wins, draws, losses = record.get(bot, (0, 0, 0))
-        low, high = table.spread.intervals[bot]
+        # The official row's: a one-sided rating (never behind, or never ahead of, the rest)
+        # has its open end infinite, empty in the CSV (docs/ratings.md), never a narrow band.
+        official = table.row(bot)
+        low, high = (
+            table.spread.intervals[bot] if official is None else (official.low, official.high)
+        )
         owner = owner_of.get(bot, "")
         versus = tuple(against(pool, bot, HOUSE_PREFIX + name) for name in sorted(fixed_by_name))
         verdicts = {b.baseline: b.verdict for b in versus}

@@ -74,7 +74,7 @@ from domino_arena.server.net.admin_tournaments import (
     TournamentStorage,
     arena_call,
 )
-from domino_arena.server.net.wire import connected_bots
+from domino_arena.server.net.live_wire import connected_bots
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,

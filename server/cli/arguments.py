@@ -96,7 +96,6 @@ def game_arguments(
     )
     parser.add_argument("--target-rule", metavar="R", help="passing: gamerules or pagat")
     parser.add_argument(
-        "-o",
         "--option",
         action="append",
         default=[],

@@ -156,7 +156,9 @@ def test_first_seat_picks_the_starter(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_quiet_prints_only_the_result(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli(capsys, "play passing --bots random,random --seed 5 --option players=2 --quiet")
+    code, out, _ = cli(
+        capsys, "play passing --bots random,random --seed 5 --option players=2 --quiet"
+    )
     assert code == 0
     lines = out.splitlines()
     assert re.fullmatch(r"Passing Game, 2 players, to 101; seed 5, first seat [01]", lines[0])

@@ -30,7 +30,7 @@ from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.client import (
     AuthenticationError,
-    RefereeError,
+    TakenOverError,
     TlsConfigError,
     read_secret,
 )
@@ -177,14 +177,9 @@ def _bot_play(args: argparse.Namespace) -> int:
             games=games,
             tls=tls or False,
         )
-    except AuthenticationError as exc:  # never retried: a new token or an admin is needed
-        raise CliError(
-            f"bot '{args.name}' stops, refused by the referee (not reconnecting): {exc}"
-        ) from None
-    except RefereeError as exc:
-        raise CliError(str(exc), code=1) from None
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    except runner.BotStopped as exc:  # one line (sdk/runner.py); the user's to fix, or not
+        mistake = isinstance(exc.error, (AuthenticationError, ValueError, TakenOverError))
+        raise CliError(str(exc), code=2 if mistake else 1) from None
     except KeyboardInterrupt:
         pass
     return 0

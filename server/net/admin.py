@@ -213,9 +213,20 @@ class AdminServicer(
         return await self._serve(context, self._run_match, request)
 
     async def _run_match(self, request: admin_pb.RunMatchRequest) -> admin_pb.RunMatchResponse:
+        """Play the match; a call the client cancels (``match run`` stopped by Ctrl-C) aborts
+        it. The client may name it (``match_id``) to show its id before the answer."""
         course = await self._match_course(request)
         spec = dataclasses.replace(match_spec(request, self.arena.lobby), course=course)
-        finished, result = await played(self.arena.run_match, spec)
+        if request.match_id and (
+            spec.match_id in self.arena.running
+            or await self._blocking(self.arena.storage.match, spec.match_id) is not None
+        ):
+            raise RequestError(
+                grpc.StatusCode.ALREADY_EXISTS, f"match_id: a match has the id {spec.match_id}"
+            )
+        finished, result = await played(
+            functools.partial(self.arena.run_match, with_caller=True), spec
+        )
         return admin_pb.RunMatchResponse(
             match_id=spec.match_id, result=result, record=finished.record or ""
         )

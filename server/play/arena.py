@@ -88,6 +88,8 @@ class Arena:
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
+    _abort_details: dict[str, str] = field(default_factory=dict)
+    """The match id -> why it is being cancelled, when not for the shutdown (its caller left)."""
 
     def __post_init__(self) -> None:
         self.writer = Writer(self.storage)
@@ -103,18 +105,23 @@ class Arena:
             scope.shield = False
         return len(self._saving)
 
-    async def run_match(self, spec: MatchSpec) -> FinishedMatch:
+    async def run_match(self, spec: MatchSpec, *, with_caller: bool = False) -> FinishedMatch:
         """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side).
+
+        ``with_caller``: cancelling this call aborts the match, as the shutdown does (RunMatch
+        whose client stopped, docs/admin.md); False: the match plays on without its caller.
 
         Raises:
             NotAcceptingError: the arena is not running.
             MatchAbortedError: the referee shut down during the match.
         """
+        left = functools.partial(self._abort_details.__setitem__, spec.match_id, bridge.CALLER_LEFT)
         return await bridge.in_trio(
             self._check_running(),
             functools.partial(self.play, spec),
             aborted=f"match {spec.match_id} aborted: {SHUTTING_DOWN}",
             name=f"match {spec.match_id}",
+            on_caller_cancelled=left if with_caller else None,
         )
 
     # -- tournaments and ladders (called from asyncio: the admin API, the main job) -------------
@@ -498,16 +505,16 @@ class Arena:
                 detail=f"the referee failed: {type(exc).__name__}: {exc}",
             )
             finished = FinishedMatch(spec, void, None, (0,) * len(spec.bots))
-        except BaseException:  # cancelled: the referee is shutting down
+        except BaseException:  # cancelled: the referee is shutting down, or the caller left
             aborted = MatchResult(
                 Termination.ABORTED,
                 None,
                 (0,) * len(spec.game.sides),
-                detail=SHUTTING_DOWN,
+                detail=self._abort_details.pop(spec.match_id, SHUTTING_DOWN),
             )
             for seat in seats:
                 seat.end(aborted)
-            LOG.info("match aborted: id=%s", spec.match_id)
+            LOG.info("match aborted: id=%s detail=%r", spec.match_id, aborted.detail)
             metrics.match_ended(game_name, Termination.ABORTED)
             self.spectators.ended(spec.match_id, aborted)
             raise
@@ -535,6 +542,7 @@ class Arena:
             self.spectators.ended(spec.match_id, finished.result)
         if spec.tournament_id is not None:
             metrics.tournament_game(game_name)
+        self._abort_details.pop(spec.match_id, None)  # its caller left as it was being stored
         LOG.info(
             "match ended: id=%s termination=%s winner=%s scores=%s%s",
             spec.match_id,

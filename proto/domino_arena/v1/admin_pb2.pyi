@@ -2510,6 +2510,7 @@ class CheckBotResponse(_message.Message):
     FAILURES_FIELD_NUMBER: _builtins.int
     PASSED_FIELD_NUMBER: _builtins.int
     REPORT_FIELD_NUMBER: _builtins.int
+    STOPPED_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     positions: _builtins.int
     """positions the bot was asked about"""
@@ -2521,6 +2522,10 @@ class CheckBotResponse(_message.Message):
     passed: _builtins.bool
     report: _builtins.str
     """the report as text, as `python -m domino_arena.sdk.testing` prints it"""
+    stopped: _builtins.str
+    """Why the check stopped before the end (the bot failed the same way 3 asks in a row: it was
+    asked no further); empty when it ran to the end
+    """
     @_builtins.property
     def configurations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -2537,10 +2542,11 @@ class CheckBotResponse(_message.Message):
         failures: _abc.Iterable[Global___CheckFailure] | None = ...,
         passed: _builtins.bool = ...,
         report: _builtins.str = ...,
+        stopped: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "configurations", b"configurations", "failures", b"failures", "games", b"games", "passed", b"passed", "positions", b"positions", "report", b"report", "slowest", b"slowest", "time_limit_ms", b"time_limit_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "configurations", b"configurations", "failures", b"failures", "games", b"games", "passed", b"passed", "positions", b"positions", "report", b"report", "slowest", b"slowest", "stopped", b"stopped", "time_limit_ms", b"time_limit_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -47,7 +47,7 @@ def server_extra(what: str) -> Iterator[None]:
     """Import, in the block, what ``what`` (a command) needs of the server extra.
 
     The light install (``pip install domino-arena``) does every client job; a command that reads
-    a database or serves needs the extra (docs/cli.md: the light install). Its refusal names the
+    a database or serves needs the extra (docs/admin.md: the light install). Its refusal names the
     extra, never the missing package: that may be a dependency of a dependency (trio's
     ``outcome``) that means nothing to the user.
 

@@ -1,7 +1,7 @@
 """``bot add``: create a bot by writing a database directly, with no referee.
 
 The one ``bot`` action that reads a database, so the one that needs the server extra:
-:mod:`.bots` imports this module only when it runs (docs/cli.md: the light install).
+:mod:`.bots` imports this module only when it runs (docs/admin.md: the light install).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ wrote to, with the file's absolute path; ``bot create`` is the way when a refere
 
 Every action but ``add`` is a client job of the light install (grpc at the top here: ``main``
 imports this module only when ``bot`` runs); ``add`` writes a database, so its module
-(:mod:`.bot_add`) and SQLAlchemy are imported only when it runs (docs/cli.md: the light install).
+(:mod:`.bot_add`) and SQLAlchemy are imported only when it runs (docs/admin.md: the light install).
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
 SERVER_COMMANDS: Final = frozenset({"serve", "round-robin", "web", "import"})
 """The commands that read a database or serve: they need ``domino-arena[server]``. The light
 install (``pip install domino-arena``) has every other one, the client commands included
-(docs/cli.md: the light install); within ``bot`` and ``verify``, ``--db`` needs the extra too."""
+(docs/admin.md: the light install); within ``bot`` and ``verify``, ``--db`` needs the extra too."""
 
 
 def _handler(command: Command) -> Handler:

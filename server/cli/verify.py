@@ -253,7 +253,7 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
     Raises:
         CliError: no such tournament, it is not over, or the database cannot be opened; the
             server extra is not installed (reading a database needs it, asking the referee
-            does not: docs/cli.md, the light install).
+            does not: docs/admin.md, the light install).
     """
     with server_extra("verify --db"):
         from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415

@@ -4,7 +4,7 @@
 (:class:`~domino_arena.server.play.timecontrol.TimeControl`, the scheduler's deal modes), which
 the SDK must not import, so they are translated here, once, for every servicer and for the
 command line's client. This module imports nothing of the server extra (no database, no trio):
-the light install's client commands use it (docs/cli.md: the light install). What spectators and
+the light install's client commands use it (docs/admin.md: the light install). What spectators and
 the admin see of live matches is in :mod:`.live_wire`.
 """
 

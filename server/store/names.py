@@ -1,7 +1,7 @@
 """The seat names the referee reserves, without the database (no SQLAlchemy here).
 
 Pure, so the scheduler (and through it the command line's client on the light install,
-docs/cli.md) can tell a house seat apart without loading the store's tables.
+docs/admin.md) can tell a house seat apart without loading the store's tables.
 """
 
 from __future__ import annotations

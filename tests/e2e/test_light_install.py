@@ -1,4 +1,4 @@
-"""The light install (``pip install domino-arena``) does every client job (docs/cli.md).
+"""The light install (``pip install domino-arena``) does every client job (docs/admin.md).
 
 Every command runs in a subprocess that sees only the light install's packages
 (tests/fakes/light_install.py: the server extra, the dev tools and their dependencies are

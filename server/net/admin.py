@@ -141,7 +141,12 @@ class AdminArena(TournamentArena, Protocol):
     def house(self) -> Mapping[str, object]:
         """The house bots the referee hosts, by name (a course's baselines are some)."""
 
-    async def run_match(self, spec: MatchSpec) -> FinishedMatch: ...
+    @property
+    def running(self) -> Mapping[str, object]:
+        """The matches running now, by id."""
+
+    async def run_match(self, spec: MatchSpec, *, with_caller: bool = False) -> FinishedMatch:
+        """Play ``spec``; ``with_caller``: cancelling this call aborts the match."""
 
     async def start_ladder(
         self,

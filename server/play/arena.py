@@ -88,8 +88,7 @@ class Arena:
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
-    _abort_details: dict[str, str] = field(default_factory=dict)
-    """The match id -> why it is being cancelled, when not for the shutdown (its caller left)."""
+    _abort_details: dict[str, str] = field(default_factory=dict)  # match id -> why, if not shutdown
 
     def __post_init__(self) -> None:
         self.writer = Writer(self.storage)
@@ -106,10 +105,8 @@ class Arena:
         return len(self._saving)
 
     async def run_match(self, spec: MatchSpec, *, with_caller: bool = False) -> FinishedMatch:
-        """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side).
-
-        ``with_caller``: cancelling this call aborts the match, as the shutdown does (RunMatch
-        whose client stopped, docs/admin.md); False: the match plays on without its caller.
+        """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side);
+        ``with_caller``: cancelling this call aborts the match (RunMatch, docs/admin.md).
 
         Raises:
             NotAcceptingError: the arena is not running.
@@ -506,11 +503,9 @@ class Arena:
             )
             finished = FinishedMatch(spec, void, None, (0,) * len(spec.bots))
         except BaseException:  # cancelled: the referee is shutting down, or the caller left
+            why = self._abort_details.pop(spec.match_id, SHUTTING_DOWN)
             aborted = MatchResult(
-                Termination.ABORTED,
-                None,
-                (0,) * len(spec.game.sides),
-                detail=self._abort_details.pop(spec.match_id, SHUTTING_DOWN),
+                Termination.ABORTED, None, (0,) * len(spec.game.sides), detail=why
             )
             for seat in seats:
                 seat.end(aborted)

@@ -73,8 +73,8 @@ def light_distributions() -> frozenset[str]:
     """The distributions of the light install: domino-arena, the dependencies pyproject.toml
     lists outside any extra, and theirs (canonical names)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    todo = [canonicalize_name(Requirement(text).name) for text in project["dependencies"]]
-    found = {canonicalize_name(project["name"])}
+    todo: list[str] = [canonicalize_name(Requirement(t).name) for t in project["dependencies"]]
+    found: set[str] = {canonicalize_name(project["name"])}
     while todo:
         name = todo.pop()
         if name not in found:

@@ -55,8 +55,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domino_arena.bots.search import SearchBot
-from domino_arena.sdk.local import LocalResult, play_game, seat_seed
+from domino_arena.sdk.local import LocalResult, play_game
 from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import (
     DEAL,
     TERMINAL,
@@ -144,7 +145,7 @@ def play_unit(job: Job) -> UnitResult:
         for seat in range(seats):
             engines = tuple(lone if s == seat else other for s in range(seats))
             bots = [
-                CountingSearch(seat_seed(job.seed, s), max_time=job.max_time, engine=e)
+                CountingSearch(bot_seed(job.seed, s), max_time=job.max_time, engine=e)
                 for s, e in enumerate(engines)
             ]
             if engines in played:

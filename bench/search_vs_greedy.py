@@ -34,8 +34,9 @@ from typing import Any
 
 from domino_arena.bots.greedy import GreedyBot
 from domino_arena.bots.search import SearchBot
-from domino_arena.sdk.local import play_game, seat_seed
+from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import Action, Game, Observation, make_game
 
 DEFAULT_CONFIGS = ("moon", "passing:2", "straight:2", "doubles:2")
@@ -104,10 +105,10 @@ def play_one(job: Job) -> GameResult:
     name, options = parse_config(job.label)
     game = make_game(name, **options)
     search = TimedSearch(
-        seat_seed(job.seed, job.seat), max_time=job.max_time, max_samples=job.samples
+        bot_seed(job.seed, job.seat), max_time=job.max_time, max_samples=job.samples
     )
     bots = [
-        search if seat == job.seat else GreedyBot(seat_seed(job.seed, seat))
+        search if seat == job.seat else GreedyBot(bot_seed(job.seed, seat))
         for seat in range(game.num_players)
     ]
     result = play_game(game, bots, seed=job.seed, timer=None)

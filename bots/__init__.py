@@ -85,7 +85,8 @@ def player_factory(
     spec: str, seed: int, *, samples: int | None = None
 ) -> Callable[[], Bot | AsyncBot]:
     """Return a function making a new bot of ``spec`` each call: a house bot's name (each new
-    one seeded ``seed``, ``seed + 1``, ...) or ``MODULE:NAME`` (``MODULE`` may be a path to a
+    one seeded ``seed``, ``seed + 1``, ..., until a match gives it its own: bots/seeded.py) or
+    ``MODULE:NAME`` (``MODULE`` may be a path to a
     ``.py`` file; NAME a Bot or AsyncBot subclass, a bot object, or a function returning one,
     as the compliance check takes them). Local play takes only a :class:`Bot`; an AsyncBot
     plays through a referee.

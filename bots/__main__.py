@@ -70,7 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(default greedy)",
     )
     parser.add_argument("--games", metavar="G1,G2", help=f"default: {','.join(sorted(GAMES))}")
-    parser.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="S",
+        help="seed of the house bot when the referee sends no seed of its own for a match "
+        "(default: random)",
+    )
     parser.add_argument(
         "--samples",
         type=int,

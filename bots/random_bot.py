@@ -7,19 +7,16 @@ Two RandomBots with the same seed that see the same observations choose the same
 
 from __future__ import annotations
 
-import random
-
-from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.rules import Action, Observation
 
+from .seeded import SeededBot
 
-class RandomBot(Bot):
-    """Chooses uniformly among the legal actions; deterministic for a given seed."""
+
+class RandomBot(SeededBot):
+    """Chooses uniformly among the legal actions; deterministic for a given seed (the match's
+    own for its seat when the referee sends one: :class:`~.seeded.SeededBot`)."""
 
     name = "random"
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
 
     def choose(self, observation: Observation) -> Action:
         return self.rng.choice(observation.legal_actions)

@@ -70,6 +70,12 @@ class MatchStartInfo:
     resumed: bool = False
     """True when the bot reconnected: ``snapshot`` is the position now."""
     snapshot: Observation | None = None
+    bot_seed: int | None = None
+    """This seat's own random seed for the match, the same on every replay of it (fixed by
+    the match's seed and the seat; it tells nothing of the deal). Seed the bot's randomness
+    with it, ``self.rng = random.Random(info.bot_seed)``, and its play is reproducible
+    whichever process plays the match and in whatever order its matches come. None from a
+    referee that sends none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +210,8 @@ class Bot(ABC):
         """A hand of a match was scored."""
 
     def on_fault(self, fault: FaultInfo) -> None:  # noqa: B027 - optional hook
-        """The referee charged a fault to this bot (timeout, illegal or malformed answer)."""
+        """The referee charged a fault to this bot (a timeout, an illegal or malformed answer,
+        or a bot error: its ``choose`` raised)."""
 
     def on_match_end(self, result: MatchEndInfo) -> None:
         """A match ended; calls :meth:`on_game_end` when a side won (by the rules or a forfeit)."""

@@ -10,7 +10,8 @@ hook or ``choose`` that raises stops the game with its exception. Local play is 
 
 With no fault policy, a bot that answers with something illegal stops the game with a
 :class:`BotActionError` that says what it did. With one, local play substitutes and strikes as
-the referee would (a bot whose ``choose`` raises is then a malformed answer).
+the referee would (a bot whose ``choose`` raises is then a ``bot_error`` fault naming the
+exception, as remotely).
 
 >>> from domino_arena.sdk.rules import make_game
 >>> class FirstLegal(Bot):
@@ -23,7 +24,6 @@ the referee would (a bot whose ``choose`` raises is then a malformed answer).
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +38,8 @@ from .bot import (
     MatchStartInfo,
     TimeLimits,
 )
+from .match import seeds
+from .match.bot_errors import BotError
 from .match.core import MatchCore
 from .match.faults import Fault
 from .match.notices import FaultNotice, HandEndNotice, Item, Step, StepNotice
@@ -96,15 +98,6 @@ class LocalResult:
         outcome = self.state.outcome()
         assert outcome is not None, f"this game ended {self.result.termination}, not by the rules"
         return outcome
-
-
-def seat_seed(seed: int, seat: int) -> int:
-    """Return the seed of the bot in ``seat`` of a game played from ``seed``.
-
-    Bots are seeded from the game and their seat, so a game with seeded bots can be re-run
-    exactly from its seed alone.
-    """
-    return random.Random(f"domino-arena/bot/{seed}/{seat}").getrandbits(32)
 
 
 def play_game(
@@ -171,6 +164,7 @@ def play_game(
                 core.names,
                 fault_policy=fault_policy or FaultPolicy.FORFEIT,
                 max_strikes=max_strikes,
+                bot_seed=seeds.bot_seed(seed, seat),
             )
         )
 
@@ -197,8 +191,7 @@ def play_game(
             try:
                 answer = bots[seat].choose(decision.observation)
             except Exception as exc:  # a crashing bot is its own fault here, as remotely
-                reason = f"the bot raised {type(exc).__name__}: {exc}"
-                core.malformed(request.turn, reason, _since(timer, began))
+                core.bot_error(request.turn, BotError.of(exc), _since(timer, began))
             else:
                 core.reply(request.turn, answer, _since(timer, began))
         deliver(core.take())
@@ -251,6 +244,7 @@ def match_start_info(
     max_strikes: int,
     time_limits: TimeLimits = UNTIMED,
     snapshot: Observation | None = None,
+    bot_seed: int | None = None,
 ) -> MatchStartInfo:
     """The ``on_match_start`` value of ``seat`` (``snapshot``: what it sees where it resumes)."""
     side = game.sides[game.side_of(seat)]
@@ -265,6 +259,7 @@ def match_start_info(
         max_strikes=max_strikes,
         resumed=snapshot is not None,
         snapshot=snapshot,
+        bot_seed=bot_seed,
     )
 
 

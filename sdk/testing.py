@@ -52,6 +52,7 @@ from .bot import (
 )
 from .compliance import ComplianceReport, Failure, Problem, Streak
 from .local import match_end_info, match_start_info, play_game
+from .match.bot_errors import shown
 from .match.notices import Step
 from .match.results import FaultPolicy, MatchResult, Termination
 from .positions import Position, label, sample_positions
@@ -239,11 +240,11 @@ def _check_position(bot: AnyBot, game: Game, position: Position, caller: _Caller
     try:
         caller.hook(bot, "on_match_start", _resumed(match_id, game, caller.limit, state))
     except Exception as exc:
-        return [Failure(described, where, "hook raised", f"on_match_start raised {_error(exc)}")]
+        return [Failure(described, where, "hook raised", f"on_match_start raised {shown(exc)}")]
     try:
         answer, seconds = caller.choose(bot, observation)
     except Exception as exc:
-        return [Failure(described, where, "raised", f"choose raised {_error(exc)}", legal=legal)]
+        return [Failure(described, where, "raised", f"choose raised {shown(exc)}", legal=legal)]
     failures = _judge(
         answer, seconds, state, limit=caller.limit, game=described, where=where, legal=legal
     )
@@ -254,7 +255,7 @@ def _check_position(bot: AnyBot, game: Game, position: Position, caller: _Caller
         caller.hook(bot, "on_match_end", match_end_info(match_id, game, seat, stopped))
     except Exception as exc:
         failures.append(
-            Failure(described, where, "hook raised", f"on_match_end raised {_error(exc)}")
+            Failure(described, where, "hook raised", f"on_match_end raised {shown(exc)}")
         )
     return failures
 
@@ -342,7 +343,7 @@ class _Judged(Bot):
         try:
             answer, seconds = self.caller.choose(self.inner, observation)
         except Exception as exc:
-            message = f"choose raised {_error(exc)}"
+            message = f"choose raised {shown(exc)}"
             raise _FailedError(
                 Failure(game, self.now.where, "raised", message, legal=legal)
             ) from exc
@@ -381,7 +382,7 @@ class _Judged(Bot):
         try:
             self.caller.hook(self.inner, hook, info)
         except Exception as exc:
-            message = f"{hook} raised {_error(exc)}"
+            message = f"{hook} raised {shown(exc)}"
             game = self.now.state.game.describe()
             raise _FailedError(Failure(game, self.now.where, "hook raised", message)) from exc
 
@@ -434,10 +435,6 @@ def _check_game(
             failures.append(Failure(game.describe(), now.where, "unfinished", message))
     slow = [seat.slow for seat in seats if seat.slow is not None]
     return slow[:1] + failures, finished
-
-
-def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 # -- command line ---------------------------------------------------------------------------------

@@ -101,6 +101,9 @@ class Config:
     """The cluster's name: the prefix of its subjects on the broker."""
     lease_seconds: float = 30.0
     """A match host's leases on tournaments and ladder pools last this long unrenewed."""
+    think_times: bool = True
+    """Keep each step's think time in the match records; False (the round robin's) leaves
+    them out, so its records are the same bytes on every run (docs/referee.md)."""
 
 
 class App:
@@ -133,6 +136,7 @@ class App:
             admin_token=config.admin_token,
             node=config.node if self.broker is not None else "",
             steward=steward,
+            think_times=config.think_times,
         )
         self.port: int | None = None
         self.metrics_port: int | None = None

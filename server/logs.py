@@ -4,8 +4,10 @@
 record is one line, whatever it carries: a record's message is escaped (``\\n``, ``\\r``, other
 control characters and backslashes as Python escapes) and bounded to :data:`MAX_MESSAGE`
 characters, so text that a client sent (a bot name, a reason, an id) can never start a line of
-its own and forge a record, nor flood the log. A traceback follows its record on lines that
-begin with :data:`CONTINUATION`, which no record line does. JSON lines escape by construction.
+its own and forge a record, nor flood the log (:func:`escape` and :func:`bounded` are the
+SDK's, :mod:`domino_arena.sdk.match.bot_errors`: the one way to show a bot's text). A
+traceback follows its record on lines that begin with :data:`CONTINUATION`, which no record
+line does. JSON lines escape by construction.
 
 :func:`quote` shows one untrusted value repr-style and bounded, for a log line or an error
 message. Secrets (bot tokens, the admin token) are never passed to a log call.
@@ -17,6 +19,25 @@ import datetime as dt
 import json
 import logging
 from typing import IO, Any, Final
+
+from domino_arena.sdk.match.bot_errors import bounded, escape
+
+__all__ = [
+    "CONTINUATION",
+    "FORMATS",
+    "LEVELS",
+    "LOGGER",
+    "MAX_MESSAGE",
+    "MAX_QUOTED",
+    "JsonFormatter",
+    "TextFormatter",
+    "bounded",
+    "configure",
+    "escape",
+    "formatter",
+    "quote",
+    "unconfigure",
+]
 
 LOGGER: Final = "domino_arena"
 """The logger every referee module logs under (``domino_arena.server``, ...)."""
@@ -40,28 +61,6 @@ _STANDARD: Final = frozenset(
     vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys() | {"message", "asctime"}
 )
 """The attributes every record has: the others are a call's ``extra`` fields."""
-
-
-def escape(text: str) -> str:
-    """Return ``text`` on one line: backslashes, control characters and line breaks escaped."""
-    if text.isprintable() and "\\" not in text:
-        return text
-    out = []
-    for char in text:
-        if char == "\\":
-            out.append("\\\\")
-        elif char.isprintable():
-            out.append(char)
-        else:
-            out.append(repr(char)[1:-1] if char in "\n\r\t" else f"\\u{ord(char):04x}")
-    return "".join(out)
-
-
-def bounded(text: str, limit: int) -> str:
-    """Return ``text`` cut to ``limit`` characters, saying how many were left off."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def quote(value: object, limit: int = MAX_QUOTED) -> str:

@@ -158,7 +158,8 @@ class Metrics:
         registry.register(self._moves)
         faults = Counter(
             f"{PREFIX}_faults",
-            "Faults charged to bots, by game and kind (timeout, illegal, malformed, disconnected).",
+            "Faults charged to bots, by game and kind "
+            "(timeout, illegal, malformed, disconnected, bot_error).",
             ("game", "kind"),
             registry=registry,
         )

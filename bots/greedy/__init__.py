@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Final
 
-from domino_arena.sdk.bot import Bot
+from domino_arena.bots.seeded import SeededBot
 from domino_arena.sdk.rules import Action, Game, Observation
 
 Strategy = Callable[[Observation, random.Random], Action]
@@ -57,13 +57,14 @@ def strategy(game_name: str) -> Strategy:
     return choose
 
 
-class GreedyBot(Bot):
-    """Plays each game's greedy rule; ties between equally good actions break by its seed."""
+class GreedyBot(SeededBot):
+    """Plays each game's greedy rule; ties between equally good actions break by its seed (the
+    match's own for its seat when the referee sends one: :class:`~..seeded.SeededBot`)."""
 
     name = "greedy"
 
     def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
+        super().__init__(seed)
         self._strategies: dict[str, Strategy] = {}
 
     def on_game_start(self, game: Game, seat: int) -> None:

@@ -30,6 +30,7 @@ from domino_arena.bots.greedy import GreedyBot
 from domino_arena.bots.random_bot import RandomBot
 from domino_arena.bots.search import SearchBot
 from domino_arena.bots.search.sampling import STOCK, Determinizer, Hidden, determinizer
+from domino_arena.bots.seeded import SeededBot
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.rules import Action, GameState, Observation, Tile
 from domino_arena.sdk.rules.actions import Draw, Play
@@ -148,6 +149,12 @@ class MemorizerBot(SearchBot):
         self.tracking: HandTracker | None = None
         self.recognized_moves = 0
         """Decisions taken on a remembered deal (for tests and the bench)."""
+
+    def reseed(self, seed: int) -> None:
+        """Its honest play draws from the match's seed too."""
+        super().reseed(seed)
+        if isinstance(self.honest, SeededBot):
+            self.honest.reseed(seed)
 
     def choose(self, observation: Observation) -> Action:
         if observation.game.name not in LINE_GAMES:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from domino_arena.bots.greedy import strategy
-from domino_arena.sdk.bot import Bot
+from domino_arena.bots.seeded import SeededBot
 from domino_arena.sdk.rules import Action, GameState, Observation
 from domino_arena.sdk.rules.sim import Sim, simulate
 
@@ -56,7 +56,7 @@ class Sampler(Protocol):
         ...
 
 
-class SearchBot(Bot):
+class SearchBot(SeededBot):
     """Flat Monte Carlo search over sampled deals; deterministic for a seed and sample budget.
 
     Args:
@@ -99,7 +99,7 @@ class SearchBot(Bot):
             raise ValueError(f"search: unknown policy '{policy}' (known: {', '.join(POLICIES)})")
         if engine not in ENGINES:
             raise ValueError(f"search: unknown engine '{engine}' (known: {', '.join(ENGINES)})")
-        self.seed = seed
+        super().__init__(seed)
         self.max_time = max_time
         self.max_samples = max_samples
         self.policy = POLICIES[policy]

@@ -24,8 +24,10 @@ const PROTOCOL_VERSION = 2;
 const GAMES = ['moon', 'passing', 'straight', 'doubles'];
 const CLIENT = 'domino-arena-example-node/1.0.0';
 // DOMINO_ARENA_MISPLAY=malformed answers every request with no action: a broken bot on purpose,
-// to see `domino-arena check` (and the referee's fault policy) report it.
+// to see `domino-arena check` (and the referee's fault policy) report it; =throw makes its
+// choose throw, which it reports in-band (ActionReply.error: a bot_error fault).
 const MISPLAY = process.env.DOMINO_ARENA_MISPLAY === 'malformed';
+const THROW = process.env.DOMINO_ARENA_MISPLAY === 'throw';
 
 // -- configuration ---------------------------------------------------------------------------
 
@@ -254,6 +256,7 @@ function chooseMoon(state, obs) {
 }
 
 function choose(state, obs) {
+  if (THROW) throw new RangeError('a bug on purpose (DOMINO_ARENA_MISPLAY=throw)');
   return state.game === 'moon' ? chooseMoon(state, obs) : chooseLine(state, obs);
 }
 
@@ -381,7 +384,18 @@ class Bot {
         this.reply({ match_id: body.match_id, turn: body.turn });
         return;
       }
-      const action = choose(state, body.observation);
+      let action;
+      try {
+        action = choose(state, body.observation);
+      } catch (err) {
+        // Our own bug: say so in-band (ActionReply.error), and the referee charges a
+        // bot_error fault with this text at once instead of letting the clock run out.
+        const type = (err && err.name) || 'Error';
+        const text = String((err && err.message) || err).slice(0, 300);
+        this.log(`match ${state.id} turn ${body.turn}: choose threw ${type}: ${text}`);
+        this.reply({ match_id: body.match_id, turn: body.turn, error: { type, message: text } });
+        return;
+      }
       this.reply({ match_id: body.match_id, turn: body.turn, action });
     } else if (kind === 'hand_end') {
       this.log(

@@ -19,10 +19,12 @@ a typed exception (:class:`AuthenticationError`, :class:`ProtocolError`, or thei
   the bot gets it whole, exactly as if it had been sent.
 
 Each match has its own task and queue, so its messages reach the bot in order and never
-overlap; different matches run concurrently. When ``choose`` raises or returns something that
-is not an action, the traceback is logged and the request is answered with an *empty* reply:
-the referee faults it as malformed at once, instead of letting the clock run out and drain the
-bot's bank. Everything is reported through :mod:`logging` (logger ``domino_arena.sdk.client``).
+overlap; different matches run concurrently. When ``choose`` raises, the traceback is logged
+and the request is answered with the exception's type and message (``ActionReply.error``): the
+referee charges a ``bot_error`` fault at once ("bot error: ValueError: ..."), instead of letting
+the clock run out and drain the bot's bank, and the bot plays on under the fault policy. When it
+returns something that is not an action, the reply is *empty*: a ``malformed`` fault.
+Everything is reported through :mod:`logging` (logger ``domino_arena.sdk.client``).
 
 A connection serves until its stream ends and then raises;
 :func:`~domino_arena.sdk.runner.run` reconnects.

@@ -2,8 +2,10 @@
 
 Each match is served by its own task from its own queue, so its messages reach the bot in order
 and never overlap while different matches run concurrently. A request is answered with the
-action the bot chose, or with an empty reply when ``choose`` failed (logged): the referee faults
-it as malformed at once instead of letting the clock drain the bot's bank.
+action the bot chose; when ``choose`` raised, with the exception's type and message
+(``ActionReply.error``; the traceback is logged here), which the referee charges at once as a
+``bot_error`` fault instead of letting the clock drain the bot's bank; when its answer cannot be
+sent (not an action), with an empty reply, a ``malformed`` fault.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from domino_arena.sdk.bot import (
     MatchStartInfo,
     set_current_clock,
 )
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import CHANCE, Action, Game, LogEntry, Observation
 from domino_arena.sdk.wire import (
     ConversionError,
     action_to_proto,
+    bot_error_to_proto,
     clock_from_proto,
     fault_kind_from_proto,
     fault_policy_from_proto,
@@ -146,6 +150,7 @@ class Match:
             max_strikes=start.max_strikes,
             resumed=start.resumed,
             snapshot=snapshot,
+            bot_seed=start.bot_seed if start.HasField("bot_seed") else None,
         )
         logger.info(
             "match %s %s: %s, seat %d of %s",
@@ -254,14 +259,18 @@ class Match:
                 request.turn,
             )
             return
-        if action is not None:
+        if isinstance(action, BotError):
+            reply.error.CopyFrom(bot_error_to_proto(action))
+        elif action is not None:
             reply.action.CopyFrom(action)
         await self.send_reply(reply)
 
     async def _choose(
         self, request: referee_pb2.ActionRequest, received: float
-    ) -> games_pb2.Action | None:
-        """Ask the bot; None when it failed (logged), which is sent as an empty reply."""
+    ) -> games_pb2.Action | BotError | None:
+        """Ask the bot: its action, the error its ``choose`` raised (logged with its
+        traceback, sent as ``ActionReply.error``), or None when its answer cannot be sent
+        (logged; sent as an empty reply)."""
         where = f"match {request.match_id} turn {request.turn}"
         try:
             observation = observation_from_proto(
@@ -280,9 +289,10 @@ class Match:
             else:
                 async with player.lock:
                     action = player.bot.choose(observation)
-        except Exception:
-            logger.exception("%s: choose raised; sending an empty reply", where)
-            return None
+        except Exception as exc:
+            error = BotError.of(exc)
+            logger.exception("%s: choose raised %s; sending it to the referee", where, error.reason)
+            return error
         finally:
             set_current_clock(None)
         return _encode(action, observation, where)

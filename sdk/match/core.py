@@ -16,7 +16,7 @@ A driver's loop::
         deliver(core.take())             # the deals and substitutes just applied
         request = core.request()         # a new turn for decision.seat, with its time limits
         ...send it, wait up to request.limit...
-        core.reply(request.turn, answer, seconds)      # or malformed / timeout / dropped
+        core.reply(request.turn, answer, seconds)  # or malformed / bot_error / timeout / dropped
         deliver(core.take())
     deliver(core.take())
     core.result, core.record()
@@ -27,7 +27,9 @@ notices of one step has not let the match run ahead of what the seats were told.
 
 Faults: a reply that is not an action is ``malformed`` (so is a reply the driver could not
 parse), an action the engine refuses is ``illegal`` with the engine's reason, silence past the
-limit is a ``timeout``, a seat that does not come back is ``disconnected``. Under ``forfeit`` the
+limit is a ``timeout``, a seat that does not come back is ``disconnected``, and a bot whose
+``choose`` raised (it says so, :class:`~.bot_errors.BotError`) has a ``bot_error`` whose reason
+is the exception's type and message. Under ``forfeit`` the
 first fault ends the match; under ``substitute`` the core plays :func:`substitute_action` for the
 seat and strikes it, and the ``max_strikes``-th strike forfeits. With no policy at all (local
 play's strict mode) a fault forfeits and the record names no policy.
@@ -51,6 +53,7 @@ from ..rules import (
 )
 from ..rules.dealing import first_seat as random_first_seat
 from ..rules.state import public_entry
+from .bot_errors import BotError
 from .decision import Decision, Request, TimeRules
 from .faults import Fault
 from .notices import HandEndNotice, Item, Outgoing, Step, StepNotice
@@ -249,6 +252,12 @@ class MatchCore:
         pending, _ = self._close(turn, seconds)
         return self._fault(pending, FaultKind.MALFORMED, reason)
 
+    def bot_error(self, turn: int, error: BotError, seconds: float | None) -> Fault:
+        """Request ``turn`` was answered with the bot's own error (its ``choose`` raised): a
+        ``bot_error`` fault whose reason is the error's escaped, bounded text."""
+        pending, _ = self._close(turn, seconds)
+        return self._fault(pending, FaultKind.BOT_ERROR, error.reason)
+
     def timeout(self, turn: int, seconds: float) -> Fault:
         """Request ``turn`` got no reply within its limit; ``seconds`` is the time it ran."""
         pending, request = self._close(turn, seconds)
@@ -369,7 +378,7 @@ class MatchCore:
             detail=(
                 f"seat {fault.seat} ({self.names[fault.seat]}) forfeits"
                 f"{f' after {fault.strikes} faults' if fault.strikes > 1 else ''}: "
-                f"{fault.kind.value} at turn {fault.turn}: {fault.reason}"
+                f"{fault.kind.label} at turn {fault.turn}: {fault.reason}"
             ),
         )
 

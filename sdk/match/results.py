@@ -55,6 +55,14 @@ class FaultKind(enum.StrEnum):
     ILLEGAL = "illegal"
     MALFORMED = "malformed"
     DISCONNECTED = "disconnected"
+    BOT_ERROR = "bot_error"
+    """The bot's own code raised while choosing; the reason is the exception's type and
+    message (:class:`~.bot_errors.BotError`)."""
+
+    @property
+    def label(self) -> str:
+        """The kind in words, as results and pages show it: "bot error", else the value."""
+        return self.value.replace("_", " ")
 
 
 class FaultPolicy(enum.StrEnum):

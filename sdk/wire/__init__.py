@@ -45,7 +45,7 @@ from .results import (
     termination_to_proto,
 )
 from .spectators import spectator_table_from_proto, spectator_table_to_proto
-from .tiles_actions import action_from_proto, action_to_proto, reply_action
+from .tiles_actions import action_from_proto, action_to_proto, bot_error_to_proto, reply_action
 from .timecontrol import clock_from_proto, ms, time_limits_from_proto
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "MatchResultFields",
     "action_from_proto",
     "action_to_proto",
+    "bot_error_to_proto",
     "clock_from_proto",
     "event_to_proto",
     "events_of_entries",

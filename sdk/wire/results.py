@@ -40,6 +40,7 @@ _FAULT_KIND: Final[dict[FaultKind, referee_pb2.FaultKind.ValueType]] = {
     FaultKind.ILLEGAL: referee_pb2.FAULT_KIND_ILLEGAL,
     FaultKind.MALFORMED: referee_pb2.FAULT_KIND_MALFORMED,
     FaultKind.DISCONNECTED: referee_pb2.FAULT_KIND_DISCONNECTED,
+    FaultKind.BOT_ERROR: referee_pb2.FAULT_KIND_BOT_ERROR,
 }
 _FAULT_KIND_OF: Final[dict[int, FaultKind]] = {int(v): k for k, v in _FAULT_KIND.items()}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.rules import (
     DEAL,
     DOUBLE_SIX,
@@ -149,12 +150,22 @@ def action_from_proto(message: games_pb2.Action, where: str = "action") -> Actio
         raise exc.under(where) from None
 
 
-def reply_action(reply: referee_pb2.ActionReply) -> Action | str:
-    """Return the action of a bot's reply, or why it has none: the words the referee sends back.
+def bot_error_to_proto(error: BotError) -> referee_pb2.BotError:
+    """Return the ``ActionReply.error`` a bot sends when its ``choose`` raised."""
+    return referee_pb2.BotError(type=error.type, message=error.message)
 
-    An empty reply is what the SDK sends when the bot's ``choose`` failed, so it is an answer
-    (a malformed one), not a conversion error.
+
+def reply_action(reply: referee_pb2.ActionReply) -> Action | BotError | str:
+    """Return the action of a bot's reply, the error it reports instead (its ``choose``
+    raised: ``ActionReply.error``), or why it has neither: the words the referee sends back.
+
+    An empty reply (what an older SDK sent when ``choose`` failed) is an answer, a malformed
+    one, not a conversion error; so is a reply with both an action and an error.
     """
+    if reply.HasField("error"):
+        if reply.HasField("action"):
+            return "ActionReply sets both action and error; expected one of them"
+        return BotError(reply.error.type, reply.error.message)
     if not reply.HasField("action"):
         return "ActionReply.action is missing"
     try:

@@ -259,7 +259,11 @@ def _invite_arguments(parser: argparse.ArgumentParser) -> None:
     course_argument(create)
     create.add_argument("--count", type=int, required=True, metavar="N", help="codes to make")
     create.add_argument(
-        "--uses", type=int, default=1, metavar="K", help="bots each code registers (default 1)"
+        "--uses",
+        type=int,
+        default=1,
+        metavar="K",
+        help="owners each code registers, each with a first bot (default 1)",
     )
     expiry = create.add_mutually_exclusive_group()
     expiry.add_argument("--expires", metavar="ISO", help="when they expire, e.g. 2026-12-31T23:59Z")
@@ -301,7 +305,7 @@ def _invite_create(args: argparse.Namespace) -> int:
     until = _when(first.expires, first.HasField("expires")) if first is not None else "-"
     print(
         f"{PROG}: {len(answer.invites)} invite code(s) for course '{course}', each registering "
-        f"{args.uses} bot(s), expiring {until if until != '-' else 'never'}; shown only this "
+        f"{args.uses} owner(s), expiring {until if until != '-' else 'never'}; shown only this "
         f"once (a student runs '{PROG} bot register NAME --invite CODE --server {args.server}'):",
         file=sys.stderr,
     )
@@ -347,19 +351,29 @@ def own_bot_actions(actions: Any) -> None:
     """Add ``register`` and ``rotate-own`` to ``bot``'s actions (server/cli/bots.py)."""
     register = actions.add_parser(
         "register",
-        help="register a bot with an invite code (no admin token); prints its token once",
-        description="Register the bot NAME in the course of an invite code the organizer gave "
-        "you; the referee answers with the bot's token, shown only this once: printed on "
-        "stdout, or written to --token-file (created readable by you alone).",
+        help="register a bot with an invite code (your first) or your owner token (the next)",
+        description="Register the bot NAME. Your first bot: with the invite code the organizer "
+        "gave you and --owner (who you are); the referee makes you an owner of its course and "
+        "answers with your owner token and the bot's token, each shown only this once (the "
+        "owner token written to --owner-token-file, else printed). Every later bot or version: "
+        "with --owner-token-file alone. Tokens go to stdout, one a line, or to the files "
+        "(created readable by you alone).",
     )
     register.add_argument("name", metavar="NAME", help="the bot's name (letters, digits, _ . -)")
-    register.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
+    register.add_argument(
+        "--invite", metavar="CODE", help="the invite code (your first registration)"
+    )
     register.add_argument(
         "--owner",
         default="",
         metavar="O",
-        help="who you are (e.g. a login; default: the bot's name): give the same one for every "
-        "version of your bot",
+        help="with --invite: who you are (e.g. a login; default: the bot's name); later bots "
+        "take your owner token instead",
+    )
+    register.add_argument(
+        "--owner-token-file",
+        metavar="FILE",
+        help="with --invite: write your new owner token to FILE; without: read it from FILE",
     )
     register.add_argument("--token-file", metavar="FILE", help="write the token to FILE")
     server_arguments(register, token=False)
@@ -393,9 +407,10 @@ def registration_call(
             raise rpc_error(args.server, exc, tls) from None
 
 
-def write_token(path: str, token: str) -> None:
+def write_token(path: str, token: str, option: str = "--token-file") -> None:
     """Write ``token`` to ``path`` readable by its owner alone, replacing it in one step (a
-    crash leaves the old file or the new one, never half of one)."""
+    crash leaves the old file or the new one, never half of one); ``option`` names the path in
+    the error."""
     target = Path(path)
     try:
         handle, temporary = tempfile.mkstemp(dir=target.parent or Path.cwd(), prefix=".token-")
@@ -404,15 +419,51 @@ def write_token(path: str, token: str) -> None:
         os.chmod(temporary, 0o600)
         os.replace(temporary, target)
     except OSError as exc:
-        raise CliError(f"--token-file: cannot write {path}: {exc.strerror or exc}") from None
+        raise CliError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _register_request(args: argparse.Namespace) -> Any:
+    """The RegisterBot request of ``args``: with an invite, or with the owner token file."""
+    if args.invite:
+        return admin_pb2.RegisterBotRequest(
+            invite_code=args.invite, name=args.name, owner=args.owner
+        )
+    if not args.owner_token_file:
+        raise CliError(
+            "bot register: give --invite CODE (your first bot) or --owner-token-file FILE (the "
+            "owner token your first registration gave you)"
+        )
+    if args.owner:
+        raise CliError(
+            "--owner: your owner token names you; register a later bot with "
+            "--owner-token-file alone (an invite names a new owner)"
+        )
+    try:
+        owner_token = read_secret(args.owner_token_file, "--owner-token-file")
+    except TlsConfigError as exc:
+        raise CliError(str(exc)) from None
+    return admin_pb2.RegisterBotRequest(name=args.name, owner_token=owner_token)
 
 
 def _bot_register(args: argparse.Namespace) -> int:
-    request = admin_pb2.RegisterBotRequest(
-        invite_code=args.invite, name=args.name, owner=args.owner
-    )
-    answer = registration_call(args, "RegisterBot", request)
+    answer = registration_call(args, "RegisterBot", _register_request(args))
     where = f"course '{answer.bot.course}' on the referee at {args.server}"
+    if answer.owner_token:
+        who = f"you are owner '{answer.bot.owner}' of course '{answer.bot.course}'"
+        if args.owner_token_file:
+            write_token(args.owner_token_file, answer.owner_token, "--owner-token-file")
+            print(
+                f"{PROG}: {who}; your owner token is in {args.owner_token_file}: register every "
+                f"later bot with 'bot register NAME --owner-token-file {args.owner_token_file}'",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"{PROG}: {who}; your owner token, shown only this once (register every later "
+                "bot with it: save it to a file, 'bot register NAME --owner-token-file FILE'):",
+                file=sys.stderr,
+            )
+            print(answer.owner_token)
     if args.token_file:
         write_token(args.token_file, answer.token)
         print(

@@ -23,11 +23,11 @@ from domino_arena.sdk.local import (
     DEFAULT_MAX_DEALS,
     BotActionError,
     play_game,
-    seat_seed,
 )
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.records import RecordError, read_record, replay, write_record
 from domino_arena.sdk.match.results import MatchResult
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import DEAL, GAMES, Game, GameState, HandResult, game_options, make_game
 from domino_arena.server.cli.arguments import (
     CliError,
@@ -78,7 +78,7 @@ def _play(args: argparse.Namespace) -> int:
             f"--first-seat: {args.first_seat} is not a seat of a {players}-player game "
             f"(0 to {players - 1})"
         )
-    bots = [_seat_bot(name, seat_seed(seed, seat)) for seat, name in enumerate(names)]
+    bots = [_seat_bot(name, bot_seed(seed, seat)) for seat, name in enumerate(names)]
     names = [bot.name if is_bot_spec(spec) else spec for spec, bot in zip(names, bots, strict=True)]
     if args.record is not None:
         check_writable(args.record)

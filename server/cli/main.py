@@ -46,7 +46,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
     Command(
         "bot",
         "bots and tokens through the referee ('bot create NAME', list, rotate, disable, enable, "
-        "delete); 'bot register NAME --invite CODE' and 'bot rotate-own' for a bot's owner; "
+        "delete); 'bot register NAME --invite CODE' (a first bot) or '--owner-token-file F' (the "
+        "next) and 'bot rotate-own' for a bot's owner; "
         "'bot add NAME --db URL' writes a database directly; 'bot run NAME' plays a house bot "
         "remotely",
         "bots",
@@ -60,6 +61,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "invite",
         "'invite create|list|revoke': invite codes with which students register bots",
         "courses",
+    ),
+    Command(
+        "owner",
+        "'owner list|disable|enable|issue-token': a course's owners (code -> owner -> bots); "
+        "'owner rotate-token' for an owner's own token",
+        "owners",
     ),
     Command(
         "match",

@@ -4,8 +4,15 @@
 file, registers one bot per entrant, starts every house bot as a separate process that dials in
 over gRPC (``python -m domino_arena.bots``), runs one tournament per game (the same code the
 admin API's tournaments use, so it is rated, stored and resumable), shows a progress bar, and
-prints each game's standings with Elo and its uncertainty. Nothing is simulated: the bots are
-processes, the moves cross the network stack, the results are in the database afterwards.
+prints each game's official standings (the batch fit with its intervals, the table ``domino-arena
+standings`` prints). Nothing is simulated: the bots are processes, the moves cross the network
+stack, the results are in the database afterwards.
+
+The same ``--seed`` gives the same records, results and standings on every run
+(docs/referee.md, "Reproducible play"): each game's tournament id comes from the settings, so its
+match ids and deal seeds do; every house bot plays each match from the seed the referee sends
+for its seat, never from its process or the order its matches arrive in; the search bot plays
+at a fixed budget of samples, not against the clock; and the records leave the think times out.
 
 Nothing waits idle. The bot processes start first, so they load while the database is made and
 the referee starts; each then reads the referee's address and its token on its standard input
@@ -22,8 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,20 +46,25 @@ from typing import IO, Any, Final
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from domino_arena.bots import HOUSE_BOTS, is_bot_spec, player_factory
+from domino_arena.bots import HOSTED_SEARCH_SAMPLES, HOUSE_BOTS, is_bot_spec, player_factory
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config, serving_gc
 from domino_arena.server.cli import web_face
+from domino_arena.server.cli.standings import print_batch
 from domino_arena.server.cli.tables import standings_table
 from domino_arena.server.ladder.elo import Rating, standings
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net.admin_requests import RequestError
+from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament
 from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE, DuplicateBotError
 from domino_arena.server.store.engine import display_url
+from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.v1 import admin_pb2
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""
@@ -63,6 +77,10 @@ STOP_TIMEOUT: Final = 10.0
 
 class MainJobError(Exception):
     """The job cannot run (a bot process died, a bot never connected); the message says why."""
+
+
+class StoppedError(MainJobError):
+    """Ctrl-C stopped the job; the message says where the results so far are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +144,14 @@ class Settings:
 
 @dataclass(frozen=True, slots=True)
 class GameStandings:
-    """The outcome of one game's tournament: its id and the ladder after it."""
+    """The outcome of one game's tournament: its id, its official standings (None when its
+    games cannot be fitted) and the live ladder after it."""
 
     game: Game
     tournament_id: str
     games_played: int
     seconds: float
+    official: admin_pb2.BatchStandings | None
     table: list[tuple[str, Rating]]
 
 
@@ -140,29 +160,64 @@ def run(
 ) -> list[GameStandings]:
     """Run the whole job and return every game's standings (also printed on ``console``).
 
-    ``web_socket``: where to serve the web face (bound; None: no web face)."""
+    ``web_socket``: where to serve the web face (bound; None: no web face).
+
+    Raises:
+        MainJobError: the job cannot run; :class:`StoppedError` after Ctrl-C, naming the
+            database that holds the results so far (a temporary one is then kept).
+    """
     with contextlib.ExitStack() as stack:
         # First, so that they load while the database is made and the referee starts.
-        bots = [_start_bot(e, settings.seed + i) for i, e in enumerate(settings.entrants)]
+        bots = [_start_bot(e) for e in settings.entrants]
         stack.callback(_kill_bots, bots)  # when the job fails before _main reaps them
+        kept: list[bool] = []
         if settings.db_url is None:
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="domino-arena-"))
+            folder = tempfile.mkdtemp(prefix="domino-arena-")
+            stack.callback(_remove_unless, kept, folder)
             url = f"sqlite:///{Path(folder) / 'round-robin.db'}"
         else:
             url = settings.db_url
-        storage = RatedStorage(url)
-        storage.open()
-        stack.callback(storage.close)
-        console.print(f"database {display_url(url)}")
+        results: list[GameStandings] = []
         try:
-            tokens = {e.name: storage.add_bot(e.name) for e in settings.entrants}
-        except DuplicateBotError as exc:
-            raise MainJobError(
-                f"{exc} in {display_url(url)}: use a fresh --db or other --entrants names"
+            storage = RatedStorage(url)
+            storage.open()
+            stack.callback(storage.close)
+            console.print(f"database {display_url(url)}")
+            try:
+                tokens = {e.name: storage.add_bot(e.name) for e in settings.entrants}
+            except DuplicateBotError as exc:
+                raise MainJobError(
+                    f"{exc} in {display_url(url)}: use a fresh --db or other --bots names"
+                ) from None
+            job = _main(
+                settings,
+                storage,
+                tokens,
+                bots,
+                console,
+                results=results,
+                url=url,
+                web_socket=web_socket,
+            )
+            with serving_gc():
+                asyncio.run(job)
+        except KeyboardInterrupt:
+            if settings.keep_web and len(results) == len(playable(settings)):
+                return results  # the end --web waits for
+            kept.append(True)  # a temporary database too: it holds the results so far
+            shown = display_url(url)
+            raise StoppedError(
+                f"stopped by Ctrl-C; the results so far are in {shown} "
+                f"(domino-arena web --db {shown} shows them)"
             ) from None
-        job = _main(settings, storage, tokens, bots, console, url=url, web_socket=web_socket)
-        with serving_gc():
-            return asyncio.run(job)
+        return results
+
+
+def _remove_unless(kept: list[bool], folder: str) -> None:
+    """Remove the temporary ``folder`` of the database, unless ``kept`` says it holds what a
+    stopped job's user was told to look at."""
+    if not kept:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 async def _main(
@@ -172,10 +227,14 @@ async def _main(
     bots: list[BotProcess],
     console: Console,
     *,
+    results: list[GameStandings],
     url: str,
     web_socket: socket.socket | None,
-) -> list[GameStandings]:
-    app = App(Config(host="127.0.0.1", port=0, reconnect_grace=5.0), storage)
+) -> None:
+    """Serve, play every game (each game's standings appended to ``results`` as it ends),
+    then, with ``keep_web``, wait for Ctrl-C."""
+    config = Config(host="127.0.0.1", port=0, reconnect_grace=5.0, think_times=False)
+    app = App(config, storage)
     stop = asyncio.Event()
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     serving = asyncio.ensure_future(app.serve(stop, ready.set_result))
@@ -193,9 +252,8 @@ async def _main(
             f"{len(bots)} bots connected as separate processes: "
             + ", ".join(bot.entrant.name for bot in bots)
         )
-        results = []
         for game in settings.games:
-            if len(settings.entrants) < game.num_players:
+            if game not in playable(settings):
                 console.print(f"{game.describe()}: skipped, it needs {game.num_players} entrants")
                 continue
             results.append(await _play_game(app, storage, settings, game, console))
@@ -203,7 +261,6 @@ async def _main(
             await _until_ctrl_c(web, console)
         elif web is not None:
             console.print(f"the web face on {web.url} stops with the job: --web keeps it up")
-        return results
     finally:
         # The bots and the web face stop while the referee shuts down.
         children = [bot.process for bot in bots] + ([web.process] if web is not None else [])
@@ -214,6 +271,11 @@ async def _main(
         with contextlib.suppress(Exception):
             await serving
         await _reap(bots, web)
+
+
+def playable(settings: Settings) -> list[Game]:
+    """The games with enough entrants for a table."""
+    return [g for g in settings.games if len(settings.entrants) >= g.num_players]
 
 
 async def _until_ctrl_c(web: web_face.WebChild, console: Console) -> None:
@@ -261,7 +323,10 @@ class BotProcess:
         return self.log.read()[-2000:].strip()
 
 
-def _start_bot(entrant: Entrant, seed: int) -> BotProcess:
+def _start_bot(entrant: Entrant) -> BotProcess:
+    """Start ``entrant``'s process. No seed: each match's comes from the referee. The search
+    bot plays at the hosted budget, not against the clock, so its moves do not depend on how
+    busy the machine is (module docstring)."""
     log = tempfile.TemporaryFile("w+", prefix=f"{entrant.name}-")  # noqa: SIM115
     command = [
         sys.executable,
@@ -271,9 +336,9 @@ def _start_bot(entrant: Entrant, seed: int) -> BotProcess:
         "--from-stdin",
         "--bot",
         entrant.kind,
-        "--seed",
-        str(seed),
     ]
+    if entrant.kind == "search":
+        command += ["--samples", str(HOSTED_SEARCH_SAMPLES)]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
     return BotProcess(entrant, process, log)
 
@@ -391,6 +456,7 @@ async def _play_game(
         concurrency=settings.concurrency,
         wait_seconds=10.0,
         seed=settings.seed,
+        tournament_id=tournament_id(settings, game),
     )
     started = time.monotonic()
     await app.arena.create_tournament(tournament, start=True)
@@ -414,8 +480,42 @@ async def _play_game(
         played = len(await asyncio.to_thread(storage.tournament_game_indexes, tournament.id))
         progress.update(task, total=played, completed=played)
     seconds = time.monotonic() - started
-    ratings = await asyncio.to_thread(storage.ratings, game.name)
-    result = GameStandings(game, tournament.id, played, seconds, standings(ratings))
-    title = f"{game.describe()}: {played} games in {seconds:.1f} s"
-    console.print(standings_table(title, result.table))
-    return result
+    console.print(f"{game.describe()}: {played} games in {seconds:.1f} s")
+    live = standings(await asyncio.to_thread(storage.ratings, game.name))
+    official = await _official(storage, game, tournament.id, console)
+    if official is None:
+        console.print(standings_table(f"{game.describe()}: live Elo ladder", live))
+    return GameStandings(game, tournament.id, played, seconds, official, live)
+
+
+def tournament_id(settings: Settings, game: Game) -> str:
+    """The id of ``game``'s tournament: the same for the same settings (so are its match ids,
+    which the records hold), another for other entrants or seeds (one database may keep
+    several runs)."""
+    entrants = ",".join(f"{e.name}={e.kind}" for e in settings.entrants)
+    key = f"{settings.seed}/{game.name}/{sorted(game.options().items())}/{entrants}"
+    key += f"/{settings.games_per_pairing}/{settings.max_deals}"
+    return "rr-" + hashlib.sha256(key.encode()).hexdigest()[:14]
+
+
+async def _official(
+    storage: RatedStorage, game: Game, tournament: str, console: Console
+) -> admin_pb2.BatchStandings | None:
+    """Print the tournament's official standings as ``domino-arena standings --tournament``
+    does (the same fit, the same table); None, said in a line, when its games cannot be fitted.
+
+    The matches are fitted in the order of their ids, not of their storing, so that the
+    bootstrap's intervals are the same on every run too.
+    """
+
+    def matches(*args: Any, **kwargs: Any) -> list[StoredMatch]:
+        return sorted(storage.matches(*args, **kwargs), key=lambda m: m.id)
+
+    request = admin_pb2.GetStandingsRequest(game=game.name, batch=True, tournament_id=tournament)
+    try:
+        batch = await batch_answer(matches, request, game.name, tournament)
+    except RequestError as exc:
+        console.print(f"{game.describe()}: no official standings: {exc}")
+        return None
+    print_batch(console, batch, los=False)
+    return batch

@@ -439,13 +439,15 @@ def _round_robin_arguments(parser: argparse.ArgumentParser) -> None:
         "--players", type=int, metavar="N", help="players per game (default: each game's)"
     )
     parser.add_argument(
-        "--entrants",
-        metavar="E1,E2,...",
+        "--bots",
+        metavar="B1,B2,...",
         default="greedy-1,greedy-2,random-1,random-2",
-        help="entrants, each a house bot name with an optional '-suffix', or a bot of your own "
+        help="the bots, each a house bot name with an optional '-suffix', or a bot of your own "
         "as [NAME=]MODULE:CLASS, e.g. mine=./mybot.py:HeavyFirst "
         "(default: greedy-1,greedy-2,random-1,random-2)",
     )
+    # The old name of --bots, kept for scripts that use it (one name per idea: not in --help).
+    parser.add_argument("--entrants", dest="bots", help=argparse.SUPPRESS)
     parser.add_argument(
         "--games-per-pairing", type=int, default=2, metavar="N", help="deals per table (default 2)"
     )
@@ -484,15 +486,13 @@ def _round_robin(args: argparse.Namespace) -> int:
         except RulesError as exc:
             raise CliError(f"--players: {exc}") from None
     try:
-        entrants = tuple(
-            main_job.entrant_of(e.strip()) for e in args.entrants.split(",") if e.strip()
-        )
+        entrants = tuple(main_job.entrant_of(e.strip()) for e in args.bots.split(",") if e.strip())
     except ValueError as exc:
-        raise CliError(f"--entrants: {exc}") from None
+        raise CliError(f"--bots: {exc}") from None
     if len({e.name for e in entrants}) != len(entrants):
-        raise CliError(f"--entrants: names must be unique, got {args.entrants}")
+        raise CliError(f"--bots: names must be unique, got {args.bots}")
     if len(entrants) < 2:
-        raise CliError(f"--entrants: a round robin needs 2 or more, got {args.entrants}")
+        raise CliError(f"--bots: a round robin needs 2 or more, got {args.bots}")
     if args.games_per_pairing < 1:
         raise CliError(f"--games-per-pairing: must be 1 or more, got {args.games_per_pairing}")
     if args.concurrency < 1:
@@ -516,6 +516,9 @@ def _round_robin(args: argparse.Namespace) -> int:
     web_socket = bind_web(args, wanted=args.web)
     try:
         main_job.run(settings, console, web_socket)
+    except main_job.StoppedError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr, flush=True)
+        return 130
     except (StorageError, main_job.MainJobError) as exc:
         raise CliError(str(exc), code=1) from None
     finally:

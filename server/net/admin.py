@@ -48,6 +48,7 @@ from domino_arena.server.net.admin_bots import BotAdmin, BotRpcs, BotStorage
 from domino_arena.server.net.admin_check import CheckRpcs
 from domino_arena.server.net.admin_courses import CourseRpcs, CourseStorage
 from domino_arena.server.net.admin_grades import GradeRpcs
+from domino_arena.server.net.admin_owners import OwnerRpcs
 from domino_arena.server.net.admin_requests import (
     RequestError,
     bot_name_of,
@@ -171,6 +172,7 @@ class AdminServicer(
     CheckRpcs,
     CourseRpcs,
     GradeRpcs,
+    OwnerRpcs,
     TournamentRpcs,
     admin_pb_grpc.AdminServiceServicer,
 ):
@@ -178,7 +180,7 @@ class AdminServicer(
 
     The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s; CheckBot and PracticeMatch
     are :class:`~.admin_check.CheckRpcs`'s; courses and invites are
-    :class:`~.admin_courses.CourseRpcs`'s.
+    :class:`~.admin_courses.CourseRpcs`'s; owners :class:`~.admin_owners.OwnerRpcs`'s.
     """
 
     def __init__(self, arena: AdminArena) -> None:

@@ -103,6 +103,7 @@ def invite_message(invite: StoredInvite) -> admin_pb.Invite:
         uses=invite.uses,
         used=invite.used,
         revoked=invite.revoked,
+        owners=invite.owners,
     )
     message.created.CopyFrom(_timestamp(invite.created))
     if invite.expires is not None:

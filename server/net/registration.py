@@ -1,10 +1,15 @@
 """``RegistrationService`` (admin.proto): bot owners register and re-key their own bots.
 
 No admin token: ``RegisterBot`` is authorised by an invite code (docs/courses.md), checked,
-used once and turned into a bot in one transaction (``Storage.register_bot``); a code that is
-wrong, expired, revoked or used up is UNAUTHENTICATED with one message for all, so a stranger
-learns nothing about which. A bad name or owner is INVALID_ARGUMENT naming the field, a taken
-name ALREADY_EXISTS, and the code is then not used. The bot's token is in the answer, once.
+used once and turned into a new owner and its first bot in one transaction
+(``Storage.register_bot``); a code that is wrong, expired, revoked or used up is UNAUTHENTICATED
+with one message for all, so a stranger learns nothing about which. A bad name or owner is
+INVALID_ARGUMENT naming the field, a taken bot name or an owner the course has already
+ALREADY_EXISTS (an invite never registers a bot for an existing owner: that was impersonation),
+and the code is then not used. The bot's token and the owner token are in the answer, once.
+Every later bot or version of that owner is registered with ``owner_token`` instead of a code
+(``Storage.register_with_owner_token``), and ``RotateOwnerToken`` gives the owner a new one,
+authorised by the current one (``authorization: Bearer <owner token>``).
 
 ``RotateOwnToken`` is authorised by the bot's own token (``authorization: Bearer <token>``,
 checked as a bot's Hello is): the bot gets a new token, the old one stops at once and its open
@@ -13,10 +18,11 @@ streams are closed through the lobby, as the admin's rotation does (:mod:`.admin
 Guessing codes: a code holds 256 random bits, so guessing is hopeless; still, each peer address
 (the client's IP, its port dropped) gets :class:`AttemptLimiter`'s token bucket of
 :data:`ATTEMPT_BURST` refused codes, refilled at :data:`ATTEMPTS_PER_MINUTE` a minute, in memory
-(per process; it forgets at a restart). Only a refused code spends one: a whole class behind one
-school address registers with its good codes unhindered. With the bucket empty, the call is
-RESOURCE_EXHAUSTED before the code is looked at. At most :data:`MAX_PEERS` peers are remembered
-(the least recently seen forgotten first), so the limiter's memory is bounded whoever calls.
+(per process; it forgets at a restart). Only a refused code or owner token spends one: a whole
+class behind one school address registers with its good codes unhindered. With the bucket empty,
+the call is RESOURCE_EXHAUSTED before the code is looked at. At most :data:`MAX_PEERS` peers are
+remembered (the least recently seen forgotten first), so the limiter's memory is bounded whoever
+calls.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import grpc
 from domino_arena.server.logs import MAX_MESSAGE, bounded
 from domino_arena.server.net.admin_answers import bot_info
 from domino_arena.server.net.admin_bots import REVOKED
+from domino_arena.server.net.admin_owners import owner_message
 from domino_arena.server.net.admin_requests import RequestError, bearer_token, bot_name_of
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.store.bots import (
@@ -42,6 +49,13 @@ from domino_arena.server.store.bots import (
     IssuedToken,
 )
 from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
+from domino_arena.server.store.owners import (
+    OWNER_TOKEN_REFUSED,
+    IssuedOwnerToken,
+    OwnerDisabledError,
+    OwnerTakenError,
+    OwnerTokenError,
+)
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
@@ -60,6 +74,8 @@ class RegistrationStorage(Protocol):
     """The storage calls of the two RPCs (blocking: run in worker threads)."""
 
     def register_bot(self, code: str, name: str, owner: str) -> IssuedToken: ...
+    def register_with_owner_token(self, token: str, name: str) -> IssuedToken: ...
+    def rotate_owner_token(self, token: str) -> IssuedOwnerToken: ...
     def check_bot(self, name: str, token: str) -> BotCheck: ...
     def rotate_token(self, name: str) -> IssuedToken: ...
 
@@ -131,7 +147,9 @@ class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):
     def _info(self, issued: IssuedToken) -> admin_pb.CreateBotResponse:
         bot = issued.bot
         info = bot_info(bot, self.roster.get(bot.name) is not None)
-        return admin_pb.CreateBotResponse(bot=info, token=issued.token)
+        return admin_pb.CreateBotResponse(
+            bot=info, token=issued.token, owner_token=issued.owner_token
+        )
 
     async def RegisterBot(  # noqa: N802
         self, request: admin_pb.RegisterBotRequest, context: _Context
@@ -141,17 +159,22 @@ class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):
             if not self.limiter.allows(peer):
                 raise RequestError(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    f"too many refused invite codes from this address: at most "
+                    f"too many refused invite codes or owner tokens from this address: at most "
                     f"{self.limiter.burst}, then {self.limiter.per_minute:g} a minute; wait "
                     "and try again",
                 )
             name = bot_name_of(request.name)
-            issued = await asyncio.to_thread(
-                self.storage.register_bot, request.invite_code, name, request.owner
-            )
+            issued = await self._register(request, name)
         except InviteError:
             self.limiter.refused(peer)
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, INVITE_REFUSED)
+        except OwnerTokenError:
+            self.limiter.refused(peer)
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, OWNER_TOKEN_REFUSED)
+        except OwnerDisabledError as exc:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, str(exc))
+        except OwnerTakenError as exc:
+            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(exc))
         except BadBotNameError as exc:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"name: {exc}")
         except BadOwnerError as exc:
@@ -160,12 +183,50 @@ class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):
             await _abort(
                 context,
                 grpc.StatusCode.ALREADY_EXISTS,
-                f"name: {exc} (a deleted bot's name stays taken); pick another name: your "
-                "invite code was not used",
+                f"name: {exc} (a deleted bot's name stays taken); pick another name"
+                + ("" if request.owner_token else ": your invite code was not used"),
             )
         except RequestError as exc:
             await _abort(context, exc.status, str(exc))
         return self._info(issued)
+
+    async def _register(self, request: admin_pb.RegisterBotRequest, name: str) -> IssuedToken:
+        """The registration ``request`` asks for: with an owner token, or with an invite."""
+        if request.owner_token:
+            if request.invite_code or request.owner:
+                raise RequestError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "owner_token: send it alone: it names the owner and the course (an "
+                    "invite_code or owner is for a first registration)",
+                )
+            return await asyncio.to_thread(
+                self.storage.register_with_owner_token, request.owner_token, name
+            )
+        return await asyncio.to_thread(
+            self.storage.register_bot, request.invite_code, name, request.owner
+        )
+
+    async def RotateOwnerToken(  # noqa: N802
+        self, request: admin_pb.RotateOwnerTokenRequest, context: _Context
+    ) -> admin_pb.OwnerTokenResponse:
+        peer = peer_host(context.peer() or "")
+        try:
+            if not self.limiter.allows(peer):
+                raise RequestError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    "too many refused invite codes or owner tokens from this address; wait "
+                    "and try again",
+                )
+            token = bearer_token(context.invocation_metadata())
+            issued = await asyncio.to_thread(self.storage.rotate_owner_token, token)
+        except OwnerTokenError:
+            self.limiter.refused(peer)
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, OWNER_TOKEN_REFUSED)
+        except RequestError as exc:
+            await _abort(context, exc.status, str(exc))
+        return admin_pb.OwnerTokenResponse(
+            owner=owner_message(issued.owner), owner_token=issued.token
+        )
 
     async def RotateOwnToken(  # noqa: N802
         self, request: admin_pb.RotateOwnTokenRequest, context: _Context

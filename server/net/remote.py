@@ -131,6 +131,8 @@ class RemoteSeat:
             max_strikes=info.max_strikes,
             resumed=snapshot is not None,
         )
+        if info.bot_seed is not None:
+            start.bot_seed = info.bot_seed
         if snapshot is not None:
             start.snapshot.CopyFrom(observation_to_proto(snapshot))
             self._events = []  # the snapshot's history holds them

@@ -132,6 +132,11 @@ _REFUSALS: Final[dict[BotCheck, tuple[str, str]]] = {
         "hello.name",
     ),
     BotCheck.DELETED: ("bot '{name}' was deleted: its name cannot connect again", "hello.name"),
+    BotCheck.OWNER_DISABLED: (
+        "the owner of bot '{name}' is disabled by the course's organizer: its bots may connect "
+        "again once the owner is enabled",
+        "hello.name",
+    ),
 }
 """Why a token check refuses a bot: the message (of its name) and the field it concerns."""
 

@@ -21,6 +21,7 @@ import trio
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.records import record_lines
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import Metrics
@@ -85,6 +86,9 @@ class Arena:
     """A cluster's match host's leases (``server/play/ownership.py``): it runs a tournament or
     a ladder pool only while it holds its lease, and takes over the running tournaments no live
     host holds. None on a single referee (it holds its database's one lease)."""
+    think_times: bool = True
+    """Keep each step's think time in the match records; False leaves them out, so a match
+    played alike writes the same bytes (the round robin's: docs/referee.md)."""
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
@@ -431,7 +435,7 @@ class Arena:
         hosted = hosting.house_name(name)
         if hosted is None:
             return self.seats(name, match_id)
-        bot = self.house[hosted](hosting.house_seed(seed, index))
+        bot = self.house[hosted](bot_seed(seed, index))
         return hosting.HouseSeat(name, bot)
 
     async def in_trio(self, job: Callable[[], Awaitable[T]]) -> T:
@@ -440,10 +444,8 @@ class Arena:
         return await bridge.in_trio(self._check_running(), job)
 
     async def play(self, spec: MatchSpec) -> FinishedMatch:
-        """Play ``spec`` and store it (trio side); return once it is stored.
-
-        The match has its own error boundary: a failure of ours voids it. Cancellation aborts
-        it (its bots are told) and propagates; an aborted match is not stored.
+        """Play ``spec`` and store it (trio side); return once it is stored. Its own error
+        boundary: a failure of ours voids it; cancellation aborts it (bots told, not stored).
 
         Raises:
             Exception: the finished match could not be stored (the storage's error).
@@ -485,9 +487,8 @@ class Arena:
                 absent=[seat for seat, bot in enumerate(spec.bots) if bot in spec.absent],
                 on_step=on_step,
             )
-            record = "".join(
-                line + "\n" for line in record_lines(signed(report.record, self.node, seats))
-            )
+            kept = report.record if self.think_times else report.record.without_think_times()
+            record = "".join(line + "\n" for line in record_lines(signed(kept, self.node, seats)))
             faults = [0] * len(spec.bots)
             for fault in report.faults:
                 faults[fault.seat] += 1

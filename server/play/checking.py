@@ -9,7 +9,8 @@ what a bot that reconnects mid-match gets), one ``ActionRequest``, and ``MatchEn
 The match core is not used for these: it can only start a match from a deal, not from an
 arbitrary position, so the check plays the referee's part of one decision itself, with the
 referee's deadline (the time limit and the network grace) and the referee's judgement of the
-reply (malformed, illegal, timeout).
+reply (malformed, illegal, timeout; a bot error, its ``choose`` raised, is the local check's
+"raised").
 
 Whole games: one per configuration through :func:`~.referee.play_match` (the referee's own
 match loop), the bot in one seat (chosen by the game's seed) and house bots hosted in-process
@@ -34,8 +35,10 @@ from typing import Final
 import trio
 
 from domino_arena.sdk.compliance import Streak
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.notices import FaultNotice, Step
-from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.positions import Position, label, sample_positions
 from domino_arena.sdk.rules import (
     Action,
@@ -68,6 +71,7 @@ _KINDS: Final[dict[str, Problem]] = {
     "illegal": "illegal",
     "malformed": "malformed",
     "disconnected": "disconnected",
+    "bot_error": "raised",
 }
 
 
@@ -154,7 +158,14 @@ class _Check:
         )
         clock = self.plan.time_control
         info = MatchInfo(
-            match_id, game, seat_index, players, clock, FaultPolicy.SUBSTITUTE, max_strikes=3
+            match_id,
+            game,
+            seat_index,
+            players,
+            clock,
+            FaultPolicy.SUBSTITUTE,
+            max_strikes=3,
+            bot_seed=bot_seed(position.seed, seat_index),
         )
         seat = self.seat_of(self.bot, match_id, position.seed, seat_index)
         reply: Reply | None = None
@@ -242,7 +253,7 @@ class _Check:
                     described,
                     f"{place}, turn {fault.turn}",
                     problem,
-                    fault.rule or fault.reason,
+                    _said(fault.kind, fault.rule or fault.reason),
                     returned,
                     legal,
                     seconds,
@@ -291,11 +302,18 @@ def _judged(
         )
     if isinstance(reply, Malformed):
         return Failure(game, where, "malformed", reply.reason, "", legal, seconds)
+    if isinstance(reply, BotError):
+        return Failure(game, where, "raised", f"choose raised {reply.reason}", "", legal, seconds)
     try:
         state.apply(reply)
     except IllegalActionError as exc:
         return Failure(game, where, "illegal", exc.rule, f"'{reply}'", legal, seconds)
     return None
+
+
+def _said(kind: FaultKind, reason: str) -> str:
+    """A fault's words as the check reports them (a bot error in the local check's words)."""
+    return f"choose raised {reason}" if kind is FaultKind.BOT_ERROR else reason
 
 
 class _Watched:

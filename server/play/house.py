@@ -13,16 +13,16 @@ every :class:`~.arena.Arena` made afterwards hosts them (tests may give an arena
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 
 import trio
 
 from domino_arena.sdk.bot import Bot
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.notices import FaultNotice
 from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import HandResult, LogEntry, Observation
-from domino_arena.server.play.seats import Malformed, MatchInfo, Reply
+from domino_arena.server.play.seats import MatchInfo, Reply
 from domino_arena.server.store.tables import HOUSE_PREFIX
 
 HouseBots = Mapping[str, Callable[[int], Bot]]
@@ -49,17 +49,11 @@ def house_name(seat_name: str) -> str | None:
     return None
 
 
-def house_seed(seed: int, seat: int) -> int:
-    """The seed of a hosted bot: fixed by the match's seed and its seat, so a practice match
-    with a given seed is played again alike by a bot that plays alike."""
-    return random.Random(f"domino-arena/house/{seed}/{seat}").getrandbits(32)
-
-
 class HouseSeat:
     """A :class:`~.roster.HostedSeat` played by a house bot in this process.
 
     It never faults on its own: the bot's answer is returned as it is (the referee's core judges
-    it like any other), and an exception from the bot is a malformed reply naming it.
+    it like any other), and an exception from the bot is its error (a ``bot_error`` fault).
     """
 
     def __init__(self, name: str, bot: Bot) -> None:
@@ -75,7 +69,7 @@ class HouseSeat:
                 self.bot.choose, observation, abandon_on_cancel=True
             )
         except Exception as exc:
-            return Malformed(f"house bot {self.name} raised {type(exc).__name__}: {exc}")
+            return BotError.of(exc)
 
     async def event(self, step: LogEntry, scores: tuple[int, ...], deal: int) -> None:
         return None

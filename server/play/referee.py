@@ -47,12 +47,14 @@ from typing import Any, Final
 import trio
 
 from domino_arena.sdk.local import DEFAULT_MAX_DEALS
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.core import MatchCore
 from domino_arena.sdk.match.decision import Decision, Request
 from domino_arena.sdk.match.faults import Fault
 from domino_arena.sdk.match.notices import FaultNotice, HandEndNotice, Step, StepNotice
 from domino_arena.sdk.match.records import MatchRecord
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.seats import (
     Malformed,
@@ -290,6 +292,8 @@ class _Match:
                 continue
             if isinstance(reply, Malformed):
                 self._log(core.malformed(request.turn, reply.reason, seconds))
+            elif isinstance(reply, BotError):
+                self._log(core.bot_error(request.turn, reply, seconds))
             else:
                 self._log(core.reply(request.turn, reply, seconds))
             break
@@ -346,7 +350,7 @@ class _Match:
                 self.core.match_id,
                 fault.seat,
                 self.core.names[fault.seat],
-                fault.kind.value,
+                fault.kind.label,
                 fault.turn,
                 fault.strikes,
                 ", forfeited" if fault.forfeited else "",
@@ -363,6 +367,7 @@ class _Match:
             self.clock,
             self.policy,
             core.max_strikes,
+            bot_seed(core.seed, seat),
         )
 
     # -- the end ------------------------------------------------------------------------------

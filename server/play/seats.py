@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.notices import FaultNotice
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult
 from domino_arena.sdk.rules import Action, Game, HandResult, LogEntry, Observation
@@ -31,6 +32,9 @@ class MatchInfo:
     time_control: TimeControl
     fault_policy: FaultPolicy
     max_strikes: int
+    bot_seed: int | None = None
+    """The seat's own random seed for the match (``sdk/match/seeds.py``: ``bot_seed``); None
+    sends none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +44,9 @@ class Malformed:
     reason: str
 
 
-Reply = Action | Malformed
-"""What a seat returns for a request."""
+Reply = Action | Malformed | BotError
+"""What a seat returns for a request: an action, a reply it could not read, or the error the
+bot reported instead of an action (its ``choose`` raised)."""
 
 
 class SeatGoneError(Exception):

@@ -16,6 +16,8 @@ at its time:
   with no owner, made by the admin or an organizer, are not entered); the listed bots are not
   added.
 
+A bot whose owner is disabled (docs/courses.md: owners) is entered by neither policy.
+
 Frozen baselines (``house:NAME``) are kept in every case. The entrants and their owners are then
 written to the row (``Storage.set_tournament_entrants``) before any schedule is made, so a
 resumed tournament plays the same schedule. If they make no schedule (too few entrants, or the
@@ -68,7 +70,9 @@ def chosen_entrants(
     """The entrants ``t``'s policy takes now, with their owners (module doc)."""
     houses = [e for e in t.entrants if house_name(e) is not None]
     listed = [e for e in t.entrants if house_name(e) is None]
-    mine = [b for b in bots if b.course == t.course and b.state is BotState.ENABLED]
+    mine = [
+        b for b in bots if b.course == t.course and b.state is BotState.ENABLED and b.owner_enabled
+    ]
     if t.entrant_policy == "connected":
         names = listed + sorted(
             b.name for b in mine if b.name in connected and b.name not in listed

@@ -22,13 +22,13 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from domino_arena.server.store.tables import BOTS, DEFAULT_COURSE, now, utc
+from domino_arena.server.store.tables import BOTS, DEFAULT_COURSE, OWNERS, now, utc
 
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A bot name: 1-64 letters, digits, ``_``, ``.`` or ``-``, starting with a letter or digit."""
@@ -87,6 +87,8 @@ class BotCheck(enum.Enum):
     """The right token of a disabled bot (a wrong one is WRONG_TOKEN)."""
     DELETED = "bot deleted"
     """Any token of a deleted bot (its hash is gone)."""
+    OWNER_DISABLED = "owner disabled"
+    """The right token of a bot whose owner the organizer disabled (docs/courses.md: owners)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,8 @@ class StoredBot:
     """The course it belongs to (docs/courses.md)."""
     owner: str = ""
     """Who registered it; "" when made for nobody (by the admin or an organizer)."""
+    owner_enabled: bool = True
+    """False while its owner is disabled: it may not connect nor be entered anywhere."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +114,9 @@ class IssuedToken:
 
     bot: StoredBot
     token: str
+    owner_token: str = ""
+    """Its owner's new token when this registration made the owner (docs/courses.md: owners),
+    shown this once as the bot's is; "" otherwise."""
 
 
 def check_owner(owner: str) -> None:
@@ -205,16 +212,20 @@ def check_bot(engine: Engine, name: str, token: str) -> BotCheck:
     """
     with engine.connect() as connection:
         found = connection.execute(
-            sa.select(BOTS.c.token_hash, BOTS.c.state).where(BOTS.c.name == name)
+            sa.select(BOTS.c.token_hash, BOTS.c.state, OWNERS.c.state)
+            .select_from(_WITH_OWNER)
+            .where(BOTS.c.name == name)
         ).one_or_none()
     if found is None:
         return BotCheck.UNKNOWN
-    stored, state = found
+    stored, state, owner_state = found
     if state == BotState.DELETED.value:
         return BotCheck.DELETED
     if not token_matches(token, stored):
         return BotCheck.WRONG_TOKEN
-    return BotCheck.DISABLED if state == BotState.DISABLED.value else BotCheck.OK
+    if state == BotState.DISABLED.value:
+        return BotCheck.DISABLED
+    return BotCheck.OWNER_DISABLED if owner_state == OWNER_DISABLED else BotCheck.OK
 
 
 def bot_names(engine: Engine) -> list[str]:
@@ -229,6 +240,12 @@ def bot_names(engine: Engine) -> list[str]:
         )
 
 
+OWNER_DISABLED: Final = "disabled"
+"""``owners.state`` of an owner the organizer disabled (server/store/owners.py)."""
+_WITH_OWNER: Final = BOTS.outerjoin(
+    OWNERS, sa.and_(OWNERS.c.course == BOTS.c.course, OWNERS.c.name == BOTS.c.owner)
+)
+"""A bot and its owner's row, if it has one (an owner of "" has none)."""
 _COLUMNS: Final = (
     BOTS.c.name,
     BOTS.c.state,
@@ -236,7 +253,12 @@ _COLUMNS: Final = (
     BOTS.c.token_issued,
     BOTS.c.course,
     BOTS.c.owner,
+    OWNERS.c.state.label("owner_state"),
 )
+
+
+def _select() -> sa.Select[Any]:
+    return sa.select(*_COLUMNS).select_from(_WITH_OWNER)
 
 
 def _stored(mapping: sa.RowMapping) -> StoredBot:
@@ -248,6 +270,7 @@ def _stored(mapping: sa.RowMapping) -> StoredBot:
         token_issued=None if issued is None else utc(issued),
         course=mapping["course"],
         owner=mapping["owner"],
+        owner_enabled=mapping["owner_state"] != OWNER_DISABLED,
     )
 
 
@@ -255,7 +278,7 @@ def bots(
     engine: Engine, *, include_deleted: bool = False, course: str | None = None
 ) -> list[StoredBot]:
     """Return every bot (the deleted ones too if asked; of ``course`` alone if given), by name."""
-    query = sa.select(*_COLUMNS).order_by(BOTS.c.name)
+    query = _select().order_by(BOTS.c.name)
     if course is not None:
         query = query.where(BOTS.c.course == course)
     if not include_deleted:
@@ -267,11 +290,7 @@ def bots(
 def bot(engine: Engine, name: str) -> StoredBot | None:
     """Return the bot ``name`` (deleted or not), or None."""
     with engine.connect() as connection:
-        row = (
-            connection.execute(sa.select(*_COLUMNS).where(BOTS.c.name == name))
-            .mappings()
-            .one_or_none()
-        )
+        row = connection.execute(_select().where(BOTS.c.name == name)).mappings().one_or_none()
     return None if row is None else _stored(row)
 
 
@@ -291,9 +310,7 @@ def _change(
         .where(BOTS.c.name == name, BOTS.c.state != BotState.DELETED.value)
         .values(values)
     ).rowcount
-    row = (
-        connection.execute(sa.select(*_COLUMNS).where(BOTS.c.name == name)).mappings().one_or_none()
-    )
+    row = connection.execute(_select().where(BOTS.c.name == name)).mappings().one_or_none()
     if row is None:
         raise UnknownBotError(f"no bot is named '{name}'")
     if not changed:

@@ -7,13 +7,15 @@ own course and has no organizer token (only the admin token manages it).
 
 An invite code is ``COURSE:ID:SECRET``: the course it registers in, a short public id (what
 lists and logs name) and a secret of which only the hash is kept. Registering with a code
-checks it, uses it once and creates the bot in one transaction, so a code for one bot registers
-one bot however many students race with it. A code that is wrong, expired, revoked or used up
-gets one answer (:class:`InviteError`) that tells a stranger nothing about which.
+(:func:`.owners.register_with_invite`) checks it, uses it once and creates the owner and its
+first bot in one transaction, so a code for one owner registers one however many students race
+with it. A code that is wrong, expired, revoked or used up gets one answer
+(:class:`InviteError`) that tells a stranger nothing about which.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 import secrets
@@ -29,21 +31,26 @@ from domino_arena.server.store.bots import (
     NAME_PATTERN,
     NAME_RULE,
     BotState,
-    IssuedToken,
     StoredBot,
-    create_bot,
     hash_token,
     new_token,
     token_matches,
 )
-from domino_arena.server.store.engine import begin_writing
-from domino_arena.server.store.tables import BOTS, COURSES, HOUSE_PREFIX, INVITES, now, utc
+from domino_arena.server.store.tables import (
+    BOTS,
+    COURSES,
+    HOUSE_PREFIX,
+    INVITES,
+    OWNERS,
+    now,
+    utc,
+)
 
 MAX_TITLE: Final = 200
 MAX_INVITES: Final = 1000
-"""The most invite codes one request makes, and the most bots one code registers."""
+"""The most invite codes one request makes, and the most owners one code registers."""
 INVITE_REFUSED: Final = "invite code not accepted: it is wrong, expired, revoked or used up"
-_INVITE_PATTERN: Final = re.compile(
+INVITE_PATTERN: Final = re.compile(
     r"^([A-Za-z0-9][A-Za-z0-9_.-]{0,63}):([0-9a-f]{12}):([0-9a-f]{64})$"
 )
 
@@ -113,6 +120,8 @@ class StoredInvite:
     created: dt.datetime
     expires: dt.datetime | None
     revoked: bool
+    owners: tuple[str, ...] = ()
+    """The owners its uses made, in order (filled by :func:`invites`): code -> owner."""
 
     def usable(self, at: dt.datetime) -> bool:
         """Whether it may register a bot at ``at``."""
@@ -203,24 +212,28 @@ def _baselines_json(baselines: tuple[tuple[str, float], ...]) -> list[dict[str, 
     return [{"bot": bot, "rating": float(rating)} for bot, rating in sorted(baselines)]
 
 
-def _counts() -> sa.Select[Any]:
-    alive = BOTS.c.state != BotState.DELETED.value
-    return (
-        sa.select(
-            BOTS.c.course,
-            sa.func.count().label("bots"),
-            sa.func.count(sa.distinct(sa.case((BOTS.c.owner != "", BOTS.c.owner)))).label("owners"),
-        )
-        .where(alive)
-        .group_by(BOTS.c.course)
-    )
+def _counts(
+    connection: sa.Connection, course_name: str | None = None
+) -> dict[str, tuple[int, int]]:
+    """Each course's bots that are not deleted and its owners (server/store/owners.py)."""
+    bots = sa.select(BOTS.c.course, sa.func.count()).where(BOTS.c.state != BotState.DELETED.value)
+    owners = sa.select(OWNERS.c.course, sa.func.count())
+    if course_name is not None:
+        bots = bots.where(BOTS.c.course == course_name)
+        owners = owners.where(OWNERS.c.course == course_name)
+    counted = {row[0]: row[1] for row in connection.execute(bots.group_by(BOTS.c.course))}
+    made = {row[0]: row[1] for row in connection.execute(owners.group_by(OWNERS.c.course))}
+    return {
+        course: (int(counted.get(course, 0)), int(made.get(course, 0)))
+        for course in {*counted, *made}
+    }
 
 
 def courses(engine: Engine) -> list[StoredCourse]:
     """Every course, by name, with its counts of bots and owners."""
     with engine.connect() as connection:
         rows = connection.execute(sa.select(COURSES).order_by(COURSES.c.name)).mappings().all()
-        counts = {row.course: (row.bots, row.owners) for row in connection.execute(_counts())}
+        counts = _counts(connection)
     return [_stored(row, *counts.get(row["name"], (0, 0))) for row in rows]
 
 
@@ -234,8 +247,8 @@ def course(engine: Engine, name: str) -> StoredCourse | None:
         )
         if row is None:
             return None
-        count = connection.execute(_counts().where(BOTS.c.course == name)).one_or_none()
-    return _stored(row, *((count.bots, count.owners) if count is not None else (0, 0)))
+        counts = _counts(connection, name)
+    return _stored(row, *counts.get(name, (0, 0)))
 
 
 def _stored(row: sa.RowMapping, bots: int, owners: int) -> StoredCourse:
@@ -355,7 +368,7 @@ def create_invites(
     if not 1 <= count <= MAX_INVITES:
         raise CourseError(f"count: expected 1-{MAX_INVITES} codes, got {count}")
     if not 1 <= uses <= MAX_INVITES:
-        raise CourseError(f"uses: expected 1-{MAX_INVITES} bots per code, got {uses}")
+        raise CourseError(f"uses: expected 1-{MAX_INVITES} owners per code, got {uses}")
     stamp = now()
     if expires is not None and expires <= stamp:
         raise CourseError(f"expires: expected a time in the future, got {expires.isoformat()}")
@@ -385,7 +398,7 @@ def create_invites(
     return issued
 
 
-def _invite(row: sa.RowMapping) -> StoredInvite:
+def stored_invite(row: sa.RowMapping) -> StoredInvite:
     expires = row["expires"]
     return StoredInvite(
         id=row["id"],
@@ -410,7 +423,17 @@ def invites(engine: Engine, course_name: str) -> list[StoredInvite]:
             .mappings()
             .all()
         )
-    return [_invite(row) for row in rows]
+        made: dict[str, list[str]] = {}
+        for invite_id, owner in connection.execute(
+            sa.select(OWNERS.c.invite_id, OWNERS.c.name)
+            .where(OWNERS.c.course == course_name, OWNERS.c.invite_id.is_not(None))
+            .order_by(OWNERS.c.created, OWNERS.c.id)
+        ):
+            made.setdefault(invite_id, []).append(owner)
+    return [
+        dataclasses.replace(stored_invite(row), owners=tuple(made.get(row["id"], ())))
+        for row in rows
+    ]
 
 
 def invite(engine: Engine, invite_id: str) -> StoredInvite | None:
@@ -421,7 +444,7 @@ def invite(engine: Engine, invite_id: str) -> StoredInvite | None:
             .mappings()
             .one_or_none()
         )
-    return None if row is None else _invite(row)
+    return None if row is None else stored_invite(row)
 
 
 def revoke_invite(engine: Engine, invite_id: str) -> StoredInvite:
@@ -438,46 +461,6 @@ def revoke_invite(engine: Engine, invite_id: str) -> StoredInvite:
     if found is None:
         raise UnknownInviteError(f"no invite has id '{invite_id}'")
     return found
-
-
-def register_bot(engine: Engine, code: str, name: str, owner: str) -> IssuedToken:
-    """Register the bot ``name`` of ``owner`` with an invite ``code``: use the code once and
-    create the bot in its course, in one transaction. An empty ``owner`` is the bot's own name
-    (one bot, one student), so every registered bot has an owner for the seating rule, the
-    ``latest`` entrant policy and the grades.
-
-    Raises:
-        InviteError: the code is wrong, expired, revoked or used up (one message for all).
-        BadBotNameError, BadOwnerError, DuplicateBotError: as :func:`.bots.create_bot`; the code
-            is then not used.
-    """
-    match = _INVITE_PATTERN.match(code.strip())
-    if match is None:
-        raise InviteError(INVITE_REFUSED)
-    course_name, invite_id, secret = match.groups()
-    owner = owner.strip() or name
-    # The write lock first: of two registrations racing for a code, the second waits (SQLite).
-    with begin_writing(engine) as connection:
-        row = (
-            connection.execute(
-                sa.select(INVITES).where(INVITES.c.id == invite_id).with_for_update()
-            )
-            .mappings()
-            .one_or_none()
-        )
-        if row is None or row["course"] != course_name:
-            raise InviteError(INVITE_REFUSED)
-        if not token_matches(secret, row["code_hash"]) or not _invite(row).usable(now()):
-            raise InviteError(INVITE_REFUSED)
-        # Guarded increment: of two registrations racing for a code's last use, one wins.
-        used = connection.execute(
-            INVITES.update()
-            .where(INVITES.c.id == invite_id, INVITES.c.used < INVITES.c.uses)
-            .values(used=INVITES.c.used + 1)
-        ).rowcount
-        if not used:
-            raise InviteError(INVITE_REFUSED)
-        return create_bot(engine, name, course=course_name, owner=owner, connection=connection)
 
 
 # -- public names -------------------------------------------------------------------------------

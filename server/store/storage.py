@@ -24,7 +24,15 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from domino_arena.server.store import bots, courses, engine, matches, migrations, tournaments
+from domino_arena.server.store import (
+    bots,
+    courses,
+    engine,
+    matches,
+    migrations,
+    owners,
+    tournaments,
+)
 from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
 from domino_arena.server.store.courses import (
     IssuedCourseToken,
@@ -33,6 +41,7 @@ from domino_arena.server.store.courses import (
     StoredInvite,
 )
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.owners import IssuedOwnerToken, StoredOwner
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
@@ -95,9 +104,10 @@ class Storage:
     def create_bot(
         self, name: str, *, course: str = DEFAULT_COURSE, owner: str = ""
     ) -> IssuedToken:
-        """Create the bot ``name`` of ``owner`` in ``course``; return it with its new token
-        (:func:`.bots.create_bot`)."""
-        return bots.create_bot(self.engine, name, course=course, owner=owner)
+        """Create the bot ``name`` of ``owner`` in ``course``, and the owner (without a token)
+        if the course has none of that name; return it with its new token
+        (:func:`.owners.create_bot_for`)."""
+        return owners.create_bot_for(self.engine, name, course=course, owner=owner)
 
     def check_bot(self, name: str, token: str) -> BotCheck:
         """Say whether ``token`` is the token of the bot ``name`` and the bot may connect
@@ -175,8 +185,40 @@ class Storage:
         return courses.revoke_invite(self.engine, invite_id)
 
     def register_bot(self, code: str, name: str, owner: str) -> IssuedToken:
-        """Register a bot with an invite code (:func:`.courses.register_bot`)."""
-        return courses.register_bot(self.engine, code, name, owner)
+        """Register a new owner and its first bot with an invite code; the answer holds the
+        owner token (:func:`.owners.register_with_invite`)."""
+        return owners.register_with_invite(self.engine, code, name, owner)
+
+    # -- owners (docs/courses.md: owners) -------------------------------------------------------
+
+    def register_with_owner_token(self, token: str, name: str) -> IssuedToken:
+        """Register another bot of an owner with its owner token
+        (:func:`.owners.register_with_owner_token`)."""
+        return owners.register_with_owner_token(self.engine, token, name)
+
+    def owners(self, course: str) -> list[StoredOwner]:
+        """Every owner of ``course``, by name, with its bots (:func:`.owners.owners`)."""
+        return owners.owners(self.engine, course)
+
+    def owner(self, course: str, name: str) -> StoredOwner | None:
+        """The owner ``name`` of ``course``, or None."""
+        return owners.owner(self.engine, course, name)
+
+    def owner_of_token(self, token: str) -> StoredOwner | None:
+        """The owner whose current owner token ``token`` is, or None."""
+        return owners.owner_of_token(self.engine, token)
+
+    def rotate_owner_token(self, token: str) -> IssuedOwnerToken:
+        """A new owner token, authorised by the current one (:func:`.owners.rotate_owner_token`)."""
+        return owners.rotate_owner_token(self.engine, token)
+
+    def issue_owner_token(self, course: str, name: str) -> IssuedOwnerToken:
+        """The organizer's new token for an owner (:func:`.owners.issue_owner_token`)."""
+        return owners.issue_owner_token(self.engine, course, name)
+
+    def set_owner_enabled(self, course: str, name: str, enabled: bool) -> StoredOwner:
+        """Enable or disable an owner and so all its bots (:func:`.owners.set_owner_enabled`)."""
+        return owners.set_owner_enabled(self.engine, course, name, enabled)
 
     # -- matches --------------------------------------------------------------------------------
 

@@ -76,6 +76,31 @@ INVITES: Final = sa.Table(
 """Invite codes: a student registers a bot in ``course`` with one. A code is
 ``COURSE:ID:SECRET``; only the secret's salted hash is kept. ``used`` counts bots registered."""
 
+OWNERS: Final = sa.Table(
+    "owners",
+    METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "course",
+        sa.String(64),
+        sa.ForeignKey("courses.name", name="fk_owners_course"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("token_hash", sa.String(255), nullable=False, server_default=""),
+    sa.Column("token_issued", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("state", sa.String(16), nullable=False, server_default="enabled"),
+    sa.Column("invite_id", sa.String(16), nullable=True),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("course", "name", name="uq_owners_course_name"),
+    sa.Index("ix_owners_invite", "invite_id"),
+)
+"""The owners of a course (docs/courses.md: owners): made by the first use of an invite
+(``invite_id``) or, for bots registered before owners existed and bots an organizer made for
+someone, without a token (``token_hash`` "") until the organizer issues one. ``state`` is
+``enabled`` or ``disabled`` (every bot of a disabled owner is refused). A bot names its owner
+by ``bots.owner`` = ``owners.name`` within its course."""
+
 TOURNAMENTS: Final = sa.Table(
     "tournaments",
     METADATA,

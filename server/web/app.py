@@ -4,10 +4,13 @@ Read-only but for the course forms (:mod:`.forms`: registration, the student's a
 organizer's sign-in), the one place that writes.
 
 :func:`create_app` is given an opened storage (the referee's, or one opened on the same
-database by ``domino-arena web``). Each page is one function of :mod:`.views`; the HTML route
-renders its data with a Jinja2 template (autoescaping on, so every stored text is escaped) and
-the ``/api/...`` route returns the same data as JSON. Query parameters are checked on the event
-loop (:mod:`.params`); the database is read in a worker thread, never on the loop.
+database by ``domino-arena web``). Each page is one function of :mod:`.views` or of a module
+beside it (:mod:`.activity` the home page, :mod:`.lists` the paged tournaments,
+:mod:`.course_pages`, :mod:`.standings`), with the page's course link added here
+(:mod:`.course_links`); the HTML route renders its data with a Jinja2 template (autoescaping
+on, so every stored text is escaped) and the ``/api/...`` route returns the same data as JSON.
+Query parameters are checked on the event loop (:mod:`.params`); the database is read in a
+worker thread, never on the loop.
 """
 
 from __future__ import annotations
@@ -29,7 +32,17 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from domino_arena.server.web import course_pages, forms, live_pages, params, standings, views
+from domino_arena.server.web import (
+    activity,
+    course_links,
+    course_pages,
+    forms,
+    lists,
+    live_pages,
+    params,
+    standings,
+    views,
+)
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.params import WebError, not_found
 from domino_arena.server.web.scoped import PublicNames, public_names
@@ -71,7 +84,7 @@ def with_query(current: Mapping[str, Any], **changes: Any) -> str:
 
 
 def _home(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
-    return functools.partial(views.home, storage)
+    return functools.partial(activity.home, storage)
 
 
 def _standings(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
@@ -90,7 +103,8 @@ def _standings(storage: WebStorage, request: Request) -> Callable[[], dict[str, 
 
 def _tournaments(total: TournamentTotal | None) -> Gather:
     def gather(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
-        return functools.partial(views.tournaments, storage, total)
+        paging = params.paging(request.query_params)
+        return functools.partial(lists.tournaments, storage, total, paging=paging)
 
     return gather
 
@@ -98,14 +112,15 @@ def _tournaments(total: TournamentTotal | None) -> Gather:
 def _tournament(total: TournamentTotal | None) -> Gather:
     def gather(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
         query = request.query_params
-        return functools.partial(
-            views.tournament,
-            storage,
-            request.path_params["id"],
-            total,
-            params.paging(query),
-            params.integer(query, "deals_page", 1, 1, params.MAX_PAGE),
-        )
+        paging = params.paging(query)
+        deals_page = params.integer(query, "deals_page", 1, 1, params.MAX_PAGE)
+
+        def read() -> dict[str, Any]:
+            data = views.tournament(storage, request.path_params["id"], total, paging, deals_page)
+            data["course_link"] = course_links.course_link(storage, data["course"])
+            return data
+
+        return read
 
     return gather
 
@@ -117,31 +132,50 @@ def _bot(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
         # A bot of an anonymous course has no public page: its URL would name it.
         if public_names(storage).hidden(name):
             raise not_found(f"no bot is called {name!r}")
-        return views.bot(storage, name)
+        data = views.bot(storage, name)
+        data["course_link"] = course_links.course_link(
+            storage, course_links.bot_course(storage, name)
+        )
+        return data
 
     return read
 
 
 def _matches(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
     query = request.query_params
-    return functools.partial(
-        views.matches,
-        storage,
-        params.paging(query),
-        bot=params.text(query, "bot"),
-        game=params.text(query, "game"),
-        tournament_id=params.text(query, "tournament"),
-    )
+    paging = params.paging(query)
+    bot, game = params.text(query, "bot"), params.text(query, "game")
+    tournament_id, course = params.text(query, "tournament"), params.text(query, "course")
+
+    def read() -> dict[str, Any]:
+        # The filters say which course is meant (docs/web.md: courses).
+        scope = course_links.matches_course(
+            storage, public_names(storage), bot=bot, tournament_id=tournament_id, course=course
+        )
+        data = views.matches(
+            storage, paging, bot=bot, game=game, tournament_id=tournament_id, course=scope
+        )
+        data["filters"]["course"] = course
+        data["course_link"] = course_links.course_link(storage, scope)
+        return data
+
+    return read
 
 
 def _match(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
     query = request.query_params
     step = None if not query.get("step") else params.integer(query, "step", 0, 0, 1_000_000)
-    return functools.partial(views.match, storage, request.path_params["id"], step)
+
+    def read() -> dict[str, Any]:
+        data = views.match(storage, request.path_params["id"], step)
+        data["course_link"] = course_links.course_link(storage, data["match"]["course"])
+        return data
+
+    return read
 
 
 def _courses(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
-    return functools.partial(course_pages.courses, storage)
+    return functools.partial(course_pages.courses, storage, params.paging(request.query_params))
 
 
 def _course(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
@@ -150,8 +184,8 @@ def _course(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any
 
 def _course_tournaments(total: TournamentTotal | None) -> Gather:
     def gather(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
-        name = request.path_params["name"]
-        return functools.partial(course_pages.course_tournaments, storage, name, total)
+        name, paging = request.path_params["name"], params.paging(request.query_params)
+        return functools.partial(course_pages.course_tournaments, storage, name, total, paging)
 
     return gather
 
@@ -204,7 +238,7 @@ def create_app(
             the home page's live matches and the bot page's connection state; without it the
             live pages say that no referee is connected.
         sessions: signs the course pages' sessions and CSRF tokens (a random key by default).
-        rate_limit: the course forms' POSTs per client address (10 a minute by default).
+        rate_limit: the course forms' failed POSTs per client address (10 a minute by default).
 
     Every public page's data passes through the storage's :class:`PublicNames` (read per
     request), so no name of an anonymous course's bot or owner reaches it.
@@ -215,6 +249,13 @@ def create_app(
 
     async def names() -> PublicNames:
         return await run_in_threadpool(public_names, storage)
+
+    def live_course(players: list[str], tournament_id: str | None) -> dict[str, Any] | None:
+        course = course_links.seats_course(storage, players, tournament_id)
+        return course_links.course_link(storage, course)
+
+    async def course_of(players: list[str], tournament_id: str | None) -> dict[str, Any] | None:
+        return await run_in_threadpool(live_course, players, tournament_id)
 
     home_extra, bot_extra = _live_extensions(live)
 
@@ -284,7 +325,7 @@ def create_app(
         ),
         *page("/courses/{name}/matches", "course_matches.html", _course_matches),
         *forms.form_routes(storage, templates, live, sessions, rate_limit),
-        *live_pages.live_routes(live, templates, names),
+        *live_pages.live_routes(live, templates, names, course_of),
         Mount("/static", StaticFiles(packages=[(PACKAGE, "static")]), name="static"),
     ]
 

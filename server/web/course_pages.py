@@ -3,36 +3,28 @@
 The global pages (home, tournaments, matches, standings) show the default course, as a
 single-user install always did; a course's own things are under ``/courses/{name}``:
 its leaderboard (the batch fit of its rated games, per game, anchored by its frozen baselines),
-its tournaments and its matches. The student's page and the organizer's view read what only
-their session may see (real names, faults, invites); they are never scrubbed, and the public
-pages always are (:class:`~.scoped.PublicNames`, applied by the app).
+its tournaments and its matches. The organizer's view (here) and the student's page
+(:mod:`.my_bot`) read what only their session may see (real names, faults, invites); they are
+never scrubbed, and the public pages always are (:class:`~.scoped.PublicNames`, applied by the app).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
-from urllib.parse import quote
+from typing import Any
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.store.bots import BotState
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.tables import now
-from domino_arena.server.web import standings, views
+from domino_arena.server.web import lists, standings, views
 from domino_arena.server.web.params import Paging
 from domino_arena.server.web.scoped import (
     baseline_seat,
     course_games,
     known_course,
     match_counts,
+    tournament_counts,
 )
 from domino_arena.server.web.views import TournamentTotal, WebStorage
-
-MY_MATCHES: Final = 1_000
-"""A student's page reads its bot's latest this many matches for its faults."""
-MY_FAULTED: Final = 200
-"""At most this many of them are read whole (for each fault's reason)."""
-MY_REPLAYS: Final = 50
-"""Its latest matches listed with their replays."""
 
 
 def course_summary(course: StoredCourse, tournaments: int = 0, matches: int = 0) -> dict[str, Any]:
@@ -51,17 +43,17 @@ def course_summary(course: StoredCourse, tournaments: int = 0, matches: int = 0)
     }
 
 
-def courses(storage: WebStorage) -> dict[str, Any]:
-    """Every course, by name, with its counts of bots, owners, tournaments and matches."""
-    per_course: dict[str, int] = {}
-    for t in storage.tournaments():
-        per_course[t.course] = per_course.get(t.course, 0) + 1
-    played = match_counts(storage.engine)
+def courses(storage: WebStorage, paging: Paging = views.FIRST_PAGE) -> dict[str, Any]:
+    """One page of the courses, by name, with their counts of bots, owners, tournaments and
+    matches (counted for the page's courses alone)."""
+    found = storage.courses()
+    shown, has_next = lists.page_of(found, paging)
+    names = [c.name for c in shown]
+    run = tournament_counts(storage.engine, names)
+    played = match_counts(storage.engine, names)
     return {
-        "courses": [
-            course_summary(c, per_course.get(c.name, 0), played.get(c.name, 0))
-            for c in storage.courses()
-        ]
+        "courses": [course_summary(c, run.get(c.name, 0), played.get(c.name, 0)) for c in shown],
+        **lists.paged(paging, has_next, len(found)),
     }
 
 
@@ -88,11 +80,16 @@ def leaderboard(storage: WebStorage, name: str) -> dict[str, Any]:
 
 
 def course_tournaments(
-    storage: WebStorage, name: str, total_of: TournamentTotal | None
+    storage: WebStorage,
+    name: str,
+    total_of: TournamentTotal | None,
+    paging: Paging = views.FIRST_PAGE,
 ) -> dict[str, Any]:
-    """The course's tournaments, oldest first (each links the tournament's own page)."""
+    """One page of the course's tournaments, oldest first (each links the tournament's own
+    page)."""
     course = known_course(storage, name)
-    return {"course": course_summary(course), **views.tournaments(storage, total_of, name)}
+    page = lists.tournaments(storage, total_of, name, paging)
+    return {"course": course_summary(course), **page}
 
 
 def course_matches_page(
@@ -114,45 +111,13 @@ def course_matches_page(
 # -- behind a session ---------------------------------------------------------------------------
 
 
-def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
-    """A student's own bot (real names: only its session sees this): its state, every fault
-    charged to it among its latest :data:`MY_MATCHES` matches (kind and detail, from the
-    record when it can be read) and its latest matches with their replays."""
-    course = known_course(storage, name)
-    stored = storage.bot(bot)
-    recent = storage.matches(MY_MATCHES, course=name, bot=bot, records=False)
-    charged = [m for m in recent if views.charged_to(bot, m)][:MY_FAULTED]
-    return {
-        "course": course_summary(course),
-        "bot": bot,
-        "owner": None if stored is None else stored.owner,
-        "state": None if stored is None else stored.state.value,
-        "faults": [
-            {**fault, "game": m.game, "created": m.created.isoformat(), "replay": replay(m.id)}
-            for m in charged
-            for fault in views.faults_of(bot, views.with_record(storage, m))
-        ],
-        "matches": [
-            {**views.match_summary(m), "replay": replay(m.id)} for m in recent[:MY_REPLAYS]
-        ],
-    }
-
-
-def replay(match_id: str) -> str:
-    """The replay page of a stored match."""
-    return f"/matches/{quote(match_id, safe='')}"
-
-
 def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:
     """What the organizer of ``name`` sees: its invites (never a code: only its hash is
-    stored), its bots with owners and states, its owners with their bot counts."""
+    stored) with the owners each made, its bots with owners and states, its owners with the
+    invite that made each, their state and their bots (docs/courses.md: owners)."""
     course = known_course(storage, name)
     at = now()
     bots = storage.bots(include_deleted=True, course=name)
-    owners: dict[str, int] = {}
-    for b in bots:
-        if b.owner and b.state != BotState.DELETED:
-            owners[b.owner] = owners.get(b.owner, 0) + 1
     return {
         "course": course_summary(course),
         "invites": [
@@ -164,6 +129,7 @@ def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:
                 "expires": None if i.expires is None else i.expires.isoformat(),
                 "revoked": i.revoked,
                 "usable": i.usable(at),
+                "owners": list(i.owners),
             }
             for i in storage.invites(name)
         ],
@@ -176,5 +142,15 @@ def organizer_view(storage: WebStorage, name: str) -> dict[str, Any]:
             }
             for b in bots
         ],
-        "owners": [{"owner": o, "bots": n} for o, n in sorted(owners.items())],
+        "owners": [
+            {
+                "owner": o.name,
+                "bots": len(o.bots),
+                "bot_names": list(o.bots),
+                "invite": o.invite_id,
+                "enabled": o.enabled,
+                "token_issued": None if o.token_issued is None else o.token_issued.isoformat(),
+            }
+            for o in storage.owners(name)
+        ],
     }

@@ -1,17 +1,22 @@
 """The course pages behind a form: registration, the student's own bot, the organizer's view.
 
-- ``/courses/{name}/register``: an invite code, a bot name and an owner; the POST registers
-  through the storage's ``register_bot`` (the one write of the web face) and shows the token
-  once. A refused code gets one message whatever the reason (the store's ``INVITE_REFUSED``,
-  also for a code of another course).
-- ``/courses/{name}/me``: the bot's name and token (checked with ``check_bot``) open a session
-  naming the bot; the page shows its real name, its faults and its replays.
+- ``/courses/{name}/register``: a first bot with an invite code and an owner (the storage's
+  ``register_bot``: it makes the owner, docs/courses.md: owners), or a later one with the
+  owner token (``register_with_owner_token``): the web face's writes. It shows the bot's token
+  once, and the new owner token once. A refused code gets one message whatever the reason
+  (the store's ``INVITE_REFUSED``, also for a code of another course), a refused owner token
+  another (``OWNER_TOKEN_REFUSED``).
+- ``/courses/{name}/me``: the bot's name and its token or its owner's token (checked with
+  ``check_bot`` or ``owner_of_token``) open a session naming the bot; the page (:mod:`.my_bot`)
+  shows its real name, its standing, its faults grouped by reason and its replays.
 - ``/courses/{name}/organizer``: the organizer token (checked with ``organizer_course``) opens
-  a session; the page shows invites (never a code), bots, owners and who is connected.
+  a session; the page shows invite -> owner -> bots (never a code), bots, owners and who is
+  connected.
 
-Every POST is rate limited per client address, carries a CSRF token and is read bounded
-(:mod:`.sessions`). A session page's JSON (``/api/courses/{name}/me``, ``.../organizer``) is a
-401 without the session. No session page is cached (``Cache-Control: no-store``).
+Every POST carries a CSRF token and is read bounded; the failed ones (a refused code or token,
+a wrong CSRF field) are rate limited per client address (:mod:`.sessions`). A session page's
+JSON (``/api/courses/{name}/me``, ``.../organizer``) is a 401 without the session. No session
+page is cached (``Cache-Control: no-store``).
 """
 
 from __future__ import annotations
@@ -32,7 +37,13 @@ from domino_arena.server.store.bots import (
     DuplicateBotError,
 )
 from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
-from domino_arena.server.web import course_pages
+from domino_arena.server.store.owners import (
+    OWNER_TOKEN_REFUSED,
+    OwnerDisabledError,
+    OwnerTakenError,
+    OwnerTokenError,
+)
+from domino_arena.server.web import course_pages, my_bot
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import lobby_data
 from domino_arena.server.web.params import WebError
@@ -49,6 +60,13 @@ from domino_arena.server.web.views import WebStorage
 API: Final = "/api"
 NO_STORE: Final = {"Cache-Control": "no-store"}
 BOT_REFUSED: Final = "bot name or token not accepted"
+BOTH_GIVEN: Final = (
+    "owner token: give it alone for a later bot (it names you and the course), or an invite "
+    "code and an owner for your first"
+)
+OWNER_STAMP: Final = "owner:"
+"""A session opened with the owner's token: its stamp is this and the owner token's issue
+time (rotating the owner token ends it, as rotating the bot's ends the others)."""
 ORGANIZER_REFUSED: Final = "organizer token not accepted"
 NOT_CONNECTED: Final = "not connected to a referee"
 FORM_PATHS: Final = r"^/courses/[^/]+/(register|me|me/logout|organizer|organizer/logout)$"
@@ -84,10 +102,20 @@ def form_routes(
         return course_pages.course_summary(course)
 
     async def posted(request: Request) -> dict[str, str]:
-        rate_limit.check(client_address(request))
+        address = client_address(request)
+        rate_limit.check(address)
         form = await read_form(request)
-        sessions.check_csrf(request, form)
+        try:
+            sessions.check_csrf(request, form)
+        except WebError:
+            rate_limit.failed(address)
+            raise
         return form
+
+    def refused(request: Request, response: Response) -> Response:
+        """A refusal of the POST ``request``: it counts against its address's rate limit."""
+        rate_limit.failed(client_address(request))
+        return response
 
     # -- registration ---------------------------------------------------------------------------
 
@@ -98,7 +126,9 @@ def form_routes(
     async def register(request: Request) -> Response:
         form = await posted(request)  # the rate limit first: a flood costs no read
         course = await course_of(request)
-        code, bot, owner = (form.get(k, "").strip() for k in ("code", "bot", "owner"))
+        code, bot, owner, owner_token = (
+            form.get(k, "").strip() for k in ("code", "bot", "owner", "owner_token")
+        )
         data: dict[str, Any] = {
             "course": course,
             "message": None,
@@ -106,11 +136,24 @@ def form_routes(
             "form": {"bot": bot, "owner": owner},
         }
         try:
-            if code.partition(":")[0] != course["name"]:
-                raise InviteError(INVITE_REFUSED)
-            issued = await run_in_threadpool(storage.register_bot, code, bot, owner)
+            if owner_token and (code or owner):
+                raise OwnerTokenError(BOTH_GIVEN)
+            if owner_token:
+                if owner_token.partition(":")[0] != course["name"]:
+                    raise OwnerTokenError(OWNER_TOKEN_REFUSED)
+                issued = await run_in_threadpool(
+                    storage.register_with_owner_token, owner_token, bot
+                )
+            else:
+                if code.partition(":")[0] != course["name"]:
+                    raise InviteError(INVITE_REFUSED)
+                issued = await run_in_threadpool(storage.register_bot, code, bot, owner)
         except InviteError:
             data["message"] = INVITE_REFUSED
+        except OwnerTokenError as exc:
+            data["message"] = str(exc)
+        except (OwnerTakenError, OwnerDisabledError) as exc:
+            data["message"] = str(exc)
         except (BadBotNameError, BadOwnerError, DuplicateBotError) as exc:
             field = "owner" if isinstance(exc, BadOwnerError) else "bot name"
             data["message"] = f"{field}: {exc}"
@@ -120,9 +163,10 @@ def form_routes(
                 "owner": issued.bot.owner,
                 "course": issued.bot.course,
                 "token": issued.token,
+                "owner_token": issued.owner_token,
             }
             return render(request, "course_register.html", data)
-        return render(request, "course_register.html", data, status=400)
+        return refused(request, render(request, "course_register.html", data, status=400))
 
     # -- the student's own bot ------------------------------------------------------------------
 
@@ -132,7 +176,13 @@ def form_routes(
         if session is None:
             return None
         stored = await run_in_threadpool(storage.bot, session.name)
-        if stored is None or stored.course != name or _stamp(stored.token_issued) != session.stamp:
+        if stored is None or stored.course != name:
+            return None
+        if session.stamp.startswith(OWNER_STAMP):  # opened with the owner's token
+            owner = await run_in_threadpool(storage.owner, name, stored.owner)
+            if owner is None or OWNER_STAMP + _stamp(owner.token_issued) != session.stamp:
+                return None
+        elif _stamp(stored.token_issued) != session.stamp:
             return None
         return session
 
@@ -141,7 +191,7 @@ def form_routes(
         session = await bot_session(request, name)
         if session is None:
             return None
-        return await run_in_threadpool(course_pages.my_bot, storage, name, session.name)
+        return await run_in_threadpool(my_bot.my_bot, storage, name, session.name)
 
     async def me(request: Request) -> Response:
         data = await me_data(request)
@@ -163,13 +213,17 @@ def form_routes(
         bot, token = form.get("bot", "").strip(), form.get("token", "").strip()
         check = await run_in_threadpool(storage.check_bot, bot, token)
         stored = await run_in_threadpool(storage.bot, bot)
-        if check not in (BotCheck.OK, BotCheck.DISABLED) or stored is None:
-            stored = None
-        if stored is None or stored.course != course["name"]:
+        stamp = None if stored is None else _stamp(stored.token_issued)
+        if check not in (BotCheck.OK, BotCheck.DISABLED, BotCheck.OWNER_DISABLED):
+            # The owner's token signs in as any of its bots (docs/courses.md: owners).
+            owner = await run_in_threadpool(storage.owner_of_token, token)
+            mine = owner is not None and stored is not None and stored.owner == owner.name
+            stamp = OWNER_STAMP + _stamp(owner.token_issued) if owner and mine else None
+        if stored is None or stamp is None or stored.course != course["name"]:
             login = {"course": course, "message": BOT_REFUSED}
-            return render(request, "course_me_login.html", login, status=401)
+            return refused(request, render(request, "course_me_login.html", login, status=401))
         response = RedirectResponse(f"/courses/{course['name']}/me", status_code=303)
-        session = Session("bot", course["name"], stored.name, _stamp(stored.token_issued))
+        session = Session("bot", course["name"], stored.name, stamp)
         sessions.open(response, request, session)
         return response
 
@@ -209,7 +263,9 @@ def form_routes(
         stored = await run_in_threadpool(storage.course, course["name"])
         if found != course["name"] or stored is None:
             login = {"course": course, "message": ORGANIZER_REFUSED}
-            return render(request, "course_organizer_login.html", login, status=401)
+            return refused(
+                request, render(request, "course_organizer_login.html", login, status=401)
+            )
         response = RedirectResponse(f"/courses/{course['name']}/organizer", status_code=303)
         session = Session(
             "organizer", course["name"], course["name"], _stamp(stored.organizer_token_issued)

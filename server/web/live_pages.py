@@ -240,17 +240,29 @@ class EventStream(Response):
 
 Names = Callable[[], Awaitable[PublicNames]]
 """The public names of the moment (read from the storage in a worker thread)."""
+CourseOf = Callable[[list[str], str | None], Awaitable[dict[str, Any] | None]]
+"""The course link of a live match, from its players and tournament id (read from the storage
+in a worker thread; :func:`~.course_links.course_link`)."""
 
 
 async def _nobody_hidden() -> PublicNames:
     return PublicNames({}, {}, None)
 
 
+async def _no_course(players: list[str], tournament_id: str | None) -> dict[str, Any] | None:
+    return None
+
+
 def live_routes(
-    live: LiveSource | None, templates: Jinja2Templates, names: Names = _nobody_hidden
+    live: LiveSource | None,
+    templates: Jinja2Templates,
+    names: Names = _nobody_hidden,
+    course_of: CourseOf = _no_course,
 ) -> list[BaseRoute]:
     """``/live``, ``/live/{id}`` (each with its JSON under ``/api``) and the event stream;
-    every name of an anonymous course's bot in them is shown as its alias (``names``)."""
+    every name of an anonymous course's bot in them is shown as its alias (``names``). A live
+    match's page links its course (``course_of``: its ``course_link``, null for the default
+    course and before the match is known)."""
     fragment = templates.env.get_template("live_table.html")
 
     def render(table: dict[str, Any], players: list[str]) -> str:
@@ -267,6 +279,11 @@ def live_routes(
 
     async def one(request: Request) -> dict[str, Any]:
         data = await live_match(live, request.path_params["id"])
+        start = data["start"]
+        # Read with the real names, before they are scrubbed.
+        data["course_link"] = (
+            None if start is None else await course_of(start["players"], start["tournament_id"])
+        )
         scrubbed: dict[str, Any] = (await names()).scrub(data)
         return scrubbed
 

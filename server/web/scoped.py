@@ -15,7 +15,7 @@ later is covered without anyone remembering to.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +23,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from domino_arena.server.store.courses import StoredCourse, aliases
-from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX, MATCHES
+from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX, MATCHES, TOURNAMENTS
 from domino_arena.server.web.params import not_found
 
-__all__ = ["DEFAULT_COURSE", "PublicNames", "course_games", "match_counts"]
+__all__ = ["DEFAULT_COURSE", "PublicNames", "course_games", "match_counts", "tournament_counts"]
 
 
 def course_games(engine: Engine, course: str) -> list[str]:
@@ -36,9 +36,25 @@ def course_games(engine: Engine, course: str) -> list[str]:
         return sorted(str(game) for game in connection.execute(query).scalars())
 
 
-def match_counts(engine: Engine) -> dict[str, int]:
-    """Stored matches per course."""
-    query = sa.select(MATCHES.c.course, sa.func.count()).group_by(MATCHES.c.course)
+def match_counts(engine: Engine, courses: Collection[str]) -> dict[str, int]:
+    """Stored matches of each of ``courses`` (a page of them: each is counted in the index
+    ``ix_matches_course_created``)."""
+    query = (
+        sa.select(MATCHES.c.course, sa.func.count())
+        .where(MATCHES.c.course.in_(list(courses)))
+        .group_by(MATCHES.c.course)
+    )
+    with engine.connect() as connection:
+        return {str(course): int(count) for course, count in connection.execute(query).all()}
+
+
+def tournament_counts(engine: Engine, courses: Collection[str]) -> dict[str, int]:
+    """Tournaments of each of ``courses``."""
+    query = (
+        sa.select(TOURNAMENTS.c.course, sa.func.count())
+        .where(TOURNAMENTS.c.course.in_(list(courses)))
+        .group_by(TOURNAMENTS.c.course)
+    )
     with engine.connect() as connection:
         return {str(course): int(count) for course, count in connection.execute(query).all()}
 

@@ -16,9 +16,11 @@ cannot read the cookie or compute the HMAC, and ``SameSite=Strict`` keeps the co
 requests anyway. (An Origin check was the other way; our ``Referrer-Policy: no-referrer`` makes
 browsers send ``Origin: null`` on a form POST, so it could not tell same-origin from not.)
 
-Rate limit. :class:`RateLimit` counts form POSTs per client address in a sliding window, in a
-table of at most ``addresses`` entries (the least recently seen address goes first), in memory:
-a restart forgets it, and behind a proxy every client shares the proxy's address.
+Rate limit. :class:`RateLimit` counts the FAILED form POSTs (a refused code, token or CSRF
+field) per client address in a sliding window, in a table of at most ``addresses`` entries (the
+least recently seen address goes first), in memory: a restart forgets it, and behind a proxy
+every client shares the proxy's address. Correct sign-ins and registrations count nothing, so a
+class behind one school address is never locked out by its own good tokens (issue 28).
 """
 
 from __future__ import annotations
@@ -178,22 +180,23 @@ class Sessions:
 
 
 class RateLimit:
-    """At most ``posts`` form POSTs per client address in any ``seconds``; the table keeps at
-    most ``addresses`` addresses (the least recently seen is forgotten first)."""
+    """At most ``failures`` failed form POSTs per client address in any ``seconds``, then every
+    POST is refused until the oldest leaves the window; the table keeps at most ``addresses``
+    addresses (the least recently seen is forgotten first)."""
 
     def __init__(
         self,
-        posts: int = 10,
+        failures: int = 10,
         seconds: float = 60.0,
         addresses: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if posts < 1 or seconds <= 0 or addresses < 1:
+        if failures < 1 or seconds <= 0 or addresses < 1:
             raise ValueError(
-                f"posts, seconds, addresses: expected positive values, got {posts}, {seconds}, "
-                f"{addresses}"
+                f"failures, seconds, addresses: expected positive values, got {failures}, "
+                f"{seconds}, {addresses}"
             )
-        self.posts = posts
+        self.failures = failures
         self.seconds = seconds
         self.addresses = addresses
         self.clock = clock
@@ -203,24 +206,34 @@ class RateLimit:
     def __len__(self) -> int:
         return len(self._seen)
 
+    def _recent(self, address: str, now: float) -> deque[float]:
+        """``address``'s failures in the window (the lock held), it the most recently seen."""
+        times = self._seen.pop(address, None) or deque()
+        while times and times[0] <= now - self.seconds:
+            times.popleft()
+        self._seen[address] = times
+        while len(self._seen) > self.addresses:
+            self._seen.popitem(last=False)
+        return times
+
     def check(self, address: str) -> None:
-        """Count one POST from ``address``; a 429 saying when to retry if it is one too many."""
+        """A 429 saying when to retry if ``address`` failed too often of late (counts nothing)."""
         now = self.clock()
         with self._lock:
-            times = self._seen.pop(address, None) or deque()
-            while times and times[0] <= now - self.seconds:
-                times.popleft()
-            self._seen[address] = times
-            while len(self._seen) > self.addresses:
-                self._seen.popitem(last=False)
-            if len(times) >= self.posts:
+            times = self._recent(address, now)
+            if len(times) >= self.failures:
                 wait = times[0] + self.seconds - now
                 raise WebError(
                     429,
-                    f"too many form posts from your address: at most {self.posts} every "
-                    f"{self.seconds:.0f} s; try again in {max(wait, 1):.0f} s",
+                    f"too many failed form posts from your address: at most {self.failures} "
+                    f"every {self.seconds:.0f} s; try again in {max(wait, 1):.0f} s",
                 )
-            times.append(now)
+
+    def failed(self, address: str) -> None:
+        """Count one failed POST (a refused code, token or CSRF field) from ``address``."""
+        now = self.clock()
+        with self._lock:
+            self._recent(address, now).append(now)
 
 
 def client_address(request: Request) -> str:

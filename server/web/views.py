@@ -25,6 +25,7 @@ from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
 from domino_arena.server.store.courses import StoredCourse, StoredInvite
 from domino_arena.server.store.matches import StoredMatch, sides_of
+from domino_arena.server.store.owners import StoredOwner
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.web.charts import rating_chart, thinned
@@ -33,8 +34,6 @@ from domino_arena.server.web.kept import Kept, schedule_total
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
-RECENT: Final = 10
-"""Matches on the home page."""
 BOT_MATCHES: Final = 20
 """Recent matches on a bot's page (its faults are read from these)."""
 HEAD_TO_HEAD_MATCHES: Final = 1_000
@@ -77,7 +76,7 @@ class WebStorage(Protocol):
     def pools(self) -> list[str]: ...
     def tournament(self, tournament_id: str) -> StoredTournament | None: ...
     def tournaments(
-        self, states: Collection[TournamentState] | None = None
+        self, states: Collection[TournamentState] | None = None, *, course: str | None = None
     ) -> list[StoredTournament]: ...
     def tournament_game_count(self, tournament_id: str) -> int: ...
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]: ...
@@ -95,6 +94,10 @@ class WebStorage(Protocol):
     def organizer_course(self, token: str) -> str | None: ...
     def invites(self, course: str) -> list[StoredInvite]: ...
     def register_bot(self, code: str, name: str, owner: str) -> IssuedToken: ...
+    def register_with_owner_token(self, token: str, name: str) -> IssuedToken: ...
+    def owner(self, course: str, name: str) -> StoredOwner | None: ...
+    def owner_of_token(self, token: str) -> StoredOwner | None: ...
+    def owners(self, course: str) -> list[StoredOwner]: ...
 
 
 # -- pieces shared by several pages ---------------------------------------------------------
@@ -131,6 +134,7 @@ def fault_row(fault: RecordFault) -> dict[str, Any]:
         "seat": fault.seat,
         "step": fault.step,
         "kind": fault.kind.value,
+        "label": fault.kind.label,
         "reason": fault.reason,
         "strikes": fault.strikes,
         "forfeited": fault.forfeited,
@@ -170,32 +174,10 @@ def _record(match: StoredMatch) -> tuple[MatchRecord | None, str | None]:
 # -- the pages ------------------------------------------------------------------------------
 
 
-def _course_tournaments(storage: WebStorage, course: str) -> list[StoredTournament]:
-    return [t for t in storage.tournaments() if t.course == course]
-
-
-def home(storage: WebStorage) -> dict[str, Any]:
-    """The games (with how many bots are rated in each), the latest results, the tournaments
-    (of the default course: a course's own are under ``/courses/{name}``)."""
-    rated = {pool: len(storage.ratings(pool)) for pool in storage.pools()}
-    recent = storage.matches(RECENT, course=DEFAULT_COURSE, records=False)
-    return {
-        "games": [
-            {"name": name, "title": kind.title, "rated_bots": rated.get(name, 0)}
-            for name, kind in GAMES.items()
-        ],
-        "recent": [match_summary(m) for m in recent],
-        "tournaments": [
-            _tournament_summary(storage, t, None)
-            for t in _course_tournaments(storage, DEFAULT_COURSE)
-        ],
-        "courses": len(storage.courses()),
-    }
-
-
-def _tournament_summary(
+def tournament_summary(
     storage: WebStorage, t: StoredTournament, total_of: TournamentTotal | None
 ) -> dict[str, Any]:
+    """A tournament as a list shows it: its settings, state and progress."""
     done = storage.tournament_game_count(t.id)
     total = None if total_of is None else schedule_total(t, total_of)
     return {
@@ -209,17 +191,6 @@ def _tournament_summary(
         "created": t.created.isoformat(),
         "progress": {"done": done, "total": total},
         "course": t.course,
-    }
-
-
-def tournaments(
-    storage: WebStorage, total_of: TournamentTotal | None, course: str = DEFAULT_COURSE
-) -> dict[str, Any]:
-    """Every tournament of ``course``, oldest first, with how many of its games are stored."""
-    return {
-        "tournaments": [
-            _tournament_summary(storage, t, total_of) for t in _course_tournaments(storage, course)
-        ]
     }
 
 
@@ -282,7 +253,7 @@ def tournament(
     t = storage.tournament(tournament_id)
     if t is None:
         raise not_found(f"no tournament has id {tournament_id!r}")
-    summary = _tournament_summary(storage, t, total_of)
+    summary = tournament_summary(storage, t, total_of)
     tables = _tables(storage, t, summary["progress"]["done"])
     found = storage.matches(
         paging.per_page + 1, tournament_id=t.id, offset=paging.offset, records=False
@@ -338,6 +309,7 @@ def faults_of(bot: str, match: StoredMatch) -> list[dict[str, Any]]:
                 "seat": match.faulted_seat,
                 "step": None,
                 "kind": match.fault,
+                "label": match.fault.replace("_", " "),
                 "reason": match.detail,
                 "strikes": None,
                 "forfeited": match.termination == "forfeit",
@@ -399,7 +371,7 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
             if r is not None
         ],
         "rating_history": [
-            _history(storage, pool, name) for pool, r in ratings.items() if r is not None
+            rating_history(storage, pool, name) for pool, r in ratings.items() if r is not None
         ],
         "matches": [match_summary(m) for m in recent],
         "head_to_head": head_to_head,
@@ -412,7 +384,7 @@ def bot(storage: WebStorage, name: str) -> dict[str, Any]:
     }
 
 
-def _history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
+def rating_history(storage: WebStorage, pool: str, name: str) -> dict[str, Any]:
     """The bot's rating after each of its rated games in ``pool`` (at most
     :data:`~.charts.MAX_POINTS`, thinned evenly) and the chart of them."""
     ratings = [rating for _, rating in storage.rating_history(pool, name)]
@@ -431,10 +403,10 @@ def matches(
     bot: str | None,
     game: str | None,
     tournament_id: str | None,
-    course: str = DEFAULT_COURSE,
+    course: str | None = DEFAULT_COURSE,
 ) -> dict[str, Any]:
-    """One page of ``course``'s stored matches, newest first, filtered by bot, game and
-    tournament."""
+    """One page of ``course``'s stored matches (None: every course's), newest first,
+    filtered by bot, game and tournament."""
     found = storage.matches(
         paging.per_page + 1,
         course=course,

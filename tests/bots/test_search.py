@@ -25,7 +25,8 @@ from domino_arena.bots.search.sampling import (
     determinizer,
 )
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.local import play_game, seat_seed
+from domino_arena.sdk.local import play_game
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import (
     DOUBLE_SIX,
     DoublesObservation,
@@ -143,8 +144,8 @@ def test_search_beats_greedy_in_a_small_moon_match() -> None:
     games = 0
     for seed in (1, 2):
         for seat in range(3):
-            bots: list[Bot] = [GreedyBot(seat_seed(seed, s)) for s in range(3)]
-            bots[seat] = SearchBot(seat_seed(seed, seat), max_time=None, max_samples=4)
+            bots: list[Bot] = [GreedyBot(bot_seed(seed, s)) for s in range(3)]
+            bots[seat] = SearchBot(bot_seed(seed, seat), max_time=None, max_samples=4)
             outcome = play_game(game, bots, seed, timer=None).outcome
             wins += outcome.winner == seat
             games += 1

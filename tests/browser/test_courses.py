@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.bots import BotCheck
 from tests.browser.harness import artifacts_dir, serve
-from tests.fakes.course_site import PUBLIC, Courses, fill_courses
+from tests.fakes.course_site import PUBLIC, PUBLIC_BOTS, Courses, fill_courses
 from tests.fakes.web import web_app
 
 
@@ -47,6 +47,8 @@ def test_a_student_registers_and_the_organizer_sees_the_bot(
     expect(page.locator(".issued")).to_contain_text("Copy it now, it is shown once.")
     token = page.locator("#token").inner_text().strip()
     assert course_server.storage.check_bot("web-bot", token) == BotCheck.OK
+    owner_token = page.locator("#owner-token").inner_text().strip()
+    assert course_server.storage.owner_of_token(owner_token) is not None
     page.screenshot(path=artifacts_dir() / "course-registered.png", full_page=True)
 
     page.goto(base + "/me")
@@ -79,3 +81,20 @@ def test_the_course_pages_load_in_the_browser(course_server: CourseServer, page:
         assert response is not None and response.status == 200
         expect(page.locator("main h1")).to_be_visible()
         page.screenshot(path=artifacts_dir() / f"{name}.png", full_page=True)
+
+
+def test_a_course_bot_s_page_leads_to_its_course_and_all_its_matches(
+    course_server: CourseServer, page: Page
+) -> None:
+    """The bot's page links its course and its matches, which list the course's games."""
+    ada = PUBLIC_BOTS[0][0]
+    page.goto(f"{course_server.url}/bots/{ada}")
+    page.get_by_role("link", name="All of its matches").click()
+    expect(page).to_have_url(f"{course_server.url}/matches?bot={ada}")
+    rows = page.locator("table.matches tbody tr")
+    expect(rows).to_have_count(4)
+    expect(rows.first).to_contain_text(ada)
+    page.screenshot(path=artifacts_dir() / "course-bot-matches.png", full_page=True)
+    page.locator(".course-link").get_by_role("link", name="Intro to game bots").click()
+    expect(page).to_have_url(f"{course_server.url}/courses/{PUBLIC}")
+    expect(page.locator("main h1")).to_contain_text("Intro to game bots")

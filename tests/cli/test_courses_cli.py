@@ -98,17 +98,22 @@ def test_invites_create_list_revoke_and_a_student_registers(
     listed = table_rows(admin(capsys, server, "invite", "list"))
     assert listed[0] == ["id", "course", "used", "expires", "state", "created"]
     assert {row[2] for row in listed[1:]} == {"0/1"} and {row[4] for row in listed[1:]} == {"open"}
-    token_file = tmp_path / "annbot.token"
+    token_file, owner_file = tmp_path / "annbot.token", tmp_path / "ann.owner"
     code, out, err = run(
         capsys,
         *f"bot register annbot --invite {first} --owner ann".split(),
         "--token-file",
         str(token_file),
+        "--owner-token-file",
+        str(owner_file),
         "--server",
         server.address,
     )
     assert (code, out) == (0, ""), err
     assert "registered bot 'annbot' in course 'cs101'" in err
+    assert "you are owner 'ann' of course 'cs101'" in err
+    assert owner_file.read_text().startswith("cs101:ann:")
+    assert stat.S_IMODE(os.stat(owner_file).st_mode) == 0o600
     token = token_file.read_text().strip()
     assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
     assert server.arena.storage.check_bot("annbot", token) is BotCheck.OK
@@ -157,7 +162,7 @@ def test_register_prints_the_token_without_a_file(
         capsys, *f"bot register annbot --invite {invite}".split(), "--server", server.address
     )
     assert code == 0, err
-    assert re.fullmatch(r"[0-9a-f]{64}\n", out)
+    assert re.fullmatch(r"cs101:annbot:[0-9a-f]{64}\n[0-9a-f]{64}\n", out)  # owner, then bot
 
 
 @pytest.mark.parametrize(

@@ -125,6 +125,29 @@ def test_disable_refuses_until_enabled_and_delete_for_good_keeping_the_matches(
         referee.close()
 
 
+def test_a_disabled_owners_bots_are_closed_and_refused_until_it_is_enabled(
+    storage: RatedStorage,
+) -> None:
+    """docs/courses.md: owners: disabling an owner stops each of its bots at once."""
+    referee = Referee(storage)
+    try:
+        storage.create_course("cs101")
+        (invite,) = storage.create_invites("cs101", 1)
+        made = storage.register_bot(invite.code, "ann-v1", "ann")
+        later = storage.register_with_owner_token(made.owner_token, "ann-v2")
+        bots = [referee.connect("ann-v1", made.token), referee.connect("ann-v2", later.token)]
+        request = admin_pb.OwnerRequest(course="cs101", name="ann")
+        referee.admin.DisableOwner(request, timeout=WAIT)
+        for bot in bots:
+            revoked(bot, "owner disabled: the organizer disabled owner 'ann'")
+        error = refused(referee, "ann-v1", made.token)
+        assert error.message.startswith("the owner of bot 'ann-v1' is disabled by the course's")
+        referee.admin.EnableOwner(request, timeout=WAIT)
+        referee.connect("ann-v1", made.token)
+    finally:
+        referee.close()
+
+
 def test_a_rotated_bots_seat_in_a_running_match_is_forfeited_by_the_policy(
     storage: RatedStorage,
 ) -> None:

@@ -278,7 +278,7 @@ def test_the_check_passes_the_node_bot_and_reports_a_broken_one(
     check = ["check", name, "--server", f"127.0.0.1:{arena.port}", "--admin-token", ADMIN_TOKEN]
     check += ["--games", "passing,moon", "--positions", "4"]
     outputs = {}
-    for misplay in ("", "malformed"):
+    for misplay in ("", "malformed", "throw"):
         env = {
             "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",
             "DOMINO_ARENA_BOT": name,
@@ -298,3 +298,6 @@ def test_the_check_passes_the_node_bot_and_reports_a_broken_one(
     code, output = outputs["malformed"]
     assert code == 1, output
     assert "malformed" in output, output
+    code, output = outputs["throw"]
+    assert code == 1, output
+    assert "choose raised RangeError: a bug on purpose" in output, output

@@ -53,6 +53,8 @@ class Term:
     tokens: dict[str, str]
     bots: list[RawBot]
     tournament: admin_pb.Tournament
+    owner_tokens: dict[str, str]
+    """Each owner's token, from its first registration (docs/courses.md: owners)."""
 
     def connect(self, name: str) -> None:
         self.bots.append(
@@ -111,22 +113,30 @@ def term(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Term]:
         )
         registration = admin_pb_grpc.RegistrationServiceStub(referee.channel)
         invites = organizer.CreateInvites(
-            admin_pb.CreateInvitesRequest(count=len(OWNERS), uses=2), timeout=WAIT
+            admin_pb.CreateInvitesRequest(count=len(OWNERS)), timeout=WAIT
         )
         assert len(invites.invites) == len(OWNERS)
         tokens: dict[str, str] = {}
+        owner_tokens: dict[str, str] = {}
         for owner, invite in zip(OWNERS, invites.invites, strict=True):
             versions = ("v1", "v2") if owner in TWO_VERSIONS else ("v1",)
             for version in versions:
                 name = f"{owner}-{version}"
-                answer = registration.RegisterBot(
-                    admin_pb.RegisterBotRequest(invite_code=invite.code, name=name, owner=owner),
-                    timeout=WAIT,
+                registered = (
+                    admin_pb.RegisterBotRequest(name=name, owner_token=owner_tokens[owner])
+                    if owner in owner_tokens  # a later version: the owner token, never a name
+                    else admin_pb.RegisterBotRequest(
+                        invite_code=invite.code, name=name, owner=owner
+                    )
                 )
+                answer = registration.RegisterBot(registered, timeout=WAIT)
                 assert answer.bot.course == COURSE and answer.bot.owner == owner
                 tokens[name] = answer.token
+                owner_tokens.setdefault(owner, answer.owner_token)
         assert len(tokens) == 20
-        term = Term(referee, organizer, registration, tokens, bots, admin_pb.Tournament())
+        term = Term(
+            referee, organizer, registration, tokens, bots, admin_pb.Tournament(), owner_tokens
+        )
         for name in tokens:
             term.connect(name)
         start_at = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
@@ -193,12 +203,12 @@ def test_a_regrade_carries_the_other_games_over_exactly_and_replays_the_new_vers
 ) -> None:
     original = term.tournament
     owner = OWNERS[-1]  # one version so far: hands in v2 after the deadline
-    invites = term.organizer.CreateInvites(admin_pb.CreateInvitesRequest(count=1), timeout=WAIT)
     new = f"{owner}-v2"
     answer = term.registration.RegisterBot(
-        admin_pb.RegisterBotRequest(invite_code=invites.invites[0].code, name=new, owner=owner),
+        admin_pb.RegisterBotRequest(name=new, owner_token=term.owner_tokens[owner]),
         timeout=WAIT,
     )
+    assert answer.bot.owner == owner
     term.tokens[new] = answer.token
     term.connect(new)
     old = f"{owner}-v1"

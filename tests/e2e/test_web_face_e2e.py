@@ -78,7 +78,7 @@ def test_serve_starts_the_web_face_and_it_dies_with_the_referee_even_on_sigkill(
         served_port(referee)
         site = web_url(referee)
         assert "Domino Arena" in get_text(site)
-        assert get_json(site + "api/tournaments") == {"tournaments": []}
+        assert get_json(site + "api/tournaments")["tournaments"] == []
         (child,) = web_children(referee.popen.pid)
         referee.popen.send_signal(signal.SIGKILL)
         referee.popen.wait(30)
@@ -143,7 +143,7 @@ def test_round_robin_web_ends_in_a_site_with_the_standings_and_every_game_replay
         "round-robin",
         "--games",
         "straight,doubles",
-        "--entrants",
+        "--bots",
         "greedy-1,random-1",
         "--games-per-pairing",
         "1",

@@ -2,11 +2,14 @@
 
 The house bots (``domino_arena.bots``) are the product; these are test doubles: a bot that
 always plays the first legal action, one that always answers the same thing (legal or not), and
-a random bot that finishes its Moon games. Subclass them to record hook calls or to misbehave in
+a random bot that finishes its Moon games, and one whose ``choose`` raises (a student's bug).
+Subclass them to record hook calls or to misbehave in
 one precise way, instead of writing another copy.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from domino_arena.bots import RandomBot
 from domino_arena.sdk.bot import Bot
@@ -50,3 +53,25 @@ class ModestBot(RandomBot):
             modest: list[Action] = [PASS, min(bids, key=lambda b: b.value)]
             return self.rng.choice(modest)
         return self.rng.choice(legal)
+
+
+CRASH_MESSAGE: Final = "no tile 6-6 in my hand"
+"""What :class:`Crashing` raises, as a ValueError."""
+
+
+class Crashing(FirstLegal):
+    """A student's bot with a bug: every ``every``-th ``choose`` (from the first) raises
+    ``ValueError(message)``; the others play the first legal action."""
+
+    name = "crashing"
+
+    def __init__(self, every: int = 1, message: str = CRASH_MESSAGE) -> None:
+        self.every = every
+        self.message = message
+        self.asked = 0
+
+    def choose(self, observation: Observation) -> Action:
+        self.asked += 1
+        if (self.asked - 1) % self.every == 0:
+            raise ValueError(self.message)
+        return super().choose(observation)

@@ -10,21 +10,32 @@ forfeit), two courses made through the real store API:
   distinctive strings that appear nowhere else, real games between them, one forfeited with a
   detail and a fault reason that name the bot, and a tournament whose name names it too; so a
   page that leaked a name anywhere (a value, a key, a line of text) would show one of them.
+
+:func:`course_site` is the fixture of the web app over it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
+import pytest
+from starlette.testclient import TestClient
+
+from domino_arena.sdk.local import play_game
+from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament
 
+from .bots import Crashing, FirstLegal
 from .games import play_random
-from .web import START, a_tournament, fill, forfeited_match, stored_match_of
+from .web import START, a_tournament, fill, forfeited_match, stored_match_of, web_app
 
 PUBLIC: Final = "cs101"
 ANONYMOUS: Final = "secret"
@@ -50,13 +61,19 @@ class Courses:
     matches: dict[str, list[str]]
 
 
+def course_game(
+    seats: tuple[str, str], match_id: str, created: dt.datetime, course: str, seed: int
+) -> StoredMatch:
+    """A real passing game of ``seats`` (random play from ``seed``), stored in ``course``."""
+    played = play_random("passing", {}, seed=seed)
+    played = dataclasses.replace(played, record=dataclasses.replace(played.record, seats=seats))
+    return dataclasses.replace(stored_match_of(played, match_id, created), course=course)
+
+
 def _game(
     seats: tuple[str, str], match_id: str, minute: int, course: str, seed: int
 ) -> StoredMatch:
-    played = play_random("passing", {}, seed=seed)
-    played = dataclasses.replace(played, record=dataclasses.replace(played.record, seats=seats))
-    stored = stored_match_of(played, match_id, COURSE_START + dt.timedelta(minutes=minute))
-    return dataclasses.replace(stored, course=course)
+    return course_game(seats, match_id, COURSE_START + dt.timedelta(minutes=minute), course, seed)
 
 
 def _cup(tournament_id: str, name: str, course: str, entrants: tuple[str, str]) -> StoredTournament:
@@ -128,6 +145,54 @@ def fill_courses(storage: RatedStorage) -> Courses:
     )
     matches[ANONYMOUS].append(SECRET_FORFEIT)
     return Courses(organizer, tokens, codes, matches)
+
+
+@dataclass(frozen=True)
+class CourseSite:
+    """:func:`fill_courses`' storage, the web app over it and what was made."""
+
+    storage: RatedStorage
+    client: TestClient
+    courses: Courses
+
+
+@pytest.fixture(scope="module")
+def course_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseSite]:
+    """The web app over a storage filled by :func:`fill_courses` (once per test module)."""
+    path: Path = tmp_path_factory.mktemp("courses") / "arena.db"
+    storage = RatedStorage(f"sqlite:///{path}")
+    storage.open()
+    made = fill_courses(storage)
+    with TestClient(web_app(storage)) as client:
+        yield CourseSite(storage, client, made)
+    storage.close()
+
+
+def add_crashes(
+    storage: RatedStorage, bot: str, opponent: str, count: int, course: str = PUBLIC
+) -> list[str]:
+    """Store ``count`` passing games of ``course`` in which ``bot`` crashes (a
+    :class:`~tests.fakes.bots.Crashing` bot: every other ``choose`` raises) against
+    ``opponent``, under ``substitute`` with 3 strikes, so each is forfeited at its third
+    ``bot_error``; return their ids, oldest first."""
+    ids = []
+    for n in range(count):
+        played = play_game(
+            make_game("passing"),
+            [Crashing(every=2), FirstLegal()],
+            seed=400 + n,
+            fault_policy=FaultPolicy.SUBSTITUTE,
+            max_strikes=3,
+        )
+        record = dataclasses.replace(played.record, seats=(bot, opponent))
+        detail = played.result.detail.replace(f"({Crashing.name})", f"({bot})")
+        result = dataclasses.replace(played.result, detail=detail)
+        played = dataclasses.replace(played, record=record, result=result)
+        match_id = f"{course}-crash-{n}"
+        stored = stored_match_of(played, match_id, COURSE_START + dt.timedelta(hours=1, minutes=n))
+        storage.save_match(dataclasses.replace(stored, course=course))
+        ids.append(match_id)
+    return ids
 
 
 def json_keys(value: object) -> set[str]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from domino_arena.sdk.bot import Bot
-from domino_arena.sdk.local import LocalResult, play_game, seat_seed
+from domino_arena.sdk.local import LocalResult, play_game
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import GAMES, Game, RulesError, game_options, make_game
 
 from .bots import ModestBot
@@ -50,7 +51,7 @@ CONFIG_IDS: Final = [config_id(c) for c in CONFIGS]
 
 def random_bots(game: Game, seed: int) -> list[Bot]:
     """One :class:`ModestBot` per seat, each seeded from ``seed`` and its seat."""
-    return [ModestBot(seat_seed(seed, seat)) for seat in range(game.num_players)]
+    return [ModestBot(bot_seed(seed, seat)) for seat in range(game.num_players)]
 
 
 def play_random(name: str, options: dict[str, Any], seed: int) -> LocalResult:

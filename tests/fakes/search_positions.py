@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from domino_arena.bots.greedy import GreedyBot
-from domino_arena.sdk.local import seat_seed
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import Action, Game, GameState, Observation, configurations
 from tests.fakes.bots import ModestBot
 
@@ -30,7 +30,7 @@ class Mixed(ModestBot):
 def positions(game: Game, seed: int, steps: int) -> Iterator[GameState]:
     """Yield up to ``steps`` states of a mixed game where a seat has a choice to make."""
     state = game.new_game(seed)
-    bots = [Mixed(seat_seed(seed, s)) for s in range(game.num_players)]
+    bots = [Mixed(bot_seed(seed, s)) for s in range(game.num_players)]
     yielded = 0
     while not state.is_terminal() and yielded < steps:
         if state.is_chance():

@@ -298,6 +298,7 @@ class BotSeat:
                 max_strikes=info.max_strikes,
                 time_limits=limits,
                 snapshot=snapshot,
+                bot_seed=info.bot_seed,
             )
         )
 

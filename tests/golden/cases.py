@@ -27,9 +27,10 @@ import trio
 from trio.testing import MockClock
 
 from domino_arena.bots import make_bot
-from domino_arena.sdk.local import DEFAULT_MAX_DEALS, play_game, seat_seed
+from domino_arena.sdk.local import DEFAULT_MAX_DEALS, play_game
 from domino_arena.sdk.match.records import MatchRecord, parse_record, replay, write_record
 from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.seats import Malformed
@@ -110,7 +111,7 @@ def _local(
     """
 
     def play() -> str:
-        players = [make_bot(bot, seat_seed(seed, seat)) for seat, bot in enumerate(bots)]
+        players = [make_bot(bot, bot_seed(seed, seat)) for seat, bot in enumerate(bots)]
         result = play_game(
             make_game(game, **options),
             players,

@@ -673,7 +673,7 @@ def test_a_think_cut_short_keeps_a_shared_bot_until_its_thread_is_done() -> None
     run_test(main)
 
 
-def test_a_bot_that_raises_or_answers_text_sends_an_empty_reply_and_is_logged(
+def test_a_bot_that_raises_sends_its_error_and_one_that_answers_text_an_empty_reply(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     view = to_move(PASSING, seed=5)
@@ -701,9 +701,13 @@ def test_a_bot_that_raises_or_answers_text_sends_an_empty_reply_and_is_logged(
         ("m1", 1, False),
         ("m1", 2, False),
     ]
+    assert replies[0].error == pb.BotError(type="RuntimeError", message="bug in my bot")
+    assert not replies[1].HasField("error")
     text = caplog.text
-    assert "match m1 turn 1: choose raised; sending an empty reply" in text
-    assert "RuntimeError: bug in my bot" in text
+    assert (
+        "match m1 turn 1: choose raised RuntimeError: bug in my bot; sending it to the referee"
+    ) in text
+    assert 'raise RuntimeError("bug in my bot")' in text, "the traceback is logged locally"
     assert "match m1 turn 2: choose returned 'play 6-6', not an action" in text
 
 

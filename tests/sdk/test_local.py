@@ -25,11 +25,11 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import (
     BotActionError,
     play_game,
-    seat_seed,
 )
 from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.records import parse_record, record_lines, replay
 from domino_arena.sdk.match.results import Termination
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import (
     CHANCE,
     DEAL,
@@ -150,7 +150,7 @@ def test_bots_see_their_own_seat_and_get_both_hooks(name: str, options: dict[str
 def test_uniform_random_bots_play_passing_to_the_end() -> None:
     for players in (2, 3, 4):
         game = make_game("passing", players=players)
-        bots: list[Bot] = [RandomBot(seat_seed(2, s)) for s in range(players)]
+        bots: list[Bot] = [RandomBot(bot_seed(2, s)) for s in range(players)]
         result = play_game(game, bots, 2)
         assert result.state.is_terminal()
         assert result.record.seats == ("random",) * players
@@ -290,10 +290,10 @@ def test_an_answer_that_is_not_an_action_is_refused() -> None:
 # -- house bots -----------------------------------------------------------------------------------
 
 
-def test_seat_seeds_are_fixed_and_differ_by_seat_and_game() -> None:
-    assert seat_seed(7, 0) == seat_seed(7, 0)
-    assert len({seat_seed(7, s) for s in range(4)}) == 4
-    assert seat_seed(7, 0) != seat_seed(8, 0)
+def test_bot_seeds_are_fixed_and_differ_by_seat_and_game() -> None:
+    assert bot_seed(7, 0) == bot_seed(7, 0)
+    assert len({bot_seed(7, s) for s in range(4)}) == 4
+    assert bot_seed(7, 0) != bot_seed(8, 0)
 
 
 def test_random_bot_is_deterministic_and_covers_every_legal_action() -> None:
@@ -335,10 +335,10 @@ def test_greedy_plays_every_game_it_has_a_strategy_for(name: str, options: dict[
     if not _has_greedy(name):
         pytest.skip(f"bots/greedy/{name}.py has not landed yet")
     game = make_game(name, **options)
-    bots: list[Bot] = [GreedyBot(seat_seed(9, s)) for s in range(game.num_players)]
+    bots: list[Bot] = [GreedyBot(bot_seed(9, s)) for s in range(game.num_players)]
     result = play_game(game, bots, 9, timer=None)
     again = play_game(
-        game, [GreedyBot(seat_seed(9, s)) for s in range(game.num_players)], 9, timer=None
+        game, [GreedyBot(bot_seed(9, s)) for s in range(game.num_players)], 9, timer=None
     )
     assert result.record == again.record
     assert replay(result.record).ok

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
 from domino_arena.sdk.rules import DRAW, Bid, LogEntry
 from domino_arena.sdk.wire import (
     EventEncoder,
     action_to_proto,
+    bot_error_to_proto,
     events_of_entries,
     fault_kind_from_proto,
     fault_kind_to_proto,
@@ -84,6 +86,16 @@ def test_a_reply_gives_its_action_or_the_words_sent_back() -> None:
     broken = pb.ActionReply()
     broken.action.play.SetInParent()
     assert reply_action(broken) == "action.play.tile: missing; expected the tile to play"
+
+
+def test_a_reply_with_an_error_is_the_bots_error_and_with_both_is_malformed() -> None:
+    error = pb.BotError(type="ValueError", message="no tile")
+    assert reply_action(pb.ActionReply(error=error)) == BotError("ValueError", "no tile")
+    both = pb.ActionReply(error=error, action=action_to_proto(Bid(5)))
+    assert reply_action(both) == "ActionReply sets both action and error; expected one of them"
+    assert bot_error_to_proto(BotError("KeyError", "x")) == pb.BotError(
+        type="KeyError", message="x"
+    )
 
 
 def test_an_event_encoder_shares_an_event_only_for_the_very_same_step() -> None:

@@ -95,6 +95,10 @@ ALL_CALLS: Final[list[tuple[str, Any]]] = [
     ("RevokeInvite", admin_pb.RevokeInviteRequest(id="x")),
     ("RegradeTournament", admin_pb.RegradeTournamentRequest(tournament_id="x")),
     ("GetGrades", admin_pb.GetGradesRequest(tournament_ids=["x"])),
+    ("ListOwners", admin_pb.ListOwnersRequest()),
+    ("DisableOwner", admin_pb.OwnerRequest(name="x")),
+    ("EnableOwner", admin_pb.OwnerRequest(name="x")),
+    ("IssueOwnerToken", admin_pb.OwnerRequest(name="x")),
 ]
 
 

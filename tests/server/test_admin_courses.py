@@ -135,7 +135,7 @@ def test_create_shows_the_organizer_token_once_and_it_manages_the_course(
             "CreateInvites",
             admin_pb.CreateInvitesRequest(count=1, uses=1001),
             grpc.StatusCode.INVALID_ARGUMENT,
-            "uses: expected 1-1000 bots per code, got 1001",
+            "uses: expected 1-1000 owners per code, got 1001",
         ),
         (
             "RevokeInvite",

@@ -25,10 +25,10 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.bots import FirstLegal
+from tests.fakes.bots import CRASH_MESSAGE, Crashing, FirstLegal
 from tests.fakes.referee_server import WAIT, RawBot, Referee, first_legal
 
-BOTS: Final = ("good", "broken")
+BOTS: Final = ("good", "broken", "crashing")
 LONG: Final = 120.0
 """Seconds a whole check may take before the test fails."""
 
@@ -86,6 +86,13 @@ class Broken:
             bot.reply(request, games_pb2.Action(play=games_pb2.PlayAction()))
         else:
             first_legal(bot, request)
+
+
+def crashing(bot: RawBot, request: pb.ActionRequest) -> None:
+    """Sends what the SDK sends for a ``choose`` that raised, every time."""
+    reply = pb.ActionReply(match_id=request.match_id, turn=request.turn)
+    reply.error.CopyFrom(pb.BotError(type="ValueError", message=CRASH_MESSAGE))
+    bot.send(pb.BotMessage(reply=reply))
 
 
 def check_request(bot: str, **fields: object) -> admin_pb.CheckBotRequest:
@@ -232,3 +239,19 @@ def test_practice_refuses_bad_requests_naming_the_field(
     for request, code, words in cases:
         got, details = code_of(lambda r=request: admin.PracticeMatch(r, timeout=WAIT))
         assert (got, words in details) == (code, True), (request, details)
+
+
+def test_check_says_a_bot_raised_as_the_local_check_says_it(
+    referee: Referee, tokens: dict[str, str]
+) -> None:
+    """A bot error through the referee is the local check's "raised", in the same words."""
+    referee.connect("crashing", tokens["crashing"], policy=crashing)
+    report = report_of(referee.admin.CheckBot(check_request("crashing"), timeout=LONG))
+    local = check_bot(Crashing, games=["passing"], positions=3)
+    words = f"choose raised ValueError: {CRASH_MESSAGE}"
+    for checked in (report, local):
+        assert checked.failures and all(f.problem == "raised" for f in checked.failures)
+        assert {f.message for f in checked.failures} == {words}, str(checked)
+    per_configuration = 3 + 1  # each of its 3 positions, and its whole game
+    assert len(report.failures) == len(local.failures)
+    assert len(report.failures) == per_configuration * len(report.configurations)

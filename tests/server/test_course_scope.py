@@ -115,6 +115,7 @@ def state_of_b(world: World) -> Any:
         sorted(key for key in world.arena.ladders if key[0] == B),
         [t.id for t in storage.tournaments() if t.course == B],
         [m.id for m in storage.matches(bot="b1", records=False)],
+        storage.owners(B),
     )
 
 
@@ -217,6 +218,14 @@ CASES: Final[list[Case]] = [
         ),
     ),
     _missing("GetGrades", admin_pb.GetGradesRequest(tournament_ids=[B_TOURNAMENT])),
+    _listing("ListOwners", admin_pb.ListOwnersRequest()),
+    _denied("ListOwners", admin_pb.ListOwnersRequest(course=B)),
+    _missing("DisableOwner", admin_pb.OwnerRequest(name="b1-owner")),
+    _denied("DisableOwner", admin_pb.OwnerRequest(course=B, name="b1-owner")),
+    _missing("EnableOwner", admin_pb.OwnerRequest(name="b1-owner")),
+    _denied("EnableOwner", admin_pb.OwnerRequest(course=B, name="b1-owner")),
+    _missing("IssueOwnerToken", admin_pb.OwnerRequest(name="b1-owner")),
+    _denied("IssueOwnerToken", admin_pb.OwnerRequest(course=B, name="b1-owner")),
 ]
 
 
@@ -254,7 +263,13 @@ def test_an_organizer_cannot_read_or_change_another_course(world: World, case: C
     assert state_of_b(world) == before
 
 
-GHOSTS: Final = {"b1": "zz1", "b2": "zz2", B_TOURNAMENT: "tournament-z", B_MATCH: "match-z"}
+GHOSTS: Final = {
+    "b1": "zz1",
+    "b2": "zz2",
+    B_TOURNAMENT: "tournament-z",
+    B_MATCH: "match-z",
+    "b1-owner": "zz-owner",
+}
 """B's names and ids, and names and ids that exist nowhere, to compare their answers."""
 
 

@@ -15,20 +15,21 @@ from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.readme import example
 
 
-def test_round_robin_plays_through_the_referee_and_prints_elo_standings(
+def test_round_robin_plays_through_the_referee_and_prints_the_official_standings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = f"sqlite:///{tmp_path / 'rr.db'}"
     (tmp_path / "mybot.py").write_text(example()[2])  # the README's bot, as a user saves it
     entrants = f"greedy-1,random-1,greedy-2=./{tmp_path.name}/mybot.py:HeavyFirst"
-    argv = ["round-robin", "--games", "passing,moon", "--entrants", entrants]
+    argv = ["round-robin", "--games", "passing,moon", "--bots", entrants]
     with contextlib.chdir(tmp_path.parent):  # a relative path, as a user types it
         assert main([*argv, "--games-per-pairing", "1", "--db", url]) == 0
     out = capsys.readouterr().out
     assert "3 bots connected as separate processes" in out
     for title in ("Passing Game, 2 players, to 101: 6 games", "Three-Player Moon, 3 players"):
         assert title in out
-    assert "Elo" in out and "±95%" in out
+    assert "official standings (" in out and "95% low" in out
+    assert "±95%" not in out, "the live ladder's table is not the one printed"
     for name in ("greedy-1", "greedy-2", "random-1"):
         assert name in out
 
@@ -57,7 +58,7 @@ def test_a_second_run_on_the_same_database_is_refused_with_the_reason(
     storage.open()
     storage.add_bot("greedy-1")
     storage.close()
-    argv = ["round-robin", "--games", "passing", "--entrants", "greedy-1,random-1", "--db", url]
+    argv = ["round-robin", "--games", "passing", "--bots", "greedy-1,random-1", "--db", url]
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "a bot named 'greedy-1' exists already" in err and "use a fresh --db" in err
@@ -67,14 +68,15 @@ def test_a_second_run_on_the_same_database_is_refused_with_the_reason(
     ("argv", "words"),
     [
         (["--games", "chess"], "--games: unknown game 'chess'"),
-        (["--entrants", "alpha-1,random-1"], "--entrants: 'alpha-1' is not a house bot"),
+        (["--bots", "alpha-1,random-1"], "--bots: 'alpha-1' is not a house bot"),
         (
-            ["--entrants", "random-1,nowhere.py:Bot"],
-            "--entrants: 'nowhere.py:Bot': cannot load nowhere.py:Bot: FileNotFoundError",
+            ["--bots", "random-1,nowhere.py:Bot"],
+            "--bots: 'nowhere.py:Bot': cannot load nowhere.py:Bot: FileNotFoundError",
         ),
-        (["--entrants", "random-1,bad name=x.py:Bot"], "--entrants: 'bad name=x.py:Bot': bad bot"),
-        (["--entrants", "random-1,random-1"], "--entrants: names must be unique"),
-        (["--entrants", "random-1"], "--entrants: a round robin needs 2 or more"),
+        (["--bots", "random-1,bad name=x.py:Bot"], "--bots: 'bad name=x.py:Bot': bad bot"),
+        (["--bots", "random-1,random-1"], "--bots: names must be unique"),
+        (["--bots", "random-1"], "--bots: a round robin needs 2 or more"),
+        (["--entrants", "random-1"], "--bots: a round robin needs 2 or more"),  # the old name
         (["--games-per-pairing", "0"], "--games-per-pairing: must be 1 or more"),
         (["--games", "moon", "--players", "4"], "--players:"),
     ],
@@ -101,7 +103,7 @@ def test_a_bot_process_that_dies_before_dialling_in_is_reported_with_its_output(
         "    return RandomBot(1)\n"
     )
     url = f"sqlite:///{tmp_path / 'rr.db'}"
-    argv = ["round-robin", "--games", "passing", "--entrants", f"random-1,dies={bot}:Bot"]
+    argv = ["round-robin", "--games", "passing", "--bots", f"random-1,dies={bot}:Bot"]
     assert main([*argv, "--db", url, "--no-web"]) == 1
     err = capsys.readouterr().err
     assert "house bot 'dies' exited with status 1" in err

@@ -127,7 +127,9 @@ def test_faults_are_counted_by_game_and_kind() -> None:
     metrics.fault(GAME, FaultKind.TIMEOUT)
     metrics.fault(GAME, "timeout")
     metrics.fault(GAME, FaultKind.DISCONNECTED)
+    metrics.fault(GAME, FaultKind.BOT_ERROR)
     assert value(metrics, "domino_arena_faults_total", game=GAME, kind="timeout") == 2
+    assert value(metrics, "domino_arena_faults_total", game=GAME, kind="bot_error") == 1
     assert value(metrics, "domino_arena_faults_total", game=GAME, kind="disconnected") == 1
     assert value(metrics, "domino_arena_faults_total", game=GAME, kind="illegal") == 0
 

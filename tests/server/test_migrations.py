@@ -366,3 +366,29 @@ def test_revision_0007_drops_the_retired_moon_deal_limit_and_keeps_it_as_the_cap
         "off": ({}, None),
         "line": ({"players": 2, "partnerships": False}, None),
     }
+
+
+def test_revision_0011_makes_an_owner_without_a_token_of_each_bot_owner(storage: Storage) -> None:
+    """The free-text owners of the bots stored before 0011 become owners without a token,
+    one per course and name, until the organizer issues one (docs/courses.md: owners)."""
+    storage.create_course("cs101")
+    storage.create_bot("ann-v1", course="cs101", owner="ann")
+    storage.create_bot("ann-v2", course="cs101", owner="ann")
+    storage.create_bot("lone", course="cs101")
+    storage.create_bot("ann-home", owner="ann")
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), "0010")
+        connection.commit()
+    with storage.engine.connect() as connection:
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    (ann,) = storage.owners("cs101")
+    assert (ann.name, ann.bots, ann.token_issued, ann.invite_id) == (
+        "ann",
+        ("ann-v1", "ann-v2"),
+        None,
+        None,
+    )
+    assert [o.name for o in storage.owners("default")] == ["ann"]
+    token = storage.issue_owner_token("cs101", "ann").token
+    assert storage.register_with_owner_token(token, "ann-v3").bot.owner == "ann"

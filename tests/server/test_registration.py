@@ -71,7 +71,7 @@ def code(storage: RatedStorage, uses: int = 1) -> str:
     return storage.create_invites(COURSE, 1, uses=uses)[0].code
 
 
-def register(server: AdminServer, invite: str, name: str, owner: str = "ann") -> Any:
+def register(server: AdminServer, invite: str, name: str, owner: str = "") -> Any:
     request = admin_pb.RegisterBotRequest(invite_code=invite, name=name, owner=owner)
     return server.registration.RegisterBot(request, timeout=WAIT)
 
@@ -80,8 +80,9 @@ def test_a_code_registers_a_bot_in_its_course_and_shows_the_token_once(
     server: AdminServer, storage: RatedStorage
 ) -> None:
     invite = code(storage)
-    answer = register(server, invite, "annbot")
+    answer = register(server, invite, "annbot", "ann")
     assert (answer.bot.name, answer.bot.course, answer.bot.owner) == ("annbot", COURSE, "ann")
+    assert answer.owner_token.startswith(f"{COURSE}:ann:")
     assert answer.bot.state == admin_pb.BOT_STATE_ENABLED and not answer.bot.connected
     assert storage.check_bot("annbot", answer.token) is BotCheck.OK
     (stored,) = storage.invites(COURSE)
@@ -169,7 +170,7 @@ def test_refused_codes_are_limited_per_peer(storage: RatedStorage, clock: Clock)
             )
         status, details = refused(lambda: register(server, code(storage), "x"))
         assert status is grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert details.startswith("too many refused invite codes from this address")
+        assert details.startswith("too many refused invite codes or owner tokens from this")
         clock.now += 10  # 6 a minute: one more attempt after 10 seconds
         assert register(server, code(storage), "x").bot.name == "x"
         assert refused(lambda: register(server, "nonsense", "y"))[0] is (

@@ -24,7 +24,7 @@ def test_racing_registrations_use_a_code_exactly_as_often_as_it_allows(storage: 
     def register(name: str) -> None:
         start.wait(WAIT)
         try:
-            storage.register_bot(code, name, "ann")
+            storage.register_bot(code, name, f"owner-{name}")
             won.append(name)
         except InviteError:
             refused.append(name)

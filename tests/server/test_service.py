@@ -23,6 +23,7 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 from domino_arena.sdk.match.records import parse_record, read_record, replay
+from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import LogEntry, make_game
 from domino_arena.sdk.wire import game_to_proto, step_from_proto
 from domino_arena.server.cli.main import main
@@ -287,6 +288,7 @@ def test_run_match_plays_stores_and_returns_the_record(
             ["alice", "bob"],
         )
         assert not start.resumed
+        assert start.HasField("bot_seed") and start.bot_seed == bot_seed(11, seat)
         end = bot.wait_kind("match_end").match_end
         assert end.result == result
         assert bot.messages("event") == [], "events travel inside the other messages"

@@ -17,6 +17,7 @@ from domino_arena.server.store.bots import BotCheck
 from domino_arena.server.store.courses import INVITE_REFUSED
 from domino_arena.server.web.app import create_app
 from domino_arena.server.web.forms import BOT_REFUSED, NOT_CONNECTED, ORGANIZER_REFUSED
+from domino_arena.server.web.params import WebError
 from domino_arena.server.web.sessions import MAX_FORM_BYTES, RateLimit
 from domino_arena.server.web.views import WebStorage
 from tests.fakes.course_site import (
@@ -69,7 +70,7 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RatedStor
 @pytest.fixture
 def forms(filled: tuple[RatedStorage, Courses]) -> Forms:
     clock = Clock()
-    return Forms(filled[0], filled[1], clock, RateLimit(posts=50, clock=clock))
+    return Forms(filled[0], filled[1], clock, RateLimit(failures=50, clock=clock))
 
 
 def csrf_of(client: TestClient, path: str) -> str:
@@ -144,8 +145,8 @@ def test_a_post_without_the_csrf_token_is_refused(forms: Forms) -> None:
     assert other.post(path, data={"csrf": token, "code": "x"}).status_code == 403
 
 
-def test_form_posts_are_rate_limited_per_address(forms: Forms) -> None:
-    limit = RateLimit(posts=3, seconds=60, clock=forms.clock)
+def test_failed_form_posts_are_rate_limited_per_address(forms: Forms) -> None:
+    limit = RateLimit(failures=3, seconds=60, clock=forms.clock)
     limited = Forms(forms.storage, forms.courses, forms.clock, limit)
     client = limited.client()
     path = f"/courses/{PUBLIC}/register"
@@ -153,18 +154,35 @@ def test_form_posts_are_rate_limited_per_address(forms: Forms) -> None:
         assert post(client, path, code="wrong", bot="b", owner="o").status_code == 400
     answer = post(client, path, code="wrong", bot="b", owner="o")
     assert answer.status_code == 429
-    assert "at most 3 every 60 s" in answer.text
+    assert "too many failed form posts from your address: at most 3 every 60 s" in answer.text
     forms.clock.now += 61
     assert post(client, path, code="wrong", bot="b", owner="o").status_code == 400
 
 
+def test_correct_sign_ins_are_never_limited(forms: Forms) -> None:
+    """Issue 28: a class behind one address signs in as often as it likes; only failures
+    count (here 2 allowed, and 12 correct sign-ins pass around them)."""
+    limit = RateLimit(failures=2, seconds=60, clock=forms.clock)
+    client = Forms(forms.storage, forms.courses, forms.clock, limit).client()
+    path = f"/courses/{PUBLIC}/me"
+    good = {"bot": "ada-bot", "token": forms.courses.tokens["ada-bot"]}
+    for _ in range(12):
+        assert post(client, path, **good).status_code == 303
+    assert post(client, path, bot="ada-bot", token="0" * 64).status_code == 401
+    assert post(client, path, **good).status_code == 303
+    assert post(client, path, bot="ada-bot", token="0" * 64).status_code == 401
+    assert post(client, path, **good).status_code == 429
+
+
 def test_the_rate_limit_table_is_bounded() -> None:
     clock = Clock()
-    limit = RateLimit(posts=1, addresses=2, clock=clock)
+    limit = RateLimit(failures=1, addresses=2, clock=clock)
     for address in ("a", "b", "c"):
-        limit.check(address)
+        limit.failed(address)
     assert len(limit) == 2
-    limit.check("a")  # forgotten, so counted afresh
+    limit.check("a")  # forgotten, so its failure too
+    with pytest.raises(WebError):
+        limit.check("c")
 
 
 def test_a_large_or_foreign_body_is_refused(forms: Forms) -> None:
@@ -206,9 +224,10 @@ def test_the_student_signs_in_and_sees_the_real_name_faults_and_replays(forms: F
     assert f'href="/matches/{SECRET_FORFEIT}"' in page.text
     data = client.get(f"/api{path}").json()
     assert data["bot"] == zelda
-    (fault,) = data["faults"]
-    assert (fault["match_id"], fault["kind"]) == (SECRET_FORFEIT, "timeout")
-    assert fault["reason"] == f"{zelda} sent no answer"
+    (group,) = data["fault_groups"]
+    assert (group["kind"], group["count"]) == ("timeout", 1)
+    assert group["reason"] == f"{zelda} sent no answer"
+    assert [place["match_id"] for place in group["matches"]] == [SECRET_FORFEIT]
     assert {m["id"] for m in data["matches"]} >= {SECRET_FORFEIT, "secret-0"}
     out = post(client, path + "/logout", path)
     assert out.status_code == 303
@@ -278,11 +297,14 @@ def test_the_organizer_signs_in_and_sees_invites_bots_owners(forms: Forms) -> No
     invites = {i["id"]: i for i in data["invites"]}
     assert code.split(":")[1] in invites
     assert set(next(iter(invites.values()))) == {
-        "id", "uses", "used", "created", "expires", "revoked", "usable"
+        "id", "uses", "used", "created", "expires", "revoked", "usable", "owners"
     }  # fmt: skip
     bots = {b["name"]: b for b in data["bots"]}
     assert bots["ada-bot"]["owner"] == "ada" and bots["ada-bot"]["state"] == "enabled"
-    assert {"owner": "ada", "bots": 1} in data["owners"]
+    ada = next(o for o in data["owners"] if o["owner"] == "ada")
+    assert (ada["bots"], ada["bot_names"], ada["enabled"]) == (1, ["ada-bot"], True)
+    assert ada["invite"] in invites and "ada" in invites[ada["invite"]]["owners"]
+    assert ada["token_issued"] is not None
     assert data["connected"] == {"referee": None, "message": NOT_CONNECTED, "bots": []}
     # The session is this course's only.
     assert client.get(f"/api/courses/{ANONYMOUS}/organizer").status_code == 401
@@ -314,3 +336,46 @@ def test_every_session_json_key_is_documented(forms: Forms) -> None:
         answer = client.get(path)
         assert answer.status_code == 200
         assert sorted(json_keys(answer.json()) - documented) == [], path
+
+
+# -- owners (docs/courses.md: owners) ---------------------------------------------------------
+
+OWNER_TOKEN = re.compile(r'<code class="token" id="owner-token">([^<]+)</code>')
+
+
+def test_the_owner_token_registers_a_later_version_and_signs_in(forms: Forms) -> None:
+    client = forms.client()
+    path = f"/courses/{PUBLIC}/register"
+    (invite,) = forms.storage.create_invites(PUBLIC, 1)
+    first = post(client, path, code=invite.code, bot="fox-v1", owner="fox")
+    assert first.status_code == 200 and "Copy it now too, it is shown once." in first.text
+    found = OWNER_TOKEN.search(first.text)
+    assert found is not None and found.group(1).startswith(f"{PUBLIC}:fox:")
+    owner_token = found.group(1)
+    later = post(client, path, owner_token=owner_token, bot="fox-v2")
+    assert later.status_code == 200 and 'id="owner-token"' not in later.text
+    stored = forms.storage.bot("fox-v2")
+    assert stored is not None and (stored.course, stored.owner) == (PUBLIC, "fox")
+    me = f"/courses/{PUBLIC}/me"
+    assert post(client, me, bot="fox-v1", token=owner_token).status_code == 303
+    assert client.get(f"/api{me}").json()["bot"] == "fox-v1"
+    assert post(client, me, bot="ada-bot", token=owner_token).status_code == 401  # not its bot
+    forms.storage.rotate_owner_token(owner_token)  # ends the session opened with it
+    assert client.get(f"/api{me}").status_code == 401
+
+
+def test_an_invite_naming_an_existing_owner_or_a_wrong_owner_token_is_refused(
+    forms: Forms,
+) -> None:
+    client = forms.client()
+    path = f"/courses/{PUBLIC}/register"
+    (invite,) = forms.storage.create_invites(PUBLIC, 1)
+    taken = post(client, path, code=invite.code, bot="ada-v2", owner="ada")
+    assert taken.status_code == 400 and "is already an owner of course" in taken.text
+    assert forms.storage.bot("ada-v2") is None
+    wrong = post(client, path, owner_token=f"{PUBLIC}:ada:{'0' * 64}", bot="ada-v2")
+    assert wrong.status_code == 400 and "owner token not accepted" in wrong.text
+    other = post(client, path, owner_token=f"{ANONYMOUS}:ada:{'0' * 64}", bot="ada-v2")
+    assert other.status_code == 400 and "owner token not accepted" in other.text
+    both = post(client, path, owner_token=f"{PUBLIC}:ada:{'0' * 64}", code=invite.code, bot="x")
+    assert both.status_code == 400 and "owner token: give it alone" in both.text

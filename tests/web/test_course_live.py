@@ -41,6 +41,10 @@ def test_a_live_match_of_an_anonymous_course_shows_aliases(referee: AdminServer)
             assert not [n for n in HIDDEN if n in answer.text], path
         (match,) = client.get("/api/live").json()["matches"]
         assert match["players"] == ["Bot 1", "Bot 2"]
+        # The live match's page links its course (known by its registered players).
+        link = client.get(f"/api/live/{MATCH_ID}").json()["course_link"]
+        assert (link["name"], link["url"]) == ("secret", "/courses/secret")
+        assert 'Course: <a href="/courses/secret">' in client.get(f"/live/{MATCH_ID}").text
 
     async def follow() -> str:
         call = AsgiCall(app, EVENTS).start()

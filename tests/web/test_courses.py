@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
@@ -14,7 +12,6 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from starlette.testclient import TestClient
 
-from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.tables import DEFAULT_COURSE
@@ -28,31 +25,11 @@ from tests.fakes.course_site import (
     PUBLIC_CUP,
     SECRET_CUP,
     SECRET_FORFEIT,
-    Courses,
-    fill_courses,
+    CourseSite,
     json_keys,
 )
-from tests.fakes.web import web_app
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "web.md"
-
-
-@dataclass(frozen=True)
-class CourseSite:
-    storage: RatedStorage
-    client: TestClient
-    courses: Courses
-
-
-@pytest.fixture(scope="module")
-def course_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseSite]:
-    path: Path = tmp_path_factory.mktemp("courses") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    with TestClient(web_app(storage)) as client:
-        yield CourseSite(storage, client, made)
-    storage.close()
 
 
 def test_the_courses_page_lists_every_course_with_its_counts(course_site: CourseSite) -> None:

@@ -192,6 +192,7 @@ def test_the_bot_page_shows_its_matches_head_to_head_and_faults(site: Site) -> N
             "seat": forfeit.faulted_seat,
             "step": 6,
             "kind": "timeout",
+            "label": "timeout",
             "reason": f"no answer: {HOSTILE}",
             "strikes": 1,
             "forfeited": True,

@@ -2012,8 +2012,13 @@ class CreateBotResponse(_message.Message):
 
     BOT_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """shown this once: the referee keeps only its hash"""
+    owner_token: _builtins.str
+    """RegisterBot with an invite: the new owner's token, shown this once (docs/courses.md:
+    owners); empty otherwise.
+    """
     @_builtins.property
     def bot(self) -> Global___BotInfo: ...
     def __init__(
@@ -2021,10 +2026,11 @@ class CreateBotResponse(_message.Message):
         *,
         bot: Global___BotInfo | None = ...,
         token: _builtins.str = ...,
+        owner_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "owner_token", b"owner_token", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2932,11 +2938,12 @@ class Invite(_message.Message):
     CREATED_FIELD_NUMBER: _builtins.int
     EXPIRES_FIELD_NUMBER: _builtins.int
     REVOKED_FIELD_NUMBER: _builtins.int
+    OWNERS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """the code's public part: names it in lists and logs"""
     course: _builtins.str
     uses: _builtins.int
-    """bots the code may register in all"""
+    """owners (each with a first bot) the code may register in all"""
     used: _builtins.int
     revoked: _builtins.bool
     @_builtins.property
@@ -2944,6 +2951,10 @@ class Invite(_message.Message):
     @_builtins.property
     def expires(self) -> _timestamp_pb2.Timestamp:
         """unset: never"""
+
+    @_builtins.property
+    def owners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the owners its uses made, in order (code -> owner)"""
 
     def __init__(
         self,
@@ -2955,10 +2966,11 @@ class Invite(_message.Message):
         created: _timestamp_pb2.Timestamp | None = ...,
         expires: _timestamp_pb2.Timestamp | None = ...,
         revoked: _builtins.bool = ...,
+        owners: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "expires", b"expires"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "created", b"created", "expires", b"expires", "id", b"id", "revoked", b"revoked", "used", b"used", "uses", b"uses"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "created", b"created", "expires", b"expires", "id", b"id", "owners", b"owners", "revoked", b"revoked", "used", b"used", "uses", b"uses"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2977,7 +2989,7 @@ class CreateInvitesRequest(_message.Message):
     count: _builtins.int
     """codes to make: 1-1000"""
     uses: _builtins.int
-    """bots each code may register: 0: 1; at most 1000"""
+    """owners each code may register: 0: 1; at most 1000"""
     @_builtins.property
     def expires(self) -> _timestamp_pb2.Timestamp:
         """unset: never; else in the future"""
@@ -3110,13 +3122,19 @@ class RegisterBotRequest(_message.Message):
     INVITE_CODE_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     invite_code: _builtins.str
     """as CreateInvites gave it (it names its course)"""
     name: _builtins.str
     """as in CreateBotRequest: unique on the server"""
     owner: _builtins.str
     """who you are: 1-64 letters, digits, '_', '.', '-' or '@' (one owner, many bots); empty: the
-    bot's own name
+    bot's own name. With an invite it makes a new owner (ALREADY_EXISTS if the course has that
+    owner: a later bot is registered with owner_token instead).
+    """
+    owner_token: _builtins.str
+    """Instead of invite_code and owner: the owner token the first registration gave; registers
+    another bot (or version) of that owner in its course.
     """
     def __init__(
         self,
@@ -3124,10 +3142,11 @@ class RegisterBotRequest(_message.Message):
         invite_code: _builtins.str = ...,
         name: _builtins.str = ...,
         owner: _builtins.str = ...,
+        owner_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite_code", b"invite_code", "name", b"name", "owner", b"owner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite_code", b"invite_code", "name", b"name", "owner", b"owner", "owner_token", b"owner_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3390,3 +3409,156 @@ class Grades(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Grades: _TypeAlias = Grades  # noqa: Y015
+
+@_typing.final
+class Owner(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Owners (docs/courses.md: owners)
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    ENABLED_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    TOKEN_ISSUED_FIELD_NUMBER: _builtins.int
+    INVITE_ID_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    name: _builtins.str
+    enabled: _builtins.bool
+    invite_id: _builtins.str
+    """the invite whose use made it; empty: made without one"""
+    @_builtins.property
+    def created(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def token_issued(self) -> _timestamp_pb2.Timestamp:
+        """unset: no owner token yet (IssueOwnerToken)"""
+
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """its bots that are not deleted, oldest first"""
+
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+        name: _builtins.str = ...,
+        enabled: _builtins.bool = ...,
+        created: _timestamp_pb2.Timestamp | None = ...,
+        token_issued: _timestamp_pb2.Timestamp | None = ...,
+        invite_id: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "token_issued", b"token_issued"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "course", b"course", "created", b"created", "enabled", b"enabled", "invite_id", b"invite_id", "name", b"name", "token_issued", b"token_issued"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Owner: _TypeAlias = Owner  # noqa: Y015
+
+@_typing.final
+class ListOwnersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: the organizer's own (the admin: the default course)"""
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOwnersRequest: _TypeAlias = ListOwnersRequest  # noqa: Y015
+
+@_typing.final
+class ListOwnersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def owners(self) -> _containers.RepeatedCompositeFieldContainer[Global___Owner]:
+        """by name"""
+
+    def __init__(
+        self,
+        *,
+        owners: _abc.Iterable[Global___Owner] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owners", b"owners"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOwnersResponse: _TypeAlias = ListOwnersResponse  # noqa: Y015
+
+@_typing.final
+class OwnerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """empty: the organizer's own (the admin: the default course)"""
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OwnerRequest: _TypeAlias = OwnerRequest  # noqa: Y015
+
+@_typing.final
+class OwnerTokenResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    owner_token: _builtins.str
+    """shown this once: the referee keeps only its hash"""
+    @_builtins.property
+    def owner(self) -> Global___Owner: ...
+    def __init__(
+        self,
+        *,
+        owner: Global___Owner | None = ...,
+        owner_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner", "owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OwnerTokenResponse: _TypeAlias = OwnerTokenResponse  # noqa: Y015
+
+@_typing.final
+class RotateOwnerTokenRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RotateOwnerTokenRequest: _TypeAlias = RotateOwnerTokenRequest  # noqa: Y015

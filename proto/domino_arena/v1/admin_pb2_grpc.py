@@ -199,6 +199,26 @@ class AdminServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Grades.FromString,
                 _registered_method=True)
+        self.ListOwners = channel.unary_unary(
+                '/domino_arena.v1.AdminService/ListOwners',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListOwnersRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListOwnersResponse.FromString,
+                _registered_method=True)
+        self.DisableOwner = channel.unary_unary(
+                '/domino_arena.v1.AdminService/DisableOwner',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Owner.FromString,
+                _registered_method=True)
+        self.EnableOwner = channel.unary_unary(
+                '/domino_arena.v1.AdminService/EnableOwner',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Owner.FromString,
+                _registered_method=True)
+        self.IssueOwnerToken = channel.unary_unary(
+                '/domino_arena.v1.AdminService/IssueOwnerToken',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -447,6 +467,34 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListOwners(self, request, context):
+        """Owners (docs/courses.md: owners): the accounts an invite makes, each with its bots.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DisableOwner(self, request, context):
+        """A disabled owner's bots are refused at Hello (their open streams closed at once), entered
+        in no tournament and matched on no ladder; its bots' own states are kept.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnableOwner(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def IssueOwnerToken(self, request, context):
+        """A new owner token (one made before owners had tokens, or lost); the old one stops working.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -614,6 +662,26 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetGrades,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.Grades.SerializeToString,
+            ),
+            'ListOwners': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOwners,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListOwnersRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListOwnersResponse.SerializeToString,
+            ),
+            'DisableOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.DisableOwner,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Owner.SerializeToString,
+            ),
+            'EnableOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnableOwner,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.Owner.SerializeToString,
+            ),
+            'IssueOwnerToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.IssueOwnerToken,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1517,6 +1585,114 @@ class AdminService:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def ListOwners(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/ListOwners',
+            domino__arena_dot_v1_dot_admin__pb2.ListOwnersRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListOwnersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DisableOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/DisableOwner',
+            domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Owner.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnableOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/EnableOwner',
+            domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.Owner.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IssueOwnerToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/IssueOwnerToken',
+            domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class RegistrationServiceStub:
     """Self-service for bot owners: no admin token.
@@ -1537,6 +1713,11 @@ class RegistrationServiceStub:
                 '/domino_arena.v1.RegistrationService/RotateOwnToken',
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnTokenRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+                _registered_method=True)
+        self.RotateOwnerToken = channel.unary_unary(
+                '/domino_arena.v1.RegistrationService/RotateOwnerToken',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
                 _registered_method=True)
 
 
@@ -1561,6 +1742,14 @@ class RegistrationServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RotateOwnerToken(self, request, context):
+        """A new owner token for the owner whose current one is sent as `authorization: Bearer
+        <owner token>`; the old one stops working at once (its bots' tokens are kept).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RegistrationServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1573,6 +1762,11 @@ def add_RegistrationServiceServicer_to_server(servicer, server):
                     servicer.RotateOwnToken,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnTokenRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.SerializeToString,
+            ),
+            'RotateOwnerToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RotateOwnerToken,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1630,6 +1824,33 @@ class RegistrationService:
             '/domino_arena.v1.RegistrationService/RotateOwnToken',
             domino__arena_dot_v1_dot_admin__pb2.RotateOwnTokenRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.CreateBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RotateOwnerToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.RegistrationService/RotateOwnerToken',
+            domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -137,6 +137,15 @@ class AdminServiceStub:
     """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
     games, faults and the paired result against each frozen baseline.
     """
+    ListOwners: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListOwnersRequest, _admin_pb2.ListOwnersResponse]
+    """Owners (docs/courses.md: owners): the accounts an invite makes, each with its bots."""
+    DisableOwner: _grpc.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.Owner]
+    """A disabled owner's bots are refused at Hello (their open streams closed at once), entered
+    in no tournament and matched on no ladder; its bots' own states are kept.
+    """
+    EnableOwner: _grpc.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.Owner]
+    IssueOwnerToken: _grpc.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.OwnerTokenResponse]
+    """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -229,6 +238,15 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
     games, faults and the paired result against each frozen baseline.
     """
+    ListOwners: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListOwnersRequest, _admin_pb2.ListOwnersResponse]  # type: ignore[assignment]
+    """Owners (docs/courses.md: owners): the accounts an invite makes, each with its bots."""
+    DisableOwner: _aio.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.Owner]  # type: ignore[assignment]
+    """A disabled owner's bots are refused at Hello (their open streams closed at once), entered
+    in no tournament and matched on no ladder; its bots' own states are kept.
+    """
+    EnableOwner: _aio.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.Owner]  # type: ignore[assignment]
+    IssueOwnerToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.OwnerTokenResponse]  # type: ignore[assignment]
+    """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -517,6 +535,39 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         games, faults and the paired result against each frozen baseline.
         """
 
+    @_abc_1.abstractmethod
+    def ListOwners(
+        self,
+        request: _admin_pb2.ListOwnersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListOwnersResponse, _abc.Awaitable[_admin_pb2.ListOwnersResponse]]:
+        """Owners (docs/courses.md: owners): the accounts an invite makes, each with its bots."""
+
+    @_abc_1.abstractmethod
+    def DisableOwner(
+        self,
+        request: _admin_pb2.OwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Owner, _abc.Awaitable[_admin_pb2.Owner]]:
+        """A disabled owner's bots are refused at Hello (their open streams closed at once), entered
+        in no tournament and matched on no ladder; its bots' own states are kept.
+        """
+
+    @_abc_1.abstractmethod
+    def EnableOwner(
+        self,
+        request: _admin_pb2.OwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.Owner, _abc.Awaitable[_admin_pb2.Owner]]: ...
+
+    @_abc_1.abstractmethod
+    def IssueOwnerToken(
+        self,
+        request: _admin_pb2.OwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.OwnerTokenResponse, _abc.Awaitable[_admin_pb2.OwnerTokenResponse]]:
+        """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
+
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class RegistrationServiceStub:
@@ -535,6 +586,10 @@ class RegistrationServiceStub:
     """A new token for the bot whose current token is sent as `authorization: Bearer <token>`;
     the old one stops working at once and the bot's open streams are closed.
     """
+    RotateOwnerToken: _grpc.UnaryUnaryMultiCallable[_admin_pb2.RotateOwnerTokenRequest, _admin_pb2.OwnerTokenResponse]
+    """A new owner token for the owner whose current one is sent as `authorization: Bearer
+    <owner token>`; the old one stops working at once (its bots' tokens are kept).
+    """
 
 @_typing.type_check_only
 class RegistrationServiceAsyncStub(RegistrationServiceStub):
@@ -549,6 +604,10 @@ class RegistrationServiceAsyncStub(RegistrationServiceStub):
     RotateOwnToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.RotateOwnTokenRequest, _admin_pb2.CreateBotResponse]  # type: ignore[assignment]
     """A new token for the bot whose current token is sent as `authorization: Bearer <token>`;
     the old one stops working at once and the bot's open streams are closed.
+    """
+    RotateOwnerToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.RotateOwnerTokenRequest, _admin_pb2.OwnerTokenResponse]  # type: ignore[assignment]
+    """A new owner token for the owner whose current one is sent as `authorization: Bearer
+    <owner token>`; the old one stops working at once (its bots' tokens are kept).
     """
 
 class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -573,6 +632,16 @@ class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_admin_pb2.CreateBotResponse, _abc.Awaitable[_admin_pb2.CreateBotResponse]]:
         """A new token for the bot whose current token is sent as `authorization: Bearer <token>`;
         the old one stops working at once and the bot's open streams are closed.
+        """
+
+    @_abc_1.abstractmethod
+    def RotateOwnerToken(
+        self,
+        request: _admin_pb2.RotateOwnerTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.OwnerTokenResponse, _abc.Awaitable[_admin_pb2.OwnerTokenResponse]]:
+        """A new owner token for the owner whose current one is sent as `authorization: Bearer
+        <owner token>`; the old one stops working at once (its bots' tokens are kept).
         """
 
 def add_RegistrationServiceServicer_to_server(servicer: RegistrationServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

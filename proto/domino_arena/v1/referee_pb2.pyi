@@ -123,6 +123,8 @@ class _FaultKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FaultKind.V
     FAULT_KIND_ILLEGAL: _FaultKind.ValueType  # 2
     FAULT_KIND_MALFORMED: _FaultKind.ValueType  # 3
     FAULT_KIND_DISCONNECTED: _FaultKind.ValueType  # 4
+    FAULT_KIND_BOT_ERROR: _FaultKind.ValueType  # 5
+    """the bot's code raised while choosing (an ActionReply.error)"""
 
 class FaultKind(_FaultKind, metaclass=_FaultKindEnumTypeWrapper): ...
 
@@ -131,6 +133,8 @@ FAULT_KIND_TIMEOUT: FaultKind.ValueType  # 1
 FAULT_KIND_ILLEGAL: FaultKind.ValueType  # 2
 FAULT_KIND_MALFORMED: FaultKind.ValueType  # 3
 FAULT_KIND_DISCONNECTED: FaultKind.ValueType  # 4
+FAULT_KIND_BOT_ERROR: FaultKind.ValueType  # 5
+"""the bot's code raised while choosing (an ActionReply.error)"""
 Global___FaultKind: _TypeAlias = FaultKind  # noqa: Y015
 
 class _HandEndKind:
@@ -238,27 +242,65 @@ class Hello(_message.Message):
 Global___Hello: _TypeAlias = Hello  # noqa: Y015
 
 @_typing.final
+class BotError(_message.Message):
+    """The bot's own code failed while choosing (an exception in `choose`): what it raised. The
+    referee charges it as a FAULT_KIND_BOT_ERROR fault whose reason is "TYPE: MESSAGE", escaped
+    onto one line and bounded (100 characters of the type, about 300 of the message), so the
+    student reads their exception in the result, the record, the log and the web pages.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """the exception's class name, e.g. "ValueError" """
+    message: _builtins.str
+    """its text (the first line is enough; the referee bounds it)"""
+    def __init__(
+        self,
+        *,
+        type: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotError: _TypeAlias = BotError  # noqa: Y015
+
+@_typing.final
 class ActionReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     TURN_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     turn: _builtins.int
     """the turn of the request this answers"""
     @_builtins.property
     def action(self) -> _games_pb2.Action: ...
+    @_builtins.property
+    def error(self) -> Global___BotError:
+        """Set instead of `action` when the bot failed to choose (an in-band error, as dm_env_rpc
+        sends them); a reply with both is malformed.
+        """
+
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         turn: _builtins.int = ...,
         action: _games_pb2.Action | None = ...,
+        error: Global___BotError | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "error", b"error"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "match_id", b"match_id", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "error", b"error", "match_id", b"match_id", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -418,12 +460,18 @@ class MatchStart(_message.Message):
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     RESUMED_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
+    BOT_SEED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     fault_policy: Global___FaultPolicy.ValueType
     max_strikes: _builtins.int
     resumed: _builtins.bool
     """a reconnection: `snapshot` is the position now"""
+    bot_seed: _builtins.int
+    """This seat's own random seed for the match, fixed by the match's seed and the seat (a
+    one-way hash: it tells nothing of the deal), the same on every replay of the match. A bot
+    that seeds its randomness with it plays a tournament alike every time (docs/referee.md).
+    """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -451,12 +499,15 @@ class MatchStart(_message.Message):
         max_strikes: _builtins.int = ...,
         resumed: _builtins.bool = ...,
         snapshot: _games_pb2.Observation | None = ...,
+        bot_seed: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "game", b"game", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "max_strikes", b"max_strikes", "partners", b"partners", "players", b"players", "resumed", b"resumed", "seat", b"seat", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "max_strikes", b"max_strikes", "partners", b"partners", "players", b"players", "resumed", b"resumed", "seat", b"seat", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__bot_seed: _TypeAlias = _typing.Literal["bot_seed"]  # noqa: Y015
+    _WhichOneofArgType__bot_seed: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bot_seed) -> _WhichOneofReturnType__bot_seed | None: ...
 
 Global___MatchStart: _TypeAlias = MatchStart  # noqa: Y015
 

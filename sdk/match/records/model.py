@@ -6,6 +6,7 @@ are :class:`enum.StrEnum` values, so a record's JSON holds the same words as eve
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -119,6 +120,13 @@ class MatchRecord:
     """Which processes of a cluster handled the match: ``{"host": NODE, "gateways": [[NODE,
     ...], ...]}``, the match host and, for each seat, the gateways its bot's stream went
     through, in order (a bot that reconnected elsewhere has two). None on a single referee."""
+
+    def without_think_times(self) -> MatchRecord:
+        """This record with every think time left out (``null``): what is left depends on the
+        seed and the moves alone, so a match played alike writes the same bytes (the referee's
+        ``think_times=False``, docs/referee.md)."""
+        steps = tuple(dataclasses.replace(step, think_ms=None) for step in self.steps)
+        return dataclasses.replace(self, steps=steps)
 
 
 def forfeit_winner(scores: Sequence[int], loser: int) -> int:

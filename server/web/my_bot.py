@@ -1,0 +1,137 @@
+"""The student's own page, "My bot" (``/courses/{name}/me``; blocking reads, run in a worker
+thread like :mod:`.views`): what a student needs to see of their bot after a class's games.
+
+- Its **standing** in each game the course has games of: the official fit, exactly the row the
+  course's leaderboard shows (:func:`official_standing`, the one call that reads it), with its
+  interval, its rank of all the rows, and its games there.
+- Its **rating chart** where it has one: the bot page's chart of the live Elo
+  (:func:`.views.rating_history`), named as the live Elo, which is not the official number.
+- Its **faults, grouped by reason**: a bot that crashed 38 times with the same exception has
+  one row "bot error: ValueError: ..." counted 38 times, not 38 rows; each group links the
+  steps it happened at (the replay at that step) by match, newest first, the newest
+  :data:`SHOWN_PER_REASON` of them.
+- Its latest matches with their replays.
+
+It shows real names: only the bot's session reaches it (docs/web.md, "The forms").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import quote
+
+from domino_arena.sdk.rules import GAMES
+from domino_arena.server.store.courses import StoredCourse
+from domino_arena.server.web import standings, views
+from domino_arena.server.web.course_pages import course_summary
+from domino_arena.server.web.scoped import course_games, known_course
+from domino_arena.server.web.views import WebStorage
+
+MY_MATCHES: Final = 1_000
+"""A student's page reads its bot's latest this many matches for its faults."""
+MY_FAULTED: Final = 200
+"""At most this many of them are read whole (for each fault's reason)."""
+MY_REPLAYS: Final = 50
+"""Its latest matches listed with their replays."""
+SHOWN_PER_REASON: Final = 20
+"""The steps a group of faults links (its newest); the group counts them all."""
+
+
+def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
+    """A student's own bot: its state, its official standing per game, its live Elo chart,
+    its faults among its latest :data:`MY_MATCHES` matches grouped by reason (kind and detail,
+    from the record when it can be read), and its latest matches with their replays."""
+    course = known_course(storage, name)
+    stored = storage.bot(bot)
+    recent = storage.matches(MY_MATCHES, course=name, bot=bot, records=False)
+    charged = [m for m in recent if views.charged_to(bot, m)][:MY_FAULTED]
+    faults = [
+        {**fault, "game": m.game, "created": m.created.isoformat(), "replay": replay(m.id)}
+        for m in charged
+        for fault in views.faults_of(bot, views.with_record(storage, m))
+    ]
+    games = [game for game in course_games(storage.engine, name) if game in GAMES]
+    rated = {pool for pool in games if storage.ratings(pool).get(bot) is not None}
+    return {
+        "course": course_summary(course),
+        "bot": bot,
+        "owner": None if stored is None else stored.owner,
+        "state": None if stored is None else stored.state.value,
+        "standings": [
+            found for game in games if (found := official_standing(storage, course, game, bot))
+        ],
+        "rating_history": [views.rating_history(storage, pool, bot) for pool in sorted(rated)],
+        "fault_groups": fault_groups(faults),
+        "faults_total": len(faults),
+        "matches": [
+            {**views.match_summary(m), "replay": replay(m.id)} for m in recent[:MY_REPLAYS]
+        ],
+    }
+
+
+def official_standing(
+    storage: WebStorage, course: StoredCourse, game: str, bot: str
+) -> dict[str, Any] | None:
+    """``bot``'s row of ``course``'s official standings in ``game`` (the leaderboard's fit,
+    anchored by the course's baselines), as the leaderboard has it (``rating``, ``interval``,
+    ``rank``, ``games``, and whatever else a row says), with ``game``, ``title`` and ``of``
+    (the rows of the table); None when it has no row there (no rated game, or the pool cannot
+    be fitted)."""
+    fitted, _ = standings.official(storage, game, None, course.name, course.baselines)
+    rows: list[dict[str, Any]] = [] if fitted is None else fitted["rows"]
+    for row in rows:
+        if row["bot"] == bot:
+            return {**row, "game": game, "title": GAMES[game].title, "of": len(rows)}
+    return None
+
+
+def fault_groups(faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``faults`` (newest first) grouped by kind and reason, the most frequent group first
+    (ties: the one seen most recently), each with its ``count``, its ``forfeits``, and the
+    ``matches`` of its newest :data:`SHOWN_PER_REASON` faults, newest first, each with the
+    ``steps`` it happened at, each linking the replay at that step."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for fault in faults:
+        group = groups.setdefault(
+            (fault["kind"], fault["reason"]),
+            {
+                "kind": fault["kind"],
+                "label": fault["label"],
+                "reason": fault["reason"],
+                "count": 0,
+                "forfeits": 0,
+                "shown": 0,
+                "matches": [],
+            },
+        )
+        group["count"] += 1
+        group["forfeits"] += bool(fault["forfeited"])
+        if group["shown"] == SHOWN_PER_REASON:
+            continue
+        group["shown"] += 1
+        places: list[dict[str, Any]] = group["matches"]
+        if not places or places[-1]["match_id"] != fault["match_id"]:
+            places.append(
+                {
+                    "match_id": fault["match_id"],
+                    "game": fault["game"],
+                    "created": fault["created"],
+                    "replay": fault["replay"],
+                    "steps": [],
+                }
+            )
+        step = fault["step"]
+        places[-1]["steps"].append({"step": step, "link": step_link(fault["match_id"], step)})
+    return sorted(groups.values(), key=lambda group: -group["count"])
+
+
+def replay(match_id: str) -> str:
+    """The replay page of a stored match."""
+    return f"/matches/{quote(match_id, safe='')}"
+
+
+def step_link(match_id: str, step: int | None) -> str:
+    """The replay of a match at ``step`` (the position the fault was charged in); the match's
+    page when the step is unknown (no readable record)."""
+    page = replay(match_id)
+    return page if step is None else f"{page}?step={step}#replay"

@@ -1,0 +1,76 @@
+"""A student signs in to "My bot" in Chromium and sees their bot's rating (the leaderboard's)
+and the crash of its ``choose``, with the exception's text, one row for all its crashes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from tests.browser.harness import artifacts_dir, serve
+from tests.fakes.bots import CRASH_MESSAGE
+from tests.fakes.course_site import PUBLIC, Courses, add_crashes, fill_courses
+from tests.fakes.web import web_app
+
+CRASHES: Final = 4
+"""Games in which ada-bot crashes (3 bot errors each)."""
+
+
+@dataclass(frozen=True)
+class CourseServer:
+    storage: RatedStorage
+    courses: Courses
+    url: str
+
+
+@pytest.fixture(scope="module")
+def course_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseServer]:
+    path: Path = tmp_path_factory.mktemp("browser-my-bot") / "arena.db"
+    storage = RatedStorage(f"sqlite:///{path}")
+    storage.open()
+    made = fill_courses(storage)
+    add_crashes(storage, "ada-bot", "bea-bot", CRASHES)
+    with serve(web_app(storage)) as url:
+        yield CourseServer(storage, made, url)
+    storage.close()
+
+
+def sign_in(page: Page, server: CourseServer, bot: str) -> None:
+    """The student's sign-in to their bot's page of the public course (today's: bot name and
+    its token), the one step a change of sign-in touches."""
+    page.goto(f"{server.url}/courses/{PUBLIC}/me")
+    page.get_by_label("Bot name").fill(bot)
+    page.get_by_label("Token").fill(server.courses.tokens[bot])
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("h1")).to_have_text(f"My bot: {bot}")
+
+
+def test_a_student_sees_the_rating_and_the_crash_of_their_bot(
+    course_server: CourseServer, page: Page
+) -> None:
+    board = page.request.get(f"{course_server.url}/api/courses/{PUBLIC}").json()["boards"][0]
+    rows = board["official"]["rows"]
+    (row,) = [r for r in rows if r["bot"] == "ada-bot"]
+
+    sign_in(page, course_server, "ada-bot")
+    standing = page.locator("table.standing tbody tr")
+    expect(standing).to_have_count(1)
+    expect(standing.locator(".rating")).to_have_text(f"{row['rating']:.0f}")
+    expect(standing.locator(".rank")).to_have_text(f"{row['rank']} of {len(rows)}")
+    expect(page.locator("figure.rating-chart svg")).to_be_visible()
+
+    faults = page.locator("table.faults tbody tr")
+    expect(faults).to_have_count(1)
+    expect(faults.locator(".reason")).to_have_text(f"bot error: ValueError: {CRASH_MESSAGE}")
+    expect(faults.locator(".count")).to_have_text(str(3 * CRASHES))
+    page.screenshot(path=artifacts_dir() / "course-my-bot.png", full_page=True)
+
+    faults.locator("a.step").first.click()
+    expect(page.locator("#replay")).to_be_visible()
+    assert "?step=" in page.url
+    expect(page.locator("table.faults")).to_contain_text(f"ValueError: {CRASH_MESSAGE}")

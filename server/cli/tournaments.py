@@ -36,11 +36,13 @@ from domino_arena.server.cli.arguments import (
     positive,
     server_arguments,
 )
+from domino_arena.server.cli.grades import precision_lines
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.moments import moment
 from domino_arena.server.cli.tables import table
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
 from domino_arena.server.play.scheduler import DealMode
+from domino_arena.server.stats.regrades import index_ranges
 from domino_arena.v1 import admin_pb2
 
 ENTRANT_POLICIES: Final = {
@@ -132,6 +134,13 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
         "--games-per-pairing", type=int, metavar="N", help="games of each pairing (default 1)"
     )
     parser.add_argument(
+        "--precision",
+        type=float,
+        metavar="ELO",
+        help="with --baselines: choose the games per pairing so each baseline comparison's 95%% "
+        "interval is at most +-ELO (docs/courses.md: precision)",
+    )
+    parser.add_argument(
         "--deals",
         choices=[mode.value for mode in DealMode],
         default=DealMode.DUPLICATE.value,
@@ -164,6 +173,12 @@ def _tournament_create(args: argparse.Namespace) -> int:
         start=args.start,
     )
     request.deals = deal_mode_to_proto(DealMode(args.deals))
+    if args.precision is not None:  # the referee checks the range
+        if args.games_per_pairing is not None:
+            raise CliError("--precision: it chooses the games per pairing; drop one of the two")
+        if not args.precision:  # 0 would mean "not given" on the wire
+            raise CliError("--precision: expected 5 to 1000 Elo, got 0")
+        request.precision = args.precision
     request.course = args.course or ""
     request.baselines.extend(name.strip() for name in args.baselines.split(",") if name.strip())
     request.entrant_policy = ENTRANT_POLICIES[args.entrant_policy]
@@ -183,6 +198,8 @@ def _tournament_create(args: argparse.Namespace) -> int:
     policies(args, request)
     t = admin_call(args, "CreateTournament", request)
     print(f"tournament {t.id} created: {t.name}")
+    if args.precision is not None:
+        print(f"  sized for +-{args.precision:g} Elo: {t.games_per_pairing} games per pairing")
     _print_tournament(t)
     if not args.start and not t.HasField("start_at"):
         print(f"start it with: domino-arena tournament start {t.id}")
@@ -199,13 +216,19 @@ def _regrade_arguments(parser: argparse.ArgumentParser) -> None:
         help="a bot of the tournament and its new version; may be repeated",
     )
     parser.add_argument("--name", metavar="TEXT", help="its name (default: the original's)")
+    parser.add_argument(
+        "--fresh-deals",
+        action="store_true",
+        help="play the new versions' games on new deals: the original's are public, and a new "
+        "version could be tuned to them (carried games keep theirs)",
+    )
     parser.add_argument("--start", action="store_true", help="start it at once")
     server_arguments(parser)
 
 
 def _t_regrade(args: argparse.Namespace) -> int:
     request = admin_pb2.RegradeTournamentRequest(
-        tournament_id=args.id, start=args.start, name=args.name or ""
+        tournament_id=args.id, start=args.start, name=args.name or "", fresh_deals=args.fresh_deals
     )
     for index, text in enumerate(args.replace):
         old, sep, new = (part.strip() for part in text.partition("="))
@@ -295,9 +318,8 @@ def _print_tournament(t: Any) -> None:
         print(f"  frozen baselines: {', '.join(t.baselines)}")
     if t.HasField("start_at"):
         print(f"  starts by itself at {t.start_at.ToDatetime(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
-    if t.regrade_of:
-        replaced = ", ".join(f"{r.bot} -> {r.by}" for r in t.replaced)
-        print(f"  regrade of {t.regrade_of}: {replaced}")
+    for line in [*regrade_lines(t), *precision_lines(t)]:
+        print(f"  {line}")
     print(f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}")
     print(f"  {_seed_text(t)}")
     print(
@@ -305,6 +327,22 @@ def _print_tournament(t: Any) -> None:
         f"{t.concurrency} at once; waits {t.wait_ms / 1000:g} s for absent bots; "
         f"adjudicated after {t.max_deals} deals without a winner"
     )
+
+
+def regrade_lines(t: Any) -> list[str]:
+    """A regrade's lines: what it replaced, on whose deals, and which games it carried over
+    (the carried games are known once it has started: ``GetTournament``)."""
+    if not t.regrade_of:
+        return []
+    replaced = ", ".join(f"{r.bot} by {r.by}" for r in t.replaced)
+    deals = "on fresh deals" if t.fresh_deals else "on the original's deals"
+    lines = [f"regrade of {t.regrade_of}: replaced {replaced}; played again {deals}"]
+    if t.carried:
+        lines.append(
+            f"carried over unplayed from {t.regrade_of}: {len(t.carried)} games "
+            f"({index_ranges(t.carried)}), counted once when graded with it"
+        )
+    return lines
 
 
 def _seed_text(t: Any) -> str:

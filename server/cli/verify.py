@@ -18,6 +18,11 @@ tournament of any size (the admin API lists 1000 games at most), and also checks
 deal id against the tournament's schedule; only then does it need the server extra (its modules
 are imported there).
 
+A regrade's carried games (copied from its original, not played again) were dealt by the
+original's seed: each is checked against the original's revealed seed, which matters for a
+regrade on fresh deals (docs/courses.md: deadlines and regrading); the original's commitment
+is verified by verifying the original.
+
 It refuses (exit status 2) a tournament that is not over: nothing is revealed yet. Any failure
 exits 1 and names the match and the field; ``--json`` prints the same report as one object.
 """
@@ -74,6 +79,8 @@ class StoredGame:
     scheduled_deal: int | None = None
     """The deal id the tournament's schedule gives this game (``--db`` only: the admin API does
     not send the schedule); the seed is checked against it."""
+    dealt_by: Revealed | None = None
+    """A regrade's carried game: its original tournament, whose seed dealt it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +151,7 @@ def _check_game(revealed: Revealed, game: StoredGame, report: Report) -> list[Fa
         return Failure(game.match_id, field_name, message)
 
     found: list[Failure] = []
+    revealed = game.dealt_by or revealed  # a carried game: the original's record, deal and seed
     deal = game.deal_id if game.scheduled_deal is None else game.scheduled_deal
     if deal != game.deal_id:
         found.append(
@@ -177,7 +185,7 @@ def _check_game(revealed: Revealed, game: StoredGame, report: Report) -> list[Fa
                 f"the record's header has seed {record.seed}, but deal {deal} is {expected}",
             )
         )
-    if record.match_id is not None and record.match_id != game.match_id:
+    if record.match_id is not None and not _record_of(game, record.match_id):
         found.append(failure("record match_id", f"the record is of match {record.match_id!r}"))
     if record.seats != game.seats:
         found.append(
@@ -191,6 +199,14 @@ def _check_game(revealed: Revealed, game: StoredGame, report: Report) -> list[Fa
     if not checked.ok:
         found.append(failure("record", f"does not replay from seed {expected}: {checked.error}"))
     return found
+
+
+def _record_of(game: StoredGame, match_id: str) -> bool:
+    """Whether a record naming ``match_id`` may be ``game``'s: its own, or for a carried game
+    one of the original tournament's (match ids are ``<tournament id>-<game index>``)."""
+    if game.dealt_by is not None:
+        return match_id.startswith(f"{game.dealt_by.tournament_id}-")
+    return match_id == game.match_id
 
 
 def _split(message: str) -> tuple[str, str]:
@@ -223,6 +239,13 @@ def from_referee(args: argparse.Namespace) -> tuple[Revealed, Iterator[StoredGam
         state = enum_name(admin_pb2.TournamentState, t.state, "TOURNAMENT_STATE_")
         raise _not_over(t.id, state, t.seed_commitment)
     revealed = Revealed(t.id, t.deal_scheme or 1, t.seed, t.seed_salt, t.seed_commitment)
+    original = None
+    if t.carried:
+        o = admin_call(
+            args, "GetTournament", admin_pb2.GetTournamentRequest(tournament_id=t.regrade_of)
+        )
+        original = Revealed(o.id, o.deal_scheme or 1, o.seed, o.seed_salt, o.seed_commitment)
+    carried = set(t.carried)
     listed = admin_call(
         args, "ListMatches", admin_pb2.ListMatchesRequest(tournament_id=t.id, limit=MAX_LISTED)
     )
@@ -237,7 +260,12 @@ def from_referee(args: argparse.Namespace) -> tuple[Revealed, Iterator[StoredGam
             request = admin_pb2.GetMatchRequest(match_id=summary.match_id)
             answer = admin_call(args, "GetMatch", request)
             yield StoredGame(
-                summary.match_id, summary.deal_id, summary.seed, tuple(summary.bots), answer.record
+                summary.match_id,
+                summary.deal_id,
+                summary.seed,
+                tuple(summary.bots),
+                answer.record,
+                dealt_by=original if summary.game_index in carried else None,
             )
 
     return revealed, games()
@@ -266,10 +294,14 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
         if not t.seed_revealed:
             raise _not_over(t.id, t.state.value, t.seed_commitment)
         deals = {g.index: g.deal_id for g in schedule_of(t)}
+        o = storage.tournament(t.regrade_of) if t.regrade_of else None
     except BaseException:
         storage.close()
         raise
     revealed = Revealed(t.id, t.deal_scheme, t.seed, t.seed_salt, t.seed_commitment)
+    original = None
+    if o is not None:
+        original = Revealed(o.id, o.deal_scheme, o.seed, o.seed_salt, o.seed_commitment)
 
     def games() -> Iterator[StoredGame]:
         try:
@@ -285,6 +317,7 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
                         row.seats,
                         row.record or "",
                         scheduled_deal=deals.get(index, -1),
+                        dealt_by=original if row.carried_from else None,
                     )
         finally:
             storage.close()

@@ -5,10 +5,11 @@ against the caller's scope, reads the stored rows and runs the fit (a batch fit 
 bootstrap: seconds on a big term) in a worker thread, off the event loop.
 
 The refusals, in the order they are checked: INVALID_ARGUMENT (no ids, too many, an id listed
-twice, too many bootstrap rounds), NOT_FOUND (no such tournament, or one of a course the caller
-does not manage: the same message, as everywhere in the admin API), INVALID_ARGUMENT (the
-tournaments are of several courses or games, naming ``tournament_ids[i]``), FAILED_PRECONDITION
-(a tournament not finished yet, or games the fit cannot grade, e.g. none counted).
+twice, too many bootstrap rounds, a scale that cannot be read), NOT_FOUND (no such tournament,
+or one of a course the caller does not manage: the same message, as everywhere in the admin
+API), INVALID_ARGUMENT (the tournaments are of several courses or games, naming
+``tournament_ids[i]``; a scale naming a baseline they did not seat), FAILED_PRECONDITION (a
+tournament not finished yet, or games the fit cannot grade, e.g. none counted).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.owners import StoredOwner
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 
@@ -36,6 +38,12 @@ if TYPE_CHECKING:
 
 MAX_GRADED: Final = 50
 """The most tournaments one GetGrades request grades together."""
+
+
+class OwnerStorage(Protocol):
+    """The storage call of :func:`course_owners` (blocking)."""
+
+    def owners(self, course: str) -> list[StoredOwner]: ...
 
 
 class GradeStorage(Protocol):
@@ -52,6 +60,7 @@ class GradeStorage(Protocol):
         offset: int = 0,
         records: bool = True,
     ) -> list[StoredMatch]: ...
+    def owners(self, course: str) -> list[StoredOwner]: ...
     def bots(
         self, *, include_deleted: bool = False, course: str | None = None
     ) -> list[StoredBot]: ...
@@ -65,10 +74,15 @@ class GradeAdmin:
 
     async def get_grades(self, request: admin_pb.GetGradesRequest) -> admin_pb.Grades:
         from domino_arena.server.ladder.batch import BOOTSTRAP_SEED  # noqa: PLC0415
+        from domino_arena.server.stats.grade_scale import ScaleError, parse_scale  # noqa: PLC0415
         from domino_arena.server.stats.grades import GradeError, grades  # noqa: PLC0415
 
         ids = list(request.tournament_ids)
         rounds = _rounds_of(request)
+        try:
+            scale = parse_scale(request.scale) if request.scale else None
+        except ScaleError as exc:
+            raise invalid(str(exc)) from None
         if not ids:
             raise invalid("tournament_ids: expected at least one finished tournament's id")
         if len(ids) > MAX_GRADED:
@@ -79,6 +93,7 @@ class GradeAdmin:
         found = await asyncio.to_thread(self._tournaments, ids)
         _check_together(found)
         matches, bots = await asyncio.to_thread(self._rows, found)
+        owners = await asyncio.to_thread(course_owners, self.storage, found[0].course)
         try:
             result = await asyncio.to_thread(
                 grades,
@@ -88,7 +103,11 @@ class GradeAdmin:
                 anonymous=request.anonymous,
                 rounds=rounds,
                 seed=BOOTSTRAP_SEED,
+                owners=owners,
+                scale=scale,
             )
+        except ScaleError as exc:
+            raise invalid(str(exc)) from None
         except GradeError as exc:
             raise not_now(str(exc)) from None
         return grades_message(result, dt.datetime.now(dt.UTC))
@@ -117,6 +136,15 @@ class GradeAdmin:
             matches += self.storage.matches(MAX_BATCH_MATCHES, tournament_id=t.id, records=False)
         course = next(iter(tournaments)).course
         return matches, self.storage.bots(include_deleted=True, course=course)
+
+
+def course_owners(storage: OwnerStorage, course: str) -> list[str]:
+    """Every owner of ``course``, each of whom gets a row in the grades (blocking).
+
+    The one place the grades learn who the students are: the course's owners (docs/courses.md:
+    owners), with or without a bot, enabled or not (a student whose only bot was deleted, or
+    who was disabled, still gets a row)."""
+    return sorted(owner.name for owner in storage.owners(course))
 
 
 def _rounds_of(request: admin_pb.GetGradesRequest) -> int:
@@ -185,6 +213,8 @@ def grades_message(result: Grades, made: dt.datetime) -> admin_pb.Grades:
                     )
                     for b in line.baselines
                 ],
+                status=line.status,
+                grade=line.grade,
             )
             for line in result.grades
         ],
@@ -193,6 +223,17 @@ def grades_message(result: Grades, made: dt.datetime) -> admin_pb.Grades:
         rounds=result.rounds,
         made=stamp,
         anonymous=result.anonymous,
+        regrades=[
+            admin_pb.GradedRegrade(
+                tournament_id=note.tournament_id,
+                regrade_of=note.regrade_of,
+                replaced=[admin_pb.Replacement(bot=old, by=new) for old, new in note.replaced],
+                carried=note.carried,
+                counted_once=note.counted_once,
+            )
+            for note in result.regrades
+        ],
+        scale=result.scale,
     )
 
 

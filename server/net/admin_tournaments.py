@@ -31,6 +31,11 @@ from domino_arena.server.net.admin_answers import (
     tournament_results,
 )
 from domino_arena.server.net.admin_compare import comparison_of
+from domino_arena.server.net.admin_precision import (
+    chosen_later,
+    games_per_pairing_for,
+    precision_message,
+)
 from domino_arena.server.net.admin_requests import (
     RequestError,
     deal_mode_of,
@@ -51,9 +56,12 @@ from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_S
 from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.stats.precision import of_tournament
+from domino_arena.server.stats.regrades import fresh_deals
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.owners import StoredOwner
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 
@@ -62,6 +70,7 @@ class TournamentStorage(Protocol):
     """The storage queries of the tournament calls (all blocking)."""
 
     def bot_names(self) -> list[str]: ...
+    def owners(self, course: str) -> list[StoredOwner]: ...
     def bots(
         self, *, include_deleted: bool = False, course: str | None = None
     ) -> list[StoredBot]: ...
@@ -133,6 +142,24 @@ class TournamentAdmin:
             )
         if request.HasField("start_at"):
             optional["start_at"] = request.start_at.ToDatetime(tzinfo=dt.UTC)
+        games_per_pairing = request.games_per_pairing or 1
+        if request.precision:
+            if request.games_per_pairing:
+                raise invalid(
+                    "precision: give precision or games_per_pairing, not both (precision "
+                    "chooses the games per pairing)"
+                )
+            later = await asyncio.to_thread(
+                chosen_later, entrant_policy, self.arena.storage, course.name, bots
+            )
+            entrants = len(set(request.entrants)) + len(request.baselines) + later
+            games_per_pairing = games_per_pairing_for(
+                request.precision,
+                game,
+                max(entrants, game.num_players),
+                baselines=bool(request.baselines),
+                deals=deal_mode_of(request.deals),
+            )
         name = request.name or f"{game.describe()}, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         try:
             t = new_tournament(
@@ -146,7 +173,7 @@ class TournamentAdmin:
                 allow_same_owner_partners=course.allow_same_owner_partners,
                 baselines=[(house, baselines[house]) for house in request.baselines],
                 entrant_policy=entrant_policy,
-                games_per_pairing=request.games_per_pairing or 1,
+                games_per_pairing=games_per_pairing,
                 deals=deal_mode_of(request.deals),
                 time_control=time_control,
                 fault_policy=policy,
@@ -188,6 +215,7 @@ class TournamentAdmin:
                 replacements,
                 course_bots={b.name: b.owner for b in bots},
                 name=request.name,
+                fresh_deals=request.fresh_deals,
             )
         except RegradeError as exc:
             raise invalid(str(exc)) from None
@@ -285,6 +313,22 @@ class TournamentAdmin:
             message.results.extend(rows)
             message.crosstable.extend(crosstable)
             message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))
+            message.carried.extend(
+                sorted(m.game_index for m in matches if m.carried_from and m.game_index is not None)
+            )
+        if t.regrade_of is not None:
+            original = await asyncio.to_thread(self.arena.storage.tournament, t.regrade_of)
+            message.fresh_deals = fresh_deals(t, original)
+        if t.baselines:
+            later = 0
+            if t.state is TournamentState.CREATED and t.entrant_policy != "listed":
+                bots = await asyncio.to_thread(self.arena.storage.bots, course=t.course)
+                later = await asyncio.to_thread(
+                    chosen_later, t.entrant_policy, self.arena.storage, t.course, bots
+                )
+            precision = of_tournament(t, later)
+            if precision is not None:
+                message.precision.CopyFrom(precision_message(precision))
         return message
 
     async def progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:

@@ -10,9 +10,15 @@ index, seats, record text and result, ``carried_from`` the original's match id),
 the rest, on the same deals. A game whose bots behave the same is therefore the same game, and
 the grades of the bots not replaced do not move by luck.
 
+With ``fresh_deals`` the regrade gets a master seed (salt and commitment) of its own instead:
+the games it plays are dealt anew, since the original's deals are public once it is over (its
+seed is revealed, its records are on the site) and a new version could be tuned to them. The
+carried games keep the deals they were played on: their records name the original's seed.
+
 A regrade is unrated, and so are its copies: its games (and the original's carried over) have
 been rated already or are replays of them, and the live Elo ladder must not count them twice.
-Grades (``GetGrades``) read a regrade's games like any tournament's.
+Grades (``GetGrades``) read a regrade's games like any tournament's, and count a carried game
+once when its original is graded too (server/stats/grades.py).
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol
 
+from domino_arena.sdk.match.seeds import random_seed
+from domino_arena.server.play import provable
 from domino_arena.server.play.house import house_name
 from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.store.matches import StoredMatch
@@ -60,13 +68,15 @@ def regrade_of(
     course_bots: Mapping[str, str],
     name: str = "",
     tournament_id: str | None = None,
+    fresh_deals: bool = False,
 ) -> StoredTournament:
     """Return the regrade of ``original`` (state CREATED, not stored yet).
 
     ``replacements``: bot of the original -> its new version, a bot of ``course_bots`` (the
     enabled bots of the original's course, name -> owner) that is not an entrant already and,
     when the old bot has an owner, has the same one: a regrade grades a new version of the same
-    student's work, and the seating rule saw that owner.
+    student's work, and the seating rule saw that owner. ``fresh_deals``: a new master seed
+    for the games played again (module doc).
 
     Raises:
         RegradeError: the original is not a finished round robin, or a bad replacement.
@@ -108,6 +118,11 @@ def regrade_of(
         owners = {replacements.get(e, e): o for e, o in owners.items()}
     title = (name.strip() or f"{original.name} (regrade)")[:200]
     now = dt.datetime.now(dt.UTC)
+    seed, salt, commitment = original.seed, original.seed_salt, original.seed_commitment
+    scheme = original.deal_scheme
+    if fresh_deals:
+        seed, scheme = random_seed(), provable.CURRENT_SCHEME
+        salt, commitment = provable.new_commitment(seed)
     return dataclasses.replace(
         original,
         id=tournament_id if tournament_id is not None else uuid.uuid4().hex[:16],
@@ -123,6 +138,10 @@ def regrade_of(
         start_at=None,
         regrade_of=original.id,
         replaced=tuple(replacements.items()),
+        seed=seed,
+        seed_salt=salt,
+        seed_commitment=commitment,
+        deal_scheme=scheme,
     )
 
 

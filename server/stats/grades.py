@@ -14,7 +14,13 @@ bots) and this module turns them into one row per student bot (docs/ratings.md: 
   the bot's mean pairwise score against the baseline over those games (win 1, draw 1/2, loss 0),
   so the luck of the deal cancels inside a set and the sets are the independent units; the
   verdict is "better" or "worse" when the two-sided p-value of "no difference" is below 0.05,
-  else "not significant".
+  else "not significant";
+* **every owner of the course** has a row: one per bot they entered, or one marked
+  "no submission" (no bot, no numbers) when none of their bots played;
+* **the grade**, when a scale is given (``grade_scale.py``);
+* **regrades** are counted once: a regrade's game carried over from its original (unplayed,
+  ``carried_from``) is left out when that original game is graded too, and each regrade graded
+  says what it replaced and carried (:class:`RegradeNote`).
 
 The same stored rows and bootstrap seed always give the same grades, to the bit.
 """
@@ -31,6 +37,7 @@ from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, batch_standings, co
 from domino_arena.server.ladder.fit import fit_game_of
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_ROUNDS
 from domino_arena.server.ladder.ratings_store import rated_game_of
+from domino_arena.server.stats.grade_scale import GRADED, NO_SUBMISSION, GradeScale
 from domino_arena.server.stats.paired import estimate, normal_cdf, set_score
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import aliases
@@ -82,6 +89,28 @@ class BotGrade:
     faults: int
     points: float
     baselines: tuple[BaselineGrade, ...]
+    status: str = GRADED
+    """:data:`GRADED`, or :data:`NO_SUBMISSION` (``bot`` empty, every number 0)."""
+    grade: str = ""
+    """By the scale; "" without one, when no rule is met, or for no submission."""
+
+
+def no_submission(owner: str) -> BotGrade:
+    """The row of an owner of the course none of whose bots played in the graded games."""
+    return BotGrade(owner, "", 0, 0.0, 0.0, 0.0, 0, 0, 0, 0, 0, 0.0, (), NO_SUBMISSION)
+
+
+@dataclass(frozen=True, slots=True)
+class RegradeNote:
+    """A graded regrade: what it replaced, and its carried games."""
+
+    tournament_id: str
+    regrade_of: str
+    replaced: tuple[tuple[str, str], ...]
+    carried: int
+    """Games copied from the original, unplayed."""
+    counted_once: int
+    """Of those, the games left out because their original game is graded too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +127,8 @@ class Grades:
     games: int
     rounds: int
     anonymous: bool
+    regrades: tuple[RegradeNote, ...] = ()
+    scale: str = ""
 
 
 def grades(
@@ -108,8 +139,13 @@ def grades(
     anonymous: bool = False,
     rounds: int = DEFAULT_ROUNDS,
     seed: int = BOOTSTRAP_SEED,
+    owners: Sequence[str] = (),
+    scale: GradeScale | None = None,
 ) -> Grades:
     """Grade ``matches`` (the stored matches of ``tournaments``).
+
+    ``owners``: every owner of the course; one with no bot graded gets a "no submission" row.
+    ``scale`` gives each bot its grade.
 
     ``bots`` are the course's bots (deleted ones too): their owners, and the aliases when
     ``anonymous``. An entrant's owner is the tournament's record of it (what the seating rule
@@ -119,10 +155,11 @@ def grades(
         GradeError: no tournaments, tournaments of several courses or games (naming
             ``tournament_ids[i]``), one not finished, baselines with two different ratings, or
             games the fit refuses (none counted, parts that never met: the message says which).
+        ScaleError: the scale names a baseline the tournaments did not seat.
     """
     first = _check(tournaments)
     ids = {t.id for t in tournaments}
-    mine = [m for m in matches if m.tournament_id in ids]
+    mine, notes = _counted_once(tournaments, [m for m in matches if m.tournament_id in ids])
     fixed_by_name: dict[str, float] = {}
     for index, t in enumerate(tournaments):
         for name, rating in t.baselines:
@@ -131,6 +168,8 @@ def grades(
                     f"tournament_ids[{index}]: baseline {name!r} is held at {rating} there and "
                     f"at {fixed_by_name[name]} in another graded tournament; expected one rating"
                 )
+    if scale is not None:
+        scale.check_baselines(fixed_by_name)
     fixed = {HOUSE_PREFIX + name: rating for name, rating in fixed_by_name.items()}
     scored = counted(mine, ladder=False)
     try:
@@ -138,7 +177,7 @@ def grades(
     except ValueError as exc:
         raise GradeError(str(exc)) from None
     pool = [m for m in scored if pool_key(m) == table.key]
-    owners = _owners(tournaments, bots)
+    owner_of = _owners(tournaments, bots)
     names = aliases(bots) if anonymous else None
     rank_of = _ranks(table.point.standings())
     record = _records(pool)
@@ -152,7 +191,9 @@ def grades(
             continue
         wins, draws, losses = record.get(bot, (0, 0, 0))
         low, high = table.spread.intervals[bot]
-        owner = owners.get(bot, "")
+        owner = owner_of.get(bot, "")
+        versus = tuple(against(pool, bot, HOUSE_PREFIX + name) for name in sorted(fixed_by_name))
+        verdicts = {b.baseline: b.verdict for b in versus}
         rows.append(
             BotGrade(
                 owner=names.owner(owner) if names else owner,
@@ -167,11 +208,13 @@ def grades(
                 losses=losses,
                 faults=faults[bot],
                 points=wins + draws / 2,
-                baselines=tuple(
-                    against(pool, bot, HOUSE_PREFIX + name) for name in sorted(fixed_by_name)
-                ),
+                baselines=versus,
+                grade=scale.grade(rating, verdicts) if scale is not None else "",
             )
         )
+    entered = {owner_of.get(bot, "") for bot in table.point.ratings}
+    for owner in sorted(set(owners) - entered):
+        rows.append(no_submission(names.owner(owner) if names else owner))
     rows.sort(key=lambda row: (row.owner, row.bot))
     return Grades(
         course=first.course,
@@ -182,7 +225,33 @@ def grades(
         games=len(pool),
         rounds=rounds,
         anonymous=anonymous,
+        regrades=notes,
+        scale=scale.text if scale is not None else "",
     )
+
+
+def _counted_once(
+    tournaments: Sequence[StoredTournament], matches: Sequence[StoredMatch]
+) -> tuple[list[StoredMatch], tuple[RegradeNote, ...]]:
+    """``matches`` without the regrades' carried copies of games graded too, and a note per
+    regrade (docs/courses.md: regrades in grades)."""
+    graded = {m.id for m in matches}
+    kept = [m for m in matches if m.carried_from is None or m.carried_from not in graded]
+    notes = []
+    for t in sorted(tournaments, key=lambda t: t.id):
+        if t.regrade_of is None:
+            continue
+        copies = [m for m in matches if m.tournament_id == t.id and m.carried_from is not None]
+        notes.append(
+            RegradeNote(
+                tournament_id=t.id,
+                regrade_of=t.regrade_of,
+                replaced=tuple(t.replaced),
+                carried=len(copies),
+                counted_once=sum(m.carried_from in graded for m in copies),
+            )
+        )
+    return kept, tuple(notes)
 
 
 def against(matches: Sequence[StoredMatch], bot: str, baseline: str) -> BaselineGrade:

@@ -22,6 +22,8 @@ from domino_arena.sdk.rules import GAMES, RulesError
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
+from domino_arena.server.stats.precision import of_tournament
+from domino_arena.server.stats.regrades import regrade_summary
 from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
 from domino_arena.server.store.courses import StoredCourse, StoredInvite
 from domino_arena.server.store.matches import StoredMatch, sides_of
@@ -203,6 +205,8 @@ class _Tables:
     deals: list[list[StoredMatch]]
     """The games of each deal, by deal id (:func:`.deals.by_deal`): a page of them is drawn as
     duplicate sets."""
+    carried: tuple[int, ...] = ()
+    """A regrade's games carried over from its original, by game index."""
 
 
 _TABLES: Final = Kept[_Tables](TABLES_KEPT)
@@ -235,7 +239,8 @@ def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
             }
             for row in entrant_results(t.entrants, games)
         ]
-        return _Tables(results, crosstable(t.entrants, games), by_deal(matches))
+        carried = tuple(m.game_index or 0 for m in matches if m.carried_from)
+        return _Tables(results, crosstable(t.entrants, games), by_deal(matches), carried)
 
     return _TABLES.get(storage, t.id, stored, compute)
 
@@ -281,6 +286,9 @@ def tournament(
         "matches": [match_summary(m) for m in found[: paging.per_page]],
         "kind": t.kind,
         "comparison": None if t.plan is None else {**t.plan, **(t.verdict or {})},
+        "regrade": t.regrade_of
+        and regrade_summary(t, storage.tournament(t.regrade_of), sorted(tables.carried)),
+        "precision": (precision := of_tournament(t)) and precision.as_json(),
     }
 
 

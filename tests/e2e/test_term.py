@@ -6,7 +6,8 @@ two versions); the students' bots connect as raw gRPC clients written from the p
 legal action: deterministic); a tournament scheduled a moment ahead takes each owner's latest
 version and the baselines; the grades list every owner with their paired result against greedy;
 and a regrade against a new version of one bot carries every game without it over exactly and
-replays the rest on the same deals and seats.
+replays the rest on the same deals and seats, and grading it with its original counts each
+carried game once.
 """
 
 from __future__ import annotations
@@ -236,6 +237,19 @@ def test_a_regrade_carries_the_other_games_over_exactly_and_replays_the_new_vers
         else:
             assert after[index] == record, f"game {index} was not carried over as played"
     assert replayed == 2 * 13
+    status = term.organizer.GetTournament(
+        admin_pb.GetTournamentRequest(tournament_id=regrade.id), timeout=WAIT
+    )
+    assert len(status.carried) == len(before) - replayed and not status.fresh_deals
+    both = term.organizer.GetGrades(
+        admin_pb.GetGradesRequest(tournament_ids=[original.id, regrade.id], bootstrap_rounds=20),
+        timeout=120,
+    )
+    (note,) = both.regrades
+    assert note.carried == note.counted_once == len(status.carried)
+    rows = {g.bot: g for g in both.grades}
+    assert rows[new].games == rows[old].games == 2 * 13  # not 28 for 14, as once
+    assert both.games == len(before) + replayed
 
 
 def test_the_tournaments_standings_are_anchored_at_the_frozen_baselines(term: Term) -> None:

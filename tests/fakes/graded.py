@@ -7,6 +7,7 @@ deal played twice with the seats swapped (one ``deal_id``), so a set is the pair
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import random
@@ -114,3 +115,36 @@ def term_bots(owners: Mapping[str, str] = OWNERS, *, course: str = "cs101") -> l
         )
         for number, (name, owner) in enumerate(sorted(owners.items()))
     ]
+
+
+def a_regrade(
+    original: StoredTournament,
+    matches: list[StoredMatch],
+    replaced: Mapping[str, str],
+    tournament_id: str = "t1-regrade",
+) -> tuple[StoredTournament, list[StoredMatch]]:
+    """The regrade of a term as ``carry_over`` stores it: each game without a replaced bot
+    copied (``carried_from`` the original's match), each other one played again by the new
+    versions with the same result (so a double count would show as twice the games)."""
+    regrade = dataclasses.replace(
+        original,
+        id=tournament_id,
+        name=f"{original.name} (regrade)",
+        entrants=tuple(replaced.get(e, e) for e in original.entrants),
+        owners={replaced.get(b, b): o for b, o in (original.owners or {}).items()},
+        regrade_of=original.id,
+        replaced=tuple(replaced.items()),
+    )
+    copies = []
+    for m in matches:
+        again = any(bot in replaced for bot in m.seats)
+        copies.append(
+            dataclasses.replace(
+                m,
+                id=f"{tournament_id}-{m.game_index}",
+                tournament_id=tournament_id,
+                seats=tuple(replaced.get(bot, bot) for bot in m.seats),
+                carried_from=None if again else m.id,
+            )
+        )
+    return regrade, copies

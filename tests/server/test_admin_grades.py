@@ -1,5 +1,6 @@
 """GetGrades at the wire: the gradebook of finished tournaments, scoped by the caller (the
-admin, or the organizer of the tournaments' course), and every refusal with its status."""
+admin, or the organizer of the tournaments' course), and every refusal with its status; a
+grade scale, and CreateTournament's precision."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any, Final
 import grpc
 import pytest
 
+from domino_arena.sdk.rules import make_game
+from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from tests.fakes.admin_server import TOKEN, AdminServer, refused, served_over
@@ -148,3 +151,32 @@ def test_a_wrong_token_is_unauthenticated(term: Term) -> None:
     wrong = (("authorization", "Bearer cs101:nope"),)
     code, _ = refused(lambda: get(term, wrong, tournament_ids=["t1"]))
     assert code == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_a_scale_and_the_precision_requests_are_checked_at_the_wire(term: Term) -> None:
+    code, details = refused(lambda: get(term, tournament_ids=["t1"], scale="A:1500,B:1600"))
+    assert code is grpc.StatusCode.INVALID_ARGUMENT and details.startswith("scale entry 2")
+    graded = get(term, tournament_ids=["t1"], scale="A:beats greedy,B")
+    assert {(g.bot, g.status) for g in graded.grades} == {("ace", "graded"), ("eve", "graded")}
+    assert graded.scale == "A:beats greedy,B" and {g.grade for g in graded.grades} <= {"A", "B"}
+    term.server.arena.storage.update_course("cs101", baselines=(("greedy", 1500.0),))
+    request = admin_pb.CreateTournamentRequest(
+        game=game_to_proto(make_game("straight")),
+        entrants=["ace", "eve"],
+        baselines=["greedy"],
+        course="cs101",
+        precision=120,
+        games_per_pairing=3,
+    )
+    create = term.server.admin.CreateTournament
+    code, details = refused(lambda: create(request, metadata=ADMIN, timeout=WAIT))
+    assert (code, details) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "precision: give precision or games_per_pairing, not both (precision chooses the games "
+        "per pairing)",
+    )
+    request.games_per_pairing = 0
+    made = create(request, metadata=ADMIN, timeout=WAIT)
+    assert made.precision.baseline_half_width <= 120
+    assert made.games_per_pairing == made.precision.games_per_pairing > 1
+    assert made.precision.warning == ""

@@ -37,6 +37,7 @@ from domino_arena.server.play.tournament import (
     schedule_of,
 )
 from domino_arena.server.play.tournament_start import cancelled_reason, chosen_entrants
+from domino_arena.server.stats.regrades import fresh_deals, index_ranges, regrade_summary
 from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from tests.fakes.play import FakePlay, no_seats
@@ -318,6 +319,52 @@ def test_a_regrade_carries_the_games_without_the_replaced_bot_and_replays_the_re
     # Resuming the regrade copies nothing twice.
     row = storage.tournament(regrade.id)
     assert row is not None and row.state is TournamentState.FINISHED
+
+
+def test_a_regrade_on_fresh_deals_replays_on_new_deals_and_carries_the_rest_as_they_were(
+    storage: RatedStorage,
+) -> None:
+    storage.create_bot("cid2", course=COURSE, owner="cid")
+    original = tournament(("ann1", "bob1", "cid1"), games_per_pairing=2, rated=False)
+    storage.add_tournament(original)
+    lobby = Lobby()
+    connect(lobby, "ann1", "bob1", "cid1", "cid2")
+
+    async def run(t: StoredTournament) -> None:
+        runner = TournamentRunner(
+            t, storage=storage, play=deterministic_play(storage, []), lobby=lobby
+        )
+        assert await runner.run() is TournamentState.FINISHED
+
+    trio.run(run, original, clock=MockClock(autojump_threshold=0))
+    finished = storage.tournament(original.id)
+    assert finished is not None
+    owned = {**OWNED, "cid2": "cid"}
+    same = regrade_of(finished, {"cid1": "cid2"}, course_bots=owned)
+    regrade = regrade_of(finished, {"cid1": "cid2"}, course_bots=owned, fresh_deals=True)
+    assert not fresh_deals(same, finished) and fresh_deals(regrade, finished)
+    assert regrade.seed != finished.seed and regrade.seed_commitment != finished.seed_commitment
+    storage.add_tournament(regrade)
+    trio.run(run, regrade, clock=MockClock(autojump_threshold=0))
+
+    before = {m.game_index or 0: m for m in storage.matches(100, tournament_id=finished.id)}
+    after = {m.game_index or 0: m for m in storage.matches(100, tournament_id=regrade.id)}
+    for index, old in before.items():
+        new = after[index]
+        if "cid1" in old.seats:  # the new version's games: dealt anew
+            assert new.carried_from is None and new.seed != old.seed
+            assert new.seed == match_spec(regrade, schedule_of(regrade)[index]).seed
+        else:
+            assert new.carried_from == old.id and new.seed == old.seed
+    carried = sorted(i for i, m in after.items() if m.carried_from)
+    assert regrade_summary(regrade, finished, carried) == {
+        "of": finished.id,
+        "replaced": [{"bot": "cid1", "by": "cid2"}],
+        "fresh_deals": True,
+        "carried": 4,
+        "carried_games": index_ranges(carried),
+    }
+    assert index_ranges([7, 0, 1, 2, 5]) == "0-2, 5, 7" and index_ranges([]) == "none"
 
 
 # -- the store ----------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.server.cli.verify import Revealed, StoredGame, verify
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.match_spec import FinishedMatch
+from domino_arena.server.play.regrade import regrade_of
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import match_spec, new_tournament, schedule_of
 from domino_arena.server.store.matches import StoredMatch
@@ -47,9 +48,24 @@ def finished_tournament() -> tuple[StoredTournament, list[StoredMatch]]:
         seed=None,
         tournament_id="cup",
     )
+    return dataclasses.replace(t, state=TournamentState.FINISHED), played_games(t)
+
+
+def played_games(
+    t: StoredTournament, carried: dict[int, StoredMatch] | None = None
+) -> list[StoredMatch]:
+    """Every game of ``t`` played and recorded, but those ``carried`` (game index -> the
+    original's row), copied as a regrade's runner copies them."""
+    game = make_game("passing")
     rows = []
     for g in schedule_of(t):
         spec = match_spec(t, g, game=game)
+        old = (carried or {}).get(g.index)
+        if old is not None:
+            rows.append(
+                dataclasses.replace(old, id=spec.match_id, tournament_id=t.id, carried_from=old.id)
+            )
+            continue
         played = play_game(
             game,
             random_bots(game, g.index),
@@ -60,7 +76,7 @@ def finished_tournament() -> tuple[StoredTournament, list[StoredMatch]]:
         )
         record = "".join(line + "\n" for line in record_lines(played.record))
         rows.append(FinishedMatch(spec, played.result, record, (0, 0)).to_row())
-    return dataclasses.replace(t, state=TournamentState.FINISHED), rows
+    return rows
 
 
 @pytest.fixture(scope="module")
@@ -325,3 +341,36 @@ def test_verify_from_the_database_refuses_an_unknown_or_unfinished_tournament(
         2,
         "domino-arena: error: no tournament has id 'nope' in the database " + url + "\n",
     )
+
+
+def test_a_regrade_on_fresh_deals_verifies_its_carried_games_by_the_original_s_seed(
+    capsys: pytest.CaptureFixture[str],
+    referee: AdminServer,
+    tmp_path: Path,
+    cup: tuple[StoredTournament, list[StoredMatch]],
+) -> None:
+    t, rows = cup
+    referee.arena.storage.add_bot("dave")
+    regrade = regrade_of(
+        t, {"carol": "dave"}, course_bots={**dict.fromkeys(BOTS, ""), "dave": ""}, fresh_deals=True
+    )
+    regrade = dataclasses.replace(regrade, id="cup2", state=TournamentState.FINISHED)
+    kept = {r.game_index: r for r in rows if "carol" not in r.seats and r.game_index is not None}
+    again = played_games(regrade, kept)
+    assert len(kept) == 2 and {r.seed for r in again} - {r.seed for r in rows}
+    stored(referee, t, rows)
+    stored(referee, regrade, again)
+    code, out, err = run(capsys, "verify", "cup2", "--json", "--server", referee.address)
+    report = json.loads(out)
+    assert (code, err, report["ok"], report["games"]) == (0, "", True, 6), report["failures"]
+    url = database_with(tmp_path, t, rows)
+    extra = RatedStorage(url)
+    extra.open()
+    extra.add_tournament(regrade)
+    for row in again:
+        extra.save_match(row)
+    extra.close()
+    code, out, _ = run(capsys, "verify", "cup2", "--db", url, "--json")
+    assert code == 0 and json.loads(out)["ok"], out
+    report = verify(revealed_of(regrade), [game_of(r) for r in again])  # by its own seed alone
+    assert [f.field for f in report.failures].count("seed") == 2

@@ -41,7 +41,7 @@ def signed_in(filled: tuple[RatedStorage, Courses], bot: str, token: str = "") -
     """A client signed in to ``bot``'s page of the public course (``token``: the course
     fake's token of the bot by default)."""
     storage, courses = filled
-    app = create_app(storage, tournament_total=schedule_length, rate_limit=RateLimit(posts=50))
+    app = create_app(storage, tournament_total=schedule_length, rate_limit=RateLimit(failures=50))
     client = TestClient(app, follow_redirects=False)
     path = f"/courses/{PUBLIC}/me"
     found = CSRF_FIELD.search(client.get(path).text)

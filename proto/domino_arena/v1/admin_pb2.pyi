@@ -564,6 +564,7 @@ class CreateTournamentRequest(_message.Message):
     BASELINES_FIELD_NUMBER: _builtins.int
     ENTRANT_POLICY_FIELD_NUMBER: _builtins.int
     START_AT_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
@@ -589,6 +590,11 @@ class CreateTournamentRequest(_message.Message):
     """empty: the default course (the admin) or the organizer's own"""
     entrant_policy: Global___EntrantPolicy.ValueType
     """unspecified: ENTRANT_POLICY_LISTED"""
+    precision: _builtins.float
+    """Size the tournament (games per pairing) so that each baseline comparison's expected 95%
+    interval (without baselines: each entrant's rating's) is at most this many Elo either side
+    (docs/courses.md: precision). 0: `games_per_pairing` decides. At least 5, at most 1000.
+    """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -632,10 +638,11 @@ class CreateTournamentRequest(_message.Message):
         baselines: _abc.Iterable[_builtins.str] | None = ...,
         entrant_policy: Global___EntrantPolicy.ValueType = ...,
         start_at: _timestamp_pb2.Timestamp | None = ...,
+        precision: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "rated", b"rated", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
@@ -919,6 +926,9 @@ class Tournament(_message.Message):
     REGRADE_OF_FIELD_NUMBER: _builtins.int
     REPLACED_FIELD_NUMBER: _builtins.int
     BASELINES_FIELD_NUMBER: _builtins.int
+    CARRIED_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    FRESH_DEALS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
@@ -948,6 +958,8 @@ class Tournament(_message.Message):
     entrant_policy: Global___EntrantPolicy.ValueType
     regrade_of: _builtins.str
     """a regrade: the tournament it replays; empty otherwise"""
+    fresh_deals: _builtins.bool
+    """a regrade played on deals of its own, not the original's"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -988,6 +1000,14 @@ class Tournament(_message.Message):
     def baselines(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """the frozen baselines seated, by house bot name"""
 
+    @_builtins.property
+    def carried(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """A regrade: the game indexes copied from the original (not played again), ascending."""
+
+    @_builtins.property
+    def precision(self) -> Global___GradePrecision:
+        """A graded tournament (baselines seated): how precise its grades are expected to be."""
+
     def __init__(
         self,
         *,
@@ -1023,16 +1043,77 @@ class Tournament(_message.Message):
         regrade_of: _builtins.str = ...,
         replaced: _abc.Iterable[Global___Replacement] | None = ...,
         baselines: _abc.Iterable[_builtins.str] | None = ...,
+        carried: _abc.Iterable[_builtins.int] | None = ...,
+        precision: Global___GradePrecision | None = ...,
+        fresh_deals: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "precision", b"precision", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class GradePrecision(_message.Message):
+    """What a graded tournament's schedule promises, from the game's measured variance
+    (docs/courses.md: precision). A half-width is of the expected 95% interval, in Elo.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRANTS_FIELD_NUMBER: _builtins.int
+    GAMES_PER_PAIRING_FIELD_NUMBER: _builtins.int
+    GAMES_PER_ENTRANT_FIELD_NUMBER: _builtins.int
+    SETS_PER_BASELINE_FIELD_NUMBER: _builtins.int
+    RATING_HALF_WIDTH_FIELD_NUMBER: _builtins.int
+    BASELINE_HALF_WIDTH_FIELD_NUMBER: _builtins.int
+    THRESHOLD_FIELD_NUMBER: _builtins.int
+    WARNING_FIELD_NUMBER: _builtins.int
+    SD_PER_GAME_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    entrants: _builtins.int
+    """entrants counted (the policy's guess before its start), baselines too"""
+    games_per_pairing: _builtins.int
+    games_per_entrant: _builtins.int
+    sets_per_baseline: _builtins.int
+    """duplicate sets each entrant plays against each baseline"""
+    rating_half_width: _builtins.float
+    """per entrant's rating; infinity: no interval"""
+    baseline_half_width: _builtins.float
+    """per baseline comparison; infinity: no interval"""
+    threshold: _builtins.float
+    """the half-width above which `warning` is set"""
+    warning: _builtins.str
+    """empty: none"""
+    sd_per_game: _builtins.float
+    """the game's measured standard deviation of a set's score per game"""
+    games: _builtins.int
+    """games in the whole schedule"""
+    def __init__(
+        self,
+        *,
+        entrants: _builtins.int = ...,
+        games_per_pairing: _builtins.int = ...,
+        games_per_entrant: _builtins.int = ...,
+        sets_per_baseline: _builtins.int = ...,
+        rating_half_width: _builtins.float = ...,
+        baseline_half_width: _builtins.float = ...,
+        threshold: _builtins.float = ...,
+        warning: _builtins.str = ...,
+        sd_per_game: _builtins.float = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baseline_half_width", b"baseline_half_width", "entrants", b"entrants", "games", b"games", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "rating_half_width", b"rating_half_width", "sd_per_game", b"sd_per_game", "sets_per_baseline", b"sets_per_baseline", "threshold", b"threshold", "warning", b"warning"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GradePrecision: _TypeAlias = GradePrecision  # noqa: Y015
 
 @_typing.final
 class Replacement(_message.Message):
@@ -3180,12 +3261,17 @@ class RegradeTournamentRequest(_message.Message):
     REPLACE_FIELD_NUMBER: _builtins.int
     START_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    FRESH_DEALS_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     """a FINISHED tournament"""
     start: _builtins.bool
     """start at once"""
     name: _builtins.str
     """empty: "<original name> (regrade)" """
+    fresh_deals: _builtins.bool
+    """Play the replaced bots' games on new deals (a new seed): the original's deals are public
+    once it is over, and a new version could be tuned to them. Carried games keep theirs.
+    """
     @_builtins.property
     def replace(self) -> _containers.RepeatedCompositeFieldContainer[Global___Replacement]:
         """at least one: each bot of it and its new version"""
@@ -3197,10 +3283,11 @@ class RegradeTournamentRequest(_message.Message):
         replace: _abc.Iterable[Global___Replacement] | None = ...,
         start: _builtins.bool = ...,
         name: _builtins.str = ...,
+        fresh_deals: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "replace", b"replace", "start", b"start", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fresh_deals", b"fresh_deals", "name", b"name", "replace", b"replace", "start", b"start", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3213,10 +3300,15 @@ class GetGradesRequest(_message.Message):
     TOURNAMENT_IDS_FIELD_NUMBER: _builtins.int
     ANONYMOUS_FIELD_NUMBER: _builtins.int
     BOOTSTRAP_ROUNDS_FIELD_NUMBER: _builtins.int
+    SCALE_FIELD_NUMBER: _builtins.int
     anonymous: _builtins.bool
     """aliases instead of names (as on the course's public pages)"""
     bootstrap_rounds: _builtins.int
     """0: the default (200); at most 2000"""
+    scale: _builtins.str
+    """A grade scale, best grade first: "A:beats greedy,B:beats random,F" or "A:1600,B:1500,C"
+    (docs/courses.md: grade scales). Empty: no grades.
+    """
     @_builtins.property
     def tournament_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The tournaments graded together: one or more, of one course and one game, FINISHED."""
@@ -3227,10 +3319,11 @@ class GetGradesRequest(_message.Message):
         tournament_ids: _abc.Iterable[_builtins.str] | None = ...,
         anonymous: _builtins.bool = ...,
         bootstrap_rounds: _builtins.int = ...,
+        scale: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anonymous", b"anonymous", "bootstrap_rounds", b"bootstrap_rounds", "tournament_ids", b"tournament_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anonymous", b"anonymous", "bootstrap_rounds", b"bootstrap_rounds", "scale", b"scale", "tournament_ids", b"tournament_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3312,6 +3405,8 @@ class OwnerGrade(_message.Message):
     FAULTS_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
     BASELINES_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    GRADE_FIELD_NUMBER: _builtins.int
     owner: _builtins.str
     bot: _builtins.str
     """the owner's bot in the graded tournaments (one row per bot)"""
@@ -3328,6 +3423,10 @@ class OwnerGrade(_message.Message):
     faults: _builtins.int
     points: _builtins.float
     """wins + draws / 2"""
+    status: _builtins.str
+    """"graded", or "no submission" (an owner of the course with no entry)"""
+    grade: _builtins.str
+    """by the request's scale; empty: no scale, no rule met, or no submission"""
     @_builtins.property
     def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___BaselineResult]:
         """one per baseline seated, by name"""
@@ -3348,14 +3447,52 @@ class OwnerGrade(_message.Message):
         faults: _builtins.int = ...,
         points: _builtins.float = ...,
         baselines: _abc.Iterable[Global___BaselineResult] | None = ...,
+        status: _builtins.str = ...,
+        grade: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baselines", b"baselines", "bot", b"bot", "draws", b"draws", "faults", b"faults", "games", b"games", "losses", b"losses", "owner", b"owner", "points", b"points", "rank", b"rank", "rating", b"rating", "rating_high", b"rating_high", "rating_low", b"rating_low", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["baselines", b"baselines", "bot", b"bot", "draws", b"draws", "faults", b"faults", "games", b"games", "grade", b"grade", "losses", b"losses", "owner", b"owner", "points", b"points", "rank", b"rank", "rating", b"rating", "rating_high", b"rating_high", "rating_low", b"rating_low", "status", b"status", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___OwnerGrade: _TypeAlias = OwnerGrade  # noqa: Y015
+
+@_typing.final
+class GradedRegrade(_message.Message):
+    """A regrade among the graded tournaments: what it replaced and carried."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    REGRADE_OF_FIELD_NUMBER: _builtins.int
+    REPLACED_FIELD_NUMBER: _builtins.int
+    CARRIED_FIELD_NUMBER: _builtins.int
+    COUNTED_ONCE_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    regrade_of: _builtins.str
+    carried: _builtins.int
+    """games copied from the original"""
+    counted_once: _builtins.int
+    """carried games whose original game is graded too: counted once, as the original's"""
+    @_builtins.property
+    def replaced(self) -> _containers.RepeatedCompositeFieldContainer[Global___Replacement]: ...
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        regrade_of: _builtins.str = ...,
+        replaced: _abc.Iterable[Global___Replacement] | None = ...,
+        carried: _builtins.int = ...,
+        counted_once: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["carried", b"carried", "counted_once", b"counted_once", "regrade_of", b"regrade_of", "replaced", b"replaced", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GradedRegrade: _TypeAlias = GradedRegrade  # noqa: Y015
 
 @_typing.final
 class Grades(_message.Message):
@@ -3370,6 +3507,8 @@ class Grades(_message.Message):
     ROUNDS_FIELD_NUMBER: _builtins.int
     MADE_FIELD_NUMBER: _builtins.int
     ANONYMOUS_FIELD_NUMBER: _builtins.int
+    REGRADES_FIELD_NUMBER: _builtins.int
+    SCALE_FIELD_NUMBER: _builtins.int
     course: _builtins.str
     game: _builtins.str
     games: _builtins.int
@@ -3377,6 +3516,8 @@ class Grades(_message.Message):
     rounds: _builtins.int
     """bootstrap rounds behind the intervals"""
     anonymous: _builtins.bool
+    scale: _builtins.str
+    """the scale applied, as given; empty: none"""
     @_builtins.property
     def tournament_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -3389,6 +3530,10 @@ class Grades(_message.Message):
 
     @_builtins.property
     def made(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def regrades(self) -> _containers.RepeatedCompositeFieldContainer[Global___GradedRegrade]:
+        """by tournament id"""
+
     def __init__(
         self,
         *,
@@ -3401,10 +3546,12 @@ class Grades(_message.Message):
         rounds: _builtins.int = ...,
         made: _timestamp_pb2.Timestamp | None = ...,
         anonymous: _builtins.bool = ...,
+        regrades: _abc.Iterable[Global___GradedRegrade] | None = ...,
+        scale: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["made", b"made"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "game", b"game", "games", b"games", "grades", b"grades", "made", b"made", "rounds", b"rounds", "tournament_ids", b"tournament_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "game", b"game", "games", b"games", "grades", b"grades", "made", b"made", "regrades", b"regrades", "rounds", b"rounds", "scale", b"scale", "tournament_ids", b"tournament_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,16 +1,19 @@
 """Grades (server/stats/grades.py) from synthetic stored matches of known strengths: the
 rating anchored at the baselines, the record, the paired comparison against each baseline and
-its verdict, aliases, determinism, and the tournaments that cannot be graded together."""
+its verdict, aliases, determinism, the tournaments that cannot be graded together, a row for
+every owner, grade scales, and a regrade graded with its original (each game counted once)."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
+from domino_arena.server.stats.grade_scale import ScaleError, parse_scale
 from domino_arena.server.stats.grades import GradeError, grades
 from domino_arena.server.store.tournaments import TournamentState
-from tests.fakes.graded import a_term, term_bots
+from tests.fakes.graded import a_regrade, a_term, term_bots
 
 ROUNDS = 40
 
@@ -154,3 +157,59 @@ def test_a_bot_that_never_met_a_baseline_is_not_significant_against_it() -> None
     assert (against_random.sets, against_random.games) == (0, 0)
     assert (against_random.score, against_random.p_value) == (0.5, 1.0)
     assert against_random.verdict == "not significant"
+
+
+def test_an_original_graded_with_its_regrade_counts_each_carried_game_once() -> None:
+    original, played = a_term(deals=10)
+    regrade, replayed = a_regrade(original, played, {"eve": "eve-v2"})
+    bots = [*term_bots(), *term_bots({"eve-v2": "evelyn"})]
+    both = grades([original, regrade], played + replayed, bots, rounds=ROUNDS)
+    alone = grades([original], played, term_bots(), rounds=ROUNDS)
+    by_bot = {line.bot: line for line in both.grades}
+    assert by_bot["ace"].games == alone.grades[0].games + 20  # its 20 with eve-v2, played again
+    assert by_bot["eve-v2"].games == by_bot["eve"].games == 3 * 20
+    carried = sum(m.carried_from is not None for m in replayed)
+    (note,) = both.regrades
+    assert (note.tournament_id, note.regrade_of, note.replaced) == (
+        "t1-regrade",
+        "t1",
+        (("eve", "eve-v2"),),
+    )
+    assert note.carried == note.counted_once == carried == 3 * 20
+    assert both.games == len(played) + len(replayed) - carried
+    (regrade_alone,) = grades([regrade], replayed, bots, rounds=ROUNDS).regrades
+    assert (regrade_alone.carried, regrade_alone.counted_once) == (carried, 0)
+
+
+def test_every_owner_of_the_course_has_a_row_and_a_scale_gives_grades() -> None:
+    tournament, matches = a_term()
+    scale = parse_scale("A:beats greedy+random,B:beats random,F")
+    result = grades(
+        [tournament], matches, term_bots(), owners=["alice", "evelyn", "zoe"], scale=scale
+    )
+    assert [(g.owner, g.bot, g.status, g.grade) for g in result.grades] == [
+        ("alice", "ace", "graded", "A"),
+        ("evelyn", "eve", "graded", "B"),
+        ("zoe", "", "no submission", ""),
+    ]
+    assert result.scale == "A:beats greedy+random,B:beats random,F"
+    with pytest.raises(ScaleError, match="'search' is not a baseline"):
+        grades([tournament], matches, term_bots(), scale=parse_scale("A:beats search"))
+
+
+def test_rating_cutoffs_and_the_catch_all() -> None:
+    scale = parse_scale(" A:1600 , B:1400,C")
+    assert scale.grades == ("A", "B", "C") and scale.text == "A:1600,B:1400,C"
+    assert [scale.grade(rating, {}) for rating in (1700, 1600, 1500, 900)] == ["A", "A", "B", "C"]
+    no_catch_all = parse_scale("A:1600")
+    assert no_catch_all.grade(1500, {}) == ""
+    points = parse_scale("10:beats search,7:beats greedy,0")
+    assert points.grade(1500, {"greedy": "better", "search": "worse"}) == "7"
+    for bad, message in [
+        ("", "expected GRADE:RULE entries"),
+        ("A:1600,,B", "scale entry 2: empty"),
+        ("A:-5", "a rating cut-off must be 0 to 5000"),
+        ("A:beats greedy+greedy", "expected 'beats NAME' or 'beats NAME+OTHER'"),
+    ]:
+        with pytest.raises(ScaleError, match=re.escape(message)):
+            parse_scale(bad)

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from domino_arena.sdk import runner
-from domino_arena.sdk.client import RefereeError, client_tls
+from domino_arena.sdk.client import client_tls
 from domino_arena.sdk.rules import GAMES
 
 from . import HOUSE_BOTS, UnknownBotError, player_factory
@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             games=games,
             tls=channel or False,
         )
-    except (RefereeError, ValueError) as exc:
+    except (runner.BotStopped, ValueError) as exc:  # one line each (sdk/runner.py)
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         RefereeError,
         TakenOverError,
     )
-    from .runner import Backoff, run, run_async
+    from .runner import Backoff, BotStopped, run, run_async
     from .testing import ComplianceReport, Failure, check_bot
 
 _EXPORTS: Final = {
@@ -51,6 +51,7 @@ _EXPORTS: Final = {
     "RefereeError": "client",
     "TakenOverError": "client",
     "Backoff": "runner",
+    "BotStopped": "runner",
     "run": "runner",
     "run_async": "runner",
     "ComplianceReport": "testing",
@@ -64,6 +65,7 @@ __all__ = [
     "AuthenticationError",
     "Backoff",
     "Bot",
+    "BotStopped",
     "Clock",
     "ComplianceReport",
     "ConnectionLostError",

@@ -4,9 +4,12 @@
 seats the bot in, and when the connection is refused or lost (the referee restarts, the network
 drops) it reconnects with exponential backoff and jitter, so a bot that drops mid-match gets its
 seat back if it returns within the referee's grace window. An authentication or protocol error
-is not retried: it is raised with the referee's reason (a token rotated, a bot disabled or
-deleted while connected is one: the loop stops instead of knocking with a dead token).
-Ctrl-C (SIGINT) or SIGTERM closes the stream and returns, without a traceback.
+is not retried (a token rotated, a bot disabled or deleted while connected is one: the loop
+stops instead of knocking with a dead token); nor is a takeover by a second copy of the bot.
+Such an end, or a missing name or token, raises :class:`BotStopped`: a ``SystemExit`` whose one
+line says why and what to do, so a bot's script that does not catch it prints that line and
+exits with status 1, never a traceback (docs/writing-a-bot.md). Ctrl-C (SIGINT) or SIGTERM
+closes the stream and returns, without a traceback.
 
 :func:`run_async` is the same loop as a coroutine, for programs that run their own event loop.
 """
@@ -25,11 +28,14 @@ from typing import Final
 
 from .client import TLS_CA_ENV as CLIENT_TLS_CA_ENV
 from .client import (
+    AuthenticationError,
     BotSource,
     ClientTls,
     Connection,
+    ConnectionLostError,
     Players,
     RefereeError,
+    TakenOverError,
     check_games,
     client_tls,
     read_secret,
@@ -46,6 +52,45 @@ TOKEN_ENV: Final = "DOMINO_ARENA_TOKEN"
 """Environment variable read for the bot's token when ``token`` is not given."""
 TLS_CA_ENV: Final = CLIENT_TLS_CA_ENV
 """Environment variable read for the CA file of the referee's certificate (implies TLS)."""
+
+
+class BotStopped(SystemExit):
+    """:func:`run` stopped for good: the bot cannot start (no name or token, a token file that
+    cannot be read), or the referee ended it in a way reconnecting would not fix (a wrong token,
+    a disabled bot, a takeover by another copy, a TLS failure).
+
+    Its message is one line: what happened and what to do. It is a ``SystemExit`` so that a
+    script calling :func:`run` prints only that line and exits with status 1; a program that
+    wants to act on it catches it and reads ``error``, the exception behind it.
+    """
+
+    def __init__(self, message: str, error: Exception) -> None:
+        super().__init__(message)
+        self.error = error
+
+    def __str__(self) -> str:
+        return str(self.code)
+
+
+def stopped_line(name: str, server: str, error: RefereeError) -> str:
+    """The one line of a bot stopped by ``error``: the referee's reason and what to do."""
+    if isinstance(error, TakenOverError):
+        return (
+            f"bot '{name}' stopped: another copy of it connected to {server} with its token and "
+            "took its seats; run one copy only (stop the other one, or this one)"
+        )
+    if isinstance(error, AuthenticationError):
+        return (
+            f"bot '{name}' stopped: the referee at {server} refused it: {error.message}; use the "
+            "name and token that 'domino-arena bot register' or 'bot create' printed (a lost or "
+            "rotated token: 'domino-arena bot rotate-own', or ask the organizer)"
+        )
+    if isinstance(error, ConnectionLostError):
+        return (
+            f"bot '{name}' stopped: the referee at {server} cannot be reached or ended the "
+            f"connection ({error.code}: {error.message or 'no details'}); is it running there?"
+        )
+    return f"bot '{name}' stopped: {error}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,32 +204,36 @@ def run(
             ``$DOMINO_ARENA_TLS_CA``.
 
     Raises:
-        ValueError: no name or token, an unknown game, or a token or TLS file that cannot be
-            read (:class:`~.client.TlsConfigError`).
-        TypeError: ``bot`` is neither a bot nor a callable.
-        AuthenticationError: the referee does not admit this name and token (unknown, wrong,
-            disabled, deleted), or withdrew the token while the bot played (rotated).
-        ProtocolError: the referee refused the hello for a lasting reason.
-        TlsHandshakeError: the TLS handshake failed (e.g. the referee's certificate is not
-            signed by the CA).
+        BotStopped: (one line, exit status 1 if uncaught; ``error`` is the cause) a missing or
+            unreadable name, token or TLS file, or an unknown game (a ``ValueError``); the
+            referee does not admit this name and token (unknown, wrong, disabled, deleted) or
+            withdrew the token while the bot played (:class:`~.client.AuthenticationError`);
+            another copy of the bot took over (:class:`~.client.TakenOverError`); the referee
+            refused the hello for a lasting reason (:class:`~.client.ProtocolError`); the TLS
+            handshake failed (:class:`~.client.TlsHandshakeError`); any loss of the connection
+            when ``reconnect`` is False.
+        TypeError: ``bot`` is neither a bot nor a callable (a mistake in the program).
     """
     address = server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER
     bot_name = name or os.environ.get(NAME_ENV)
-    if token and token_file:
-        raise ValueError("give token=... or token_file=..., not both")
-    bot_token = (read_secret(token_file, "token file") if token_file else token) or os.environ.get(
-        TOKEN_ENV
-    )
-    channel_tls = tls if isinstance(tls, ClientTls) else client_tls(tls, tls_ca)
-    if not bot_name:
-        raise ValueError(f"no bot name: pass name=... or set ${NAME_ENV}")
-    if not bot_token:
-        raise ValueError(
-            f"no token for bot '{bot_name}': pass token=... or token_file=..., or set ${TOKEN_ENV} "
-            f"(the token 'domino-arena bot create {bot_name}' printed)"
-        )
+    try:
+        if token and token_file:
+            raise ValueError("give token=... or token_file=..., not both")
+        bot_token = (
+            read_secret(token_file, "token file") if token_file else token
+        ) or os.environ.get(TOKEN_ENV)
+        channel_tls = tls if isinstance(tls, ClientTls) else client_tls(tls, tls_ca)
+        if not bot_name:
+            raise ValueError(f"no bot name: pass name=... or set ${NAME_ENV}")
+        if not bot_token:
+            raise ValueError(
+                f"no token for bot '{bot_name}': pass token=... or token_file=..., or set "
+                f"${TOKEN_ENV} (the token 'domino-arena bot register' or 'bot create' printed)"
+            )
+        check_games(games)
+    except ValueError as exc:
+        raise BotStopped(f"bot '{bot_name or '?'}' not started: {exc}", exc) from None
     Players(bot)  # a wrong kind of bot fails here, before any connection
-    check_games(games)
     if log_level is not None:
         logging.basicConfig(
             level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -199,8 +248,11 @@ def run(
         backoff=backoff,
         tls=channel_tls,
     )
-    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown
-        asyncio.run(_until_signal(coroutine))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown
+            asyncio.run(_until_signal(coroutine))
+    except RefereeError as exc:
+        raise BotStopped(stopped_line(bot_name, address, exc), exc) from None
     logger.info("stopped")
 
 

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from .bot import (
     AnyBot,
@@ -50,6 +50,7 @@ from .bot import (
     TimeLimits,
     set_current_clock,
 )
+from .compliance import ComplianceReport, Failure, Problem, Streak
 from .local import match_end_info, match_start_info, play_game
 from .match.bot_errors import shown
 from .match.notices import Step
@@ -67,6 +68,18 @@ from .rules import (
 )
 from .rules.dealing import first_seat
 
+__all__ = [
+    "CHECK_MAX_DEALS",
+    "DEFAULT_POSITIONS",
+    "BotOrFactory",
+    "ComplianceReport",
+    "Failure",
+    "Problem",
+    "check_bot",
+    "load_bot",
+    "main",
+]
+
 BotOrFactory: TypeAlias = AnyBot | Callable[[], AnyBot]
 
 DEFAULT_POSITIONS: Final = 20
@@ -74,74 +87,6 @@ DEFAULT_POSITIONS: Final = 20
 CHECK_MAX_DEALS: Final = 200
 """The check's cap on deals for its whole games: a game nobody has won by then is adjudicated,
 as the referee's cap would (a bot that plays every move legally passes, however its games go)."""
-_Local = Literal["raised", "not an action", "illegal", "too slow", "hook raised", "unfinished"]
-Problem = _Local | Literal["malformed", "timeout", "disconnected"]
-"""What went wrong in one :class:`Failure`; the last three are the referee's (``domino-arena
-check``: a reply it cannot read, none in time, the stream lost), never the local check's."""
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """One thing the bot got wrong, with everything needed to see why."""
-
-    game: str
-    """The configuration, e.g. ``"Passing Game, 3 players, to 101"``."""
-    position: str
-    """Which position: its id and how to rebuild it, or the local game's seed and step."""
-    problem: Problem
-    message: str
-    """What happened, in words (the exception, the rule an illegal action breaks, ...)."""
-    returned: str = ""
-    """What the bot returned: the action's text, or the ``repr`` of anything else."""
-    legal: tuple[str, ...] = ()
-    """The legal actions it could have chosen."""
-    seconds: float | None = None
-    """How long it took to answer."""
-
-    def __str__(self) -> str:
-        lines = [f"{self.problem}: {self.game}, {self.position}: {self.message}"]
-        if self.returned:
-            lines.append(f"    returned: {self.returned}")
-        if self.legal:
-            lines.append(f"    legal:    {', '.join(self.legal)}")
-        if self.seconds is not None:
-            lines.append(f"    took:     {self.seconds:.3f} s")
-        return "\n".join(lines)
-
-
-@dataclass(frozen=True, slots=True)
-class ComplianceReport:
-    """The result of :func:`check_bot`: what was checked and every failure found."""
-
-    bot: str
-    configurations: tuple[str, ...]
-    positions: int
-    """Positions the bot was asked about."""
-    games: int
-    """Local games played to the end."""
-    time_limit: float
-    slowest: float
-    """The longest answer, in seconds, positions and local games together."""
-    failures: tuple[Failure, ...]
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
-
-    def __str__(self) -> str:
-        verdict = "PASSED" if self.passed else f"FAILED ({len(self.failures)} failures)"
-        lines = [
-            f"{self.bot}: {verdict}",
-            f"  {len(self.configurations)} game configurations, {self.positions} positions, "
-            f"{self.games} full games; slowest answer {self.slowest:.3f} s "
-            f"(limit {self.time_limit:g} s)",
-        ]
-        shown = 20
-        for failure in self.failures[:shown]:
-            lines.append("  " + str(failure).replace("\n", "\n  "))
-        if len(self.failures) > shown:
-            lines.append(f"  ... and {len(self.failures) - shown} more")
-        return "\n".join(lines)
 
 
 def check_bot(
@@ -153,6 +98,7 @@ def check_bot(
     seed: int = 0,
     clock: Callable[[], float] = time.perf_counter,
     full_games: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> ComplianceReport:
     """Check that ``bot`` answers every kind of position legally and in time.
 
@@ -165,6 +111,11 @@ def check_bot(
         seed: chooses the positions and the local games' deals.
         clock: the timer, in seconds (tests pass a fake one).
         full_games: also play one whole local game per configuration.
+        progress: told, as a line, each configuration as it is checked (``main`` prints them
+            on stderr).
+
+    The check stops early when the bot fails the same way again and again (:class:`Streak`);
+    the report's ``stopped`` says so.
     """
     source = _source(bot)
     unknown = sorted(set(games or ()) - set(GAMES))
@@ -178,17 +129,28 @@ def check_bot(
     failures: list[Failure] = []
     names: list[str] = []
     asked = played = 0
+    streak = Streak()
+    stopped = ""
+    checked = list(configurations(games))
     with asyncio.Runner() as runner:
         caller = _Caller(runner, clock, time_limit)
-        for game in configurations(games):
+        for index, game in enumerate(checked, 1):
+            if stopped:
+                break
             names.append(game.describe())
+            if progress is not None:
+                progress(f"checking {game.describe()} ({index}/{len(checked)})")
             for position in sample_positions(game, positions, seed):
                 asked += 1
-                failures += _check_position(source(), game, position, caller)
-            if full_games:
+                found = _check_position(source(), game, position, caller)
+                failures += found
+                if stopped := streak.add(found):
+                    break
+            if full_games and not stopped:
                 found, finished = _check_game(source, game, seed, caller)
                 failures += found
                 played += finished
+                stopped = streak.add(found)
         slowest = caller.slowest
     return ComplianceReport(
         bot=name,
@@ -198,6 +160,7 @@ def check_bot(
         time_limit=time_limit,
         slowest=slowest,
         failures=tuple(failures),
+        stopped=stopped,
     )
 
 
@@ -534,6 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             time_limit=args.time_limit,
             seed=args.seed,
             full_games=not args.no_games,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
         )
     except (ImportError, AttributeError, ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +32,7 @@ from domino_arena.sdk.rules import Game
 from domino_arena.sdk.wire import fault_policy_to_proto, game_from_proto, game_to_proto
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
+    PROG,
     CliError,
     Handler,
     Handlers,
@@ -67,6 +69,9 @@ _USER_MISTAKES: Final = frozenset(
 def admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
     """Call ``method`` of the admin API at ``args.server`` with the admin token; return the answer.
 
+    Ctrl-C cancels the call on the referee (``RunMatch`` then aborts its match) before the
+    ``KeyboardInterrupt`` goes on.
+
     Raises:
         CliError: no token (2); a refusal the user can fix (2, the referee's reason); the
             referee cannot be reached or failed (1).
@@ -81,8 +86,13 @@ def admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
     tls = channel_tls(args)
     with open_channel(args.server, tls) as channel:
         stub = admin_pb2_grpc.AdminServiceStub(channel)
+        metadata = (("authorization", f"Bearer {token}"),)
+        call = getattr(stub, method).future(request, metadata=metadata)
         try:
-            return getattr(stub, method)(request, metadata=(("authorization", f"Bearer {token}"),))
+            return call.result()
+        except KeyboardInterrupt:
+            call.cancel()
+            raise
         except grpc.RpcError as exc:
             raise rpc_error(args.server, exc, tls) from None
 
@@ -361,7 +371,16 @@ def _match_run(args: argparse.Namespace) -> int:
     policies(args, request)
     if args.record is not None:
         check_writable(args.record)
-    response = admin_call(args, "RunMatch", request)
+    request.match_id = uuid.uuid4().hex  # named here, so Ctrl-C can say which match it cancels
+    try:
+        response = admin_call(args, "RunMatch", request)
+    except KeyboardInterrupt:
+        print(
+            f"{PROG}: match {request.match_id} cancelled on the referee at {args.server} "
+            "(Ctrl-C): aborted, not stored; its bots are free",
+            file=sys.stderr,
+        )
+        return 130
     written = args.record is not None and bool(response.record)
     if written:
         _write_text(args.record, response.record)

@@ -1,15 +1,16 @@
 """What the command families share: the error they report and the arguments several of them take.
 
-The service families (serve, bots, the admin client, follow) import grpc, trio and SQLAlchemy at
-their top; this module is also loaded by ``play``, ``replay`` and ``games``, so it imports none of
-them.
+The client families (bots, courses, the admin client, follow...) import grpc and rich at their
+top, the server's (serve, web, import) trio and SQLAlchemy too; this module is loaded by every
+command, ``play``, ``replay`` and ``games`` included, so it imports none of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -35,6 +36,32 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
         self.code = code
+
+
+SERVER_EXTRA: Final = "pip install 'domino-arena[server]'"
+"""How to get what the light install lacks (pyproject.toml's ``server`` extra)."""
+
+
+@contextlib.contextmanager
+def server_extra(what: str) -> Iterator[None]:
+    """Import, in the block, what ``what`` (a command) needs of the server extra.
+
+    The light install (``pip install domino-arena``) does every client job; a command that reads
+    a database or serves needs the extra (docs/admin.md: the light install). Its refusal names the
+    extra, never the missing package: that may be a dependency of a dependency (trio's
+    ``outcome``) that means nothing to the user.
+
+    Raises:
+        CliError: a package outside this distribution is missing.
+    """
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] == "domino_arena":
+            raise
+        raise CliError(
+            f"'{what}' reads a database or serves, so it needs the server extra: {SERVER_EXTRA}"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +96,6 @@ def game_arguments(
     )
     parser.add_argument("--target-rule", metavar="R", help="passing: gamerules or pagat")
     parser.add_argument(
-        "-o",
         "--option",
         action="append",
         default=[],

@@ -9,8 +9,9 @@ so ``TOKEN=$(domino-arena bot create x)`` works; what it did goes to stderr.
 the same default as ``serve``, so the two agree when run in one folder) and names the database it
 wrote to, with the file's absolute path; ``bot create`` is the way when a referee runs.
 
-They need SQLAlchemy and the gRPC client, imported here at the top: ``main`` imports this module
-only when ``bot`` runs.
+Every action but ``add`` is a client job of the light install (grpc at the top here: ``main``
+imports this module only when ``bot`` runs); ``add`` writes a database, so its module
+(:mod:`.bot_add`) and SQLAlchemy are imported only when it runs (docs/admin.md: the light install).
 """
 
 from __future__ import annotations
@@ -22,18 +23,14 @@ import os
 import secrets
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Final
-
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from domino_arena.bots import HOUSE_BOTS, make_bot
 from domino_arena.sdk import runner
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.client import (
     AuthenticationError,
-    RefereeError,
+    TakenOverError,
     TlsConfigError,
     read_secret,
 )
@@ -47,13 +44,11 @@ from domino_arena.server.cli.arguments import (
     course_argument,
     db_argument,
     server_arguments,
+    server_extra,
 )
 from domino_arena.server.cli.courses import own_bot_actions
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
-from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.cli.tables import table
-from domino_arena.server.store.bots import BadBotNameError, DuplicateBotError, check_name
-from domino_arena.server.store.engine import display_url
 from domino_arena.v1 import admin_pb2
 
 
@@ -129,39 +124,9 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def _bot_add(args: argparse.Namespace) -> int:
-    try:
-        check_name(args.name)
-    except BadBotNameError as exc:
-        raise CliError(str(exc)) from None
-    storage = open_storage(args.db)
-    try:
-        token = storage.add_bot(args.name)
-    except DuplicateBotError as exc:
-        raise CliError(f"{exc}; pick another name") from None
-    finally:
-        storage.close()
-    print(
-        f"{PROG}: created bot '{args.name}' in the database {database_shown(args.db)}; "
-        "its token, shown only this once:",
-        file=sys.stderr,
-    )
-    print(token)
-    return 0
-
-
-def database_shown(url: str) -> str:
-    """``url`` with its password hidden; a SQLite file also by its absolute path, since a
-    relative one (the default ``sqlite:///domino-arena.db``) is in the current directory."""
-    shown = display_url(url)
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return shown
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        path = Path(parsed.database or "")
-        if not path.is_absolute():
-            shown += f" (the file {path.resolve()})"
-    return shown
+    with server_extra("bot add"):
+        from domino_arena.server.cli import bot_add  # noqa: PLC0415  # the extra's (docstring)
+    return bot_add.run(args)
 
 
 def _bot_play(args: argparse.Namespace) -> int:
@@ -212,14 +177,9 @@ def _bot_play(args: argparse.Namespace) -> int:
             games=games,
             tls=tls or False,
         )
-    except AuthenticationError as exc:  # never retried: a new token or an admin is needed
-        raise CliError(
-            f"bot '{args.name}' stops, refused by the referee (not reconnecting): {exc}"
-        ) from None
-    except RefereeError as exc:
-        raise CliError(str(exc), code=1) from None
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    except runner.BotStopped as exc:  # one line (sdk/runner.py); the user's to fix, or not
+        mistake = isinstance(exc.error, (AuthenticationError, ValueError, TakenOverError))
+        raise CliError(str(exc), code=2 if mistake else 1) from None
     except KeyboardInterrupt:
         pass
     return 0

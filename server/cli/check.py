@@ -2,12 +2,16 @@
 bots it hosts (the admin API's ``CheckBot`` and ``PracticeMatch``).
 
 ``domino-arena check NAME`` prints the same report as ``python -m domino_arena.sdk.testing``
-and exits 0 when the bot passes, 1 when it fails (2 on a usage error or a refused request).
+and exits 0 when the bot passes, 1 when it fails (2 on a usage error or a refused request). It
+asks the referee one game at a time, printing each on stderr as it goes (the progress), and
+stops after a game whose check stopped early (the same failure again and again) or lost the bot.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from typing import Final
 
 from domino_arena.sdk.testing import DEFAULT_POSITIONS, ComplianceReport, Failure, Problem
@@ -75,6 +79,7 @@ def report_of(response: admin_pb2.CheckBotResponse) -> ComplianceReport:
         time_limit=response.time_limit_ms / 1000,
         slowest=response.slowest,
         failures=failures,
+        stopped=response.stopped,
     )
 
 
@@ -104,18 +109,49 @@ def _check(args: argparse.Namespace) -> int:
     if not 0 < args.time_limit <= 600:
         raise CliError(f"--time-limit: must be more than 0 and at most 600, got {args.time_limit}")
     games = [g.strip() for g in args.games.split(",") if g.strip()] if args.games else []
-    request = admin_pb2.CheckBotRequest(
-        bot=args.bot,
-        games=games,
-        positions=args.positions,
-        time_limit_ms=max(1, round(args.time_limit * 1000)),
-        seed=checked_seed(args.seed) or 0,
-        no_games=args.no_games,
-    )
-    response = admin_call(args, "CheckBot", request)
-    report = report_of(response)
+    games = games or _games_of(args)
+    reports: list[ComplianceReport] = []
+    for index, game in enumerate(games or [""], 1):  # "": every game, in one call
+        if game:
+            print(f"checking '{args.bot}' in {game} ({index}/{len(games)})", file=sys.stderr)
+            sys.stderr.flush()
+        request = admin_pb2.CheckBotRequest(
+            bot=args.bot,
+            games=[game] if game else [],
+            positions=args.positions,
+            time_limit_ms=max(1, round(args.time_limit * 1000)),
+            seed=checked_seed(args.seed) or 0,
+            no_games=args.no_games,
+        )
+        reports.append(report_of(admin_call(args, "CheckBot", request)))
+        last = reports[-1]
+        if last.stopped or any(f.problem == "disconnected" for f in last.failures):
+            break
+    report = merged(reports)
     print(report)
     return 0 if report.passed else 1
+
+
+def _games_of(args: argparse.Namespace) -> list[str]:
+    """The games the connected bot ``args.bot`` plays, as the referee lists it; [] when it is not
+    listed (the one CheckBot call then says why)."""
+    answer = admin_call(args, "ListConnected", admin_pb2.ListConnectedRequest())
+    return next((list(b.games) for b in answer.bots if b.name == args.bot), [])
+
+
+def merged(reports: Sequence[ComplianceReport]) -> ComplianceReport:
+    """One report of the checks of several games, in order (the last one's ``stopped``)."""
+    first = reports[0]
+    return ComplianceReport(
+        bot=first.bot,
+        configurations=tuple(c for r in reports for c in r.configurations),
+        positions=sum(r.positions for r in reports),
+        games=sum(r.games for r in reports),
+        time_limit=first.time_limit,
+        slowest=max(r.slowest for r in reports),
+        failures=tuple(f for r in reports for f in r.failures),
+        stopped=reports[-1].stopped,
+    )
 
 
 def _practice_arguments(parser: argparse.ArgumentParser) -> None:

@@ -2,9 +2,10 @@
 
 Every subcommand is one :class:`Command` in :data:`COMMANDS`: its name, one line of help and the
 family module that defines its arguments and runs it (``HANDLERS`` there). A family module is
-imported only when one of its commands is given, and the service families (serve, bots, the
-admin client, follow) import grpc, trio and SQLAlchemy at their top: so ``play``, ``replay`` and
-``games`` start without them, and ``--help`` lists every command without loading any.
+imported only when one of its commands is given: the client families import grpc and rich at
+their top, the server's (:data:`SERVER_COMMANDS`) trio and SQLAlchemy too; so ``play``,
+``replay`` and ``games`` start without them, and ``--help`` lists every command without loading
+any.
 
 A user's mistake (an unknown game or bot, a bad option, a broken record) is reported as one
 line on stderr, ``domino-arena: error: ...``, with exit status 2; never a traceback.
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-from domino_arena.server.cli.arguments import PROG, CliError, Handler, Handlers
+from domino_arena.server.cli.arguments import PROG, CliError, Handler, Handlers, server_extra
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +130,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
 )
 
 
-LIGHT_COMMANDS: Final = frozenset({"play", "replay", "games"})
-"""The commands of the light install (``pip install domino-arena``: grpcio and protobuf only);
-the others need ``domino-arena[server]``."""
+SERVER_COMMANDS: Final = frozenset({"serve", "round-robin", "web", "import"})
+"""The commands that read a database or serve: they need ``domino-arena[server]``. The light
+install (``pip install domino-arena``) has every other one, the client commands included
+(docs/admin.md: the light install); within ``bot`` and ``verify``, ``--db`` needs the extra too."""
 
 
 def _handler(command: Command) -> Handler:
@@ -140,21 +142,8 @@ def _handler(command: Command) -> Handler:
     Raises:
         CliError: the family needs a package of the server extra that is not installed.
     """
-    try:
+    with server_extra(command.name):
         family = importlib.import_module(f"domino_arena.server.cli.{command.family}")
-    except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.split(".")[0] == "domino_arena":
-            raise
-        extra = (
-            "; a house bot also runs with 'python -m domino_arena.bots NAME --server HOST:PORT'"
-            if command.name == "bot"
-            else ""
-        )
-        raise CliError(
-            f"'{command.name}' needs the referee's packages (missing: {exc.name}): "
-            f"pip install 'domino-arena[server]'; this install has "
-            f"{', '.join(sorted(LIGHT_COMMANDS))}{extra}"
-        ) from None
     handlers: Handlers = family.HANDLERS
     return handlers[command.name]
 

@@ -399,7 +399,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"{PROG}: serving on {args.host}:{port}{mode}", flush=True)
         if web_socket is not None:
             # With TLS, the child could not check the certificate's name on this address:
-            # no live pages then (`domino-arena web --referee ... --tls-ca ...` has them).
+            # no live pages then (`domino-arena web --server ... --tls-ca ...` has them).
             live = None if tls is not None else referee_address(args.host, port)
             web.append(web_face.start(web_socket, args.db, live))
             note = "" if live is not None else " (live matches off: the referee serves TLS)"

@@ -15,7 +15,8 @@ anyone can check without trusting the referee:
 
 With ``--db URL`` it reads the referee's database instead (as ``bot add --db`` does), for a
 tournament of any size (the admin API lists 1000 games at most), and also checks each game's
-deal id against the tournament's schedule.
+deal id against the tournament's schedule; only then does it need the server extra (its modules
+are imported there).
 
 A regrade's carried games (copied from its original, not played again) were dealt by the
 original's seed: each is checked against the original's revealed seed, which matters for a
@@ -36,11 +37,15 @@ from typing import Any, Final
 
 from domino_arena.sdk.match.records import RecordError, parse_record, replay
 from domino_arena.server.cli.admin_client import admin_call, enum_name
-from domino_arena.server.cli.arguments import CliError, Handler, Handlers, server_arguments
+from domino_arena.server.cli.arguments import (
+    CliError,
+    Handler,
+    Handlers,
+    server_arguments,
+    server_extra,
+)
 from domino_arena.server.cli.json_output import json_argument, print_json
-from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.play import provable
-from domino_arena.server.play.tournament import schedule_of
 from domino_arena.v1 import admin_pb2
 
 MAX_LISTED: Final = 1000
@@ -274,8 +279,13 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
     deal id against the schedule too; the games are read a page at a time.
 
     Raises:
-        CliError: no such tournament, it is not over, or the database cannot be opened.
+        CliError: no such tournament, it is not over, or the database cannot be opened; the
+            server extra is not installed (reading a database needs it, asking the referee
+            does not: docs/admin.md, the light install).
     """
+    with server_extra("verify --db"):
+        from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415
+        from domino_arena.server.play.tournament import schedule_of  # noqa: PLC0415
     storage = open_storage(url)
     try:
         t = storage.tournament(tournament_id)

@@ -1,7 +1,7 @@
 """``domino-arena web``: the read-only web face over a referee's database, as its own process.
 
 It opens the database the referee writes (SQLite file or PostgreSQL URL), builds the Starlette
-application of ``server/web`` and serves it with uvicorn until Ctrl-C; with ``--referee`` it
+application of ``server/web`` and serves it with uvicorn until Ctrl-C; with ``--server`` it
 also follows that referee's live matches (its spectator API). The address is printed
 once the socket is bound, so ``--port 0`` (any free port) tells its caller where to look.
 This module imports uvicorn and the web layer at its top: ``main`` imports it only for ``web``.
@@ -48,11 +48,13 @@ def _web_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the port to listen on (default {DEFAULT_PORT}; 0: any free port)",
     )
     parser.add_argument(
-        "--referee",
+        "--server",
         metavar="HOST:PORT",
         help="follow this referee's live matches through its spectator API (no token needed); "
         "without it the live pages say that no referee is connected",
     )
+    # The name this option had before every command called the referee --server (kept working).
+    parser.add_argument("--referee", dest="server", help=argparse.SUPPRESS)
     client_tls_arguments(parser)
     # How `serve` and `round-robin` start this command as their child (server/cli/web_face.py):
     # the socket they bound, and the pipe that ends when they do.
@@ -65,16 +67,16 @@ def _schedule_length(t: StoredTournament) -> int:
 
 
 def _live_source(args: argparse.Namespace) -> LiveSource | None:
-    """The referee of ``--referee`` (with the client TLS options), or None without it."""
+    """The referee of ``--server`` (with the client TLS options), or None without it."""
     tls_flags = (args.tls, args.tls_ca, args.tls_client_cert, args.tls_client_key)
-    if args.referee is None:
+    if args.server is None:
         if any(tls_flags):
-            raise CliError("--tls, --tls-ca, --tls-client-*: they need --referee HOST:PORT")
+            raise CliError("--tls, --tls-ca, --tls-client-*: they need --server HOST:PORT")
         return None
-    host, _, port = args.referee.rpartition(":")
+    host, _, port = args.server.rpartition(":")
     if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise CliError(f"--referee: expected HOST:PORT with a port 1-65535, got {args.referee!r}")
-    return LiveSource(args.referee, tls=channel_tls(args))
+        raise CliError(f"--server: expected HOST:PORT with a port 1-65535, got {args.server!r}")
+    return LiveSource(args.server, tls=channel_tls(args))
 
 
 def _web(args: argparse.Namespace) -> int:

@@ -129,7 +129,7 @@ def start(
         str(sock.fileno()),
         "--lifeline-fd",
         str(read_end),
-        *(("--referee", referee) if referee is not None else ()),
+        *(("--server", referee) if referee is not None else ()),
         *extra,
     ]
     url = address(sock)

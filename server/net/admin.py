@@ -75,7 +75,7 @@ from domino_arena.server.net.admin_tournaments import (
     TournamentStorage,
     arena_call,
 )
-from domino_arena.server.net.wire import connected_bots
+from domino_arena.server.net.live_wire import connected_bots
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -142,7 +142,12 @@ class AdminArena(TournamentArena, Protocol):
     def house(self) -> Mapping[str, object]:
         """The house bots the referee hosts, by name (a course's baselines are some)."""
 
-    async def run_match(self, spec: MatchSpec) -> FinishedMatch: ...
+    @property
+    def running(self) -> Mapping[str, object]:
+        """The matches running now, by id."""
+
+    async def run_match(self, spec: MatchSpec, *, with_caller: bool = False) -> FinishedMatch:
+        """Play ``spec``; ``with_caller``: cancelling this call aborts the match."""
 
     async def start_ladder(
         self,
@@ -215,9 +220,20 @@ class AdminServicer(
         return await self._serve(context, self._run_match, request)
 
     async def _run_match(self, request: admin_pb.RunMatchRequest) -> admin_pb.RunMatchResponse:
+        """Play the match; a call the client cancels (``match run`` stopped by Ctrl-C) aborts
+        it. The client may name it (``match_id``) to show its id before the answer."""
         course = await self._match_course(request)
         spec = dataclasses.replace(match_spec(request, self.arena.lobby), course=course)
-        finished, result = await played(self.arena.run_match, spec)
+        if request.match_id and (
+            spec.match_id in self.arena.running
+            or await self._blocking(self.arena.storage.match, spec.match_id) is not None
+        ):
+            raise RequestError(
+                grpc.StatusCode.ALREADY_EXISTS, f"match_id: a match has the id {spec.match_id}"
+            )
+        finished, result = await played(
+            functools.partial(self.arena.run_match, with_caller=True), spec
+        )
         return admin_pb.RunMatchResponse(
             match_id=spec.match_id, result=result, record=finished.record or ""
         )

@@ -181,6 +181,7 @@ def report_message(report: ComplianceReport) -> admin_pb.CheckBotResponse:
         ],
         passed=report.passed,
         report=str(report),
+        stopped=report.stopped,
     )
 
 

@@ -7,7 +7,9 @@ request is wrong), FAILED_PRECONDITION (not now, e.g. a bot that is not connecte
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
+import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
@@ -63,6 +65,10 @@ LIMITS: Final[dict[str, int]] = {
 }
 """The largest value of each numeric field of the admin API (all are 0 or more; 0 takes the
 default where the proto says so): docs/admin.md and admin.proto state the same ranges."""
+
+
+MATCH_ID: Final = re.compile(r"[0-9a-f]{32}")
+"""A match id a client may choose (``RunMatchRequest.match_id``): the referee's own form."""
 
 
 class RequestError(Exception):
@@ -296,7 +302,7 @@ def match_spec(request: admin_pb.RunMatchRequest, lobby: Roster) -> MatchSpec:
             raise not_now(
                 f"bot '{name}' does not play {game.name} (it plays {', '.join(connection.games)})"
             )
-    return MatchSpec(
+    spec = MatchSpec(
         game=game,
         bots=bots,
         seed=seed,
@@ -305,6 +311,14 @@ def match_spec(request: admin_pb.RunMatchRequest, lobby: Roster) -> MatchSpec:
         max_strikes=max_strikes,
         max_deals=max_deals,
     )
+    if not request.match_id:
+        return spec
+    if not MATCH_ID.fullmatch(request.match_id):
+        raise invalid(
+            f"match_id: expected 32 lowercase hex digits (a uuid4's hex), got "
+            f"{quote(request.match_id[:80])}"
+        )
+    return dataclasses.replace(spec, match_id=request.match_id)
 
 
 async def played(

@@ -16,7 +16,7 @@ from typing import Any, NoReturn, Protocol
 import grpc
 
 from domino_arena.server.net.admin_answers import LadderView, live_ladder_message
-from domino_arena.server.net.wire import connected_bots, live_match_to_proto, spectator_message
+from domino_arena.server.net.live_wire import connected_bots, live_match_to_proto, spectator_message
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     Dropped,

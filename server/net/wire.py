@@ -1,28 +1,16 @@
-"""The protocol forms of the server's own types: time controls, deal modes and what spectators see.
+"""The protocol forms of the server's own settings: time controls and deal modes.
 
 :mod:`domino_arena.sdk.wire` translates the rules' types; these need the server's
-(:class:`~domino_arena.server.play.timecontrol.TimeControl`, the spectator hub's items), which
-the SDK must not import, so they are translated here, once, for every servicer.
+(:class:`~domino_arena.server.play.timecontrol.TimeControl`, the scheduler's deal modes), which
+the SDK must not import, so they are translated here, once, for every servicer and for the
+command line's client. This module imports nothing of the server extra (no database, no trio):
+the light install's client commands use it (docs/admin.md: the light install). What spectators and
+the admin see of live matches is in :mod:`.live_wire`.
 """
 
 from __future__ import annotations
 
-from domino_arena.sdk.wire import (
-    game_to_proto,
-    hand_result_to_proto,
-    match_result_to_proto,
-    spectator_table_to_proto,
-    step_to_proto,
-)
-from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import DealMode
-from domino_arena.server.play.spectators import (
-    LiveMatch,
-    PublicHandEnd,
-    PublicStep,
-    WatchEnd,
-    WatchStart,
-)
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
@@ -63,67 +51,3 @@ def deal_mode_from_proto(value: admin_pb.DealMode.ValueType) -> DealMode | None:
     if value == admin_pb.DEAL_MODE_UNSPECIFIED:
         return DealMode.DUPLICATE
     return _DEAL_MODES_BACK.get(value)
-
-
-def spectator_message(
-    match_id: str, item: WatchStart | PublicStep | PublicHandEnd | WatchEnd
-) -> admin_pb.SpectatorMessage:
-    """Return the message a spectator of ``match_id`` is sent for one of the hub's items."""
-    if isinstance(item, PublicStep):
-        message = admin_pb.SpectatorMessage(
-            event=pb.Event(
-                match_id=match_id,
-                step=step_to_proto(item.entry),
-                scores=item.scores,
-                deal=item.deal,
-            )
-        )
-        if item.table is not None:
-            message.table.CopyFrom(spectator_table_to_proto(item.table))
-        return message
-    if isinstance(item, PublicHandEnd):
-        return admin_pb.SpectatorMessage(
-            hand_end=hand_result_to_proto(item.hand, item.scores, match_id)
-        )
-    if isinstance(item, WatchEnd):
-        return admin_pb.SpectatorMessage(
-            match_end=pb.MatchEnd(
-                match_id=match_id, result=match_result_to_proto(item.result, item.sides)
-            )
-        )
-    spec = item.spec
-    return admin_pb.SpectatorMessage(
-        start=admin_pb.WatchStart(
-            match_id=spec.match_id,
-            game=game_to_proto(spec.game),
-            players=spec.bots,
-            time_control=time_control_to_proto(spec.time_control),
-            tournament_id=spec.tournament_id or "",
-        )
-    )
-
-
-def live_match_to_proto(live: LiveMatch) -> admin_pb.LiveMatch:
-    """Return a watchable match as ``ListLive`` lists it."""
-    spec = live.spec
-    message = admin_pb.LiveMatch(
-        match_id=spec.match_id,
-        game=game_to_proto(spec.game),
-        players=spec.bots,
-        tournament_id=spec.tournament_id or "",
-        steps=live.steps,
-        deal=live.deal,
-        scores=live.scores,
-        watchers=live.watchers,
-    )
-    message.started.FromDatetime(live.started)
-    return message
-
-
-def connected_bots(roster: Roster) -> list[admin_pb.ConnectedBot]:
-    """Every connected bot: its name, the games it plays, the matches it is seated in now."""
-    seated = roster.seated
-    return [
-        admin_pb.ConnectedBot(name=c.name, games=c.games, matches=seated[c.name])
-        for c in roster.connections()
-    ]

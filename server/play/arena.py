@@ -92,6 +92,7 @@ class Arena:
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
+    _abort_details: dict[str, str] = field(default_factory=dict)  # match id -> why, if not shutdown
 
     def __post_init__(self) -> None:
         self.writer = Writer(self.storage)
@@ -107,18 +108,21 @@ class Arena:
             scope.shield = False
         return len(self._saving)
 
-    async def run_match(self, spec: MatchSpec) -> FinishedMatch:
-        """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side).
+    async def run_match(self, spec: MatchSpec, *, with_caller: bool = False) -> FinishedMatch:
+        """Run ``spec`` in the trio nursery and return once it is over and stored (asyncio side);
+        ``with_caller``: cancelling this call aborts the match (RunMatch, docs/admin.md).
 
         Raises:
             NotAcceptingError: the arena is not running.
             MatchAbortedError: the referee shut down during the match.
         """
+        left = functools.partial(self._abort_details.__setitem__, spec.match_id, bridge.CALLER_LEFT)
         return await bridge.in_trio(
             self._check_running(),
             functools.partial(self.play, spec),
             aborted=f"match {spec.match_id} aborted: {SHUTTING_DOWN}",
             name=f"match {spec.match_id}",
+            on_caller_cancelled=left if with_caller else None,
         )
 
     # -- tournaments and ladders (called from asyncio: the admin API, the main job) -------------
@@ -440,10 +444,8 @@ class Arena:
         return await bridge.in_trio(self._check_running(), job)
 
     async def play(self, spec: MatchSpec) -> FinishedMatch:
-        """Play ``spec`` and store it (trio side); return once it is stored.
-
-        The match has its own error boundary: a failure of ours voids it. Cancellation aborts
-        it (its bots are told) and propagates; an aborted match is not stored.
+        """Play ``spec`` and store it (trio side); return once it is stored. Its own error
+        boundary: a failure of ours voids it; cancellation aborts it (bots told, not stored).
 
         Raises:
             Exception: the finished match could not be stored (the storage's error).
@@ -501,16 +503,14 @@ class Arena:
                 detail=f"the referee failed: {type(exc).__name__}: {exc}",
             )
             finished = FinishedMatch(spec, void, None, (0,) * len(spec.bots))
-        except BaseException:  # cancelled: the referee is shutting down
+        except BaseException:  # cancelled: the referee is shutting down, or the caller left
+            why = self._abort_details.pop(spec.match_id, SHUTTING_DOWN)
             aborted = MatchResult(
-                Termination.ABORTED,
-                None,
-                (0,) * len(spec.game.sides),
-                detail=SHUTTING_DOWN,
+                Termination.ABORTED, None, (0,) * len(spec.game.sides), detail=why
             )
             for seat in seats:
                 seat.end(aborted)
-            LOG.info("match aborted: id=%s", spec.match_id)
+            LOG.info("match aborted: id=%s detail=%r", spec.match_id, aborted.detail)
             metrics.match_ended(game_name, Termination.ABORTED)
             self.spectators.ended(spec.match_id, aborted)
             raise
@@ -538,6 +538,7 @@ class Arena:
             self.spectators.ended(spec.match_id, finished.result)
         if spec.tournament_id is not None:
             metrics.tournament_game(game_name)
+        self._abort_details.pop(spec.match_id, None)  # its caller left as it was being stored
         LOG.info(
             "match ended: id=%s termination=%s winner=%s scores=%s%s",
             spec.match_id,

@@ -2,8 +2,10 @@
 
 The gRPC handlers run in asyncio; matches, checks and tournaments run in trio, a guest on the
 same thread (DESIGN.md decision 10). :func:`in_trio` starts a job in the nursery and awaits a
-future it settles. The job owns itself: cancelling the awaiting call (the admin went away)
-does not stop it; a job cancelled by the shutdown settles :class:`MatchAbortedError`.
+future it settles. By default the job owns itself: cancelling the awaiting call (the admin went
+away) does not stop it. A job started with ``on_caller_cancelled`` is cancelled with its caller
+instead (``match run`` stopped by Ctrl-C aborts its match, docs/admin.md); a job cancelled so,
+or by the shutdown, settles :class:`MatchAbortedError`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Final, TypeVar
 import trio
 
 SHUTTING_DOWN: Final = "referee shutting down"
+CALLER_LEFT: Final = "cancelled: the client that started it stopped (e.g. Ctrl-C on 'match run')"
+"""Why a match that was cancelled with its caller (``on_caller_cancelled``) was aborted."""
 
 T = TypeVar("T")
 
@@ -33,8 +37,12 @@ async def in_trio(
     *,
     aborted: str = SHUTTING_DOWN,
     name: str | None = None,
+    on_caller_cancelled: Callable[[], None] | None = None,
 ) -> T:
     """Run the trio function ``job`` in ``nursery``; return what it returns (asyncio side).
+
+    ``on_caller_cancelled``: if given, cancelling the awaiting call also cancels ``job`` (it is
+    called first, while the job still runs, to say why); None lets the job run on.
 
     Raises:
         MatchAbortedError: the job was cancelled (the referee shut down); ``aborted`` is its
@@ -42,20 +50,28 @@ async def in_trio(
         Exception: what ``job`` raised.
     """
     done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+    scope = trio.CancelScope()
 
     async def task() -> None:
-        try:
-            result = await job()
-        except Exception as exc:
-            if not done.done():  # the loop is closing, or nobody waits any more
-                done.set_exception(exc)
-        except BaseException:
-            if not done.done():
-                done.set_exception(MatchAbortedError(aborted))
-            raise
-        else:
-            if not done.done():
-                done.set_result(result)
+        with scope:  # cancelled only for a caller that went away: the task ends quietly then
+            try:
+                result = await job()
+            except Exception as exc:
+                if not done.done():  # the loop is closing, or nobody waits any more
+                    done.set_exception(exc)
+            except BaseException:
+                if not done.done():
+                    done.set_exception(MatchAbortedError(aborted))
+                raise
+            else:
+                if not done.done():
+                    done.set_result(result)
 
     nursery.start_soon(task, name=name)
-    return await asyncio.shield(done)
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        if on_caller_cancelled is not None and not done.done():
+            on_caller_cancelled()
+            scope.cancel()  # trio is a guest on this thread: its scopes may be cancelled here
+        raise

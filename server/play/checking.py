@@ -20,7 +20,8 @@ fault the core charges the bot becomes a :class:`~domino_arena.sdk.testing.Failu
 the bot answered and the legal set of that request. Nothing is stored or rated.
 
 The report is sdk.testing's :class:`~domino_arena.sdk.testing.ComplianceReport`, so it reads
-as the local check's does.
+as the local check's does; as the local check, it stops early when the bot fails the same way
+again and again (:class:`~domino_arena.sdk.compliance.Streak`) and says so in one line.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Final
 
 import trio
 
+from domino_arena.sdk.compliance import Streak
 from domino_arena.sdk.match.bot_errors import BotError
 from domino_arena.sdk.match.notices import FaultNotice, Step
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, MatchResult, Termination
@@ -98,17 +100,25 @@ async def check_connected(bot: str, plan: CheckPlan, seat_of: SeatOf) -> Complia
     is asked of it.
     """
     check = _Check(bot, plan, seat_of)
+    streak = Streak()
+    stopped = ""
     for game in plan.configurations:
+        if stopped:
+            break
         check.names.append(game.describe())
         for position in sample_positions(game, plan.positions, plan.seed):
             if check.gone:
                 break
             check.asked += 1
-            check.failures += await check.position(game, position)
-        if plan.full_games and not check.gone:
+            found = await check.position(game, position)
+            check.failures += found
+            if stopped := streak.add(found):
+                break
+        if plan.full_games and not check.gone and not stopped:
             found, finished = await check.game(game)
             check.failures += found
             check.played += finished
+            stopped = streak.add(found)
     return ComplianceReport(
         bot=f"connected bot '{bot}'",
         configurations=tuple(check.names),
@@ -117,6 +127,7 @@ async def check_connected(bot: str, plan: CheckPlan, seat_of: SeatOf) -> Complia
         time_limit=plan.time_limit,
         slowest=check.slowest,
         failures=tuple(check.failures),
+        stopped=stopped,
     )
 
 

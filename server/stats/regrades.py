@@ -5,8 +5,10 @@ web page say it (docs/courses.md: deadlines and regrading)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from domino_arena.server.store.tournaments import StoredTournament
+if TYPE_CHECKING:  # types only: the client's light install (no SQLAlchemy) imports this module
+    from domino_arena.server.store.tournaments import StoredTournament
 
 
 def fresh_deals(regrade: StoredTournament, original: StoredTournament | None) -> bool:

@@ -12,14 +12,13 @@ from typing import Final
 
 import sqlalchemy as sa
 
+# Re-exported (mypy's explicit form): the store's modules and the referee read it from here.
+from domino_arena.server.store.names import HOUSE_PREFIX as HOUSE_PREFIX  # noqa: PLC0414
+
 METADATA: Final = sa.MetaData()
 
 DEFAULT_COURSE: Final = "default"
 """The course of every bot, match and tournament made without one: a single-user install."""
-HOUSE_PREFIX: Final = "house:"
-"""A seat named ``house:NAME`` is the house bot NAME hosted by the referee (practice matches,
-checks, a course's frozen baselines): no registered bot can be called so (a bot name has no
-':'). Every layer that tells such seats apart reads this one constant."""
 
 BOTS: Final = sa.Table(
     "bots",

@@ -235,7 +235,7 @@ def create_app(
         tournament_total: the number of games of a tournament's schedule, for its progress
             (``domino-arena web`` passes play's schedule); without it a page shows the games
             stored so far only.
-        live: the referee's live matches (``domino-arena web --referee``): the live pages,
+        live: the referee's live matches (``domino-arena web --server``): the live pages,
             the home page's live matches and the bot page's connection state; without it the
             live pages say that no referee is connected.
         sessions: signs the course pages' sessions and CSRF tokens (a random key by default).

@@ -1,7 +1,7 @@
 """The live pages: ``/live`` (what the referee plays now), ``/live/{id}`` (one match, drawn on the
 server) and ``/api/live/{id}/events`` (its server-sent events), over a :class:`LiveSource`.
 
-Without a live source (``domino-arena web`` without ``--referee``) the pages say so with a 200
+Without a live source (``domino-arena web`` without ``--server``) the pages say so with a 200
 and their JSON has ``"referee": null``; the event stream, which cannot work then, is a 503.
 
 An event is ``event: NAME`` and one ``data:`` line of JSON (:func:`sse_json`: ``<``, ``>`` and
@@ -31,7 +31,7 @@ from domino_arena.server.web.scoped import PublicNames
 
 API: Final = "/api"
 NO_REFEREE: Final = (
-    "No referee is connected: this web face was started without --referee, so it shows "
+    "No referee is connected: this web face was started without --server, so it shows "
     "stored matches only."
 )
 RETRY_MS: Final = 5000

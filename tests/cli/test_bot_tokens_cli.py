@@ -195,7 +195,7 @@ def test_bot_run_stops_with_the_reason_when_its_token_is_rotated(
         storage.close()
     assert (code, out) == (2, "")
     assert (
-        "bot 'alice' stops, refused by the referee (not reconnecting): referee: UNAUTHENTICATED: "
-        "token rotated: an admin gave bot 'alice' a new token" in err
+        f"domino-arena: error: bot 'alice' stopped: the referee at {referee.address} refused "
+        "it: token rotated: an admin gave bot 'alice' a new token" in err
     )
     assert len(rotations) == 1

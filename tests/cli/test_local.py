@@ -118,7 +118,7 @@ def test_play_uses_the_target_rule_and_generic_options(capsys: pytest.CaptureFix
     assert out.startswith("Passing Game, 3 players, to 61; seed 1, first seat ")
     code, out, _ = cli(
         capsys,
-        "play passing -o players=4 --option partnerships=true"
+        "play passing --option players=4 --option partnerships=true"
         " --bots random,random,random,random --seed 1 --quiet",
     )
     assert code == 0
@@ -156,7 +156,9 @@ def test_first_seat_picks_the_starter(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_quiet_prints_only_the_result(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli(capsys, "play passing --bots random,random --seed 5 -o players=2 --quiet")
+    code, out, _ = cli(
+        capsys, "play passing --bots random,random --seed 5 --option players=2 --quiet"
+    )
     assert code == 0
     lines = out.splitlines()
     assert re.fullmatch(r"Passing Game, 2 players, to 101; seed 5, first seat [01]", lines[0])
@@ -189,7 +191,7 @@ def test_play_adjudicates_at_max_deals_and_the_record_replays(
 
 def test_moon_refuses_the_retired_deal_limit_option(capsys: pytest.CaptureFixture[str]) -> None:
     message = one_error(
-        capsys, ["play", "moon", "--bots", "random,random,random", "-o", "deal_limit=50"]
+        capsys, ["play", "moon", "--bots", "random,random,random", "--option", "deal_limit=50"]
     )
     assert "moon: option 'deal_limit' is retired (got '50')" in message
     assert "max_deals" in message
@@ -279,15 +281,15 @@ def one_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
             "passing: target_rule must be one of gamerules, pagat, got 'house'",
         ),
         (
-            ["play", "passing", "-o", "colour=red", "--bots", "random,random"],
+            ["play", "passing", "--option", "colour=red", "--bots", "random,random"],
             "passing: unknown option 'colour' (options: players, partnerships, target_rule)",
         ),
         (
-            ["play", "passing", "-o", "players", "--bots", "random,random"],
+            ["play", "passing", "--option", "players", "--bots", "random,random"],
             "--option: expected KEY=VALUE, got 'players'",
         ),
         (
-            ["play", "passing", "-o", "players=many", "--bots", "random,random"],
+            ["play", "passing", "--option", "players=many", "--bots", "random,random"],
             "passing: option 'players' must be int, got 'many'",
         ),
         (

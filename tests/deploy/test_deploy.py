@@ -352,7 +352,7 @@ def test_compose_runs_the_web_face_apart_on_the_same_database_following_the_refe
     args = build_parser().parse_args(web["command"])
     assert args.command == "web"
     assert (args.host, args.port) == ("0.0.0.0", WEB_PORT)
-    assert args.referee == f"referee:{GRPC_PORT}"
+    assert args.server == f"referee:{GRPC_PORT}"
     assert (
         web["environment"]["DOMINO_ARENA_DB"]
         == services["referee"]["environment"]["DOMINO_ARENA_DB"]
@@ -817,7 +817,7 @@ def test_the_web_deployment_runs_the_web_command_against_the_referee_service() -
     assert args.command == "web"
     assert (args.host, args.port) == ("0.0.0.0", WEB_PORT)
     referee_service = k8s_objects()["Service"]
-    assert args.referee == f"{referee_service['metadata']['name']}:{GRPC_PORT}"
+    assert args.server == f"{referee_service['metadata']['name']}:{GRPC_PORT}"
     assert web_container()["image"] == container()["image"]
 
 

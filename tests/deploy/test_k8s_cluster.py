@@ -295,7 +295,7 @@ def test_bots_dial_the_gateways_and_everyone_else_the_hosts() -> None:
         assert annotations["prometheus.io/scrape"] == "true"
         assert int(annotations["prometheus.io/port"]) == METRICS_PORT
     web_args = container(workload("web"))["args"]
-    assert flag(web_args, "--referee") == f"domino-arena-gateway:{GRPC_PORT}"
+    assert flag(web_args, "--server") == f"domino-arena-gateway:{GRPC_PORT}"
 
 
 def test_the_nats_url_the_pods_get_reaches_the_nats_client_service() -> None:
@@ -530,7 +530,7 @@ def test_the_web_face_is_the_single_referees_but_follows_the_gateways() -> None:
     expected = copy.deepcopy(load_all(K8S / "web.yaml"))
     deployment, _, _, policy = expected
     args = container(deployment)["args"]
-    args[args.index("--referee") + 1] = f"domino-arena-gateway:{GRPC_PORT}"
+    args[args.index("--server") + 1] = f"domino-arena-gateway:{GRPC_PORT}"
     for rule in policy["spec"]["egress"]:
         for peer in rule.get("to", []):
             peer["podSelector"]["matchLabels"][COMPONENT] = "gateway"

@@ -91,9 +91,16 @@ def test_check_of_a_broken_bot_fails_naming_the_fault(served: Served) -> None:
         finally:
             bot.close()
     assert code == 1, output
-    assert "connected bot 'wrong': FAILED" in output
+    # the progress (the games it plays, one at a time), then the report: three illegal answers
+    # in a row, and the check stops there rather than asking every position
+    assert output.startswith("checking 'wrong' in passing (1/1)\n")
+    assert "connected bot 'wrong': FAILED (3 failures)" in output
     assert "illegal: Passing Game" in output
     assert "returned: 'bid 4'" in output and "legal:" in output
+    assert output.endswith(
+        "stopped early: 3 asks in a row failed the same way (illegal); fix that first, then "
+        "check again"
+    )
 
 
 def test_practice_against_house_bots_is_stored_unrated(served: Served) -> None:

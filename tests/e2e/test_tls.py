@@ -10,7 +10,6 @@ client with another CA gets one clear sentence, from the CLI and from the SDK; w
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,13 +275,17 @@ def test_the_sdk_reads_its_token_and_ca_from_files_before_dialling(tmp_path: Pat
     def new_bot() -> Bot:
         return make_bot("greedy", 1)
 
-    with pytest.raises(ValueError, match=r"token=\.\.\. or token_file=\.\.\., not both"):
+    with pytest.raises(runner.BotStopped, match=r"token=\.\.\. or token_file=\.\.\., not both"):
         runner.run(new_bot, name="alice", token="t", token_file="f", log_level=None)
     missing = tmp_path / "nope"
-    with pytest.raises(TlsConfigError, match=f"token file: cannot read {re.escape(str(missing))}"):
+    with pytest.raises(runner.BotStopped) as stopped:
         runner.run(new_bot, name="alice", token_file=str(missing), log_level=None)
-    with pytest.raises(TlsConfigError, match=f"--tls-ca: cannot read {re.escape(str(missing))}"):
+    assert isinstance(stopped.value.error, TlsConfigError)
+    assert f"bot 'alice' not started: token file: cannot read {missing}" in str(stopped.value)
+    with pytest.raises(runner.BotStopped) as stopped:
         runner.run(new_bot, name="alice", token="t", tls_ca=str(missing), log_level=None)
+    assert isinstance(stopped.value.error, TlsConfigError)
+    assert f"--tls-ca: cannot read {missing}" in str(stopped.value)
     (tmp_path / "not.pem").write_text("hello")
     with pytest.raises(TlsConfigError, match="is not a PEM file"):
         ClientTls.load(str(tmp_path / "not.pem"))

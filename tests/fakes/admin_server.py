@@ -74,8 +74,10 @@ class FakeArena:
     live: dict[str, Progress] = field(default_factory=dict)
     calls: list[tuple[str, str]] = field(default_factory=list)
     specs: list[MatchSpec] = field(default_factory=list)
+    running: dict[str, list[Any]] = field(default_factory=dict)
+    """As the arena's (match id -> seats): always empty, matches end at once here."""
 
-    async def run_match(self, spec: MatchSpec) -> FinishedMatch:
+    async def run_match(self, spec: MatchSpec, *, with_caller: bool = False) -> FinishedMatch:
         self.specs.append(spec)
         scores = (101,) + (0,) * (len(spec.game.sides) - 1)
         return FinishedMatch(

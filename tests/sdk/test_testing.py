@@ -189,7 +189,14 @@ def test_a_bot_answering_text_is_told_it_is_not_an_action() -> None:
             return str(observation.legal_actions[0])
 
     report = check_bot(Texts, games=["straight"], positions=2, full_games=False)
-    assert report.positions == 2 * 4 and report.games == 0
+    # The same problem three asks in a row: the check stops there (sdk/compliance.py, Streak).
+    assert report.positions == 3 and report.games == 0 and len(report.failures) == 3
+    assert len(report.configurations) == 2
+    assert report.stopped == (
+        "stopped early: 3 asks in a row failed the same way (not an action); fix that first, "
+        "then check again"
+    )
+    assert str(report).endswith("\n  " + report.stopped)
     assert {f.problem for f in report.failures} == {"not an action"}
     failure = report.failures[0]
     assert failure.message == "choose returned a str, not an Action " + (
@@ -307,8 +314,13 @@ def test_main_passes_a_good_bot_and_fails_a_bad_one(
     assert main([f"{bot_file}:Good", *args]) == 0
     assert "Good 'good': PASSED" in capsys.readouterr().out
     assert main([f"{bot_file}:Bad", *args, "--no-games"]) == 1
-    out = capsys.readouterr().out
-    assert "FAILED (8 failures)" in out and "illegal: Passing Game, 2 players" in out
+    out, err = capsys.readouterr()
+    assert "FAILED (3 failures)" in out and "illegal: Passing Game, 2 players" in out
+    assert "stopped early: 3 asks in a row failed the same way (illegal)" in out
+    assert err.splitlines() == [  # the progress, one line per configuration checked
+        "checking Passing Game, 2 players, to 101 (1/4)",
+        "checking Passing Game, 3 players, to 101 (2/4)",
+    ]
     assert main([f"{bot_file}:Missing"]) == 2
     assert "has no attribute 'Missing'" in capsys.readouterr().err
     assert main(["no_such_module_here:Bot"]) == 2

@@ -45,7 +45,7 @@ from domino_arena.sdk.rules import (
 from domino_arena.sdk.wire import ConversionError, game_from_proto, spectator_table_from_proto
 from domino_arena.sdk.wire import spectator_table_to_proto as table_to_proto
 from domino_arena.sdk.wire.observations import observation_to_proto
-from domino_arena.server.net.wire import spectator_message
+from domino_arena.server.net.live_wire import spectator_message
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.spectators import (
     Dropped,

@@ -74,7 +74,7 @@ def test_web_with_a_referee_serves_its_live_matches(tmp_path: Path) -> None:
     game = make_game("passing")
     spec = MatchSpec(game=game, bots=("alice", "bob"), seed=1, time_control=TimeControl())
     referee.call(lambda: referee.hub.started(spec))
-    web = Process(command("web", "--db", db, "--port", "0", "--referee", referee.address), tmp_path)
+    web = Process(command("web", "--db", db, "--port", "0", "--server", referee.address), tmp_path)
     try:
         address = web.wait_line(START_LINE).split("web face on ", 1)[1].split()[0]
         direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -95,9 +95,11 @@ def test_web_with_a_referee_serves_its_live_matches(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--tls"], "--tls, --tls-ca, --tls-client-*: they need --referee HOST:PORT"),
-        (["--referee", "nowhere"], "--referee: expected HOST:PORT with a port 1-65535, got"),
-        (["--referee", "host:0"], "--referee: expected HOST:PORT with a port 1-65535, got"),
+        (["--tls"], "--tls, --tls-ca, --tls-client-*: they need --server HOST:PORT"),
+        (["--server", "nowhere"], "--server: expected HOST:PORT with a port 1-65535, got"),
+        (["--server", "host:0"], "--server: expected HOST:PORT with a port 1-65535, got"),
+        # the option's old name, kept working (hidden from --help)
+        (["--referee", "host:0"], "--server: expected HOST:PORT with a port 1-65535, got"),
     ],
 )
 def test_referee_options_that_do_not_fit_are_refused(

@@ -223,6 +223,7 @@ class RunMatchRequest(_message.Message):
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     MAX_DEALS_FIELD_NUMBER: _builtins.int
     COURSE_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
     has_seed: _builtins.bool
     seed: _builtins.int
     fault_policy: _referee_pb2.FaultPolicy.ValueType
@@ -235,6 +236,11 @@ class RunMatchRequest(_message.Message):
     course: _builtins.str
     """The course the match is stored in (its bots must belong to it); empty: the bots' course
     (the default course for the admin), an organizer's own course.
+    """
+    match_id: _builtins.str
+    """The match's id, chosen by the client so it can show it before the answer: 32 lowercase hex
+    digits (a uuid4's hex), not used by another match; empty: the referee picks one. Cancelling
+    the call aborts the match (not stored; its bots are told and freed).
     """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
@@ -258,10 +264,11 @@ class RunMatchRequest(_message.Message):
         max_strikes: _builtins.int = ...,
         max_deals: _builtins.int = ...,
         course: _builtins.str = ...,
+        match_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "course", b"course", "fault_policy", b"fault_policy", "game", b"game", "has_seed", b"has_seed", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "course", b"course", "fault_policy", b"fault_policy", "game", b"game", "has_seed", b"has_seed", "match_id", b"match_id", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2623,6 +2630,7 @@ class CheckBotResponse(_message.Message):
     FAILURES_FIELD_NUMBER: _builtins.int
     PASSED_FIELD_NUMBER: _builtins.int
     REPORT_FIELD_NUMBER: _builtins.int
+    STOPPED_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     positions: _builtins.int
     """positions the bot was asked about"""
@@ -2634,6 +2642,10 @@ class CheckBotResponse(_message.Message):
     passed: _builtins.bool
     report: _builtins.str
     """the report as text, as `python -m domino_arena.sdk.testing` prints it"""
+    stopped: _builtins.str
+    """Why the check stopped before the end (the bot failed the same way 3 asks in a row: it was
+    asked no further); empty when it ran to the end
+    """
     @_builtins.property
     def configurations(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -2650,10 +2662,11 @@ class CheckBotResponse(_message.Message):
         failures: _abc.Iterable[Global___CheckFailure] | None = ...,
         passed: _builtins.bool = ...,
         report: _builtins.str = ...,
+        stopped: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "configurations", b"configurations", "failures", b"failures", "games", b"games", "passed", b"passed", "positions", b"positions", "report", b"report", "slowest", b"slowest", "time_limit_ms", b"time_limit_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "configurations", b"configurations", "failures", b"failures", "games", b"games", "passed", b"passed", "positions", b"positions", "report", b"report", "slowest", b"slowest", "stopped", b"stopped", "time_limit_ms", b"time_limit_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -37,8 +37,8 @@ from nats.aio.msg import Msg
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import LadderView
 from domino_arena.server.net.cluster.broker import Broker
+from domino_arena.server.net.live_wire import spectator_message
 from domino_arena.server.net.spectators import MatchLookup, live_response, not_watchable
-from domino_arena.server.net.wire import spectator_message
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     MAX_PENDING,

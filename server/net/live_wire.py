@@ -1,0 +1,91 @@
+"""The protocol forms of live matches: what spectators are sent, ``ListLive`` and
+``ListConnected`` (the spectator hub's items and the roster, translated once for every servicer).
+
+Apart from :mod:`.wire` because the hub and the roster belong to the referee: the command line's
+client imports :mod:`.wire` on the light install, never this.
+"""
+
+from __future__ import annotations
+
+from domino_arena.sdk.wire import (
+    game_to_proto,
+    hand_result_to_proto,
+    match_result_to_proto,
+    spectator_table_to_proto,
+    step_to_proto,
+)
+from domino_arena.server.net.wire import time_control_to_proto
+from domino_arena.server.play.roster import Roster
+from domino_arena.server.play.spectators import (
+    LiveMatch,
+    PublicHandEnd,
+    PublicStep,
+    WatchEnd,
+    WatchStart,
+)
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import referee_pb2 as pb
+
+
+def spectator_message(
+    match_id: str, item: WatchStart | PublicStep | PublicHandEnd | WatchEnd
+) -> admin_pb.SpectatorMessage:
+    """Return the message a spectator of ``match_id`` is sent for one of the hub's items."""
+    if isinstance(item, PublicStep):
+        message = admin_pb.SpectatorMessage(
+            event=pb.Event(
+                match_id=match_id,
+                step=step_to_proto(item.entry),
+                scores=item.scores,
+                deal=item.deal,
+            )
+        )
+        if item.table is not None:
+            message.table.CopyFrom(spectator_table_to_proto(item.table))
+        return message
+    if isinstance(item, PublicHandEnd):
+        return admin_pb.SpectatorMessage(
+            hand_end=hand_result_to_proto(item.hand, item.scores, match_id)
+        )
+    if isinstance(item, WatchEnd):
+        return admin_pb.SpectatorMessage(
+            match_end=pb.MatchEnd(
+                match_id=match_id, result=match_result_to_proto(item.result, item.sides)
+            )
+        )
+    spec = item.spec
+    return admin_pb.SpectatorMessage(
+        start=admin_pb.WatchStart(
+            match_id=spec.match_id,
+            game=game_to_proto(spec.game),
+            players=spec.bots,
+            time_control=time_control_to_proto(spec.time_control),
+            tournament_id=spec.tournament_id or "",
+        )
+    )
+
+
+def live_match_to_proto(live: LiveMatch) -> admin_pb.LiveMatch:
+    """Return a watchable match as ``ListLive`` lists it."""
+    spec = live.spec
+    message = admin_pb.LiveMatch(
+        match_id=spec.match_id,
+        game=game_to_proto(spec.game),
+        players=spec.bots,
+        tournament_id=spec.tournament_id or "",
+        steps=live.steps,
+        deal=live.deal,
+        scores=live.scores,
+        watchers=live.watchers,
+    )
+    message.started.FromDatetime(live.started)
+    return message
+
+
+def connected_bots(roster: Roster) -> list[admin_pb.ConnectedBot]:
+    """Every connected bot: its name, the games it plays, the matches it is seated in now."""
+    seated = roster.seated
+    return [
+        admin_pb.ConnectedBot(name=c.name, games=c.games, matches=seated[c.name])
+        for c in roster.connections()
+    ]

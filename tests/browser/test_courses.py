@@ -3,36 +3,12 @@ its page with the token shown once; the organizer signs in, sees the bot and sig
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-
-import pytest
 from playwright.sync_api import Page, expect
 
-from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store.bots import BotCheck
-from tests.browser.harness import artifacts_dir, serve
-from tests.fakes.course_site import PUBLIC, PUBLIC_BOTS, Courses, fill_courses
-from tests.fakes.web import web_app
-
-
-@dataclass(frozen=True)
-class CourseServer:
-    storage: RatedStorage
-    courses: Courses
-    url: str
-
-
-@pytest.fixture(scope="module")
-def course_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseServer]:
-    path: Path = tmp_path_factory.mktemp("browser-courses") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    with serve(web_app(storage)) as url:
-        yield CourseServer(storage, made, url)
-    storage.close()
+from tests.browser.conftest import CourseServer
+from tests.browser.harness import artifacts_dir
+from tests.fakes.course_site import PUBLIC, PUBLIC_BOTS
 
 
 def test_a_student_registers_and_the_organizer_sees_the_bot(

@@ -3,41 +3,25 @@ and the crash of its ``choose``, with the exception's text, one row for all its 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from domino_arena.server.ladder.ratings_store import RatedStorage
-from tests.browser.harness import artifacts_dir, serve
+from tests.browser.conftest import CourseServer
+from tests.browser.harness import artifacts_dir
 from tests.fakes.bots import CRASH_MESSAGE
-from tests.fakes.course_site import PUBLIC, Courses, add_crashes, fill_courses
-from tests.fakes.web import web_app
+from tests.fakes.course_site import PUBLIC, add_crashes
 
 CRASHES: Final = 4
 """Games in which ada-bot crashes (3 bot errors each)."""
 
 
-@dataclass(frozen=True)
-class CourseServer:
-    storage: RatedStorage
-    courses: Courses
-    url: str
-
-
 @pytest.fixture(scope="module")
-def course_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseServer]:
-    path: Path = tmp_path_factory.mktemp("browser-my-bot") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    add_crashes(storage, "ada-bot", "bea-bot", CRASHES)
-    with serve(web_app(storage)) as url:
-        yield CourseServer(storage, made, url)
-    storage.close()
+def crashed(course_server: CourseServer) -> CourseServer:
+    """The course site with ada-bot's crashes stored before any page is asked for."""
+    add_crashes(course_server.storage, "ada-bot", "bea-bot", CRASHES)
+    return course_server
 
 
 def sign_in(page: Page, server: CourseServer, bot: str) -> None:
@@ -51,13 +35,13 @@ def sign_in(page: Page, server: CourseServer, bot: str) -> None:
 
 
 def test_a_student_sees_the_rating_and_the_crash_of_their_bot(
-    course_server: CourseServer, page: Page
+    crashed: CourseServer, page: Page
 ) -> None:
-    board = page.request.get(f"{course_server.url}/api/courses/{PUBLIC}").json()["boards"][0]
+    board = page.request.get(f"{crashed.url}/api/courses/{PUBLIC}").json()["boards"][0]
     rows = board["official"]["rows"]
     (row,) = [r for r in rows if r["bot"] == "ada-bot"]
 
-    sign_in(page, course_server, "ada-bot")
+    sign_in(page, crashed, "ada-bot")
     standing = page.locator("table.standing tbody tr")
     expect(standing).to_have_count(1)
     expect(standing.locator(".rating")).to_have_text(row["text"])  # "1620", or "≥ 1400"

@@ -21,16 +21,11 @@ import pytest
 
 from domino_arena.sdk import run_async
 from domino_arena.sdk.match.records import parse_record, replay
-from domino_arena.sdk.rules import make_game
-from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.bots import CRASH_MESSAGE, Crashing
-from tests.fakes.referee_server import WAIT, RawBot, Referee, first_legal
+from tests.fakes.referee_server import WAIT, RawBot, Referee, first_legal, passing_match
 
-SLOW: Final = pb.TimeControl(move_ms=600_000, bank_ms=0, grace_ms=0)
-"""No reply is ever late: a fault here is the bot's error, never its clock."""
 REASON: Final = f"ValueError: {CRASH_MESSAGE}"
 
 
@@ -40,17 +35,6 @@ def storage(tmp_path: Path) -> Iterator[RatedStorage]:
     storage.open()
     yield storage
     storage.close()
-
-
-def passing(*bots: str, policy: pb.FaultPolicy.ValueType) -> admin_pb.RunMatchRequest:
-    return admin_pb.RunMatchRequest(
-        game=game_to_proto(make_game("passing")),
-        bots=bots,
-        has_seed=True,
-        seed=11,
-        time_control=SLOW,
-        fault_policy=policy,
-    )
 
 
 class SdkBot:
@@ -109,7 +93,7 @@ def test_a_crash_in_choose_is_a_bot_error_everywhere(
     try:
         referee.connect("house", tokens["house"])
         response = referee.admin.RunMatch(
-            passing("student", "house", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
+            passing_match("student", "house", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
         )
     finally:
         student.close()
@@ -139,7 +123,7 @@ def test_a_bot_plays_on_after_its_errors_under_substitute(storage: RatedStorage)
     try:
         referee.connect("house", tokens["house"])
         response = referee.admin.RunMatch(
-            passing("student", "house", policy=pb.FAULT_POLICY_SUBSTITUTE), timeout=WAIT
+            passing_match("student", "house", policy=pb.FAULT_POLICY_SUBSTITUTE), timeout=WAIT
         )
     finally:
         student.close()
@@ -180,7 +164,7 @@ def test_a_hostile_error_is_escaped_and_bounded_and_both_fields_are_malformed(
         raw = referee.connect("raw", tokens["raw"], policy=hostile)
         referee.connect("house", tokens["house"])
         response = referee.admin.RunMatch(
-            passing("raw", "house", policy=pb.FAULT_POLICY_SUBSTITUTE), timeout=WAIT
+            passing_match("raw", "house", policy=pb.FAULT_POLICY_SUBSTITUTE), timeout=WAIT
         )
         faults = [m.fault for m in raw.messages("fault")]
     finally:

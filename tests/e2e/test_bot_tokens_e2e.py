@@ -14,23 +14,17 @@ import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
 
 import grpc
 import pytest
 
 from domino_arena.sdk import AuthenticationError, run_async
 from domino_arena.sdk.match.records import parse_record
-from domino_arena.sdk.rules import make_game
-from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.bots import FirstLegal
-from tests.fakes.referee_server import WAIT, Ended, RawBot, Referee, first_legal
-
-SLOW: Final = pb.TimeControl(move_ms=600_000, bank_ms=0, grace_ms=0)
-"""No move can time out while a test looks: a fault in these matches is the withdrawn token's."""
+from tests.fakes.referee_server import WAIT, Ended, RawBot, Referee, first_legal, passing_match
 
 
 @pytest.fixture
@@ -39,17 +33,6 @@ def storage(tmp_path: Path) -> Iterator[RatedStorage]:
     storage.open()
     yield storage
     storage.close()
-
-
-def passing(*bots: str, policy: pb.FaultPolicy.ValueType) -> admin_pb.RunMatchRequest:
-    return admin_pb.RunMatchRequest(
-        game=game_to_proto(make_game("passing")),
-        bots=bots,
-        has_seed=True,
-        seed=11,
-        time_control=SLOW,
-        fault_policy=policy,
-    )
 
 
 def revoked(bot: RawBot, words: str) -> None:
@@ -88,7 +71,7 @@ def test_rotation_closes_the_stream_refuses_the_old_token_and_admits_the_new(
         referee.connect("alice", rotated.token)
         referee.connect("bob", bob)
         response = referee.admin.RunMatch(
-            passing("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
+            passing_match("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
         )
         assert response.result.termination == pb.TERMINATION_NORMAL
         listed = referee.admin.ListBots(admin_pb.ListBotsRequest(), timeout=WAIT)
@@ -106,7 +89,7 @@ def test_disable_refuses_until_enabled_and_delete_for_good_keeping_the_matches(
         alice = referee.connect("alice", tokens["alice"])
         referee.connect("bob", tokens["bob"])
         played = referee.admin.RunMatch(
-            passing("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
+            passing_match("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
         )
         referee.admin.DisableBot(admin_pb.DisableBotRequest(name="alice"), timeout=WAIT)
         revoked(alice, "bot disabled: an admin disabled bot 'alice'")
@@ -162,7 +145,7 @@ def test_a_rotated_bots_seat_in_a_running_match_is_forfeited_by_the_policy(
         alice = referee.connect("alice", tokens["alice"], policy=hold)
         referee.connect("bob", tokens["bob"], policy=first_legal)
         future = referee.admin.RunMatch.future(
-            passing("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
+            passing_match("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
         )
         assert asked.wait(WAIT)
         referee.admin.RotateBotToken(admin_pb.RotateBotTokenRequest(name="alice"), timeout=WAIT)
@@ -189,7 +172,7 @@ def test_a_rotated_bot_back_with_its_new_token_within_the_grace_resumes_its_seat
         alice = referee.connect("alice", tokens["alice"], policy=hold)
         referee.connect("bob", tokens["bob"], policy=first_legal)
         future = referee.admin.RunMatch.future(
-            passing("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
+            passing_match("alice", "bob", policy=pb.FAULT_POLICY_FORFEIT), timeout=WAIT
         )
         assert asked.wait(WAIT)
         rotated = referee.admin.RotateBotToken(

@@ -21,6 +21,8 @@ from typing import Any, Final
 
 import grpc
 
+from domino_arena.sdk.rules import make_game
+from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.app import ROLE_GATEWAY, App, Config
 from domino_arena.server.app_gateway import Gateway
 from domino_arena.server.ladder.ratings_store import RatedStorage
@@ -38,6 +40,20 @@ WAIT: Final = 20.0
 ADMIN_TOKEN: Final = "test-admin-token"
 ADMIN_METADATA: Final = (("authorization", f"Bearer {ADMIN_TOKEN}"),)
 ALL_GAMES: Final = ("doubles", "moon", "passing", "straight")
+SLOW: Final = pb.TimeControl(move_ms=600_000, bank_ms=0, grace_ms=0)
+"""No move can time out while a test looks: a fault in such a match is never the clock's."""
+
+
+def passing_match(*bots: str, policy: pb.FaultPolicy.ValueType) -> admin_pb.RunMatchRequest:
+    """A RunMatch of Passing between ``bots`` on seed 11 under :data:`SLOW` and ``policy``."""
+    return admin_pb.RunMatchRequest(
+        game=game_to_proto(make_game("passing")),
+        bots=bots,
+        has_seed=True,
+        seed=11,
+        time_control=SLOW,
+        fault_policy=policy,
+    )
 
 
 @dataclass(frozen=True, slots=True)

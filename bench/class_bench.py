@@ -66,7 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("an intruder got in", file=sys.stderr)
                 return 1
             timed(f"the graded tournament ({args.playing} playing)", term.play, times)
-            t = term.wait_finished(term.tournament_id)
+            t = timed(
+                "its status, results and fit (GetTournament)",
+                lambda: term.wait_finished(term.tournament_id),
+                times,
+            )
             timed("grades: CSV, JSON, gradebook", term.export, times)
             timed("a regrade, graded with the original", term.regrade, times)
             r = term.wait_finished(term.regrade_id)

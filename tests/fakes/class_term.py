@@ -43,6 +43,7 @@ import grpc
 from domino_arena.bots import HOSTED_BOTS
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play import house
+from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
@@ -270,20 +271,25 @@ class ClassTerm:
     # -- waiting --------------------------------------------------------------------------------
 
     def wait_finished(self, tournament_id: str) -> admin_pb.Tournament:
-        """Ask every POLL s until the tournament stops running; fail after PLAY_WAIT s."""
+        """Look at the stored tournament every POLL s until it stops running (fail after
+        PLAY_WAIT s), then ask the referee for it once. The stored row is what a poll reads:
+        GetTournament computes the tournament's results, crosstable and fit from all its games,
+        a teacher's occasional question, not one to ask twenty times a second."""
+        deadline = time.monotonic() + PLAY_WAIT
+        pause = threading.Event()  # never set: its timed wait is the pause between looks
+        while True:
+            stored = self.storage.tournament(tournament_id)
+            assert stored is not None, tournament_id
+            if stored.state not in (TournamentState.CREATED, TournamentState.RUNNING):
+                break
+            assert time.monotonic() < deadline, f"tournament {tournament_id} still {stored.state}"
+            pause.wait(POLL)
         channel = grpc.intercept_channel(self.referee.channel, BearerToken(self.organizer_token))
         stub = admin_pb_grpc.AdminServiceStub(channel)
-        deadline = time.monotonic() + PLAY_WAIT
-        pause = threading.Event()  # never set: its timed wait is the pause between questions
         request = admin_pb.GetTournamentRequest(tournament_id=tournament_id)
-        running = (admin_pb.TOURNAMENT_STATE_CREATED, admin_pb.TOURNAMENT_STATE_RUNNING)
-        while True:
-            t = stub.GetTournament(request, timeout=WAIT)
-            if t.state not in running:
-                assert t.state == admin_pb.TOURNAMENT_STATE_FINISHED, t
-                return t
-            assert time.monotonic() < deadline, f"tournament {tournament_id} still {t.state}"
-            pause.wait(POLL)
+        t = stub.GetTournament(request, timeout=WAIT)
+        assert t.state == admin_pb.TOURNAMENT_STATE_FINISHED, t
+        return t
 
 
 def csv_rows(text: str) -> list[dict[str, str]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Awaitable, Collection
+from collections.abc import Awaitable, Collection, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -133,6 +133,7 @@ class TournamentAdmin:
                     f"baselines[{index}]: '{house[:80]}' is not a baseline of course "
                     f"'{course.name}' (its baselines: {', '.join(baselines) or 'none'})"
                 )
+        _refuse_disabled_owners(request.entrants, bots, course.name)
         policy_of: dict[int, str] = {code: name for name, code in ENTRANT_POLICY_TO_PROTO.items()}
         entrant_policy = policy_of.get(request.entrant_policy or admin_pb.ENTRANT_POLICY_LISTED)
         if entrant_policy is None:
@@ -337,6 +338,21 @@ class TournamentAdmin:
             return progress_message(live)
         done: set[int] = await asyncio.to_thread(self.arena.storage.tournament_game_indexes, t.id)
         return admin_pb.TournamentProgress(total=len(schedule_of(t)), done=len(done))
+
+
+def _refuse_disabled_owners(
+    entrants: Sequence[str], bots: Sequence[StoredBot], course: str
+) -> None:
+    """INVALID_ARGUMENT naming ``entrants[i]`` for a bot whose owner the organizer disabled: it
+    is refused at Hello, so each of its tables would only fault (docs/courses.md: owners)."""
+    disabled = {b.name: b.owner for b in bots if not b.owner_enabled}
+    for index, name in enumerate(entrants):
+        if name in disabled:
+            raise invalid(
+                f"entrants[{index}]: bot '{name}' belongs to owner '{disabled[name]}', whom the "
+                f"organizer of course '{course}' disabled; enable the owner first (domino-arena "
+                f"owner enable {disabled[name]}) or leave the bot out"
+            )
 
 
 async def arena_call(call: Awaitable[None]) -> None:

@@ -12,6 +12,8 @@ from typing import Any, Final
 import grpc
 import pytest
 
+from domino_arena.sdk.rules import make_game
+from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Close, Connection
 from domino_arena.server.store.bots import BotCheck
@@ -137,3 +139,22 @@ def test_the_organizer_issues_a_token_to_an_owner_made_without_one(
     issued = admin(server, "IssueOwnerToken", admin_pb.OwnerRequest(name="carol"), organizer)
     assert issued.owner.HasField("token_issued") and issued.owner_token
     assert register(server, "c-v2", owner_token=issued.owner_token).bot.owner == "carol"
+
+
+def test_a_tournament_listing_a_disabled_owners_bot_is_refused_naming_it(
+    server: AdminServer, organizer: str
+) -> None:
+    first, second = codes(server)
+    register(server, "a-v1", invite_code=first, owner="ann")
+    register(server, "b-v1", invite_code=second, owner="bob")
+    admin(server, "DisableOwner", admin_pb.OwnerRequest(name="ann"), organizer)
+    request = admin_pb.CreateTournamentRequest(
+        game=game_to_proto(make_game("passing")), entrants=["b-v1", "a-v1"]
+    )
+    status, details = refused(lambda: admin(server, "CreateTournament", request, organizer))
+    assert status is grpc.StatusCode.INVALID_ARGUMENT
+    assert details.startswith("entrants[1]: bot 'a-v1' belongs to owner 'ann', whom the organizer")
+    assert "owner enable ann" in details and "\n" not in details
+    admin(server, "EnableOwner", admin_pb.OwnerRequest(name="ann"), organizer)
+    created = admin(server, "CreateTournament", request, organizer)
+    assert list(created.entrants) == ["b-v1", "a-v1"]

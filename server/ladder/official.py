@@ -91,9 +91,9 @@ class OfficialRow:
                 f"fewer than {MIN_GAMES}"
             )
         if self.bound is Bound.LOWER:
-            parts.append("one-sided: never behind the rest of the pool, no upper bound")
+            parts.append("one-sided: never behind, no upper bound")
         elif self.bound is Bound.UPPER:
-            parts.append("one-sided: never ahead of the rest of the pool, no lower bound")
+            parts.append("one-sided: never ahead, no lower bound")
         elif not self.fitted:
             parts.append("unbounded: it never met the bots of this table, even through others")
         elif self.bound is Bound.NONE:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 STANDINGS_COLUMNS = ("#", "bot", "live Elo", "±95%", "games", "wins", "draws", "losses", "faults")
 
@@ -39,6 +39,10 @@ def terminal() -> bool:
     return bool(isatty and isatty())
 
 
+TEXT_COLUMNS: Final = frozenset({"bot", "name", "opponent", "note"})
+"""Lower-case column names that hold text, left-aligned (every other lower-case one is a number)."""
+
+
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
     """A table whose columns after the first two text ones are right-aligned numbers.
 
@@ -59,7 +63,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[obj
         header_style="table.header" if fancy else "",
     )
     for index, column in enumerate(columns):
-        numeric = column[:1].isupper() is False and column not in {"bot", "name", "opponent"}
+        numeric = column[:1].isupper() is False and column not in TEXT_COLUMNS
         result.add_column(Text(column), justify="right" if numeric and index > 0 else "left")
     for row in rows:
         result.add_row(*(Text(str(cell)) for cell in row))

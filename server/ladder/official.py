@@ -91,9 +91,9 @@ class OfficialRow:
                 f"fewer than {MIN_GAMES}"
             )
         if self.bound is Bound.LOWER:
-            parts.append("one-sided: never behind, no upper bound")
+            parts.append("one-sided: never behind")
         elif self.bound is Bound.UPPER:
-            parts.append("one-sided: never ahead, no lower bound")
+            parts.append("one-sided: never ahead")
         elif not self.fitted:
             parts.append("unbounded: it never met the bots of this table, even through others")
         elif self.bound is Bound.NONE:

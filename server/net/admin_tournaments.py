@@ -17,10 +17,11 @@ import asyncio
 import dataclasses
 import datetime as dt
 from collections.abc import Awaitable, Collection, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import grpc
 
+from domino_arena.server.ladder.kept import Kept
 from domino_arena.server.net.admin_answers import (
     ENTRANT_POLICY_TO_PROTO,
     STATE_FROM_PROTO,
@@ -89,6 +90,7 @@ class TournamentStorage(Protocol):
         self, states: Collection[TournamentState] | None = None, *, course: str | None = None
     ) -> list[StoredTournament]: ...
     def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
+    def tournament_game_count(self, tournament_id: str) -> int: ...
 
 
 class TournamentArena(Protocol):
@@ -304,19 +306,11 @@ class TournamentAdmin:
         t = await self.stored_tournament(tournament_id)
         message = tournament_message(t, await self.progress(t))
         if results:
-            matches: list[StoredMatch] = await asyncio.to_thread(
-                self.arena.storage.matches,
-                max(message.progress.total, message.progress.done, 1),
-                tournament_id=t.id,
-                records=False,  # results, crosstable and the check read summaries only
-            )
-            rows, crosstable = tournament_results(t.entrants, matches, t.baselines)
-            message.results.extend(rows)
-            message.crosstable.extend(crosstable)
-            message.repeat_deals.extend(repeat_deal_rows(matches, t.entrants))
-            message.carried.extend(
-                sorted(m.game_index for m in matches if m.carried_from and m.game_index is not None)
-            )
+            tables = await self.results(t, message.progress)
+            message.results.extend(tables.results)
+            message.crosstable.extend(tables.crosstable)
+            message.repeat_deals.extend(tables.repeat_deals)
+            message.carried.extend(tables.carried)
         if t.regrade_of is not None:
             original = await asyncio.to_thread(self.arena.storage.tournament, t.regrade_of)
             message.fresh_deals = fresh_deals(t, original)
@@ -332,12 +326,52 @@ class TournamentAdmin:
                 message.precision.CopyFrom(precision_message(precision))
         return message
 
+    async def results(self, t: StoredTournament, progress: admin_pb.TournamentProgress) -> _Tables:
+        """The tournament's results, crosstable, repeat-deal check and carried games, computed
+        off the event loop from all its stored games, and kept until another game is stored."""
+        storage = self.arena.storage
+        stored: int = await asyncio.to_thread(storage.tournament_game_count, t.id)
+
+        def compute() -> _Tables:
+            matches = storage.matches(
+                max(progress.total, progress.done, stored, 1), tournament_id=t.id, records=False
+            )
+            rows, crosstable = tournament_results(t.entrants, matches, t.baselines)
+            return _Tables(
+                tuple(rows),
+                tuple(crosstable),
+                tuple(repeat_deal_rows(matches, t.entrants)),
+                tuple(
+                    sorted(
+                        m.game_index for m in matches if m.carried_from and m.game_index is not None
+                    )
+                ),
+            )
+
+        stamp = (stored, t.entrants, t.state)  # entrants are chosen at the start
+        return await asyncio.to_thread(_TABLES.get, storage, t.id, stamp, compute)
+
     async def progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:
         live = self.arena.tournament_progress(t.id)
         if live is not None:
             return progress_message(live)
         done: set[int] = await asyncio.to_thread(self.arena.storage.tournament_game_indexes, t.id)
         return admin_pb.TournamentProgress(total=len(schedule_of(t)), done=len(done))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Tables:
+    """What GetTournament computes from all of a tournament's games."""
+
+    results: tuple[admin_pb.EntrantResult, ...]
+    crosstable: tuple[admin_pb.HeadToHead, ...]
+    repeat_deals: tuple[admin_pb.RepeatDealCheck, ...]
+    carried: tuple[int, ...]
+
+
+_TABLES: Final = Kept[_Tables](32)
+"""Tournaments' tables by id, kept with the count of stored games (and the entrants and state)
+they were computed from."""
 
 
 def _refuse_disabled_owners(

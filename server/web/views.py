@@ -21,6 +21,7 @@ from domino_arena.sdk.match.records import MatchRecord, RecordError, RecordFault
 from domino_arena.sdk.rules import GAMES, RulesError
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.batch import point_table
+from domino_arena.server.ladder.kept import Kept, schedule_total
 from domino_arena.server.ladder.official import performance_data
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.ladder.results import counted_games, entrant_results
@@ -34,7 +35,6 @@ from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.web.charts import rating_chart, thinned
 from domino_arena.server.web.deals import by_deal, crosstable, duplicate_sets, result_text
-from domino_arena.server.web.kept import Kept, schedule_total
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 

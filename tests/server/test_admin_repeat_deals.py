@@ -85,3 +85,26 @@ def test_get_standings_checks_the_pool_when_asked(
         admin_pb.GetStandingsRequest(game="moon", repeat_deals=True), metadata=AUTH
     )
     assert list(empty.repeat_deals) == []
+
+
+def test_get_tournament_keeps_its_tables_until_another_game_is_stored(
+    server: AdminServer, storage: RatedStorage
+) -> None:
+    """GetTournament's tables come from every game of the tournament: they are kept between
+    calls (server/ladder/kept.py) and computed again once a new game is stored."""
+    t = create(server)
+    rows = memorizing_rows(t.id)
+    request = admin_pb.GetTournamentRequest(tournament_id=t.id)
+
+    def games() -> dict[str, int]:
+        got = server.admin.GetTournament(request, metadata=AUTH, timeout=WAIT)
+        return {r.bot: r.games for r in got.results}
+
+    for row in rows[:-2]:
+        assert storage.save_match(row)
+    first = games()
+    assert first == games()
+    assert storage.save_match(rows[-2])  # a game of the last deal: "dave" against "bob"
+    second = games()
+    assert sum(second.values()) == sum(first.values()) + 2
+    assert second["dave"] == first["dave"] + 1 and second["bob"] == first["bob"] + 1

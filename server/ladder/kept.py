@@ -1,7 +1,10 @@
-"""Values the web face computes from many stored rows, kept in memory between requests.
+"""Values computed from many stored rows, kept in memory between requests of the web face and
+of the admin API.
 
 A tournament's tables need every one of its games and a bot's head-to-head a thousand of its
-matches; computing them takes longer than a page may. Stored matches never change and are
+matches; computing them takes longer than a page may, and longer than a referee can give a
+``GetTournament`` asked every second while it plays (0.5 s for 3,444 games: bench/README.md,
+class_bench). Stored matches never change and are
 never deleted, so a stamp (their count, the newest one's id) says when a kept value is stale.
 """
 

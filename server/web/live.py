@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 from urllib.parse import quote
 
+import grpc
+
 from domino_arena.sdk.client.spectator import (
     Lobby,
     Spectator,
@@ -42,6 +44,7 @@ from domino_arena.sdk.rules import CHANCE, DEAL, Game
 from domino_arena.sdk.wire import ConversionError
 from domino_arena.server.web.params import MAX_TEXT, WebError, not_found
 from domino_arena.server.web.table import draw_public
+from domino_arena.v1 import admin_pb2_grpc
 
 MAX_STREAMS: Final = 200
 """Event streams open at once, over all browsers; one more is a 503."""
@@ -54,6 +57,9 @@ LOBBY_SECONDS: Final = 1.0
 SNAPSHOT_SECONDS: Final = 2.0
 """How long the server-drawn page waits for a match's latest table (the referee sends it at
 once, with the backlog, unless the match has no step yet, which the lobby tells)."""
+
+ADMIN_SECONDS: Final = 10.0
+"""How long an admin call (the organizer's Disable / Enable of an owner) may take."""
 
 GONE: Final = 410
 
@@ -157,6 +163,8 @@ class _Channel:
     loop: asyncio.AbstractEventLoop
     spectator: Spectator
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    admin: grpc.aio.Channel | None = None
+    """The admin API's channel, made on the first admin call (most web faces make none)."""
 
 
 class LiveSource:
@@ -217,6 +225,26 @@ class LiveSource:
         channel, self._channel = self._channel, None
         if channel is not None and channel.loop is asyncio.get_running_loop():
             await channel.spectator.close()
+            if channel.admin is not None:
+                await channel.admin.close()
+
+    async def admin(self, method: str, request: Any, token: str) -> Any:
+        """Call ``method`` of the referee's admin API with ``token`` (the signed-in
+        organizer's, :mod:`.owner_switch`): the web face's one way to act on the referee.
+
+        Raises:
+            grpc.aio.AioRpcError: the referee refused the call or cannot be reached.
+        """
+        channel = self._current()
+        if channel.admin is None:
+            channel.admin = (
+                grpc.aio.insecure_channel(self.server)
+                if self.tls is None
+                else grpc.aio.secure_channel(self.server, self.tls.credentials())
+            )
+        stub = admin_pb2_grpc.AdminServiceStub(channel.admin)
+        metadata = (("authorization", f"Bearer {token}"),)
+        return await getattr(stub, method)(request, metadata=metadata, timeout=ADMIN_SECONDS)
 
     # -- the lobby ------------------------------------------------------------------------------
 

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 from urllib.parse import quote
 
-import grpc
-
+from domino_arena.sdk.client.organizer import Organizer
 from domino_arena.sdk.client.spectator import (
     Lobby,
     Spectator,
@@ -44,7 +43,6 @@ from domino_arena.sdk.rules import CHANCE, DEAL, Game
 from domino_arena.sdk.wire import ConversionError
 from domino_arena.server.web.params import MAX_TEXT, WebError, not_found
 from domino_arena.server.web.table import draw_public
-from domino_arena.v1 import admin_pb2_grpc
 
 MAX_STREAMS: Final = 200
 """Event streams open at once, over all browsers; one more is a 503."""
@@ -57,9 +55,6 @@ LOBBY_SECONDS: Final = 1.0
 SNAPSHOT_SECONDS: Final = 2.0
 """How long the server-drawn page waits for a match's latest table (the referee sends it at
 once, with the backlog, unless the match has no step yet, which the lobby tells)."""
-
-ADMIN_SECONDS: Final = 10.0
-"""How long an admin call (the organizer's Disable / Enable of an owner) may take."""
 
 GONE: Final = 410
 
@@ -163,8 +158,8 @@ class _Channel:
     loop: asyncio.AbstractEventLoop
     spectator: Spectator
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    admin: grpc.aio.Channel | None = None
-    """The admin API's channel, made on the first admin call (most web faces make none)."""
+    organizer: Organizer | None = None
+    """The admin API's client, made on the first organizer's call (most web faces make none)."""
 
 
 class LiveSource:
@@ -225,26 +220,21 @@ class LiveSource:
         channel, self._channel = self._channel, None
         if channel is not None and channel.loop is asyncio.get_running_loop():
             await channel.spectator.close()
-            if channel.admin is not None:
-                await channel.admin.close()
+            if channel.organizer is not None:
+                await channel.organizer.close()
 
-    async def admin(self, method: str, request: Any, token: str) -> Any:
-        """Call ``method`` of the referee's admin API with ``token`` (the signed-in
-        organizer's, :mod:`.owner_switch`): the web face's one way to act on the referee.
+    async def set_owner_enabled(self, token: str, course: str, owner: str, enabled: bool) -> None:
+        """Enable or disable ``owner`` of ``course`` through the referee's admin API with the
+        signed-in organizer's ``token`` (:mod:`.owner_switch`): the web face's one way to act
+        on the referee.
 
         Raises:
-            grpc.aio.AioRpcError: the referee refused the call or cannot be reached.
+            OrganizerError: the referee refused the call or cannot be reached.
         """
         channel = self._current()
-        if channel.admin is None:
-            channel.admin = (
-                grpc.aio.insecure_channel(self.server)
-                if self.tls is None
-                else grpc.aio.secure_channel(self.server, self.tls.credentials())
-            )
-        stub = admin_pb2_grpc.AdminServiceStub(channel.admin)
-        metadata = (("authorization", f"Bearer {token}"),)
-        return await getattr(stub, method)(request, metadata=metadata, timeout=ADMIN_SECONDS)
+        if channel.organizer is None:
+            channel.organizer = Organizer(self.server, tls=self.tls)
+        await channel.organizer.set_owner_enabled(token, course, owner, enabled=enabled)
 
     # -- the lobby ------------------------------------------------------------------------------
 

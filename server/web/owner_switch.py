@@ -26,15 +26,14 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-import grpc
 from starlette.concurrency import run_in_threadpool
 
+from domino_arena.sdk.client.organizer import OrganizerError
 from domino_arena.server.store.owners import UnknownOwnerError
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.sessions import SESSION_SECONDS
 from domino_arena.server.web.views import WebStorage
-from domino_arena.v1 import admin_pb2 as admin_pb
 
 ACTIONS: Final = {"disable": False, "enable": True}
 """The form's ``action`` field and the owner's state it asks for."""
@@ -78,20 +77,19 @@ class OrganizerTokens:
             return held[1] if held[0] == stamp else None
 
 
-def _refusal(live: LiveSource, owner: str, error: grpc.aio.AioRpcError) -> WebError:
-    details = (error.details() or "")[:200]
-    code = error.code()
-    if code is grpc.StatusCode.NOT_FOUND:
+def _refusal(live: LiveSource, owner: str, error: OrganizerError) -> WebError:
+    details, code = error.message[:200], error.code
+    if code == "NOT_FOUND":
         return WebError(404, details or f"owner: no owner named '{owner[:80]}'")
-    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+    if code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
         return WebError(401, f"organizer: the referee refused your token ({details})")
-    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+    if code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
         return WebError(
             503,
-            f"the referee at {live.server} cannot be reached ({code.name}): owner "
+            f"the referee at {live.server} cannot be reached ({code}): owner "
             f"'{owner[:80]}' is unchanged; try again",
         )
-    return WebError(502, f"the referee at {live.server} answered {code.name}: {details}")
+    return WebError(502, f"the referee at {live.server} answered {code}: {details}")
 
 
 async def switch_owner(
@@ -118,10 +116,9 @@ async def switch_owner(
         return
     if token is None:
         raise WebError(401, SIGN_IN_AGAIN)
-    method = "EnableOwner" if enabled else "DisableOwner"
     try:
-        await live.admin(method, admin_pb.OwnerRequest(course=course, name=owner), token)
-    except grpc.aio.AioRpcError as exc:
+        await live.set_owner_enabled(token, course, owner, enabled)
+    except OrganizerError as exc:
         raise _refusal(live, owner, exc) from None
 
 

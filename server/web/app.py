@@ -1,7 +1,7 @@
 """The web face's Starlette application: every page as HTML and, beside it, as JSON.
 
 Read-only but for the course forms (:mod:`.forms`: registration, the student's and the
-organizer's sign-in), the one place that writes.
+organizer's sign-in, the organizer's Disable / Enable of an owner), the one place that writes.
 
 :func:`create_app` is given an opened storage (the referee's, or one opened on the same
 database by ``domino-arena web``). Each page is one function of :mod:`.views` or of a module

@@ -11,7 +11,8 @@
   shows its real name, its standing, its faults grouped by reason and its replays.
 - ``/courses/{name}/organizer``: the organizer token (checked with ``organizer_course``) opens
   a session; the page shows invite -> owner -> bots (never a code), bots, owners and who is
-  connected.
+  connected, and a Disable / Enable button per owner (``POST .../organizer/owners``, fields
+  ``owner`` and ``action``: :mod:`.owner_switch`), which redirects back to the page.
 
 Every POST carries a CSRF token and is read bounded; the failed ones (a refused code or token,
 a wrong CSRF field) are rate limited per client address (:mod:`.sessions`). A session page's
@@ -43,7 +44,7 @@ from domino_arena.server.store.owners import (
     OwnerTakenError,
     OwnerTokenError,
 )
-from domino_arena.server.web import course_pages, my_bot
+from domino_arena.server.web import course_pages, my_bot, owner_switch
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import lobby_data
 from domino_arena.server.web.params import WebError
@@ -69,7 +70,9 @@ OWNER_STAMP: Final = "owner:"
 time (rotating the owner token ends it, as rotating the bot's ends the others)."""
 ORGANIZER_REFUSED: Final = "organizer token not accepted"
 NOT_CONNECTED: Final = "not connected to a referee"
-FORM_PATHS: Final = r"^/courses/[^/]+/(register|me|me/logout|organizer|organizer/logout)$"
+FORM_PATHS: Final = (
+    r"^/courses/[^/]+/(register|me|me/logout|organizer|organizer/logout|organizer/owners)$"
+)
 """The paths that take a POST (the security middleware lets these through, and only these)."""
 
 
@@ -85,6 +88,7 @@ def form_routes(
     rate_limit: RateLimit,
 ) -> list[BaseRoute]:
     """The registration, student and organizer pages (see the module)."""
+    organizer_tokens = owner_switch.OrganizerTokens(clock=sessions.clock)
 
     def render(
         request: Request, template: str, data: dict[str, Any], status: int = 200
@@ -229,7 +233,8 @@ def form_routes(
 
     # -- the organizer --------------------------------------------------------------------------
 
-    async def organizer_data(request: Request) -> dict[str, Any] | None:
+    async def organizer_session(request: Request) -> Session | None:
+        """The request's organizer session, if opened with the course's current token."""
         name = request.path_params["name"]
         session = sessions.read(request, "organizer", name)
         if session is None:
@@ -237,8 +242,15 @@ def form_routes(
         course = await run_in_threadpool(storage.course, name)
         if course is None or _stamp(course.organizer_token_issued) != session.stamp:
             return None
+        return session
+
+    async def organizer_data(request: Request) -> dict[str, Any] | None:
+        name = request.path_params["name"]
+        if await organizer_session(request) is None:
+            return None
         data = await run_in_threadpool(course_pages.organizer_view, storage, name)
         data["connected"] = await _connected(live, {b["name"] for b in data["bots"]})
+        data["owner_note"] = owner_switch.NEXT_HELLO if live is None else None
         return data
 
     async def organizer(request: Request) -> Response:
@@ -271,7 +283,35 @@ def form_routes(
             "organizer", course["name"], course["name"], _stamp(stored.organizer_token_issued)
         )
         sessions.open(response, request, session)
+        organizer_tokens.keep(course["name"], session.stamp, token)
         return response
+
+    async def switch_owner(request: Request) -> Response:
+        """Disable or enable one owner of the course, then back to the page (POST/redirect/GET);
+        every refusal is one line and counts against the address's rate limit."""
+        form = await posted(request)  # the rate limit first: a flood costs no read
+        course = await course_of(request)
+        name = course["name"]
+        owner, action = form.get("owner", "").strip(), form.get("action", "").strip()
+        try:
+            session = await organizer_session(request)
+            if session is None:
+                raise WebError(
+                    401,
+                    f"not signed in as the organizer of {name}: sign in at "
+                    f"/courses/{name}/organizer",
+                )
+            if action not in owner_switch.ACTIONS:
+                raise WebError(400, f"action: expected disable or enable, got {action[:40]!r}")
+            if await run_in_threadpool(storage.owner, name, owner) is None:
+                raise owner_switch.unknown_owner(name, owner)
+            token = organizer_tokens.token(name, session.stamp)
+            enabled = owner_switch.ACTIONS[action]
+            await owner_switch.switch_owner(storage, live, token, name, owner, enabled=enabled)
+        except WebError:
+            rate_limit.failed(client_address(request))
+            raise
+        return RedirectResponse(f"/courses/{name}/organizer#owners", status_code=303)
 
     def logout(kind: str, page: str) -> Callable[[Request], Awaitable[Response]]:
         async def handler(request: Request) -> Response:
@@ -294,6 +334,7 @@ def form_routes(
         Route(base + "/organizer", organizer, methods=["GET"]),
         Route(base + "/organizer", organizer_login, methods=["POST"]),
         Route(base + "/organizer/logout", logout("organizer", "organizer"), methods=["POST"]),
+        Route(base + "/organizer/owners", switch_owner, methods=["POST"]),
         Route(API + base + "/organizer", organizer_api, methods=["GET"]),
     ]
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 from urllib.parse import quote
 
+from domino_arena.sdk.client.organizer import Organizer
 from domino_arena.sdk.client.spectator import (
     Lobby,
     Spectator,
@@ -157,6 +158,8 @@ class _Channel:
     loop: asyncio.AbstractEventLoop
     spectator: Spectator
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    organizer: Organizer | None = None
+    """The admin API's client, made on the first organizer's call (most web faces make none)."""
 
 
 class LiveSource:
@@ -217,6 +220,21 @@ class LiveSource:
         channel, self._channel = self._channel, None
         if channel is not None and channel.loop is asyncio.get_running_loop():
             await channel.spectator.close()
+            if channel.organizer is not None:
+                await channel.organizer.close()
+
+    async def set_owner_enabled(self, token: str, course: str, owner: str, enabled: bool) -> None:
+        """Enable or disable ``owner`` of ``course`` through the referee's admin API with the
+        signed-in organizer's ``token`` (:mod:`.owner_switch`): the web face's one way to act
+        on the referee.
+
+        Raises:
+            OrganizerError: the referee refused the call or cannot be reached.
+        """
+        channel = self._current()
+        if channel.organizer is None:
+            channel.organizer = Organizer(self.server, tls=self.tls)
+        await channel.organizer.set_owner_enabled(token, course, owner, enabled=enabled)
 
     # -- the lobby ------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """The course forms in Chromium: a student registers a bot with an invite code and signs in to
-its page with the token shown once; the organizer signs in, sees the bot and signs out."""
+its page with the token shown once; the organizer signs in, sees the bot, disables and enables
+its owner and signs out."""
 
 from __future__ import annotations
 
@@ -43,6 +44,16 @@ def test_a_student_registers_and_the_organizer_sees_the_bot(
     expect(page.locator(".connected-note")).to_have_text("not connected to a referee")
     assert course_server.courses.codes[PUBLIC] not in page.content()
     page.screenshot(path=artifacts_dir() / "course-organizer.png", full_page=True)
+
+    # The organizer disables the student (no referee here: stored, refused at the next Hello).
+    row = page.locator("table.owners tr", has_text="web-student")
+    row.get_by_role("button", name="Disable").click()
+    expect(row.locator(".owner-state")).to_have_text("disabled")
+    expect(page.locator(".owner-note")).to_contain_text("refused at their next Hello")
+    assert course_server.storage.check_bot("web-bot", token) == BotCheck.OWNER_DISABLED
+    row.get_by_role("button", name="Enable").click()
+    expect(row.locator(".owner-state")).to_have_text("enabled")
+    assert course_server.storage.check_bot("web-bot", token) == BotCheck.OK
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_label("Organizer token")).to_be_visible()
 

@@ -108,8 +108,17 @@ def admin_token(args: argparse.Namespace) -> str | None:
     if path is None:
         token: str | None = args.admin_token
         return token
+    return token_file(path, "--admin-token-file")
+
+
+def token_file(path: str, option: str) -> str:
+    """The token in the file ``path`` that ``option`` named (its first line).
+
+    Raises:
+        CliError: the file cannot be read or is empty (the message names ``option``).
+    """
     try:
-        return read_secret(path, "--admin-token-file")
+        return read_secret(path, option)
     except TlsConfigError as exc:
         raise CliError(str(exc)) from None
 

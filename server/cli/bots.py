@@ -31,11 +31,15 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.client import (
     AuthenticationError,
     TakenOverError,
-    TlsConfigError,
-    read_secret,
 )
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.cli.admin_client import admin_call, channel_tls, console, enum_name
+from domino_arena.server.cli.admin_client import (
+    admin_call,
+    channel_tls,
+    console,
+    enum_name,
+    token_file,
+)
 from domino_arena.server.cli.arguments import (
     PROG,
     CliError,
@@ -140,10 +144,7 @@ def _bot_play(args: argparse.Namespace) -> int:
         raise CliError(f"--{exc}") from None
     if args.token and args.token_file:
         raise CliError("give --token or --token-file, not both")
-    try:
-        from_file = read_secret(args.token_file, "--token-file") if args.token_file else None
-    except TlsConfigError as exc:
-        raise CliError(str(exc)) from None
+    from_file = token_file(args.token_file, "--token-file") if args.token_file else None
     token = from_file or args.token or os.environ.get(runner.TOKEN_ENV)
     tls = channel_tls(args)
     if not token:

@@ -25,13 +25,13 @@ from typing import Any, Final
 
 import grpc
 
-from domino_arena.sdk.client import TlsConfigError, read_secret
 from domino_arena.server.cli.admin_client import (
     admin_call,
     channel_tls,
     console,
     open_channel,
     rpc_error,
+    token_file,
 )
 from domino_arena.server.cli.arguments import (
     PROG,
@@ -422,6 +422,18 @@ def write_token(path: str, token: str, option: str = "--token-file") -> None:
         raise CliError(f"{option}: cannot write {path}: {exc.strerror or exc}") from None
 
 
+def hand_over(secret: str, path: str | None, option: str, *, saved: str, shown: str) -> None:
+    """Give a secret the referee answers only once: written to ``path`` (``option``'s file,
+    readable by its owner alone) and ``saved`` said on stderr, or, without a file, ``shown``
+    said on stderr and the secret alone on stdout (so ``$(...)`` captures just it)."""
+    if path:
+        write_token(path, secret, option)
+        print(f"{PROG}: {saved}", file=sys.stderr)
+        return
+    print(f"{PROG}: {shown}", file=sys.stderr)
+    print(secret)
+
+
 def _register_request(args: argparse.Namespace) -> Any:
     """The RegisterBot request of ``args``: with an invite, or with the owner token file."""
     if args.invite:
@@ -438,10 +450,7 @@ def _register_request(args: argparse.Namespace) -> Any:
             "--owner: your owner token names you; register a later bot with "
             "--owner-token-file alone (an invite names a new owner)"
         )
-    try:
-        owner_token = read_secret(args.owner_token_file, "--owner-token-file")
-    except TlsConfigError as exc:
-        raise CliError(str(exc)) from None
+    owner_token = token_file(args.owner_token_file, "--owner-token-file")
     return admin_pb2.RegisterBotRequest(name=args.name, owner_token=owner_token)
 
 
@@ -450,41 +459,29 @@ def _bot_register(args: argparse.Namespace) -> int:
     where = f"course '{answer.bot.course}' on the referee at {args.server}"
     if answer.owner_token:
         who = f"you are owner '{answer.bot.owner}' of course '{answer.bot.course}'"
-        if args.owner_token_file:
-            write_token(args.owner_token_file, answer.owner_token, "--owner-token-file")
-            print(
-                f"{PROG}: {who}; your owner token is in {args.owner_token_file}: register every "
-                f"later bot with 'bot register NAME --owner-token-file {args.owner_token_file}'",
-                file=sys.stderr,
-            )
-        else:
-            print(
-                f"{PROG}: {who}; your owner token, shown only this once (register every later "
-                "bot with it: save it to a file, 'bot register NAME --owner-token-file FILE'):",
-                file=sys.stderr,
-            )
-            print(answer.owner_token)
-    if args.token_file:
-        write_token(args.token_file, answer.token)
-        print(
-            f"{PROG}: registered bot '{answer.bot.name}' in {where}; its token is in "
-            f"{args.token_file} (run it with --token-file {args.token_file})",
-            file=sys.stderr,
+        hand_over(
+            answer.owner_token,
+            args.owner_token_file,
+            "--owner-token-file",
+            saved=f"{who}; your owner token is in {args.owner_token_file}: register every "
+            f"later bot with 'bot register NAME --owner-token-file {args.owner_token_file}'",
+            shown=f"{who}; your owner token, shown only this once (register every later "
+            "bot with it: save it to a file, 'bot register NAME --owner-token-file FILE'):",
         )
-        return 0
-    print(
-        f"{PROG}: registered bot '{answer.bot.name}' in {where}; its token, shown only this once:",
-        file=sys.stderr,
+    registered = f"registered bot '{answer.bot.name}' in {where}"
+    hand_over(
+        answer.token,
+        args.token_file,
+        "--token-file",
+        saved=f"{registered}; its token is in {args.token_file} (run it with --token-file "
+        f"{args.token_file})",
+        shown=f"{registered}; its token, shown only this once:",
     )
-    print(answer.token)
     return 0
 
 
 def _bot_rotate_own(args: argparse.Namespace) -> int:
-    try:
-        token = read_secret(args.token_file, "--token-file")
-    except TlsConfigError as exc:
-        raise CliError(str(exc)) from None
+    token = token_file(args.token_file, "--token-file")
     request = admin_pb2.RotateOwnTokenRequest(name=args.name)
     answer = registration_call(args, "RotateOwnToken", request, token)
     write_token(args.token_file, answer.token)

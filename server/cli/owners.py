@@ -18,17 +18,15 @@ import datetime as dt
 import sys
 from typing import Any, Final
 
-from domino_arena.sdk.client import TlsConfigError, read_secret
-from domino_arena.server.cli.admin_client import admin_call, console
+from domino_arena.server.cli.admin_client import admin_call, console, token_file
 from domino_arena.server.cli.arguments import (
     PROG,
-    CliError,
     Handler,
     Handlers,
     course_argument,
     server_arguments,
 )
-from domino_arena.server.cli.courses import registration_call, write_token
+from domino_arena.server.cli.courses import hand_over, registration_call, write_token
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table
 from domino_arena.v1 import admin_pb2
@@ -128,27 +126,19 @@ def _enable(args: argparse.Namespace) -> int:
 def _issue(args: argparse.Namespace) -> int:
     answer = admin_call(args, "IssueOwnerToken", _request(args))
     who = f"owner '{answer.owner.name}' of course '{answer.owner.course}'"
-    if args.owner_token_file:
-        write_token(args.owner_token_file, answer.owner_token, "--owner-token-file")
-        print(
-            f"{PROG}: a new owner token for {who} is in {args.owner_token_file}; give it to "
-            "them (the old one stopped working)",
-            file=sys.stderr,
-        )
-        return 0
-    print(
-        f"{PROG}: a new owner token for {who}, shown only this once (the old one stopped working):",
-        file=sys.stderr,
+    hand_over(
+        answer.owner_token,
+        args.owner_token_file,
+        "--owner-token-file",
+        saved=f"a new owner token for {who} is in {args.owner_token_file}; give it to them "
+        "(the old one stopped working)",
+        shown=f"a new owner token for {who}, shown only this once (the old one stopped working):",
     )
-    print(answer.owner_token)
     return 0
 
 
 def _rotate(args: argparse.Namespace) -> int:
-    try:
-        token = read_secret(args.owner_token_file, "--owner-token-file")
-    except TlsConfigError as exc:
-        raise CliError(str(exc)) from None
+    token = token_file(args.owner_token_file, "--owner-token-file")
     answer = registration_call(args, "RotateOwnerToken", admin_pb2.RotateOwnerTokenRequest(), token)
     write_token(args.owner_token_file, answer.owner_token, "--owner-token-file")
     print(

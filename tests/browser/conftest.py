@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from tests.browser.harness import VIEWPORT, PageWatch, launch, require_chromium, serve
-from tests.fakes.course_site import Courses, fill_courses
+from tests.fakes.course_site import Courses, filled_courses
 from tests.fakes.web import Site, site, web_app  # noqa: F401
 
 
@@ -64,13 +63,9 @@ class CourseServer:
 @pytest.fixture(scope="module")
 def course_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseServer]:
     """The web app over a storage filled by ``fill_courses``, served once per test module."""
-    path: Path = tmp_path_factory.mktemp("browser-courses") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    with serve(web_app(storage)) as url:
+    folder = tmp_path_factory.mktemp("browser-courses")
+    with filled_courses(folder) as (storage, made), serve(web_app(storage)) as url:
         yield CourseServer(storage, made, url)
-    storage.close()
 
 
 @dataclass(frozen=True)

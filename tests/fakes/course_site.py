@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -156,16 +157,24 @@ class CourseSite:
     courses: Courses
 
 
+@contextmanager
+def filled_courses(folder: Path) -> Iterator[tuple[RatedStorage, Courses]]:
+    """A SQLite storage in ``folder`` filled by :func:`fill_courses`, and what was made; closed
+    when the block ends."""
+    storage = RatedStorage(f"sqlite:///{folder / 'arena.db'}")
+    storage.open()
+    try:
+        yield storage, fill_courses(storage)
+    finally:
+        storage.close()
+
+
 @pytest.fixture(scope="module")
 def course_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CourseSite]:
     """The web app over a storage filled by :func:`fill_courses` (once per test module)."""
-    path: Path = tmp_path_factory.mktemp("courses") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    with TestClient(web_app(storage)) as client:
+    folder = tmp_path_factory.mktemp("courses")
+    with filled_courses(folder) as (storage, made), TestClient(web_app(storage)) as client:
         yield CourseSite(storage, client, made)
-    storage.close()
 
 
 def add_crashes(

@@ -26,7 +26,7 @@ from tests.fakes.course_site import (
     PUBLIC,
     SECRET_FORFEIT,
     Courses,
-    fill_courses,
+    filled_courses,
     json_keys,
 )
 from tests.fakes.web import schedule_length
@@ -59,12 +59,8 @@ class Forms:
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RatedStorage, Courses]]:
-    path: Path = tmp_path_factory.mktemp("forms") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    yield storage, made
-    storage.close()
+    with filled_courses(tmp_path_factory.mktemp("forms")) as made:
+        yield made
 
 
 @pytest.fixture

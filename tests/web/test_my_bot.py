@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Final
 
 import pytest
@@ -18,7 +17,7 @@ from domino_arena.server.web.app import create_app
 from domino_arena.server.web.my_bot import SHOWN_PER_REASON
 from domino_arena.server.web.sessions import RateLimit
 from tests.fakes.bots import CRASH_MESSAGE
-from tests.fakes.course_site import PUBLIC, Courses, add_crashes, fill_courses
+from tests.fakes.course_site import PUBLIC, Courses, add_crashes, filled_courses
 from tests.fakes.web import schedule_length
 
 CSRF_FIELD: Final = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
@@ -29,13 +28,9 @@ REASON: Final = f"ValueError: {CRASH_MESSAGE}"
 
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RatedStorage, Courses]]:
-    path: Path = tmp_path_factory.mktemp("my-bot") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    add_crashes(storage, "ada-bot", "bea-bot", CRASHES)
-    yield storage, made
-    storage.close()
+    with filled_courses(tmp_path_factory.mktemp("my-bot")) as (storage, made):
+        add_crashes(storage, "ada-bot", "bea-bot", CRASHES)
+        yield storage, made
 
 
 def signed_in(filled: tuple[RatedStorage, Courses], bot: str, token: str = "") -> TestClient:

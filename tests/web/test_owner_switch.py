@@ -9,7 +9,6 @@ import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import grpc
 import httpx2 as httpx
@@ -23,7 +22,7 @@ from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.owner_switch import NEXT_HELLO, OrganizerTokens
 from domino_arena.server.web.sessions import RateLimit
-from tests.fakes.course_site import ANONYMOUS, ANONYMOUS_BOTS, PUBLIC, Courses, fill_courses
+from tests.fakes.course_site import ANONYMOUS, ANONYMOUS_BOTS, PUBLIC, Courses, filled_courses
 from tests.fakes.referee_server import Referee
 from tests.fakes.web import schedule_length
 
@@ -50,16 +49,12 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    path: Path = tmp_path_factory.mktemp("owners") / "arena.db"
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    made = fill_courses(storage)
-    referee = Referee(storage)
-    try:
-        yield Site(storage, made, referee)
-    finally:
-        referee.close()
-        storage.close()
+    with filled_courses(tmp_path_factory.mktemp("owners")) as (storage, made):
+        referee = Referee(storage)
+        try:
+            yield Site(storage, made, referee)
+        finally:
+            referee.close()
 
 
 @pytest.fixture

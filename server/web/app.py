@@ -128,10 +128,11 @@ def _tournament(total: TournamentTotal | None) -> Gather:
 
 def _bot(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
     name = request.path_params["name"]
+    names: PublicNames = request.state.public_names
 
     def read() -> dict[str, Any]:
         # A bot of an anonymous course has no public page: its URL would name it.
-        if public_names(storage).hidden(name):
+        if names.hidden(name):
             raise not_found(f"no bot is called {name!r}")
         data = bot_ratings.bot_page(storage, name)
         data["course_link"] = course_links.course_link(
@@ -147,11 +148,12 @@ def _matches(storage: WebStorage, request: Request) -> Callable[[], dict[str, An
     paging = params.paging(query)
     bot, game = params.text(query, "bot"), params.text(query, "game")
     tournament_id, course = params.text(query, "tournament"), params.text(query, "course")
+    names: PublicNames = request.state.public_names
 
     def read() -> dict[str, Any]:
         # The filters say which course is meant (docs/web.md: courses).
         scope = course_links.matches_course(
-            storage, public_names(storage), bot=bot, tournament_id=tournament_id, course=course
+            storage, names, bot=bot, tournament_id=tournament_id, course=course
         )
         data = views.matches(
             storage, paging, bot=bot, game=game, tournament_id=tournament_id, course=scope
@@ -264,11 +266,13 @@ def create_app(
         path: str, template: str, gather: Gather, extend: Extend | None = None
     ) -> list[BaseRoute]:
         async def data(request: Request) -> dict[str, Any]:
+            # Read once a request: the gatherers that must hide a bot find them here too.
+            request.state.public_names = hidden = await names()
             call = gather(storage, request)
             result: dict[str, Any] = await run_in_threadpool(call)
             if extend is not None:
                 await extend(request, result)
-            scrubbed: dict[str, Any] = (await names()).scrub(result)
+            scrubbed: dict[str, Any] = hidden.scrub(result)
             return scrubbed
 
         async def html(request: Request) -> Response:

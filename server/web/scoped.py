@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from markupsafe import Markup, escape
 from sqlalchemy.engine import Engine
 
 from domino_arena.server.store.courses import StoredCourse, aliases
@@ -112,6 +113,8 @@ class PublicNames:
         replaced, in values and keys alike."""
         if self._pattern is None:
             return data
+        if isinstance(data, Markup):  # drawn markup (a chart): stays markup, its text scrubbed
+            return Markup(self._pattern.sub(lambda m: escape(self.names[m.group(0)]), data))
         if isinstance(data, str):
             return self.text(data)
         if isinstance(data, dict):

@@ -59,6 +59,16 @@ def test_the_default_course_s_pages_and_a_house_bot_s_link_no_course(
     assert client.get("/api/bots/house:random").json()["course_link"] is None
 
 
+def test_a_bot_s_chart_stays_a_drawing_beside_an_anonymous_course(
+    course_site: CourseSite,
+) -> None:
+    """The public names are scrubbed from every page; a drawn chart is markup and stays so
+    (escaped, it would show as SVG source text)."""
+    page = course_site.client.get("/bots/ada-bot").text
+    assert '<figure class="rating-chart" data-game="passing">\n<svg class="rating-chart"' in page
+    assert "&lt;svg" not in page
+
+
 def test_all_of_a_course_bot_s_matches_are_listed(course_site: CourseSite) -> None:
     client = course_site.client
     ada = PUBLIC_BOTS[0][0]

@@ -206,6 +206,42 @@ BOT_STATE_DELETED: BotState.ValueType  # 3
 """refused for good; its name and history are kept"""
 Global___BotState: _TypeAlias = BotState  # noqa: Y015
 
+class _LiveView:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LiveViewEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LiveView.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LIVE_VIEW_UNSPECIFIED: _LiveView.ValueType  # 0
+    """a tournament: its course's; a course: public"""
+    LIVE_VIEW_PUBLIC: _LiveView.ValueType  # 1
+    """anyone, with no token"""
+    LIVE_VIEW_SIGNED_IN: _LiveView.ValueType  # 2
+    """Callers with a token of the match's course (its organizer's, an owner's, a bot's), the
+    admin, and a web face holding the referee's relay token (it shows the match to browsers
+    signed in to the course)
+    """
+    LIVE_VIEW_NONE: _LiveView.ValueType  # 3
+    """nobody while it runs: not listed, and Watch is PERMISSION_DENIED"""
+
+class LiveView(_LiveView, metaclass=_LiveViewEnumTypeWrapper):
+    """Who may list and watch a running match (docs/spectators.md: live view). The record of a
+    finished match is unaffected: it is stored and shown as before.
+    """
+
+LIVE_VIEW_UNSPECIFIED: LiveView.ValueType  # 0
+"""a tournament: its course's; a course: public"""
+LIVE_VIEW_PUBLIC: LiveView.ValueType  # 1
+"""anyone, with no token"""
+LIVE_VIEW_SIGNED_IN: LiveView.ValueType  # 2
+"""Callers with a token of the match's course (its organizer's, an owner's, a bot's), the
+admin, and a web face holding the referee's relay token (it shows the match to browsers
+signed in to the course)
+"""
+LIVE_VIEW_NONE: LiveView.ValueType  # 3
+"""nobody while it runs: not listed, and Watch is PERMISSION_DENIED"""
+Global___LiveView: _TypeAlias = LiveView  # noqa: Y015
+
 @_typing.final
 class RunMatchRequest(_message.Message):
     """---------------------------------------------------------------------------------------------
@@ -565,6 +601,7 @@ class CreateTournamentRequest(_message.Message):
     ENTRANT_POLICY_FIELD_NUMBER: _builtins.int
     START_AT_FIELD_NUMBER: _builtins.int
     PRECISION_FIELD_NUMBER: _builtins.int
+    LIVE_VIEW_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
@@ -595,6 +632,8 @@ class CreateTournamentRequest(_message.Message):
     interval (without baselines: each entrant's rating's) is at most this many Elo either side
     (docs/courses.md: precision). 0: `games_per_pairing` decides. At least 5, at most 1000.
     """
+    live_view: Global___LiveView.ValueType
+    """unspecified: the course's"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -639,10 +678,11 @@ class CreateTournamentRequest(_message.Message):
         entrant_policy: Global___EntrantPolicy.ValueType = ...,
         start_at: _timestamp_pb2.Timestamp | None = ...,
         precision: _builtins.float = ...,
+        live_view: Global___LiveView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "rated", b"rated", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
@@ -939,6 +979,7 @@ class Tournament(_message.Message):
     CARRIED_FIELD_NUMBER: _builtins.int
     PRECISION_FIELD_NUMBER: _builtins.int
     FRESH_DEALS_FIELD_NUMBER: _builtins.int
+    LIVE_VIEW_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
@@ -970,6 +1011,8 @@ class Tournament(_message.Message):
     """a regrade: the tournament it replays; empty otherwise"""
     fresh_deals: _builtins.bool
     """a regrade played on deals of its own, not the original's"""
+    live_view: Global___LiveView.ValueType
+    """as created; unspecified: the course's"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1056,10 +1099,11 @@ class Tournament(_message.Message):
         carried: _abc.Iterable[_builtins.int] | None = ...,
         precision: Global___GradePrecision | None = ...,
         fresh_deals: _builtins.bool = ...,
+        live_view: Global___LiveView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "precision", b"precision", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -2305,9 +2349,15 @@ class WatchStart(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    LIVE_VIEW_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     tournament_id: _builtins.str
     """empty: not a tournament game"""
+    course: _builtins.str
+    """the course whose match it is"""
+    live_view: Global___LiveView.ValueType
+    """who may watch it"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -2324,10 +2374,12 @@ class WatchStart(_message.Message):
         players: _abc.Iterable[_builtins.str] | None = ...,
         time_control: _referee_pb2.TimeControl | None = ...,
         tournament_id: _builtins.str = ...,
+        course: _builtins.str = ...,
+        live_view: Global___LiveView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "match_id", b"match_id", "players", b"players", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "game", b"game", "live_view", b"live_view", "match_id", b"match_id", "players", b"players", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2413,6 +2465,8 @@ class LiveMatch(_message.Message):
     DEAL_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
     WATCHERS_FIELD_NUMBER: _builtins.int
+    COURSE_FIELD_NUMBER: _builtins.int
+    LIVE_VIEW_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     tournament_id: _builtins.str
     """empty: not a tournament game"""
@@ -2422,6 +2476,10 @@ class LiveMatch(_message.Message):
     """the current deal's number"""
     watchers: _builtins.int
     """spectators watching it now"""
+    course: _builtins.str
+    """the course whose match it is"""
+    live_view: Global___LiveView.ValueType
+    """who may watch it (never NONE: such a match is not listed)"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -2446,10 +2504,12 @@ class LiveMatch(_message.Message):
         deal: _builtins.int = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         watchers: _builtins.int = ...,
+        course: _builtins.str = ...,
+        live_view: Global___LiveView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "started", b"started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal", b"deal", "game", b"game", "match_id", b"match_id", "players", b"players", "scores", b"scores", "started", b"started", "steps", b"steps", "tournament_id", b"tournament_id", "watchers", b"watchers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "deal", b"deal", "game", b"game", "live_view", b"live_view", "match_id", b"match_id", "players", b"players", "scores", b"scores", "started", b"started", "steps", b"steps", "tournament_id", b"tournament_id", "watchers", b"watchers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2802,6 +2862,7 @@ class Course(_message.Message):
     BOTS_FIELD_NUMBER: _builtins.int
     OWNERS_FIELD_NUMBER: _builtins.int
     ORGANIZER_TOKEN_ISSUED_FIELD_NUMBER: _builtins.int
+    LIVE_VIEW_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1-64 letters, digits, '_', '.' or '-'; "default" is the server's own"""
     title: _builtins.str
@@ -2818,6 +2879,10 @@ class Course(_message.Message):
     bots: _builtins.int
     """bots registered, not deleted"""
     owners: _builtins.int
+    live_view: Global___LiveView.ValueType
+    """Who may watch the course's matches while they run (its tournaments may choose otherwise);
+    unspecified reads as public (docs/spectators.md: live view).
+    """
     @_builtins.property
     def created(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -2841,10 +2906,11 @@ class Course(_message.Message):
         bots: _builtins.int = ...,
         owners: _builtins.int = ...,
         organizer_token_issued: _timestamp_pb2.Timestamp | None = ...,
+        live_view: Global___LiveView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "organizer_token_issued", b"organizer_token_issued"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "live_view", b"live_view", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2860,12 +2926,15 @@ class CreateCourseRequest(_message.Message):
     ALLOW_SAME_OWNER_TABLES_FIELD_NUMBER: _builtins.int
     ALLOW_SAME_OWNER_PARTNERS_FIELD_NUMBER: _builtins.int
     BASELINES_FIELD_NUMBER: _builtins.int
+    LIVE_VIEW_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     title: _builtins.str
     """at most 200 characters; empty: the name"""
     anonymous: _builtins.bool
     allow_same_owner_tables: _builtins.bool
     allow_same_owner_partners: _builtins.bool
+    live_view: Global___LiveView.ValueType
+    """unspecified: public"""
     @_builtins.property
     def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]:
         """empty: none (UpdateCourse can add them)"""
@@ -2879,10 +2948,11 @@ class CreateCourseRequest(_message.Message):
         allow_same_owner_tables: _builtins.bool = ...,
         allow_same_owner_partners: _builtins.bool = ...,
         baselines: _abc.Iterable[Global___Baseline] | None = ...,
+        live_view: Global___LiveView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "name", b"name", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "live_view", b"live_view", "name", b"name", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2997,6 +3067,7 @@ class UpdateCourseRequest(_message.Message):
     ALLOW_SAME_OWNER_PARTNERS_FIELD_NUMBER: _builtins.int
     SET_BASELINES_FIELD_NUMBER: _builtins.int
     BASELINES_FIELD_NUMBER: _builtins.int
+    LIVE_VIEW_FIELD_NUMBER: _builtins.int
     course: _builtins.str
     """empty: the organizer's own"""
     title: _builtins.str
@@ -3005,6 +3076,8 @@ class UpdateCourseRequest(_message.Message):
     allow_same_owner_partners: _builtins.bool
     set_baselines: _builtins.bool
     """replace the baselines by `baselines` (empty: none)"""
+    live_view: Global___LiveView.ValueType
+    """unspecified: unchanged"""
     @_builtins.property
     def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]: ...
     def __init__(
@@ -3017,10 +3090,11 @@ class UpdateCourseRequest(_message.Message):
         allow_same_owner_partners: _builtins.bool | None = ...,
         set_baselines: _builtins.bool = ...,
         baselines: _abc.Iterable[Global___Baseline] | None = ...,
+        live_view: Global___LiveView.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "title", b"title"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "live_view", b"live_view", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_same_owner_partners: _TypeAlias = _typing.Literal["allow_same_owner_partners"]  # noqa: Y015
     _WhichOneofArgType__allow_same_owner_partners: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners"]  # noqa: Y015

@@ -1889,7 +1889,11 @@ class SpectatorServiceServicer:
     def Watch(self, request, context):
         """Follow a running match: its start, the public steps so far, then every step as it
         happens, hand ends and the end. Ends RESOURCE_EXHAUSTED if the watcher falls too far
-        behind (a match never waits for a spectator).
+        behind (a match never waits for a spectator), or at once if the referee's watcher limits
+        are reached (per server, per match, per client address: docs/spectators.md).
+        A match whose live view is SIGNED_IN needs call metadata 'authorization: Bearer <token>'
+        with a token of its course (UNAUTHENTICATED without one, PERMISSION_DENIED with another);
+        a match whose live view is NONE is PERMISSION_DENIED for everyone.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -1897,6 +1901,7 @@ class SpectatorServiceServicer:
 
     def ListLive(self, request, context):
         """The matches that can be watched now, and the bots connected now (what a lobby shows).
+        Without a token only PUBLIC matches are listed; a course's token adds its SIGNED_IN ones.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -654,10 +654,16 @@ class SpectatorServiceStub:
     Watch: _grpc.UnaryStreamMultiCallable[_admin_pb2.WatchRequest, _admin_pb2.SpectatorMessage]
     """Follow a running match: its start, the public steps so far, then every step as it
     happens, hand ends and the end. Ends RESOURCE_EXHAUSTED if the watcher falls too far
-    behind (a match never waits for a spectator).
+    behind (a match never waits for a spectator), or at once if the referee's watcher limits
+    are reached (per server, per match, per client address: docs/spectators.md).
+    A match whose live view is SIGNED_IN needs call metadata 'authorization: Bearer <token>'
+    with a token of its course (UNAUTHENTICATED without one, PERMISSION_DENIED with another);
+    a match whose live view is NONE is PERMISSION_DENIED for everyone.
     """
     ListLive: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListLiveRequest, _admin_pb2.ListLiveResponse]
-    """The matches that can be watched now, and the bots connected now (what a lobby shows)."""
+    """The matches that can be watched now, and the bots connected now (what a lobby shows).
+    Without a token only PUBLIC matches are listed; a course's token adds its SIGNED_IN ones.
+    """
 
 @_typing.type_check_only
 class SpectatorServiceAsyncStub(SpectatorServiceStub):
@@ -665,10 +671,16 @@ class SpectatorServiceAsyncStub(SpectatorServiceStub):
     Watch: _aio.UnaryStreamMultiCallable[_admin_pb2.WatchRequest, _admin_pb2.SpectatorMessage]  # type: ignore[assignment]
     """Follow a running match: its start, the public steps so far, then every step as it
     happens, hand ends and the end. Ends RESOURCE_EXHAUSTED if the watcher falls too far
-    behind (a match never waits for a spectator).
+    behind (a match never waits for a spectator), or at once if the referee's watcher limits
+    are reached (per server, per match, per client address: docs/spectators.md).
+    A match whose live view is SIGNED_IN needs call metadata 'authorization: Bearer <token>'
+    with a token of its course (UNAUTHENTICATED without one, PERMISSION_DENIED with another);
+    a match whose live view is NONE is PERMISSION_DENIED for everyone.
     """
     ListLive: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListLiveRequest, _admin_pb2.ListLiveResponse]  # type: ignore[assignment]
-    """The matches that can be watched now, and the bots connected now (what a lobby shows)."""
+    """The matches that can be watched now, and the bots connected now (what a lobby shows).
+    Without a token only PUBLIC matches are listed; a course's token adds its SIGNED_IN ones.
+    """
 
 class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -679,7 +691,11 @@ class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_admin_pb2.SpectatorMessage], _abc.AsyncIterator[_admin_pb2.SpectatorMessage]]:
         """Follow a running match: its start, the public steps so far, then every step as it
         happens, hand ends and the end. Ends RESOURCE_EXHAUSTED if the watcher falls too far
-        behind (a match never waits for a spectator).
+        behind (a match never waits for a spectator), or at once if the referee's watcher limits
+        are reached (per server, per match, per client address: docs/spectators.md).
+        A match whose live view is SIGNED_IN needs call metadata 'authorization: Bearer <token>'
+        with a token of its course (UNAUTHENTICATED without one, PERMISSION_DENIED with another);
+        a match whose live view is NONE is PERMISSION_DENIED for everyone.
         """
 
     @_abc_1.abstractmethod
@@ -688,6 +704,8 @@ class SpectatorServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _admin_pb2.ListLiveRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_admin_pb2.ListLiveResponse, _abc.Awaitable[_admin_pb2.ListLiveResponse]]:
-        """The matches that can be watched now, and the bots connected now (what a lobby shows)."""
+        """The matches that can be watched now, and the bots connected now (what a lobby shows).
+        Without a token only PUBLIC matches are listed; a course's token adds its SIGNED_IN ones.
+        """
 
 def add_SpectatorServiceServicer_to_server(servicer: SpectatorServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

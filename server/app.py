@@ -49,8 +49,10 @@ from domino_arena.server.net.cluster.spectating import WatchHost
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER
 from domino_arena.server.net.grpc_server import BotSide, GrpcServer, ServerTls
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
+from domino_arena.server.net.live_access import LiveAccess
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
+from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimits
 from domino_arena.server.play.arena import LOG, Arena
 from domino_arena.server.play.ownership import Steward, renewing
 from domino_arena.server.store import lease, ownership
@@ -101,6 +103,11 @@ class Config:
     """The cluster's name: the prefix of its subjects on the broker."""
     lease_seconds: float = 30.0
     """A match host's leases on tournaments and ladder pools last this long unrenewed."""
+    relay_token: str = ""
+    """The relay token: a web face (or a relay) holding it watches every course's signed-in
+    matches, counted apart from the crowd (docs/spectators.md); empty: none is accepted."""
+    watch_limits: WatchLimits = DEFAULT_WATCH_LIMITS
+    """The bounds of the referee's watchers (``server/net/watch_limits.py``)."""
     think_times: bool = True
     """Keep each step's think time in the match records; False (the round robin's) leaves
     them out, so its records are the same bytes on every run (docs/referee.md)."""
@@ -181,7 +188,10 @@ class App:
         await asyncio.to_thread(lease.check_free, self.storage.engine, self.holder)
         await self.broker.connect()
         arena = self.arena
-        watching = WatchHost(arena.spectators, self.broker, self.lobby, lambda: arena.ladders)
+        access = LiveAccess(arena.storage, admin_token=self.config.admin_token)
+        watching = WatchHost(
+            arena.spectators, self.broker, self.lobby, lambda: arena.ladders, access
+        )
         try:
             await self.lobby.start()
             await watching.start()
@@ -240,6 +250,8 @@ class App:
             arena=self.arena,
             tls=self.config.tls,
             limits=self.config.limits,
+            relay_token=self.config.relay_token,
+            watch_limits=self.config.watch_limits,
         )
         self._server = server
 

@@ -23,6 +23,7 @@ from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.cluster.gateway import Relay
 from domino_arena.server.net.cluster.spectating import ClusterSpectators
 from domino_arena.server.net.grpc_server import BotSide, GrpcServer
+from domino_arena.server.net.live_access import LiveAccess
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import LOG
 
@@ -72,7 +73,16 @@ class Gateway:
                 f"{config.host}:{config.port}",
                 bots=BotSide(lobby, self.storage, self.metrics),
                 arena=None,
-                spectators=ClusterSpectators(self.broker, self.storage),
+                spectators=ClusterSpectators(
+                    self.broker,
+                    self.storage,
+                    access=LiveAccess(
+                        self.storage,
+                        admin_token=config.admin_token,
+                        relay_token=config.relay_token,
+                    ),
+                    limits=config.watch_limits,
+                ),
                 tls=config.tls,
                 limits=config.limits,
             )

@@ -18,6 +18,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import IO, Any, Final
 
 from domino_arena.sdk.match.bot_errors import bounded, escape
@@ -30,6 +33,7 @@ __all__ = [
     "MAX_MESSAGE",
     "MAX_QUOTED",
     "JsonFormatter",
+    "LogBudget",
     "TextFormatter",
     "bounded",
     "configure",
@@ -175,3 +179,38 @@ class _NodeFilter(logging.Filter):
 def unconfigure(handler: logging.Handler) -> None:
     """Remove a handler :func:`configure` added."""
     logging.getLogger(LOGGER).removeHandler(handler)
+
+
+class LogBudget:
+    """At most ``burst`` lines per key, then one per ``seconds``: a client that repeats a refused
+    call (a bad Hello, a flood of connections) fills no log. :meth:`allow` says whether to log
+    now, and how many lines for that key it held back since the last one (for the line to say).
+
+    Keys are bounded: past ``max_keys`` the least recently seen key is forgotten.
+    """
+
+    def __init__(
+        self,
+        *,
+        burst: int = 5,
+        seconds: float = 60.0,
+        max_keys: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.burst = burst
+        self.seconds = seconds
+        self.max_keys = max_keys
+        self.clock = clock
+        self._keys: OrderedDict[str, tuple[float, float, int]] = OrderedDict()
+        """key -> (lines it may still log, when that was counted, lines held back since)."""
+
+    def allow(self, key: str) -> tuple[bool, int]:
+        """(log this line?, how many were held back before it: say so when logging)."""
+        now = self.clock()
+        left, then, held = self._keys.pop(key, (float(self.burst), now, 0))
+        left = min(float(self.burst), left + (now - then) / self.seconds)
+        allowed = left >= 1.0
+        self._keys[key] = (left - 1.0, now, 0) if allowed else (left, now, held + 1)
+        while len(self._keys) > self.max_keys:
+            self._keys.popitem(last=False)
+        return allowed, held if allowed else 0

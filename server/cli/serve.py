@@ -9,7 +9,6 @@ tables) is imported by ``round-robin`` alone: a referee never draws a table.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import socket
@@ -22,7 +21,7 @@ from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
 from domino_arena.server.app import ROLE_ALL, ROLE_GATEWAY, ROLES, App, Config, run
 from domino_arena.server.app_gateway import Gateway
-from domino_arena.server.cli import web_face
+from domino_arena.server.cli import serve_bounds, web_face
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
     PROG,
@@ -33,7 +32,6 @@ from domino_arena.server.cli.arguments import (
     db_argument,
 )
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.net import limits
 from domino_arena.server.net.cluster.broker import BrokerError
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, default_node
 from domino_arena.server.net.grpc_server import ServerTls, TlsFileError
@@ -98,7 +96,8 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         "time, level, logger and message (default text)",
     )
     _tls_arguments(parser)
-    _limit_arguments(parser)
+    serve_bounds.stream_arguments(parser)
+    serve_bounds.watch_arguments(parser)
     _cluster_arguments(parser)
     web_arguments(parser)
 
@@ -196,82 +195,6 @@ def referee_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-MAX_HELLO_TIMEOUT: Final = 3600.0
-MAX_REPLY_RATE: Final = 1e9
-MAX_COUNT: Final = 10**9
-"""The largest value of a count limit (``--reply-burst``, ``--max-outbox``): a bound, still."""
-
-
-def _limit_arguments(parser: argparse.ArgumentParser) -> None:
-    """The bounds of every bot stream (docs/referee.md, "Limits"): read by :func:`_limits`."""
-    group = parser.add_argument_group(
-        "bot stream limits", "past one, the stream gets an in-band Error naming it and is closed"
-    )
-    group.add_argument(
-        "--hello-timeout",
-        type=float,
-        default=limits.HELLO_TIMEOUT,
-        metavar="SECONDS",
-        help=f"how long a new stream has to send its Hello (default {limits.HELLO_TIMEOUT:g}; "
-        f"more than 0, at most {MAX_HELLO_TIMEOUT:g})",
-    )
-    group.add_argument(
-        "--max-replies-per-second",
-        type=float,
-        default=limits.REPLIES_PER_SECOND,
-        metavar="N",
-        help=f"the sustained rate of replies a stream may send (default "
-        f"{limits.REPLIES_PER_SECOND:g}; more than 0, at most {MAX_REPLY_RATE:g})",
-    )
-    group.add_argument(
-        "--reply-burst",
-        type=int,
-        metavar="N",
-        help=f"replies a stream may send at once above that rate (default twice "
-        f"--max-replies-per-second: {limits.REPLY_BURST}; 1-{MAX_COUNT})",
-    )
-    group.add_argument(
-        "--max-outbox",
-        type=int,
-        default=limits.OUTBOX_MESSAGES,
-        metavar="N",
-        help=f"messages that may wait to be written to a stream that does not read (default "
-        f"{limits.OUTBOX_MESSAGES}; 1-{MAX_COUNT})",
-    )
-
-
-def _limits(args: argparse.Namespace) -> limits.StreamLimits:
-    """The stream limits the options ask for.
-
-    Raises:
-        CliError: a value out of its range; the message names the option and the range.
-    """
-    hello = args.hello_timeout
-    if not (math.isfinite(hello) and 0 < hello <= MAX_HELLO_TIMEOUT):
-        raise CliError(
-            f"--hello-timeout: must be more than 0 and at most {MAX_HELLO_TIMEOUT:g} seconds, "
-            f"got {hello:g}"
-        )
-    rate = args.max_replies_per_second
-    if not (math.isfinite(rate) and 0 < rate <= MAX_REPLY_RATE):
-        raise CliError(
-            f"--max-replies-per-second: must be more than 0 and at most {MAX_REPLY_RATE:g}, "
-            f"got {rate:g}"
-        )
-    burst = args.reply_burst
-    if burst is None:  # the defaults' own ratio (limits.REPLY_BURST / limits.REPLIES_PER_SECOND)
-        burst = min(MAX_COUNT, max(1, math.ceil(2 * rate)))
-    for flag, value in (("--reply-burst", burst), ("--max-outbox", args.max_outbox)):
-        if not 1 <= value <= MAX_COUNT:
-            raise CliError(f"{flag}: must be 1-{MAX_COUNT}, got {value}")
-    return limits.StreamLimits(
-        outbox_messages=args.max_outbox,
-        replies_per_second=rate,
-        reply_burst=burst,
-        hello_timeout=hello,
-    )
-
-
 def _tls_arguments(parser: argparse.ArgumentParser) -> None:
     """TLS and the admin token from a file: read by :func:`_tls_and_token`."""
     group = parser.add_argument_group("TLS and secrets")
@@ -357,8 +280,9 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
     if args.reconnect_grace < 0 or args.shutdown_grace < 0:
         raise CliError("--reconnect-grace and --shutdown-grace must not be negative")
-    stream_limits = _limits(args)
+    stream_limits = serve_bounds.stream_limits(args)
     tls, given_token = _tls_and_token(args)
+    watchers, relay_token = serve_bounds.watching(args)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
     role, nats, node = _cluster(args)
@@ -379,6 +303,8 @@ def _serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         tls=tls,
         limits=stream_limits,
+        watch_limits=watchers,
+        relay_token=relay_token or new_token(),
         role=role,
         nats=nats,
         node=node,

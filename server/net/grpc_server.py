@@ -24,10 +24,12 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 from domino_arena.server.metrics import Metrics
 from domino_arena.server.net.admin import AdminServicer
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
+from domino_arena.server.net.live_access import LiveAccess
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.registration import RegistrationServicer
 from domino_arena.server.net.service import BotServicer, TokenCheck
-from domino_arena.server.net.spectators import SpectatorServicer
+from domino_arena.server.net.spectators import SpectatorServicer, add_spectator_service
+from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimits
 from domino_arena.server.play.arena import SHUTTING_DOWN, Arena
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
@@ -152,6 +154,8 @@ class GrpcServer:
         spectators: admin_pb_grpc.SpectatorServiceServicer | None = None,
         tls: ServerTls | None = None,
         limits: StreamLimits = DEFAULT_LIMITS,
+        relay_token: str = "",
+        watch_limits: WatchLimits = DEFAULT_WATCH_LIMITS,
     ) -> None:
         self.lobby = None if bots is None else bots.lobby
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
@@ -165,15 +169,23 @@ class GrpcServer:
             admin_pb_grpc.add_RegistrationServiceServicer_to_server(
                 RegistrationServicer(arena.storage, arena.lobby), self._server
             )
-            admin_pb_grpc.add_SpectatorServiceServicer_to_server(
+            access = LiveAccess(
+                arena.storage, admin_token=arena.admin_token, relay_token=relay_token
+            )
+            add_spectator_service(
                 SpectatorServicer(
-                    arena.spectators, arena.storage, arena.lobby, lambda: arena.ladders
+                    arena.spectators,
+                    arena.storage,
+                    arena.lobby,
+                    lambda: arena.ladders,
+                    access=access,
+                    limits=watch_limits,
                 ),
                 self._server,
             )
             names += [name for name in SERVICE_NAMES if name != BOT_SERVICE]
         elif spectators is not None:  # a cluster's gateway: every host's matches
-            admin_pb_grpc.add_SpectatorServiceServicer_to_server(spectators, self._server)
+            add_spectator_service(spectators, self._server)
             names.append(SPECTATOR_SERVICE)
         self.services: Final = tuple(names)
         """The full names of the services served (for health checking and reflection)."""

@@ -95,3 +95,13 @@ def echo(text: str) -> str:
     if len(text) <= ECHO_CHARS:
         return repr(text)
     return f"{text[:ECHO_CHARS]!r}... ({len(text)} characters)"
+
+
+def peer_host(peer: str) -> str:
+    """The host of a gRPC peer string (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``): one
+    machine is one peer whichever port it calls from."""
+    if peer.startswith("ipv6:"):
+        host, _, _ = peer.rpartition("]:")
+        return host + "]" if host else peer
+    host, sep, _ = peer.rpartition(":")
+    return host if sep and ":" in host else peer

@@ -7,6 +7,8 @@ client imports :mod:`.wire` on the light install, never this.
 
 from __future__ import annotations
 
+from typing import Final
+
 from domino_arena.sdk.wire import (
     game_to_proto,
     hand_result_to_proto,
@@ -26,11 +28,26 @@ from domino_arena.server.play.spectators import (
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 
+LIVE_VIEWS_TO_PROTO: Final = {
+    "public": admin_pb.LIVE_VIEW_PUBLIC,
+    "signed-in": admin_pb.LIVE_VIEW_SIGNED_IN,
+    "none": admin_pb.LIVE_VIEW_NONE,
+}
+LIVE_VIEWS_OF_PROTO: Final = {
+    admin_pb.LIVE_VIEW_UNSPECIFIED: "public",
+    **{value: name for name, value in LIVE_VIEWS_TO_PROTO.items()},
+}
+"""A live view as the message says it (unspecified: public, a referee from before views)."""
+
 
 def spectator_message(
-    match_id: str, item: WatchStart | PublicStep | PublicHandEnd | WatchEnd
+    match_id: str,
+    item: WatchStart | PublicStep | PublicHandEnd | WatchEnd,
+    *,
+    live_view: str = "public",
 ) -> admin_pb.SpectatorMessage:
-    """Return the message a spectator of ``match_id`` is sent for one of the hub's items."""
+    """Return the message a spectator of ``match_id`` is sent for one of the hub's items
+    (``live_view``: the match's, said in its start)."""
     if isinstance(item, PublicStep):
         message = admin_pb.SpectatorMessage(
             event=pb.Event(
@@ -61,12 +78,14 @@ def spectator_message(
             players=spec.bots,
             time_control=time_control_to_proto(spec.time_control),
             tournament_id=spec.tournament_id or "",
+            course=spec.course,
+            live_view=LIVE_VIEWS_TO_PROTO[live_view],
         )
     )
 
 
-def live_match_to_proto(live: LiveMatch) -> admin_pb.LiveMatch:
-    """Return a watchable match as ``ListLive`` lists it."""
+def live_match_to_proto(live: LiveMatch, live_view: str = "public") -> admin_pb.LiveMatch:
+    """Return a watchable match as ``ListLive`` lists it, with its live view."""
     spec = live.spec
     message = admin_pb.LiveMatch(
         match_id=spec.match_id,
@@ -77,6 +96,8 @@ def live_match_to_proto(live: LiveMatch) -> admin_pb.LiveMatch:
         deal=live.deal,
         scores=live.scores,
         watchers=live.watchers,
+        course=spec.course,
+        live_view=LIVE_VIEWS_TO_PROTO[live_view],
     )
     message.started.FromDatetime(live.started)
     return message

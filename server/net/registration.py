@@ -40,6 +40,7 @@ from domino_arena.server.net.admin_answers import bot_info
 from domino_arena.server.net.admin_bots import REVOKED
 from domino_arena.server.net.admin_owners import owner_message
 from domino_arena.server.net.admin_requests import RequestError, bearer_token, bot_name_of
+from domino_arena.server.net.limits import peer_host
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.store.bots import (
     BadBotNameError,
@@ -119,16 +120,6 @@ class AttemptLimiter:
     def refused(self, peer: str) -> None:
         """Spend one of ``peer``'s attempts: its code was refused."""
         self._buckets[peer] = (max(0.0, self._left(peer) - 1.0), self.clock())
-
-
-def peer_host(peer: str) -> str:
-    """The host of a gRPC peer string (``ipv4:1.2.3.4:5678`` -> ``ipv4:1.2.3.4``): one
-    machine is one peer whichever port it calls from."""
-    if peer.startswith("ipv6:"):
-        host, _, _ = peer.rpartition("]:")
-        return host + "]" if host else peer
-    host, sep, _ = peer.rpartition(":")
-    return host if sep and ":" in host else peer
 
 
 class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):

@@ -30,7 +30,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.logs import quote
+from domino_arena.server.logs import LogBudget, quote
 from domino_arena.server.metrics import Metrics
 from domino_arena.server.net.limits import (
     DEFAULT_LIMITS,
@@ -38,6 +38,7 @@ from domino_arena.server.net.limits import (
     StreamLimits,
     TokenBucket,
     echo,
+    peer_host,
 )
 from domino_arena.server.net.lobby import Close, Connection, Lobby
 from domino_arena.server.play.arena import LOG, SHUTTING_DOWN
@@ -182,6 +183,8 @@ class BotServicer(pb_grpc.BotServiceServicer):
         self.storage = storage
         self.metrics = metrics
         self.limits = limits
+        self.refusals_logged = LogBudget()
+        """Refused Hellos logged per client address: 5, then one a minute."""
 
     async def Play(  # type: ignore[override]  # noqa: N802
         self, request_iterator: AsyncIterator[pb.BotMessage], context: _Context
@@ -263,7 +266,11 @@ class BotServicer(pb_grpc.BotServiceServicer):
         if refusal is not None:
             first = None
             error, status, reason = refusal
-            LOG.info("hello refused: peer=%s reason=%s", context.peer(), reason)
+            peer = context.peer() or ""
+            log, held = self.refusals_logged.allow(peer_host(peer))
+            if log:
+                more = f" ({held} more from this address not logged)" if held else ""
+                LOG.info("hello refused: peer=%s reason=%s%s", peer, reason, more)
             await context.write(pb.RefereeMessage(error=error))
             await context.abort(status, reason)
         connection = Connection(

@@ -1,10 +1,12 @@
 """``SpectatorService``: ``Watch`` streams a running match's public messages until it ends;
 ``ListLive`` lists the matches that can be watched and the bots connected now.
 
-The hub (:class:`~domino_arena.server.play.spectators.SpectatorHub`) keeps who watches what and
-queues only public items; this servicer turns each into its message
-(:func:`~domino_arena.server.net.wire.spectator_message`) as it writes it. No token is needed:
-a spectator sees nothing a seat could not.
+The hub (:class:`~domino_arena.server.play.spectators.SpectatorHub`) keeps one feed per match,
+shared by every watcher of it; this servicer writes each posted item as its message, made once
+for all the watchers (:func:`wire_of`), so ``Watch`` writes bytes (:func:`add_spectator_service`
+registers the service with a serializer that passes them through). Who may watch what is
+:mod:`.live_access` (the live view of the match's course or tournament, and the caller's token:
+none is needed for a public match); how many may watch is :mod:`.watch_limits`.
 """
 
 from __future__ import annotations
@@ -14,19 +16,78 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, Protocol
 
 import grpc
+from google.protobuf.message import Message
 
 from domino_arena.server.net.admin_answers import LadderView, live_ladder_message
+from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
+from domino_arena.server.net.limits import echo, peer_host
+from domino_arena.server.net.live_access import (
+    ANYONE,
+    LIVE_VIEW_NONE,
+    LiveAccess,
+    LiveStorage,
+    Viewer,
+)
 from domino_arena.server.net.live_wire import connected_bots, live_match_to_proto, spectator_message
+from domino_arena.server.net.watch_limits import (
+    DEFAULT_WATCH_LIMITS,
+    WatcherCounts,
+    WatchLimits,
+    WatchRefusedError,
+)
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     Dropped,
     NotWatchableError,
+    Posted,
     SpectatorHub,
-    WatchEnd,
+    WatchStart,
 )
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
+
+SPECTATOR_SERVICE = "domino_arena.v1.SpectatorService"
+
+
+def _serialized(message: bytes | Message) -> bytes:
+    """A response as it goes on the wire: bytes made once for every watcher pass through."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def add_spectator_service(
+    servicer: admin_pb_grpc.SpectatorServiceServicer, server: grpc.aio.Server
+) -> None:
+    """Serve ``servicer`` as the ``SpectatorService`` (the generated registration, but for a
+    ``Watch`` that may write a message's bytes)."""
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
+        "Watch": grpc.unary_stream_rpc_method_handler(
+            servicer.Watch,
+            request_deserializer=admin_pb.WatchRequest.FromString,
+            response_serializer=_serialized,
+        ),
+        "ListLive": grpc.unary_unary_rpc_method_handler(
+            servicer.ListLive,
+            request_deserializer=admin_pb.ListLiveRequest.FromString,
+            response_serializer=admin_pb.ListLiveResponse.SerializeToString,
+        ),
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SPECTATOR_SERVICE, handlers),)
+    )
+    server.add_registered_method_handlers(SPECTATOR_SERVICE, handlers)
+
+
+def wire_of(match_id: str, posted: Posted, with_table: bool) -> bytes:
+    """The bytes of ``posted`` as a watcher of ``match_id`` is sent it (with its table or not),
+    made by the first watcher that writes it and kept for the others."""
+    wire = posted.wires.get(with_table)
+    if wire is None:
+        item = posted.sent(with_table)
+        assert not isinstance(item, WatchStart), "each watcher's start says its live view"
+        wire = spectator_message(match_id, item).SerializeToString()
+        posted.wires[with_table] = wire
+    return wire
 
 
 class MatchLookup(Protocol):
@@ -35,12 +96,22 @@ class MatchLookup(Protocol):
     def match(self, match_id: str) -> StoredMatch | None: ...
 
 
-def live_response(
-    hub: SpectatorHub, roster: Roster, ladders: Callable[[], Mapping[Any, LadderView]]
+async def live_response(
+    hub: SpectatorHub,
+    roster: Roster,
+    ladders: Callable[[], Mapping[Any, LadderView]],
+    access: LiveAccess,
+    viewer: Viewer,
 ) -> admin_pb.ListLiveResponse:
-    """``ListLive``'s answer: the watchable matches, the bots connected, the running ladders."""
+    """``ListLive``'s answer for ``viewer``: the matches it may watch, the bots connected, the
+    running ladders."""
+    matches = []
+    for live in hub.live():
+        view = await access.view_of(live.spec)
+        if viewer.sees(live.spec.course, view):
+            matches.append(live_match_to_proto(live, view))
     return admin_pb.ListLiveResponse(
-        matches=[live_match_to_proto(live) for live in hub.live()],
+        matches=matches,
         connected=connected_bots(roster),
         ladders=[live_ladder_message(ladder) for _, ladder in sorted(ladders().items())],
     )
@@ -58,31 +129,74 @@ async def not_watchable(
             grpc.StatusCode.FAILED_PRECONDITION,
             f"match {match_id} is over: get its record with 'domino-arena record {match_id}'",
         )
-    await context.abort(grpc.StatusCode.NOT_FOUND, f"no match has id '{match_id}'")
+    await context.abort(grpc.StatusCode.NOT_FOUND, f"no match has id {echo(match_id)}")
+
+
+async def refuse_unseen(
+    context: grpc.aio.ServicerContext[Any, Any],
+    match_id: str,
+    course: str,
+    view: str,
+    viewer: Viewer,
+) -> NoReturn:
+    """End a ``Watch`` of a match of ``course`` whose live ``view`` ``viewer`` may not see,
+    saying why."""
+    if view == LIVE_VIEW_NONE:
+        await context.abort(
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"match {match_id}: course '{course}' shows no live view of it (live view: none); "
+            f"its record is there once it is over",
+        )
+    if viewer is ANYONE:
+        await context.abort(
+            grpc.StatusCode.UNAUTHENTICATED,
+            f"match {match_id} is shown to course '{course}' only (live view: signed-in): send "
+            "call metadata 'authorization: Bearer <token>' with an organizer's or an owner's "
+            "token of the course",
+        )
+    await context.abort(
+        grpc.StatusCode.PERMISSION_DENIED,
+        f"match {match_id} is shown to course '{course}' only (live view: signed-in), and this "
+        "token is not of that course",
+    )
 
 
 class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
-    """``Watch`` and ``ListLive``: public information only, so no token is needed."""
+    """``Watch`` and ``ListLive``: public information only; a token only for what a course
+    shows signed in (:mod:`.live_access`), and bounded watchers (:mod:`.watch_limits`)."""
 
     def __init__(
         self,
         hub: SpectatorHub,
-        storage: MatchLookup,
+        storage: LiveStorage,
         roster: Roster,
         ladders: Callable[[], Mapping[Any, LadderView]] = dict,
+        *,
+        access: LiveAccess | None = None,
+        limits: WatchLimits = DEFAULT_WATCH_LIMITS,
     ) -> None:
         self.hub = hub
         self.storage = storage
         self.roster = roster
         self.ladders = ladders
         """The running ladders by (course, game name), read at each ``ListLive``."""
+        self.access = LiveAccess(storage) if access is None else access
+        self.counts = WatcherCounts(limits)
+        """The watches open now, by match and address."""
+
+    async def _viewer(self, context: grpc.aio.ServicerContext[Any, Any]) -> Viewer:
+        try:
+            return await self.access.viewer(context.invocation_metadata())
+        except RequestError as exc:
+            await context.abort(exc.status, str(exc))
 
     async def ListLive(  # noqa: N802
         self,
         request: admin_pb.ListLiveRequest,
         context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
     ) -> admin_pb.ListLiveResponse:
-        return live_response(self.hub, self.roster, self.ladders)
+        viewer = await self._viewer(context)
+        return await live_response(self.hub, self.roster, self.ladders, self.access, viewer)
 
     async def Watch(  # type: ignore[override]  # noqa: N802
         self,
@@ -94,18 +208,37 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "match_id: missing; expected a match id"
             )
+        if len(match_id) > MAX_ID_LENGTH:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"match_id: at most {MAX_ID_LENGTH} characters, got {len(match_id)}",
+            )
+        viewer = await self._viewer(context)
+        spec = self.hub.spec(match_id)
+        if spec is None:
+            await not_watchable(context, match_id, self.hub.ended_recently(match_id), self.storage)
+        view = await self.access.view_of(spec)
+        if not viewer.sees(spec.course, view):
+            await refuse_unseen(context, match_id, spec.course, view, viewer)
         try:
-            subscription = self.hub.subscribe(match_id)
-        except NotWatchableError:
-            over = self.hub.ended_recently(match_id)
-            await not_watchable(context, match_id, over, self.storage)
+            seat = self.counts.admit(match_id, peer_host(context.peer() or ""), relay=viewer.relay)
+        except WatchRefusedError as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         try:
-            while True:
-                item = await subscription.get()
-                if isinstance(item, Dropped):
-                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, item.reason)
-                await context.write(spectator_message(match_id, item))
-                if isinstance(item, WatchEnd):
-                    return
+            try:
+                subscription = self.hub.subscribe(match_id)
+            except NotWatchableError:  # it ended while the view was read
+                await not_watchable(context, match_id, True, self.storage)
+            try:
+                start = spectator_message(match_id, WatchStart(spec), live_view=view)
+                await context.write(start.SerializeToString())  # type: ignore[arg-type]
+                async for batch in subscription.batches():
+                    if isinstance(batch, Dropped):
+                        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, batch.reason)
+                    for posted, with_table in batch:
+                        if not isinstance(posted.item, WatchStart):
+                            await context.write(wire_of(match_id, posted, with_table))  # type: ignore[arg-type]
+            finally:
+                self.hub.unsubscribe(subscription)
         finally:
-            self.hub.unsubscribe(subscription)
+            self.counts.release(seat)

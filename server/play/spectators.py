@@ -12,11 +12,19 @@ tables and the table after the last of them. The hub deals in these public items
 the network layer turns each into its message as it writes it (``server/net``), so the hub
 knows nothing of the wire.
 
+One fan-out per match (docs/spectators.md). Each match has ONE feed, a list of
+:class:`Posted` items that every watcher of it shares: a step is made public, its table drawn
+(only while somebody watches) and appended once, whatever the number of watchers; the network
+layer turns each posted item into its message once too (:attr:`Posted.wires`). A watcher is a
+cursor into the feed (:class:`Subscription`), woken by one event when the feed grows; it takes
+everything new at once. So the referee's work per step that watchers cause is a table, an
+append and a wake-up; what each watcher then writes is bounded by the watcher limits of the
+network layer (``server/net/watch_limits.py``).
+
 The referee never waits for a spectator. Every hub call is a plain call on the one thread that
-trio (the matches) and asyncio (the gRPC handlers) share; it only appends to queues. A spectator
-that lets :data:`MAX_PENDING` items pile up is dropped, told why, rather than holding memory
-for a match that does not slow down for it. A spectator that joins mid-match first gets the
-public steps so far.
+trio (the matches) and asyncio (the gRPC handlers) share. A spectator more than
+:data:`MAX_PENDING` items behind is dropped, told why (it would watch a match long gone).
+A spectator that joins mid-match first gets the public steps so far.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import collections
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -91,59 +99,122 @@ class Dropped:
 Item = WatchStart | PublicStep | PublicHandEnd | WatchEnd | Dropped
 
 
-class Subscription:
-    """One spectator of one match: the items it has not read yet, in order."""
+@dataclass(slots=True, eq=False)
+class Posted:
+    """One item of a match's feed, shared by every watcher of the match.
 
-    def __init__(
-        self,
-        match_id: str,
-        max_pending: int,
-        backlog: Sequence[Item] = (),
-    ) -> None:
-        self.match_id = match_id
-        self.queue: asyncio.Queue[Item] = asyncio.Queue()
-        for item in backlog:
-            self.queue.put_nowait(item)
-        self.max_pending = max_pending + len(backlog)
-        """The backlog comes all at once and is bounded by the match: it does not count."""
-        self.dropped: str | None = None
-        """Why it was dropped; None while it keeps up."""
+    A step is kept bare (no table) with the table after it beside it, when somebody watched
+    then: live watchers are sent it with its table, a late watcher's backlog without (but for
+    its last step). ``wires`` is the network layer's cache: the item as it writes it, with the
+    table (True) or without (False), made once by the first watcher that writes it.
+    """
 
-    def put(self, item: Item) -> bool:
-        """Queue ``item``; False (and the spectator dropped) if too many are unread."""
-        if self.dropped is not None:
-            return False
-        if self.queue.qsize() >= self.max_pending:
-            self.dropped = (
-                f"dropped: {self.queue.qsize()} messages of match {self.match_id} were waiting "
-                "unread, and a match never waits for its spectators; watch again to catch up"
-            )
-            self.queue.put_nowait(Dropped(self.dropped))
-            return False
-        self.queue.put_nowait(item)
-        return True
+    item: WatchStart | PublicStep | PublicHandEnd | WatchEnd
+    table: Observation | None = None
+    wires: dict[bool, bytes] = field(default_factory=dict)
 
-    async def get(self) -> Item:
-        """Return the next item (waiting for it); :class:`Dropped` or :class:`WatchEnd` last."""
-        return await self.queue.get()
+    def sent(self, with_table: bool) -> WatchStart | PublicStep | PublicHandEnd | WatchEnd:
+        """The item as a watcher gets it: a step with its table when ``with_table`` and known."""
+        item = self.item
+        if with_table and self.table is not None and isinstance(item, PublicStep):
+            return dataclasses.replace(item, table=self.table)
+        return item
+
+
+Outgoing = tuple[Posted, bool]
+"""What a watcher writes next: a posted item, and whether with its table."""
 
 
 @dataclass(slots=True)
 class _Watched:
-    """A running match as spectators see it."""
+    """A running match as spectators see it: its feed and who follows it."""
 
-    start: WatchStart
+    spec: MatchSpec
+    start: Posted
     sides: tuple[int, ...]
     """The side of each seat, for the match result."""
     started: dt.datetime
-    history: list[PublicStep | PublicHandEnd] = field(default_factory=list)
-    """Every public step and hand end so far (steps without their tables)."""
+    log: list[Posted] = field(default_factory=list)
+    """Every public step and hand end so far, then the end: the feed every watcher reads."""
     subscribers: list[Subscription] = field(default_factory=list)
+    grown: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set (and cleared at once) when the log grows: wakes every watcher waiting for it."""
+    over: bool = False
     state: GameState | None = None
     """The position after the last step, for the table a new watcher starts from."""
     steps: int = 0
     scores: tuple[int, ...] = ()
     deal: int = 1
+
+
+class Subscription:
+    """One spectator of one match: where it is in the match's shared feed.
+
+    Nothing is copied per watcher: the backlog it joined with, then a cursor into the match's
+    log. :meth:`batches` gives what is new each time the watcher is ready for more, so a
+    watcher that writes slowly takes several items at once rather than waking per item.
+    """
+
+    def __init__(
+        self, match_id: str, watched: _Watched, backlog: list[Outgoing], max_pending: int
+    ) -> None:
+        self.match_id = match_id
+        self._watched = watched
+        self._backlog = backlog
+        self._cursor = len(watched.log)
+        self.max_pending = max_pending
+        self.dropped: str | None = None
+        """Why it was dropped; None while it keeps up."""
+
+    @property
+    def pending(self) -> int:
+        """Items posted and not yet taken (the backlog is bounded by the match: not counted)."""
+        return len(self._watched.log) - self._cursor
+
+    def take(self) -> list[Outgoing] | Dropped | None:
+        """What is there now, without waiting: the items since the last call ([] when none), a
+        :class:`Dropped` if the watcher fell more than ``max_pending`` behind, or None once the
+        match's end was taken (nothing follows)."""
+        if self.dropped is not None:
+            return None
+        if self._backlog:
+            batch, self._backlog = self._backlog, []
+            return batch
+        log = self._watched.log
+        if self._cursor == len(log):
+            return None if self._watched.over else []
+        if len(log) - self._cursor > self.max_pending:
+            self.dropped = (
+                f"dropped: {len(log) - self._cursor} messages of match {self.match_id} were "
+                "waiting unread, and a match never waits for its spectators; watch again to "
+                "catch up"
+            )
+            return Dropped(self.dropped)
+        batch = [(posted, True) for posted in log[self._cursor :]]
+        self._cursor = len(log)
+        return batch
+
+    async def wait(self) -> None:
+        """Wait until the match's feed grows (return at once if something is there to take);
+        safe to cancel (a timeout around it loses nothing)."""
+        if self._backlog or self._cursor < len(self._watched.log) or self._watched.over:
+            return
+        await self._watched.grown.wait()
+
+    async def batches(self) -> AsyncIterator[list[Outgoing] | Dropped]:
+        """Every batch in order, waiting for the match between them; a :class:`Dropped` last if
+        the watcher fell behind, else the batch holding the end last."""
+        while True:
+            batch = self.take()
+            if batch is None:
+                return
+            if isinstance(batch, Dropped):
+                yield batch
+                return
+            if batch:
+                yield batch
+            else:
+                await self.wait()
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +253,11 @@ class SpectatorHub:
         game = spec.game
         sides = tuple(game.side_of(seat) for seat in range(game.num_players))
         self._matches[spec.match_id] = _Watched(
-            WatchStart(spec), sides, dt.datetime.now(dt.UTC), scores=(0,) * len(game.sides)
+            spec,
+            Posted(WatchStart(spec)),
+            sides,
+            dt.datetime.now(dt.UTC),
+            scores=(0,) * len(game.sides),
         )
 
     def step(
@@ -199,20 +274,23 @@ class SpectatorHub:
         ``state`` the position after it (for the public table; None: no table).
         """
         watched = self._matches.get(match_id)
-        if watched is not None:
-            watched.state = state
-            watched.steps += 1
-            watched.scores = tuple(scores)
-            watched.deal = deal
-        item = PublicStep(public_entry(entry, SPECTATOR), tuple(scores), deal)
-        if watched is None or not watched.subscribers or state is None:
-            self._add(match_id, item)
-        else:
-            self._add(match_id, item, dataclasses.replace(item, table=state.observe(SPECTATOR)))
+        if watched is None:
+            LOG.debug("spectators: a step of match %s, which is not watchable", match_id)
+            return
+        watched.state = state
+        watched.steps += 1
+        watched.scores = tuple(scores)
+        watched.deal = deal
+        posted = Posted(PublicStep(public_entry(entry, SPECTATOR), tuple(scores), deal))
+        if watched.subscribers and state is not None:  # a table only for a watched match
+            posted.table = state.observe(SPECTATOR)
+        self._post(watched, posted)
 
     def hand_end(self, match_id: str, hand: HandResult, scores: Sequence[int]) -> None:
         """A hand was scored; ``scores`` are the totals per side after it."""
-        self._add(match_id, PublicHandEnd(hand, tuple(scores)))
+        watched = self._matches.get(match_id)
+        if watched is not None:
+            self._post(watched, Posted(PublicHandEnd(hand, tuple(scores))))
 
     def ended(self, match_id: str, result: MatchResult) -> None:
         """The match is over (normally, by forfeit, void or aborted): tell its spectators."""
@@ -222,9 +300,8 @@ class SpectatorHub:
         self._ended[match_id] = None
         while len(self._ended) > REMEMBERED_ENDS:
             self._ended.popitem(last=False)
-        end = WatchEnd(result, watched.sides)
-        for subscription in watched.subscribers:
-            subscription.put(end)
+        watched.over = True
+        self._post(watched, Posted(WatchEnd(result, watched.sides)))
 
     def on_step(self, match_id: str) -> Callable[[Step], None]:
         """Return an ``on_step`` callback for :func:`~.referee.play_match` that feeds the hub
@@ -239,28 +316,20 @@ class SpectatorHub:
 
         return feed
 
-    def _add(
-        self,
-        match_id: str,
-        item: PublicStep | PublicHandEnd,
-        sent: PublicStep | PublicHandEnd | None = None,
-    ) -> None:
-        """Keep ``item`` in the match's history and send ``sent`` (``item`` with its table;
-        ``item`` itself when None) to every watcher."""
-        sent = item if sent is None else sent
-        watched = self._matches.get(match_id)
-        if watched is None:
-            LOG.debug("spectators: a step of match %s, which is not watchable", match_id)
-            return
-        watched.history.append(item)
-        for subscription in tuple(watched.subscribers):
-            if not subscription.put(sent):
-                self.unsubscribe(subscription)
+    @staticmethod
+    def _post(watched: _Watched, posted: Posted) -> None:
+        """Append ``posted`` to the match's feed and wake its watchers: the same few calls
+        however many watch (each watcher then takes it in its own task)."""
+        watched.log.append(posted)
+        if watched.subscribers:
+            watched.grown.set()
+            watched.grown.clear()
 
     # -- the spectators' side -----------------------------------------------------------------
 
     def subscribe(self, match_id: str) -> Subscription:
-        """Watch ``match_id``: the subscription starts with its start and its steps so far.
+        """Watch ``match_id``: the subscription starts with its start and its steps so far
+        (without tables, but for the last), then follows the match's feed.
 
         Raises:
             NotWatchableError: no running match has that id (:meth:`ended_recently` tells
@@ -269,18 +338,27 @@ class SpectatorHub:
         watched = self._matches.get(match_id)
         if watched is None:
             raise NotWatchableError(f"no running match has id '{match_id}'")
-        backlog: list[Item] = [watched.start, *watched.history]
-        steps = [i for i, item in enumerate(backlog) if isinstance(item, PublicStep)]
-        if steps and watched.state is not None:
-            last = backlog[steps[-1]]
-            assert isinstance(last, PublicStep)
-            backlog[steps[-1]] = dataclasses.replace(last, table=watched.state.observe(SPECTATOR))
-        subscription = Subscription(match_id, self.max_pending, backlog)
+        backlog: list[Outgoing] = [(watched.start, False)]
+        backlog.extend((posted, False) for posted in watched.log)
+        last_step = next(
+            (
+                i
+                for i in range(len(backlog) - 1, 0, -1)
+                if isinstance(backlog[i][0].item, PublicStep)
+            ),
+            None,
+        )
+        if last_step is not None and watched.state is not None:
+            posted = backlog[last_step][0]
+            if posted.table is None:  # nobody watched then: the table after it, once
+                posted.table = watched.state.observe(SPECTATOR)
+            backlog[last_step] = (posted, True)
+        subscription = Subscription(match_id, watched, backlog, self.max_pending)
         watched.subscribers.append(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
-        """Stop feeding ``subscription`` (its stream ended, or it was dropped)."""
+        """Stop counting ``subscription`` (its stream ended, or it was dropped)."""
         watched = self._matches.get(subscription.match_id)
         if watched is not None and subscription in watched.subscribers:
             watched.subscribers.remove(subscription)
@@ -293,10 +371,15 @@ class SpectatorHub:
         """The ids of the matches that can be watched now."""
         return list(self._matches)
 
+    def spec(self, match_id: str) -> MatchSpec | None:
+        """The match ``match_id`` if it runs now (for its course and tournament), else None."""
+        watched = self._matches.get(match_id)
+        return None if watched is None else watched.spec
+
     def live(self) -> list[LiveMatch]:
         """The matches that can be watched now, oldest first, with where each stands."""
         return [
-            LiveMatch(w.start.spec, w.started, w.steps, w.deal, w.scores, len(w.subscribers))
+            LiveMatch(w.spec, w.started, w.steps, w.deal, w.scores, len(w.subscribers))
             for w in self._matches.values()
         ]
 

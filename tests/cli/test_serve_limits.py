@@ -10,7 +10,7 @@ import argparse
 
 import pytest
 
-from domino_arena.server.cli import serve
+from domino_arena.server.cli import serve, serve_bounds
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.cli.main import main
 from domino_arena.server.net import limits
@@ -19,7 +19,7 @@ from domino_arena.server.net import limits
 def limits_of(*argv: str) -> limits.StreamLimits:
     parser = argparse.ArgumentParser()
     serve.HANDLERS["serve"].add_arguments(parser)
-    return serve._limits(parser.parse_args(list(argv)))
+    return serve_bounds.stream_limits(parser.parse_args(list(argv)))
 
 
 def test_without_options_the_limits_are_the_defaults() -> None:

@@ -25,9 +25,11 @@ from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.admin import AdminServicer
+from domino_arena.server.net.live_access import LiveAccess
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.registration import AttemptLimiter, RegistrationServicer
-from domino_arena.server.net.spectators import SpectatorServicer
+from domino_arena.server.net.spectators import SpectatorServicer, add_spectator_service
+from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimits
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
@@ -150,9 +152,18 @@ class FakeArena:
 class AdminServer:
     """The admin and spectator servicers on 127.0.0.1:0 in a background thread's loop."""
 
-    def __init__(self, arena: FakeArena, limiter: AttemptLimiter | None = None) -> None:
+    def __init__(
+        self,
+        arena: FakeArena,
+        limiter: AttemptLimiter | None = None,
+        *,
+        watch_limits: WatchLimits = DEFAULT_WATCH_LIMITS,
+        relay_token: str = "",
+    ) -> None:
         self.arena = arena
         self.limiter = limiter
+        self.watch_limits = watch_limits
+        self.relay_token = relay_token
         self.hub = SpectatorHub()
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -179,12 +190,20 @@ class AdminServer:
             admin_pb_grpc.add_RegistrationServiceServicer_to_server(
                 RegistrationServicer(self.arena.storage, self.arena.lobby, self.limiter), server
             )
-            admin_pb_grpc.add_SpectatorServiceServicer_to_server(
-                SpectatorServicer(
-                    self.hub, self.arena.storage, self.arena.lobby, lambda: self.arena.ladders
-                ),
-                server,
+            access = LiveAccess(
+                self.arena.storage,
+                admin_token=self.arena.admin_token,
+                relay_token=self.relay_token,
             )
+            self.spectator_service = SpectatorServicer(
+                self.hub,
+                self.arena.storage,
+                self.arena.lobby,
+                lambda: self.arena.ladders,
+                access=access,
+                limits=self.watch_limits,
+            )
+            add_spectator_service(self.spectator_service, server)
             self.port = server.add_insecure_port("127.0.0.1:0")
             await server.start()
             self._ready.set()
@@ -216,12 +235,18 @@ async def _call(function: Callable[[], T]) -> T:
 
 
 @contextmanager
-def served_over(path: Path) -> Iterator[AdminServer]:
+def served_over(
+    path: Path,
+    *,
+    watch_limits: WatchLimits = DEFAULT_WATCH_LIMITS,
+    relay_token: str = "",
+) -> Iterator[AdminServer]:
     """The admin and spectator services over a fake arena on a new SQLite file at ``path``,
-    closed with their storage at the end."""
+    closed with their storage at the end (``watch_limits`` and ``relay_token``: the
+    spectators')."""
     storage = RatedStorage(f"sqlite:///{path}")
     storage.open()
-    server = AdminServer(FakeArena(storage))
+    server = AdminServer(FakeArena(storage), watch_limits=watch_limits, relay_token=relay_token)
     try:
         yield server
     finally:

@@ -19,12 +19,9 @@ import grpc
 import pytest
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net.limits import peer_host
 from domino_arena.server.net.lobby import Close, Connection
-from domino_arena.server.net.registration import (
-    TOKEN_REFUSED,
-    AttemptLimiter,
-    peer_host,
-)
+from domino_arena.server.net.registration import TOKEN_REFUSED, AttemptLimiter
 from domino_arena.server.store.bots import BotCheck
 from domino_arena.server.store.courses import INVITE_REFUSED
 from domino_arena.server.store.tables import INVITES

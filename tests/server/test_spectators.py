@@ -46,12 +46,14 @@ from domino_arena.sdk.wire import ConversionError, game_from_proto, spectator_ta
 from domino_arena.sdk.wire import spectator_table_to_proto as table_to_proto
 from domino_arena.sdk.wire.observations import observation_to_proto
 from domino_arena.server.net.live_wire import spectator_message
+from domino_arena.server.net.spectators import wire_of
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.spectators import (
     Dropped,
     NotWatchableError,
     SpectatorHub,
     Subscription,
+    WatchStart,
 )
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -90,15 +92,19 @@ def steps(game: Game, seed: int) -> Iterator[Step]:
 
 
 def drain(subscription: Subscription) -> list[admin_pb.SpectatorMessage | Dropped]:
-    """Take every queued item as the servicer writes it: its message, decoded from its bytes."""
+    """Take every item there is now as the servicer writes it: its message, decoded from the
+    bytes the network layer makes once for every watcher (:func:`wire_of`)."""
     items: list[admin_pb.SpectatorMessage | Dropped] = []
-    while not subscription.queue.empty():
-        item = subscription.queue.get_nowait()
-        if isinstance(item, Dropped):
-            items.append(item)
-            continue
-        message = spectator_message(subscription.match_id, item)
-        items.append(admin_pb.SpectatorMessage.FromString(message.SerializeToString()))
+    while batch := subscription.take():
+        if isinstance(batch, Dropped):
+            items.append(batch)
+            break
+        for posted, with_table in batch:
+            if isinstance(posted.item, WatchStart):
+                raw = spectator_message(MATCH_ID, posted.item).SerializeToString()
+            else:
+                raw = wire_of(subscription.match_id, posted, with_table)
+            items.append(admin_pb.SpectatorMessage.FromString(raw))
     return items
 
 
@@ -239,11 +245,32 @@ def test_a_slow_spectator_is_dropped_and_told_why_while_others_go_on() -> None:
         drain(quick)
     items = drain(slow)
     assert isinstance(items[-1], Dropped)
-    assert items[-1].reason.startswith(f"dropped: 6 messages of match {MATCH_ID} were waiting")
+    assert items[-1].reason.startswith(f"dropped: 20 messages of match {MATCH_ID} were waiting")
     assert "watch again" in items[-1].reason
-    assert len(items) == 7  # the start, 5 more, then the notice: nothing after it
-    assert hub.watchers(MATCH_ID) == 1
+    assert len(items) == 2  # its start, then the notice: nothing after it
     assert slow.dropped == items[-1].reason
+    assert slow.take() is None
+    assert quick.take() == [], "the quick one took every step and keeps its place"
+
+
+def test_every_watcher_shares_each_posted_item_and_its_bytes() -> None:
+    game = make_game("passing")
+    hub = SpectatorHub()
+    hub.started(spec_of(game))
+    watchers = [hub.subscribe(MATCH_ID) for _ in range(50)]
+    feed = hub.on_step(MATCH_ID)
+    for step in list(steps(game, 3))[:10]:
+        feed(step)
+    batches = [w.take() for w in watchers]  # the backlog: the start alone
+    assert all(isinstance(b, list) and len(b) == 1 for b in batches)
+    taken = [w.take() for w in watchers]
+    first = taken[0]
+    assert isinstance(first, list) and len(first) >= 10
+    for batch in taken:
+        assert isinstance(batch, list)
+        assert [p for p, _ in batch] == [p for p, _ in first], "one feed, the same objects"
+    wires = {id(wire_of(MATCH_ID, posted, True)) for batch in taken for posted, _ in batch[:1]}
+    assert len(wires) == 1, "the first step's bytes are made once for all 50 watchers"
 
 
 def test_unknown_and_ended_matches_cannot_be_watched() -> None:

@@ -36,9 +36,23 @@ from nats.aio.msg import Msg
 
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import LadderView
+from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
 from domino_arena.server.net.cluster.broker import Broker
-from domino_arena.server.net.live_wire import spectator_message
-from domino_arena.server.net.spectators import MatchLookup, live_response, not_watchable
+from domino_arena.server.net.limits import peer_host
+from domino_arena.server.net.live_access import LiveAccess, LiveStorage, Viewer
+from domino_arena.server.net.live_wire import LIVE_VIEWS_OF_PROTO, spectator_message
+from domino_arena.server.net.spectators import (
+    live_response,
+    not_watchable,
+    refuse_unseen,
+    wire_of,
+)
+from domino_arena.server.net.watch_limits import (
+    DEFAULT_WATCH_LIMITS,
+    WatcherCounts,
+    WatchLimits,
+    WatchRefusedError,
+)
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     MAX_PENDING,
@@ -46,7 +60,7 @@ from domino_arena.server.play.spectators import (
     NotWatchableError,
     SpectatorHub,
     Subscription,
-    WatchEnd,
+    WatchStart,
 )
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
@@ -78,11 +92,14 @@ class WatchHost:
         broker: Broker,
         roster: Roster,
         ladders: Callable[[], Mapping[Any, LadderView]],
+        access: LiveAccess,
     ) -> None:
         self.hub = hub
         self.broker = broker
         self.roster = roster
         self.ladders = ladders
+        self.access = access
+        """The live views of this host's matches (the gateway checks its callers' tokens)."""
         self._pumps: dict[str, asyncio.Task[None]] = {}
         """The watcher's inbox subject -> the task publishing to it."""
 
@@ -97,8 +114,11 @@ class WatchHost:
             task.cancel()
 
     async def _on_live(self, msg: Msg) -> None:
-        if msg.reply:
-            answer = live_response(self.hub, self.roster, self.ladders)
+        if msg.reply:  # every match but those shown to nobody: the gateway filters by caller
+            every_course = Viewer(None)
+            answer = await live_response(
+                self.hub, self.roster, self.ladders, self.access, every_course
+            )
             self.broker.post(msg.reply, answer.SerializeToString())
 
     async def _on_watch(self, msg: Msg) -> None:
@@ -108,14 +128,22 @@ class WatchHost:
         except (ValueError, KeyError, TypeError) as exc:
             LOG.warning("a watch request ignored: %s", exc)
             return
-        try:
-            subscription = self.hub.subscribe(match_id)
-        except NotWatchableError:
+        spec = self.hub.spec(match_id)
+        if spec is None:
             if self.hub.ended_recently(match_id) and msg.reply:
                 self.broker.post(msg.reply, OVER)
             return  # another host runs it, or none
+        view = await self.access.view_of(spec)
+        try:
+            subscription = self.hub.subscribe(match_id)
+        except NotWatchableError:  # it ended while the view was read
+            if msg.reply:
+                self.broker.post(msg.reply, OVER)
+            return
         if msg.reply:
             self.broker.post(msg.reply, OK)
+        start = spectator_message(match_id, WatchStart(spec), live_view=view)
+        self.broker.post(inbox, start.SerializeToString())
         task = asyncio.get_running_loop().create_task(self._pump(subscription, inbox))
         self._pumps[inbox] = task
 
@@ -125,21 +153,22 @@ class WatchHost:
             task.cancel()
 
     async def _pump(self, subscription: Subscription, inbox: str) -> None:
-        """Publish the hub's items for one remote watcher until the match ends."""
+        """Publish the match's feed for one remote watcher until the match ends (each item's
+        bytes made once for every watcher, local or remote: :func:`wire_of`)."""
+        match_id = subscription.match_id
         try:
-            while True:
-                try:
-                    item = await asyncio.wait_for(subscription.get(), KEEPALIVE_SECONDS)
-                except TimeoutError:
-                    self.broker.post(inbox, KEEPALIVE)
-                    continue
-                if isinstance(item, Dropped):
-                    self.broker.post(inbox, KEEPALIVE, {DROPPED: item.reason})
+            while (batch := subscription.take()) is not None:
+                if isinstance(batch, Dropped):
+                    self.broker.post(inbox, KEEPALIVE, {DROPPED: batch.reason})
                     return
-                message = spectator_message(subscription.match_id, item)
-                self.broker.post(inbox, message.SerializeToString())
-                if isinstance(item, WatchEnd):
-                    return
+                for posted, with_table in batch:
+                    if not isinstance(posted.item, WatchStart):  # sent first, with its view
+                        self.broker.post(inbox, wire_of(match_id, posted, with_table))
+                if not batch:
+                    try:
+                        await asyncio.wait_for(subscription.wait(), KEEPALIVE_SECONDS)
+                    except TimeoutError:
+                        self.broker.post(inbox, KEEPALIVE)
         finally:
             self.hub.unsubscribe(subscription)
             self._pumps.pop(inbox, None)
@@ -148,15 +177,33 @@ class WatchHost:
 class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
     """A gateway's ``SpectatorService``: every host's matches (see the module's docstring)."""
 
-    def __init__(self, broker: Broker, storage: MatchLookup) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        storage: LiveStorage,
+        *,
+        access: LiveAccess | None = None,
+        limits: WatchLimits = DEFAULT_WATCH_LIMITS,
+    ) -> None:
         self.broker = broker
         self.storage = storage
+        self.access = LiveAccess(storage) if access is None else access
+        """The callers' tokens (the hosts say each match's course and live view)."""
+        self.counts = WatcherCounts(limits)
+        """This gateway's watches, bounded as on one referee (:mod:`..watch_limits`)."""
+
+    async def _viewer(self, context: grpc.aio.ServicerContext[Any, Any]) -> Viewer:
+        try:
+            return await self.access.viewer(context.invocation_metadata())
+        except RequestError as exc:
+            await context.abort(exc.status, str(exc))
 
     async def ListLive(  # noqa: N802
         self,
         request: admin_pb.ListLiveRequest,
         context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
     ) -> admin_pb.ListLiveResponse:
+        viewer = await self._viewer(context)
         merged = admin_pb.ListLiveResponse()
         bots: dict[str, admin_pb.ConnectedBot] = {}
         answers = await self.broker.gather(self.broker.subjects.live, b"", GATHER_SECONDS)
@@ -166,7 +213,9 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
             except Exception as exc:  # a host's bug must not fail the listing
                 LOG.warning("a host's live list ignored: %s", exc)
                 continue
-            merged.matches.extend(answer.matches)
+            merged.matches.extend(
+                m for m in answer.matches if viewer.sees(m.course, LIVE_VIEWS_OF_PROTO[m.live_view])
+            )
             merged.ladders.extend(answer.ladders)
             for bot in answer.connected:  # every host sees every bot, seated in its own
                 known = bots.setdefault(bot.name, bot)
@@ -186,6 +235,29 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "match_id: missing; expected a match id"
             )
+        if len(match_id) > MAX_ID_LENGTH:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"match_id: at most {MAX_ID_LENGTH} characters, got {len(match_id)}",
+            )
+        viewer = await self._viewer(context)
+        try:
+            seat = self.counts.admit(match_id, peer_host(context.peer() or ""), relay=viewer.relay)
+        except WatchRefusedError as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        try:
+            await self._follow(context, match_id, viewer)
+        finally:
+            self.counts.release(seat)
+
+    async def _follow(
+        self,
+        context: grpc.aio.ServicerContext[admin_pb.WatchRequest, admin_pb.SpectatorMessage],
+        match_id: str,
+        viewer: Viewer,
+    ) -> None:
+        """Relay the host's items of ``match_id`` to one watcher, after its start says the
+        watcher may see the match."""
         items: asyncio.Queue[Msg] = asyncio.Queue(MAX_PENDING)
         dropped: list[str] = []
 
@@ -218,7 +290,12 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
                 if msg.data == KEEPALIVE:
                     continue
                 message = admin_pb.SpectatorMessage.FromString(msg.data)
-                await context.write(message)
+                if message.HasField("start"):
+                    start = message.start
+                    view = LIVE_VIEWS_OF_PROTO[start.live_view]
+                    if not viewer.sees(start.course, view):
+                        await refuse_unseen(context, match_id, start.course, view, viewer)
+                await context.write(msg.data)  # type: ignore[arg-type]  # the host's bytes
                 if message.HasField("match_end"):
                     return
         finally:

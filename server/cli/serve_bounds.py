@@ -1,0 +1,160 @@
+"""The bounds ``serve`` runs a referee with: its bot streams' limits (docs/referee.md, "Limits")
+and its spectators' (docs/spectators.md, "Limits"), with the relay token the web face watches
+with. Apart from :mod:`.serve`, which composes the referee, because each option here is checked
+against its range and turned into the referee's own bounds object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Final
+
+from domino_arena.sdk.client.tls import TlsConfigError, read_secret
+from domino_arena.server.cli.arguments import CliError
+from domino_arena.server.net import limits, watch_limits
+
+MAX_HELLO_TIMEOUT: Final = 3600.0
+MAX_REPLY_RATE: Final = 1e9
+MAX_COUNT: Final = 10**9
+"""The largest value of a count limit (``--reply-burst``, ``--max-outbox``): a bound, still."""
+
+
+def stream_arguments(parser: argparse.ArgumentParser) -> None:
+    """The bounds of every bot stream (docs/referee.md, "Limits"): read by :func:`stream_limits`."""
+    group = parser.add_argument_group(
+        "bot stream limits", "past one, the stream gets an in-band Error naming it and is closed"
+    )
+    group.add_argument(
+        "--hello-timeout",
+        type=float,
+        default=limits.HELLO_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long a new stream has to send its Hello (default {limits.HELLO_TIMEOUT:g}; "
+        f"more than 0, at most {MAX_HELLO_TIMEOUT:g})",
+    )
+    group.add_argument(
+        "--max-replies-per-second",
+        type=float,
+        default=limits.REPLIES_PER_SECOND,
+        metavar="N",
+        help=f"the sustained rate of replies a stream may send (default "
+        f"{limits.REPLIES_PER_SECOND:g}; more than 0, at most {MAX_REPLY_RATE:g})",
+    )
+    group.add_argument(
+        "--reply-burst",
+        type=int,
+        metavar="N",
+        help=f"replies a stream may send at once above that rate (default twice "
+        f"--max-replies-per-second: {limits.REPLY_BURST}; 1-{MAX_COUNT})",
+    )
+    group.add_argument(
+        "--max-outbox",
+        type=int,
+        default=limits.OUTBOX_MESSAGES,
+        metavar="N",
+        help=f"messages that may wait to be written to a stream that does not read (default "
+        f"{limits.OUTBOX_MESSAGES}; 1-{MAX_COUNT})",
+    )
+
+
+def stream_limits(args: argparse.Namespace) -> limits.StreamLimits:
+    """The stream limits the options ask for.
+
+    Raises:
+        CliError: a value out of its range; the message names the option and the range.
+    """
+    hello = args.hello_timeout
+    if not (math.isfinite(hello) and 0 < hello <= MAX_HELLO_TIMEOUT):
+        raise CliError(
+            f"--hello-timeout: must be more than 0 and at most {MAX_HELLO_TIMEOUT:g} seconds, "
+            f"got {hello:g}"
+        )
+    rate = args.max_replies_per_second
+    if not (math.isfinite(rate) and 0 < rate <= MAX_REPLY_RATE):
+        raise CliError(
+            f"--max-replies-per-second: must be more than 0 and at most {MAX_REPLY_RATE:g}, "
+            f"got {rate:g}"
+        )
+    burst = args.reply_burst
+    if burst is None:  # the defaults' own ratio (limits.REPLY_BURST / limits.REPLIES_PER_SECOND)
+        burst = min(MAX_COUNT, max(1, math.ceil(2 * rate)))
+    for flag, value in (("--reply-burst", burst), ("--max-outbox", args.max_outbox)):
+        if not 1 <= value <= MAX_COUNT:
+            raise CliError(f"{flag}: must be 1-{MAX_COUNT}, got {value}")
+    return limits.StreamLimits(
+        outbox_messages=args.max_outbox,
+        replies_per_second=rate,
+        reply_burst=burst,
+        hello_timeout=hello,
+    )
+
+
+def watch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The spectators' bounds and the relay token (docs/spectators.md): read by
+    :func:`watching`."""
+    group = parser.add_argument_group(
+        "spectators",
+        "past a bound a Watch ends RESOURCE_EXHAUSTED naming it; relays (the web face) are "
+        "counted apart",
+    )
+    for flag, default, what in (
+        ("--max-watchers", watch_limits.MAX_WATCHERS, "watches at once on this referee"),
+        ("--max-watchers-per-match", watch_limits.MAX_WATCHERS_PER_MATCH, "watches of one match"),
+        (
+            "--max-watchers-per-address",
+            watch_limits.MAX_WATCHERS_PER_ADDRESS,
+            "watches from one client address",
+        ),
+        (
+            "--max-relays-per-match",
+            watch_limits.MAX_RELAYS_PER_MATCH,
+            "relay watches (relay token) of one match",
+        ),
+    ):
+        group.add_argument(
+            flag,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"{what} (default {default}; 0-{MAX_COUNT})",
+        )
+    group.add_argument(
+        "--relay-token-file",
+        metavar="FILE",
+        help="read the relay token from FILE (its first line): a web face holding it "
+        "(web --relay-token-file) watches every course's signed-in matches; without it, one is "
+        "made for this run's own web face (--web-port)",
+    )
+
+
+def watching(args: argparse.Namespace) -> tuple[watch_limits.WatchLimits, str | None]:
+    """The watchers' bounds and the relay token given, if any.
+
+    Raises:
+        CliError: a bound out of range, or a token file that cannot be read (named).
+    """
+    bounds = {
+        "--max-watchers": args.max_watchers,
+        "--max-watchers-per-match": args.max_watchers_per_match,
+        "--max-watchers-per-address": args.max_watchers_per_address,
+        "--max-relays-per-match": args.max_relays_per_match,
+    }
+    for flag, value in bounds.items():
+        if not 0 <= value <= MAX_COUNT:
+            raise CliError(f"{flag}: must be 0-{MAX_COUNT}, got {value}")
+    relay = None
+    if args.relay_token_file is not None:
+        try:
+            relay = read_secret(args.relay_token_file, "--relay-token-file")
+        except TlsConfigError as exc:
+            raise CliError(str(exc)) from None
+    return (
+        watch_limits.WatchLimits(
+            server=args.max_watchers,
+            per_match=args.max_watchers_per_match,
+            per_address=args.max_watchers_per_address,
+            relays_per_match=args.max_relays_per_match,
+        ),
+        relay,
+    )

@@ -1,0 +1,165 @@
+"""Who may list and watch a running match: the live view of its course or tournament, and the
+token of the caller (docs/spectators.md, "Live view").
+
+A match's live view is its tournament's when set, else its course's: ``public`` (anyone),
+``signed-in`` (a caller holding a token of the match's course: its organizer's or one of its
+owners'; the admin; a relay), ``none`` (nobody while it runs). The caller's token rides in the
+call's ``authorization: Bearer <token>`` metadata, as for the admin API; a spectator without
+one sees the public matches only. The relay token (``serve --relay-token-file``) is the web
+face's: it sees what any course's token would, and the web face shows each match only to the
+browsers signed in to its course.
+
+Both answers need the storage, so they are read in a worker thread and kept
+:data:`CACHE_SECONDS`: a flood of watches costs the database a query per token and per course
+every few seconds, and a change of a live view reaches new watches within that time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final, Generic, Protocol, TypeVar
+
+import grpc
+
+from domino_arena.server.net.admin_requests import RequestError, bearer_token
+from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.owners import StoredOwner
+
+LIVE_VIEW_PUBLIC: Final = "public"
+LIVE_VIEW_NONE: Final = "none"
+
+CACHE_SECONDS: Final = 5.0
+"""How long a token's or a course's answer is kept."""
+CACHE_ENTRIES: Final = 1024
+"""The most answers kept (the least recently used goes first)."""
+
+TOKEN_REFUSED: Final = (
+    "watch token: not a token of this referee's courses (an organizer's or an owner's), its "
+    "admin token or its relay token; a public match needs none"
+)
+
+
+class LiveStorage(Protocol):
+    """What the spectator service asks the storage."""
+
+    def match(self, match_id: str) -> StoredMatch | None: ...
+    def organizer_course(self, token: str) -> str | None: ...
+    def owner_of_token(self, token: str) -> StoredOwner | None: ...
+    def live_view(self, course: str, tournament_id: str | None) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who calls: the courses whose signed-in matches it may watch (None: every course), and
+    whether it is a relay (the relay token: counted apart, see :mod:`.watch_limits`)."""
+
+    courses: frozenset[str] | None = frozenset()
+    relay: bool = False
+
+    def sees(self, course: str, view: str) -> bool:
+        """Whether this caller may list and watch a match of ``course`` with live ``view``."""
+        if view == LIVE_VIEW_NONE:
+            return False
+        if view == LIVE_VIEW_PUBLIC:
+            return True
+        return self.courses is None or course in self.courses
+
+
+ANYONE: Final = Viewer()
+"""A caller without a token: the public matches only."""
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Cache(Generic[K, V]):
+    """Answers kept ``seconds``, at most :data:`CACHE_ENTRIES`."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+        self.seconds = seconds
+        self.clock = clock
+        self._kept: OrderedDict[K, tuple[float, V]] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        kept = self._kept.get(key)
+        if kept is None or self.clock() - kept[0] >= self.seconds:
+            return None
+        self._kept.move_to_end(key)
+        return kept[1]
+
+    def put(self, key: K, value: V) -> None:
+        self._kept[key] = (self.clock(), value)
+        self._kept.move_to_end(key)
+        while len(self._kept) > CACHE_ENTRIES:
+            self._kept.popitem(last=False)
+
+
+class LiveAccess:
+    """Resolves callers' tokens and matches' live views (see the module), cached."""
+
+    def __init__(
+        self,
+        storage: LiveStorage,
+        *,
+        admin_token: str = "",
+        relay_token: str = "",
+        seconds: float = CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.storage = storage
+        self.admin_token = admin_token
+        self.relay_token = relay_token
+        self._viewers: _Cache[bytes, Viewer | None] = _Cache(seconds, clock)
+        self._views: _Cache[tuple[str, str | None], str] = _Cache(seconds, clock)
+
+    async def viewer(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Viewer:
+        """The caller of a ``Watch`` or ``ListLive`` by its metadata (:data:`ANYONE` without
+        a token).
+
+        Raises:
+            RequestError: UNAUTHENTICATED: a token that is none of this referee's.
+        """
+        if not any(key.lower() == "authorization" for key, _ in metadata or ()):
+            return ANYONE
+        token = bearer_token(metadata)
+        if self.relay_token and hmac.compare_digest(token.encode(), self.relay_token.encode()):
+            return Viewer(None, relay=True)
+        if self.admin_token and hmac.compare_digest(token.encode(), self.admin_token.encode()):
+            return Viewer(None)
+        key = hashlib.sha256(token.encode()).digest()
+        viewer = self._viewers.get(key)
+        if viewer is None:
+            viewer = await asyncio.to_thread(self._course_viewer, token)
+            self._viewers.put(key, viewer)
+        if viewer is None:
+            raise RequestError(grpc.StatusCode.UNAUTHENTICATED, TOKEN_REFUSED)
+        return viewer
+
+    def _course_viewer(self, token: str) -> Viewer | None:
+        """The viewer of an owner's (``COURSE:NAME:SECRET``) or an organizer's
+        (``COURSE:SECRET``) token, or None (a disabled owner's token watches nothing more than
+        the public)."""
+        if token.count(":") >= 2:
+            owner = self.storage.owner_of_token(token)
+            if owner is not None and owner.enabled:
+                return Viewer(frozenset({owner.course}))
+            return None
+        course = self.storage.organizer_course(token) if ":" in token else None
+        return None if course is None else Viewer(frozenset({course}))
+
+    async def view_of(self, spec: MatchSpec) -> str:
+        """The live view of the match ``spec``: its tournament's, else its course's."""
+        key = (spec.course, spec.tournament_id)
+        view = self._views.get(key)
+        if view is None:
+            view = await asyncio.to_thread(self.storage.live_view, spec.course, spec.tournament_id)
+            self._views.put(key, view)
+        return view

@@ -19,7 +19,11 @@ from domino_arena.sdk.wire import fault_policy_to_proto, game_to_proto, match_re
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.net.admin_compare import comparison_message
-from domino_arena.server.net.wire import deal_mode_to_proto, time_control_to_proto
+from domino_arena.server.net.wire import (
+    deal_mode_to_proto,
+    live_view_to_proto,
+    time_control_to_proto,
+)
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import max_deals_of
@@ -157,8 +161,10 @@ ENTRANT_POLICY_TO_PROTO: Final = {
 
 
 def _course_fields(message: admin_pb.Tournament, t: StoredTournament) -> None:
-    """Fields 28-33: the course, entrant policy, start time, regrade and baselines."""
+    """Fields 28-33 and 37: the course, entrant policy, start time, regrade, baselines and live
+    view (as created: unspecified, the course's)."""
     message.course = t.course
+    message.live_view = live_view_to_proto(t.live_view)
     message.entrant_policy = ENTRANT_POLICY_TO_PROTO[t.entrant_policy]
     if t.start_at is not None:
         message.start_at.CopyFrom(_timestamp(t.start_at))

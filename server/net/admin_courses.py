@@ -6,8 +6,8 @@ course and its invites; a ``course`` field naming another course is PERMISSION_D
 another course's invite is NOT_FOUND (the message of an invite that does not exist), as every
 admin call is scoped (:mod:`.admin_scope`).
 
-The refusals: INVALID_ARGUMENT naming the field (a bad name, title, count, expiry or baseline:
-a baseline must be a house bot this referee hosts, :mod:`domino_arena.server.play.house`),
+The refusals: INVALID_ARGUMENT naming the field (a bad name, title, count, expiry, live view or
+baseline: a baseline must be a house bot this referee hosts, :mod:`domino_arena.server.play.house`),
 ALREADY_EXISTS (a course of that name exists), NOT_FOUND (no such course or invite).
 
 :class:`CourseAdmin` holds the handlers; :class:`CourseRpcs` is the part of ``AdminServicer``
@@ -28,6 +28,7 @@ from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_requests import RequestError, id_of, invalid, not_found
 from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
+from domino_arena.server.net.wire import live_view_from_proto, live_view_to_proto
 from domino_arena.server.store.courses import (
     CourseError,
     DuplicateCourseError,
@@ -88,6 +89,7 @@ def course_message(course: StoredCourse) -> admin_pb.Course:
         baselines=[admin_pb.Baseline(bot=bot, rating=rating) for bot, rating in course.baselines],
         bots=course.bots,
         owners=course.owners,
+        live_view=live_view_to_proto(course.live_view),
     )
     message.created.CopyFrom(_timestamp(course.created))
     if course.organizer_token_issued is not None:
@@ -116,6 +118,15 @@ def _check_name(name: str) -> None:
     try:
         check_course_name(name)
     except CourseError as exc:
+        raise invalid(str(exc)) from None
+
+
+def live_view_of(value: admin_pb.LiveView.ValueType) -> str | None:
+    """The live view a request asks for (None: unspecified); INVALID_ARGUMENT for a value the
+    protocol does not define."""
+    try:
+        return live_view_from_proto(value)
+    except ValueError as exc:
         raise invalid(str(exc)) from None
 
 
@@ -166,6 +177,10 @@ class CourseAdmin:
     async def create(self, request: admin_pb.CreateCourseRequest) -> admin_pb.CreateCourseResponse:
         caller().require_admin("CreateCourse")
         baselines = self._baselines(request.baselines)
+        settings: dict[str, Any] = {}
+        live_view = live_view_of(request.live_view)
+        if live_view is not None:  # unspecified: public
+            settings["live_view"] = live_view
         issued = await self._stored(
             lambda: self.storage.create_course(
                 request.name,
@@ -174,6 +189,7 @@ class CourseAdmin:
                 allow_same_owner_tables=request.allow_same_owner_tables,
                 allow_same_owner_partners=request.allow_same_owner_partners,
                 baselines=baselines,
+                **settings,
             )
         )
         return admin_pb.CreateCourseResponse(
@@ -219,6 +235,9 @@ class CourseAdmin:
             changes["baselines"] = self._baselines(request.baselines)
         elif request.baselines:
             raise invalid("baselines: set set_baselines to replace the course's baselines")
+        live_view = live_view_of(request.live_view)
+        if live_view is not None:  # unspecified: unchanged
+            changes["live_view"] = live_view
         return course_message(
             await self._stored(lambda: self.storage.update_course(name, **changes))
         )

@@ -5,8 +5,9 @@ An organizer (docs/courses.md) sees and manages its own course's tournaments alo
 course's is NOT_FOUND, as if it did not exist (:mod:`.admin_scope`); a listing shows its own
 course's; a new tournament goes in the caller's course, and its entrants must be bots of that
 course (another course's bot is "unknown", as a missing one, so nothing leaks), its baselines
-among the course's frozen baselines. RegradeTournament makes a regrade of a finished tournament
-(``server/play/regrade.py``) in that tournament's course.
+among the course's frozen baselines, its live view one the protocol defines (unspecified: the
+course's; docs/courses.md: live view). RegradeTournament makes a regrade of a finished
+tournament (``server/play/regrade.py``) in that tournament's course, with its live view.
 :class:`TournamentAdmin` holds the handlers; :class:`TournamentRpcs` is the part of
 ``AdminServicer`` that serves them through its token check (``AdminServicer._serve``).
 """
@@ -32,6 +33,7 @@ from domino_arena.server.net.admin_answers import (
     tournament_results,
 )
 from domino_arena.server.net.admin_compare import comparison_of
+from domino_arena.server.net.admin_courses import live_view_of
 from domino_arena.server.net.admin_precision import (
     chosen_later,
     games_per_pairing_for,
@@ -122,6 +124,7 @@ class TournamentAdmin:
         time_control = time_control_of(request.time_control)
         policy = fault_policy_of(request.fault_policy)
         tournament_numbers(request)
+        live_view = live_view_of(request.live_view)
         optional: dict[str, Any] = {}
         if request.concurrency:
             optional["concurrency"] = request.concurrency
@@ -188,6 +191,7 @@ class TournamentAdmin:
             )
         except (TournamentError, ValueError) as exc:
             raise invalid(str(exc)) from None
+        t = dataclasses.replace(t, live_view=live_view)
         await arena_call(self.arena.create_tournament(t, request.start))
         return await self.tournament(t.id)
 

@@ -1,4 +1,4 @@
-"""The protocol forms of the server's own settings: time controls and deal modes.
+"""The protocol forms of the server's own settings: time controls, deal modes, live views.
 
 :mod:`domino_arena.sdk.wire` translates the rules' types; these need the server's
 (:class:`~domino_arena.server.play.timecontrol.TimeControl`, the scheduler's deal modes), which
@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.live_views import (
+    LIVE_VIEW_NONE,
+    LIVE_VIEW_PUBLIC,
+    LIVE_VIEW_SIGNED_IN,
+)
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 
@@ -51,3 +56,39 @@ def deal_mode_from_proto(value: admin_pb.DealMode.ValueType) -> DealMode | None:
     if value == admin_pb.DEAL_MODE_UNSPECIFIED:
         return DealMode.DUPLICATE
     return _DEAL_MODES_BACK.get(value)
+
+
+_LIVE_VIEWS: dict[str, admin_pb.LiveView.ValueType] = {
+    LIVE_VIEW_PUBLIC: admin_pb.LIVE_VIEW_PUBLIC,
+    LIVE_VIEW_SIGNED_IN: admin_pb.LIVE_VIEW_SIGNED_IN,
+    LIVE_VIEW_NONE: admin_pb.LIVE_VIEW_NONE,
+}
+_LIVE_VIEWS_BACK: dict[admin_pb.LiveView.ValueType, str] = {
+    value: view for view, value in _LIVE_VIEWS.items()
+}
+
+
+def live_view_to_proto(view: str | None) -> admin_pb.LiveView.ValueType:
+    """Return the protocol value of a stored live view (None, a tournament's "the course's":
+    unspecified)."""
+    return admin_pb.LIVE_VIEW_UNSPECIFIED if view is None else _LIVE_VIEWS[view]
+
+
+def live_view_from_proto(
+    value: admin_pb.LiveView.ValueType, field: str = "live_view"
+) -> str | None:
+    """Return the stored live view of a protocol value; None for unspecified (what that means
+    is the message's: a course's public, a tournament's its course's, an update's unchanged).
+
+    Raises:
+        ValueError: a value the protocol does not define (the message names ``field``).
+    """
+    if value == admin_pb.LIVE_VIEW_UNSPECIFIED:
+        return None
+    view = _LIVE_VIEWS_BACK.get(value)
+    if view is None:
+        raise ValueError(
+            f"{field}: unknown value {int(value)}; expected LIVE_VIEW_PUBLIC, "
+            "LIVE_VIEW_SIGNED_IN or LIVE_VIEW_NONE"
+        )
+    return view

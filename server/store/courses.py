@@ -36,6 +36,7 @@ from domino_arena.server.store.bots import (
     new_token,
     token_matches,
 )
+from domino_arena.server.store.live_views import LIVE_VIEW_PUBLIC, check_live_view
 from domino_arena.server.store.tables import (
     BOTS,
     COURSES,
@@ -96,6 +97,8 @@ class StoredCourse:
     allow_same_owner_partners: bool = False
     baselines: tuple[tuple[str, float], ...] = ()
     """Frozen baselines: (house bot name, fixed rating), by name."""
+    live_view: str = LIVE_VIEW_PUBLIC
+    """Who may watch its matches while they run (:data:`.live_views.LIVE_VIEWS`)."""
     bots: int = 0
     """Bots that are not deleted (filled by :func:`courses` and :func:`course`)."""
     owners: int = 0
@@ -162,6 +165,13 @@ def check_baselines(baselines: tuple[tuple[str, float], ...], house: set[str]) -
         seen.add(bot)
 
 
+def _checked_live_view(view: str) -> str:
+    try:
+        return check_live_view(view)
+    except ValueError as exc:
+        raise CourseError(str(exc)) from None
+
+
 def _organizer_token(course: str) -> str:
     return f"{course}:{new_token()}"
 
@@ -175,11 +185,12 @@ def create_course(
     allow_same_owner_tables: bool = False,
     allow_same_owner_partners: bool = False,
     baselines: tuple[tuple[str, float], ...] = (),
+    live_view: str = LIVE_VIEW_PUBLIC,
 ) -> IssuedCourseToken:
     """Create the course ``name`` with a new organizer token (only its hash is kept).
 
     Raises:
-        CourseError: a bad name or title (baselines are the caller's to check).
+        CourseError: a bad name, title or live view (baselines are the caller's to check).
         DuplicateCourseError: the name is taken.
     """
     check_course_name(name)
@@ -197,6 +208,7 @@ def create_course(
         "allow_same_owner_tables": allow_same_owner_tables,
         "allow_same_owner_partners": allow_same_owner_partners,
         "baselines": _baselines_json(baselines),
+        "live_view": _checked_live_view(live_view),
     }
     try:
         with engine.begin() as connection:
@@ -262,6 +274,7 @@ def _stored(row: sa.RowMapping, bots: int, owners: int) -> StoredCourse:
         allow_same_owner_tables=bool(row["allow_same_owner_tables"]),
         allow_same_owner_partners=bool(row["allow_same_owner_partners"]),
         baselines=tuple((b["bot"], float(b["rating"])) for b in row["baselines"] or ()),
+        live_view=str(row["live_view"]),
         bots=int(bots),
         owners=int(owners),
     )
@@ -276,12 +289,14 @@ def update_course(
     allow_same_owner_tables: bool | None = None,
     allow_same_owner_partners: bool | None = None,
     baselines: tuple[tuple[str, float], ...] | None = None,
+    live_view: str | None = None,
 ) -> StoredCourse:
-    """Change what is given of the course ``name``; return it changed.
+    """Change what is given of the course ``name``; return it changed. A new ``live_view``
+    holds for the matches started after it (docs/courses.md: live view).
 
     Raises:
         UnknownCourseError: no such course.
-        CourseError: a bad title.
+        CourseError: a bad title or live view.
     """
     values: dict[str, Any] = {}
     if title is not None:
@@ -298,6 +313,8 @@ def update_course(
             values[key] = value
     if baselines is not None:
         values["baselines"] = _baselines_json(baselines)
+    if live_view is not None:
+        values["live_view"] = _checked_live_view(live_view)
     with engine.begin() as connection:
         if values:
             changed = connection.execute(

@@ -189,6 +189,11 @@ class Storage:
         owner token (:func:`.owners.register_with_invite`)."""
         return owners.register_with_invite(self.engine, code, name, owner)
 
+    def live_view(self, course: str, tournament_id: str | None) -> str:
+        """Who may watch a match of ``course`` (and of the tournament ``tournament_id``) while
+        it runs: ``public``, ``signed-in`` or ``none`` (:func:`.tournaments.live_view`)."""
+        return tournaments.live_view(self.engine, course, tournament_id)
+
     # -- owners (docs/courses.md: owners) -------------------------------------------------------
 
     def register_with_owner_token(self, token: str, name: str) -> IssuedToken:

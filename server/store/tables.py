@@ -13,6 +13,7 @@ from typing import Final
 import sqlalchemy as sa
 
 # Re-exported (mypy's explicit form): the store's modules and the referee read it from here.
+from domino_arena.server.store.live_views import LIVE_VIEW_PUBLIC
 from domino_arena.server.store.names import HOUSE_PREFIX as HOUSE_PREFIX  # noqa: PLC0414
 
 METADATA: Final = sa.MetaData()
@@ -50,10 +51,12 @@ COURSES: Final = sa.Table(
     sa.Column("allow_same_owner_tables", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("allow_same_owner_partners", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("baselines", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
+    sa.Column("live_view", sa.String(16), nullable=False, server_default=LIVE_VIEW_PUBLIC),
 )
 """The courses (or events): a named space of bots, tournaments and ladders with its own
 organizer token (a salted hash, "" for none: the default course has none). ``baselines`` is a
-list of ``{"bot": house bot name, "rating": fixed Elo}``."""
+list of ``{"bot": house bot name, "rating": fixed Elo}``. ``live_view`` says who may watch its
+matches while they run (:data:`.live_views.LIVE_VIEWS`)."""
 
 INVITES: Final = sa.Table(
     "invites",
@@ -139,6 +142,7 @@ TOURNAMENTS: Final = sa.Table(
     sa.Column("allow_same_owner_tables", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("allow_same_owner_partners", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("baselines", sa.JSON, nullable=True),
+    sa.Column("live_view", sa.String(16), nullable=True),
     sa.Index("ix_tournaments_course", "course", "created"),
 )
 """Every tournament. ``course`` scopes it; ``entrant_policy`` (``listed``, ``connected``,
@@ -146,7 +150,8 @@ TOURNAMENTS: Final = sa.Table(
 itself. ``owners`` ({entrant: owner}) and the two ``allow_same_owner_*`` flags are the seating
 rule's input, kept with the row so its schedule is the same on every replay. ``baselines`` are
 the frozen baselines seated ({"bot", "rating"}, entrants ``house:NAME``). ``regrade_of`` and
-``replaced`` ([{"bot", "by"}]) make it a regrade of another tournament."""
+``replaced`` ([{"bot", "by"}]) make it a regrade of another tournament. ``live_view`` says who
+may watch its games while they run (:data:`.live_views.LIVE_VIEWS`); NULL: its course's."""
 
 MATCHES: Final = sa.Table(
     "matches",

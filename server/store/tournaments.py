@@ -18,7 +18,15 @@ from sqlalchemy.exc import IntegrityError
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import check_seed
-from domino_arena.server.store.tables import DEFAULT_COURSE, MATCHES, TOURNAMENTS, now, utc
+from domino_arena.server.store.live_views import LIVE_VIEW_PUBLIC, check_live_view
+from domino_arena.server.store.tables import (
+    COURSES,
+    DEFAULT_COURSE,
+    MATCHES,
+    TOURNAMENTS,
+    now,
+    utc,
+)
 
 _FAULT_POLICIES: Final = sorted(policy.value for policy in FaultPolicy)
 ENTRANT_POLICIES: Final = ("listed", "connected", "latest")
@@ -114,6 +122,9 @@ class StoredTournament:
     baselines: tuple[tuple[str, float], ...] = ()
     """Frozen baselines seated: (house bot name, fixed rating); their entrants are
     ``house:NAME``."""
+    live_view: str | None = None
+    """Who may watch its games while they run (:data:`.live_views.LIVE_VIEWS`); None: its
+    course's (:func:`live_view`)."""
 
     @property
     def seed_revealed(self) -> bool:
@@ -162,6 +173,8 @@ class StoredTournament:
             raise ValueError(f"kind: expected round_robin or compare, got {self.kind!r}")
         if len(self.seed_commitment) > 64 or len(self.seed_salt) > 64:
             raise ValueError("seed_commitment, seed_salt: expected at most 64 hex digits")
+        if self.live_view is not None:
+            check_live_view(self.live_view)
 
 
 def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
@@ -207,6 +220,7 @@ def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
         "allow_same_owner_partners": tournament.allow_same_owner_partners,
         "baselines": [{"bot": bot, "rating": rating} for bot, rating in tournament.baselines]
         or None,
+        "live_view": tournament.live_view,
     }
     try:
         with engine.begin() as connection:
@@ -339,6 +353,22 @@ def game_count(engine: Engine, tournament_id: str) -> int:
     return int(count)
 
 
+def live_view(engine: Engine, course: str, tournament_id: str | None) -> str:
+    """The live view of a match of ``course`` (and of the tournament ``tournament_id``, if
+    given): the tournament's if it has one, else the course's; ``public`` for a course that
+    does not exist (an unknown tournament: the course's). One query on two primary keys, cheap
+    enough for every match start (docs/courses.md: live view)."""
+    view: sa.ColumnElement[Any] = COURSES.c.live_view
+    if tournament_id is not None:
+        own = sa.select(TOURNAMENTS.c.live_view).where(TOURNAMENTS.c.id == tournament_id)
+        view = sa.func.coalesce(own.scalar_subquery(), COURSES.c.live_view)
+    with engine.connect() as connection:
+        found = connection.execute(
+            sa.select(view).where(COURSES.c.name == course)
+        ).scalar_one_or_none()
+    return LIVE_VIEW_PUBLIC if found is None else str(found)
+
+
 def _stored_tournament(row: RowMapping) -> StoredTournament:
     return StoredTournament(
         id=row["id"],
@@ -374,4 +404,5 @@ def _stored_tournament(row: RowMapping) -> StoredTournament:
         allow_same_owner_tables=bool(row["allow_same_owner_tables"]),
         allow_same_owner_partners=bool(row["allow_same_owner_partners"]),
         baselines=tuple((b["bot"], float(b["rating"])) for b in row["baselines"] or ()),
+        live_view=row["live_view"],
     )

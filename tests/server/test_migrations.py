@@ -392,3 +392,39 @@ def test_revision_0011_makes_an_owner_without_a_token_of_each_bot_owner(storage:
     assert [o.name for o in storage.owners("default")] == ["ann"]
     token = storage.issue_owner_token("cs101", "ann").token
     assert storage.register_with_owner_token(token, "ann-v3").bot.owner == "ann"
+
+
+def test_revision_0012_keeps_every_course_public_and_every_tournament_its_courses(
+    storage: Storage,
+) -> None:
+    """Courses stored before 0012 stay public, as every live match was, and their tournaments
+    take the course's live view (docs/courses.md: live view); 0012 goes down and up again."""
+    storage.create_course("cs101")
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), "0011")
+        connection.commit()
+        columns = {c["name"] for c in sa.inspect(connection).get_columns("courses")}
+        assert "live_view" not in columns
+    created = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+    with storage.engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO tournaments (id, name, game, options, entrants, games_per_pairing, "
+                "deals, move_ms, bank_ms, grace_ms, fault_policy, max_strikes, concurrency, "
+                "wait_seconds, seed, rated, state, created, updated, course) VALUES ('cup', "
+                "'cup', 'passing', '{}', '[\"a\", \"b\"]', 1, 'duplicate', 1000, 10000, 50, "
+                "'forfeit', 3, 1, 0, 7, :rated, 'created', :created, :created, 'cs101')"
+            ),
+            {"created": created, "rated": True},
+        )
+    with storage.engine.connect() as connection:
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    assert {c.name: c.live_view for c in storage.courses()} == {
+        "cs101": "public",
+        "default": "public",
+    }
+    cup = storage.tournament("cup")
+    assert cup is not None and cup.live_view is None
+    storage.update_course("cs101", live_view="signed-in")
+    assert storage.live_view("cs101", "cup") == "signed-in"

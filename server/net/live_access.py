@@ -29,11 +29,9 @@ import grpc
 
 from domino_arena.server.net.admin_requests import RequestError, bearer_token
 from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.store.live_views import LIVE_VIEW_NONE, LIVE_VIEW_PUBLIC
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.owners import StoredOwner
-
-LIVE_VIEW_PUBLIC: Final = "public"
-LIVE_VIEW_NONE: Final = "none"
 
 CACHE_SECONDS: Final = 5.0
 """How long a token's or a course's answer is kept."""

@@ -7,8 +7,6 @@ client imports :mod:`.wire` on the light install, never this.
 
 from __future__ import annotations
 
-from typing import Final
-
 from domino_arena.sdk.wire import (
     game_to_proto,
     hand_result_to_proto,
@@ -16,7 +14,11 @@ from domino_arena.sdk.wire import (
     spectator_table_to_proto,
     step_to_proto,
 )
-from domino_arena.server.net.wire import time_control_to_proto
+from domino_arena.server.net.wire import (
+    live_view_from_proto,
+    live_view_to_proto,
+    time_control_to_proto,
+)
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     LiveMatch,
@@ -25,26 +27,25 @@ from domino_arena.server.play.spectators import (
     WatchEnd,
     WatchStart,
 )
+from domino_arena.server.store.live_views import LIVE_VIEW_NONE, LIVE_VIEW_PUBLIC
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 
-LIVE_VIEWS_TO_PROTO: Final = {
-    "public": admin_pb.LIVE_VIEW_PUBLIC,
-    "signed-in": admin_pb.LIVE_VIEW_SIGNED_IN,
-    "none": admin_pb.LIVE_VIEW_NONE,
-}
-LIVE_VIEWS_OF_PROTO: Final = {
-    admin_pb.LIVE_VIEW_UNSPECIFIED: "public",
-    **{value: name for name, value in LIVE_VIEWS_TO_PROTO.items()},
-}
-"""A live view as the message says it (unspecified: public, a referee from before views)."""
+
+def live_view_of_proto(value: admin_pb.LiveView.ValueType) -> str:
+    """The live view a live match's message says (unspecified: public, as from a referee
+    before live views; an undefined value: none, shown to nobody)."""
+    try:
+        return live_view_from_proto(value) or LIVE_VIEW_PUBLIC
+    except ValueError:
+        return LIVE_VIEW_NONE
 
 
 def spectator_message(
     match_id: str,
     item: WatchStart | PublicStep | PublicHandEnd | WatchEnd,
     *,
-    live_view: str = "public",
+    live_view: str = LIVE_VIEW_PUBLIC,
 ) -> admin_pb.SpectatorMessage:
     """Return the message a spectator of ``match_id`` is sent for one of the hub's items
     (``live_view``: the match's, said in its start)."""
@@ -79,12 +80,12 @@ def spectator_message(
             time_control=time_control_to_proto(spec.time_control),
             tournament_id=spec.tournament_id or "",
             course=spec.course,
-            live_view=LIVE_VIEWS_TO_PROTO[live_view],
+            live_view=live_view_to_proto(live_view),
         )
     )
 
 
-def live_match_to_proto(live: LiveMatch, live_view: str = "public") -> admin_pb.LiveMatch:
+def live_match_to_proto(live: LiveMatch, live_view: str = LIVE_VIEW_PUBLIC) -> admin_pb.LiveMatch:
     """Return a watchable match as ``ListLive`` lists it, with its live view."""
     spec = live.spec
     message = admin_pb.LiveMatch(
@@ -97,7 +98,7 @@ def live_match_to_proto(live: LiveMatch, live_view: str = "public") -> admin_pb.
         scores=live.scores,
         watchers=live.watchers,
         course=spec.course,
-        live_view=LIVE_VIEWS_TO_PROTO[live_view],
+        live_view=live_view_to_proto(live_view),
     )
     message.started.FromDatetime(live.started)
     return message

@@ -23,7 +23,6 @@ from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
 from domino_arena.server.net.limits import echo, peer_host
 from domino_arena.server.net.live_access import (
     ANYONE,
-    LIVE_VIEW_NONE,
     LiveAccess,
     LiveStorage,
     Viewer,
@@ -43,6 +42,7 @@ from domino_arena.server.play.spectators import (
     SpectatorHub,
     WatchStart,
 )
+from domino_arena.server.store.live_views import LIVE_VIEW_NONE
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc

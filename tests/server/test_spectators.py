@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -245,7 +246,7 @@ def test_a_slow_spectator_is_dropped_and_told_why_while_others_go_on() -> None:
         drain(quick)
     items = drain(slow)
     assert isinstance(items[-1], Dropped)
-    assert items[-1].reason.startswith(f"dropped: 20 messages of match {MATCH_ID} were waiting")
+    assert re.match(rf"dropped: 2\d messages of match {MATCH_ID} were waiting", items[-1].reason)
     assert "watch again" in items[-1].reason
     assert len(items) == 2  # its start, then the notice: nothing after it
     assert slow.dropped == items[-1].reason

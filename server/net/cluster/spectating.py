@@ -40,7 +40,7 @@ from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.limits import peer_host
 from domino_arena.server.net.live_access import LiveAccess, LiveStorage, Viewer
-from domino_arena.server.net.live_wire import LIVE_VIEWS_OF_PROTO, spectator_message
+from domino_arena.server.net.live_wire import live_view_of_proto, spectator_message
 from domino_arena.server.net.spectators import (
     live_response,
     not_watchable,
@@ -214,7 +214,7 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
                 LOG.warning("a host's live list ignored: %s", exc)
                 continue
             merged.matches.extend(
-                m for m in answer.matches if viewer.sees(m.course, LIVE_VIEWS_OF_PROTO[m.live_view])
+                m for m in answer.matches if viewer.sees(m.course, live_view_of_proto(m.live_view))
             )
             merged.ladders.extend(answer.ladders)
             for bot in answer.connected:  # every host sees every bot, seated in its own
@@ -292,7 +292,7 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
                 message = admin_pb.SpectatorMessage.FromString(msg.data)
                 if message.HasField("start"):
                     start = message.start
-                    view = LIVE_VIEWS_OF_PROTO[start.live_view]
+                    view = live_view_of_proto(start.live_view)
                     if not viewer.sees(start.course, view):
                         await refuse_unseen(context, match_id, start.course, view, viewer)
                 await context.write(msg.data)  # type: ignore[arg-type]  # the host's bytes

@@ -12,7 +12,7 @@ tables and the table after the last of them. The hub deals in these public items
 the network layer turns each into its message as it writes it (``server/net``), so the hub
 knows nothing of the wire.
 
-One fan-out per match (docs/spectators.md). Each match has ONE feed, a list of
+One fan-out per match (docs/spectators.md). Each match has ONE feed (:mod:`.feed`) of
 :class:`Posted` items that every watcher of it shares: a step is made public, its table drawn
 (only while somebody watches) and appended once, whatever the number of watchers; the network
 layer turns each posted item into its message once too (:attr:`Posted.wires`). A watcher is a
@@ -23,18 +23,17 @@ network layer (``server/net/watch_limits.py``).
 
 The referee never waits for a spectator. Every hub call is a plain call on the one thread that
 trio (the matches) and asyncio (the gRPC handlers) share. A spectator more than
-:data:`MAX_PENDING` items behind is dropped, told why (it would watch a match long gone).
-A spectator that joins mid-match first gets the public steps so far.
+:data:`MAX_PENDING` items behind is dropped, told why (:class:`~.feed.Dropped`). A spectator
+that joins mid-match first gets the public steps so far.
 """
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import dataclasses
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -42,6 +41,7 @@ from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import SPECTATOR, GameState, HandResult, LogEntry, Observation
 from domino_arena.sdk.rules.state import public_entry
+from domino_arena.server.play.feed import Cursor, Feed
 from domino_arena.server.play.match_spec import MatchSpec
 
 LOG: Final = logging.getLogger("domino_arena.server")
@@ -89,14 +89,7 @@ class WatchEnd:
     """The side of each seat, for the result."""
 
 
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    """The last item of a dropped spectator's queue: why it was dropped."""
-
-    reason: str
-
-
-Item = WatchStart | PublicStep | PublicHandEnd | WatchEnd | Dropped
+Item = WatchStart | PublicStep | PublicHandEnd | WatchEnd
 
 
 @dataclass(slots=True, eq=False)
@@ -134,12 +127,9 @@ class _Watched:
     sides: tuple[int, ...]
     """The side of each seat, for the match result."""
     started: dt.datetime
-    log: list[Posted] = field(default_factory=list)
-    """Every public step and hand end so far, then the end: the feed every watcher reads."""
+    feed: Feed[Outgoing] = field(default_factory=Feed)
+    """Every public step (with its table, when drawn) and hand end so far, then the end."""
     subscribers: list[Subscription] = field(default_factory=list)
-    grown: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set (and cleared at once) when the log grows: wakes every watcher waiting for it."""
-    over: bool = False
     state: GameState | None = None
     """The position after the last step, for the table a new watcher starts from."""
     steps: int = 0
@@ -147,74 +137,14 @@ class _Watched:
     deal: int = 1
 
 
-class Subscription:
-    """One spectator of one match: where it is in the match's shared feed.
-
-    Nothing is copied per watcher: the backlog it joined with, then a cursor into the match's
-    log. :meth:`batches` gives what is new each time the watcher is ready for more, so a
-    watcher that writes slowly takes several items at once rather than waking per item.
-    """
+class Subscription(Cursor[Outgoing]):
+    """One spectator of one match: its backlog, then its place in the match's feed."""
 
     def __init__(
         self, match_id: str, watched: _Watched, backlog: list[Outgoing], max_pending: int
     ) -> None:
+        super().__init__(watched.feed, f"match {match_id}", max_pending, backlog)
         self.match_id = match_id
-        self._watched = watched
-        self._backlog = backlog
-        self._cursor = len(watched.log)
-        self.max_pending = max_pending
-        self.dropped: str | None = None
-        """Why it was dropped; None while it keeps up."""
-
-    @property
-    def pending(self) -> int:
-        """Items posted and not yet taken (the backlog is bounded by the match: not counted)."""
-        return len(self._watched.log) - self._cursor
-
-    def take(self) -> list[Outgoing] | Dropped | None:
-        """What is there now, without waiting: the items since the last call ([] when none), a
-        :class:`Dropped` if the watcher fell more than ``max_pending`` behind, or None once the
-        match's end was taken (nothing follows)."""
-        if self.dropped is not None:
-            return None
-        if self._backlog:
-            batch, self._backlog = self._backlog, []
-            return batch
-        log = self._watched.log
-        if self._cursor == len(log):
-            return None if self._watched.over else []
-        if len(log) - self._cursor > self.max_pending:
-            self.dropped = (
-                f"dropped: {len(log) - self._cursor} messages of match {self.match_id} were "
-                "waiting unread, and a match never waits for its spectators; watch again to "
-                "catch up"
-            )
-            return Dropped(self.dropped)
-        batch = [(posted, True) for posted in log[self._cursor :]]
-        self._cursor = len(log)
-        return batch
-
-    async def wait(self) -> None:
-        """Wait until the match's feed grows (return at once if something is there to take);
-        safe to cancel (a timeout around it loses nothing)."""
-        if self._backlog or self._cursor < len(self._watched.log) or self._watched.over:
-            return
-        await self._watched.grown.wait()
-
-    async def batches(self) -> AsyncIterator[list[Outgoing] | Dropped]:
-        """Every batch in order, waiting for the match between them; a :class:`Dropped` last if
-        the watcher fell behind, else the batch holding the end last."""
-        while True:
-            batch = self.take()
-            if batch is None:
-                return
-            if isinstance(batch, Dropped):
-                yield batch
-                return
-            if batch:
-                yield batch
-            else:
-                await self.wait()
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,13 +214,13 @@ class SpectatorHub:
         posted = Posted(PublicStep(public_entry(entry, SPECTATOR), tuple(scores), deal))
         if watched.subscribers and state is not None:  # a table only for a watched match
             posted.table = state.observe(SPECTATOR)
-        self._post(watched, posted)
+        watched.feed.post((posted, True))
 
     def hand_end(self, match_id: str, hand: HandResult, scores: Sequence[int]) -> None:
         """A hand was scored; ``scores`` are the totals per side after it."""
         watched = self._matches.get(match_id)
         if watched is not None:
-            self._post(watched, Posted(PublicHandEnd(hand, tuple(scores))))
+            watched.feed.post((Posted(PublicHandEnd(hand, tuple(scores))), True))
 
     def ended(self, match_id: str, result: MatchResult) -> None:
         """The match is over (normally, by forfeit, void or aborted): tell its spectators."""
@@ -300,8 +230,8 @@ class SpectatorHub:
         self._ended[match_id] = None
         while len(self._ended) > REMEMBERED_ENDS:
             self._ended.popitem(last=False)
-        watched.over = True
-        self._post(watched, Posted(WatchEnd(result, watched.sides)))
+        watched.feed.post((Posted(WatchEnd(result, watched.sides)), True))
+        watched.feed.close()
 
     def on_step(self, match_id: str) -> Callable[[Step], None]:
         """Return an ``on_step`` callback for :func:`~.referee.play_match` that feeds the hub
@@ -315,15 +245,6 @@ class SpectatorHub:
                 self.hand_end(match_id, hand, after.scores)
 
         return feed
-
-    @staticmethod
-    def _post(watched: _Watched, posted: Posted) -> None:
-        """Append ``posted`` to the match's feed and wake its watchers: the same few calls
-        however many watch (each watcher then takes it in its own task)."""
-        watched.log.append(posted)
-        if watched.subscribers:
-            watched.grown.set()
-            watched.grown.clear()
 
     # -- the spectators' side -----------------------------------------------------------------
 
@@ -339,7 +260,7 @@ class SpectatorHub:
         if watched is None:
             raise NotWatchableError(f"no running match has id '{match_id}'")
         backlog: list[Outgoing] = [(watched.start, False)]
-        backlog.extend((posted, False) for posted in watched.log)
+        backlog.extend((posted, False) for posted, _ in watched.feed.log)
         last_step = next(
             (
                 i

@@ -68,3 +68,25 @@ def test_a_bad_name_is_refused_bounded_before_it_is_logged(
     lines = text.splitlines()
     assert len(lines) == 1, text  # one record: the refusal; no forged "bot connected" line
     assert "hello refused" in lines[0]
+
+
+@pytest.mark.parametrize("log", ["text"], indirect=True)
+def test_refused_hellos_from_one_address_fill_no_log(referee: Referee, log: io.StringIO) -> None:
+    """Issue 29, failure 6: one client made 492 lines a second. Now an address logs five
+    refusals, then one a minute that says how many it held back."""
+    for _ in range(60):
+        bot = referee.bot()
+        bot.hello("bad name", "token")
+        assert bot.wait_end().code == grpc.StatusCode.UNAUTHENTICATED
+    lines = [line for line in log.getvalue().splitlines() if "hello refused" in line]
+    assert len(lines) == 5, lines
+
+
+def test_the_log_budget_refills_and_says_what_it_held_back() -> None:
+    now = [0.0]
+    budget = logs.LogBudget(burst=2, seconds=60.0, clock=lambda: now[0])
+    assert [budget.allow("a") for _ in range(4)] == [(True, 0), (True, 0), (False, 0), (False, 0)]
+    assert budget.allow("b") == (True, 0), "another address has its own budget"
+    now[0] = 60.0
+    assert budget.allow("a") == (True, 2), "a line a minute, saying the two held back"
+    assert budget.allow("a") == (False, 0)

@@ -53,10 +53,10 @@ from domino_arena.server.net.watch_limits import (
     WatchLimits,
     WatchRefusedError,
 )
+from domino_arena.server.play.feed import Dropped
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     MAX_PENDING,
-    Dropped,
     NotWatchableError,
     SpectatorHub,
     Subscription,

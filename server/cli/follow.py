@@ -24,6 +24,7 @@ from domino_arena.server.cli.admin_client import (
     open_channel,
     print_result,
     rpc_error,
+    token_file,
 )
 from domino_arena.server.cli.arguments import Handler, Handlers, scores_text, server_arguments
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc
@@ -73,15 +74,23 @@ def follow_tournament(
 
 def _watch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("match_id", metavar="MATCH_ID", help="a running match's id")
+    parser.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="a token of the match's course (its organizer's or an owner's), for a match its "
+        "course shows signed in (docs/spectators.md); a public match needs none",
+    )
     server_arguments(parser, token=False)
 
 
 def _watch(args: argparse.Namespace) -> int:
-    """Print a running match as its spectator stream brings it; the spectator API needs no token."""
+    """Print a running match as its spectator stream brings it; a public match needs no token."""
     tls = channel_tls(args)
+    token = None if args.token_file is None else token_file(args.token_file, "--token-file")
+    metadata = None if token is None else (("authorization", f"Bearer {token}"),)
     with open_channel(args.server, tls) as channel:
         stub = admin_pb2_grpc.SpectatorServiceStub(channel)
-        stream = stub.Watch(admin_pb2.WatchRequest(match_id=args.match_id))
+        stream = stub.Watch(admin_pb2.WatchRequest(match_id=args.match_id), metadata=metadata)
         printer = _Spectator()
         try:
             for message in stream:

@@ -121,6 +121,12 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "import_records",
     ),
     Command("watch", "follow a running match step by step", "follow"),
+    Command(
+        "relay",
+        "'relay --server REFEREE': serve the referee's public matches to a crowd of gRPC "
+        "spectators, one watch of the referee per match",
+        "relay",
+    ),
     Command("web", "serve the read-only web face (standings, matches, replays)", "web"),
     Command(
         "ladder",
@@ -130,7 +136,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
 )
 
 
-SERVER_COMMANDS: Final = frozenset({"serve", "round-robin", "web", "import"})
+SERVER_COMMANDS: Final = frozenset({"serve", "round-robin", "web", "import", "relay"})
 """The commands that read a database or serve: they need ``domino-arena[server]``. The light
 install (``pip install domino-arena``) has every other one, the client commands included
 (docs/admin.md: the light install); within ``bot`` and ``verify``, ``--db`` needs the extra too."""

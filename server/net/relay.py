@@ -1,0 +1,226 @@
+"""A spectator relay: the ``SpectatorService`` for a crowd, in a process apart from the referee.
+
+Lichess splits its game server from lila-ws, which holds the crowd's sockets; this is ours for
+gRPC spectators (docs/spectators.md, "Relays"). The referee serves a few watchers itself, within
+its bounds (:mod:`.watch_limits`), because each costs a write per step on the thread its
+matches run on. A relay follows the referee with ONE watch per match, whatever the number of
+its own watchers: it posts each message's bytes, as the referee made them, once to a
+:class:`~domino_arena.server.play.feed.Feed`, and every watcher of that match reads the feed
+with its own cursor. Its watchers are bounded by its own limits, with the same refusals.
+
+A relay holds the referee's relay token, so the referee counts its watches apart from the crowd
+(the relays' bound per match) and lists it every match but those shown to nobody; it serves
+its own callers the PUBLIC matches only, as it checks no course tokens: a course's signed-in
+matches are watched at the referee with the course's token, or on the web face signed in.
+A match is followed from a watcher's first ``Watch`` until it ends or its last watcher leaves;
+the watcher that starts it gets the referee's own refusal (unknown, over, malformed) as is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import grpc
+
+from domino_arena.server.net.admin_requests import MAX_ID_LENGTH
+from domino_arena.server.net.limits import peer_host
+from domino_arena.server.net.live_wire import live_view_of_proto
+from domino_arena.server.net.spectators import SPECTATOR_SERVICE
+from domino_arena.server.net.watch_limits import (
+    WatcherCounts,
+    WatchLimits,
+    WatchRefusedError,
+)
+from domino_arena.server.play.feed import Cursor, Dropped, Feed
+from domino_arena.server.play.spectators import MAX_PENDING
+from domino_arena.server.store.live_views import LIVE_VIEW_PUBLIC
+from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
+
+LOBBY_SECONDS: Final = 1.0
+"""How long one ``ListLive`` answer of the referee serves every caller of the relay."""
+RELAY_LIMITS: Final = WatchLimits(
+    server=10_000, per_match=10_000, per_address=64, relays_per_match=0
+)
+"""A relay's own bounds: its work is its own process's, so they are wide, but one address still
+cannot take them all."""
+
+
+@dataclass
+class _Followed:
+    """One match the relay follows: the referee's messages so far, and who reads them."""
+
+    feed: Feed[bytes] = field(default_factory=Feed)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the first message (the start) or the refusal came."""
+    start: admin_pb.WatchStart | None = None
+    refusal: tuple[grpc.StatusCode, str] | None = None
+    """The referee's status and details when the watch failed (before or after its start)."""
+    readers: int = 0
+    task: asyncio.Task[None] | None = None
+
+
+class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
+    """The relay's ``SpectatorService`` over the referee reached through ``channel``."""
+
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        *,
+        token: str = "",
+        limits: WatchLimits = RELAY_LIMITS,
+        max_pending: int = MAX_PENDING,
+        lobby_seconds: float = LOBBY_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._watch = channel.unary_stream(
+            f"/{SPECTATOR_SERVICE}/Watch",
+            request_serializer=admin_pb.WatchRequest.SerializeToString,
+            response_deserializer=bytes,  # posted as they came, parsed only to follow the match
+        )
+        self._stub = admin_pb_grpc.SpectatorServiceStub(channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self.counts = WatcherCounts(limits)
+        self.max_pending = max_pending
+        self.lobby_seconds = lobby_seconds
+        self.clock = clock
+        self.followed: dict[str, _Followed] = {}
+        """The matches followed now, by id."""
+        self.upstream_watches = 0
+        """Watches opened at the referee so far (one per match followed)."""
+        self._lobby: tuple[float, admin_pb.ListLiveResponse] | None = None
+        self._lobby_lock = asyncio.Lock()
+
+    # -- following the referee ------------------------------------------------------------------
+
+    async def _follow(self, match_id: str, followed: _Followed) -> None:
+        """Post every message of the referee's watch of ``match_id`` to the match's feed."""
+        self.upstream_watches += 1
+        call = self._watch(admin_pb.WatchRequest(match_id=match_id), metadata=self._metadata)
+        try:
+            async for raw in call:
+                data: bytes = raw
+                if followed.start is None:
+                    message = admin_pb.SpectatorMessage.FromString(data)
+                    followed.start = message.start
+                    followed.started.set()
+                followed.feed.post(data)
+        except grpc.aio.AioRpcError as exc:
+            followed.refusal = (exc.code(), exc.details() or "")
+        except Exception as exc:  # a malformed start: say so rather than end silently
+            followed.refusal = (grpc.StatusCode.UNAVAILABLE, f"the referee sent: {exc}")
+        finally:
+            followed.started.set()
+            followed.feed.close()
+            if self.followed.get(match_id) is followed:
+                del self.followed[match_id]
+
+    async def _join(self, match_id: str) -> _Followed:
+        followed = self.followed.get(match_id)
+        if followed is None:
+            followed = self.followed[match_id] = _Followed()
+            followed.task = asyncio.get_running_loop().create_task(self._follow(match_id, followed))
+        followed.readers += 1
+        await followed.started.wait()
+        return followed
+
+    def _leave(self, match_id: str, followed: _Followed) -> None:
+        followed.readers -= 1
+        if followed.readers == 0 and followed.task is not None and not followed.task.done():
+            followed.task.cancel()  # nobody reads it: the referee's watch ends too
+
+    async def close(self) -> None:
+        """End every watch of the referee."""
+        tasks = [f.task for f in self.followed.values() if f.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # -- the relay's own callers ----------------------------------------------------------------
+
+    async def ListLive(  # noqa: N802
+        self,
+        request: admin_pb.ListLiveRequest,
+        context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
+    ) -> admin_pb.ListLiveResponse:
+        async with self._lobby_lock:  # a crowd of callers costs the referee a call a second
+            kept = self._lobby
+            if kept is None or self.clock() - kept[0] >= self.lobby_seconds:
+                try:
+                    answer = await self._stub.ListLive(
+                        admin_pb.ListLiveRequest(), metadata=self._metadata
+                    )
+                except grpc.aio.AioRpcError as exc:
+                    await context.abort(
+                        grpc.StatusCode.UNAVAILABLE,
+                        f"the referee cannot be reached: {exc.code().name} {exc.details()}",
+                    )
+                kept = self._lobby = (self.clock(), answer)
+        answer = admin_pb.ListLiveResponse()
+        answer.CopyFrom(kept[1])
+        public = [m for m in answer.matches if live_view_of_proto(m.live_view) == LIVE_VIEW_PUBLIC]
+        del answer.matches[:]
+        answer.matches.extend(public)
+        return answer
+
+    async def Watch(  # type: ignore[override]  # noqa: N802
+        self,
+        request: admin_pb.WatchRequest,
+        context: grpc.aio.ServicerContext[admin_pb.WatchRequest, Any],
+    ) -> None:
+        match_id = request.match_id
+        if not match_id or len(match_id) > MAX_ID_LENGTH:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"match_id: expected 1 to {MAX_ID_LENGTH} characters, got {len(match_id)}",
+            )
+        try:
+            seat = self.counts.admit(match_id, peer_host(context.peer() or ""), relay=False)
+        except WatchRefusedError as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        try:
+            followed = await self._join(match_id)
+            try:
+                await self._serve(context, match_id, followed)
+            finally:
+                self._leave(match_id, followed)
+        finally:
+            self.counts.release(seat)
+
+    async def _serve(
+        self,
+        context: grpc.aio.ServicerContext[admin_pb.WatchRequest, Any],
+        match_id: str,
+        followed: _Followed,
+    ) -> None:
+        """Write the match's feed to one watcher from its start."""
+        start = followed.start
+        if start is None:
+            code, details = followed.refusal or (grpc.StatusCode.UNAVAILABLE, "no start")
+            await context.abort(code, details)
+        if live_view_of_proto(start.live_view) != LIVE_VIEW_PUBLIC:
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"match {match_id} is not public: this relay serves public matches only; watch "
+                "it at the referee with a token of its course",
+            )
+        feed = followed.feed
+        cursor = Cursor(feed, f"match {match_id}", self.max_pending, list(feed.log))
+        async for batch in cursor.batches():
+            if isinstance(batch, Dropped):
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, batch.reason)
+            for data in batch:
+                await context.write(data)
+        if followed.refusal is not None:  # the referee's watch failed mid-match
+            code, details = followed.refusal
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the referee's watch of {match_id} ended: {code.name} {details}; watch again",
+            )

@@ -41,24 +41,18 @@ from domino_arena.server.cli.arguments import (
     course_argument,
     server_arguments,
 )
+from domino_arena.server.cli.course_settings import (
+    baselines_of,
+    live_view_of,
+    live_view_text,
+    settings_arguments,
+)
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.moments import duration, moment
 from domino_arena.server.cli.tables import table
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc
 
 Run = Callable[[argparse.Namespace], int]
-
-
-def _baseline(text: str) -> tuple[str, float]:
-    bot, sep, rating = text.partition("=")
-    try:
-        if not sep or not bot:
-            raise ValueError
-        return bot, float(rating)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected HOUSE_BOT=RATING such as greedy=1500, got {text!r}"
-        ) from None
 
 
 def _when(stamp: Any, present: bool) -> str:
@@ -80,7 +74,7 @@ def _course_arguments(parser: argparse.ArgumentParser) -> None:
         _course_create,
     )
     create.add_argument("name", metavar="NAME", help="the course's name (letters, digits, _ . -)")
-    _settings(create, update=False)
+    settings_arguments(create, update=False)
     listing = _action(actions, "list", "the courses (an organizer sees its own)", _course_list)
     json_argument(listing, "the courses")
     show = _action(actions, "show", "one course's settings and counts", _course_show)
@@ -90,7 +84,7 @@ def _course_arguments(parser: argparse.ArgumentParser) -> None:
     json_argument(show, "the course")
     update = _action(actions, "update", "change a course's settings", _course_update)
     update.add_argument("name", metavar="NAME", help="the course")
-    _settings(update, update=True)
+    settings_arguments(update, update=True)
     rotate = _action(
         actions,
         "rotate-token",
@@ -107,47 +101,6 @@ def _action(actions: Any, name: str, help_text: str, run: Run) -> argparse.Argum
     return sub
 
 
-def _settings(parser: argparse.ArgumentParser, *, update: bool) -> None:
-    flag: Any = argparse.BooleanOptionalAction if update else "store_true"
-    default = None if update else False
-    parser.add_argument("--title", metavar="T", help="a title for pages (default: the name)")
-    parser.add_argument(
-        "--anonymous",
-        action=flag,
-        default=default,
-        help="public pages show aliases ('Student 7') instead of bot and owner names",
-    )
-    parser.add_argument(
-        "--allow-same-owner-tables",
-        action=flag,
-        default=default,
-        help="two bots of one owner may sit at one 3-4 seat free-for-all table",
-    )
-    parser.add_argument(
-        "--allow-same-owner-partners",
-        action=flag,
-        default=default,
-        help="two bots of one owner may be partners",
-    )
-    parser.add_argument(
-        "--baseline",
-        action="append",
-        type=_baseline,
-        metavar="BOT=RATING",
-        help="a frozen baseline: a house bot at a fixed rating, e.g. greedy=1500 (repeat it)"
-        + ("; replaces the course's baselines" if update else ""),
-    )
-    if update:
-        parser.add_argument(
-            "--no-baselines", action="store_true", help="remove every frozen baseline"
-        )
-    json_argument(parser, "the course")
-
-
-def _baselines(args: argparse.Namespace) -> list[admin_pb2.Baseline]:
-    return [admin_pb2.Baseline(bot=bot, rating=rating) for bot, rating in args.baseline or ()]
-
-
 def _course_create(args: argparse.Namespace) -> int:
     request = admin_pb2.CreateCourseRequest(
         name=args.name,
@@ -155,7 +108,8 @@ def _course_create(args: argparse.Namespace) -> int:
         anonymous=args.anonymous,
         allow_same_owner_tables=args.allow_same_owner_tables,
         allow_same_owner_partners=args.allow_same_owner_partners,
-        baselines=_baselines(args),
+        baselines=baselines_of(args),
+        live_view=live_view_of(args),
     )
     answer = admin_call(args, "CreateCourse", request)
     if args.json:
@@ -191,13 +145,23 @@ def _course_rows(courses: Sequence[admin_pb2.Course]) -> list[tuple[str, ...]]:
             str(c.owners),
             ", ".join(f"{b.bot}={b.rating:g}" for b in c.baselines) or "-",
             "yes" if c.anonymous else "no",
+            live_view_text(c.live_view, "public"),
             _when(c.created, c.HasField("created")),
         )
         for c in courses
     ]
 
 
-_COURSE_COLUMNS: Final = ["course", "title", "bots", "owners", "baselines", "anonymous", "created"]
+_COURSE_COLUMNS: Final = [
+    "course",
+    "title",
+    "bots",
+    "owners",
+    "baselines",
+    "anonymous",
+    "live view",
+    "created",
+]
 
 
 def _course_list(args: argparse.Namespace) -> int:
@@ -244,7 +208,8 @@ def _course_update(args: argparse.Namespace) -> int:
             setattr(request, field, value)
     if args.baseline or args.no_baselines:
         request.set_baselines = True
-        request.baselines.extend(_baselines(args))
+        request.baselines.extend(baselines_of(args))
+    request.live_view = live_view_of(args)  # unspecified: unchanged
     return _print_course(args, admin_call(args, "UpdateCourse", request))
 
 

@@ -36,6 +36,11 @@ from domino_arena.server.cli.arguments import (
     positive,
     server_arguments,
 )
+from domino_arena.server.cli.course_settings import (
+    live_view_argument,
+    live_view_of,
+    live_view_text,
+)
 from domino_arena.server.cli.grades import precision_lines
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.moments import moment
@@ -158,6 +163,7 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long a game waits for absent bots (default: the referee's)",
     )
+    live_view_argument(parser, "its course's")
     parser.add_argument("--unrated", action="store_true", help="its games do not count for Elo")
     parser.add_argument("--start", action="store_true", help="start it at once")
 
@@ -182,6 +188,7 @@ def _tournament_create(args: argparse.Namespace) -> int:
     request.course = args.course or ""
     request.baselines.extend(name.strip() for name in args.baselines.split(",") if name.strip())
     request.entrant_policy = ENTRANT_POLICIES[args.entrant_policy]
+    request.live_view = live_view_of(args)
     if args.start_at is not None:
         request.start_at.FromDatetime(moment("--start-at", args.start_at))
     if not request.entrants and args.entrant_policy == "listed":
@@ -306,6 +313,7 @@ def _print_tournament(t: Any) -> None:
     print(f"  {game.describe()}: {_progress_text(t)}")
     if t.course:
         print(f"  course: {t.course}")
+    print("  live view: " + live_view_text(t.live_view, "the course's"))
     policy_name = enum_name(admin_pb2.EntrantPolicy, t.entrant_policy, "ENTRANT_POLICY_")
     entrants = ", ".join(t.entrants)
     if policy_name != "listed" and t.state == admin_pb2.TOURNAMENT_STATE_CREATED:
@@ -398,7 +406,7 @@ def _t_list(args: argparse.Namespace) -> int:
     console().print(
         table(
             None,
-            ["id", "name", "game", "state", "done", "total", "entrants", "created"],
+            ["id", "name", "game", "state", "done", "total", "entrants", "live view", "created"],
             (
                 (
                     t.id,
@@ -408,6 +416,7 @@ def _t_list(args: argparse.Namespace) -> int:
                     t.progress.done,
                     t.progress.total,
                     len(t.entrants),
+                    live_view_text(t.live_view, "course's"),
                     f"{t.created.ToDatetime():%Y-%m-%d %H:%M}",
                 )
                 for t in response.tournaments

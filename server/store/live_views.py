@@ -13,7 +13,7 @@ from typing import Final
 LIVE_VIEW_PUBLIC: Final = "public"
 """Anyone may watch, with no token."""
 LIVE_VIEW_SIGNED_IN: Final = "signed-in"
-"""Callers with a token of the match's course (its organizer's, an owner's, a bot's), the
+"""Callers with a token of the match's course (its organizer's or an enabled owner's), the
 admin, and a web face holding the referee's relay token (it shows the match to browsers signed
 in to that course alone)."""
 LIVE_VIEW_NONE: Final = "none"

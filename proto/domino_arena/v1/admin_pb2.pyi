@@ -217,7 +217,7 @@ class _LiveViewEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LiveView.Val
     LIVE_VIEW_PUBLIC: _LiveView.ValueType  # 1
     """anyone, with no token"""
     LIVE_VIEW_SIGNED_IN: _LiveView.ValueType  # 2
-    """Callers with a token of the match's course (its organizer's, an owner's, a bot's), the
+    """Callers with a token of the match's course (its organizer's or an owner's), the
     admin, and a web face holding the referee's relay token (it shows the match to browsers
     signed in to the course)
     """
@@ -234,7 +234,7 @@ LIVE_VIEW_UNSPECIFIED: LiveView.ValueType  # 0
 LIVE_VIEW_PUBLIC: LiveView.ValueType  # 1
 """anyone, with no token"""
 LIVE_VIEW_SIGNED_IN: LiveView.ValueType  # 2
-"""Callers with a token of the match's course (its organizer's, an owner's, a bot's), the
+"""Callers with a token of the match's course (its organizer's or an owner's), the
 admin, and a web face holding the referee's relay token (it shows the match to browsers
 signed in to the course)
 """

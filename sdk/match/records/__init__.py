@@ -58,7 +58,7 @@ from .model import (
     forfeit_winner,
     record_from_state,
 )
-from .reading import parse_record, read_record
+from .reading import SIGNATURE_TYPE, parse_record, read_record, split_signature
 from .replay import ReplayReport, replay
 from .writing import record_lines, write_record
 
@@ -72,6 +72,7 @@ __all__ = [
     "RecordResult",
     "RecordStep",
     "ReplayReport",
+    "SIGNATURE_TYPE",
     "adjudicated_winner",
     "forfeit_winner",
     "parse_record",
@@ -79,5 +80,6 @@ __all__ = [
     "record_from_state",
     "record_lines",
     "replay",
+    "split_signature",
     "write_record",
 ]

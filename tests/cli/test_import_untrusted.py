@@ -196,7 +196,7 @@ def test_each_bad_file_is_refused_alone_with_one_line_and_the_run_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = text_of(played(10))
-    bad = {
+    bad: dict[str, str | bytes] = {
         "deep.jsonl": "[" * 200_000 + "\n",
         "deep-value.jsonl": '{"type": "header", "x": ' + "[" * 50_000 + "]" * 50_000 + "}\n",
         "garbage.bin": bytes(range(256)) * 8,

@@ -113,8 +113,8 @@ def _compare(args: argparse.Namespace) -> int:
     policies(args, request)
     t = admin_call(args, "CreateComparison", request)
     if not args.json:
-        game = game_from_proto(t.game).describe()
-        print(f"comparison {t.id} started: {escape(t.name)}, {game}")
+        described = game_from_proto(t.game).describe()
+        print(f"comparison {t.id} started: {escape(t.name)}, {described}")
         print_plan(t)
     if not args.no_follow:
         try:

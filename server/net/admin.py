@@ -183,9 +183,7 @@ class AdminServicer(
     :class:`~.admin_courses.CourseRpcs`'s; owners :class:`~.admin_owners.OwnerRpcs`'s.
     """
 
-    def __init__(
-        self, arena: AdminArena, sign_record: Callable[[str], str] | None = None
-    ) -> None:
+    def __init__(self, arena: AdminArena, sign_record: Callable[[str], str] | None = None) -> None:
         self.arena = arena
         self.sign_record = sign_record
         """Signs each record handed out (``serve --record-key``); None: unsigned."""

@@ -25,6 +25,7 @@ import pytest
 
 from domino_arena.sdk.match.records import split_signature
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.play.record_signing import authenticated, trusted_keys
 from domino_arena.v1 import games_pb2
 from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.processes import Process, command, served_port
@@ -44,6 +45,7 @@ class Signed:
     """The forfeit's record as ``domino-arena record`` exported it (signed)."""
     public: Path
     match_id: str
+    address: str
 
     def run(self, *args: str) -> tuple[int, str]:
         return Process(command(*args), self.folder, wait=300).finish()
@@ -109,7 +111,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signed]:
             folder,
         ).finish()  # fmt: skip
         assert code == 0, output
-        yield Signed(folder, record, folder / "referee.pub", match_id)
+        yield Signed(folder, record, folder / "referee.pub", match_id, address)
     finally:
         for process in processes:
             process.stop()
@@ -202,3 +204,16 @@ def test_a_record_changed_after_signing_or_signed_by_another_key_is_refused(
             assert "signature: does not match the record: it was changed after key" in refused
         else:
             assert "is not trusted here" in refused
+
+
+def test_a_practice_match_record_is_signed_too(signed: Signed) -> None:
+    record = signed.folder / "practice.jsonl"
+    code, output = signed.run(
+        "practice", "steady", "passing", "--against", "random", "--record", str(record),
+        "--server", signed.address, "--admin-token", ADMIN_TOKEN,
+    )  # fmt: skip
+    assert code == 0, output
+    body, signature = split_signature(record.read_text(encoding="utf-8"))
+    assert signature is not None
+    trusted = trusted_keys([str(signed.public)])
+    assert authenticated(body, signature, trusted)

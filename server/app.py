@@ -111,6 +111,9 @@ class Config:
     think_times: bool = True
     """Keep each step's think time in the match records; False (the round robin's) leaves
     them out, so its records are the same bytes on every run (docs/referee.md)."""
+    sign_record: Callable[[str], str] | None = None
+    """Signs each record the admin API hands out (``serve --record-key``,
+    ``server/play/record_signing.py``); None: handed out unsigned."""
 
 
 class App:
@@ -252,6 +255,7 @@ class App:
             limits=self.config.limits,
             relay_token=self.config.relay_token,
             watch_limits=self.config.watch_limits,
+            sign_record=self.config.sign_record,
         )
         self._server = server
 

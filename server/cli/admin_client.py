@@ -46,6 +46,7 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table, terminal
+from domino_arena.server.logs import escape
 from domino_arena.server.net.wire import time_control_from_proto, time_control_to_proto
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
@@ -275,9 +276,9 @@ def print_result(game: Game, bots: Sequence[str], result: referee_pb2.MatchResul
     else:
         print(f"result: {termination}; no winner")
     if result.detail:
-        print(f"  {result.detail}")
+        print(f"  {escape(result.detail)}")
     for side, seats_of_side in enumerate(game.sides):
-        who = ", ".join(f"seat {s} {bots[s]}" for s in seats_of_side)
+        who = ", ".join(f"seat {s} {escape(bots[s])}" for s in seats_of_side)
         mark = "  winner" if side == winner else ""
         score_text = result.scores[side] if side < len(result.scores) else "?"
         print(f"  side {side} ({who}): {score_text}{mark}")
@@ -403,7 +404,7 @@ def _match_run(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(f"match {response.match_id}: {game.describe()}")
+    print(f"match {escape(response.match_id)}: {game.describe()}")
     print_result(game, bots, response.result)
     if written:
         print(f"record written to {args.record}")

@@ -37,6 +37,7 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table
+from domino_arena.server.logs import escape
 from domino_arena.v1 import admin_pb2
 
 
@@ -112,7 +113,8 @@ def _compare(args: argparse.Namespace) -> int:
     policies(args, request)
     t = admin_call(args, "CreateComparison", request)
     if not args.json:
-        print(f"comparison {t.id} started: {t.name}, {game_from_proto(t.game).describe()}")
+        described = game_from_proto(t.game).describe()
+        print(f"comparison {t.id} started: {escape(t.name)}, {described}")
         print_plan(t)
     if not args.no_follow:
         try:
@@ -149,11 +151,11 @@ def print_plan(t: Any) -> None:
     """The comparison's design and stopping rule, as ``tournament status`` shows it."""
     c = t.comparison
     design = (
-        f"against {', '.join(c.opponents)} (A and B in every seat of each deal)"
+        f"against {escape(', '.join(c.opponents))} (A and B in every seat of each deal)"
         if c.opponents
         else "head to head (game pairs with seats swapped)"
     )
-    print(f"  {c.candidate} (A) vs {c.baseline} (B), {design}")
+    print(f"  {escape(c.candidate)} (A) vs {escape(c.baseline)} (B), {design}")
     if c.HasField("sprt"):
         s = c.sprt
         print(
@@ -180,7 +182,7 @@ def print_comparison(t: Any) -> None:
     """The verdict, the paired estimate and the distribution of set scores."""
     c = t.comparison
     state = enum_name(admin_pb2.TournamentState, t.state, "TOURNAMENT_STATE_")
-    print(f"{t.name}: {state}; {VERDICT_WORDS.get(c.verdict, 'unknown')}")
+    print(f"{escape(t.name)}: {state}; {VERDICT_WORDS.get(c.verdict, 'unknown')}")
     e = c.estimate
     excluded = f" ({c.excluded_sets} left out: a game voided or aborted)" if c.excluded_sets else ""
     print(f"  {c.sets} complete duplicate sets{excluded}, {t.progress.done} games")

@@ -27,6 +27,7 @@ from domino_arena.server.cli.admin_client import (
     token_file,
 )
 from domino_arena.server.cli.arguments import Handler, Handlers, scores_text, server_arguments
+from domino_arena.server.logs import escape
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc
 
 FOLLOW_INTERVAL: Final = 1.0
@@ -116,9 +117,9 @@ class _Spectator:
             start = message.start
             self.game = game_from_proto(start.game)
             self.bots = tuple(start.players)
-            print(f"match {start.match_id}: {self.game.describe()}", flush=True)
+            print(f"match {escape(start.match_id)}: {self.game.describe()}", flush=True)
             for side, seats in enumerate(self.game.sides):
-                who = ", ".join(f"seat {s} {self.bots[s]}" for s in seats)
+                who = ", ".join(f"seat {s} {escape(self.bots[s])}" for s in seats)
                 print(f"side {side}: {who}", flush=True)
         elif kind == "event":
             event = message.event
@@ -134,7 +135,7 @@ class _Spectator:
             self.scores = scores
         elif kind == "hand_end":
             result = hand_result_from_proto(message.hand_end)
-            print(f"  end of deal {result.deal} ({result.end.value}): {result.detail}")
+            print(f"  end of deal {result.deal} ({result.end.value}): {escape(result.detail)}")
             print(f"  scores: {scores_text(tuple(message.hand_end.scores))}", flush=True)
             self.scores = tuple(message.hand_end.scores)
         elif kind == "match_end":

@@ -116,9 +116,16 @@ COMMANDS: Final[tuple[Command, ...]] = (
     ),
     Command(
         "import",
-        "'import RECORDS... [--rated] [--create-bots]': store matches played elsewhere from "
-        "their record files (each replayed first; a match id stored already is skipped)",
+        "'import RECORDS... [--rated] [--create-bots] [--trust-key PUB]': store matches played "
+        "elsewhere from their record files (each replayed first; a match id stored already is "
+        "skipped)",
         "import_records",
+    ),
+    Command(
+        "keys",
+        "'keys new --out PREFIX': the Ed25519 key pair with which 'serve --record-key' signs "
+        "the records it hands out, for 'import --trust-key' elsewhere",
+        "keys",
     ),
     Command("watch", "follow a running match step by step", "follow"),
     Command(

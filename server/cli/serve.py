@@ -31,6 +31,7 @@ from domino_arena.server.cli.arguments import (
     Handlers,
     db_argument,
 )
+from domino_arena.server.cli.keys import record_signer
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.cluster.broker import BrokerError
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, default_node
@@ -94,6 +95,12 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         default="text",
         help="text: 'TIME LEVEL LOGGER: MESSAGE' lines; json: one JSON object a line with "
         "time, level, logger and message (default text)",
+    )
+    parser.add_argument(
+        "--record-key",
+        metavar="FILE",
+        help="sign the records the admin API hands out with this Ed25519 private key (PEM, "
+        f"from `{PROG} keys new`), for `import --trust-key` elsewhere; default: unsigned",
     )
     _tls_arguments(parser)
     serve_bounds.stream_arguments(parser)
@@ -286,6 +293,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
     role, nats, node = _cluster(args)
+    sign_record = record_signer(args.record_key)
     storage = open_storage(args.db)
     admin_token: str = given_token or new_token()
     try:
@@ -310,6 +318,7 @@ def _serve(args: argparse.Namespace) -> int:
         node=node,
         cluster=args.cluster,
         lease_seconds=args.lease_seconds,
+        sign_record=sign_record,
     )
 
     def ready(port: int) -> None:

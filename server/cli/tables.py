@@ -2,6 +2,12 @@
 
 Kept apart from :mod:`.cli` so the main job prints its standings exactly as ``domino-arena
 standings`` does, and so ``play`` and ``replay`` still start without loading rich.
+
+Terminal output is text: every cell and title is shown through ``logs.escape`` (the one helper
+for a stored or untrusted string on a terminal or in a log line), so a control character in a
+stored name or id (``\x1b[2J`` clears a screen, ``\r`` rewrites a row, U+202E reverses one)
+prints as a visible escape (``\u001b[2J``), never as itself. The commands' plain lines that
+show stored strings use the same helper.
 """
 
 from __future__ import annotations
@@ -10,6 +16,8 @@ import math
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
+
+from domino_arena.server.logs import escape
 
 STANDINGS_COLUMNS = ("#", "bot", "live Elo", "±95%", "games", "wins", "draws", "losses", "faults")
 
@@ -46,8 +54,9 @@ TEXT_COLUMNS: Final = frozenset({"bot", "name", "opponent", "note"})
 def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[object]]) -> Any:
     """A table whose columns after the first two text ones are right-aligned numbers.
 
-    Cells are text, never rich markup (a bot named ``[b]x`` shows as it is); off a terminal the
-    table is plain aligned text (no box, no edge padding).
+    Cells are text, never rich markup (a bot named ``[b]x`` shows as it is), with control
+    characters escaped (``logs.escape``); off a terminal the table is plain aligned text (no
+    box, no edge padding).
     """
     from rich import box  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
@@ -55,7 +64,7 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[obj
 
     fancy = terminal()
     result = Table(
-        title=None if title is None else Text(title),
+        title=None if title is None else Text(escape(title)),
         box=box.SIMPLE if fancy else None,
         pad_edge=fancy,
         title_justify="left",
@@ -64,9 +73,11 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[obj
     )
     for index, column in enumerate(columns):
         numeric = column[:1].isupper() is False and column not in TEXT_COLUMNS
-        result.add_column(Text(column), justify="right" if numeric and index > 0 else "left")
+        result.add_column(
+            Text(escape(column)), justify="right" if numeric and index > 0 else "left"
+        )
     for row in rows:
-        result.add_row(*(Text(str(cell)) for cell in row))
+        result.add_row(*(Text(escape(str(cell))) for cell in row))
     return result
 
 

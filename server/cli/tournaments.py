@@ -45,6 +45,7 @@ from domino_arena.server.cli.grades import precision_lines
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.moments import moment
 from domino_arena.server.cli.tables import table
+from domino_arena.server.logs import escape
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.stats.regrades import index_ranges
@@ -204,7 +205,7 @@ def _tournament_create(args: argparse.Namespace) -> int:
         request.wait_ms = round(args.wait * 1000)
     policies(args, request)
     t = admin_call(args, "CreateTournament", request)
-    print(f"tournament {t.id} created: {t.name}")
+    print(f"tournament {t.id} created: {escape(t.name)}")
     if args.precision is not None:
         print(f"  sized for +-{args.precision:g} Elo: {t.games_per_pairing} games per pairing")
     _print_tournament(t)
@@ -243,7 +244,7 @@ def _t_regrade(args: argparse.Namespace) -> int:
             raise CliError(f"--replace #{index + 1}: expected OLD=NEW, got {text!r}")
         request.replace.add(bot=old, by=new)
     t = admin_call(args, "RegradeTournament", request)
-    print(f"tournament {t.id} created: {t.name}")
+    print(f"tournament {t.id} created: {escape(t.name)}")
     _print_tournament(t)
     if not args.start:
         print(f"start it with: domino-arena tournament start {t.id}")
@@ -265,7 +266,7 @@ def _t_cancel(args: argparse.Namespace) -> int:
 def _tournament_action(args: argparse.Namespace, method: str, done: str) -> int:
     request = getattr(admin_pb2, f"{method}Request")(tournament_id=args.id)
     t = admin_call(args, method, request)
-    print(f"tournament {t.id}: {done}; {_progress_text(t)}")
+    print(f"tournament {escape(t.id)}: {done}; {_progress_text(t)}")
     return 0
 
 
@@ -281,7 +282,7 @@ def _t_status(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"tournament": message_json(t)})
         return 0
-    print(f"tournament {t.id}: {t.name}")
+    print(f"tournament {escape(t.id)}: {escape(t.name)}")
     _print_tournament(t)
     if comparison:
         compare.print_plan(t)
@@ -312,10 +313,10 @@ def _print_tournament(t: Any) -> None:
     pairing = f"{t.games_per_pairing} game{'s' if t.games_per_pairing > 1 else ''} per pairing"
     print(f"  {game.describe()}: {_progress_text(t)}")
     if t.course:
-        print(f"  course: {t.course}")
+        print(f"  course: {escape(t.course)}")
     print("  live view: " + live_view_text(t.live_view, "the course's"))
     policy_name = enum_name(admin_pb2.EntrantPolicy, t.entrant_policy, "ENTRANT_POLICY_")
-    entrants = ", ".join(t.entrants)
+    entrants = escape(", ".join(t.entrants))
     if policy_name != "listed" and t.state == admin_pb2.TOURNAMENT_STATE_CREATED:
         chosen = {"connected": "the course's bots connected", "latest": "each owner's latest bot"}
         entrants = f"{chosen.get(policy_name, policy_name)} at the start" + (
@@ -323,7 +324,7 @@ def _print_tournament(t: Any) -> None:
         )
     print(f"  entrants: {entrants}")
     if t.baselines:
-        print(f"  frozen baselines: {', '.join(t.baselines)}")
+        print(f"  frozen baselines: {escape(', '.join(t.baselines))}")
     if t.HasField("start_at"):
         print(f"  starts by itself at {t.start_at.ToDatetime(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
     for line in [*regrade_lines(t), *precision_lines(t)]:

@@ -45,6 +45,7 @@ from domino_arena.server.cli.arguments import (
     server_extra,
 )
 from domino_arena.server.cli.json_output import json_argument, print_json
+from domino_arena.server.logs import escape
 from domino_arena.server.play import provable
 from domino_arena.v1 import admin_pb2
 
@@ -359,7 +360,7 @@ def _print_report(revealed: Revealed, report: Report) -> None:
         )
     print(f"  {report.games} games checked, {report.replayed} records replayed")
     for failure in report.failures:
-        print(f"  FAILED {failure}")
+        print(f"  FAILED {escape(str(failure))}")
     if report.ok:
         print("OK: every deal is the one the committed seed gives")
     else:

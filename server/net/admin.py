@@ -84,7 +84,7 @@ from domino_arena.server.play.match_spec import (
 )
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.store.bots import StoredBot
+from domino_arena.server.store.bots import StoredBot, course_of_match
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX
 from domino_arena.server.store.tournaments import StoredTournament
@@ -183,8 +183,10 @@ class AdminServicer(
     :class:`~.admin_courses.CourseRpcs`'s; owners :class:`~.admin_owners.OwnerRpcs`'s.
     """
 
-    def __init__(self, arena: AdminArena) -> None:
+    def __init__(self, arena: AdminArena, sign_record: Callable[[str], str] | None = None) -> None:
         self.arena = arena
+        self.sign_record = sign_record
+        """Signs each record handed out (``serve --record-key``); None: unsigned."""
         self.bot_admin = BotAdmin(arena.storage, arena.lobby)
         self.tournament_admin = TournamentAdmin(arena)
 
@@ -235,7 +237,7 @@ class AdminServicer(
             functools.partial(self.arena.run_match, with_caller=True), spec
         )
         return admin_pb.RunMatchResponse(
-            match_id=spec.match_id, result=result, record=finished.record or ""
+            match_id=spec.match_id, result=result, record=self._handed_out(finished.record)
         )
 
     async def _match_course(self, request: admin_pb.RunMatchRequest) -> str:
@@ -251,14 +253,11 @@ class AdminServicer(
             if bot is None or not who.sees(bot.course):
                 raise not_found(f"bots[{index}]: no bot is named '{name}'")
             stored.append(bot)
-        courses = {bot.course for bot in stored if bot is not None}
-        if not wanted and len(courses) > 1:
-            each = ", ".join(f"{bot.name}: {bot.course}" for bot in stored if bot is not None)
-            raise invalid(
-                f"bots: they belong to different courses ({each}); a match is played within "
-                "one course"
-            )
-        course = wanted or (courses.pop() if courses else DEFAULT_COURSE)
+        seated = [bot for bot in stored if bot is not None]
+        try:
+            course = wanted or course_of_match(seated) or DEFAULT_COURSE
+        except ValueError as exc:
+            raise invalid(f"bots: {exc}") from None
         for index, bot in enumerate(stored):
             if bot is not None and bot.course != course:
                 raise invalid(
@@ -324,7 +323,15 @@ class AdminServicer(
         match: StoredMatch | None = await self._blocking(self.arena.storage.match, request.match_id)
         if match is None or not caller().sees(match.course):
             raise not_found(f"no stored match has id '{request.match_id}'")
-        return admin_pb.GetMatchResponse(match=match_summary(match), record=match.record or "")
+        return admin_pb.GetMatchResponse(
+            match=match_summary(match), record=self._handed_out(match.record)
+        )
+
+    def _handed_out(self, record: str | None) -> str:
+        """A record as the API hands it out: signed when the referee has a key ("" for none)."""
+        if not record or self.sign_record is None:
+            return record or ""
+        return self.sign_record(record)
 
     # -- tournaments: TournamentRpcs (admin_tournaments.py) -----------------------------------
 

@@ -251,8 +251,10 @@ async def scoped_bot(arena: object, name: str) -> StoredBot:
 class CheckAdmin:
     """The two RPCs' work over the arena."""
 
-    def __init__(self, arena: object) -> None:
+    def __init__(self, arena: object, handed_out: Callable[[str | None], str]) -> None:
         self.arena = arena
+        self.handed_out = handed_out
+        """How a record is handed out (``AdminServicer._handed_out``: signed with a key)."""
 
     async def check(self, request: admin_pb.CheckBotRequest) -> admin_pb.CheckBotResponse:
         await scoped_bot(self.arena, request.bot)
@@ -273,7 +275,10 @@ class CheckAdmin:
         spec = dataclasses.replace(practice_spec(request, arena), course=stored.course)
         finished, result = await played(arena.run_match, spec)
         return admin_pb.PracticeMatchResponse(
-            match_id=spec.match_id, result=result, record=finished.record or "", bots=spec.bots
+            match_id=spec.match_id,
+            result=result,
+            record=self.handed_out(finished.record),
+            bots=spec.bots,
         )
 
 
@@ -286,9 +291,10 @@ class CheckRpcs:
     async def CheckBot(  # noqa: N802
         self: Serving, request: admin_pb.CheckBotRequest, context: Context
     ) -> admin_pb.CheckBotResponse:
-        return await self._serve(context, CheckAdmin(self.arena).check, request)
+        return await self._serve(context, CheckAdmin(self.arena, self._handed_out).check, request)
 
     async def PracticeMatch(  # noqa: N802
         self: Serving, request: admin_pb.PracticeMatchRequest, context: Context
     ) -> admin_pb.PracticeMatchResponse:
-        return await self._serve(context, CheckAdmin(self.arena).practice, request)
+        work = CheckAdmin(self.arena, self._handed_out)
+        return await self._serve(context, work.practice, request)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
-import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
@@ -32,6 +31,7 @@ from domino_arena.server.play.arena import MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
+    MATCH_ID,
     FinishedMatch,
     MatchSpec,
 )
@@ -65,10 +65,6 @@ LIMITS: Final[dict[str, int]] = {
 }
 """The largest value of each numeric field of the admin API (all are 0 or more; 0 takes the
 default where the proto says so): docs/admin.md and admin.proto state the same ranges."""
-
-
-MATCH_ID: Final = re.compile(r"[0-9a-f]{32}")
-"""A match id a client may choose (``RunMatchRequest.match_id``): the referee's own form."""
 
 
 class RequestError(Exception):

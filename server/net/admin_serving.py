@@ -31,3 +31,6 @@ class Serving(Protocol):
         handler: Callable[[Request], Awaitable[Response]],
         request: Request,
     ) -> Response: ...
+
+    def _handed_out(self, record: str | None) -> str:
+        """A record as the API hands it out (signed when the referee has a key)."""

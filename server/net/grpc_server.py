@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -140,6 +140,7 @@ class GrpcServer:
     cluster's match host); a gateway serves ``spectators`` (every host's matches) instead.
     With ``tls`` it serves TLS only (a plaintext client is refused at the handshake), and with
     its ``client_ca`` mutual TLS. ``limits`` bound every bot stream (:mod:`.limits`).
+    ``sign_record`` signs the records the admin API hands out (``serve --record-key``).
 
     Raises:
         OSError: the address cannot be bound.
@@ -156,6 +157,7 @@ class GrpcServer:
         limits: StreamLimits = DEFAULT_LIMITS,
         relay_token: str = "",
         watch_limits: WatchLimits = DEFAULT_WATCH_LIMITS,
+        sign_record: Callable[[str], str] | None = None,
     ) -> None:
         self.lobby = None if bots is None else bots.lobby
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
@@ -165,7 +167,9 @@ class GrpcServer:
             pb_grpc.add_BotServiceServicer_to_server(servicer, self._server)
             names.append(BOT_SERVICE)
         if arena is not None:
-            admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(arena), self._server)
+            admin_pb_grpc.add_AdminServiceServicer_to_server(
+                AdminServicer(arena, sign_record), self._server
+            )
             admin_pb_grpc.add_RegistrationServiceServicer_to_server(
                 RegistrationServicer(arena.storage, arena.lobby), self._server
             )

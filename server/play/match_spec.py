@@ -7,6 +7,7 @@ build and read them without importing the arena.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Final
@@ -20,7 +21,32 @@ from domino_arena.server.store.tables import DEFAULT_COURSE
 
 DEFAULT_MAX_STRIKES: Final = 3
 
-__all__ = ["DEFAULT_MAX_DEALS", "DEFAULT_MAX_STRIKES", "FinishedMatch", "MatchSpec"]
+MATCH_ID: Final = re.compile(r"[0-9a-f]{32}")
+"""A match id the referee makes for a match, a ladder's or one a client names (``RunMatch``):
+a uuid4's hex."""
+GAME_MATCH_ID: Final = re.compile(r"[0-9a-f]{16}-[0-9]{5,7}")
+"""A tournament game's match id: its tournament's id (16 hex digits) and the game's index
+(``tournament_schedule.match_id_of``)."""
+MATCH_ID_RULE: Final = (
+    "32 lowercase hex digits (a uuid4's hex), or a tournament game's 16 hex digits, '-' and "
+    "its 5-7 digit index"
+)
+
+
+def referee_match_id(text: str) -> bool:
+    """Whether ``text`` is a match id in a form the referee makes (:data:`MATCH_ID_RULE`)."""
+    return bool(MATCH_ID.fullmatch(text) or GAME_MATCH_ID.fullmatch(text))
+
+
+__all__ = [
+    "DEFAULT_MAX_DEALS",
+    "DEFAULT_MAX_STRIKES",
+    "MATCH_ID",
+    "MATCH_ID_RULE",
+    "FinishedMatch",
+    "MatchSpec",
+    "referee_match_id",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -129,6 +130,23 @@ def check_name(name: str) -> None:
     """Raise :class:`BadBotNameError` unless ``name`` may name a bot."""
     if not NAME_PATTERN.match(name):
         raise BadBotNameError(f"bad bot name '{name}': {NAME_RULE}")
+
+
+def course_of_match(seated: Sequence[StoredBot]) -> str | None:
+    """The one course of a match seating ``seated`` (the stored bots of its seats, house seats
+    left out); None when it seats no stored bot. A match is played within one course: the
+    admin API's RunMatch and ``domino-arena import`` refuse one that mixes courses.
+
+    Raises:
+        ValueError: they belong to different courses (each bot named with its course).
+    """
+    courses = {bot.course for bot in seated}
+    if len(courses) > 1:
+        each = ", ".join(f"{bot.name}: {bot.course}" for bot in seated)
+        raise ValueError(
+            f"they belong to different courses ({each}); a match is played within one course"
+        )
+    return courses.pop() if courses else None
 
 
 def new_token() -> str:

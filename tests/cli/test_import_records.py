@@ -30,12 +30,17 @@ SEATINGS: tuple[tuple[str, dict[str, object], tuple[str, ...]], ...] = (
 )
 
 
+def mid(number: int) -> str:
+    """The match id of record ``number``, in the referee's form (32 hex digits)."""
+    return f"{number:032x}"
+
+
 def a_record(number: int, seats: tuple[str, ...], game: str, options: dict[str, object]) -> str:
-    """The record text of a real game between greedy bots, as match ``imp-NUMBER``."""
+    """The record text of a real game between greedy bots, as match ``mid(NUMBER)``."""
     played = make_game(game, **options)
     bots = [make_bot("greedy", number * 10 + seat) for seat in range(played.num_players)]
     record = play_game(played, bots, seed=number).record
-    named = dataclasses.replace(record, seats=seats, match_id=f"imp-{number}")
+    named = dataclasses.replace(record, seats=seats, match_id=mid(number))
     return "".join(line + "\n" for line in record_lines(named))
 
 
@@ -60,7 +65,7 @@ def test_records_that_replay_are_stored_as_the_referee_stores_them(
     paths = write_records(tmp_path)
     report = import_records(with_bots(rated_storage, "ann", "bob", "cy", "dee"), paths)
     assert (report.imported, report.skipped, report.refused) == (4, 0, [])
-    stored = rated_storage.match("imp-2")
+    stored = rated_storage.match(mid(2))
     assert stored is not None
     text = Path(paths[2]).read_text(encoding="utf-8")
     header, result = json.loads(text.splitlines()[0]), json.loads(text.splitlines()[-1])
@@ -92,7 +97,7 @@ def test_rated_imports_move_the_ladder_in_the_order_given(
     storage = with_bots(rated_storage, "ann", "bob", "cy", "dee")
     order = [paths[3], paths[0], paths[1], paths[2]]
     assert import_records(storage, order, rated=True, batch_size=3).imported == 4
-    stored = [storage.match(f"imp-{n}") for n in (3, 0)]
+    stored = [storage.match(mid(n)) for n in (3, 0)]
     games = [rated_game_of(m) for m in stored if m is not None]
     assert storage.rated_games("passing") == games
     assert storage.ratings("passing") == elo.replay(games)
@@ -154,7 +159,7 @@ def test_each_refused_record_is_named_and_the_others_are_stored(
     assert reasons["broken.jsonl"].startswith("line 2: ")
     assert reasons["anonymous.jsonl"].startswith("line 1: match_id: the header has none")
     assert reasons["missing.jsonl"].startswith("cannot read it: No such file")
-    assert sorted(m.id for m in storage.matches()) == ["imp-1", "imp-2"]
+    assert sorted(m.id for m in storage.matches()) == [mid(1), mid(2)]
 
 
 def test_the_command_prints_each_refusal_and_a_summary(
@@ -183,6 +188,6 @@ def test_a_record_keeps_its_header_time(rated_storage: RatedStorage, tmp_path: P
     path = tmp_path / "dated.jsonl"
     path.write_text("\n".join([json.dumps(header), *text.splitlines()[1:]]) + "\n")
     assert import_records(with_bots(rated_storage, "ann", "bob"), [str(path)]).imported == 1
-    stored = rated_storage.match("imp-5")
+    stored = rated_storage.match(mid(5))
     assert stored is not None
     assert stored.created.isoformat() == "2025-11-03T10:20:30+00:00"

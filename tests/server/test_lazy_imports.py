@@ -3,8 +3,9 @@
 The packages below cost a referee memory it never uses while it serves: Alembic and Mako
 (about 12 MiB) are for migrating a database, NumPy and SciPy (about 55 MiB) for the batch fit
 of the official standings, rich for the command line's tables, Starlette and Jinja2 for the
-web face (its own process). So ``domino-arena serve`` on a database at the newest revision must
-start, serve and stop without importing any of them; the test runs the real command in a
+web face (its own process), cryptography for signing records (only with ``--record-key``).
+So ``domino-arena serve`` on a database at the newest revision must start, serve and stop
+without importing any of them; the test runs the real command in a
 subprocess and reads its ``sys.modules`` after the shutdown.
 """
 
@@ -35,6 +36,7 @@ NOT_FOR_SERVING: Final = (
     "starlette",
     "jinja2",
     "uvicorn",
+    "cryptography",  # only with --record-key (server/play/record_signing.py)
 )
 
 # The referee stops itself (SIGTERM, as an operator would) once it says it serves; then the

@@ -36,6 +36,14 @@ Format 2 adds what a refereed match needs (format 1 records are still read and r
 
 A record written without any of these is a format 1 record with ``"format": 2``.
 
+A record a referee hands out may end with one more line, its signature (docs/referee.md,
+"Signed records")::
+
+    {"type": "signature", "alg": "ed25519", "key": "9f2c41d07be3a815", "sig": "..."}
+
+The reader checks its form and otherwise ignores it (:func:`split_signature` returns it):
+checking the signature needs the referee's public key, which is the importing arena's job.
+
 >>> from domino_arena.sdk.rules import make_game
 >>> state = make_game("passing").new_game(seed=7, first_seat=0)
 >>> while not state.is_terminal():
@@ -58,7 +66,7 @@ from .model import (
     forfeit_winner,
     record_from_state,
 )
-from .reading import parse_record, read_record
+from .reading import SIGNATURE_TYPE, parse_record, read_record, split_signature
 from .replay import ReplayReport, replay
 from .writing import record_lines, write_record
 
@@ -66,6 +74,7 @@ __all__ = [
     "FORMAT_VERSION",
     "READABLE_FORMATS",
     "RULES_VERSION",
+    "SIGNATURE_TYPE",
     "MatchRecord",
     "RecordError",
     "RecordFault",
@@ -79,5 +88,6 @@ __all__ = [
     "record_from_state",
     "record_lines",
     "replay",
+    "split_signature",
     "write_record",
 ]

@@ -49,8 +49,47 @@ def _read_text(file: TextIO) -> str:
         raise RecordError(f"not UTF-8 text: {exc}") from None
 
 
+SIGNATURE_TYPE: Final = "signature"
+"""The ``type`` of the optional last line a referee adds when it hands a record out:
+``{"type": "signature", "alg": "ed25519", "key": KEY_ID, "sig": BASE64}`` over the exact bytes
+of the lines before it (docs/admin.md, "Signed records"). The SDK reads its form and ignores
+it: checking it is the importing arena's job (it needs the referee's public key)."""
+_SIGNATURE_FIELDS: Final = frozenset({"type", "alg", "key", "sig"})
+_SIGNATURE_MAX: Final = 1024
+"""A signature line is short (an Ed25519 signature is 88 base64 characters): a longer last
+line is not read as one."""
+
+
+def split_signature(text: str) -> tuple[str, dict[str, str] | None]:
+    """Return the record's text without its signature line, and that line's fields (None
+    when the last line is none).
+
+    Raises:
+        RecordError: the last line says it is a signature but has not its form.
+    """
+    body = text.rstrip("\n")
+    start = body.rfind("\n") + 1
+    last = body[start:]
+    if len(last) > _SIGNATURE_MAX or f'"{SIGNATURE_TYPE}"' not in last:
+        return text, None
+    try:
+        obj = json.loads(last)
+    except (json.JSONDecodeError, RecursionError):
+        return text, None
+    if not isinstance(obj, dict) or obj.get("type") != SIGNATURE_TYPE:
+        return text, None
+    number = body.count("\n") + 1
+    if set(obj) != _SIGNATURE_FIELDS or not all(isinstance(v, str) for v in obj.values()):
+        raise RecordError(
+            f"line {number}: a signature line holds exactly 'alg', 'key' and 'sig' (strings)"
+        )
+    return text[:start], obj
+
+
 def parse_record(text: str) -> MatchRecord:
-    """Parse the JSON Lines of a record (see :func:`read_record`)."""
+    """Parse the JSON Lines of a record (see :func:`read_record`); a last signature line
+    (:func:`split_signature`) is checked for its form and otherwise ignored."""
+    text, _ = split_signature(text)
     lines = text.split("\n")
     ends_with_newline = lines[-1] == ""
     while lines and not lines[-1].strip():
@@ -176,6 +215,11 @@ class _Reader:
             cut = number == len(self.lines) and not self.ends_with_newline
             hint = " (truncated?)" if cut else ""
             raise RecordError(f"line {number}: not JSON{hint}: {exc}") from None
+        except RecursionError:  # the decoder recurses once per level
+            raise RecordError(
+                f"line {number}: JSON nested deeper than the reader allows (a record's lines "
+                "nest a few levels)"
+            ) from None
         if not isinstance(obj, dict):
             raise RecordError(f"line {number}: expected a JSON object, got {line.strip()[:40]}")
         kind = obj.get("type")

@@ -46,13 +46,16 @@ from domino_arena.server.cli.arguments import CliError
 DEFAULT_HEADER_TIMEOUT: Final = 10.0
 """Seconds a connection has to send a whole request head. A browser sends its head in one
 packet; 10 s leaves room for a slow mobile link and holds a slow client's connection briefly."""
-DEFAULT_MAX_PER_CLIENT: Final = 64
-"""Open connections per client address. A browser opens at most 6 per site (HTTP/1.1), so this
-serves ten or so browsers behind one address (a classroom behind NAT may need more)."""
+DEFAULT_MAX_PER_CLIENT: Final = 128
+"""Open connections per client address. One address may be a classroom behind NAT: 30 browsers
+of about 4 connections each (a page's, a kept-alive one, a live stream) fit; one host holding
+slow connections is held to 128 of the global cap's 4,096."""
 MAX_CONNECTIONS_CEILING: Final = 4096
-"""The global cap when the open-file limit allows more: at about 20 kB each (h11's buffers and
-the protocol object), 4,096 idle connections hold some 80 MB, well inside the container's
-512 MiB; the live streams are capped far lower (server/web/live.py)."""
+"""The global cap when the open-file limit allows more. A connection waiting for its head holds
+about 5 kB of the process's memory (4,000 of them added 21 MB of RSS: measured with
+tests/fakes/processes.py's ``memory``), so 4,096 fit in the container's 512 MiB many times
+over; the cap is there so that one process's descriptors and event loop are never all spent on
+idle sockets (the live streams are capped far lower, in server/web/live.py)."""
 KEEP_ALIVE_SECONDS: Final = 5
 """uvicorn's keep-alive timeout (its default), kept: an idle kept-alive connection closes then."""
 LOG_INTERVAL: Final = 10.0

@@ -82,27 +82,37 @@ def read_to_end(sock: socket.socket) -> bytes:
         received += chunk
 
 
-def status(port: int, source: str = "127.0.0.1") -> int:
-    """The status of ``GET /healthz`` (``Connection: close``) from ``source``."""
+def exchange(port: int, source: str = "127.0.0.1") -> bytes:
+    """The answer to ``GET /healthz`` (``Connection: close``) from ``source``: empty if the
+    connection was refused so early that the request met a reset (no answer to read)."""
     with connect(port, source) as sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: arena\r\nConnection: close\r\n\r\n")
-        answer = read_to_end(sock)
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: arena\r\nConnection: close\r\n\r\n")
+        except ConnectionError:
+            return b""
+        return read_to_end(sock)
+
+
+def status(port: int, source: str = "127.0.0.1") -> int:
+    """The status of ``GET /healthz`` from ``source``."""
+    answer = exchange(port, source)
     assert answer.startswith(b"HTTP/1.1 "), answer[:200]
     return int(answer.split()[1])
 
 
-def wait_closed(socks: list[socket.socket]) -> list[bytes]:
-    """Wait until the server has closed every one of ``socks``; what each received meanwhile."""
+def wait_closed(socks: list[socket.socket], count: int | None = None) -> dict[socket.socket, bytes]:
+    """Wait until the server has closed ``count`` of ``socks`` (all by default); return what
+    each of those received."""
     received = {sock: b"" for sock in socks}
+    closed: dict[socket.socket, bytes] = {}
     with selectors.DefaultSelector() as selector:
         for sock in socks:
             sock.setblocking(False)
             selector.register(sock, selectors.EVENT_READ)
         deadline = time.monotonic() + WAIT
-        open_ones = len(socks)
-        while open_ones:
+        while len(closed) < (len(socks) if count is None else count):
             ready = selector.select(timeout=max(0.0, deadline - time.monotonic()))
-            assert ready, f"{open_ones} of {len(socks)} connections still open after {WAIT} s"
+            assert ready, f"{len(socks) - len(closed)} of {len(socks)} still open after {WAIT} s"
             for key, _ in ready:
                 closing = key.fileobj
                 assert isinstance(closing, socket.socket), closing
@@ -113,8 +123,10 @@ def wait_closed(socks: list[socket.socket]) -> list[bytes]:
                 received[closing] += chunk
                 if not chunk:
                     selector.unregister(closing)
-                    open_ones -= 1
-    return [received[sock] for sock in socks]
+                    closed[closing] = received[closing]
+    for sock in socks:
+        sock.setblocking(True)
+    return closed
 
 
 def logged(web: Process, fragment: str) -> list[str]:
@@ -143,9 +155,11 @@ def test_connections_that_send_half_a_head_are_closed_and_others_are_served(
         kept.sendall(HALF_A_HEAD)
         assert status(port) == 200  # served while 202 connections hang
         received = wait_closed([*slow, silent, kept])
-        assert received == [b""] * len(received), "a timed-out head is closed without an answer"
+        assert set(received.values()) == {b""}, "a timed-out head is closed without an answer"
         assert status(port) == 200
-    assert len(logged(web, "connections closed (header timeout)")) == 1, web.lines
+        web.wait_line("connections closed (header timeout): no whole request head within 1 s")
+    # One line for 202 timeouts (two if the test outlasts the 10 s interval: the count).
+    assert 1 <= len(logged(web, "connections closed (header timeout)")) <= 2, web.lines
 
 
 # -- served: the caps ---------------------------------------------------------------------------
@@ -168,27 +182,37 @@ def test_an_address_over_its_cap_is_refused_while_others_are_served(tmp_path: Pa
         for _ in range(4):
             stack.enter_context(connect(port, "127.0.0.3"))
         assert status(port, "127.0.0.3") == 200
+        web.wait_line("connections refused (per-client cap): 127.0.0.2 has 4 open")
     assert len(logged(web, "connections refused (per-client cap)")) == 1, web.lines
-    assert "127.0.0.2 has 4 open" in logged(web, "per-client cap")[0]
 
 
 def test_a_flood_past_the_open_file_limit_leaves_a_short_log_and_then_is_served(
     tmp_path: Path,
 ) -> None:
     """Issue 29 measured 65 MB of accept errors in 30 s at the default limit of 1,024 files;
-    here 300 connections meet a limit of 64: asyncio's accept runs out of descriptors, and the
+    here 150 connections meet a limit of 64: asyncio's accept runs out of descriptors, and the
     global cap (32: half the limit, the rest kept for the process) refuses the overflow."""
     flags = ("--header-timeout", "60", "--max-connections-per-client", "1000")
     with web_face(tmp_path, *flags, low_open_files=True) as (web, port):
         assert logged(web, "32 in all (open-file limit 64)"), web.lines
         with ExitStack() as stack:
-            flood = [stack.enter_context(connect(port)) for _ in range(300)]
+            flood = [stack.enter_context(connect(port)) for _ in range(150)]
             web.wait_line("accept failed: Too many open files")
-            web.wait_line("connections refused (server full): 32 open")
-            assert len(flood) == 300
-        assert status(port) == 200  # waits in the backlog until asyncio accepts again
-        log = web.lines[web.lines.index(next(iter(logged(web, "web face on")))) + 1 :]
-    assert 2 <= len(log) <= 6, log
+            # Every connection is seen at last: 32 admitted (they hang), the others refused.
+            refused = wait_closed(flood, len(flood) - 32)
+            assert {answer.split(b"\r\n\r\n")[-1] for answer in refused.values()} == {
+                b"the server is full: 32 connections are open; try again\n"
+            }
+        # The flood is closed; its admitted connections are released as the web face reads
+        # their end, which may come just after it accepts the next one: one refusal at most.
+        first = exchange(port)
+        if not first.startswith(b"HTTP/1.1 200 "):
+            assert first == b"" or first.startswith(b"HTTP/1.1 503 "), first[:200]
+            assert status(port) == 200
+        log = web.lines[web.lines.index(logged(web, "web face on")[0]) + 1 :]
+    # A handful of lines (without the guard: a traceback per failed accept, hundreds here).
+    assert 2 <= len(log) <= 8, log
+    assert logged(web, "connections refused (server full): 32 open"), log
     assert not logged(web, "Traceback"), log
 
 

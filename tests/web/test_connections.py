@@ -316,3 +316,6 @@ def test_the_proxies_given_are_the_ones_uvicorn_believes() -> None:
     assert not guard.is_proxy("192.168.0.1") and not guard.is_proxy("unknown")
     config = web_serving.server(object(), web_serving.ConnectionGuard()).config
     assert config.proxy_headers is False, "without --forwarded-allow-ips no header is believed"
+    config = web_serving.server(object(), guard).config
+    assert config.proxy_headers is True
+    assert config.forwarded_allow_ips == ["127.0.0.1", "10.0.0.0/8", "::1"]

@@ -50,7 +50,10 @@ WEB_ENV: Final = frozenset({"DOMINO_ARENA_DB"})
 
 GRPC_PORT: Final = 50051
 METRICS_PORT: Final = 9100
-WEB_PORT: Final = 8080
+WEB_PORT: Final = 8081
+"""The web face's port behind its proxy (compose and Kubernetes)."""
+PROXY_PORT: Final = 8080
+"""nginx's port (deploy/nginx.conf): the one browsers reach."""
 WEB_MANIFEST: Final = K8S / "web.yaml"
 
 # -- reading the files ----------------------------------------------------------------------------
@@ -145,10 +148,21 @@ def k8s_web_objects() -> dict[str, dict[str, Any]]:
     return {doc["kind"]: doc for doc in load_all(WEB_MANIFEST)}
 
 
-def web_container() -> dict[str, Any]:
-    (found,) = k8s_web_objects()["Deployment"]["spec"]["template"]["spec"]["containers"]
+def web_pod_container(name: str) -> dict[str, Any]:
+    """A container of the web face's pod: ``web`` (the web face) or ``proxy`` (its nginx)."""
+    pod = k8s_web_objects()["Deployment"]["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["web", "proxy"]
+    (found,) = [c for c in pod["containers"] if c["name"] == name]
     assert isinstance(found, dict)
     return found
+
+
+def web_container() -> dict[str, Any]:
+    return web_pod_container("web")
+
+
+def proxy_container() -> dict[str, Any]:
+    return web_pod_container("proxy")
 
 
 def container() -> dict[str, Any]:
@@ -329,20 +343,21 @@ def domino_variables(names: Any) -> set[str]:
 
 def test_compose_runs_the_referee_with_postgres_prometheus_and_grafana() -> None:
     services = compose()["services"]
-    assert set(services) == {"referee", "web", "postgres", "prometheus", "grafana"}
+    assert set(services) == {"referee", "web", "proxy", "postgres", "prometheus", "grafana"}
     build = services["referee"]["build"]
     assert (DEPLOY / build["context"]).resolve() == ROOT
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
 
 
-def test_compose_publishes_exactly_the_ports_the_image_exposes() -> None:
+def test_compose_publishes_the_referees_ports_and_the_proxys_not_the_web_faces() -> None:
     services = compose()["services"]
-    published = {}
-    for name in ("referee", "web"):
-        for mapping in services[name]["ports"]:
-            published[int(str(mapping).rsplit(":", 1)[-1])] = name
-    assert set(published) == exposed_ports()
-    assert published[WEB_PORT] == "web"
+
+    def published(name: str) -> set[int]:
+        return {int(str(mapping).rsplit(":", 1)[-1]) for mapping in services[name].get("ports", [])}
+
+    assert published("referee") == exposed_ports() - {WEB_PORT}
+    assert published("web") == set(), "browsers reach the web face through its proxy only"
+    assert published("proxy") == {PROXY_PORT}
 
 
 def test_compose_runs_the_web_face_apart_on_the_same_database_following_the_referee() -> None:
@@ -352,6 +367,7 @@ def test_compose_runs_the_web_face_apart_on_the_same_database_following_the_refe
     args = build_parser().parse_args(web["command"])
     assert args.command == "web"
     assert (args.host, args.port) == ("0.0.0.0", WEB_PORT)
+    assert WEB_PORT in exposed_ports()
     assert args.server == f"referee:{GRPC_PORT}"
     assert (
         web["environment"]["DOMINO_ARENA_DB"]
@@ -614,7 +630,9 @@ def test_compose_provisions_grafana_with_its_prometheus_and_the_dashboard() -> N
 REFEREE_KINDS: Final = frozenset(
     {"ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"}
 )
-WEB_KINDS: Final = frozenset({"Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"})
+WEB_KINDS: Final = frozenset(
+    {"Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy", "ConfigMap"}
+)
 KUBERNETES_VERSION: Final = "1.27.0"
 """The oldest Kubernetes the manifests target (native gRPC probes); .ci/run validates against it."""
 
@@ -644,8 +662,9 @@ def test_the_deployment_selects_its_pods_and_the_service_selects_them_too() -> N
 def test_the_container_ports_are_the_ones_the_image_exposes() -> None:
     assert container_port("grpc") == GRPC_PORT
     assert container_port("metrics") == METRICS_PORT
-    ports = [*container()["ports"], *web_container()["ports"]]
-    assert {p["containerPort"] for p in ports} == exposed_ports()
+    web_port = build_parser().parse_args(web_container()["args"]).port
+    assert {p["containerPort"] for p in container()["ports"]} | {web_port} == exposed_ports()
+    assert "ports" not in web_container(), "the web face listens on the pod's loopback only"
 
 
 @pytest.mark.parametrize("probe", ["startupProbe", "readinessProbe", "livenessProbe"])
@@ -787,7 +806,7 @@ def allowed_ports(rules: list[dict[str, Any]]) -> set[int | str]:
 def test_the_network_policies_admit_what_the_pods_serve_and_reach_what_they_need() -> None:
     db_port = int(k8s_objects()["ConfigMap"]["data"]["DB_PORT"])
     referee_labels = k8s_objects()["Deployment"]["spec"]["template"]["metadata"]["labels"]
-    for objects, pod in ((k8s_objects(), container()), (k8s_web_objects(), web_container())):
+    for objects, pod in ((k8s_objects(), container()), (k8s_web_objects(), proxy_container())):
         policy = objects["NetworkPolicy"]["spec"]
         labels = objects["Deployment"]["spec"]["template"]["metadata"]["labels"]
         assert (
@@ -815,7 +834,8 @@ def test_the_web_deployment_runs_the_web_command_against_the_referee_service() -
         assert "namespace" not in obj["metadata"], f"{kind} names a namespace"
     args = build_parser().parse_args(web_container()["args"])
     assert args.command == "web"
-    assert (args.host, args.port) == ("0.0.0.0", WEB_PORT)
+    assert (args.host, args.port) == ("127.0.0.1", WEB_PORT)
+    assert args.forwarded_allow_ips == "127.0.0.1", "its nginx, in the same pod"
     referee_service = k8s_objects()["Service"]
     assert args.server == f"{referee_service['metadata']['name']}:{GRPC_PORT}"
     assert web_container()["image"] == container()["image"]
@@ -832,21 +852,30 @@ def test_the_web_face_scales_apart_and_its_service_selects_only_its_pods() -> No
     assert not selector.items() <= referee_labels.items(), "the web Service would pick referees"
     (port,) = k8s_web_objects()["Service"]["spec"]["ports"]
     assert port["targetPort"] == "http"
-    assert {p["name"]: p["containerPort"] for p in web_container()["ports"]} == {"http": WEB_PORT}
+    assert {p["name"]: p["containerPort"] for p in proxy_container()["ports"]} == {
+        "http": PROXY_PORT
+    }
 
 
-@pytest.mark.parametrize("probe", ["readinessProbe", "livenessProbe"])
-def test_the_web_probes_ask_the_health_route(probe: str) -> None:
-    check = web_container()[probe]
-    assert check["httpGet"] == {"path": "/healthz", "port": "http"}
+def test_the_web_probes_ask_the_health_route_through_nginx_and_directly() -> None:
+    """Ready once nginx and the web face behind it answer; the web face alive by compose's own
+    probe (run against a real web face above), nginx alive while it accepts connections."""
+    readiness = proxy_container()["readinessProbe"]
+    assert readiness["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert proxy_container()["livenessProbe"]["tcpSocket"] == {"port": "http"}
+    assert "readinessProbe" not in web_container()
+    command = web_container()["livenessProbe"]["exec"]["command"]
+    assert ["CMD", *command] == compose()["services"]["web"]["healthcheck"]["test"]
 
 
 def test_the_web_container_is_unprivileged_and_reads_only_the_database_url() -> None:
     pod = k8s_web_objects()["Deployment"]["spec"]["template"]["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True
-    security = web_container()["securityContext"]
-    assert security["readOnlyRootFilesystem"] is True
-    assert security["capabilities"]["drop"] == ["ALL"]
+    for container_spec in (web_container(), proxy_container()):
+        security = container_spec["securityContext"]
+        assert security["allowPrivilegeEscalation"] is False
+        assert security["readOnlyRootFilesystem"] is True
+        assert security["capabilities"]["drop"] == ["ALL"]
     names = {variable["name"] for variable in web_container()["env"]}
     assert domino_variables(names) == WEB_ENV
     assert web_container()["env"][-1]["value"] == container()["env"][-1]["value"]

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_QUOTED",
     "JsonFormatter",
     "LogBudget",
+    "RateLimitedLog",
     "TextFormatter",
     "bounded",
     "configure",
@@ -214,3 +215,62 @@ class LogBudget:
         while len(self._keys) > self.max_keys:
             self._keys.popitem(last=False)
         return allowed, held if allowed else 0
+
+
+class RateLimitedLog:
+    """One kind of event logged at most once every ``interval`` seconds (the web face's
+    refused connections and accept errors: few kinds, many events, summed up by a timer).
+    :class:`LogBudget` is the one for events keyed by client (a budget per address).
+
+    The first event logs its line; the others within ``interval`` are counted, and the count is
+    logged once the interval is over: with the next event's line (``... (and 41 more in the last
+    10 s)``), or by itself when ``schedule`` (``loop.call_later``) is given and no event comes.
+    So a flood of any size writes one line per interval."""
+
+    def __init__(
+        self,
+        what: str,
+        interval: float = 10.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        schedule: Callable[[float, Callable[[], None]], object] | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.what = what
+        self.interval = interval
+        self.clock = clock
+        self.schedule = schedule
+        self.logger = logger or logging.getLogger(LOGGER)
+        self.held = 0
+        """Events counted since the last line, not logged."""
+        self._quiet_until = float("-inf")
+        self._since = 0.0
+        self._flush_pending = False
+
+    def event(self, detail: str) -> None:
+        """Log ``what: detail`` now, or count it if a line of this kind was logged of late."""
+        now = self.clock()
+        if now < self._quiet_until:
+            self.held += 1
+            if self.schedule is not None and not self._flush_pending:
+                self._flush_pending = True
+                self.schedule(self._quiet_until - now, self._flush)
+            return
+        line = f"{self.what}: {detail}"
+        if self.held:
+            line += f" (and {self.held} more in the last {now - self._since:.0f} s)"
+        self._logged(now, line)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        now = self.clock()
+        if self.held and now >= self._quiet_until:
+            self._logged(
+                now, f"{self.what}: {self.held} more in the last {now - self._since:.0f} s"
+            )
+
+    def _logged(self, now: float, line: str) -> None:
+        self.logger.warning(line)
+        self.held = 0
+        self._since = now
+        self._quiet_until = now + self.interval

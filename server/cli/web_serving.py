@@ -32,8 +32,6 @@ import asyncio
 import ipaddress
 import logging
 import resource
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
@@ -42,6 +40,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from domino_arena.server.cli.arguments import CliError
+from domino_arena.server.logs import RateLimitedLog
 
 DEFAULT_HEADER_TIMEOUT: Final = 10.0
 """Seconds a connection has to send a whole request head. A browser sends its head in one
@@ -140,63 +139,6 @@ def trusted_proxies(text: str | None) -> tuple[Network, ...]:
     return tuple(found)
 
 
-class RateLimitedLog:
-    """One kind of event logged at most once every ``interval`` seconds.
-
-    The first event logs its line; the others within ``interval`` are counted, and the count is
-    logged once the interval is over: with the next event's line (``... (and 41 more in the last
-    10 s)``), or by itself when ``schedule`` (``loop.call_later``) is given and no event comes.
-    So a flood of any size writes one line per interval."""
-
-    def __init__(
-        self,
-        what: str,
-        interval: float = LOG_INTERVAL,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        schedule: Callable[[float, Callable[[], None]], object] | None = None,
-        logger: logging.Logger = log,
-    ) -> None:
-        self.what = what
-        self.interval = interval
-        self.clock = clock
-        self.schedule = schedule
-        self.logger = logger
-        self.held = 0
-        """Events counted since the last line, not logged."""
-        self._quiet_until = float("-inf")
-        self._since = 0.0
-        self._flush_pending = False
-
-    def event(self, detail: str) -> None:
-        """Log ``what: detail`` now, or count it if a line of this kind was logged of late."""
-        now = self.clock()
-        if now < self._quiet_until:
-            self.held += 1
-            if self.schedule is not None and not self._flush_pending:
-                self._flush_pending = True
-                self.schedule(self._quiet_until - now, self._flush)
-            return
-        line = f"{self.what}: {detail}"
-        if self.held:
-            line += f" (and {self.held} more in the last {now - self._since:.0f} s)"
-        self._logged(now, line)
-
-    def _flush(self) -> None:
-        self._flush_pending = False
-        now = self.clock()
-        if self.held and now >= self._quiet_until:
-            self._logged(
-                now, f"{self.what}: {self.held} more in the last {now - self._since:.0f} s"
-            )
-
-    def _logged(self, now: float, line: str) -> None:
-        self.logger.warning(line)
-        self.held = 0
-        self._since = now
-        self._quiet_until = now + self.interval
-
-
 @dataclass
 class ConnectionGuard:
     """The connection limits of one served web face and the counts they are checked against."""
@@ -219,7 +161,9 @@ class ConnectionGuard:
                 schedule: Any = asyncio.get_running_loop().call_later
             except RuntimeError:
                 schedule = None
-            found = self.logs[what] = RateLimitedLog(what, schedule=schedule)
+            found = self.logs[what] = RateLimitedLog(
+                what, LOG_INTERVAL, schedule=schedule, logger=log
+            )
         return found
 
     def is_proxy(self, host: str) -> bool:

@@ -264,11 +264,13 @@ def test_every_watcher_shares_each_posted_item_and_its_bytes() -> None:
         feed(step)
     batches = [w.take() for w in watchers]  # the backlog: the start alone
     assert all(isinstance(b, list) and len(b) == 1 for b in batches)
-    taken = [w.take() for w in watchers]
+    taken = []
+    for watcher in watchers:
+        batch = watcher.take()
+        assert isinstance(batch, list) and len(batch) >= 10
+        taken.append(batch)
     first = taken[0]
-    assert isinstance(first, list) and len(first) >= 10
     for batch in taken:
-        assert isinstance(batch, list)
         assert [p for p, _ in batch] == [p for p, _ in first], "one feed, the same objects"
     wires = {id(wire_of(MATCH_ID, posted, True)) for batch in taken for posted, _ in batch[:1]}
     assert len(wires) == 1, "the first step's bytes are made once for all 50 watchers"

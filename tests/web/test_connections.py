@@ -22,6 +22,7 @@ from typing import Final
 
 import pytest
 
+from domino_arena.server import logs
 from domino_arena.server.cli import web_serving
 from domino_arena.server.cli.main import main
 from tests.fakes.processes import Process, command
@@ -246,10 +247,10 @@ def test_a_flood_of_one_kind_of_event_logs_one_line_per_interval_with_the_count_
 ) -> None:
     clock = FakeClock()
     logger = logging.getLogger("tests.web.connections")
-    limited = web_serving.RateLimitedLog(
+    limited = logs.RateLimitedLog(
         "accept failed", 10.0, clock=clock, schedule=clock.schedule, logger=logger
     )
-    unscheduled = web_serving.RateLimitedLog("refused", 10.0, clock=clock, logger=logger)
+    unscheduled = logs.RateLimitedLog("refused", 10.0, clock=clock, logger=logger)
     with caplog.at_level(logging.WARNING, logger=logger.name):
         for step in range(1000):  # 1,000 events in 5 s
             clock.run_until(step * 0.005)

@@ -127,7 +127,7 @@ class AsgiCall:
         self.cookies = cookies
         self.status: int | None = None
         self.headers: dict[str, str] = {}
-        self.body = b""
+        self.body = bytearray()
         self.chunks: list[bytes] = []
         """Each body write, as the app made it (a coalesced write is one chunk)."""
         self.reading = asyncio.Event()
@@ -185,7 +185,7 @@ class AsgiCall:
     async def wait_for(self, text: str) -> None:
         """Wait until the body holds ``text``."""
         async with asyncio.timeout(WAIT):
-            while text not in self.body.decode():
+            while text.encode() not in self.body:
                 self.received.clear()
                 await self.received.wait()
 

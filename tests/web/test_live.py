@@ -278,7 +278,7 @@ def test_a_slow_browser_is_cut_and_told_why(referee: AdminServer) -> None:
         assert feed is not None
         step = referee.hub.on_step(MATCH_ID)
         for n, s in enumerate(game_steps[:10], 1):
-            await asyncio.to_thread(referee.call, lambda s=s: step(s))  # type: ignore[misc]
+            await asyncio.to_thread(referee.call, lambda s=s: step(s))
             await keen.wait_for(f'"step":{n},')  # a browser that reads keeps up
         waiting = feed.total
         slow.reading.set()

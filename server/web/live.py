@@ -234,7 +234,11 @@ class LiveSource:
     # -- one match ------------------------------------------------------------------------------
 
     def _refusal(self, match_id: str, error: WatchError) -> WebError:
-        if error.code in ("NOT_FOUND", "PERMISSION_DENIED"):  # not to be told apart
+        # A match this web face may not watch (a live view of none, or signed-in without the
+        # relay token) is not to be told apart from one that does not exist; a relay token
+        # the referee refuses is the operator's to fix, so it says so.
+        hidden = ("NOT_FOUND", "PERMISSION_DENIED")
+        if error.code in hidden or (error.code == "UNAUTHENTICATED" and self.relay_token is None):
             return self.unknown(match_id)
         if error.code == "FAILED_PRECONDITION":
             return WebError(

@@ -189,6 +189,8 @@ class MatchFeed:
         self._on_done = on_done
         self._grew = asyncio.Event()
         self._idle = 0
+        """Counts holds and releases: a linger timer closes the feed only if it is the same
+        when the timer fires as when it was set."""
         self._pump: asyncio.Task[None] | None = None
         self.ready: asyncio.Future[None] = asyncio.ensure_future(self._begin())
         """Done once the start is read (it raises the referee's refusal, as ``WatchError``)."""
@@ -292,7 +294,8 @@ class MatchFeed:
         self.stop()
         for task in (self.ready, self._pump):
             if task is not None:
-                with contextlib.suppress(BaseException):
+                # What ended it was told to its readers already (the refusal, the reason).
+                with contextlib.suppress(asyncio.CancelledError, WatchError, ConversionError):
                     await task
 
 

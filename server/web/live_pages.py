@@ -4,11 +4,12 @@ server) and ``/api/live/{id}/events`` (its server-sent events), over a :class:`L
 Without a live source (``domino-arena web`` without ``--server``) the pages say so with a 200
 and their JSON has ``"referee": null``; the event stream, which cannot work then, is a 503.
 
-An event is ``event: NAME`` and one ``data:`` line of JSON (:func:`sse_json`: ``<``, ``>`` and
-``&`` written as ``\\u003c`` ``\\u003e`` ``\\u0026``, so no stored text appears raw in the bytes);
-a ``step`` event that has a table carries ``html`` too, the table drawn by the same template as
-the page (Jinja2-escaped), which ``static/live.js`` swaps in. Each event is encoded once per
-match, its names scrubbed then, and shared by every browser of the match (:mod:`.live_feed`).
+An event is ``event: NAME`` and one ``data:`` line of JSON (:func:`~.live_feed.sse_json`: ``<``,
+``>`` and ``&`` written as ``\\u003c`` ``\\u003e`` ``\\u0026``, so no stored text appears raw
+in the bytes); a ``step`` event that has a table carries ``html`` too, the table drawn by the
+same template as the page (Jinja2-escaped), which ``static/live.js`` swaps in. Each event is
+encoded once per match, its names scrubbed then, and shared by every browser of the match
+(:mod:`.live_feed`).
 
 A match whose live view is ``signed-in`` is shown only to a browser signed in to its course
 (:mod:`.live_access`); to any other it does not exist (not listed; its page, JSON and events
@@ -31,7 +32,14 @@ from starlette.types import Receive, Scope, Send
 from domino_arena.sdk.client.spectator import LiveView, Lobby
 from domino_arena.server.web.live import GONE, Allowed, LiveSource, public_only
 from domino_arena.server.web.live_access import allowed_for
-from domino_arena.server.web.live_feed import Encode, MakeEncode, Reader, replay_url, sse_event
+from domino_arena.server.web.live_feed import (
+    Encode,
+    MakeEncode,
+    Reader,
+    plain_encode,
+    replay_url,
+    sse_event,
+)
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.scoped import PublicNames
 from domino_arena.server.web.sessions import Sessions, client_address
@@ -146,7 +154,7 @@ async def live_match(
     live: LiveSource | None,
     match_id: str,
     allowed: Allowed = public_only,
-    make_encode: MakeEncode | None = None,
+    make_encode: MakeEncode = plain_encode,
 ) -> dict[str, Any]:
     """One match as the live page first draws it: ``state`` is ``live`` or ``over``."""
     LiveSource.check_id(match_id)
@@ -166,10 +174,7 @@ async def live_match(
         data["message"] = NO_REFEREE
         return data
     try:
-        if make_encode is None:
-            snapshot = await live.snapshot(match_id, allowed)
-        else:
-            snapshot = await live.snapshot(match_id, allowed, make_encode)
+        snapshot = await live.snapshot(match_id, allowed, make_encode)
     except WebError as exc:
         if exc.status != GONE:
             raise

@@ -1,13 +1,15 @@
 """The spectator's side of the protocol: what a referee is playing now, and one match live.
 
-A :class:`Spectator` dials the referee's ``SpectatorService`` (``grpc.aio``; no token, since a
-spectator sees only public information). :meth:`Spectator.lobby` is one ``ListLive`` call:
-the watchable matches and the connected bots. :meth:`Spectator.watch` follows one match and
-yields the rules library's own types: :class:`WatchStarted` first, then a :class:`WatchedStep`
-per public step (with the public table after it, a
-:class:`~domino_arena.sdk.rules.Observation` for ``SPECTATOR``), a :class:`WatchedHandEnd` per
-scored hand, and :class:`WatchedEnd` last. A match that cannot be watched raises
-:class:`WatchError` with the referee's code (``NOT_FOUND``: never ran here;
+A :class:`Spectator` dials the referee's ``SpectatorService`` (``grpc.aio``). Without a token it
+sees the matches whose live view is public; with one (``authorization: Bearer <token>`` on every
+call: a token of a course, the admin's, or the referee's relay token a web face holds) also the
+signed-in ones it may see (:class:`LiveView`). Either way a spectator gets public information
+only. :meth:`Spectator.lobby` is one ``ListLive`` call: the watchable matches and the
+connected bots. :meth:`Spectator.watch` follows one match and yields the rules library's own
+types: :class:`WatchStarted` first, then a :class:`WatchedStep` per public step (with the
+public table after it, a :class:`~domino_arena.sdk.rules.Observation` for ``SPECTATOR``), a
+:class:`WatchedHandEnd` per scored hand, and :class:`WatchedEnd` last. A match that cannot be
+watched raises :class:`WatchError` with the referee's code (``NOT_FOUND``: never ran here;
 ``FAILED_PRECONDITION``: already over; ``RESOURCE_EXHAUSTED``: this watcher fell behind).
 
 Every message is decoded strictly (:mod:`domino_arena.sdk.wire`): a table that carried a hand
@@ -17,6 +19,7 @@ would raise :class:`~domino_arena.sdk.wire.ConversionError` rather than reach a 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -47,6 +50,40 @@ class WatchError(RefereeError):
     """The referee would not stream the match, or ended the stream early; ``code`` says why."""
 
 
+class LiveView(enum.StrEnum):
+    """Who may list and watch a match while it runs (the proto's ``LiveView``); its records
+    are stored and shown as any other match's once it is over."""
+
+    PUBLIC = "public"
+    """Anyone, with no token (an unspecified live view, from a referee that predates it)."""
+    SIGNED_IN = "signed-in"
+    """Callers with a token of the match's course, the admin, and a web face with the
+    referee's relay token (which shows it to browsers signed in to that course)."""
+    NONE = "none"
+    """Nobody while it runs."""
+
+
+_LIVE_VIEW_OF: Final[dict[int, LiveView]] = {
+    admin_pb2.LIVE_VIEW_UNSPECIFIED: LiveView.PUBLIC,
+    admin_pb2.LIVE_VIEW_PUBLIC: LiveView.PUBLIC,
+    admin_pb2.LIVE_VIEW_SIGNED_IN: LiveView.SIGNED_IN,
+    admin_pb2.LIVE_VIEW_NONE: LiveView.NONE,
+}
+
+
+def live_view_from_proto(value: int, where: str) -> LiveView:
+    """The live view of a wire value (unspecified is public, as the proto says).
+
+    Raises:
+        ConversionError: a value this version does not know (read as the strictest would
+            hide a match the referee meant to show; refusing says why instead).
+    """
+    view = _LIVE_VIEW_OF.get(value)
+    if view is None:
+        raise ConversionError(where, str(value), "a known live view (public, signed-in, none)")
+    return view
+
+
 @dataclass(frozen=True, slots=True)
 class LiveMatch:
     """A match that can be watched now, and where it stands."""
@@ -60,6 +97,11 @@ class LiveMatch:
     deal: int
     scores: tuple[int, ...]
     watchers: int
+    """Spectators watching it at the referee now (a web face counts once, whatever its
+    browsers)."""
+    course: str = ""
+    """The course whose match it is ("" from a referee that predates courses on the wire)."""
+    live_view: LiveView = LiveView.PUBLIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +140,9 @@ class WatchStarted:
     game: Game
     players: tuple[str, ...]
     tournament_id: str | None
+    course: str = ""
+    """The course whose match it is ("" from a referee that predates courses on the wire)."""
+    live_view: LiveView = LiveView.PUBLIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +179,12 @@ WatchItem = WatchStarted | WatchedStep | WatchedHandEnd | WatchedEnd
 
 
 class Spectator:
-    """A spectator's client of one referee; ``async with Spectator("host:port") as s: ...``."""
+    """A spectator's client of one referee; ``async with Spectator("host:port") as s: ...``.
+
+    ``token`` (a course's, the admin's or the referee's relay token) is sent as
+    ``authorization: Bearer <token>`` with every call, so the signed-in matches it may see are
+    listed and watchable too; without it, the public ones only.
+    """
 
     def __init__(
         self,
@@ -142,8 +192,12 @@ class Spectator:
         *,
         tls: ClientTls | None = None,
         channel_options: Sequence[tuple[str, int | str]] = (),
+        token: str | None = None,
     ) -> None:
         self.server = server
+        self._metadata: tuple[tuple[str, str], ...] = (
+            () if token is None else (("authorization", f"Bearer {token}"),)
+        )
         if tls is None:
             self._channel = grpc.aio.insecure_channel(server, options=channel_options)
         else:
@@ -175,7 +229,9 @@ class Spectator:
             ConversionError: the answer is malformed.
         """
         try:
-            answer = await self._stub.ListLive(admin_pb2.ListLiveRequest(), timeout=timeout)
+            answer = await self._stub.ListLive(
+                admin_pb2.ListLiveRequest(), metadata=self._metadata, timeout=timeout
+            )
         except grpc.aio.AioRpcError as exc:
             raise WatchError(exc.code().name, exc.details() or "") from None
         return Lobby(
@@ -199,7 +255,7 @@ class Spectator:
                 the watcher fell behind (``RESOURCE_EXHAUSTED``) or the referee went away.
             ConversionError: a message is malformed (its field path says where).
         """
-        call = self._stub.Watch(admin_pb2.WatchRequest(match_id=match_id))
+        call = self._stub.Watch(admin_pb2.WatchRequest(match_id=match_id), metadata=self._metadata)
         game: Game | None = None
         try:
             async for message in call:
@@ -227,6 +283,8 @@ def _live_match(message: admin_pb2.LiveMatch) -> LiveMatch:
         deal=message.deal,
         scores=tuple(message.scores),
         watchers=message.watchers,
+        course=message.course,
+        live_view=live_view_from_proto(message.live_view, "matches.live_view"),
     )
 
 
@@ -239,6 +297,8 @@ def _item(message: admin_pb2.SpectatorMessage, game: Game | None) -> WatchItem:
             game=game_from_proto(start.game, "start.game"),
             players=tuple(start.players),
             tournament_id=start.tournament_id or None,
+            course=start.course,
+            live_view=live_view_from_proto(start.live_view, "start.live_view"),
         )
     if game is None:
         raise ConversionError("message", f"a {kind} before the start", "the start first")

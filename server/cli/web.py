@@ -15,7 +15,7 @@ import contextlib
 from typing import Final
 
 from domino_arena.server.cli import web_face, web_serving
-from domino_arena.server.cli.admin_client import channel_tls
+from domino_arena.server.cli.admin_client import channel_tls, token_file
 from domino_arena.server.cli.arguments import (
     PROG,
     CliError,
@@ -55,6 +55,13 @@ def _web_arguments(parser: argparse.ArgumentParser) -> None:
     )
     # The name this option had before every command called the referee --server (kept working).
     parser.add_argument("--referee", dest="server", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--relay-token-file",
+        metavar="FILE",
+        help="the referee's relay token (serve --relay-token-file), first line of FILE: with it "
+        "the referee also streams the matches whose live view is signed-in, and this web face "
+        "shows each only to browsers signed in to its course; without it, public matches only",
+    )
     client_tls_arguments(parser)
     _connection_arguments(parser)
     # How `serve` and `round-robin` start this command as their child (server/cli/web_face.py):
@@ -127,11 +134,16 @@ def _live_source(args: argparse.Namespace) -> LiveSource | None:
     if args.server is None:
         if any(tls_flags):
             raise CliError("--tls, --tls-ca, --tls-client-*: they need --server HOST:PORT")
+        if args.relay_token_file:
+            raise CliError("--relay-token-file: it needs --server HOST:PORT")
         return None
     host, _, port = args.server.rpartition(":")
     if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise CliError(f"--server: expected HOST:PORT with a port 1-65535, got {args.server!r}")
-    return LiveSource(args.server, tls=channel_tls(args))
+    relay = (
+        token_file(args.relay_token_file, "--relay-token-file") if args.relay_token_file else None
+    )
+    return LiveSource(args.server, tls=channel_tls(args), relay_token=relay)
 
 
 def _web(args: argparse.Namespace) -> int:

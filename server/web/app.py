@@ -330,7 +330,9 @@ def create_app(
         ),
         *page("/courses/{name}/matches", "course_matches.html", _course_matches),
         *forms.form_routes(storage, templates, live, sessions, rate_limit),
-        *live_pages.live_routes(live, templates, names, course_of),
+        *live_pages.live_routes(
+            live, templates, names, course_of, sessions=sessions, storage=storage
+        ),
         Mount("/static", StaticFiles(packages=[(PACKAGE, "static")]), name="static"),
     ]
 

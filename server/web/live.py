@@ -1,4 +1,4 @@
-"""The web face's window on a referee: its lobby (cached) and its running matches (bounded).
+"""The web face's window on a referee: its lobby (cached) and its running matches (shared).
 
 :class:`LiveSource` follows one referee through the SDK's :class:`Spectator` (public
 information only: the referee sends a spectator no hand, boneyard or widow, and the SDK's strict
@@ -8,46 +8,51 @@ decoding refuses a table that carried one). It gives the live pages three things
   of page loads costs the referee one call a second;
 - :meth:`LiveSource.snapshot`: where one match stands now (its latest public table), for the
   page drawn on the server;
-- :meth:`LiveSource.stream`: one match's events for one browser, at most :data:`MAX_STREAMS` at
-  once, each with a queue of at most :data:`QUEUE_BOUND` events: a browser that reads slower is
-  cut and told why, and the match never waits for it.
+- :meth:`LiveSource.open`: one match's events for one browser.
 
-Every event is plain JSON-ready data (:func:`event_of`); the table in it is
-:func:`~domino_arena.server.web.table.draw_public` of the referee's spectator view.
+Both of the last two read the match's one :class:`~.live_feed.MatchFeed`: one referee watch per
+match, however many browsers follow it (issue 29: a watch per browser let a crowd slow every
+match of the referee). Streams are bounded per web face (:data:`MAX_STREAMS`) and per client
+address (:data:`MAX_STREAMS_PER_CLIENT`), so one client cannot take every stream.
+
+With the referee's relay token (``domino-arena web --relay-token-file``) the referee also lists
+and streams the matches whose live view is ``signed-in``; the caller says per request which of
+them a browser may see (:data:`Allowed`), and to any other browser such a match does not exist.
 The gRPC channel belongs to an event loop, so it is made on first use in the running loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
-from urllib.parse import quote
 
 from domino_arena.sdk.client.organizer import Organizer
-from domino_arena.sdk.client.spectator import (
-    Lobby,
-    Spectator,
-    WatchedEnd,
-    WatchedHandEnd,
-    WatchedStep,
-    WatchError,
-    WatchItem,
-    WatchStarted,
-)
+from domino_arena.sdk.client.spectator import LiveView, Lobby, Spectator, WatchError, WatchItem
 from domino_arena.sdk.client.tls import ClientTls
-from domino_arena.sdk.rules import CHANCE, DEAL, Game
 from domino_arena.sdk.wire import ConversionError
+from domino_arena.server.web.live_feed import (
+    MakeEncode,
+    MatchFeed,
+    Reader,
+    plain_encode,
+    replay_url,
+)
 from domino_arena.server.web.params import MAX_TEXT, WebError, not_found
-from domino_arena.server.web.table import draw_public
 
-MAX_STREAMS: Final = 200
-"""Event streams open at once, over all browsers; one more is a 503."""
+MAX_STREAMS: Final = 2000
+"""Event streams open at once, over all browsers; one more is a 503. A stream costs the
+referee nothing now (a match's browsers share one watch) and this process a socket and a
+cursor, so the bound is the web face's own sockets (uvicorn's and the system's file limit)."""
+MAX_STREAMS_PER_CLIENT: Final = 8
+"""Event streams one client address may hold (a few tabs); one more is a 503, so one client
+cannot lock everyone else out of the live pages (issue 29)."""
 QUEUE_BOUND: Final = 256
-"""Events waiting for one browser; a browser further behind is cut (it may reload)."""
+"""Events kept per match; a browser further behind is cut (it may reload)."""
+LINGER_SECONDS: Final = 5.0
+"""How long a match's watch outlives its last browser, so a reload does not churn the referee."""
 HEARTBEAT_SECONDS: Final = 15.0
 """An SSE comment after this long without an event, so proxies keep the stream open."""
 LOBBY_SECONDS: Final = 1.0
@@ -58,81 +63,13 @@ once, with the backlog, unless the match has no step yet, which the lobby tells)
 
 GONE: Final = 410
 
-
-class StreamCutError(Exception):
-    """The stream of one browser ended early; ``reason`` says why (sent as a ``cut`` event)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+Allowed = Callable[[str, LiveView], Awaitable[bool]]
+"""Whether the browser asking may see a match of this course with this live view."""
 
 
-def replay_url(match_id: str) -> str:
-    """The replay page of a match (stored once it is over)."""
-    return f"/matches/{quote(match_id, safe='')}"
-
-
-def result_text(game: Game, players: tuple[str, ...], end: WatchedEnd) -> str:
-    """One line on how a watched match ended: who won with which scores, or why nobody did."""
-    scores = "-".join(str(s) for s in end.scores)
-    if end.winner is None:
-        why = f" ({end.detail})" if end.detail else ""
-        return f"no winner: {end.termination.value}{why}, scores {scores}"
-    names = ", ".join(players[seat] for seat in game.sides[end.winner] if seat < len(players))
-    return f"side {end.winner} ({names}) wins{end.termination.how_won}, scores {scores}"
-
-
-@dataclass
-class Follower:
-    """Turns one watch's items into events: counts the steps, remembers the game and players."""
-
-    match_id: str
-    game: Game | None = None
-    players: tuple[str, ...] = ()
-    steps: int = 0
-
-    def event(self, item: WatchItem) -> tuple[str, dict[str, Any]]:
-        """The event of ``item``: its name (``start``, ``step``, ``hand``, ``end``) and data."""
-        if isinstance(item, WatchStarted):
-            self.game, self.players = item.game, item.players
-            return "start", {
-                "match_id": item.match_id,
-                "game": item.game.name,
-                "title": item.game.describe(),
-                "players": list(item.players),
-                "sides": [list(side) for side in item.game.sides],
-                "side_of_seat": [item.game.side_of(s) for s in range(item.game.num_players)],
-                "tournament_id": item.tournament_id,
-            }
-        if isinstance(item, WatchedStep):
-            self.steps += 1
-            entry = item.entry
-            return "step", {
-                "step": self.steps,
-                "seat": None if entry.seat == CHANCE else entry.seat,
-                "action": "the deal" if entry.action == DEAL else str(entry.action),
-                "deal": item.deal,
-                "scores": list(item.scores),
-                "table": None if item.table is None else draw_public(item.table),
-            }
-        if isinstance(item, WatchedHandEnd):
-            hand = item.hand
-            return "hand", {
-                "deal": hand.deal,
-                "end": hand.end.value,
-                "points": list(hand.points),
-                "detail": hand.detail,
-                "scores": list(item.scores),
-            }
-        assert self.game is not None, "the start comes first"
-        return "end", {
-            "termination": item.termination.value,
-            "winner": item.winner,
-            "scores": list(item.scores),
-            "detail": item.detail,
-            "result": result_text(self.game, self.players, item),
-            "replay": replay_url(self.match_id),
-        }
+async def public_only(course: str, view: LiveView) -> bool:
+    """A browser signed in nowhere: the public matches only."""
+    return view is LiveView.PUBLIC
 
 
 def _watch(spectator: Spectator, match_id: str) -> AsyncGenerator[WatchItem, None]:
@@ -153,45 +90,63 @@ class Snapshot:
 
 @dataclass
 class _Channel:
-    """The loop-bound part: the spectator client and the lobby's lock, made in their loop."""
+    """The loop-bound part: the spectator client, the lobby's lock and the matches followed,
+    made in their loop."""
 
     loop: asyncio.AbstractEventLoop
     spectator: Spectator
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     organizer: Organizer | None = None
     """The admin API's client, made on the first organizer's call (most web faces make none)."""
+    feeds: dict[str, MatchFeed] = field(default_factory=dict)
+    """The one feed of each match followed now."""
 
 
 class LiveSource:
-    """Live matches of the referee at ``server``, for the web face (see the module)."""
+    """Live matches of the referee at ``server``, for the web face (see the module).
+
+    ``relay_token`` (the referee's ``serve --relay-token-file``) is sent with every call, so the
+    referee lists and streams the signed-in matches too; ``max_streams`` and
+    ``max_streams_per_client`` bound the event streams; ``queue_bound`` is the events a match
+    keeps and how far behind a browser may fall; ``linger_seconds`` how long a match's watch
+    outlives its last browser.
+    """
 
     def __init__(
         self,
         server: str,
         *,
         tls: ClientTls | None = None,
+        relay_token: str | None = None,
         max_streams: int = MAX_STREAMS,
+        max_streams_per_client: int = MAX_STREAMS_PER_CLIENT,
         queue_bound: int = QUEUE_BOUND,
+        linger_seconds: float = LINGER_SECONDS,
         heartbeat_seconds: float = HEARTBEAT_SECONDS,
         lobby_seconds: float = LOBBY_SECONDS,
         snapshot_seconds: float = SNAPSHOT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_streams < 1 or queue_bound < 1:
+        if max_streams < 1 or max_streams_per_client < 1 or queue_bound < 1:
             raise ValueError(
-                f"max_streams and queue_bound: expected at least 1, got {max_streams} and "
-                f"{queue_bound}"
+                "max_streams, max_streams_per_client and queue_bound: expected at least 1, got "
+                f"{max_streams}, {max_streams_per_client} and {queue_bound}"
             )
+        if linger_seconds < 0:
+            raise ValueError(f"linger_seconds: expected at least 0, got {linger_seconds}")
         self.server = server
         self.tls = tls
+        self.relay_token = relay_token
         self.max_streams = max_streams
+        self.max_streams_per_client = max_streams_per_client
         self.queue_bound = queue_bound
+        self.linger_seconds = linger_seconds
         self.heartbeat_seconds = heartbeat_seconds
         self.lobby_seconds = lobby_seconds
         self.snapshot_seconds = snapshot_seconds
         self.clock = clock
-        self.open_streams: set[StreamEvents] = set()
-        """The event streams open now (at most ``max_streams``)."""
+        self.streams_of: dict[str, int] = {}
+        """The event streams open now per client address (only addresses with one)."""
         self.lobby_calls = 0
         """``ListLive`` calls made so far (the cache's test reads it)."""
         self._channel: _Channel | None = None
@@ -200,12 +155,23 @@ class LiveSource:
     @property
     def streams(self) -> int:
         """How many event streams are open now."""
-        return len(self.open_streams)
+        return sum(self.streams_of.values())
+
+    def feed_of(self, match_id: str) -> MatchFeed | None:
+        """The feed of ``match_id`` followed now, if any (in this loop)."""
+        channel = self._channel
+        return None if channel is None else channel.feeds.get(match_id)
+
+    def browsers(self, match_id: str) -> int:
+        """How many browsers of this web face follow ``match_id`` now."""
+        feed = self.feed_of(match_id)
+        return 0 if feed is None else feed.readers
 
     def _current(self) -> _Channel:
         loop = asyncio.get_running_loop()
         if self._channel is None or self._channel.loop is not loop:
-            self._channel = _Channel(loop, Spectator(self.server, tls=self.tls))
+            spectator = Spectator(self.server, tls=self.tls, token=self.relay_token)
+            self._channel = _Channel(loop, spectator)
         return self._channel
 
     def unreachable(self, error: WatchError) -> WebError:
@@ -216,9 +182,11 @@ class LiveSource:
         )
 
     async def close(self) -> None:
-        """Close the channel (every open watch ends)."""
+        """Stop following every match and close the channel."""
         channel, self._channel = self._channel, None
         if channel is not None and channel.loop is asyncio.get_running_loop():
+            for feed in list(channel.feeds.values()):
+                await feed.stopped()
             await channel.spectator.close()
             if channel.organizer is not None:
                 await channel.organizer.close()
@@ -241,6 +209,7 @@ class LiveSource:
     async def lobby(self) -> Lobby:
         """The referee's live matches and connected bots, at most :data:`LOBBY_SECONDS` old
         (a failure too is kept that long, so a flood of pages never floods the referee).
+        With the relay token it holds the signed-in matches too: the caller filters them.
 
         Raises:
             WebError: 503, the referee cannot be reached; 502, its answer is malformed.
@@ -265,8 +234,12 @@ class LiveSource:
     # -- one match ------------------------------------------------------------------------------
 
     def _refusal(self, match_id: str, error: WatchError) -> WebError:
-        if error.code == "NOT_FOUND":
-            return not_found(f"no live match has id {match_id!r} at the referee {self.server}")
+        # A match this web face may not watch (a live view of none, or signed-in without the
+        # relay token) is not to be told apart from one that does not exist; a relay token
+        # the referee refuses is the operator's to fix, so it says so.
+        hidden = ("NOT_FOUND", "PERMISSION_DENIED")
+        if error.code in hidden or (error.code == "UNAUTHENTICATED" and self.relay_token is None):
+            return self.unknown(match_id)
         if error.code == "FAILED_PRECONDITION":
             return WebError(
                 GONE, f"match {match_id} is over: its replay is at {replay_url(match_id)}"
@@ -275,61 +248,110 @@ class LiveSource:
             return WebError(400, f"match id: {error.message}")
         return self.unreachable(error)
 
+    def unknown(self, match_id: str) -> WebError:
+        """The 404 of a match that is not live here, or that this browser may not see."""
+        return not_found(f"no live match has id {match_id!r} at the referee {self.server}")
+
     @staticmethod
     def check_id(match_id: str) -> None:
         if not match_id or len(match_id) > MAX_TEXT:
             raise WebError(400, f"match id: 1 to {MAX_TEXT} characters, got {len(match_id)}")
 
-    async def snapshot(self, match_id: str) -> Snapshot:
-        """Where ``match_id`` stands now: its backlog read up to the latest table, then closed.
+    async def _follow(self, match_id: str, allowed: Allowed, make_encode: MakeEncode) -> MatchFeed:
+        """The feed of ``match_id`` (opened, with one watch at the referee, unless another
+        browser's is open), held for the caller, who releases it.
 
         Raises:
-            WebError: 404 unknown, 410 over (:data:`GONE`), 503 referee unreachable.
+            WebError: 404 unknown or not for this browser, 410 over, 503 referee unreachable,
+                502 malformed.
         """
         self.check_id(match_id)
-        follower = Follower(match_id)
-        listed = [m for m in (await self.lobby()).matches if m.match_id == match_id]
-        not_dealt = bool(listed) and listed[0].steps == 0  # then no table is coming at once
-        watch = _watch(self._current().spectator, match_id)
-        snapshot: Snapshot | None = None
+        channel = self._current()
+        feed = channel.feeds.get(match_id)
+        if feed is None:
+
+            def done(ended: MatchFeed) -> None:
+                if channel.feeds.get(match_id) is ended:
+                    del channel.feeds[match_id]
+
+            feed = MatchFeed(
+                match_id,
+                _watch(channel.spectator, match_id),
+                bound=self.queue_bound,
+                linger_seconds=self.linger_seconds,
+                make_encode=make_encode,
+                on_done=done,
+            )
+            channel.feeds[match_id] = feed
+        feed.hold()
         try:
-            async with contextlib.aclosing(watch):
-                async with asyncio.timeout(self.snapshot_seconds):
-                    async for item in watch:
-                        name, data = follower.event(item)
-                        if name == "start":
-                            snapshot = Snapshot(data)
-                            if not_dealt:
-                                break
-                            continue
-                        assert snapshot is not None
-                        snapshot.steps = follower.steps
-                        if name == "step" and data["table"] is not None:
-                            snapshot.last = data
-                            break
-                        if name == "end":
-                            snapshot.end = data
-                            break
+            await asyncio.shield(feed.ready)
+            started = feed.started
+            assert started is not None
+            if started.live_view is LiveView.NONE or not await allowed(
+                started.course, started.live_view
+            ):
+                raise self.unknown(match_id)
         except WatchError as exc:
+            feed.release()
             raise self._refusal(match_id, exc) from None
         except ConversionError as exc:
+            feed.release()
             raise WebError(502, f"the referee sent a malformed message: {exc}") from None
-        except TimeoutError:
-            pass  # no table yet: the page says so, and its script follows the match
-        if snapshot is None:
-            raise WebError(503, f"the referee at {self.server} sent nothing for {match_id}")
-        return snapshot
+        except BaseException:
+            feed.release()
+            raise
+        return feed
 
-    async def open(self, match_id: str) -> StreamEvents:
-        """Take one of the :data:`MAX_STREAMS` slots and start following ``match_id``; the
-        caller ends it with :meth:`StreamEvents.stop` (which frees the slot).
-
-        The first item (the start) is read before this returns, so a refusal is an HTTP error
-        and not a broken stream.
+    async def snapshot(
+        self,
+        match_id: str,
+        allowed: Allowed = public_only,
+        make_encode: MakeEncode = plain_encode,
+    ) -> Snapshot:
+        """Where ``match_id`` stands now, from its feed (the latest table, or the end).
 
         Raises:
-            WebError: 503 every slot is taken or the referee cannot be reached; 404 unknown
-                match; 410 over.
+            WebError: 404 unknown or not for this browser, 410 over (:data:`GONE`), 503
+                referee unreachable.
+        """
+        self.check_id(match_id)
+        listed = [m for m in (await self.lobby()).matches if m.match_id == match_id]
+        not_dealt = bool(listed) and listed[0].steps == 0  # then no table is coming at once
+        feed = await self._follow(match_id, allowed, make_encode)
+        try:
+            if not not_dealt:
+                async with asyncio.timeout(self.snapshot_seconds):
+                    while feed.latest is None and feed.end is None and not feed.done:
+                        await feed.grown(feed.total)
+        except TimeoutError:
+            pass  # no table yet: the page says so, and its script follows the match
+        finally:
+            feed.release()
+        assert feed.start is not None
+        return Snapshot(
+            feed.start.data,
+            steps=feed.follower.steps,
+            last=None if feed.latest is None else feed.latest.data,
+            end=None if feed.end is None else feed.end.data,
+        )
+
+    async def open(
+        self,
+        match_id: str,
+        client: str,
+        allowed: Allowed = public_only,
+        make_encode: MakeEncode = plain_encode,
+    ) -> Reader:
+        """Take one of the stream slots for ``client`` (an address) and join ``match_id``'s
+        feed; the caller ends it with :meth:`Reader.close` (which frees the slot).
+
+        The start is read before this returns, so a refusal is an HTTP error and not a broken
+        stream.
+
+        Raises:
+            WebError: 503 every slot, or every slot of this client, is taken, or the referee
+                cannot be reached; 404 unknown match (or not for this browser); 410 over.
         """
         self.check_id(match_id)
         if self.streams >= self.max_streams:
@@ -338,95 +360,27 @@ class LiveSource:
                 f"too many live streams: {self.max_streams} are open, the most this web face "
                 "serves; try again later",
             )
-        events = StreamEvents(self, match_id)
-        self.open_streams.add(events)
+        held = self.streams_of.get(client, 0)
+        if held >= self.max_streams_per_client:
+            raise WebError(
+                503,
+                f"too many live streams from your address: {held} are open, the most one "
+                "client may hold; close one to open another",
+            )
+        self.streams_of[client] = held + 1
+
+        def free() -> None:
+            left = self.streams_of[client] - 1
+            if left:
+                self.streams_of[client] = left
+            else:
+                del self.streams_of[client]
+
         try:
-            await events.begin()
+            feed = await self._follow(match_id, allowed, make_encode)
         except BaseException:
-            await events.stop()
+            free()
             raise
-        return events
-
-
-class StreamEvents:
-    """One browser's events of one match: a pump from the watch into a bounded queue."""
-
-    def __init__(self, source: LiveSource, match_id: str) -> None:
-        self.source = source
-        self.match_id = match_id
-        self.follower = Follower(match_id)
-        self.first: tuple[str, dict[str, Any]] | None = None
-        self._watch = _watch(source._current().spectator, match_id)
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]] | StreamCutError | None] = (
-            asyncio.Queue()
-        )
-        self._pump: asyncio.Task[None] | None = None
-        self._stopped = False
-
-    async def begin(self) -> None:
-        try:
-            item = await anext(self._watch)
-        except WatchError as exc:
-            raise self.source._refusal(self.match_id, exc) from None
-        except ConversionError as exc:
-            raise WebError(502, f"the referee sent a malformed message: {exc}") from None
-        except StopAsyncIteration:  # pragma: no cover - watch always starts or raises
-            raise self.source.unreachable(WatchError("UNAVAILABLE", "empty stream")) from None
-        self.first = self.follower.event(item)
-        self._pump = asyncio.create_task(self._run())
-
-    async def _run(self) -> None:
-        try:
-            async with contextlib.aclosing(self._watch):
-                async for item in self._watch:
-                    if self._queue.qsize() >= self.source.queue_bound:
-                        self._queue.put_nowait(
-                            StreamCutError(
-                                f"cut: {self._queue.qsize()} events of match {self.match_id} "
-                                "were waiting for this browser; reload to watch again"
-                            )
-                        )
-                        return
-                    self._queue.put_nowait(self.follower.event(item))
-            self._queue.put_nowait(None)
-        except WatchError as exc:
-            reason = {
-                "RESOURCE_EXHAUSTED": "cut: the referee dropped this watcher, which fell behind",
-            }.get(exc.code, f"the referee's stream ended: {exc.code} {exc.message}".strip())
-            self._queue.put_nowait(StreamCutError(reason + "; reload to watch again"))
-        except ConversionError as exc:
-            self._queue.put_nowait(StreamCutError(f"the referee sent a malformed message: {exc}"))
-
-    async def next(self) -> tuple[str, dict[str, Any]] | None:
-        """The next event; None after the last (the end); a heartbeat timeout raises
-        ``TimeoutError``.
-
-        Raises:
-            StreamCutError: the browser fell behind, or the referee's stream failed.
-        """
-        if self.first is not None:
-            first, self.first = self.first, None
-            return first
-        async with asyncio.timeout(self.source.heartbeat_seconds):
-            item = await self._queue.get()
-        if isinstance(item, StreamCutError):
-            raise item
-        return item
-
-    async def stop(self) -> None:
-        """End the watch (the gRPC stream is cancelled) and free the slot; idempotent."""
-        if self._stopped:
-            return
-        self._stopped = True
-        self.source.open_streams.discard(self)
-        if self._pump is not None:
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._pump
-        else:
-            await self._watch.aclose()
-
-    @property
-    def pump(self) -> asyncio.Task[None] | None:
-        """The task moving the watch's items into the queue (done once it stopped)."""
-        return self._pump
+        reader = Reader(feed, free)
+        feed.release()  # the reader holds it now
+        return reader

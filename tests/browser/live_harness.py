@@ -110,15 +110,26 @@ class Gate:
 class AsgiCall:
     """One request (a GET unless told) of an ASGI app, driven by hand in the running loop: the
     browser reads its body only while :attr:`reading` is set, and goes away when
-    :meth:`disconnect` is called."""
+    :meth:`disconnect` is called. ``client`` is the browser's address (as uvicorn sets it)."""
 
-    def __init__(self, app: ASGIApp, path: str, method: str = "GET") -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        path: str,
+        method: str = "GET",
+        client: str = "127.0.0.1",
+        cookies: str = "",
+    ) -> None:
         self.app = app
         self.path = path
         self.method = method
+        self.client = client
+        self.cookies = cookies
         self.status: int | None = None
         self.headers: dict[str, str] = {}
-        self.body = b""
+        self.body = bytearray()
+        self.chunks: list[bytes] = []
+        """Each body write, as the app made it (a coalesced write is one chunk)."""
         self.reading = asyncio.Event()
         self.reading.set()
         self.received = asyncio.Event()
@@ -138,8 +149,12 @@ class AsgiCall:
             "raw_path": self.path.encode(),
             "root_path": "",
             "query_string": b"",
-            "headers": [(b"host", b"testserver"), (b"accept", b"text/event-stream")],
-            "client": ("127.0.0.1", 50000),
+            "headers": [
+                (b"host", b"testserver"),
+                (b"accept", b"text/event-stream"),
+                *([(b"cookie", self.cookies.encode())] if self.cookies else []),
+            ],
+            "client": (self.client, 50000),
             "server": ("testserver", 80),
         }
         self.task = asyncio.ensure_future(self.app(scope, self._receive, self._send))
@@ -156,7 +171,10 @@ class AsgiCall:
             self.started.set()
             return
         await self.reading.wait()
-        self.body += message.get("body", b"")
+        chunk = message.get("body", b"")
+        if chunk:
+            self.chunks.append(chunk)
+        self.body += chunk
         self.received.set()
 
     async def wait_started(self) -> int:
@@ -167,7 +185,7 @@ class AsgiCall:
     async def wait_for(self, text: str) -> None:
         """Wait until the body holds ``text``."""
         async with asyncio.timeout(WAIT):
-            while text not in self.body.decode():
+            while text.encode() not in self.body:
                 self.received.clear()
                 await self.received.wait()
 

@@ -9,7 +9,7 @@ from domino_arena.sdk.client.spectator import WatchedEnd
 from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.web.deals import result_text
-from domino_arena.server.web.live import result_text as live_result_text
+from domino_arena.server.web.live_feed import result_text as live_result_text
 from tests.fakes.store import a_match
 
 DETAIL = (

@@ -100,6 +100,7 @@ def test_web_with_a_referee_serves_its_live_matches(tmp_path: Path) -> None:
         (["--server", "host:0"], "--server: expected HOST:PORT with a port 1-65535, got"),
         # the option's old name, kept working (hidden from --help)
         (["--referee", "host:0"], "--server: expected HOST:PORT with a port 1-65535, got"),
+        (["--relay-token-file", "relay"], "--relay-token-file: it needs --server HOST:PORT"),
     ],
 )
 def test_referee_options_that_do_not_fit_are_refused(
@@ -107,3 +108,13 @@ def test_referee_options_that_do_not_fit_are_refused(
 ) -> None:
     assert main(["web", "--port", "0", *arguments]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_an_empty_relay_token_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "relay"
+    empty.write_text("\n")
+    arguments = ["--server", "127.0.0.1:1", "--relay-token-file", str(empty)]
+    assert main(["web", "--port", "0", *arguments]) == 2
+    assert f"--relay-token-file: {empty} is empty" in capsys.readouterr().err

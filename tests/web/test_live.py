@@ -215,81 +215,127 @@ def watch_unsubscribes(referee: AdminServer) -> threading.Semaphore:
     return dropped
 
 
-def test_streams_are_bounded_and_a_browser_that_goes_releases_its_stream(
+def test_streams_are_bounded_and_the_last_browser_to_go_releases_the_match_s_watch(
     referee: AdminServer,
 ) -> None:
     start(referee)
-    live = LiveSource(referee.address, max_streams=2)
+    live = LiveSource(referee.address, max_streams=2, linger_seconds=0)
     app = create_app(referee.arena.storage, live=live)
     dropped = watch_unsubscribes(referee)
 
+    def watchers() -> int:
+        return referee.call(lambda: referee.hub.watchers(MATCH_ID))
+
     async def body() -> None:
-        first = AsgiCall(app, EVENTS).start()
-        second = AsgiCall(app, EVENTS).start()
+        first = AsgiCall(app, EVENTS, client="10.0.0.1").start()
+        second = AsgiCall(app, EVENTS, client="10.0.0.2").start()
         assert await first.wait_started() == 200 and await second.wait_started() == 200
         await first.wait_for("event: step")
-        assert live.streams == 2
-        assert await asyncio.to_thread(referee.call, lambda: referee.hub.watchers(MATCH_ID)) == 2
+        await second.wait_for("event: step")
+        assert live.streams == 2 and live.browsers(MATCH_ID) == 2
+        assert await asyncio.to_thread(watchers) == 1, "two browsers, one watch at the referee"
         head = AsgiCall(app, EVENTS, method="HEAD").start()
         assert await head.wait_started() == 200
         await head.finished()
         assert live.streams == 2  # a HEAD holds no slot
-        third = AsgiCall(app, EVENTS).start()
+        third = AsgiCall(app, EVENTS, client="10.0.0.3").start()
         assert await third.wait_started() == 503
-        assert "too many live streams: 2 are open" in await third.finished()
+        assert "too many live streams: 2 are open, the most this web face" in await third.finished()
         first.disconnect()
         await first.finished()
-        assert live.streams == 1
-        released = await asyncio.to_thread(dropped.acquire, timeout=WAIT)
-        assert released, "the gRPC stream was not released"
-        assert await asyncio.to_thread(referee.call, lambda: referee.hub.watchers(MATCH_ID)) == 1
-        again = AsgiCall(app, EVENTS).start()
+        assert live.streams == 1 and live.browsers(MATCH_ID) == 1
+        again = AsgiCall(app, EVENTS, client="10.0.0.3").start()
         assert await again.wait_started() == 200  # the freed slot is taken again
+        await again.wait_for("event: step")
+        assert await asyncio.to_thread(watchers) == 1
         for call in (second, again):
             call.disconnect()
             await call.finished()
         assert live.streams == 0
+        released = await asyncio.to_thread(dropped.acquire, timeout=WAIT)
+        assert released, "the last browser went and the watch was not released"
+        assert live.feed_of(MATCH_ID) is None
         await live.close()
 
     asyncio.run(body())
-    # The referee drops the last two spectators when their gRPC streams end, which may be
-    # just after the browsers went: wait for both before counting.
-    assert dropped.acquire(timeout=WAIT) and dropped.acquire(timeout=WAIT)
-    assert referee.call(lambda: referee.hub.watchers(MATCH_ID)) == 0
+    assert watchers() == 0
 
 
 def test_a_slow_browser_is_cut_and_told_why(referee: AdminServer) -> None:
     game_steps = start(referee, n=0)
-    live = LiveSource(referee.address, queue_bound=3)
+    live = LiveSource(referee.address, queue_bound=3, linger_seconds=0)
+    app = create_app(referee.arena.storage, live=live)
+    dropped = watch_unsubscribes(referee)
+
+    async def body() -> tuple[str, int]:
+        slow = AsgiCall(app, EVENTS, client="10.0.0.1")
+        slow.reading.clear()  # this browser reads nothing for now
+        slow.start()
+        assert await slow.wait_started() == 200
+        keen = AsgiCall(app, EVENTS, client="10.0.0.2").start()
+        assert await keen.wait_started() == 200
+        feed = live.feed_of(MATCH_ID)
+        assert feed is not None
+        step = referee.hub.on_step(MATCH_ID)
+        for n, s in enumerate(game_steps[:10], 1):
+            await asyncio.to_thread(referee.call, lambda s=s: step(s))
+            await keen.wait_for(f'"step":{n},')  # a browser that reads keeps up
+        waiting = feed.total
+        slow.reading.set()
+        text = await slow.finished()
+        assert live.streams == 1, "the keen browser follows on"
+        keen.disconnect()
+        await keen.finished()
+        assert await asyncio.to_thread(dropped.acquire, timeout=WAIT)
+        await live.close()
+        return text, waiting
+
+    text, waiting = asyncio.run(body())
+    events = parse_sse(text).events
+    assert [e.name for e in events] == ["start", "cut"]
+    reason = events[-1].data["reason"]
+    assert waiting >= 10
+    assert reason.startswith(
+        f"cut: {waiting} events of match {MATCH_ID} were waiting for this browser"
+    )
+    assert "(at most 3 may)" in reason and "reload to watch again" in reason
+    assert referee.call(lambda: referee.hub.watchers(MATCH_ID)) == 0
+
+
+def test_a_browser_that_was_busy_gets_everything_pending_in_one_write(
+    referee: AdminServer,
+) -> None:
+    game_steps = start(referee, n=0)
+    live = LiveSource(referee.address)
     app = create_app(referee.arena.storage, live=live)
 
-    async def body() -> str:
+    async def body() -> AsgiCall:
         call = AsgiCall(app, EVENTS)
-        call.reading.clear()  # the browser reads nothing for now
+        call.reading.clear()
         call.start()
         assert await call.wait_started() == 200
-        (stream,) = live.open_streams
-        feed = referee.hub.on_step(MATCH_ID)
-        await asyncio.to_thread(referee.call, lambda: [feed(s) for s in game_steps[:10]])
-        assert stream.pump is not None
-        await asyncio.wait_for(asyncio.shield(stream.pump), WAIT)  # the pump gave up
+        feed = live.feed_of(MATCH_ID)
+        assert feed is not None
+        step = referee.hub.on_step(MATCH_ID)
+        await asyncio.to_thread(referee.call, lambda: [step(s) for s in game_steps[:12]])
+        while feed.follower.steps < 12:  # the deal's hand end is an event too
+            await feed.grown(feed.total)
         call.reading.set()
-        text = await call.finished()
-        assert live.streams == 0
+        await call.wait_for('"step":12,')
+        call.disconnect()
+        await call.finished()
         await live.close()
-        return text
+        return call
 
-    events = parse_sse(asyncio.run(body())).events
-    assert events[-1].name == "cut"
-    assert events[-1].data["reason"].startswith(f"cut: 3 events of match {MATCH_ID} were waiting")
-    assert "reload to watch again" in events[-1].data["reason"]
-    assert [e.name for e in events] == ["start", "step", "step", "step", "cut"]
-    assert referee.call(lambda: referee.hub.watchers(MATCH_ID)) == 0
+    call = asyncio.run(body())
+    # The first write (retry and start) was waiting; the twelve steps came as one more.
+    assert len(call.chunks) == 2, [c[:40] for c in call.chunks]
+    assert call.chunks[1].count(b"event: step\n") == 12
 
 
 def test_a_quiet_stream_carries_heartbeats(referee: AdminServer) -> None:
     start(referee)
-    live = LiveSource(referee.address, heartbeat_seconds=0.01)
+    live = LiveSource(referee.address, heartbeat_seconds=0.01)  # only while nothing comes
     app = create_app(referee.arena.storage, live=live)
 
     async def body() -> str:

@@ -60,7 +60,7 @@ from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament
-from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE, DuplicateBotError
+from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE, DuplicateBotError, new_token
 from domino_arena.server.store.engine import display_url
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
@@ -233,7 +233,13 @@ async def _main(
 ) -> None:
     """Serve, play every game (each game's standings appended to ``results`` as it ends),
     then, with ``keep_web``, wait for Ctrl-C."""
-    config = Config(host="127.0.0.1", port=0, reconnect_grace=5.0, think_times=False)
+    config = Config(
+        host="127.0.0.1",
+        port=0,
+        reconnect_grace=5.0,
+        think_times=False,
+        relay_token=new_token(),  # its web face's: one watch per match, counted as a relay's
+    )
     app = App(config, storage)
     stop = asyncio.Event()
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -245,7 +251,13 @@ async def _main(
         for bot in bots:
             bot.dial(f"127.0.0.1:{port}", tokens[bot.entrant.name])
         if web_socket is not None:
-            web = web_face.start(web_socket, url, f"127.0.0.1:{port}", niceness=WEB_NICENESS)
+            web = web_face.start(
+                web_socket,
+                url,
+                f"127.0.0.1:{port}",
+                niceness=WEB_NICENESS,
+                relay_token=config.relay_token,
+            )
             console.print(f"web face on {web.url} (standings, replays, live matches)")
         await _wait_connected(app, bots, serving)
         console.print(

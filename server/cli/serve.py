@@ -336,7 +336,7 @@ def _serve(args: argparse.Namespace) -> int:
             # With TLS, the child could not check the certificate's name on this address:
             # no live pages then (`domino-arena web --server ... --tls-ca ...` has them).
             live = None if tls is not None else referee_address(args.host, port)
-            web.append(web_face.start(web_socket, args.db, live))
+            web.append(web_face.start(web_socket, args.db, live, relay_token=config.relay_token))
             note = "" if live is not None else " (live matches off: the referee serves TLS)"
             print(f"{PROG}: web face on {web[0].url}{note}", flush=True)
 

@@ -110,14 +110,25 @@ def start(
     extra: tuple[str, ...] = (),
     *,
     niceness: int = 0,
+    relay_token: str | None = None,
 ) -> WebChild:
     """Start ``domino-arena web`` on ``sock`` over ``db_url`` (following live matches on
     ``referee``, ``HOST:PORT``, when given) and close the parent's copy of the socket.
 
     ``extra``: more ``web`` arguments (e.g. the referee's TLS settings). ``niceness``: how much
     lower the child's CPU priority is (the main job's web face yields the CPU to its referee
-    and bots while they play: its start-up alone takes about a second of CPU)."""
+    and bots while they play: its start-up alone takes about a second of CPU). ``relay_token``:
+    the referee's relay token, handed over through a pipe the child reads as its
+    ``--relay-token-file`` (never on its command line, where ``ps`` would show it)."""
     read_end, write_end = os.pipe()
+    secret: tuple[str, ...] = ()
+    passed = [sock.fileno(), read_end]
+    if relay_token is not None and referee is not None:
+        token_read, token_write = os.pipe()
+        os.write(token_write, relay_token.encode() + b"\n")  # far below a pipe's buffer
+        os.close(token_write)
+        passed.append(token_read)
+        secret = ("--relay-token-file", f"/dev/fd/{token_read}")
     command = [
         sys.executable,
         "-m",
@@ -130,16 +141,18 @@ def start(
         "--lifeline-fd",
         str(read_end),
         *(("--server", referee) if referee is not None else ()),
+        *secret,
         *extra,
     ]
     url = address(sock)
     try:
-        process = subprocess.Popen(command, pass_fds=(sock.fileno(), read_end))
+        process = subprocess.Popen(command, pass_fds=passed)
     except OSError:
         os.close(write_end)
         raise
     finally:
-        os.close(read_end)
+        for fd in passed[1:]:
+            os.close(fd)
         sock.close()
     if niceness:
         with contextlib.suppress(OSError):  # the child died at once: its status says why

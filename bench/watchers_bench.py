@@ -17,7 +17,9 @@ does; Passing Game, 2 players), for ``--seconds`` at each level. A *move* is a r
 a seat >= 0; moves/s is the level's moves over its wall time.
 
 At a level of W spectators, W/2 gRPC spectators watch through the relay and W/2 browsers
-follow the live pages' event streams (one process of each, reading raw bytes): every one of
+follow the live pages' event streams (one process of each, reading raw bytes; each browser
+connects from a loopback address of its own, as a crowd of machines would; the gRPC spectators
+share one, so the relay's bound per address is raised to the crowd's size): every one of
 them keeps watching a running game, spread evenly over the games listed, and takes the next
 game when its game ends. The "direct" row (skip it with ``--no-direct``) points the top
 level's W gRPC spectators at the referee itself, as the issue's crowd did: the referee's
@@ -35,6 +37,12 @@ The run exits 1 on an error (a process died, a game ended abnormally), never on 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+if not __package__:  # run as a file: the repository root holds bench/ and tests/
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 import argparse
 import asyncio
 import contextlib
@@ -43,12 +51,10 @@ import os
 import random
 import secrets
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import grpc
@@ -64,7 +70,6 @@ from bench.referee_bench import (
     machine_ticks,
     play_until_sigterm,
     python_command,
-    this_script,
     wait_connected,
     wait_for_line,
 )
@@ -81,6 +86,10 @@ NICE: Final = 10
 LOBBY_SECONDS: Final = 0.25
 """How often a crowd process looks at the games listed."""
 WATCH_SERVICE: Final = "/domino_arena.v1.SpectatorService/Watch"
+
+
+def this_script(*args: str) -> list[str]:
+    return python_command(str(Path(__file__).resolve()), *args)
 
 
 # -- the bots (role "bots") ------------------------------------------------------------------------
@@ -170,7 +179,7 @@ class Crowd:
                     await asyncio.sleep(LOBBY_SECONDS)
                     continue
                 last = game
-                await watch(game)
+                await watch(game, slot)
 
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -207,7 +216,7 @@ async def grpc_crowd_main(server: str, size: int) -> None:
         answer = await list_live(admin_pb.ListLiveRequest(), timeout=5)
         return [m.match_id for m in answer.matches]
 
-    async def watch(match_id: str) -> None:
+    async def watch(match_id: str, slot: int) -> None:
         call = watches[next(turn) % len(watches)](admin_pb.WatchRequest(match_id=match_id))
         seen = 0
         try:
@@ -229,11 +238,16 @@ async def grpc_crowd_main(server: str, size: int) -> None:
 async def web_crowd_main(base: str, size: int) -> None:
     """Browsers reading the live pages' event streams over plain HTTP/1.1 sockets."""
     crowd = Crowd(size)
-    host, _, port_text = base.removeprefix("http://").partition(":")
+    host, _, port_text = base.removeprefix("http://").rstrip("/").partition(":")
     port = int(port_text)
 
-    async def get(path: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, int]:
-        reader, writer = await asyncio.open_connection(host, port)
+    async def get(
+        path: str, slot: int = 0
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, int]:
+        # Each browser from an address of its own (127.1.0.1, ...): a crowd of machines, as the
+        # web face's cap per client address sees it.
+        source = f"127.1.{slot // 250}.{slot % 250 + 1}"
+        reader, writer = await asyncio.open_connection(host, port, local_addr=(source, 0))
         writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
         status = int((await reader.readline()).split()[1])
         while (await reader.readline()) not in (b"\r\n", b""):
@@ -248,9 +262,9 @@ async def web_crowd_main(base: str, size: int) -> None:
         data = json.loads(body[start : body.rindex(b"}") + 1])
         return [m["id"] for m in data["matches"]]
 
-    async def watch(match_id: str) -> None:
+    async def watch(match_id: str, slot: int) -> None:
         try:
-            reader, writer, status = await get(f"/api/live/{match_id}/events")
+            reader, writer, status = await get(f"/api/live/{match_id}/events", slot)
         except OSError as exc:
             crowd.refused(f"connect: {exc}")
             await asyncio.sleep(LOBBY_SECONDS)
@@ -358,7 +372,7 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
         "referee",
         python_command(
             *cli, "serve", "--port", "0", "--admin-token", ADMIN_TOKEN, "--db", database,
-            "--relay-token-file", str(relay_token),
+            "--relay-token-file", str(relay_token), "--no-web",
         ),
     )  # fmt: skip
     line = wait_for_line(cluster.log_path("referee"), "serving on 127.0.0.1:", referee)
@@ -391,6 +405,7 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
             *python_command(
                 *cli, "relay", "--server", address, "--port", "0",
                 "--relay-token-file", str(relay_token),
+                "--max-watchers-per-address", str(max(64, *args.levels)),
             ),
         ],
     )  # fmt: skip
@@ -490,6 +505,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows = asyncio.run(orchestrate(args, cluster))
         except CycleError as exc:
             print(f"watchers_bench: error: {exc}", file=sys.stderr)
+            for name in cluster.processes:
+                tail = cluster.log_path(name).read_text()[-1500:]
+                print(f"--- {name}'s output ends:\n{tail}", file=sys.stderr)
             return 1
         finally:
             cluster.close()

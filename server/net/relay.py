@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -44,6 +45,13 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
 LOBBY_SECONDS: Final = 1.0
 """How long one ``ListLive`` answer of the referee serves every caller of the relay."""
+ENDED_SECONDS: Final = 10.0
+"""How long the relay answers a match it saw end (or refused) itself, without asking the
+referee again: a crowd leaving a finished game for the next retries it for a while."""
+ENDED_KEPT: Final = 1024
+"""The most ended matches remembered."""
+FINAL_REFUSALS: Final = frozenset({grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION})
+"""The referee's refusals that hold for a while (unknown, over), so they are remembered."""
 RELAY_LIMITS: Final = WatchLimits(
     server=10_000, per_match=10_000, per_address=64, relays_per_match=0
 )
@@ -95,6 +103,8 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
         """Watches opened at the referee so far (one per match followed)."""
         self._lobby: tuple[float, admin_pb.ListLiveResponse] | None = None
         self._lobby_lock = asyncio.Lock()
+        self._ended: OrderedDict[str, tuple[float, grpc.StatusCode, str]] = OrderedDict()
+        """Matches that ended or were refused lately: when, and the refusal to give."""
 
     # -- following the referee ------------------------------------------------------------------
 
@@ -110,8 +120,15 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
                     followed.start = message.start
                     followed.started.set()
                 followed.feed.post(data)
+            self._remember(
+                match_id,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"match {match_id} is over: get its record with 'domino-arena record {match_id}'",
+            )
         except grpc.aio.AioRpcError as exc:
             followed.refusal = (exc.code(), exc.details() or "")
+            if followed.start is None and exc.code() in FINAL_REFUSALS:
+                self._remember(match_id, *followed.refusal)
         except Exception as exc:  # a malformed start: say so rather than end silently
             followed.refusal = (grpc.StatusCode.UNAVAILABLE, f"the referee sent: {exc}")
         finally:
@@ -119,6 +136,20 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
             followed.feed.close()
             if self.followed.get(match_id) is followed:
                 del self.followed[match_id]
+
+    def _remember(self, match_id: str, code: grpc.StatusCode, details: str) -> None:
+        self._ended[match_id] = (self.clock(), code, details)
+        self._ended.move_to_end(match_id)
+        while len(self._ended) > ENDED_KEPT:
+            self._ended.popitem(last=False)
+
+    def ended_lately(self, match_id: str) -> tuple[grpc.StatusCode, str] | None:
+        """The refusal for a match that ended (or was refused) in the last
+        :data:`ENDED_SECONDS`, else None."""
+        kept = self._ended.get(match_id)
+        if kept is None or self.clock() - kept[0] >= ENDED_SECONDS:
+            return None
+        return kept[1], kept[2]
 
     async def _join(self, match_id: str) -> _Followed:
         followed = self.followed.get(match_id)
@@ -181,6 +212,9 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"match_id: expected 1 to {MAX_ID_LENGTH} characters, got {len(match_id)}",
             )
+        ended = self.ended_lately(match_id) if match_id not in self.followed else None
+        if ended is not None:
+            await context.abort(*ended)
         try:
             seat = self.counts.admit(match_id, peer_host(context.peer() or ""), relay=False)
         except WatchRefusedError as exc:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
@@ -62,6 +63,13 @@ SNAPSHOT_SECONDS: Final = 2.0
 once, with the backlog, unless the match has no step yet, which the lobby tells)."""
 
 GONE: Final = 410
+ENDED_SECONDS: Final = 10.0
+"""How long a match seen to end (or refused: unknown, over) is answered without asking the
+referee again: browsers that reload a finished game would each open a watch there."""
+ENDED_KEPT: Final = 1024
+"""The most such matches remembered."""
+OVER: Final = WatchError("FAILED_PRECONDITION", "the match is over")
+"""What the referee would answer for a match this web face saw end."""
 
 Allowed = Callable[[str, LiveView], Awaitable[bool]]
 """Whether the browser asking may see a match of this course with this live view."""
@@ -100,6 +108,8 @@ class _Channel:
     """The admin API's client, made on the first organizer's call (most web faces make none)."""
     feeds: dict[str, MatchFeed] = field(default_factory=dict)
     """The one feed of each match followed now."""
+    ended: OrderedDict[str, tuple[float, WebError]] = field(default_factory=OrderedDict)
+    """Matches that ended or were refused lately: when, and the answer (:data:`ENDED_SECONDS`)."""
 
 
 class LiveSource:
@@ -269,10 +279,15 @@ class LiveSource:
         channel = self._current()
         feed = channel.feeds.get(match_id)
         if feed is None:
+            kept = channel.ended.get(match_id)
+            if kept is not None and self.clock() - kept[0] < ENDED_SECONDS:
+                raise WebError(kept[1].status, kept[1].message)
 
             def done(ended: MatchFeed) -> None:
                 if channel.feeds.get(match_id) is ended:
                     del channel.feeds[match_id]
+                if ended.end is not None:
+                    self._remember(channel, match_id, self._refusal(match_id, OVER))
 
             feed = MatchFeed(
                 match_id,
@@ -294,7 +309,10 @@ class LiveSource:
                 raise self.unknown(match_id)
         except WatchError as exc:
             feed.release()
-            raise self._refusal(match_id, exc) from None
+            refusal = self._refusal(match_id, exc)
+            if exc.code in ("NOT_FOUND", "FAILED_PRECONDITION"):
+                self._remember(channel, match_id, refusal)
+            raise refusal from None
         except ConversionError as exc:
             feed.release()
             raise WebError(502, f"the referee sent a malformed message: {exc}") from None
@@ -302,6 +320,12 @@ class LiveSource:
             feed.release()
             raise
         return feed
+
+    def _remember(self, channel: _Channel, match_id: str, answer: WebError) -> None:
+        channel.ended[match_id] = (self.clock(), answer)
+        channel.ended.move_to_end(match_id)
+        while len(channel.ended) > ENDED_KEPT:
+            channel.ended.popitem(last=False)
 
     async def snapshot(
         self,

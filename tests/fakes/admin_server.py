@@ -224,6 +224,9 @@ class AdminServer:
         return future.result(WAIT)
 
     def close(self) -> None:
+        """Stop serving (again: nothing)."""
+        if not self._thread.is_alive():
+            return
         self.channel.close()
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)

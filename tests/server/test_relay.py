@@ -111,7 +111,7 @@ def test_the_relay_passes_the_referees_refusal_and_serves_public_matches_only(
     spec = dataclasses.replace(spec_of(make_game("passing"), 1, match_id="quiet"), course="class")
     referee.call(lambda: referee.hub.started(spec))
 
-    async def body() -> list[tuple[Any, str]]:
+    async def body() -> tuple[list[tuple[Any, str]], int]:
         upstream = grpc.aio.insecure_channel(referee.address)
         relay = RelayServicer(upstream, token=RELAY)
         server = grpc.aio.server()
@@ -122,7 +122,7 @@ def test_the_relay_passes_the_referees_refusal_and_serves_public_matches_only(
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
                 stub = admin_pb_grpc.SpectatorServiceStub(channel)
-                for match_id in ("nope", "quiet"):
+                for match_id in ("nope", "quiet", "nope", "nope", "nope"):
                     call = stub.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT)
                     with pytest.raises(grpc.aio.AioRpcError) as info:
                         async for _ in call:
@@ -134,9 +134,12 @@ def test_the_relay_passes_the_referees_refusal_and_serves_public_matches_only(
             await relay.close()
             await server.stop(0)
             await upstream.close()
-        return refusals
+        return refusals, relay.upstream_watches
 
-    (unknown, unknown_text), (private, private_text) = asyncio.run(body())
+    refusals, upstream_watches = asyncio.run(body())
+    (unknown, unknown_text), (private, private_text), *again = refusals
+    assert again == [(unknown, unknown_text)] * 3, "the same refusal, remembered"
+    assert upstream_watches == 2, "an unknown match is asked of the referee once, not per try"
     assert unknown is grpc.StatusCode.NOT_FOUND and unknown_text == "no match has id 'nope'"
     assert private is grpc.StatusCode.PERMISSION_DENIED
     assert "serves public matches only" in private_text

@@ -160,6 +160,22 @@ def test_unknown_and_finished_matches(referee: AdminServer) -> None:
         assert c.get(f"/api/live/{long_id}").status_code == 400
 
 
+def test_a_match_seen_over_is_answered_without_asking_the_referee_again(tmp_path: Path) -> None:
+    """A crowd leaving a finished game retries it for a while: each retry opened a refused
+    watch at the referee. The web face remembers the answer (ENDED_SECONDS)."""
+    with served_over(tmp_path / "ended.db") as referee:
+        referee.arena.storage.save_match(stored_match("stored", ("alice", "bob"), 0))
+        source = LiveSource(referee.address)
+        with TestClient(create_app(referee.arena.storage, live=source)) as c:
+            assert c.get("/api/live/stored/events").status_code == 410
+            assert c.get("/api/live/nope/events").status_code == 404
+            referee.close()  # the referee is gone: only a remembered answer can be given now
+            again = c.get("/api/live/stored/events")
+            assert again.status_code == 410 and "/matches/stored" in again.json()["error"]
+            assert c.get("/api/live/nope/events").status_code == 404
+            assert c.get("/api/live/other/events").status_code == 503, "asked, and unreachable"
+
+
 # -- escaping ----------------------------------------------------------------------------------
 
 

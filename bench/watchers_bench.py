@@ -49,8 +49,10 @@ import contextlib
 import json
 import os
 import random
+import re
 import secrets
 import signal
+import statistics
 import tempfile
 import time
 from collections.abc import Sequence
@@ -158,7 +160,7 @@ class Crowd:
 
     def refused(self, why: str) -> None:
         self.counts.refused += 1
-        key = why[:60]
+        key = re.sub(r"[0-9a-f]{32}", "ID", why)[:70]
         self.counts.refusals[key] = self.counts.refusals.get(key, 0) + 1
 
     async def run(self, lobby: Any, watch: Any) -> None:
@@ -300,6 +302,9 @@ class Row:
     """CPU seconds per process during the level."""
     busy: float
     counts: dict[str, dict[str, Any]]
+    turn_ms: float
+    """The median time from the referee's request to the reply it took in (think_ms): the
+    bots' think time plus every delay on the way, the referee's busy loop included."""
 
     @property
     def rate(self) -> float:
@@ -342,13 +347,20 @@ async def level(
         del cluster.processes[name]
     cluster.check_alive()
     moves = 0
+    turns: list[float] = []
     for response in responses:
         if response.result.termination != pb.TERMINATION_NORMAL:
             raise CycleError(f"a game ended {response.result.termination}: {response}")
         moves += count_moves(response.record)[0]
+        for line in response.record.splitlines():
+            step = json.loads(line)
+            if step.get("type") == "step" and step.get("think_ms") is not None:
+                turns.append(float(step["think_ms"]))
     busy = 100.0 * (after_ticks[0] - ticks[0]) / max(1, after_ticks[1] - ticks[1])
     busy *= os.cpu_count() or 1
-    return Row(label, sum(size for _, _, size in crowds), moves, wall, cpu, busy, counts)
+    turn_ms = statistics.median(turns) if turns else float("nan")
+    spectators = sum(size for _, _, size in crowds)
+    return Row(label, spectators, moves, wall, cpu, busy, counts, turn_ms)
 
 
 async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
@@ -443,7 +455,7 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
 def print_tables(rows: Sequence[Row]) -> None:
     base = rows[0].rate
     print()
-    print(f"{'spectators':>16} {'moves/s':>8} {'drop':>7} {'referee µs/move':>16} "
+    print(f"{'spectators':>16} {'moves/s':>8} {'drop':>7} {'turn ms':>8} {'referee µs/move':>16} "
           f"{'admitted':>9} {'refused':>8} {'dropped':>8} {'msgs/s':>8}")  # fmt: skip
     for row in rows:
         drop = 1 - row.rate / base
@@ -453,8 +465,9 @@ def print_tables(rows: Sequence[Row]) -> None:
         dropped = sum(c["dropped"] for c in row.counts.values())
         messages = sum(c["messages"] for c in row.counts.values()) / row.wall
         verdict = "" if drop < FLOOR or row.spectators < 2000 else "  above 10%"
-        print(f"{row.label:>16} {row.rate:>8.0f} {100 * drop:>6.1f}% {referee_us:>16.0f} "
-              f"{admitted:>9} {refused:>8} {dropped:>8} {messages:>8.0f}{verdict}")  # fmt: skip
+        print(f"{row.label:>16} {row.rate:>8.0f} {100 * drop:>6.1f}% {row.turn_ms:>8.1f} "
+              f"{referee_us:>16.0f} {admitted:>9} {refused:>8} {dropped:>8} {messages:>8.0f}"
+              f"{verdict}")  # fmt: skip
     print()
     names = sorted({n for row in rows for n in row.cpu if not n.startswith(("grpc", "web-"))})
     print(f"CPU, % of one core: {'spectators':>16} " + " ".join(f"{n:>8}" for n in names)

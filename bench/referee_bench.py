@@ -478,12 +478,18 @@ class Lanes:
 
 
 async def run_ours(
-    lanes: Lanes, level: int, seconds: float, seed_base: int
+    lanes: Lanes,
+    level: int,
+    seconds: float,
+    seed_base: int,
+    lane_times: list[tuple[int, float]] | None = None,
 ) -> tuple[list[admin_pb.RunMatchResponse], float]:
     """Keep ``level`` matches running for about ``seconds``; return the responses and wall time.
 
     Each of ``level`` lanes runs matches one after the other (lane i plays the bot pair
     ``i mod len(pairs)``, seats swapped every match) and starts no new one after ``seconds``.
+    ``lane_times``, when given, gets each lane's (index of its first response, seconds it ran):
+    a lane's rate has no tail of lanes already done.
     """
     move_ms, bank_ms, grace_ms = lanes.time_control.to_ms()
     clock = pb.TimeControl(move_ms=move_ms, bank_ms=bank_ms, grace_ms=grace_ms)
@@ -497,6 +503,7 @@ async def run_ours(
         async def lane(index: int) -> None:
             a, b = lanes.pairs[index % len(lanes.pairs)]
             played = 0
+            mine: list[admin_pb.RunMatchResponse] = []
             while True:
                 request = admin_pb.RunMatchRequest(
                     game=config,
@@ -506,13 +513,16 @@ async def run_ours(
                     time_control=clock,
                     fault_policy=pb.FAULT_POLICY_SUBSTITUTE,
                 )
-                responses.append(
+                mine.append(
                     await admin.RunMatch(
                         request, metadata=ADMIN_METADATA, timeout=lanes.call_timeout
                     )
                 )
                 played += 1
                 if time.perf_counter() - start >= seconds:
+                    if lane_times is not None:
+                        lane_times.append((len(responses), time.perf_counter() - start))
+                    responses.extend(mine)
                     return
 
         await asyncio.gather(*(lane(i) for i in range(level)))

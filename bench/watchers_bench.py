@@ -14,7 +14,9 @@ median gap between turns; the default 20 ms is a quick search bot's); ``domino-a
 gRPC spectators' relay, holding it too). The tournament: this script keeps N games running
 through ``AdminService.RunMatch`` (a game starts when one ends, as a tournament's concurrency
 does; Passing Game, 2 players), for ``--seconds`` at each level. A *move* is a record step with
-a seat >= 0; moves/s is the level's moves over its wall time.
+a seat >= 0; moves/s is the sum over the games running at once (the lanes) of each lane's
+moves over the time it ran, so the lanes that finished early leave no tail; every level plays
+the same deal seeds.
 
 At a level of W spectators, W/2 gRPC spectators watch through the relay and W/2 browsers
 follow the live pages' event streams (one process of each, reading raw bytes; each browser
@@ -53,6 +55,7 @@ import re
 import secrets
 import signal
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -72,12 +75,14 @@ from bench.referee_bench import (
     machine_ticks,
     play_until_sigterm,
     python_command,
+    stop_process,
     wait_connected,
     wait_for_line,
 )
 from bench.referee_bench import run_ours as run_lanes
 from domino_arena.sdk.bot import AsyncBot
 from domino_arena.sdk.rules import Action, Observation, make_game
+from domino_arena.server.net import watch_limits
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
@@ -305,10 +310,8 @@ class Row:
     turn_ms: float
     """The median time from the referee's request to the reply it took in (think_ms): the
     bots' think time plus every delay on the way, the referee's busy loop included."""
-
-    @property
-    def rate(self) -> float:
-        return self.moves / self.wall
+    rate: float
+    """Moves per second: the sum over the lanes of each lane's moves over the time it ran."""
 
 
 def crowd_command(args: argparse.Namespace, role: str, target: str, size: int) -> list[str]:
@@ -335,7 +338,8 @@ async def level(
     pids = {name: p.pid for name, p in cluster.processes.items() if p.poll() is None}
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     ticks = machine_ticks()
-    responses, wall = await run_lanes(lanes, args.matches, args.seconds, seed_base)
+    lane_times: list[tuple[int, float]] = []
+    responses, wall = await run_lanes(lanes, args.matches, args.seconds, seed_base, lane_times)
     after_ticks = machine_ticks()
     cpu = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
     counts: dict[str, dict[str, Any]] = {}
@@ -348,10 +352,12 @@ async def level(
     cluster.check_alive()
     moves = 0
     turns: list[float] = []
+    moves_of: list[int] = []
     for response in responses:
         if response.result.termination != pb.TERMINATION_NORMAL:
             raise CycleError(f"a game ended {response.result.termination}: {response}")
-        moves += count_moves(response.record)[0]
+        moves_of.append(count_moves(response.record)[0])
+        moves += moves_of[-1]
         for line in response.record.splitlines():
             step = json.loads(line)
             if step.get("type") == "step" and step.get("think_ms") is not None:
@@ -360,13 +366,32 @@ async def level(
     busy *= os.cpu_count() or 1
     turn_ms = statistics.median(turns) if turns else float("nan")
     spectators = sum(size for _, _, size in crowds)
-    return Row(label, spectators, moves, wall, cpu, busy, counts, turn_ms)
+    # Each lane's moves over the time it ran: the lanes that finished early leave no tail.
+    bounds = [*sorted(lane_times), (len(responses), 0.0)]
+    rate = sum(
+        sum(moves_of[first : bounds[i + 1][0]]) / seconds
+        for i, (first, seconds) in enumerate(bounds[:-1])
+    )
+    return Row(label, spectators, moves, wall, cpu, busy, counts, turn_ms, rate)
 
 
-async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
+@dataclass(frozen=True, slots=True)
+class Arena:
+    """A referee with its bots, web face and relay, running in ``cluster``."""
+
+    referee: subprocess.Popen[Any]
+    address: str
+    web: str
+    relay: str
+    lanes: Lanes
+
+
+async def start_arena(
+    args: argparse.Namespace, cluster: Cluster, serve_options: Sequence[str] = ()
+) -> Arena:
+    """Start the referee (with ``serve_options``), the bots, the web face and the relay."""
     from domino_arena.server.store.storage import Storage  # noqa: PLC0415
 
-    game = make_game("passing", players=2)
     folder = cluster.folder
     database = f"sqlite:///{folder / 'referee.db'}"
     storage = Storage(database)
@@ -380,11 +405,12 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
     relay_token.write_text(secrets.token_urlsafe(24) + "\n")
     relay_token.chmod(0o600)
     cli = ["-m", "domino_arena.server.cli.main"]
+    profiled = ["-m", "cProfile", "-o", str(args.profile)] if args.profile else []
     referee = cluster.start(
         "referee",
         python_command(
-            *cli, "serve", "--port", "0", "--admin-token", ADMIN_TOKEN, "--db", database,
-            "--relay-token-file", str(relay_token), "--no-web",
+            *profiled, *cli, "serve", "--port", "0", "--admin-token", ADMIN_TOKEN, "--db", database,
+            "--relay-token-file", str(relay_token), "--no-web", *serve_options,
         ),
     )  # fmt: skip
     line = wait_for_line(cluster.log_path("referee"), "serving on 127.0.0.1:", referee)
@@ -409,7 +435,6 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
         ],
     )  # fmt: skip
     web_line = wait_for_line(cluster.log_path("web"), "web face on http://", web)
-    web_base = web_line.split("web face on ", 1)[1].split()[0]
     relay = cluster.start(
         "relay",
         [
@@ -422,33 +447,60 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
         ],
     )  # fmt: skip
     relay_line = wait_for_line(cluster.log_path("relay"), "relay of the referee", relay)
-    relay_address = relay_line.rsplit(" on ", 1)[1].strip()
-    print(
-        f"processes: referee {address}; web face {web_base}; relay {relay_address}; "
-        f"{len(names)} bots thinking {args.think_ms:g} ms a move; {args.matches} games at once"
-    )
     lanes = Lanes(
         address,
-        game,
+        make_game("passing", players=2),
         [(names[i], names[i + 1]) for i in range(0, len(names) - 1, 2)],
         TimeControl.parse("10s+60s/1s"),
         call_timeout=600.0,
     )
+    return Arena(
+        referee,
+        address,
+        web_line.split("web face on ", 1)[1].split()[0],
+        relay_line.rsplit(" on ", 1)[1].strip(),
+        lanes,
+    )
+
+
+async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
+    """The levels and the direct crowd, on an arena with the referee's default bounds."""
+    arena = await start_arena(args, cluster)
+    print(
+        f"processes: referee {arena.address}; web face {arena.web}; relay {arena.relay}; "
+        f"{args.bots} bots thinking {args.think_ms:g} ms a move; {args.matches} games at once"
+    )
     rows = []
-    for index, spectators in enumerate(args.levels):
+    for spectators in args.levels:
         half = spectators // 2
-        crowds = [("grpc-crowd", relay_address, half), ("web-crowd", web_base, spectators - half)]
-        row = await level(
-            args, cluster, lanes, f"{spectators}", crowds=crowds, seed_base=1000 * (index + 1)
-        )
+        crowds = [("grpc-crowd", arena.relay, half), ("web-crowd", arena.web, spectators - half)]
+        row = await level(args, cluster, arena.lanes, f"{spectators}", crowds=crowds, seed_base=0)
         print(f"  {row.label} spectators: {row.rate:.0f} moves/s", flush=True)
         rows.append(row)
     if not args.no_direct:
         top = max(args.levels)
-        crowds = [("grpc-crowd", address, top)]
-        row = await level(args, cluster, lanes, f"{top} direct", crowds=crowds, seed_base=90_000)
+        crowds = [("grpc-crowd", arena.address, top)]
+        row = await level(args, cluster, arena.lanes, f"{top} direct", crowds=crowds, seed_base=0)
         print(f"  {row.label} spectators: {row.rate:.0f} moves/s", flush=True)
         rows.append(row)
+    if args.profile:  # a clean stop, so cProfile writes its statistics
+        stop_process(arena.referee, signal.SIGINT, 30.0)
+    return rows
+
+
+async def ceiling(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
+    """The referee's work per turn at its ceiling: every game at its bound of direct watchers
+    (the bound per address raised to the bound per match, as if they came from many machines;
+    the web face's and the relay's watches besides), against no watcher at all."""
+    per_match = watch_limits.MAX_WATCHERS_PER_MATCH
+    arena = await start_arena(args, cluster, ("--max-watchers-per-address", str(per_match)))
+    at_bound = per_match * args.matches
+    rows = [await level(args, cluster, arena.lanes, "0 (ceiling run)", crowds=[], seed_base=0)]
+    crowds = [("grpc-crowd", arena.address, at_bound), ("web-crowd", arena.web, 2)]
+    rows.append(
+        await level(args, cluster, arena.lanes, f"{at_bound} at bound", crowds=crowds, seed_base=0)
+    )
+    print(f"  ceiling: {rows[0].rate:.0f} and {rows[1].rate:.0f} moves/s", flush=True)
     return rows
 
 
@@ -491,6 +543,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bots", type=int, default=16)
     parser.add_argument("--no-direct", action="store_true")
     parser.add_argument("--no-nice", action="store_true")
+    parser.add_argument("--no-ceiling", action="store_true")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="run the referee under cProfile, its statistics to FILE (slower than normal)",
+    )
     parser.add_argument("--role", default="orchestra", help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
@@ -516,6 +575,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         cluster = Cluster(Path(folder))
         try:
             rows = asyncio.run(orchestrate(args, cluster))
+            if not args.no_ceiling:
+                cluster.close()
+                cluster = Cluster(Path(folder) / "ceiling")
+                cluster.folder.mkdir()
+                rows += asyncio.run(ceiling(args, cluster))
         except CycleError as exc:
             print(f"watchers_bench: error: {exc}", file=sys.stderr)
             for name in cluster.processes:

@@ -12,7 +12,7 @@ the referee's relay token (docs/spectators.md, "Limits"). The bounds:
 - :data:`MAX_RELAYS_PER_MATCH` relay watches on one match (web faces, relays: they are few).
 
 So the writes one step of a match can cost the referee are at most
-``per_match + relays_per_match`` (36 by default): the ceiling on the referee's work per turn
+``per_match + relays_per_match`` (12 by default): the ceiling on the referee's work per turn
 that watchers can cause, whatever the crowd. A watch past a bound ends at once with
 RESOURCE_EXHAUSTED and a message naming the bound, its value and where to watch instead.
 """
@@ -23,9 +23,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Final
 
-MAX_WATCHERS: Final = 256
-MAX_WATCHERS_PER_MATCH: Final = 32
-MAX_WATCHERS_PER_ADDRESS: Final = 8
+MAX_WATCHERS: Final = 128
+MAX_WATCHERS_PER_MATCH: Final = 8
+MAX_WATCHERS_PER_ADDRESS: Final = 4
 MAX_RELAYS_PER_MATCH: Final = 4
 
 CROWD_HINT: Final = "watch through the web face's live pages, which share one watch per match"

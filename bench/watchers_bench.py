@@ -490,11 +490,10 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
 
 async def ceiling(args: argparse.Namespace, cluster: Cluster) -> list[Row]:
     """The referee's work per turn at its ceiling: every game at its bound of direct watchers
-    (the bound per address raised to the bound per match, as if they came from many machines;
-    the web face's and the relay's watches besides), against no watcher at all."""
-    per_match = watch_limits.MAX_WATCHERS_PER_MATCH
-    arena = await start_arena(args, cluster, ("--max-watchers-per-address", str(per_match)))
-    at_bound = per_match * args.matches
+    (the bound per address raised so one address holds them all, as if they came from many
+    machines; the web face's watch besides), against no watcher at all."""
+    at_bound = watch_limits.MAX_WATCHERS_PER_MATCH * args.matches
+    arena = await start_arena(args, cluster, ("--max-watchers-per-address", str(at_bound)))
     rows = [await level(args, cluster, arena.lanes, "0 (ceiling run)", crowds=[], seed_base=0)]
     crowds = [("grpc-crowd", arena.address, at_bound), ("web-crowd", arena.web, 2)]
     rows.append(

@@ -29,9 +29,12 @@ import grpc
 
 from domino_arena.server.net.admin_requests import RequestError, bearer_token
 from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.store.bots import StoredBot
+from domino_arena.server.store.courses import Aliases, StoredCourse, aliases
 from domino_arena.server.store.live_views import LIVE_VIEW_NONE, LIVE_VIEW_PUBLIC
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.owners import StoredOwner
+from domino_arena.server.store.tables import DEFAULT_COURSE
 
 CACHE_SECONDS: Final = 5.0
 """How long a token's or a course's answer is kept."""
@@ -44,6 +47,13 @@ TOKEN_REFUSED: Final = (
 )
 
 
+AUDIENCE_KEY: Final = "domino-arena-audience"
+"""Call metadata a relay sends beside the relay token: ``public`` when it relays to the public
+(a gRPC relay), so the referee shows it what the public may see; without it, every course
+(the web face, which shows each page to whom it may)."""
+PUBLIC_AUDIENCE: Final = "public"
+
+
 class LiveStorage(Protocol):
     """What the spectator service asks the storage."""
 
@@ -51,6 +61,27 @@ class LiveStorage(Protocol):
     def organizer_course(self, token: str) -> str | None: ...
     def owner_of_token(self, token: str) -> StoredOwner | None: ...
     def live_view(self, course: str, tournament_id: str | None) -> str: ...
+    def course(self, name: str) -> StoredCourse | None: ...
+    def bot(self, name: str) -> StoredBot | None: ...
+    def bots(
+        self, *, include_deleted: bool = False, course: str | None = None
+    ) -> list[StoredBot]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CourseFace:
+    """How a course shows itself to spectators who are not its own: its live view (its
+    connected bots and ladders follow it) and, for an anonymous course, the aliases its bots
+    go by (as on its public pages)."""
+
+    live_view: str = LIVE_VIEW_PUBLIC
+    aliases: Aliases | None = None
+
+    def name(self, bot: str, viewer: Viewer, course: str) -> str:
+        """``bot`` as ``viewer`` is shown it: its alias unless the viewer is of ``course``."""
+        if self.aliases is None or viewer.member(course):
+            return bot
+        return self.aliases.bot(bot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +91,10 @@ class Viewer:
 
     courses: frozenset[str] | None = frozenset()
     relay: bool = False
+
+    def member(self, course: str) -> bool:
+        """Whether the caller is of ``course`` (sees its names, not its aliases)."""
+        return self.courses is None or course in self.courses
 
     def sees(self, course: str, view: str) -> bool:
         """Whether this caller may list and watch a match of ``course`` with live ``view``."""
@@ -117,6 +152,8 @@ class LiveAccess:
         self.relay_token = relay_token
         self._viewers: _Cache[bytes, Viewer | None] = _Cache(seconds, clock)
         self._views: _Cache[tuple[str, str | None], str] = _Cache(seconds, clock)
+        self._faces: _Cache[str, CourseFace] = _Cache(seconds, clock)
+        self._bot_courses: _Cache[str, str] = _Cache(seconds, clock)
 
     async def viewer(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Viewer:
         """The caller of a ``Watch`` or ``ListLive`` by its metadata (:data:`ANYONE` without
@@ -129,7 +166,9 @@ class LiveAccess:
             return ANYONE
         token = bearer_token(metadata)
         if self.relay_token and hmac.compare_digest(token.encode(), self.relay_token.encode()):
-            return Viewer(None, relay=True)
+            audience = [v for k, v in metadata or () if k.lower() == AUDIENCE_KEY]
+            public = bool(audience) and audience[0] in (PUBLIC_AUDIENCE, PUBLIC_AUDIENCE.encode())
+            return Viewer(frozenset() if public else None, relay=True)
         if self.admin_token and hmac.compare_digest(token.encode(), self.admin_token.encode()):
             return Viewer(None)
         key = hashlib.sha256(token.encode()).digest()
@@ -161,3 +200,29 @@ class LiveAccess:
             view = await asyncio.to_thread(self.storage.live_view, spec.course, spec.tournament_id)
             self._views.put(key, view)
         return view
+
+    async def face_of(self, course: str) -> CourseFace:
+        """How ``course`` shows itself to others (:class:`CourseFace`)."""
+        face = self._faces.get(course)
+        if face is None:
+            face = await asyncio.to_thread(self._face, course)
+            self._faces.put(course, face)
+        return face
+
+    def _face(self, course: str) -> CourseFace:
+        stored = self.storage.course(course)
+        if stored is None:
+            return CourseFace()
+        shown = None
+        if stored.anonymous:
+            shown = aliases(self.storage.bots(include_deleted=True, course=course))
+        return CourseFace(stored.live_view, shown)
+
+    async def course_of_bot(self, name: str) -> str:
+        """The course of bot ``name`` (a house bot, or one unknown: the default course)."""
+        course = self._bot_courses.get(name)
+        if course is None:
+            bot = await asyncio.to_thread(self.storage.bot, name)
+            course = DEFAULT_COURSE if bot is None else bot.course
+            self._bot_courses.put(name, course)
+        return course

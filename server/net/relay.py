@@ -9,9 +9,10 @@ its own watchers: it posts each message's bytes, as the referee made them, once 
 with its own cursor. Its watchers are bounded by its own limits, with the same refusals.
 
 A relay holds the referee's relay token, so the referee counts its watches apart from the crowd
-(the relays' bound per match) and lists it every match but those shown to nobody; it serves
-its own callers the PUBLIC matches only, as it checks no course tokens: a course's signed-in
-matches are watched at the referee with the course's token, or on the web face signed in.
+(the relays' bound per match), and says it relays to the public, so the referee shows it what
+the public sees: the PUBLIC matches only (it checks no course tokens: a course's signed-in
+matches are watched at the referee with the course's token, or on the web face signed in), an
+anonymous course's bots by their aliases.
 A match is followed from a watcher's first ``Watch`` until it ends or its last watcher leaves;
 the watcher that starts it gets the referee's own refusal (unknown, over, malformed) as is.
 """
@@ -30,6 +31,7 @@ import grpc
 
 from domino_arena.server.net.admin_requests import MAX_ID_LENGTH
 from domino_arena.server.net.limits import peer_host
+from domino_arena.server.net.live_access import AUDIENCE_KEY, PUBLIC_AUDIENCE
 from domino_arena.server.net.live_wire import live_view_of_proto
 from domino_arena.server.net.spectators import SPECTATOR_SERVICE
 from domino_arena.server.net.watch_limits import (
@@ -92,7 +94,12 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
             response_deserializer=bytes,  # posted as they came, parsed only to follow the match
         )
         self._stub = admin_pb_grpc.SpectatorServiceStub(channel)
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        # The relay token, for the relays' bound; a public audience, for what the public sees.
+        self._metadata = (
+            (("authorization", f"Bearer {token}"), (AUDIENCE_KEY, PUBLIC_AUDIENCE))
+            if token
+            else None
+        )
         self.counts = WatcherCounts(limits)
         self.max_pending = max_pending
         self.lobby_seconds = lobby_seconds

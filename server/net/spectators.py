@@ -35,6 +35,7 @@ from domino_arena.server.net.watch_limits import (
     WatchRefusedError,
 )
 from domino_arena.server.play.feed import Dropped
+from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     NotWatchableError,
@@ -99,22 +100,47 @@ class MatchLookup(Protocol):
 async def live_response(
     hub: SpectatorHub,
     roster: Roster,
-    ladders: Callable[[], Mapping[Any, LadderView]],
+    ladders: Callable[[], Mapping[tuple[str, str], LadderView]],
     access: LiveAccess,
     viewer: Viewer,
 ) -> admin_pb.ListLiveResponse:
-    """``ListLive``'s answer for ``viewer``: the matches it may watch, the bots connected, the
-    running ladders."""
+    """``ListLive``'s answer for ``viewer``: the matches it may watch, the connected bots and
+    running ladders of the courses it may watch, each bot of an anonymous course by its alias
+    unless the viewer is of the course (:class:`~.live_access.CourseFace`)."""
     matches = []
     for live in hub.live():
-        view = await access.view_of(live.spec)
-        if viewer.sees(live.spec.course, view):
-            matches.append(live_match_to_proto(live, view))
-    return admin_pb.ListLiveResponse(
-        matches=matches,
-        connected=connected_bots(roster),
-        ladders=[live_ladder_message(ladder) for _, ladder in sorted(ladders().items())],
-    )
+        spec = live.spec
+        view = await access.view_of(spec)
+        if viewer.sees(spec.course, view):
+            message = live_match_to_proto(live, view)
+            face = await access.face_of(spec.course)
+            message.ClearField("players")
+            message.players.extend(face.name(bot, viewer, spec.course) for bot in spec.bots)
+            matches.append(message)
+    connected = []
+    for bot in connected_bots(roster):
+        course = await access.course_of_bot(bot.name)
+        face = await access.face_of(course)
+        if viewer.sees(course, face.live_view):
+            bot.name = face.name(bot.name, viewer, course)
+            connected.append(bot)
+    running = []
+    for (course, _), ladder in sorted(ladders().items()):
+        if viewer.sees(course, (await access.face_of(course)).live_view):
+            running.append(live_ladder_message(ladder))
+    return admin_pb.ListLiveResponse(matches=matches, connected=connected, ladders=running)
+
+
+async def start_message(
+    spec: MatchSpec, view: str, access: LiveAccess, viewer: Viewer
+) -> admin_pb.SpectatorMessage:
+    """The first message of a watch of ``spec`` (live ``view``) for ``viewer``: the bots by
+    their aliases in an anonymous course the viewer is not of."""
+    message = spectator_message(spec.match_id, WatchStart(spec), live_view=view)
+    face = await access.face_of(spec.course)
+    message.start.ClearField("players")
+    message.start.players.extend(face.name(bot, viewer, spec.course) for bot in spec.bots)
+    return message
 
 
 async def not_watchable(
@@ -170,7 +196,7 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
         hub: SpectatorHub,
         storage: LiveStorage,
         roster: Roster,
-        ladders: Callable[[], Mapping[Any, LadderView]] = dict,
+        ladders: Callable[[], Mapping[tuple[str, str], LadderView]] = dict,
         *,
         access: LiveAccess | None = None,
         limits: WatchLimits = DEFAULT_WATCH_LIMITS,
@@ -230,7 +256,7 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
             except NotWatchableError:  # it ended while the view was read
                 await not_watchable(context, match_id, True, self.storage)
             try:
-                start = spectator_message(match_id, WatchStart(spec), live_view=view)
+                start = await start_message(spec, view, self.access, viewer)
                 await context.write(start.SerializeToString())  # type: ignore[arg-type]
                 async for batch in subscription.batches():
                     if isinstance(batch, Dropped):

@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from domino_arena.sdk.rules import make_game
+from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.store.live_views import LIVE_VIEW_NONE, LIVE_VIEW_SIGNED_IN
 from domino_arena.v1 import admin_pb2 as admin_pb
@@ -140,3 +141,39 @@ def test_a_course_changed_to_none_hides_its_next_matches_even_from_the_admin(
     spec = dataclasses.replace(spec_of(make_game("passing"), 2, match_id="t-game"), course="open")
     start(referee, spec)
     assert "t-game" not in listed(referee, TOKEN), "the course's none"
+
+
+def test_an_anonymous_course_shows_aliases_to_others_and_names_to_its_own(
+    tmp_path: Path,
+) -> None:
+    """The live lobby was the one place an anonymous course's bots went by their names, and
+    every course's connected bots were listed to anyone."""
+    with served_over(tmp_path / "anonymous.db") as referee:
+        storage = referee.arena.storage
+        organizer = storage.create_course("anon", anonymous=True).token
+        storage.create_bot("zed", course="anon", owner="s01")
+        storage.create_bot("amy", course="anon", owner="s02")
+        storage.create_course("exam", live_view=LIVE_VIEW_NONE)
+        storage.create_bot("hidden", course="exam", owner="s03")
+        spec = dataclasses.replace(
+            spec_of(make_game("passing"), 1, match_id="anon-game"), bots=("zed", "amy")
+        )
+        start(referee, dataclasses.replace(spec, course="anon"))
+        for name in ("zed", "hidden"):
+            connection = Connection(name, ["passing"])
+            referee.call(lambda c=connection: referee.arena.lobby.connect(c))  # type: ignore[misc]
+
+        def lobby(token: str | None) -> tuple[list[str], list[str]]:
+            answer = referee.spectators.ListLive(
+                admin_pb.ListLiveRequest(), timeout=WAIT, metadata=metadata(token)
+            )
+            (match,) = answer.matches
+            return list(match.players), sorted(bot.name for bot in answer.connected)
+
+        assert lobby(None) == (["Bot 1", "Bot 2"], ["Bot 1"]), "aliases; the exam's bot unlisted"
+        assert lobby(organizer) == (["zed", "amy"], ["zed"])
+        # A course with no live view lists its bots to nobody here (ListConnected does, to the
+        # admin and its organizer).
+        assert lobby(TOKEN) == (["zed", "amy"], ["zed"])
+        assert list(watched(referee, "anon-game", None).players) == ["Bot 1", "Bot 2"]
+        assert list(watched(referee, "anon-game", organizer).players) == ["zed", "amy"]

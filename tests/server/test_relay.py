@@ -141,5 +141,5 @@ def test_the_relay_passes_the_referees_refusal_and_serves_public_matches_only(
     assert again == [(unknown, unknown_text)] * 3, "the same refusal, remembered"
     assert upstream_watches == 2, "an unknown match is asked of the referee once, not per try"
     assert unknown is grpc.StatusCode.NOT_FOUND and unknown_text == "no match has id 'nope'"
-    assert private is grpc.StatusCode.PERMISSION_DENIED
-    assert "serves public matches only" in private_text
+    assert private is grpc.StatusCode.PERMISSION_DENIED, "the relay asks as the public does"
+    assert "shown to course 'class' only (live view: signed-in)" in private_text

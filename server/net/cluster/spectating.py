@@ -40,11 +40,12 @@ from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.limits import peer_host
 from domino_arena.server.net.live_access import LiveAccess, LiveStorage, Viewer
-from domino_arena.server.net.live_wire import live_view_of_proto, spectator_message
+from domino_arena.server.net.live_wire import live_view_of_proto
 from domino_arena.server.net.spectators import (
     live_response,
     not_watchable,
     refuse_unseen,
+    start_message,
     wire_of,
 )
 from domino_arena.server.net.watch_limits import (
@@ -83,6 +84,23 @@ DROPPED: Final = "Da-Dropped"
 """Header of a host's last message to a watcher it dropped (the value says why)."""
 
 
+def courses_of(viewer: Viewer) -> list[str] | None:
+    """The courses a gateway's caller is of, as the hosts are told them (None: every one)."""
+    return None if viewer.courses is None else sorted(viewer.courses)
+
+
+def viewer_of(data: bytes) -> Viewer:
+    """The caller a gateway asks for (its courses, :func:`courses_of`); the public when the
+    request says none or cannot be read."""
+    try:
+        courses = json.loads(data or b"{}").get("courses", [])
+    except (ValueError, AttributeError):
+        courses = []
+    if courses is None:
+        return Viewer(None)
+    return Viewer(frozenset(str(c) for c in courses if isinstance(c, str)))
+
+
 class WatchHost:
     """A host's side: answers the gateways' ``Watch`` and ``ListLive`` from its own hub."""
 
@@ -114,10 +132,9 @@ class WatchHost:
             task.cancel()
 
     async def _on_live(self, msg: Msg) -> None:
-        if msg.reply:  # every match but those shown to nobody: the gateway filters by caller
-            every_course = Viewer(None)
+        if msg.reply:  # what the gateway's caller may see (its courses, in the request)
             answer = await live_response(
-                self.hub, self.roster, self.ladders, self.access, every_course
+                self.hub, self.roster, self.ladders, self.access, viewer_of(msg.data)
             )
             self.broker.post(msg.reply, answer.SerializeToString())
 
@@ -128,6 +145,7 @@ class WatchHost:
         except (ValueError, KeyError, TypeError) as exc:
             LOG.warning("a watch request ignored: %s", exc)
             return
+        viewer = viewer_of(msg.data)
         spec = self.hub.spec(match_id)
         if spec is None:
             if self.hub.ended_recently(match_id) and msg.reply:
@@ -142,7 +160,7 @@ class WatchHost:
             return
         if msg.reply:
             self.broker.post(msg.reply, OK)
-        start = spectator_message(match_id, WatchStart(spec), live_view=view)
+        start = await start_message(spec, view, self.access, viewer)
         self.broker.post(inbox, start.SerializeToString())
         task = asyncio.get_running_loop().create_task(self._pump(subscription, inbox))
         self._pumps[inbox] = task
@@ -206,16 +224,15 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         viewer = await self._viewer(context)
         merged = admin_pb.ListLiveResponse()
         bots: dict[str, admin_pb.ConnectedBot] = {}
-        answers = await self.broker.gather(self.broker.subjects.live, b"", GATHER_SECONDS)
+        asked = json.dumps({"courses": courses_of(viewer)}).encode()
+        answers = await self.broker.gather(self.broker.subjects.live, asked, GATHER_SECONDS)
         for data in answers:
             try:
                 answer = admin_pb.ListLiveResponse.FromString(data)
             except Exception as exc:  # a host's bug must not fail the listing
                 LOG.warning("a host's live list ignored: %s", exc)
                 continue
-            merged.matches.extend(
-                m for m in answer.matches if viewer.sees(m.course, live_view_of_proto(m.live_view))
-            )
+            merged.matches.extend(answer.matches)  # the host showed what this caller may see
             merged.ladders.extend(answer.ladders)
             for bot in answer.connected:  # every host sees every bot, seated in its own
                 known = bots.setdefault(bot.name, bot)
@@ -271,7 +288,9 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         inbox = broker.new_inbox()
         subscription = await broker.subscribe(inbox, take)
         try:
-            ask = json.dumps({"match_id": match_id, "to": inbox}).encode()
+            ask = json.dumps(
+                {"match_id": match_id, "to": inbox, "courses": courses_of(viewer)}
+            ).encode()
             answer = await broker.request(subjects.watch, ask, ASK_SECONDS)
             if answer != OK:
                 await not_watchable(context, match_id, answer == OVER, self.storage)

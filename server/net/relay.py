@@ -29,15 +29,12 @@ from typing import Any, Final
 
 import grpc
 
-from domino_arena.server.net.admin_requests import MAX_ID_LENGTH
-from domino_arena.server.net.limits import peer_host
 from domino_arena.server.net.live_access import AUDIENCE_KEY, PUBLIC_AUDIENCE
 from domino_arena.server.net.live_wire import live_view_of_proto
-from domino_arena.server.net.spectators import SPECTATOR_SERVICE
+from domino_arena.server.net.spectators import SPECTATOR_SERVICE, admit, check_match_id
 from domino_arena.server.net.watch_limits import (
     WatcherCounts,
     WatchLimits,
-    WatchRefusedError,
 )
 from domino_arena.server.play.feed import Cursor, Dropped, Feed
 from domino_arena.server.play.spectators import MAX_PENDING
@@ -214,18 +211,11 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
         context: grpc.aio.ServicerContext[admin_pb.WatchRequest, Any],
     ) -> None:
         match_id = request.match_id
-        if not match_id or len(match_id) > MAX_ID_LENGTH:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"match_id: expected 1 to {MAX_ID_LENGTH} characters, got {len(match_id)}",
-            )
+        await check_match_id(context, match_id)
         ended = self.ended_lately(match_id) if match_id not in self.followed else None
         if ended is not None:
             await context.abort(*ended)
-        try:
-            seat = self.counts.admit(match_id, peer_host(context.peer() or ""), relay=False)
-        except WatchRefusedError as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        seat = await admit(self.counts, context, match_id, relay=False)
         try:
             followed = await self._join(match_id)
             try:

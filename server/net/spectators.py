@@ -30,6 +30,7 @@ from domino_arena.server.net.live_access import (
 from domino_arena.server.net.live_wire import connected_bots, live_match_to_proto, spectator_message
 from domino_arena.server.net.watch_limits import (
     DEFAULT_WATCH_LIMITS,
+    Seat,
     WatcherCounts,
     WatchLimits,
     WatchRefusedError,
@@ -158,6 +159,42 @@ async def not_watchable(
     await context.abort(grpc.StatusCode.NOT_FOUND, f"no match has id {echo(match_id)}")
 
 
+async def check_match_id(context: grpc.aio.ServicerContext[Any, Any], match_id: str) -> None:
+    """End a ``Watch`` INVALID_ARGUMENT for a missing or over-long match id (never echoed)."""
+    if not match_id:
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, "match_id: missing; expected a match id"
+        )
+    if len(match_id) > MAX_ID_LENGTH:
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"match_id: at most {MAX_ID_LENGTH} characters, got {len(match_id)}",
+        )
+
+
+async def caller(access: LiveAccess, context: grpc.aio.ServicerContext[Any, Any]) -> Viewer:
+    """Who calls, by the call's token; a token that is none of the referee's ends the call."""
+    try:
+        return await access.viewer(context.invocation_metadata())
+    except RequestError as exc:
+        await context.abort(exc.status, str(exc))
+
+
+async def admit(
+    counts: WatcherCounts,
+    context: grpc.aio.ServicerContext[Any, Any],
+    match_id: str,
+    *,
+    relay: bool,
+) -> Seat:
+    """Count one more watch of ``match_id`` from the caller's address, or end the call
+    RESOURCE_EXHAUSTED naming the bound it is past."""
+    try:
+        return counts.admit(match_id, peer_host(context.peer() or ""), relay=relay)
+    except WatchRefusedError as exc:
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+
+
 async def refuse_unseen(
     context: grpc.aio.ServicerContext[Any, Any],
     match_id: str,
@@ -210,18 +247,12 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
         self.counts = WatcherCounts(limits)
         """The watches open now, by match and address."""
 
-    async def _viewer(self, context: grpc.aio.ServicerContext[Any, Any]) -> Viewer:
-        try:
-            return await self.access.viewer(context.invocation_metadata())
-        except RequestError as exc:
-            await context.abort(exc.status, str(exc))
-
     async def ListLive(  # noqa: N802
         self,
         request: admin_pb.ListLiveRequest,
         context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
     ) -> admin_pb.ListLiveResponse:
-        viewer = await self._viewer(context)
+        viewer = await caller(self.access, context)
         return await live_response(self.hub, self.roster, self.ladders, self.access, viewer)
 
     async def Watch(  # type: ignore[override]  # noqa: N802
@@ -230,26 +261,15 @@ class SpectatorServicer(admin_pb_grpc.SpectatorServiceServicer):
         context: grpc.aio.ServicerContext[admin_pb.WatchRequest, admin_pb.SpectatorMessage],
     ) -> None:
         match_id = request.match_id
-        if not match_id:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "match_id: missing; expected a match id"
-            )
-        if len(match_id) > MAX_ID_LENGTH:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"match_id: at most {MAX_ID_LENGTH} characters, got {len(match_id)}",
-            )
-        viewer = await self._viewer(context)
+        await check_match_id(context, match_id)
+        viewer = await caller(self.access, context)
         spec = self.hub.spec(match_id)
         if spec is None:
             await not_watchable(context, match_id, self.hub.ended_recently(match_id), self.storage)
         view = await self.access.view_of(spec)
         if not viewer.sees(spec.course, view):
             await refuse_unseen(context, match_id, spec.course, view, viewer)
-        try:
-            seat = self.counts.admit(match_id, peer_host(context.peer() or ""), relay=viewer.relay)
-        except WatchRefusedError as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        seat = await admit(self.counts, context, match_id, relay=viewer.relay)
         try:
             try:
                 subscription = self.hub.subscribe(match_id)

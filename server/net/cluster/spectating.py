@@ -36,12 +36,13 @@ from nats.aio.msg import Msg
 
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import LadderView
-from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
 from domino_arena.server.net.cluster.broker import Broker
-from domino_arena.server.net.limits import peer_host
 from domino_arena.server.net.live_access import LiveAccess, LiveStorage, Viewer
 from domino_arena.server.net.live_wire import live_view_of_proto
 from domino_arena.server.net.spectators import (
+    admit,
+    caller,
+    check_match_id,
     live_response,
     not_watchable,
     refuse_unseen,
@@ -52,7 +53,6 @@ from domino_arena.server.net.watch_limits import (
     DEFAULT_WATCH_LIMITS,
     WatcherCounts,
     WatchLimits,
-    WatchRefusedError,
 )
 from domino_arena.server.play.feed import Dropped
 from domino_arena.server.play.roster import Roster
@@ -210,18 +210,12 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         self.counts = WatcherCounts(limits)
         """This gateway's watches, bounded as on one referee (:mod:`..watch_limits`)."""
 
-    async def _viewer(self, context: grpc.aio.ServicerContext[Any, Any]) -> Viewer:
-        try:
-            return await self.access.viewer(context.invocation_metadata())
-        except RequestError as exc:
-            await context.abort(exc.status, str(exc))
-
     async def ListLive(  # noqa: N802
         self,
         request: admin_pb.ListLiveRequest,
         context: grpc.aio.ServicerContext[admin_pb.ListLiveRequest, admin_pb.ListLiveResponse],
     ) -> admin_pb.ListLiveResponse:
-        viewer = await self._viewer(context)
+        viewer = await caller(self.access, context)
         merged = admin_pb.ListLiveResponse()
         bots: dict[str, admin_pb.ConnectedBot] = {}
         asked = json.dumps({"courses": courses_of(viewer)}).encode()
@@ -248,20 +242,9 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         context: grpc.aio.ServicerContext[admin_pb.WatchRequest, admin_pb.SpectatorMessage],
     ) -> None:
         match_id = request.match_id
-        if not match_id:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "match_id: missing; expected a match id"
-            )
-        if len(match_id) > MAX_ID_LENGTH:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"match_id: at most {MAX_ID_LENGTH} characters, got {len(match_id)}",
-            )
-        viewer = await self._viewer(context)
-        try:
-            seat = self.counts.admit(match_id, peer_host(context.peer() or ""), relay=viewer.relay)
-        except WatchRefusedError as exc:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        await check_match_id(context, match_id)
+        viewer = await caller(self.access, context)
+        seat = await admit(self.counts, context, match_id, relay=viewer.relay)
         try:
             await self._follow(context, match_id, viewer)
         finally:

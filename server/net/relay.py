@@ -5,7 +5,7 @@ gRPC spectators (docs/spectators.md, "Relays"). The referee serves a few watcher
 its bounds (:mod:`.watch_limits`), because each costs a write per step on the thread its
 matches run on. A relay follows the referee with ONE watch per match, whatever the number of
 its own watchers: it posts each message's bytes, as the referee made them, once to a
-:class:`~domino_arena.server.play.feed.Feed`, and every watcher of that match reads the feed
+:class:`~domino_arena.server.feed.Feed`, and every watcher of that match reads the feed
 with its own cursor. Its watchers are bounded by its own limits, with the same refusals.
 
 A relay holds the referee's relay token, so the referee counts its watches apart from the crowd
@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import grpc
 
+from domino_arena.server.feed import Cursor, Dropped, Feed
 from domino_arena.server.net.live_access import AUDIENCE_KEY, PUBLIC_AUDIENCE
 from domino_arena.server.net.live_wire import live_view_of_proto
 from domino_arena.server.net.spectators import SPECTATOR_SERVICE, admit, check_match_id
@@ -36,7 +37,6 @@ from domino_arena.server.net.watch_limits import (
     WatcherCounts,
     WatchLimits,
 )
-from domino_arena.server.play.feed import Cursor, Dropped, Feed
 from domino_arena.server.play.spectators import MAX_PENDING
 from domino_arena.server.store.live_views import LIVE_VIEW_PUBLIC
 from domino_arena.v1 import admin_pb2 as admin_pb

@@ -18,6 +18,7 @@ from typing import Any, NoReturn, Protocol
 import grpc
 from google.protobuf.message import Message
 
+from domino_arena.server.feed import Dropped
 from domino_arena.server.net.admin_answers import LadderView, live_ladder_message
 from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
 from domino_arena.server.net.limits import echo, peer_host
@@ -35,7 +36,6 @@ from domino_arena.server.net.watch_limits import (
     WatchLimits,
     WatchRefusedError,
 )
-from domino_arena.server.play.feed import Dropped
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (

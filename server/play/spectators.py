@@ -12,9 +12,10 @@ tables and the table after the last of them. The hub deals in these public items
 the network layer turns each into its message as it writes it (``server/net``), so the hub
 knows nothing of the wire.
 
-One fan-out per match (docs/spectators.md). Each match has ONE feed (:mod:`.feed`) of
-:class:`Posted` items that every watcher of it shares: a step is made public, its table drawn
-(only while somebody watches) and appended once, whatever the number of watchers; the network
+One fan-out per match (docs/spectators.md). Each match has ONE feed
+(:mod:`domino_arena.server.feed`) of :class:`Posted` items that every watcher of it shares: a
+step is made public, its table drawn (only while somebody watches) and appended once, whatever
+the number of watchers; the network
 layer turns each posted item into its message once too (:attr:`Posted.wires`). A watcher is a
 cursor into the feed (:class:`Subscription`), woken by one event when the feed grows; it takes
 everything new at once. So the referee's work per step that watchers cause is a table, an
@@ -23,8 +24,9 @@ network layer (``server/net/watch_limits.py``).
 
 The referee never waits for a spectator. Every hub call is a plain call on the one thread that
 trio (the matches) and asyncio (the gRPC handlers) share. A spectator more than
-:data:`MAX_PENDING` items behind is dropped, told why (:class:`~.feed.Dropped`). A spectator
-that joins mid-match first gets the public steps so far.
+:data:`MAX_PENDING` items behind is dropped, told why
+(:class:`~domino_arena.server.feed.Dropped`). A spectator that joins mid-match first gets the
+public steps so far.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.rules import SPECTATOR, GameState, HandResult, LogEntry, Observation
 from domino_arena.sdk.rules.state import public_entry
-from domino_arena.server.play.feed import Cursor, Feed
+from domino_arena.server.feed import Cursor, Feed
 from domino_arena.server.play.match_spec import MatchSpec
 
 LOG: Final = logging.getLogger("domino_arena.server")

@@ -4,8 +4,9 @@ A crowd on a live page used to cost the referee one ``Watch`` per browser: each 
 serialized, sent and decoded once per browser, and 1,000 browsers slowed every match of the
 referee. A :class:`MatchFeed` reads the referee's watch of one match once, turns each item into
 its event once (:class:`Follower`), and encodes that event's server-sent-event bytes once
-(:data:`Encode`: the names scrubbed, the table drawn as HTML) into a shared, bounded log. Each
-browser is a :class:`Reader`: a cursor into that log, woken when the log grows, writing
+(:data:`Encode`: the names scrubbed, the table drawn as HTML) into a shared, bounded
+:class:`~domino_arena.server.feed.Feed` (the referee's own fan-out, keeping the last events
+only). Each browser is a :class:`Reader`: a cursor into that feed, woken when the log grows, writing
 everything it has not had as one chunk (a slow browser makes one large write, not many small
 ones). A browser that falls more than the log's bound behind is cut (a ``cut`` event says so),
 and the match, the referee and the other browsers never wait for it.
@@ -21,10 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any
 from urllib.parse import quote
 
@@ -38,6 +37,7 @@ from domino_arena.sdk.client.spectator import (
 )
 from domino_arena.sdk.rules import CHANCE, DEAL, Game
 from domino_arena.sdk.wire import ConversionError
+from domino_arena.server.feed import Cursor, Dropped, Feed
 from domino_arena.server.web.table import draw_public
 
 
@@ -171,9 +171,8 @@ class MatchFeed:
         self.follower = Follower(match_id)
         self.started: WatchStarted | None = None
         self.start: FeedEvent | None = None
-        self.log: deque[FeedEvent] = deque(maxlen=bound)
-        self.total = 0
-        """Events appended so far (the log holds the last ``bound`` of them)."""
+        self.events: Feed[FeedEvent] = Feed(keep=bound)
+        """The events after the start (the last ``bound`` kept), read by every browser."""
         self.latest: FeedEvent | None = None
         """The latest ``step`` with a table (None before the first deal)."""
         self.end: FeedEvent | None = None
@@ -187,7 +186,6 @@ class MatchFeed:
         self._watch = watch
         self._make_encode = make_encode
         self._on_done = on_done
-        self._grew = asyncio.Event()
         self._idle = 0
         """Counts holds and releases: a linger timer closes the feed only if it is the same
         when the timer fires as when it was set."""
@@ -196,9 +194,9 @@ class MatchFeed:
         """Done once the start is read (it raises the referee's refusal, as ``WatchError``)."""
 
     @property
-    def base(self) -> int:
-        """The index (over all events) of the oldest event kept."""
-        return self.total - len(self.log)
+    def total(self) -> int:
+        """Events appended so far."""
+        return self.events.total
 
     async def _begin(self) -> None:
         try:
@@ -241,25 +239,19 @@ class MatchFeed:
         if not self.done:
             self.done = True
             self._on_done(self)
-            self._wake()
+            self.events.close()
 
     def _append(self, event: FeedEvent) -> None:
-        self.log.append(event)
-        self.total += 1
         if event.name == "step" and event.data["table"] is not None:
             self.latest = event
         elif event.name == "end":
             self.end = event
-        self._wake()
-
-    def _wake(self) -> None:
-        grew, self._grew = self._grew, asyncio.Event()
-        grew.set()
+        self.events.post(event)
 
     async def grown(self, since: int) -> None:
         """Return once the feed holds more than ``since`` events or is done."""
         while self.total <= since and not self.done:
-            await self._grew.wait()
+            await self.events.grown()
 
     # -- who holds it -------------------------------------------------------------------------
 
@@ -300,12 +292,15 @@ class MatchFeed:
 
 
 class Reader:
-    """One browser's place in a feed: what it has been sent, and what it has not yet."""
+    """One browser's place in a feed (a :class:`~domino_arena.server.feed.Cursor`): what
+    it has been sent, and what it has not yet."""
 
     def __init__(self, feed: MatchFeed, on_close: Callable[[], None]) -> None:
         self.feed = feed
+        events = feed.events
         # Join with half the kept window, so one more event does not cut a new browser.
-        self.cursor = max(feed.base, feed.total - max(1, feed.bound // 2))
+        joined = max(events.base, events.total - max(1, feed.bound // 2))
+        self.cursor = Cursor(events, f"match {feed.match_id}", feed.bound, start=joined)
         self._started = False
         self._on_close = on_close
         self._closed = False
@@ -321,8 +316,9 @@ class Reader:
         if not self._started:
             self._started = True
             parts.append(feed.start.text)
-        if self.cursor < feed.base:
-            waiting = feed.total - self.cursor
+        waiting = self.cursor.pending
+        batch = self.cursor.take()
+        if isinstance(batch, Dropped):
             parts.append(
                 cut_event(
                     f"cut: {waiting} events of match {feed.match_id} were waiting for this "
@@ -330,8 +326,7 @@ class Reader:
                 )
             )
             return b"".join(parts), True
-        parts.extend(e.text for e in islice(feed.log, self.cursor - feed.base, None))
-        self.cursor = feed.total
+        parts.extend(event.text for event in batch or ())
         if feed.done:
             if feed.end is None:
                 parts.append(cut_event(feed.reason))
@@ -342,7 +337,7 @@ class Reader:
         """Wait until there is something to send; False after ``timeout`` seconds of nothing."""
         try:
             async with asyncio.timeout(timeout):
-                await self.feed.grown(self.cursor)
+                await self.cursor.wait()
         except TimeoutError:
             return False
         return True

@@ -46,9 +46,9 @@ from domino_arena.sdk.rules import (
 from domino_arena.sdk.wire import ConversionError, game_from_proto, spectator_table_from_proto
 from domino_arena.sdk.wire import spectator_table_to_proto as table_to_proto
 from domino_arena.sdk.wire.observations import observation_to_proto
+from domino_arena.server.feed import Dropped
 from domino_arena.server.net.live_wire import spectator_message
 from domino_arena.server.net.spectators import wire_of
-from domino_arena.server.play.feed import Dropped
 from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.spectators import (
     NotWatchableError,

@@ -34,6 +34,7 @@ from typing import Any, Final
 import grpc
 from nats.aio.msg import Msg
 
+from domino_arena.server.feed import Dropped
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import LadderView
 from domino_arena.server.net.cluster.broker import Broker
@@ -54,7 +55,6 @@ from domino_arena.server.net.watch_limits import (
     WatcherCounts,
     WatchLimits,
 )
-from domino_arena.server.play.feed import Dropped
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.spectators import (
     MAX_PENDING,

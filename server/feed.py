@@ -5,11 +5,14 @@ an item is made once and shared by every reader, a post is an append and one wak
 many read, and a reader takes everything new at once (a reader that writes slowly to its
 client takes several items per wake-up rather than waking per item). The referee's spectator
 hub keeps one per running match (``server/play/spectators.py``); a relay keeps one per match it
-follows, of the referee's message bytes (``server/net/relay.py``).
+follows, of the referee's message bytes (``server/net/relay.py``); the web face one per match its
+browsers follow, of their events' bytes (``server/web/live_feed.py``).
 
 The writer never waits for a reader. A reader more than ``max_pending`` items behind is
 dropped, told why: it would watch a match long gone, and the feed's list is the match's own,
-so a slow reader holds no memory of its own.
+so a slow reader holds no memory of its own. A feed may keep only its last ``keep`` items (the
+web face's: a browser that joins late starts near the end, and one that falls out of the window
+is dropped); positions are counted from the feed's first item either way.
 
 Every call is made on the one thread of the event loop; the wake-up is an ``asyncio.Event``.
 """
@@ -17,6 +20,7 @@ Every call is made on the one thread of the event loop; the wake-up is an ``asyn
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -32,17 +36,31 @@ class Dropped:
 
 
 class Feed(Generic[T]):
-    """A growing list of items and the event that says it grew (see the module)."""
+    """A growing list of items and the event that says it grew (see the module); with
+    ``keep``, only the last ``keep`` items are kept."""
 
-    def __init__(self) -> None:
-        self.log: list[T] = []
+    def __init__(self, keep: int | None = None) -> None:
+        self.log: deque[T] = deque(maxlen=keep)
+        self.total = 0
+        """Items posted so far (the log holds the last of them)."""
         self.over = False
         """True once the writer closed it: its last item was the last."""
         self._grown = asyncio.Event()
 
+    @property
+    def base(self) -> int:
+        """The position of the oldest item kept."""
+        return self.total - len(self.log)
+
+    def since(self, position: int) -> list[T]:
+        """The items kept from ``position`` on (the newest are at the log's end: cheap)."""
+        log, base = self.log, self.base
+        return [log[index - base] for index in range(max(position, base), self.total)]
+
     def post(self, item: T) -> None:
         """Append ``item`` and wake every reader waiting."""
         self.log.append(item)
+        self.total += 1
         self._wake()
 
     def close(self) -> None:
@@ -60,15 +78,22 @@ class Feed(Generic[T]):
 
 
 class Cursor(Generic[T]):
-    """One reader of a :class:`Feed`: a ``backlog`` it joined with, then every item posted
-    after it joined; ``label`` names what it reads in the dropped message ("match X")."""
+    """One reader of a :class:`Feed`: a ``backlog`` it joined with, then every item from
+    position ``start`` (default: those posted after it joined); ``label`` names what it reads
+    in the dropped message ("match X")."""
 
     def __init__(
-        self, feed: Feed[T], label: str, max_pending: int, backlog: list[T] | None = None
+        self,
+        feed: Feed[T],
+        label: str,
+        max_pending: int,
+        backlog: list[T] | None = None,
+        *,
+        start: int | None = None,
     ) -> None:
         self._feed = feed
         self._backlog = backlog or []
-        self._next = len(feed.log)
+        self._next = feed.total if start is None else start
         self.label = label
         self.max_pending = max_pending
         self.dropped: str | None = None
@@ -77,7 +102,7 @@ class Cursor(Generic[T]):
     @property
     def pending(self) -> int:
         """Items posted and not taken yet (the backlog is bounded by the match: not counted)."""
-        return len(self._feed.log) - self._next
+        return self._feed.total - self._next
 
     def take(self) -> list[T] | Dropped | None:
         """What is there now, without waiting: the items since the last call ([] when none), a
@@ -88,23 +113,23 @@ class Cursor(Generic[T]):
         if self._backlog:
             batch, self._backlog = self._backlog, []
             return batch
-        log = self._feed.log
-        if self._next == len(log):
-            return None if self._feed.over else []
-        if len(log) - self._next > self.max_pending:
+        feed = self._feed
+        if self._next == feed.total:
+            return None if feed.over else []
+        if feed.total - self._next > self.max_pending or self._next < feed.base:
             self.dropped = (
-                f"dropped: {len(log) - self._next} messages of {self.label} were waiting "
+                f"dropped: {feed.total - self._next} messages of {self.label} were waiting "
                 "unread, and a match never waits for its spectators; watch again to catch up"
             )
             return Dropped(self.dropped)
-        batch = log[self._next :]
-        self._next = len(log)
+        batch = feed.since(self._next)
+        self._next = feed.total
         return batch
 
     async def wait(self) -> None:
         """Wait until there is something to take (at once if there is); safe to cancel, so a
         timeout around it loses nothing."""
-        if self._backlog or self._next < len(self._feed.log) or self._feed.over:
+        if self._backlog or self._next < self._feed.total or self._feed.over:
             return
         await self._feed.grown()
 

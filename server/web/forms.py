@@ -50,11 +50,14 @@ from domino_arena.server.web.live_pages import lobby_data
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.scoped import known_course
 from domino_arena.server.web.sessions import (
+    OWNER_STAMP,
     RateLimit,
     Session,
     Sessions,
     client_address,
+    current,
     read_form,
+    stamp_of,
 )
 from domino_arena.server.web.views import WebStorage
 
@@ -65,19 +68,12 @@ BOTH_GIVEN: Final = (
     "owner token: give it alone for a later bot (it names you and the course), or an invite "
     "code and an owner for your first"
 )
-OWNER_STAMP: Final = "owner:"
-"""A session opened with the owner's token: its stamp is this and the owner token's issue
-time (rotating the owner token ends it, as rotating the bot's ends the others)."""
 ORGANIZER_REFUSED: Final = "organizer token not accepted"
 NOT_CONNECTED: Final = "not connected to a referee"
 FORM_PATHS: Final = (
     r"^/courses/[^/]+/(register|me|me/logout|organizer|organizer/logout|organizer/owners)$"
 )
 """The paths that take a POST (the security middleware lets these through, and only these)."""
-
-
-def _stamp(value: Any) -> str:
-    return "" if value is None else str(value.isoformat())
 
 
 def form_routes(
@@ -177,16 +173,7 @@ def form_routes(
     async def bot_session(request: Request, name: str) -> Session | None:
         """The request's bot session, if its bot is still of ``name`` with the same token."""
         session = sessions.read(request, "bot", name)
-        if session is None:
-            return None
-        stored = await run_in_threadpool(storage.bot, session.name)
-        if stored is None or stored.course != name:
-            return None
-        if session.stamp.startswith(OWNER_STAMP):  # opened with the owner's token
-            owner = await run_in_threadpool(storage.owner, name, stored.owner)
-            if owner is None or OWNER_STAMP + _stamp(owner.token_issued) != session.stamp:
-                return None
-        elif _stamp(stored.token_issued) != session.stamp:
+        if session is None or not await run_in_threadpool(current, storage, "bot", name, session):
             return None
         return session
 
@@ -217,12 +204,12 @@ def form_routes(
         bot, token = form.get("bot", "").strip(), form.get("token", "").strip()
         check = await run_in_threadpool(storage.check_bot, bot, token)
         stored = await run_in_threadpool(storage.bot, bot)
-        stamp = None if stored is None else _stamp(stored.token_issued)
+        stamp = None if stored is None else stamp_of(stored.token_issued)
         if check not in (BotCheck.OK, BotCheck.DISABLED, BotCheck.OWNER_DISABLED):
             # The owner's token signs in as any of its bots (docs/courses.md: owners).
             owner = await run_in_threadpool(storage.owner_of_token, token)
             mine = owner is not None and stored is not None and stored.owner == owner.name
-            stamp = OWNER_STAMP + _stamp(owner.token_issued) if owner and mine else None
+            stamp = OWNER_STAMP + stamp_of(owner.token_issued) if owner and mine else None
         if stored is None or stamp is None or stored.course != course["name"]:
             login = {"course": course, "message": BOT_REFUSED}
             return refused(request, render(request, "course_me_login.html", login, status=401))
@@ -237,10 +224,9 @@ def form_routes(
         """The request's organizer session, if opened with the course's current token."""
         name = request.path_params["name"]
         session = sessions.read(request, "organizer", name)
-        if session is None:
-            return None
-        course = await run_in_threadpool(storage.course, name)
-        if course is None or _stamp(course.organizer_token_issued) != session.stamp:
+        if session is None or not await run_in_threadpool(
+            current, storage, "organizer", name, session
+        ):
             return None
         return session
 
@@ -280,7 +266,7 @@ def form_routes(
             )
         response = RedirectResponse(f"/courses/{course['name']}/organizer", status_code=303)
         session = Session(
-            "organizer", course["name"], course["name"], _stamp(stored.organizer_token_issued)
+            "organizer", course["name"], course["name"], stamp_of(stored.organizer_token_issued)
         )
         sessions.open(response, request, session)
         organizer_tokens.keep(course["name"], session.stamp, token)

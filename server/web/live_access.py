@@ -13,36 +13,13 @@ ends it here too).
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from domino_arena.sdk.client.spectator import LiveView
 from domino_arena.server.web.live import Allowed
-from domino_arena.server.web.sessions import Sessions
+from domino_arena.server.web.sessions import Sessions, current
 from domino_arena.server.web.views import WebStorage
-
-OWNER_STAMP = "owner:"
-"""As the course forms stamp a session opened with an owner's token (:mod:`.forms`)."""
-
-
-def _stamp(value: Any) -> str:
-    return "" if value is None else str(value.isoformat())
-
-
-def _current(storage: WebStorage, kind: str, course: str, name: str, stamp: str) -> bool:
-    """Whether a ``kind`` session of ``course`` (for bot ``name``) with ``stamp`` still holds."""
-    if kind == "organizer":
-        stored_course = storage.course(course)
-        return stored_course is not None and _stamp(stored_course.organizer_token_issued) == stamp
-    bot = storage.bot(name)
-    if bot is None or bot.course != course:
-        return False
-    if stamp.startswith(OWNER_STAMP):
-        owner = storage.owner(course, bot.owner)
-        return owner is not None and OWNER_STAMP + _stamp(owner.token_issued) == stamp
-    return _stamp(bot.token_issued) == stamp
 
 
 def allowed_for(request: Request, sessions: Sessions | None, storage: WebStorage | None) -> Allowed:
@@ -57,7 +34,7 @@ def allowed_for(request: Request, sessions: Sessions | None, storage: WebStorage
             for kind in ("bot", "organizer"):
                 session = sessions.read(request, kind, course)
                 if session is not None and await run_in_threadpool(
-                    _current, storage, kind, course, session.name, session.stamp
+                    current, storage, kind, course, session
                 ):
                     known[course] = True
                     break

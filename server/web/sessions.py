@@ -35,12 +35,15 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from domino_arena.server.store.bots import StoredBot
+from domino_arena.server.store.courses import StoredCourse
+from domino_arena.server.store.owners import StoredOwner
 from domino_arena.server.web.params import WebError
 
 SESSION_SECONDS: Final = 8 * 3600
@@ -263,3 +266,41 @@ async def read_form(request: Request) -> dict[str, str]:
             raise WebError(400, f"{key[:40]}: at most {MAX_FIELD} characters")
         form[key] = values[0]
     return form
+
+
+# -- is a session current ---------------------------------------------------------------------
+
+OWNER_STAMP: Final = "owner:"
+"""A session opened with the owner's token: its stamp is this and the owner token's issue
+time (rotating the owner token ends it, as rotating the bot's ends the others)."""
+
+
+def stamp_of(issued: Any) -> str:
+    """A token's issue time as a session stamps it ("" for none)."""
+    return "" if issued is None else str(issued.isoformat())
+
+
+class SessionStorage(Protocol):
+    """What :func:`current` reads."""
+
+    def course(self, name: str) -> StoredCourse | None: ...
+    def bot(self, name: str) -> StoredBot | None: ...
+    def owner(self, course: str, name: str) -> StoredOwner | None: ...
+
+
+def current(storage: SessionStorage, kind: str, course: str, session: Session) -> bool:
+    """Whether ``session`` (a ``kind`` session of ``course``) still holds: opened with the token
+    its course, bot or owner holds now (rotating a token, or moving or deleting the bot, ends
+    it). Blocking: run it in a worker thread."""
+    if kind == "organizer":
+        stored_course = storage.course(course)
+        return stored_course is not None and stamp_of(stored_course.organizer_token_issued) == (
+            session.stamp
+        )
+    bot = storage.bot(session.name)
+    if bot is None or bot.course != course:
+        return False
+    if session.stamp.startswith(OWNER_STAMP):
+        owner = storage.owner(course, bot.owner)
+        return owner is not None and OWNER_STAMP + stamp_of(owner.token_issued) == session.stamp
+    return stamp_of(bot.token_issued) == session.stamp

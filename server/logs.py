@@ -30,6 +30,7 @@ __all__ = [
     "FORMATS",
     "LEVELS",
     "LOGGER",
+    "LOG_BURST",
     "MAX_MESSAGE",
     "MAX_QUOTED",
     "JsonFormatter",
@@ -182,6 +183,10 @@ def unconfigure(handler: logging.Handler) -> None:
     logging.getLogger(LOGGER).removeHandler(handler)
 
 
+LOG_BURST: Final = 5
+"""The lines a :class:`LogBudget` key logs at once before it waits for its refill."""
+
+
 class LogBudget:
     """At most ``burst`` lines per key, then one per ``seconds``: a client that repeats a refused
     call (a bad Hello, a flood of connections) fills no log. :meth:`allow` says whether to log
@@ -193,7 +198,7 @@ class LogBudget:
     def __init__(
         self,
         *,
-        burst: int = 5,
+        burst: int = LOG_BURST,
         seconds: float = 60.0,
         max_keys: int = 10_000,
         clock: Callable[[], float] = time.monotonic,

@@ -47,9 +47,10 @@ MAX_STREAMS: Final = 2000
 """Event streams open at once, over all browsers; one more is a 503. A stream costs the
 referee nothing now (a match's browsers share one watch) and this process a socket and a
 cursor, so the bound is the web face's own sockets (uvicorn's and the system's file limit)."""
-MAX_STREAMS_PER_CLIENT: Final = 8
-"""Event streams one client address may hold (a few tabs); one more is a 503, so one client
-cannot lock everyone else out of the live pages (issue 29)."""
+MAX_STREAMS_PER_CLIENT: Final = 64
+"""Event streams one client address may hold; one more is a 503, so one client cannot lock
+everyone else out of the live pages (issue 29), while a classroom behind one NAT address (40
+students, a tab or two each) still watches."""
 QUEUE_BOUND: Final = 256
 """Events kept per match; a browser further behind is cut (it may reload)."""
 LINGER_SECONDS: Final = 5.0

@@ -20,8 +20,8 @@ from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.store.live_views import LIVE_VIEW_NONE, LIVE_VIEW_SIGNED_IN
 from domino_arena.v1 import admin_pb2 as admin_pb
 from tests.fakes.admin_server import TOKEN, AdminServer, served_over
+from tests.fakes.live_match import spec_of
 from tests.fakes.referee_server import WAIT
-from tests.server.test_spectators import spec_of
 
 RELAY: Final = "relay-secret"
 

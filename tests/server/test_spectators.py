@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +30,6 @@ from domino_arena.sdk.client.spectator import (
     WatchItem,
     WatchStarted,
 )
-from domino_arena.sdk.match.notices import Step
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import (
     CHANCE,
@@ -49,7 +47,6 @@ from domino_arena.sdk.wire.observations import observation_to_proto
 from domino_arena.server.feed import Dropped
 from domino_arena.server.net.live_wire import spectator_message
 from domino_arena.server.net.spectators import wire_of
-from domino_arena.server.play.match_spec import MatchSpec
 from domino_arena.server.play.spectators import (
     NotWatchableError,
     SpectatorHub,
@@ -68,28 +65,10 @@ from tests.fakes.leaks import (
     table_tiles,
     tiles_in,
 )
+from tests.fakes.live_match import WATCHED, normal_end, spec_of, steps
 from tests.fakes.referee_server import WAIT
 
-MATCH_ID: Final = "watched"
-
-
-def spec_of(game: Game, seed: int = 1, match_id: str = MATCH_ID) -> MatchSpec:
-    bots = tuple(f"bot{seat}" for seat in range(game.num_players))
-    return MatchSpec(game=game, bots=bots, seed=seed, time_control=TimeControl(), match_id=match_id)
-
-
-def steps(game: Game, seed: int) -> Iterator[Step]:
-    """Every step of a seeded random game, as the referee hands them to ``on_step``."""
-    rng = random.Random(seed)
-    state = game.new_game(seed)
-    index = 0
-    while not state.is_terminal():
-        seat = state.current_seat
-        action = rng.choice(state.legal_actions())
-        after = state.apply(action)
-        yield Step(index, seat, action, None, state, after)
-        state = after
-        index += 1
+MATCH_ID: Final = WATCHED
 
 
 def drain(subscription: Subscription) -> list[admin_pb.SpectatorMessage | Dropped]:
@@ -115,12 +94,6 @@ def without_table(message: admin_pb.SpectatorMessage) -> bytes:
     copy.CopyFrom(message)
     copy.ClearField("table")
     return copy.SerializeToString()
-
-
-def normal_end(state: GameState) -> MatchResult:
-    outcome = state.outcome()
-    assert outcome is not None
-    return MatchResult(Termination.NORMAL, outcome.winner, outcome.scores, outcome=outcome)
 
 
 # -- nothing hidden is ever shown ------------------------------------------------------------------

@@ -26,8 +26,8 @@ from domino_arena.server.net.watch_limits import (
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from tests.fakes.admin_server import AdminServer, served_over
+from tests.fakes.live_match import spec_of, steps
 from tests.fakes.referee_server import WAIT
-from tests.server.test_spectators import spec_of, steps
 
 RELAY: Final = "relay-secret"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,14 +16,13 @@ from starlette.testclient import TestClient
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.play.spectators import Subscription
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import NO_REFEREE
 from tests.browser.live_harness import AsgiCall, events_of, parse_sse
 from tests.fakes.admin_server import AdminServer, FakeLadder, served_over, stored_match
-from tests.fakes.live_match import EVENTS, MATCH_ID, end, start
+from tests.fakes.live_match import EVENTS, MATCH_ID, end, start, watch_unsubscribes
 from tests.fakes.referee_server import WAIT
 from tests.fakes.web import ESCAPED, HOSTILE
 
@@ -215,20 +213,6 @@ def test_a_hostile_bot_name_is_escaped_in_every_page_and_event(referee: AdminSer
 
 
 # -- the bounds ------------------------------------------------------------------------------
-
-
-def watch_unsubscribes(referee: AdminServer) -> threading.Semaphore:
-    """A semaphore released each time the referee's hub drops a spectator (its gRPC stream
-    ended): acquire it once per stream the test expects to end."""
-    dropped = threading.Semaphore(0)
-    original = referee.hub.unsubscribe
-
-    def unsubscribe(subscription: Subscription) -> None:
-        original(subscription)
-        dropped.release()
-
-    referee.hub.unsubscribe = unsubscribe  # type: ignore[method-assign]
-    return dropped
 
 
 def test_streams_are_bounded_and_the_last_browser_to_go_releases_the_match_s_watch(

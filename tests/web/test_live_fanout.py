@@ -19,9 +19,8 @@ from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 from tests.browser.live_harness import AsgiCall, parse_sse
 from tests.fakes.admin_server import AdminServer, served_over
-from tests.fakes.live_match import EVENTS, MATCH_ID, end, start
+from tests.fakes.live_match import EVENTS, MATCH_ID, end, start, watch_unsubscribes
 from tests.fakes.referee_server import WAIT
-from tests.web.test_live import watch_unsubscribes
 
 CROWD: Final = 300
 

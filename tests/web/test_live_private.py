@@ -21,8 +21,7 @@ from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_feed import sse_json
 from tests.browser.live_harness import AsgiCall, parse_sse
 from tests.fakes.admin_server import AdminServer, served_over
-from tests.fakes.live_match import steps
-from tests.server.test_spectators import spec_of
+from tests.fakes.live_match import spec_of, steps
 
 pytest.importorskip(
     "domino_arena.server.net.live_access",

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -254,3 +255,79 @@ def test_a_hosts_broker_outage_is_a_reconnect_for_its_seats_not_a_timeout(
     finally:
         gateway.close()
         host.close()
+
+
+def spectate_running_match(
+    storage: RatedStorage, cluster: str, check: Callable[[Referee, str], None]
+) -> None:
+    """Hold a match open on a host (alice does not answer), run ``check(gateway, match_id)``,
+    then let it end."""
+    tokens = {name: storage.add_bot(name) for name in ("alice", "bob")}
+    host = start(storage, cluster, "host", "host-a", grace=60.0)
+    gateway = start(storage, cluster, "gateway", "gw-a")
+    try:
+        alice = gateway.connect("alice", tokens["alice"], policy=None)
+        gateway.connect("bob", tokens["bob"])
+        wait_present(host, {"alice": "gw-a", "bob": "gw-a"})
+        runner = threading.Thread(target=lambda: run_match(host, ["alice", "bob"]))
+        runner.start()
+        match_id = alice.wait_kind("request").request.match_id
+        check(gateway, match_id)
+        gateway.connect("alice", tokens["alice"])  # takes over and answers: the match ends
+        runner.join(WAIT)
+    finally:
+        gateway.close()
+        host.close()
+
+
+def bearer(token: str | None) -> Any:
+    return None if token is None else (("authorization", f"Bearer {token}"),)
+
+
+def test_a_gateway_lists_and_streams_a_signed_in_match_only_to_its_course(
+    storage: RatedStorage, cluster: str
+) -> None:
+    storage.update_course("default", live_view="signed-in")
+    organizer = storage.rotate_organizer_token("default").token
+
+    def check(gateway: Referee, match_id: str) -> None:
+        spectators = admin_pb_grpc.SpectatorServiceStub(gateway.channel)
+        public = spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT)
+        assert (list(public.matches), list(public.connected)) == ([], [])
+        own = spectators.ListLive(
+            admin_pb.ListLiveRequest(), timeout=WAIT, metadata=bearer(organizer)
+        )
+        assert [m.match_id for m in own.matches] == [match_id]
+        assert own.matches[0].live_view == admin_pb.LIVE_VIEW_SIGNED_IN
+        with pytest.raises(grpc.RpcError) as refused:
+            next(spectators.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT))
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        watch = spectators.Watch(
+            admin_pb.WatchRequest(match_id=match_id), timeout=WAIT, metadata=bearer(organizer)
+        )
+        assert next(watch).start.course == "default"
+        watch.cancel()
+
+    spectate_running_match(storage, cluster, check)
+
+
+def test_a_gateway_shows_an_anonymous_courses_aliases_to_the_public(
+    storage: RatedStorage, cluster: str
+) -> None:
+    storage.update_course("default", anonymous=True)
+    organizer = storage.rotate_organizer_token("default").token
+
+    def check(gateway: Referee, match_id: str) -> None:
+        spectators = admin_pb_grpc.SpectatorServiceStub(gateway.channel)
+        public = spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT)
+        assert [list(m.players) for m in public.matches] == [["Bot 1", "Bot 2"]]
+        assert sorted(b.name for b in public.connected) == ["Bot 1", "Bot 2"]
+        own = spectators.ListLive(
+            admin_pb.ListLiveRequest(), timeout=WAIT, metadata=bearer(organizer)
+        )
+        assert [list(m.players) for m in own.matches] == [["alice", "bob"]]
+        watch = spectators.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT)
+        assert list(next(watch).start.players) == ["Bot 1", "Bot 2"]
+        watch.cancel()
+
+    spectate_running_match(storage, cluster, check)

@@ -144,19 +144,26 @@ async def start_message(
     return message
 
 
-async def not_watchable(
-    context: grpc.aio.ServicerContext[Any, Any], match_id: str, over: bool, storage: MatchLookup
-) -> NoReturn:
-    """End a ``Watch`` of a match that runs nowhere: FAILED_PRECONDITION if it is over (it
-    ended lately, ``over``, or it is stored), else NOT_FOUND."""
+async def unwatchable(
+    match_id: str, over: bool, storage: MatchLookup
+) -> tuple[grpc.StatusCode, str]:
+    """The refusal of a ``Watch`` of a match that runs nowhere: FAILED_PRECONDITION if it is
+    over (it ended lately, ``over``, or it is stored), else NOT_FOUND."""
     if not over:
         over = await asyncio.to_thread(storage.match, match_id) is not None
     if over:
-        await context.abort(
+        return (
             grpc.StatusCode.FAILED_PRECONDITION,
             f"match {match_id} is over: get its record with 'domino-arena record {match_id}'",
         )
-    await context.abort(grpc.StatusCode.NOT_FOUND, f"no match has id {echo(match_id)}")
+    return grpc.StatusCode.NOT_FOUND, f"no match has id {echo(match_id)}"
+
+
+async def not_watchable(
+    context: grpc.aio.ServicerContext[Any, Any], match_id: str, over: bool, storage: MatchLookup
+) -> NoReturn:
+    """End a ``Watch`` of a match that runs nowhere (:func:`unwatchable`)."""
+    await context.abort(*await unwatchable(match_id, over, storage))
 
 
 async def check_match_id(context: grpc.aio.ServicerContext[Any, Any], match_id: str) -> None:

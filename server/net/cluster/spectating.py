@@ -13,7 +13,11 @@ gateway (the same address as the bots, and the web face's live pages). So:
   answer within :data:`ASK_SECONDS`: the match runs nowhere (over, if it is stored; else
   unknown), as on one referee. The gateway ends the watch if its host falls silent for
   :data:`SILENT_SECONDS` (it died; the watcher may watch the replayed game), and tells the
-  host when its spectator leaves (``<cluster>.watch.stop``), so the host stops publishing.
+  host when its last spectator of the match leaves (``<cluster>.watch.stop``), so the host
+  stops publishing. A gateway asks once per match, as every course, for all its watchers of
+  it: the host's bytes go to a :class:`~domino_arena.server.feed.Feed` that each watcher reads
+  with its own cursor, after a start made for it (whether it may see the match, and an
+  anonymous course's aliases unless it is of the course).
 - ``ListLive``: the gateway asks every host and merges what those answering within
   :data:`GATHER_SECONDS` say: their matches and ladders, and the connected bots (every host
   sees them all; each listed once, with the matches it is seated in on every host).
@@ -29,12 +33,13 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import grpc
 from nats.aio.msg import Msg
 
-from domino_arena.server.feed import Dropped
+from domino_arena.server.feed import Cursor, Dropped, Feed
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import LadderView
 from domino_arena.server.net.cluster.broker import Broker
@@ -45,9 +50,9 @@ from domino_arena.server.net.spectators import (
     caller,
     check_match_id,
     live_response,
-    not_watchable,
     refuse_unseen,
     start_message,
+    unwatchable,
     wire_of,
 )
 from domino_arena.server.net.watch_limits import (
@@ -192,6 +197,19 @@ class WatchHost:
             self._pumps.pop(inbox, None)
 
 
+@dataclass
+class _Followed:
+    """One match a gateway follows for every watcher it has of it: the host's messages so far."""
+
+    feed: Feed[bytes] = field(default_factory=Feed)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the start (or the refusal) came."""
+    start: admin_pb.WatchStart | None = None
+    refusal: tuple[grpc.StatusCode, str] | None = None
+    readers: int = 0
+    task: asyncio.Task[None] | None = None
+
+
 class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
     """A gateway's ``SpectatorService``: every host's matches (see the module's docstring)."""
 
@@ -209,6 +227,9 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         """The callers' tokens (the hosts say each match's course and live view)."""
         self.counts = WatcherCounts(limits)
         """This gateway's watches, bounded as on one referee (:mod:`..watch_limits`)."""
+        self.followed: dict[str, _Followed] = {}
+        """The matches this gateway follows now: one host subscription each, for all its
+        watchers."""
 
     async def ListLive(  # noqa: N802
         self,
@@ -256,8 +277,47 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         match_id: str,
         viewer: Viewer,
     ) -> None:
-        """Relay the host's items of ``match_id`` to one watcher, after its start says the
-        watcher may see the match."""
+        """Write the match's shared feed to one watcher, after a start made for it (the
+        watcher may see the match; an anonymous course's aliases unless it is of the course)."""
+        followed = self.followed.get(match_id)
+        if followed is None:
+            followed = self.followed[match_id] = _Followed()
+            followed.task = asyncio.get_running_loop().create_task(
+                self._from_host(match_id, followed)
+            )
+        followed.readers += 1
+        try:
+            await followed.started.wait()
+            start = followed.start
+            if start is None:
+                code, details = followed.refusal or (grpc.StatusCode.UNAVAILABLE, "no start")
+                await context.abort(code, details)
+            view = live_view_of_proto(start.live_view)
+            if not viewer.sees(start.course, view):
+                await refuse_unseen(context, match_id, start.course, view, viewer)
+            face = await self.access.face_of(start.course)
+            mine = admin_pb.SpectatorMessage()
+            mine.start.CopyFrom(start)
+            mine.start.ClearField("players")
+            mine.start.players.extend(face.name(bot, viewer, start.course) for bot in start.players)
+            await context.write(mine.SerializeToString())  # type: ignore[arg-type]
+            feed = followed.feed
+            cursor = Cursor(feed, f"match {match_id}", MAX_PENDING, list(feed.log)[1:])
+            async for batch in cursor.batches():
+                if isinstance(batch, Dropped):
+                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, batch.reason)
+                for data in batch:
+                    await context.write(data)  # type: ignore[arg-type]  # the host's bytes
+            if followed.refusal is not None:  # the host's stream failed mid-match
+                await context.abort(*followed.refusal)
+        finally:
+            followed.readers -= 1
+            if followed.readers == 0 and followed.task is not None and not followed.task.done():
+                followed.task.cancel()  # nobody reads it here: the host stops publishing
+
+    async def _from_host(self, match_id: str, followed: _Followed) -> None:
+        """Post the host's messages of ``match_id`` to the match's feed on this gateway, asking
+        as every course (each watcher's start is then made for it: :meth:`_follow`)."""
         items: asyncio.Queue[Msg] = asyncio.Queue(MAX_PENDING)
         dropped: list[str] = []
 
@@ -271,36 +331,39 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         inbox = broker.new_inbox()
         subscription = await broker.subscribe(inbox, take)
         try:
-            ask = json.dumps(
-                {"match_id": match_id, "to": inbox, "courses": courses_of(viewer)}
-            ).encode()
+            ask = json.dumps({"match_id": match_id, "to": inbox, "courses": None}).encode()
             answer = await broker.request(subjects.watch, ask, ASK_SECONDS)
             if answer != OK:
-                await not_watchable(context, match_id, answer == OVER, self.storage)
+                followed.refusal = await unwatchable(match_id, answer == OVER, self.storage)
+                return
             while True:
                 try:
                     msg = await asyncio.wait_for(items.get(), SILENT_SECONDS)
                 except TimeoutError:
-                    await context.abort(
+                    followed.refusal = (
                         grpc.StatusCode.UNAVAILABLE,
                         f"the host of match {match_id} fell silent: watch it again",
                     )
+                    return
                 reason = (msg.headers or {}).get(DROPPED)
                 if dropped or reason is not None:
                     why = reason if reason is not None else dropped[0]
-                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+                    followed.refusal = (grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+                    return
                 if msg.data == KEEPALIVE:
                     continue
-                message = admin_pb.SpectatorMessage.FromString(msg.data)
+                message = admin_pb.SpectatorMessage.FromString(msg.data)  # once per gateway
                 if message.HasField("start"):
-                    start = message.start
-                    view = live_view_of_proto(start.live_view)
-                    if not viewer.sees(start.course, view):
-                        await refuse_unseen(context, match_id, start.course, view, viewer)
-                await context.write(msg.data)  # type: ignore[arg-type]  # the host's bytes
+                    followed.start = message.start
+                    followed.started.set()
+                followed.feed.post(msg.data)
                 if message.HasField("match_end"):
                     return
         finally:
+            followed.started.set()
+            followed.feed.close()
+            if self.followed.get(match_id) is followed:
+                del self.followed[match_id]
             await subscription.unsubscribe()
             broker.post(subjects.watch_stop, inbox.encode())
             LOG.debug("watch of %s ended", quote(match_id))

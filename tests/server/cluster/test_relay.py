@@ -203,12 +203,19 @@ def test_a_spectator_on_a_gateway_watches_a_match_its_host_runs(
         live = spectators.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT)
         assert [m.match_id for m in live.matches] == [match_id]
         assert [b.name for b in live.connected] == ["alice", "bob"]
-        watch = spectators.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT)
-        first = next(watch)
-        assert first.WhichOneof("message") == "start"
+        watches = [
+            spectators.Watch(admin_pb.WatchRequest(match_id=match_id), timeout=WAIT)
+            for _ in range(3)
+        ]
+        assert {next(w).WhichOneof("message") for w in watches} == {"start"}
+        on_host = admin_pb_grpc.SpectatorServiceStub(host.channel)
+        (listed,) = on_host.ListLive(admin_pb.ListLiveRequest(), timeout=WAIT).matches
+        assert listed.watchers == 1, "a gateway follows a match once for all its watchers"
         gateway.connect("alice", tokens["alice"])  # takes over and answers: the match ends
-        kinds = [message.WhichOneof("message") for message in watch]
+        seen = [[message.WhichOneof("message") for message in watch] for watch in watches]
+        kinds = seen[0]
         assert kinds[-1] == "match_end" and "event" in kinds
+        assert seen[1] == seen[2] == kinds, "every watcher, every message"
         runner.join(WAIT)
         (response,) = done
         assert response.match_id == match_id

@@ -24,15 +24,19 @@ import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import grpc
 
-from domino_arena.server.feed import Cursor, Dropped, Feed
+from domino_arena.server.feed import Cursor, Dropped
 from domino_arena.server.net.live_access import AUDIENCE_KEY, PUBLIC_AUDIENCE
 from domino_arena.server.net.live_wire import live_view_of_proto
-from domino_arena.server.net.spectators import SPECTATOR_SERVICE, admit, check_match_id
+from domino_arena.server.net.spectators import (
+    SPECTATOR_SERVICE,
+    Followed,
+    admit,
+    check_match_id,
+)
 from domino_arena.server.net.watch_limits import (
     WatcherCounts,
     WatchLimits,
@@ -56,20 +60,6 @@ RELAY_LIMITS: Final = WatchLimits(
 )
 """A relay's own bounds: its work is its own process's, so they are wide, but one address still
 cannot take them all."""
-
-
-@dataclass
-class _Followed:
-    """One match the relay follows: the referee's messages so far, and who reads them."""
-
-    feed: Feed[bytes] = field(default_factory=Feed)
-    started: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the first message (the start) or the refusal came."""
-    start: admin_pb.WatchStart | None = None
-    refusal: tuple[grpc.StatusCode, str] | None = None
-    """The referee's status and details when the watch failed (before or after its start)."""
-    readers: int = 0
-    task: asyncio.Task[None] | None = None
 
 
 class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
@@ -101,7 +91,7 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
         self.max_pending = max_pending
         self.lobby_seconds = lobby_seconds
         self.clock = clock
-        self.followed: dict[str, _Followed] = {}
+        self.followed: dict[str, Followed] = {}
         """The matches followed now, by id."""
         self.upstream_watches = 0
         """Watches opened at the referee so far (one per match followed)."""
@@ -112,7 +102,7 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
 
     # -- following the referee ------------------------------------------------------------------
 
-    async def _follow(self, match_id: str, followed: _Followed) -> None:
+    async def _follow(self, match_id: str, followed: Followed) -> None:
         """Post every message of the referee's watch of ``match_id`` to the match's feed."""
         self.upstream_watches += 1
         call = self._watch(admin_pb.WatchRequest(match_id=match_id), metadata=self._metadata)
@@ -154,20 +144,6 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
         if kept is None or self.clock() - kept[0] >= ENDED_SECONDS:
             return None
         return kept[1], kept[2]
-
-    async def _join(self, match_id: str) -> _Followed:
-        followed = self.followed.get(match_id)
-        if followed is None:
-            followed = self.followed[match_id] = _Followed()
-            followed.task = asyncio.get_running_loop().create_task(self._follow(match_id, followed))
-        followed.readers += 1
-        await followed.started.wait()
-        return followed
-
-    def _leave(self, match_id: str, followed: _Followed) -> None:
-        followed.readers -= 1
-        if followed.readers == 0 and followed.task is not None and not followed.task.done():
-            followed.task.cancel()  # nobody reads it: the referee's watch ends too
 
     async def close(self) -> None:
         """End every watch of the referee."""
@@ -217,11 +193,12 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
             await context.abort(*ended)
         seat = await admit(self.counts, context, match_id, relay=False)
         try:
-            followed = await self._join(match_id)
+            followed = Followed.join(self.followed, match_id, self._follow)
             try:
+                await followed.started.wait()
                 await self._serve(context, match_id, followed)
             finally:
-                self._leave(match_id, followed)
+                followed.leave()  # the last reader's: the referee's watch ends too
         finally:
             self.counts.release(seat)
 
@@ -229,7 +206,7 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
         self,
         context: grpc.aio.ServicerContext[admin_pb.WatchRequest, Any],
         match_id: str,
-        followed: _Followed,
+        followed: Followed,
     ) -> None:
         """Write the match's feed to one watcher from its start."""
         start = followed.start

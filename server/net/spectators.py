@@ -12,13 +12,14 @@ none is needed for a public match); how many may watch is :mod:`.watch_limits`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 import grpc
 from google.protobuf.message import Message
 
-from domino_arena.server.feed import Dropped
+from domino_arena.server.feed import Dropped, Feed
 from domino_arena.server.net.admin_answers import LadderView, live_ladder_message
 from domino_arena.server.net.admin_requests import MAX_ID_LENGTH, RequestError
 from domino_arena.server.net.limits import echo, peer_host
@@ -78,6 +79,44 @@ def add_spectator_service(
         (grpc.method_handlers_generic_handler(SPECTATOR_SERVICE, handlers),)
     )
     server.add_registered_method_handlers(SPECTATOR_SERVICE, handlers)
+
+
+@dataclass
+class Followed:
+    """A match followed from upstream for every watcher here (a relay: from the referee; a
+    cluster's gateway: from the match's host): its messages' bytes as they came, in a
+    :class:`~domino_arena.server.feed.Feed` each watcher reads with its own cursor."""
+
+    feed: Feed[bytes] = field(default_factory=Feed)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the start (or the refusal) came."""
+    start: admin_pb.WatchStart | None = None
+    refusal: tuple[grpc.StatusCode, str] | None = None
+    """The upstream's status and details when its watch failed (before or after the start)."""
+    readers: int = 0
+    task: asyncio.Task[None] | None = None
+    """What posts the upstream's messages to the feed."""
+
+    @staticmethod
+    def join(
+        followed: dict[str, Followed],
+        match_id: str,
+        pump: Callable[[str, Followed], Coroutine[Any, Any, None]],
+    ) -> Followed:
+        """The match's :class:`Followed` in ``followed``, with one more reader; the first
+        reader starts ``pump(match_id, it)``, which removes it from ``followed`` when done."""
+        found = followed.get(match_id)
+        if found is None:
+            found = followed[match_id] = Followed()
+            found.task = asyncio.get_running_loop().create_task(pump(match_id, found))
+        found.readers += 1
+        return found
+
+    def leave(self) -> None:
+        """One reader less; with none left the upstream watch ends (its task is cancelled)."""
+        self.readers -= 1
+        if self.readers == 0 and self.task is not None and not self.task.done():
+            self.task.cancel()
 
 
 def wire_of(match_id: str, posted: Posted, with_table: bool) -> bytes:

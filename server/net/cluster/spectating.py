@@ -33,19 +33,19 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import grpc
 from nats.aio.msg import Msg
 
-from domino_arena.server.feed import Cursor, Dropped, Feed
+from domino_arena.server.feed import Cursor, Dropped
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_answers import LadderView
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.live_access import LiveAccess, LiveStorage, Viewer
 from domino_arena.server.net.live_wire import live_view_of_proto
 from domino_arena.server.net.spectators import (
+    Followed,
     admit,
     caller,
     check_match_id,
@@ -197,19 +197,6 @@ class WatchHost:
             self._pumps.pop(inbox, None)
 
 
-@dataclass
-class _Followed:
-    """One match a gateway follows for every watcher it has of it: the host's messages so far."""
-
-    feed: Feed[bytes] = field(default_factory=Feed)
-    started: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the start (or the refusal) came."""
-    start: admin_pb.WatchStart | None = None
-    refusal: tuple[grpc.StatusCode, str] | None = None
-    readers: int = 0
-    task: asyncio.Task[None] | None = None
-
-
 class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
     """A gateway's ``SpectatorService``: every host's matches (see the module's docstring)."""
 
@@ -227,7 +214,7 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
         """The callers' tokens (the hosts say each match's course and live view)."""
         self.counts = WatcherCounts(limits)
         """This gateway's watches, bounded as on one referee (:mod:`..watch_limits`)."""
-        self.followed: dict[str, _Followed] = {}
+        self.followed: dict[str, Followed] = {}
         """The matches this gateway follows now: one host subscription each, for all its
         watchers."""
 
@@ -279,13 +266,7 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
     ) -> None:
         """Write the match's shared feed to one watcher, after a start made for it (the
         watcher may see the match; an anonymous course's aliases unless it is of the course)."""
-        followed = self.followed.get(match_id)
-        if followed is None:
-            followed = self.followed[match_id] = _Followed()
-            followed.task = asyncio.get_running_loop().create_task(
-                self._from_host(match_id, followed)
-            )
-        followed.readers += 1
+        followed = Followed.join(self.followed, match_id, self._from_host)
         try:
             await followed.started.wait()
             start = followed.start
@@ -311,11 +292,9 @@ class ClusterSpectators(admin_pb_grpc.SpectatorServiceServicer):
             if followed.refusal is not None:  # the host's stream failed mid-match
                 await context.abort(*followed.refusal)
         finally:
-            followed.readers -= 1
-            if followed.readers == 0 and followed.task is not None and not followed.task.done():
-                followed.task.cancel()  # nobody reads it here: the host stops publishing
+            followed.leave()  # the last reader's: the host stops publishing
 
-    async def _from_host(self, match_id: str, followed: _Followed) -> None:
+    async def _from_host(self, match_id: str, followed: Followed) -> None:
         """Post the host's messages of ``match_id`` to the match's feed on this gateway, asking
         as every course (each watcher's start is then made for it: :meth:`_follow`)."""
         items: asyncio.Queue[Msg] = asyncio.Queue(MAX_PENDING)

@@ -14,8 +14,9 @@ from typing import Final
 
 import grpc
 
-from domino_arena.sdk.client.tls import ClientTls, TlsConfigError, read_secret
-from domino_arena.server.cli.admin_client import channel_tls
+from domino_arena.sdk.client.tls import ClientTls
+from domino_arena.server.cli import serve_bounds
+from domino_arena.server.cli.admin_client import channel_tls, token_file
 from domino_arena.server.cli.arguments import PROG, CliError, Handler, Handlers, server_arguments
 from domino_arena.server.net.relay import RELAY_LIMITS, RelayServicer
 from domino_arena.server.net.spectators import add_spectator_service
@@ -42,38 +43,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PORT,
         help=f"listen here (default {DEFAULT_PORT}; 0: any)",
     )
-    for flag, default, what in (
-        ("--max-watchers", RELAY_LIMITS.server, "watches at once on this relay"),
-        ("--max-watchers-per-match", RELAY_LIMITS.per_match, "watches of one match"),
-        ("--max-watchers-per-address", RELAY_LIMITS.per_address, "watches from one address"),
-    ):
-        parser.add_argument(
-            flag, type=int, default=default, metavar="N", help=f"{what} (default {default})"
-        )
-
-
-def _limits(args: argparse.Namespace) -> WatchLimits:
-    try:
-        return WatchLimits(
-            server=args.max_watchers,
-            per_match=args.max_watchers_per_match,
-            per_address=args.max_watchers_per_address,
-            relays_per_match=0,
-        )
-    except ValueError as exc:
-        raise CliError(f"--max-watchers*: {exc}") from None
+    serve_bounds.watcher_arguments(parser, RELAY_LIMITS, relays=False)
 
 
 def _run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
-    limits = _limits(args)
+    limits = serve_bounds.watcher_limits(args, relays=False)
     token = ""
     if args.relay_token_file is not None:
-        try:
-            token = read_secret(args.relay_token_file, "--relay-token-file")
-        except TlsConfigError as exc:
-            raise CliError(str(exc)) from None
+        token = token_file(args.relay_token_file, "--relay-token-file")
     tls = channel_tls(args)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args, token, tls, limits))

@@ -10,7 +10,7 @@ import argparse
 import math
 from typing import Final
 
-from domino_arena.sdk.client.tls import TlsConfigError, read_secret
+from domino_arena.server.cli.admin_client import token_file
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.net import limits, watch_limits
 
@@ -90,6 +90,54 @@ def stream_limits(args: argparse.Namespace) -> limits.StreamLimits:
     )
 
 
+WATCHER_FLAGS: Final = (
+    ("--max-watchers", "server", "watches at once here"),
+    ("--max-watchers-per-match", "per_match", "watches of one match"),
+    ("--max-watchers-per-address", "per_address", "watches from one client address"),
+    ("--max-relays-per-match", "relays_per_match", "relay watches (relay token) of one match"),
+)
+"""Each watcher bound's option, its :class:`~.watch_limits.WatchLimits` field, what it counts."""
+
+
+def watcher_arguments(
+    group: argparse._ArgumentGroup | argparse.ArgumentParser,
+    defaults: watch_limits.WatchLimits,
+    *,
+    relays: bool = True,
+) -> None:
+    """The options of the watcher bounds (``serve``'s, a relay's without ``relays``): read by
+    :func:`watcher_limits`."""
+    for flag, name, what in WATCHER_FLAGS[: None if relays else -1]:
+        default = getattr(defaults, name)
+        group.add_argument(
+            flag,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"{what} (default {default}; 0-{MAX_COUNT})",
+        )
+
+
+def watcher_limits(args: argparse.Namespace, *, relays: bool = True) -> watch_limits.WatchLimits:
+    """The watcher bounds the options ask for (no relays counted without ``relays``).
+
+    Raises:
+        CliError: a bound out of range; the message names the option.
+    """
+    values = {}
+    for flag, name, _ in WATCHER_FLAGS[: None if relays else -1]:
+        value = getattr(args, name_of(flag))
+        if not 0 <= value <= MAX_COUNT:
+            raise CliError(f"{flag}: must be 0-{MAX_COUNT}, got {value}")
+        values[name] = value
+    return watch_limits.WatchLimits(**{"relays_per_match": 0, **values})
+
+
+def name_of(flag: str) -> str:
+    """The attribute argparse keeps ``flag`` under."""
+    return flag.removeprefix("--").replace("-", "_")
+
+
 def watch_arguments(parser: argparse.ArgumentParser) -> None:
     """The spectators' bounds and the relay token (docs/spectators.md): read by
     :func:`watching`."""
@@ -98,27 +146,7 @@ def watch_arguments(parser: argparse.ArgumentParser) -> None:
         "past a bound a Watch ends RESOURCE_EXHAUSTED naming it; relays (the web face) are "
         "counted apart",
     )
-    for flag, default, what in (
-        ("--max-watchers", watch_limits.MAX_WATCHERS, "watches at once on this referee"),
-        ("--max-watchers-per-match", watch_limits.MAX_WATCHERS_PER_MATCH, "watches of one match"),
-        (
-            "--max-watchers-per-address",
-            watch_limits.MAX_WATCHERS_PER_ADDRESS,
-            "watches from one client address",
-        ),
-        (
-            "--max-relays-per-match",
-            watch_limits.MAX_RELAYS_PER_MATCH,
-            "relay watches (relay token) of one match",
-        ),
-    ):
-        group.add_argument(
-            flag,
-            type=int,
-            default=default,
-            metavar="N",
-            help=f"{what} (default {default}; 0-{MAX_COUNT})",
-        )
+    watcher_arguments(group, watch_limits.DEFAULT_WATCH_LIMITS)
     group.add_argument(
         "--relay-token-file",
         metavar="FILE",
@@ -134,27 +162,7 @@ def watching(args: argparse.Namespace) -> tuple[watch_limits.WatchLimits, str | 
     Raises:
         CliError: a bound out of range, or a token file that cannot be read (named).
     """
-    bounds = {
-        "--max-watchers": args.max_watchers,
-        "--max-watchers-per-match": args.max_watchers_per_match,
-        "--max-watchers-per-address": args.max_watchers_per_address,
-        "--max-relays-per-match": args.max_relays_per_match,
-    }
-    for flag, value in bounds.items():
-        if not 0 <= value <= MAX_COUNT:
-            raise CliError(f"{flag}: must be 0-{MAX_COUNT}, got {value}")
     relay = None
     if args.relay_token_file is not None:
-        try:
-            relay = read_secret(args.relay_token_file, "--relay-token-file")
-        except TlsConfigError as exc:
-            raise CliError(str(exc)) from None
-    return (
-        watch_limits.WatchLimits(
-            server=args.max_watchers,
-            per_match=args.max_watchers_per_match,
-            per_address=args.max_watchers_per_address,
-            relays_per_match=args.max_relays_per_match,
-        ),
-        relay,
-    )
+        relay = token_file(args.relay_token_file, "--relay-token-file")
+    return watcher_limits(args), relay

@@ -10,10 +10,12 @@ import argparse
 
 import pytest
 
-from domino_arena.server.cli import serve, serve_bounds
+from domino_arena.server.cli import relay, serve, serve_bounds
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.cli.main import main
 from domino_arena.server.net import limits
+from domino_arena.server.net.relay import RELAY_LIMITS
+from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS
 
 
 def limits_of(*argv: str) -> limits.StreamLimits:
@@ -97,3 +99,20 @@ def test_serve_help_states_the_limit_options(capsys: pytest.CaptureFixture[str])
     for option in ("--hello-timeout", "--max-replies-per-second", "--reply-burst", "--max-outbox"):
         assert option in out
     assert "bot stream limits" in out
+
+
+def test_serve_and_a_relay_read_the_watcher_bounds_alike() -> None:
+    serve_parser, relay_parser = argparse.ArgumentParser(), argparse.ArgumentParser()
+    serve.HANDLERS["serve"].add_arguments(serve_parser)
+    relay.HANDLERS["relay"].add_arguments(relay_parser)
+    assert serve_bounds.watcher_limits(serve_parser.parse_args([])) == DEFAULT_WATCH_LIMITS
+    got = serve_bounds.watcher_limits(
+        serve_parser.parse_args(["--max-watchers-per-match", "3", "--max-relays-per-match", "1"])
+    )
+    assert (got.per_match, got.relays_per_match) == (3, 1)
+    assert serve_bounds.watcher_limits(relay_parser.parse_args([]), relays=False) == RELAY_LIMITS
+    for parser, relays in ((serve_parser, True), (relay_parser, False)):
+        with pytest.raises(CliError, match="--max-watchers-per-address: must be 0-1000000000"):
+            serve_bounds.watcher_limits(
+                parser.parse_args(["--max-watchers-per-address", "-1"]), relays=relays
+            )

@@ -30,7 +30,6 @@ import grpc
 
 from domino_arena.server.feed import Cursor, Dropped
 from domino_arena.server.net.live_access import AUDIENCE_KEY, PUBLIC_AUDIENCE
-from domino_arena.server.net.live_wire import live_view_of_proto
 from domino_arena.server.net.spectators import (
     SPECTATOR_SERVICE,
     Followed,
@@ -42,7 +41,6 @@ from domino_arena.server.net.watch_limits import (
     WatchLimits,
 )
 from domino_arena.server.play.spectators import MAX_PENDING
-from domino_arena.server.store.live_views import LIVE_VIEW_PUBLIC
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
@@ -174,12 +172,7 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
                         f"the referee cannot be reached: {exc.code().name} {exc.details()}",
                     )
                 kept = self._lobby = (self.clock(), answer)
-        answer = admin_pb.ListLiveResponse()
-        answer.CopyFrom(kept[1])
-        public = [m for m in answer.matches if live_view_of_proto(m.live_view) == LIVE_VIEW_PUBLIC]
-        del answer.matches[:]
-        answer.matches.extend(public)
-        return answer
+        return kept[1]  # what the referee shows the public: it filtered it for this relay
 
     async def Watch(  # type: ignore[override]  # noqa: N802
         self,
@@ -213,12 +206,6 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
         if start is None:
             code, details = followed.refusal or (grpc.StatusCode.UNAVAILABLE, "no start")
             await context.abort(code, details)
-        if live_view_of_proto(start.live_view) != LIVE_VIEW_PUBLIC:
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED,
-                f"match {match_id} is not public: this relay serves public matches only; watch "
-                "it at the referee with a token of its course",
-            )
         feed = followed.feed
         cursor = Cursor(feed, f"match {match_id}", self.max_pending, list(feed.log))
         async for batch in cursor.batches():

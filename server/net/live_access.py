@@ -20,15 +20,15 @@ import asyncio
 import hashlib
 import hmac
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Final, Generic, Protocol, TypeVar
+from typing import Final, Protocol
 
 import grpc
 
 from domino_arena.server.net.admin_requests import RequestError, bearer_token
 from domino_arena.server.play.match_spec import MatchSpec
+from domino_arena.server.recent import Recent
 from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import Aliases, StoredCourse, aliases
 from domino_arena.server.store.live_views import LIVE_VIEW_NONE, LIVE_VIEW_PUBLIC
@@ -109,32 +109,6 @@ ANYONE: Final = Viewer()
 """A caller without a token: the public matches only."""
 
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class _Cache(Generic[K, V]):
-    """Answers kept ``seconds``, at most :data:`CACHE_ENTRIES`."""
-
-    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
-        self.seconds = seconds
-        self.clock = clock
-        self._kept: OrderedDict[K, tuple[float, V]] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        kept = self._kept.get(key)
-        if kept is None or self.clock() - kept[0] >= self.seconds:
-            return None
-        self._kept.move_to_end(key)
-        return kept[1]
-
-    def put(self, key: K, value: V) -> None:
-        self._kept[key] = (self.clock(), value)
-        self._kept.move_to_end(key)
-        while len(self._kept) > CACHE_ENTRIES:
-            self._kept.popitem(last=False)
-
-
 class LiveAccess:
     """Resolves callers' tokens and matches' live views (see the module), cached."""
 
@@ -150,10 +124,11 @@ class LiveAccess:
         self.storage = storage
         self.admin_token = admin_token
         self.relay_token = relay_token
-        self._viewers: _Cache[bytes, Viewer | None] = _Cache(seconds, clock)
-        self._views: _Cache[tuple[str, str | None], str] = _Cache(seconds, clock)
-        self._faces: _Cache[str, CourseFace] = _Cache(seconds, clock)
-        self._bot_courses: _Cache[str, str] = _Cache(seconds, clock)
+        self._viewers: Recent[bytes, Viewer | bool] = Recent(seconds, CACHE_ENTRIES, clock)
+        """A token's viewer, or False for a token that is none of the referee's."""
+        self._views: Recent[tuple[str, str | None], str] = Recent(seconds, CACHE_ENTRIES, clock)
+        self._faces: Recent[str, CourseFace] = Recent(seconds, CACHE_ENTRIES, clock)
+        self._bot_courses: Recent[str, str] = Recent(seconds, CACHE_ENTRIES, clock)
 
     async def viewer(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Viewer:
         """The caller of a ``Watch`` or ``ListLive`` by its metadata (:data:`ANYONE` without
@@ -173,11 +148,12 @@ class LiveAccess:
             return Viewer(None)
         key = hashlib.sha256(token.encode()).digest()
         viewer = self._viewers.get(key)
-        if viewer is None:
-            viewer = await asyncio.to_thread(self._course_viewer, token)
+        if viewer is None:  # a refused token is kept too: a flood of it asks once per period
+            viewer = await asyncio.to_thread(self._course_viewer, token) or False
             self._viewers.put(key, viewer)
-        if viewer is None:
+        if viewer is False:
             raise RequestError(grpc.StatusCode.UNAUTHENTICATED, TOKEN_REFUSED)
+        assert isinstance(viewer, Viewer)
         return viewer
 
     def _course_viewer(self, token: str) -> Viewer | None:

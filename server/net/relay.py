@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -41,6 +40,7 @@ from domino_arena.server.net.watch_limits import (
     WatchLimits,
 )
 from domino_arena.server.play.spectators import MAX_PENDING
+from domino_arena.server.recent import Recent
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
@@ -95,8 +95,10 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
         """Watches opened at the referee so far (one per match followed)."""
         self._lobby: tuple[float, admin_pb.ListLiveResponse] | None = None
         self._lobby_lock = asyncio.Lock()
-        self._ended: OrderedDict[str, tuple[float, grpc.StatusCode, str]] = OrderedDict()
-        """Matches that ended or were refused lately: when, and the refusal to give."""
+        self._ended: Recent[str, tuple[grpc.StatusCode, str]] = Recent(
+            ENDED_SECONDS, ENDED_KEPT, clock
+        )
+        """Matches that ended or were refused lately, and the refusal to give."""
 
     # -- following the referee ------------------------------------------------------------------
 
@@ -112,15 +114,12 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
                     followed.start = message.start
                     followed.started.set()
                 followed.feed.post(data)
-            self._remember(
-                match_id,
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"match {match_id} is over: get its record with 'domino-arena record {match_id}'",
-            )
+            over = f"match {match_id} is over: get its record with 'domino-arena record {match_id}'"
+            self._ended.put(match_id, (grpc.StatusCode.FAILED_PRECONDITION, over))
         except grpc.aio.AioRpcError as exc:
             followed.refusal = (exc.code(), exc.details() or "")
             if followed.start is None and exc.code() in FINAL_REFUSALS:
-                self._remember(match_id, *followed.refusal)
+                self._ended.put(match_id, followed.refusal)
         except Exception as exc:  # a malformed start: say so rather than end silently
             followed.refusal = (grpc.StatusCode.UNAVAILABLE, f"the referee sent: {exc}")
         finally:
@@ -128,20 +127,6 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
             followed.feed.close()
             if self.followed.get(match_id) is followed:
                 del self.followed[match_id]
-
-    def _remember(self, match_id: str, code: grpc.StatusCode, details: str) -> None:
-        self._ended[match_id] = (self.clock(), code, details)
-        self._ended.move_to_end(match_id)
-        while len(self._ended) > ENDED_KEPT:
-            self._ended.popitem(last=False)
-
-    def ended_lately(self, match_id: str) -> tuple[grpc.StatusCode, str] | None:
-        """The refusal for a match that ended (or was refused) in the last
-        :data:`ENDED_SECONDS`, else None."""
-        kept = self._ended.get(match_id)
-        if kept is None or self.clock() - kept[0] >= ENDED_SECONDS:
-            return None
-        return kept[1], kept[2]
 
     async def close(self) -> None:
         """End every watch of the referee."""
@@ -181,7 +166,7 @@ class RelayServicer(admin_pb_grpc.SpectatorServiceServicer):
     ) -> None:
         match_id = request.match_id
         await check_match_id(context, match_id)
-        ended = self.ended_lately(match_id) if match_id not in self.followed else None
+        ended = self._ended.get(match_id) if match_id not in self.followed else None
         if ended is not None:
             await context.abort(*ended)
         seat = await admit(self.counts, context, match_id, relay=False)

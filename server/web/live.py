@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
@@ -34,6 +33,7 @@ from domino_arena.sdk.client.organizer import Organizer
 from domino_arena.sdk.client.spectator import LiveView, Lobby, Spectator, WatchError, WatchItem
 from domino_arena.sdk.client.tls import ClientTls
 from domino_arena.sdk.wire import ConversionError
+from domino_arena.server.recent import Recent
 from domino_arena.server.web.live_feed import (
     MakeEncode,
     MatchFeed,
@@ -109,8 +109,6 @@ class _Channel:
     """The admin API's client, made on the first organizer's call (most web faces make none)."""
     feeds: dict[str, MatchFeed] = field(default_factory=dict)
     """The one feed of each match followed now."""
-    ended: OrderedDict[str, tuple[float, WebError]] = field(default_factory=OrderedDict)
-    """Matches that ended or were refused lately: when, and the answer (:data:`ENDED_SECONDS`)."""
 
 
 class LiveSource:
@@ -156,6 +154,9 @@ class LiveSource:
         self.lobby_seconds = lobby_seconds
         self.snapshot_seconds = snapshot_seconds
         self.clock = clock
+        self.ended: Recent[str, WebError] = Recent(ENDED_SECONDS, ENDED_KEPT, clock)
+        """Matches that ended or were refused lately, and the answer to give
+        (:data:`ENDED_SECONDS`)."""
         self.streams_of: dict[str, int] = {}
         """The event streams open now per client address (only addresses with one)."""
         self.lobby_calls = 0
@@ -280,15 +281,15 @@ class LiveSource:
         channel = self._current()
         feed = channel.feeds.get(match_id)
         if feed is None:
-            kept = channel.ended.get(match_id)
-            if kept is not None and self.clock() - kept[0] < ENDED_SECONDS:
-                raise WebError(kept[1].status, kept[1].message)
+            kept = self.ended.get(match_id)
+            if kept is not None:
+                raise WebError(kept.status, kept.message)
 
             def done(ended: MatchFeed) -> None:
                 if channel.feeds.get(match_id) is ended:
                     del channel.feeds[match_id]
                 if ended.end is not None:
-                    self._remember(channel, match_id, self._refusal(match_id, OVER))
+                    self.ended.put(match_id, self._refusal(match_id, OVER))
 
             feed = MatchFeed(
                 match_id,
@@ -312,7 +313,7 @@ class LiveSource:
             feed.release()
             refusal = self._refusal(match_id, exc)
             if exc.code in ("NOT_FOUND", "FAILED_PRECONDITION"):
-                self._remember(channel, match_id, refusal)
+                self.ended.put(match_id, refusal)
             raise refusal from None
         except ConversionError as exc:
             feed.release()
@@ -321,12 +322,6 @@ class LiveSource:
             feed.release()
             raise
         return feed
-
-    def _remember(self, channel: _Channel, match_id: str, answer: WebError) -> None:
-        channel.ended[match_id] = (self.clock(), answer)
-        channel.ended.move_to_end(match_id)
-        while len(channel.ended) > ENDED_KEPT:
-            channel.ended.popitem(last=False)
 
     async def snapshot(
         self,

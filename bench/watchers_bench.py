@@ -49,7 +49,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import random
 import re
 import secrets
@@ -69,6 +68,7 @@ from bench.referee_bench import (
     Cluster,
     CycleError,
     Lanes,
+    busy_percent,
     count_moves,
     cpu_seconds,
     load_text,
@@ -340,7 +340,7 @@ async def level(
     ticks = machine_ticks()
     lane_times: list[tuple[int, float]] = []
     responses, wall = await run_lanes(lanes, args.matches, args.seconds, seed_base, lane_times)
-    after_ticks = machine_ticks()
+    busy = busy_percent(ticks)
     cpu = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
     counts: dict[str, dict[str, Any]] = {}
     for name, process in started:
@@ -362,8 +362,6 @@ async def level(
             step = json.loads(line)
             if step.get("type") == "step" and step.get("think_ms") is not None:
                 turns.append(float(step["think_ms"]))
-    busy = 100.0 * (after_ticks[0] - ticks[0]) / max(1, after_ticks[1] - ticks[1])
-    busy *= os.cpu_count() or 1
     turn_ms = statistics.median(turns) if turns else float("nan")
     spectators = sum(size for _, _, size in crowds)
     # Each lane's moves over the time it ran: the lanes that finished early leave no tail.

@@ -10,7 +10,6 @@ import argparse
 import math
 from typing import Final
 
-from domino_arena.server.cli.admin_client import token_file
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.net import limits, watch_limits
 
@@ -164,5 +163,9 @@ def watching(args: argparse.Namespace) -> tuple[watch_limits.WatchLimits, str | 
     """
     relay = None
     if args.relay_token_file is not None:
+        # The client's module (it loads rich) only when a file is given: a referee imports
+        # nothing it does not serve with (tests/server/test_lazy_imports.py).
+        from domino_arena.server.cli.admin_client import token_file  # noqa: PLC0415
+
         relay = token_file(args.relay_token_file, "--relay-token-file")
     return watcher_limits(args), relay

@@ -51,6 +51,8 @@ def comparison(
         "fault_policy": FaultPolicy.FORFEIT,
         "seed": 11,
         "concurrency": 1,
+        # a fixed id: the match ids, and so the coins of CoinPlay, follow from it
+        "tournament_id": "comparison",
     }
     settings.update(options)
     return new_comparison(

@@ -41,6 +41,8 @@ from typing import Any, Final, Protocol
 import outcome as outcome_module
 import trio
 
+from domino_arena.server.hosting.runner import Hosting, Runner, RunnerConfig
+from domino_arena.server.hosting.sandbox import SandboxUnavailableError, probe
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
 from domino_arena.server.net.cluster.broker import Broker
@@ -114,6 +116,9 @@ class Config:
     sign_record: Callable[[str], str] | None = None
     """Signs each record the admin API hands out (``serve --record-key``,
     ``server/play/record_signing.py``); None: handed out unsigned."""
+    hosting: Hosting | None = None
+    """Run the hosted bots in this process (``server/hosting/runner.py``, docs/hosting.md): a
+    single referee's default; None: hosted bots wait for a runner of their own."""
 
 
 class App:
@@ -152,6 +157,8 @@ class App:
         self.metrics_port: int | None = None
         self.storage = storage
         self.lease_lost: lease.LeaseLostError | None = None
+        self.runner: Runner | None = None
+        """This referee's own runner of hosted bots, once it runs (``Config.hosting``)."""
 
     async def serve(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
         """Take the database's lease, serve until ``stop`` is set (or trio fails, or the
@@ -288,10 +295,12 @@ class App:
             done_callback=trio_finished,
             host_uses_signal_set_wakeup_fd=True,
         )
+        hosting: asyncio.Task[None] | None = None
         try:
             await asyncio.shield(trio_ready)
             await server.start()
             self.port = server.port
+            hosting = self._start_hosting(server.port)
             on_ready(server.port)
             stopping = asyncio.ensure_future(stop.wait())
             waits: list[asyncio.Future[Any]] = [stopping, asyncio.shield(trio_done)]
@@ -308,6 +317,10 @@ class App:
                 len(self.lobby.connections()),
             )
             await server.stop_accepting()
+            if hosting is not None:
+                hosting.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await hosting
             self.arena.shutting_down = True
             top.cancel()
             try:
@@ -330,6 +343,37 @@ class App:
             if metrics_server is not None:
                 metrics_server.stop()
             result.unwrap()
+
+    def _start_hosting(self, port: int) -> asyncio.Task[None] | None:
+        """Start this referee's own runner of hosted bots, if the config asks for one."""
+        hosting = self.config.hosting
+        if hosting is None or self.broker is not None:
+            return None
+        host = self.config.host
+        target = f"{'127.0.0.1' if host in ('', '0.0.0.0', '::', '[::]') else host}:{port}"
+        config = RunnerConfig(
+            target=target,
+            workdir=hosting.workdir,
+            idle_stop_seconds=hosting.idle_stop_seconds,
+            poll_seconds=hosting.poll_seconds,
+        )
+        return asyncio.create_task(self._host_bots(config), name="hosted bots")
+
+    async def _host_bots(self, config: RunnerConfig) -> None:
+        """Run the hosted bots; without a sandbox, say so in one line and run none."""
+        try:
+            await asyncio.to_thread(probe)
+        except SandboxUnavailableError as error:
+            LOG.warning("hosted bots are not run: %s", error)
+            return
+        if self.config.tls is not None:
+            LOG.warning(
+                "hosted bots are not run by a TLS referee itself: run `domino-arena serve "
+                "--role runner` beside it (docs/hosting.md)"
+            )
+            return
+        self.runner = Runner(self.storage.engine, config)
+        await self.runner.run()
 
 
 async def keep_lease(

@@ -9,6 +9,7 @@ tables) is imported by ``round-robin`` alone: a referee never draws a table.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import socket
@@ -21,7 +22,7 @@ from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
 from domino_arena.server.app import ROLE_ALL, ROLE_GATEWAY, ROLES, App, Config, run
 from domino_arena.server.app_gateway import Gateway
-from domino_arena.server.cli import serve_bounds, web_face
+from domino_arena.server.cli import serve_bounds, serve_runner, web_face
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
     PROG,
@@ -106,6 +107,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     serve_bounds.stream_arguments(parser)
     serve_bounds.watch_arguments(parser)
     _cluster_arguments(parser)
+    serve_runner.hosting_arguments(parser)
     web_arguments(parser)
 
 
@@ -117,11 +119,11 @@ def _cluster_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--role",
-        choices=ROLES,
+        choices=(*ROLES, serve_runner.ROLE_RUNNER),
         default=ROLE_ALL,
         help="all: one process serves everything (the default); gateway: serve the bots' "
         "streams only; host: run matches, tournaments and ladders, serve the admin API, "
-        "registration and spectators",
+        "registration and spectators; runner: run hosted bots, dialing --referee",
     )
     group.add_argument(
         "--nats",
@@ -283,6 +285,8 @@ def _cluster(args: argparse.Namespace) -> tuple[str, str, str]:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if args.role == serve_runner.ROLE_RUNNER:
+        return serve_runner.serve_runner(args, args.node or default_node(args.role))
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port: must be 0-65535, got {args.port}")
     if args.reconnect_grace < 0 or args.shutdown_grace < 0:
@@ -345,7 +349,10 @@ def _serve(args: argparse.Namespace) -> int:
     )
     house.provide(HOSTED_BOTS)  # practice, checks and course baselines seat them in-process
     try:
-        run(config, storage, ready, Gateway if role == ROLE_GATEWAY else App)
+        with serve_runner.hosting_dir(args) as workdir:
+            hosting = None if role != ROLE_ALL else serve_runner.single_referee_hosting(args, workdir)
+            config = dataclasses.replace(config, hosting=hosting)
+            run(config, storage, ready, Gateway if role == ROLE_GATEWAY else App)
     except (OSError, StorageError, BrokerError) as exc:  # StorageError: the lease is held
         raise CliError(str(exc), code=1) from None
     finally:

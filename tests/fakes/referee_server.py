@@ -25,6 +25,7 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.app import ROLE_GATEWAY, App, Config
 from domino_arena.server.app_gateway import Gateway
+from domino_arena.server.hosting.runner import Hosting
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.grpc_server import ServerTls
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
@@ -257,16 +258,19 @@ class Referee:
         limits: StreamLimits = DEFAULT_LIMITS,
         *,
         cluster: Cluster | None = None,
+        hosting: Hosting | None = None,
     ) -> None:
         """``tls``: serve TLS only; then ``credentials`` are the test's own channel's.
         ``limits``: the bounds of the bot streams (as ``serve``'s limit options set them).
-        ``cluster``: serve one role of a cluster instead of a whole referee."""
+        ``cluster``: serve one role of a cluster instead of a whole referee.
+        ``hosting``: run hosted bots in it (its own runner, tests/fakes/hosted.py)."""
         config = Config(
             port=0,
             reconnect_grace=reconnect_grace,
             admin_token=ADMIN_TOKEN,
             tls=tls,
             limits=limits,
+            hosting=hosting,
         )
         if cluster is not None:
             config = dataclasses.replace(

@@ -350,8 +350,9 @@ def _serve(args: argparse.Namespace) -> int:
     house.provide(HOSTED_BOTS)  # practice, checks and course baselines seat them in-process
     try:
         with serve_runner.hosting_dir(args) as workdir:
-            hosting = None if role != ROLE_ALL else serve_runner.single_referee_hosting(args, workdir)
-            config = dataclasses.replace(config, hosting=hosting)
+            if role == ROLE_ALL:
+                hosting = serve_runner.single_referee_hosting(args, workdir)
+                config = dataclasses.replace(config, hosting=hosting)
             run(config, storage, ready, Gateway if role == ROLE_GATEWAY else App)
     except (OSError, StorageError, BrokerError) as exc:  # StorageError: the lease is held
         raise CliError(str(exc), code=1) from None

@@ -21,7 +21,7 @@ from .sandbox import python_command, sandboxed
 from .submissions import Submission, unpack
 
 KIND_PYTHON = "python"
-"""A Python file with a ``Bot``: run by the SDK's stdio host (``python -m domino_arena.sdk.stdio``)."""
+"""A Python file with a ``Bot``: run by the SDK's stdio host (``sdk/stdio/__main__.py``)."""
 KIND_COMMAND = "command"
 """A folder or archive with a command that speaks the stdio protocol itself (any language)."""
 

@@ -311,7 +311,7 @@ def test_sandbox_limits_are_the_tournaments_else_the_courses_else_the_defaults(
         memory_mb=1024, cpu_seconds=60
     )
     assert limits(storage.engine, course=None, tournament_id="nope") == SandboxLimits()
-    with pytest.raises(ValueError, match=r"^swap_mb: "):
+    with pytest.raises(ValueError, match=r"^sandbox limits: unknown limit 'swap_mb'"):
         hosted_settings.set_course_limits(storage.engine, "cs101", {"swap_mb": 1})
     with pytest.raises(UnknownCourseError):
         hosted_settings.set_course_limits(storage.engine, "nope", {"memory_mb": 1})

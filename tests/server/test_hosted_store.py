@@ -314,6 +314,6 @@ def test_sandbox_limits_are_the_tournaments_else_the_courses_else_the_defaults(
     with pytest.raises(ValueError, match=r"^sandbox limits: unknown limit 'swap_mb'"):
         hosted_settings.set_course_limits(storage.engine, "cs101", {"swap_mb": 1})
     with pytest.raises(UnknownCourseError):
-        hosted_settings.set_course_limits(storage.engine, "nope", {"memory_mb": 1})
+        hosted_settings.set_course_limits(storage.engine, "nope", {"memory_mb": 100})
     hosted_settings.set_course_limits(storage.engine, "cs101", None)
     assert hosted_settings.course_limits(storage.engine, "cs101") == {}

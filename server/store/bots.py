@@ -222,9 +222,11 @@ def add_bot(engine: Engine, name: str) -> str:
     return create_bot(engine, name).token
 
 
-def check_bot(engine: Engine, name: str, token: str) -> BotCheck:
-    """Say whether ``token`` is the token of the bot ``name`` (its own, or its hosted runner's)
-    and the bot may connect.
+def check_bot(engine: Engine, name: str, token: str, *, runner: bool = True) -> BotCheck:
+    """Say whether ``token`` is the token of the bot ``name`` (its own, or its hosted runner's
+    unless ``runner`` is False) and the bot may connect. The runner's token connects the bot and
+    nothing more: what its owner does with the bot's token (rotate it, submit a version, read
+    its logs) takes the bot's own (``runner=False``).
 
     A wrong token is WRONG_TOKEN whatever the state; DISABLED needs the right token; a deleted
     bot is DELETED to every token (see the module's docstring).
@@ -237,12 +239,13 @@ def check_bot(engine: Engine, name: str, token: str) -> BotCheck:
         ).one_or_none()
     if found is None:
         return BotCheck.UNKNOWN
-    stored, runner, state, owner_state = found
+    stored, runner_hash, state, owner_state = found
+    runner_hash = runner_hash if runner else ""
     if state == BotState.DELETED.value:
         return BotCheck.DELETED
     # Both compared every time (each in constant time): the hosted runner's token
     # (server/store/hosted.py) is as good as the bot's own.
-    own, hosted = token_matches(token, stored), token_matches(token, runner)
+    own, hosted = token_matches(token, stored), token_matches(token, runner_hash)
     if not (own or hosted):
         return BotCheck.WRONG_TOKEN
     if state == BotState.DISABLED.value:

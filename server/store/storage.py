@@ -114,6 +114,11 @@ class Storage:
         (:func:`.bots.check_bot`)."""
         return bots.check_bot(self.engine, name, token)
 
+    def check_own_token(self, name: str, token: str) -> BotCheck:
+        """:meth:`check_bot` with the bot's own token only, never its hosted runner's: for what
+        the bot's owner does with it (rotate it, submit a version, read its logs)."""
+        return bots.check_bot(self.engine, name, token, runner=False)
+
     def bot_names(self) -> list[str]:
         """Return the names of every bot that is not deleted, sorted."""
         return bots.bot_names(self.engine)

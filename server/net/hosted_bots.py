@@ -22,6 +22,7 @@ answer never tells whether another bot of the match was hosted.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection, Mapping
 from typing import Any, Final, NoReturn, Protocol
 
 import grpc
@@ -43,7 +44,8 @@ from domino_arena.server.net.admin_requests import (
 from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.net.limits import peer_host
-from domino_arena.server.store import hosted
+from domino_arena.server.net.wire import hosting_limits_from_proto
+from domino_arena.server.store import hosted, hosted_settings
 from domino_arena.server.store.bots import BotCheck, BotState, StoredBot, UnknownBotError
 from domino_arena.server.store.hosted import BotVersion, MatchLog, VersionLimitError
 from domino_arena.server.store.hosted_logs import bounded_text
@@ -132,6 +134,46 @@ def games_of(games: Any) -> tuple[str, ...]:
         if game not in chosen:
             chosen.append(game)
     return tuple(chosen)
+
+
+def checked_limits(
+    message: admin_pb.HostingLimits, field: str = "hosting_limits"
+) -> dict[str, int]:
+    """The sandbox limits a request sets (its non-zero fields), checked.
+
+    Raises:
+        RequestError: INVALID_ARGUMENT naming the limit and its range.
+    """
+    try:
+        return hosted_settings.check_limits(hosting_limits_from_proto(message))
+    except ValueError as exc:
+        raise invalid(f"{field}: {exc}") from None
+
+
+async def checked_pins(
+    engine: Engine,
+    pins: Mapping[str, int],
+    *,
+    course: str,
+    bots: Collection[str],
+    entrants: Collection[str] | None,
+) -> dict[str, int]:
+    """An organizer's version pins for a new tournament of ``course``, checked: each names a bot
+    of the course (one of ``entrants`` when they are listed) and an accepted version of it.
+
+    Raises:
+        RequestError: INVALID_ARGUMENT naming the bot and what is wrong.
+    """
+    for bot in sorted(pins):
+        if bot not in bots:
+            raise invalid(f"version_pins: {quote(bot, 64)} is not a bot of course '{course}'")
+        if entrants is not None and bot not in entrants:
+            raise invalid(f"version_pins: '{bot}' is not an entrant of the tournament")
+    try:
+        await asyncio.to_thread(hosted_settings.check_pins, engine, pins)
+    except ValueError as exc:
+        raise invalid(str(exc)) from None
+    return dict(pins)
 
 
 def _no_log(match_id: str) -> RequestError:

@@ -28,6 +28,7 @@ from domino_arena.server.store import (
     bots,
     courses,
     engine,
+    hosted_settings,
     matches,
     migrations,
     owners,
@@ -317,6 +318,14 @@ class Storage:
     ) -> StoredTournament:
         """Write the entrants chosen at a tournament's start (:func:`.tournaments.set_entrants`)."""
         return tournaments.set_entrants(self.engine, tournament_id, entrants, owners)
+
+    def freeze_versions(self, tournament_id: str) -> StoredTournament:
+        """Pin each entrant's current hosted version at the tournament's start, unless pinned;
+        return the tournament (:func:`.hosted_settings.freeze_versions`)."""
+        hosted_settings.freeze_versions(self.engine, tournament_id)
+        found = tournaments.tournament(self.engine, tournament_id)
+        assert found is not None  # freeze_versions raised for an unknown id
+        return found
 
     def set_tournament_state(self, tournament_id: str, state: TournamentState) -> None:
         """Set the state of the tournament ``tournament_id`` (:func:`.tournaments.set_state`)."""

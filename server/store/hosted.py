@@ -44,6 +44,7 @@ from domino_arena.server.store.tables import (
     utc,
     utc_text,
 )
+from domino_arena.server.store.tournaments import TournamentState
 
 # The contract (docs/submitting.md) names these here; the logs' module holds them.
 CHECKING: Final = hosted_logs.CHECKING
@@ -368,19 +369,26 @@ def tournament_of_match(match_id: str) -> str | None:
 
 
 def version_for_match(engine: Engine, bot: str, match_id: str) -> BotVersion | None:
-    """The version of ``bot`` to play ``match_id``: the one its tournament pinned or froze at
-    its start (docs/tournaments.md: versions), else its current one (:func:`latest_accepted`).
-    None: no version may play it (none accepted, or the pinned one is suspended or gone)."""
+    """The version of ``bot`` to play ``match_id``: in a tournament that has started, the one
+    it pinned or froze at its start (docs/tournaments.md: versions), else the bot's current one
+    (:func:`latest_accepted`). None: no hosted version plays it (none accepted; the pinned one
+    suspended; or a started tournament froze none, the bot having had no accepted version then:
+    a version accepted later never enters a running tournament)."""
     tournament_id = tournament_of_match(match_id)
     if tournament_id is not None:
         with engine.connect() as connection:
-            pins = connection.execute(
-                sa.select(TOURNAMENTS.c.version_pins).where(TOURNAMENTS.c.id == tournament_id)
-            ).scalar_one_or_none()
-        number = parse_pins(pins).get(bot)
-        if number is not None:
-            pinned = version(engine, bot, number)
-            return pinned if pinned is not None and pinned.status == ACCEPTED else None
+            found = connection.execute(
+                sa.select(TOURNAMENTS.c.version_pins, TOURNAMENTS.c.state).where(
+                    TOURNAMENTS.c.id == tournament_id
+                )
+            ).one_or_none()
+        if found is not None:
+            number = parse_pins(found.version_pins).get(bot)
+            if number is not None:
+                pinned = version(engine, bot, number)
+                return pinned if pinned is not None and pinned.status == ACCEPTED else None
+            if found.state != TournamentState.CREATED.value:
+                return None
     return latest_accepted(engine, bot)
 
 

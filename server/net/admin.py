@@ -75,6 +75,7 @@ from domino_arena.server.net.admin_tournaments import (
     TournamentStorage,
     arena_call,
 )
+from domino_arena.server.net.hosted_bots import HostedAdminRpcs
 from domino_arena.server.net.live_wire import connected_bots
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
@@ -172,6 +173,7 @@ class AdminServicer(
     CheckRpcs,
     CourseRpcs,
     GradeRpcs,
+    HostedAdminRpcs,
     OwnerRpcs,
     TournamentRpcs,
     admin_pb_grpc.AdminServiceServicer,
@@ -180,7 +182,8 @@ class AdminServicer(
 
     The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s; CheckBot and PracticeMatch
     are :class:`~.admin_check.CheckRpcs`'s; courses and invites are
-    :class:`~.admin_courses.CourseRpcs`'s; owners :class:`~.admin_owners.OwnerRpcs`'s.
+    :class:`~.admin_courses.CourseRpcs`'s; owners :class:`~.admin_owners.OwnerRpcs`'s; hosted
+    bots' versions and logs :class:`~.hosted_bots.HostedAdminRpcs`'s.
     """
 
     def __init__(self, arena: AdminArena, sign_record: Callable[[str], str] | None = None) -> None:

@@ -21,6 +21,7 @@ from domino_arena.server.ladder.results import counted_games, entrant_results
 from domino_arena.server.net.admin_compare import comparison_message
 from domino_arena.server.net.wire import (
     deal_mode_to_proto,
+    hosting_limits_to_proto,
     live_view_to_proto,
     time_control_to_proto,
 )
@@ -161,8 +162,8 @@ ENTRANT_POLICY_TO_PROTO: Final = {
 
 
 def _course_fields(message: admin_pb.Tournament, t: StoredTournament) -> None:
-    """Fields 28-33 and 37: the course, entrant policy, start time, regrade, baselines and live
-    view (as created: unspecified, the course's)."""
+    """Fields 28-33 and 37-39: the course, entrant policy, start time, regrade, baselines, live
+    view (as created: unspecified, the course's), version pins and sandbox limits."""
     message.course = t.course
     message.live_view = live_view_to_proto(t.live_view)
     message.entrant_policy = ENTRANT_POLICY_TO_PROTO[t.entrant_policy]
@@ -171,6 +172,8 @@ def _course_fields(message: admin_pb.Tournament, t: StoredTournament) -> None:
     message.regrade_of = t.regrade_of or ""
     message.replaced.extend(admin_pb.Replacement(bot=b, by=by) for b, by in t.replaced)
     message.baselines.extend(name for name, _ in t.baselines)
+    message.version_pins.update(t.version_pins or {})
+    message.hosting_limits.CopyFrom(hosting_limits_to_proto(t.hosting_limits))
 
 
 def standing_rows(ratings: Mapping[str, elo.Rating]) -> list[admin_pb.StandingRow]:

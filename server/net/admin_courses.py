@@ -18,17 +18,25 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
+from sqlalchemy.engine import Engine
 
 from domino_arena.server.logs import quote
 from domino_arena.server.net.admin_requests import RequestError, id_of, invalid, not_found
 from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
-from domino_arena.server.net.wire import live_view_from_proto, live_view_to_proto
+from domino_arena.server.net.hosted_bots import checked_limits
+from domino_arena.server.net.wire import (
+    hosting_limits_to_proto,
+    live_view_from_proto,
+    live_view_to_proto,
+)
+from domino_arena.server.store import hosted_settings
 from domino_arena.server.store.courses import (
     CourseError,
     DuplicateCourseError,
@@ -61,6 +69,9 @@ class CourseStorage(Protocol):
     def invites(self, course: str) -> list[StoredInvite]: ...
     def invite(self, invite_id: str) -> StoredInvite | None: ...
     def revoke_invite(self, invite_id: str) -> StoredInvite: ...
+    @property
+    def engine(self) -> Engine:
+        """For the hosted bots' settings (server/store/hosted_settings.py)."""
 
 
 class CourseArena(Protocol):
@@ -90,6 +101,7 @@ def course_message(course: StoredCourse) -> admin_pb.Course:
         bots=course.bots,
         owners=course.owners,
         live_view=live_view_to_proto(course.live_view),
+        hosting_limits=hosting_limits_to_proto(course.hosting_limits),
     )
     message.created.CopyFrom(_timestamp(course.created))
     if course.organizer_token_issued is not None:
@@ -238,6 +250,12 @@ class CourseAdmin:
         live_view = live_view_of(request.live_view)
         if live_view is not None:  # unspecified: unchanged
             changes["live_view"] = live_view
+        if request.HasField("hosting_limits"):  # checked before anything changes
+            limits = checked_limits(request.hosting_limits)
+            changes_limits = functools.partial(
+                hosted_settings.set_course_limits, self.storage.engine, name, limits
+            )
+            await self._stored(changes_limits)
         return course_message(
             await self._stored(lambda: self.storage.update_course(name, **changes))
         )

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Collection, Sequence
 from typing import Any, Final, Protocol
 
 import grpc
+from sqlalchemy.engine import Engine
 
 from domino_arena.server.ladder.kept import Kept
 from domino_arena.server.net.admin_answers import (
@@ -54,6 +55,7 @@ from domino_arena.server.net.admin_requests import (
 )
 from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
+from domino_arena.server.net.hosted_bots import checked_limits, checked_pins
 from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
 from domino_arena.server.play.regrade import RegradeError, regrade_of
@@ -71,6 +73,10 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 
 class TournamentStorage(Protocol):
     """The storage queries of the tournament calls (all blocking)."""
+
+    @property
+    def engine(self) -> Engine:
+        """For the hosted versions a tournament pins (server/store/hosted_settings.py)."""
 
     def bot_names(self) -> list[str]: ...
     def owners(self, course: str) -> list[StoredOwner]: ...
@@ -125,6 +131,7 @@ class TournamentAdmin:
         policy = fault_policy_of(request.fault_policy)
         tournament_numbers(request)
         live_view = live_view_of(request.live_view)
+        limits = checked_limits(request.hosting_limits)
         optional: dict[str, Any] = {}
         if request.concurrency:
             optional["concurrency"] = request.concurrency
@@ -191,7 +198,19 @@ class TournamentAdmin:
             )
         except (TournamentError, ValueError) as exc:
             raise invalid(str(exc)) from None
-        t = dataclasses.replace(t, live_view=live_view)
+        pins = await checked_pins(
+            self.arena.storage.engine,
+            request.version_pins,
+            course=course.name,
+            bots=[b.name for b in bots],
+            entrants=request.entrants if entrant_policy == "listed" else None,
+        )
+        t = dataclasses.replace(
+            t,
+            live_view=live_view,
+            version_pins=pins or None,
+            hosting_limits=limits or None,
+        )
         await arena_call(self.arena.create_tournament(t, request.start))
         return await self.tournament(t.id)
 

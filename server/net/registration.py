@@ -40,6 +40,7 @@ from domino_arena.server.net.admin_answers import bot_info
 from domino_arena.server.net.admin_bots import REVOKED
 from domino_arena.server.net.admin_owners import owner_message
 from domino_arena.server.net.admin_requests import RequestError, bearer_token, bot_name_of
+from domino_arena.server.net.hosted_bots import HostedRegistrationRpcs, HostedStorage
 from domino_arena.server.net.limits import peer_host
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.store.bots import (
@@ -71,13 +72,13 @@ TOKEN_REFUSED: Final = (
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 
-class RegistrationStorage(Protocol):
+class RegistrationStorage(HostedStorage, Protocol):
     """The storage calls of the two RPCs (blocking: run in worker threads)."""
 
     def register_bot(self, code: str, name: str, owner: str) -> IssuedToken: ...
     def register_with_owner_token(self, token: str, name: str) -> IssuedToken: ...
     def rotate_owner_token(self, token: str) -> IssuedOwnerToken: ...
-    def check_bot(self, name: str, token: str) -> BotCheck: ...
+    def check_own_token(self, name: str, token: str) -> BotCheck: ...
     def rotate_token(self, name: str) -> IssuedToken: ...
 
 
@@ -122,8 +123,9 @@ class AttemptLimiter:
         self._buckets[peer] = (max(0.0, self._left(peer) - 1.0), self.clock())
 
 
-class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):
-    """``RegisterBot`` and ``RotateOwnToken`` over the storage and the lobby (``roster``)."""
+class RegistrationServicer(HostedRegistrationRpcs, admin_pb_grpc.RegistrationServiceServicer):
+    """``RegisterBot`` and ``RotateOwnToken`` over the storage and the lobby (``roster``); the
+    hosted bots' calls are :class:`~.hosted_bots.HostedRegistrationRpcs`'s."""
 
     def __init__(
         self,
@@ -225,7 +227,7 @@ class RegistrationServicer(admin_pb_grpc.RegistrationServiceServicer):
         try:
             name = bot_name_of(request.name)
             token = bearer_token(context.invocation_metadata())
-            check = await asyncio.to_thread(self.storage.check_bot, name, token)
+            check = await asyncio.to_thread(self.storage.check_own_token, name, token)
             if check is not BotCheck.OK:
                 raise RequestError(grpc.StatusCode.UNAUTHENTICATED, TOKEN_REFUSED)
             issued = await asyncio.to_thread(self.storage.rotate_token, name)

@@ -1,4 +1,5 @@
-"""The protocol forms of the server's own settings: time controls, deal modes, live views.
+"""The protocol forms of the server's own settings: time controls, deal modes, live views,
+hosted bots' sandbox limits.
 
 :mod:`domino_arena.sdk.wire` translates the rules' types; these need the server's
 (:class:`~domino_arena.server.play.timecontrol.TimeControl`, the scheduler's deal modes), which
@@ -9,6 +10,9 @@ the admin see of live matches is in :mod:`.live_wire`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
 
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
@@ -92,3 +96,26 @@ def live_view_from_proto(
             "LIVE_VIEW_SIGNED_IN or LIVE_VIEW_NONE"
         )
     return view
+
+
+HOSTING_LIMIT_FIELDS: Final = (
+    "memory_mb",
+    "cpu_seconds",
+    "processes",
+    "open_files",
+    "file_mb",
+    "scratch_mb",
+    "log_kb",
+)
+"""The fields of ``HostingLimits``: the names of ``server/hosting/limits.py``'s limits."""
+
+
+def hosting_limits_to_proto(limits: Mapping[str, int] | None) -> admin_pb.HostingLimits:
+    """The limits set (a course's or a tournament's; None or {}: none) as a message (0: unset)."""
+    return admin_pb.HostingLimits(**{k: v for k, v in (limits or {}).items() if v})
+
+
+def hosting_limits_from_proto(message: admin_pb.HostingLimits) -> dict[str, int]:
+    """The limits a message sets (its non-zero fields), unchecked
+    (``server/store/hosted_settings.check_limits`` checks them)."""
+    return {name: getattr(message, name) for name in HOSTING_LIMIT_FIELDS if getattr(message, name)}

@@ -138,6 +138,9 @@ def regrade_of(
         start_at=None,
         regrade_of=original.id,
         replaced=tuple(replacements.items()),
+        # The original's hosted versions play again; a replacing bot's is frozen at the start.
+        version_pins={b: n for b, n in (original.version_pins or {}).items() if b in entrants}
+        or None,
         seed=seed,
         seed_salt=salt,
         seed_commitment=commitment,

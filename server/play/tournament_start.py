@@ -18,6 +18,10 @@ at its time:
 
 A bot whose owner is disabled (docs/courses.md: owners) is entered by neither policy.
 
+Hosted versions: at its first start each entrant with an accepted hosted version and no
+organizer's pin is pinned to its current version (``server/store/hosted_settings.py``), so a
+version submitted while the tournament runs never plays in it (docs/tournaments.md: versions).
+
 Frozen baselines (``house:NAME``) are kept in every case. The entrants and their owners are then
 written to the row (``Storage.set_tournament_entrants``) before any schedule is made, so a
 resumed tournament plays the same schedule. If they make no schedule (too few entrants, or the
@@ -57,6 +61,7 @@ class StartStorage(Protocol):
     ) -> StoredTournament: ...
     def set_tournament_verdict(self, tournament_id: str, verdict: dict[str, object]) -> None: ...
     def set_tournament_state(self, tournament_id: str, state: TournamentState) -> None: ...
+    def freeze_versions(self, tournament_id: str) -> StoredTournament: ...
 
 
 def needs_entrants(t: StoredTournament) -> bool:
@@ -128,21 +133,26 @@ async def begin(
     t: StoredTournament,
     in_thread: Callable[..., Awaitable[Any]],
 ) -> StoredTournament:
-    """:func:`choose` ``t``'s entrants if they still are to be chosen, running the storage calls
-    with ``in_thread`` (``asyncio.to_thread`` or ``trio.to_thread.run_sync``: the arena starts
-    tournaments from both sides).
+    """:func:`choose` ``t``'s entrants if they still are to be chosen, then, at its first start,
+    freeze the hosted versions its entrants play (``Storage.freeze_versions``), running the
+    storage calls with ``in_thread`` (``asyncio.to_thread`` or ``trio.to_thread.run_sync``: the
+    arena starts tournaments from both sides).
 
     Raises:
         ValueError: too few entrants: it was cancelled (the message says why).
     """
-    if not needs_entrants(t):
-        return t
-    connected = {present.name for present in lobby.connections()}
-    chosen = await in_thread(choose, storage, t, connected)
-    if isinstance(chosen, str):
-        raise ValueError(f"tournament '{t.id}' was {chosen}")
-    assert isinstance(chosen, StoredTournament)
-    return chosen
+    if needs_entrants(t):
+        connected = {present.name for present in lobby.connections()}
+        chosen = await in_thread(choose, storage, t, connected)
+        if isinstance(chosen, str):
+            raise ValueError(f"tournament '{t.id}' was {chosen}")
+        assert isinstance(chosen, StoredTournament)
+        t = chosen
+    if t.state is TournamentState.CREATED:  # its first start: a resumed one keeps its versions
+        frozen = await in_thread(storage.freeze_versions, t.id)
+        assert isinstance(frozen, StoredTournament)
+        t = frozen
+    return t
 
 
 def cancelled_reason(t: StoredTournament) -> str:

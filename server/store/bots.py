@@ -222,24 +222,31 @@ def add_bot(engine: Engine, name: str) -> str:
     return create_bot(engine, name).token
 
 
-def check_bot(engine: Engine, name: str, token: str) -> BotCheck:
-    """Say whether ``token`` is the token of the bot ``name`` and the bot may connect.
+def check_bot(engine: Engine, name: str, token: str, *, runner: bool = True) -> BotCheck:
+    """Say whether ``token`` is the token of the bot ``name`` (its own, or its hosted runner's
+    unless ``runner`` is False) and the bot may connect. The runner's token connects the bot and
+    nothing more: what its owner does with the bot's token (rotate it, submit a version, read
+    its logs) takes the bot's own (``runner=False``).
 
     A wrong token is WRONG_TOKEN whatever the state; DISABLED needs the right token; a deleted
     bot is DELETED to every token (see the module's docstring).
     """
     with engine.connect() as connection:
         found = connection.execute(
-            sa.select(BOTS.c.token_hash, BOTS.c.state, OWNERS.c.state)
+            sa.select(BOTS.c.token_hash, BOTS.c.runner_token_hash, BOTS.c.state, OWNERS.c.state)
             .select_from(_WITH_OWNER)
             .where(BOTS.c.name == name)
         ).one_or_none()
     if found is None:
         return BotCheck.UNKNOWN
-    stored, state, owner_state = found
+    stored, runner_hash, state, owner_state = found
+    runner_hash = runner_hash if runner else ""
     if state == BotState.DELETED.value:
         return BotCheck.DELETED
-    if not token_matches(token, stored):
+    # Both compared every time (each in constant time): the hosted runner's token
+    # (server/store/hosted.py) is as good as the bot's own.
+    own, hosted = token_matches(token, stored), token_matches(token, runner_hash)
+    if not (own or hosted):
         return BotCheck.WRONG_TOKEN
     if state == BotState.DISABLED.value:
         return BotCheck.DISABLED
@@ -380,5 +387,10 @@ def delete_bot(engine: Engine, name: str) -> StoredBot:
             connection,
             name,
             "it was deleted already",
-            {"state": BotState.DELETED.value, "token_hash": "", "token_issued": None},
+            {
+                "state": BotState.DELETED.value,
+                "token_hash": "",
+                "token_issued": None,
+                "runner_token_hash": "",
+            },
         )

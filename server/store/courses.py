@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import re
 import secrets
 from collections.abc import Sequence
@@ -99,6 +100,8 @@ class StoredCourse:
     """Frozen baselines: (house bot name, fixed rating), by name."""
     live_view: str = LIVE_VIEW_PUBLIC
     """Who may watch its matches while they run (:data:`.live_views.LIVE_VIEWS`)."""
+    hosting_limits: dict[str, int] = dataclasses.field(default_factory=dict)
+    """The sandbox limits set for its hosted bots ({}: the defaults; .hosted_settings)."""
     bots: int = 0
     """Bots that are not deleted (filled by :func:`courses` and :func:`course`)."""
     owners: int = 0
@@ -275,6 +278,7 @@ def _stored(row: sa.RowMapping, bots: int, owners: int) -> StoredCourse:
         allow_same_owner_partners=bool(row["allow_same_owner_partners"]),
         baselines=tuple((b["bot"], float(b["rating"])) for b in row["baselines"] or ()),
         live_view=str(row["live_view"]),
+        hosting_limits=json.loads(row["hosting_limits"]) if row["hosting_limits"] else {},
         bots=int(bots),
         owners=int(owners),
     )

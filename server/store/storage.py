@@ -28,6 +28,7 @@ from domino_arena.server.store import (
     bots,
     courses,
     engine,
+    hosted_settings,
     matches,
     migrations,
     owners,
@@ -113,6 +114,11 @@ class Storage:
         """Say whether ``token`` is the token of the bot ``name`` and the bot may connect
         (:func:`.bots.check_bot`)."""
         return bots.check_bot(self.engine, name, token)
+
+    def check_own_token(self, name: str, token: str) -> BotCheck:
+        """:meth:`check_bot` with the bot's own token only, never its hosted runner's: for what
+        the bot's owner does with it (rotate it, submit a version, read its logs)."""
+        return bots.check_bot(self.engine, name, token, runner=False)
 
     def bot_names(self) -> list[str]:
         """Return the names of every bot that is not deleted, sorted."""
@@ -312,6 +318,14 @@ class Storage:
     ) -> StoredTournament:
         """Write the entrants chosen at a tournament's start (:func:`.tournaments.set_entrants`)."""
         return tournaments.set_entrants(self.engine, tournament_id, entrants, owners)
+
+    def freeze_versions(self, tournament_id: str) -> StoredTournament:
+        """Pin each entrant's current hosted version at the tournament's start, unless pinned;
+        return the tournament (:func:`.hosted_settings.freeze_versions`)."""
+        hosted_settings.freeze_versions(self.engine, tournament_id)
+        found = tournaments.tournament(self.engine, tournament_id)
+        assert found is not None  # freeze_versions raised for an unknown id
+        return found
 
     def set_tournament_state(self, tournament_id: str, state: TournamentState) -> None:
         """Set the state of the tournament ``tournament_id`` (:func:`.tournaments.set_state`)."""

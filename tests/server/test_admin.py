@@ -99,6 +99,8 @@ ALL_CALLS: Final[list[tuple[str, Any]]] = [
     ("DisableOwner", admin_pb.OwnerRequest(name="x")),
     ("EnableOwner", admin_pb.OwnerRequest(name="x")),
     ("IssueOwnerToken", admin_pb.OwnerRequest(name="x")),
+    ("ListBotVersions", admin_pb.ListBotVersionsRequest(name="alice")),
+    ("GetMatchLog", admin_pb.GetMatchLogRequest(match_id="x")),
 ]
 
 

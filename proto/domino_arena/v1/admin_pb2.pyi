@@ -242,6 +242,35 @@ LIVE_VIEW_NONE: LiveView.ValueType  # 3
 """nobody while it runs: not listed, and Watch is PERMISSION_DENIED"""
 Global___LiveView: _TypeAlias = LiveView  # noqa: Y015
 
+class _BotVersionStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BotVersionStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BotVersionStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BOT_VERSION_STATUS_UNSPECIFIED: _BotVersionStatus.ValueType  # 0
+    BOT_VERSION_STATUS_CHECKING: _BotVersionStatus.ValueType  # 1
+    """waiting for (or in) its validation"""
+    BOT_VERSION_STATUS_ACCEPTED: _BotVersionStatus.ValueType  # 2
+    """it plays"""
+    BOT_VERSION_STATUS_REJECTED: _BotVersionStatus.ValueType  # 3
+    """it failed its validation: the report says why"""
+    BOT_VERSION_STATUS_SUSPENDED: _BotVersionStatus.ValueType  # 4
+    """It crashed in 3 matches in a row; the bot plays again once a new version is accepted."""
+
+class BotVersionStatus(_BotVersionStatus, metaclass=_BotVersionStatusEnumTypeWrapper): ...
+
+BOT_VERSION_STATUS_UNSPECIFIED: BotVersionStatus.ValueType  # 0
+BOT_VERSION_STATUS_CHECKING: BotVersionStatus.ValueType  # 1
+"""waiting for (or in) its validation"""
+BOT_VERSION_STATUS_ACCEPTED: BotVersionStatus.ValueType  # 2
+"""it plays"""
+BOT_VERSION_STATUS_REJECTED: BotVersionStatus.ValueType  # 3
+"""it failed its validation: the report says why"""
+BOT_VERSION_STATUS_SUSPENDED: BotVersionStatus.ValueType  # 4
+"""It crashed in 3 matches in a row; the bot plays again once a new version is accepted."""
+Global___BotVersionStatus: _TypeAlias = BotVersionStatus  # noqa: Y015
+
 @_typing.final
 class RunMatchRequest(_message.Message):
     """---------------------------------------------------------------------------------------------
@@ -582,6 +611,26 @@ Global___GetMatchResponse: _TypeAlias = GetMatchResponse  # noqa: Y015
 class CreateTournamentRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class VersionPinsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     NAME_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     ENTRANTS_FIELD_NUMBER: _builtins.int
@@ -602,6 +651,8 @@ class CreateTournamentRequest(_message.Message):
     START_AT_FIELD_NUMBER: _builtins.int
     PRECISION_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
+    VERSION_PINS_FIELD_NUMBER: _builtins.int
+    HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
@@ -656,6 +707,16 @@ class CreateTournamentRequest(_message.Message):
         are chosen then. Unset: start when `start` says so.
         """
 
+    @_builtins.property
+    def version_pins(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """Hosted bots (docs/tournaments.md: versions): bot -> the accepted version it plays. Every
+        other entrant with an accepted version plays the version current when the tournament starts.
+        """
+
+    @_builtins.property
+    def hosting_limits(self) -> Global___HostingLimits:
+        """unset or zeros: the course's (docs/courses.md)"""
+
     def __init__(
         self,
         *,
@@ -679,10 +740,12 @@ class CreateTournamentRequest(_message.Message):
         start_at: _timestamp_pb2.Timestamp | None = ...,
         precision: _builtins.float = ...,
         live_view: Global___LiveView.ValueType = ...,
+        version_pins: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+        hosting_limits: Global___HostingLimits | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "rated", b"rated", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "hosting_limits", b"hosting_limits", "rated", b"rated", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
@@ -944,6 +1007,26 @@ Global___HeadToHead: _TypeAlias = HeadToHead  # noqa: Y015
 class Tournament(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class VersionPinsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     ID_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
@@ -980,6 +1063,8 @@ class Tournament(_message.Message):
     PRECISION_FIELD_NUMBER: _builtins.int
     FRESH_DEALS_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
+    VERSION_PINS_FIELD_NUMBER: _builtins.int
+    HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
@@ -1061,6 +1146,14 @@ class Tournament(_message.Message):
     def precision(self) -> Global___GradePrecision:
         """A graded tournament (baselines seated): how precise its grades are expected to be."""
 
+    @_builtins.property
+    def version_pins(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """bot -> hosted version played: the pins, and from its start the versions frozen then"""
+
+    @_builtins.property
+    def hosting_limits(self) -> Global___HostingLimits:
+        """the limits it sets (zeros: the course's)"""
+
     def __init__(
         self,
         *,
@@ -1100,10 +1193,12 @@ class Tournament(_message.Message):
         precision: Global___GradePrecision | None = ...,
         fresh_deals: _builtins.bool = ...,
         live_view: Global___LiveView.ValueType = ...,
+        version_pins: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+        hosting_limits: Global___HostingLimits | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "precision", b"precision", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "hosting_limits", b"hosting_limits", "precision", b"precision", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_pairing", b"games_per_pairing", "id", b"id", "kind", b"kind", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "id", b"id", "kind", b"kind", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
@@ -2863,6 +2958,7 @@ class Course(_message.Message):
     OWNERS_FIELD_NUMBER: _builtins.int
     ORGANIZER_TOKEN_ISSUED_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
+    HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1-64 letters, digits, '_', '.' or '-'; "default" is the server's own"""
     title: _builtins.str
@@ -2893,6 +2989,10 @@ class Course(_message.Message):
     def organizer_token_issued(self) -> _timestamp_pb2.Timestamp:
         """unset: no organizer token"""
 
+    @_builtins.property
+    def hosting_limits(self) -> Global___HostingLimits:
+        """those set (zeros: the defaults, docs/courses.md)"""
+
     def __init__(
         self,
         *,
@@ -2907,10 +3007,11 @@ class Course(_message.Message):
         owners: _builtins.int = ...,
         organizer_token_issued: _timestamp_pb2.Timestamp | None = ...,
         live_view: Global___LiveView.ValueType = ...,
+        hosting_limits: Global___HostingLimits | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "organizer_token_issued", b"organizer_token_issued"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "hosting_limits", b"hosting_limits", "organizer_token_issued", b"organizer_token_issued"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "live_view", b"live_view", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3068,6 +3169,7 @@ class UpdateCourseRequest(_message.Message):
     SET_BASELINES_FIELD_NUMBER: _builtins.int
     BASELINES_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
+    HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
     course: _builtins.str
     """empty: the organizer's own"""
     title: _builtins.str
@@ -3080,6 +3182,12 @@ class UpdateCourseRequest(_message.Message):
     """unspecified: unchanged"""
     @_builtins.property
     def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]: ...
+    @_builtins.property
+    def hosting_limits(self) -> Global___HostingLimits:
+        """Set: the sandbox limits of the course's hosted bots from now on (zeros: the defaults);
+        unset: unchanged.
+        """
+
     def __init__(
         self,
         *,
@@ -3091,10 +3199,11 @@ class UpdateCourseRequest(_message.Message):
         set_baselines: _builtins.bool = ...,
         baselines: _abc.Iterable[Global___Baseline] | None = ...,
         live_view: Global___LiveView.ValueType = ...,
+        hosting_limits: Global___HostingLimits | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "title", b"title"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "hosting_limits", b"hosting_limits", "title", b"title"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "live_view", b"live_view", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_same_owner_partners: _TypeAlias = _typing.Literal["allow_same_owner_partners"]  # noqa: Y015
     _WhichOneofArgType__allow_same_owner_partners: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners"]  # noqa: Y015
@@ -3816,3 +3925,272 @@ class RotateOwnerTokenRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RotateOwnerTokenRequest: _TypeAlias = RotateOwnerTokenRequest  # noqa: Y015
+
+@_typing.final
+class HostingLimits(_message.Message):
+    """The sandbox limits of hosted bots (docs/courses.md: hosting limits); 0: the default (the
+    course's for a tournament). Out of its range a limit is INVALID_ARGUMENT naming it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMORY_MB_FIELD_NUMBER: _builtins.int
+    CPU_SECONDS_FIELD_NUMBER: _builtins.int
+    PROCESSES_FIELD_NUMBER: _builtins.int
+    OPEN_FILES_FIELD_NUMBER: _builtins.int
+    FILE_MB_FIELD_NUMBER: _builtins.int
+    SCRATCH_MB_FIELD_NUMBER: _builtins.int
+    LOG_KB_FIELD_NUMBER: _builtins.int
+    memory_mb: _builtins.int
+    """address space of each process; 64-65536, default 512"""
+    cpu_seconds: _builtins.int
+    """CPU time of each process; 1-604800, default 3600"""
+    processes: _builtins.int
+    """processes and threads; 2-4096, default 32"""
+    open_files: _builtins.int
+    """16-65536, default 64"""
+    file_mb: _builtins.int
+    """largest file written; 1-4096, default 16"""
+    scratch_mb: _builtins.int
+    """the private /tmp; 1-4096, default 64"""
+    log_kb: _builtins.int
+    """stderr kept per match; 1-1024, default 64 (at most 64 are stored)"""
+    def __init__(
+        self,
+        *,
+        memory_mb: _builtins.int = ...,
+        cpu_seconds: _builtins.int = ...,
+        processes: _builtins.int = ...,
+        open_files: _builtins.int = ...,
+        file_mb: _builtins.int = ...,
+        scratch_mb: _builtins.int = ...,
+        log_kb: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_seconds", b"cpu_seconds", "file_mb", b"file_mb", "log_kb", b"log_kb", "memory_mb", b"memory_mb", "open_files", b"open_files", "processes", b"processes", "scratch_mb", b"scratch_mb"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HostingLimits: _TypeAlias = HostingLimits  # noqa: Y015
+
+@_typing.final
+class SubmitBotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ARCHIVE_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the bot (registered: RegisterBot)"""
+    archive: _builtins.bytes
+    """The canonical tar.gz `domino-arena bot submit` packs (at most 3 MiB, 64 MiB unpacked,
+    2000 members; no links, devices or paths outside it).
+    """
+    kind: _builtins.str
+    """"python" (entry "mybot.py:MyBot") or "command" (entry "./run.sh")"""
+    entry: _builtins.str
+    """at most 1000 characters"""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """game names it plays ("moon", ...); empty: every game"""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        archive: _builtins.bytes = ...,
+        kind: _builtins.str = ...,
+        entry: _builtins.str = ...,
+        games: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive", b"archive", "entry", b"entry", "games", b"games", "kind", b"kind", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubmitBotRequest: _TypeAlias = SubmitBotRequest  # noqa: Y015
+
+@_typing.final
+class BotVersion(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    NUMBER_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    SHA256_FIELD_NUMBER: _builtins.int
+    UNPACKED_BYTES_FIELD_NUMBER: _builtins.int
+    FILES_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    SUBMITTER_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REPORT_FIELD_NUMBER: _builtins.int
+    CRASH_STREAK_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    number: _builtins.int
+    """1, 2, ... per bot"""
+    kind: _builtins.str
+    entry: _builtins.str
+    sha256: _builtins.str
+    """of the archive, hex"""
+    unpacked_bytes: _builtins.int
+    files: _builtins.int
+    submitter: _builtins.str
+    """"owner NAME" or "bot NAME": whose token submitted it"""
+    status: Global___BotVersionStatus.ValueType
+    report: _builtins.str
+    """the validation's report, or why it was suspended (first line)"""
+    crash_streak: _builtins.int
+    """matches in a row it crashed in"""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """empty: every game"""
+
+    @_builtins.property
+    def created(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        number: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        entry: _builtins.str = ...,
+        games: _abc.Iterable[_builtins.str] | None = ...,
+        sha256: _builtins.str = ...,
+        unpacked_bytes: _builtins.int = ...,
+        files: _builtins.int = ...,
+        created: _timestamp_pb2.Timestamp | None = ...,
+        submitter: _builtins.str = ...,
+        status: Global___BotVersionStatus.ValueType = ...,
+        report: _builtins.str = ...,
+        crash_streak: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "crash_streak", b"crash_streak", "created", b"created", "entry", b"entry", "files", b"files", "games", b"games", "kind", b"kind", "number", b"number", "report", b"report", "sha256", b"sha256", "status", b"status", "submitter", b"submitter", "unpacked_bytes", b"unpacked_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotVersion: _TypeAlias = BotVersion  # noqa: Y015
+
+@_typing.final
+class ListBotVersionsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """the bot"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotVersionsRequest: _TypeAlias = ListBotVersionsRequest  # noqa: Y015
+
+@_typing.final
+class ListBotVersionsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotVersion]:
+        """newest first"""
+
+    def __init__(
+        self,
+        *,
+        versions: _abc.Iterable[Global___BotVersion] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListBotVersionsResponse: _TypeAlias = ListBotVersionsResponse  # noqa: Y015
+
+@_typing.final
+class GetMatchLogRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    bot: _builtins.str
+    """empty: every hosted bot of the match the caller may see"""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        bot: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMatchLogRequest: _TypeAlias = GetMatchLogRequest  # noqa: Y015
+
+@_typing.final
+class MatchLog(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    CRASHED_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    version: _builtins.int
+    """the version that played"""
+    text: _builtins.str
+    """its stderr, at most 64 KiB (the head, then "[... N bytes cut]")"""
+    crashed: _builtins.bool
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        version: _builtins.int = ...,
+        text: _builtins.str = ...,
+        crashed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "crashed", b"crashed", "text", b"text", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchLog: _TypeAlias = MatchLog  # noqa: Y015
+
+@_typing.final
+class GetMatchLogResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def logs(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchLog]:
+        """by bot"""
+
+    def __init__(
+        self,
+        *,
+        logs: _abc.Iterable[Global___MatchLog] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["logs", b"logs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMatchLogResponse: _TypeAlias = GetMatchLogResponse  # noqa: Y015

@@ -219,6 +219,16 @@ class AdminServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
                 _registered_method=True)
+        self.ListBotVersions = channel.unary_unary(
+                '/domino_arena.v1.AdminService/ListBotVersions',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsResponse.FromString,
+                _registered_method=True)
+        self.GetMatchLog = channel.unary_unary(
+                '/domino_arena.v1.AdminService/GetMatchLog',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -495,6 +505,22 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListBotVersions(self, request, context):
+        """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+        course's organizer (NOT_FOUND for a bot of another course).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMatchLog(self, request, context):
+        """What the hosted bots of a match wrote to stderr (every seat's; the organizer: the seats of
+        its course's bots). NOT_FOUND when none is kept.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -682,6 +708,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.IssueOwnerToken,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.SerializeToString,
+            ),
+            'ListBotVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBotVersions,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsResponse.SerializeToString,
+            ),
+            'GetMatchLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatchLog,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1693,6 +1729,60 @@ class AdminService:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def ListBotVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/ListBotVersions',
+            domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatchLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/GetMatchLog',
+            domino__arena_dot_v1_dot_admin__pb2.GetMatchLogRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.GetMatchLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class RegistrationServiceStub:
     """Self-service for bot owners: no admin token.
@@ -1718,6 +1808,21 @@ class RegistrationServiceStub:
                 '/domino_arena.v1.RegistrationService/RotateOwnerToken',
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
+                _registered_method=True)
+        self.SubmitBot = channel.unary_unary(
+                '/domino_arena.v1.RegistrationService/SubmitBot',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.SubmitBotRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.BotVersion.FromString,
+                _registered_method=True)
+        self.ListBotVersions = channel.unary_unary(
+                '/domino_arena.v1.RegistrationService/ListBotVersions',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsResponse.FromString,
+                _registered_method=True)
+        self.GetMatchLog = channel.unary_unary(
+                '/domino_arena.v1.RegistrationService/GetMatchLog',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogResponse.FromString,
                 _registered_method=True)
 
 
@@ -1750,6 +1855,33 @@ class RegistrationServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitBot(self, request, context):
+        """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+        bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
+        owner's bot is PERMISSION_DENIED).
+        A new version of the bot: stored `checking` until the arena validates it in its sandbox.
+        INVALID_ARGUMENT names the field (an archive member and the rule it breaks);
+        RESOURCE_EXHAUSTED past the versions a bot may submit a day (the message says when the
+        next may be).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBotVersions(self, request, context):
+        """The bot's versions, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMatchLog(self, request, context):
+        """What the caller's hosted bots wrote to stderr in a match (never another owner's).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RegistrationServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1767,6 +1899,21 @@ def add_RegistrationServiceServicer_to_server(servicer, server):
                     servicer.RotateOwnerToken,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.SerializeToString,
+            ),
+            'SubmitBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitBot,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.SubmitBotRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.BotVersion.SerializeToString,
+            ),
+            'ListBotVersions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBotVersions,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsResponse.SerializeToString,
+            ),
+            'GetMatchLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatchLog,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.GetMatchLogResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1851,6 +1998,87 @@ class RegistrationService:
             '/domino_arena.v1.RegistrationService/RotateOwnerToken',
             domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.RegistrationService/SubmitBot',
+            domino__arena_dot_v1_dot_admin__pb2.SubmitBotRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.BotVersion.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListBotVersions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.RegistrationService/ListBotVersions',
+            domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListBotVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatchLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.RegistrationService/GetMatchLog',
+            domino__arena_dot_v1_dot_admin__pb2.GetMatchLogRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.GetMatchLogResponse.FromString,
             options,
             channel_credentials,
             insecure,

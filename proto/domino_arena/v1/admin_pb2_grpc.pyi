@@ -146,6 +146,14 @@ class AdminServiceStub:
     EnableOwner: _grpc.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.Owner]
     IssueOwnerToken: _grpc.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.OwnerTokenResponse]
     """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
+    ListBotVersions: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListBotVersionsRequest, _admin_pb2.ListBotVersionsResponse]
+    """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+    course's organizer (NOT_FOUND for a bot of another course).
+    """
+    GetMatchLog: _grpc.UnaryUnaryMultiCallable[_admin_pb2.GetMatchLogRequest, _admin_pb2.GetMatchLogResponse]
+    """What the hosted bots of a match wrote to stderr (every seat's; the organizer: the seats of
+    its course's bots). NOT_FOUND when none is kept.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -247,6 +255,14 @@ class AdminServiceAsyncStub(AdminServiceStub):
     EnableOwner: _aio.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.Owner]  # type: ignore[assignment]
     IssueOwnerToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.OwnerTokenResponse]  # type: ignore[assignment]
     """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
+    ListBotVersions: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListBotVersionsRequest, _admin_pb2.ListBotVersionsResponse]  # type: ignore[assignment]
+    """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+    course's organizer (NOT_FOUND for a bot of another course).
+    """
+    GetMatchLog: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetMatchLogRequest, _admin_pb2.GetMatchLogResponse]  # type: ignore[assignment]
+    """What the hosted bots of a match wrote to stderr (every seat's; the organizer: the seats of
+    its course's bots). NOT_FOUND when none is kept.
+    """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -568,6 +584,26 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_admin_pb2.OwnerTokenResponse, _abc.Awaitable[_admin_pb2.OwnerTokenResponse]]:
         """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
 
+    @_abc_1.abstractmethod
+    def ListBotVersions(
+        self,
+        request: _admin_pb2.ListBotVersionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListBotVersionsResponse, _abc.Awaitable[_admin_pb2.ListBotVersionsResponse]]:
+        """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+        course's organizer (NOT_FOUND for a bot of another course).
+        """
+
+    @_abc_1.abstractmethod
+    def GetMatchLog(
+        self,
+        request: _admin_pb2.GetMatchLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.GetMatchLogResponse, _abc.Awaitable[_admin_pb2.GetMatchLogResponse]]:
+        """What the hosted bots of a match wrote to stderr (every seat's; the organizer: the seats of
+        its course's bots). NOT_FOUND when none is kept.
+        """
+
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class RegistrationServiceStub:
@@ -590,6 +626,19 @@ class RegistrationServiceStub:
     """A new owner token for the owner whose current one is sent as `authorization: Bearer
     <owner token>`; the old one stops working at once (its bots' tokens are kept).
     """
+    SubmitBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.SubmitBotRequest, _admin_pb2.BotVersion]
+    """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+    bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
+    owner's bot is PERMISSION_DENIED).
+    A new version of the bot: stored `checking` until the arena validates it in its sandbox.
+    INVALID_ARGUMENT names the field (an archive member and the rule it breaks);
+    RESOURCE_EXHAUSTED past the versions a bot may submit a day (the message says when the
+    next may be).
+    """
+    ListBotVersions: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListBotVersionsRequest, _admin_pb2.ListBotVersionsResponse]
+    """The bot's versions, newest first."""
+    GetMatchLog: _grpc.UnaryUnaryMultiCallable[_admin_pb2.GetMatchLogRequest, _admin_pb2.GetMatchLogResponse]
+    """What the caller's hosted bots wrote to stderr in a match (never another owner's)."""
 
 @_typing.type_check_only
 class RegistrationServiceAsyncStub(RegistrationServiceStub):
@@ -609,6 +658,19 @@ class RegistrationServiceAsyncStub(RegistrationServiceStub):
     """A new owner token for the owner whose current one is sent as `authorization: Bearer
     <owner token>`; the old one stops working at once (its bots' tokens are kept).
     """
+    SubmitBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.SubmitBotRequest, _admin_pb2.BotVersion]  # type: ignore[assignment]
+    """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+    bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
+    owner's bot is PERMISSION_DENIED).
+    A new version of the bot: stored `checking` until the arena validates it in its sandbox.
+    INVALID_ARGUMENT names the field (an archive member and the rule it breaks);
+    RESOURCE_EXHAUSTED past the versions a bot may submit a day (the message says when the
+    next may be).
+    """
+    ListBotVersions: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListBotVersionsRequest, _admin_pb2.ListBotVersionsResponse]  # type: ignore[assignment]
+    """The bot's versions, newest first."""
+    GetMatchLog: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetMatchLogRequest, _admin_pb2.GetMatchLogResponse]  # type: ignore[assignment]
+    """What the caller's hosted bots wrote to stderr in a match (never another owner's)."""
 
 class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
     """Self-service for bot owners: no admin token."""
@@ -643,6 +705,37 @@ class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
         """A new owner token for the owner whose current one is sent as `authorization: Bearer
         <owner token>`; the old one stops working at once (its bots' tokens are kept).
         """
+
+    @_abc_1.abstractmethod
+    def SubmitBot(
+        self,
+        request: _admin_pb2.SubmitBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.BotVersion, _abc.Awaitable[_admin_pb2.BotVersion]]:
+        """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+        bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
+        owner's bot is PERMISSION_DENIED).
+        A new version of the bot: stored `checking` until the arena validates it in its sandbox.
+        INVALID_ARGUMENT names the field (an archive member and the rule it breaks);
+        RESOURCE_EXHAUSTED past the versions a bot may submit a day (the message says when the
+        next may be).
+        """
+
+    @_abc_1.abstractmethod
+    def ListBotVersions(
+        self,
+        request: _admin_pb2.ListBotVersionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListBotVersionsResponse, _abc.Awaitable[_admin_pb2.ListBotVersionsResponse]]:
+        """The bot's versions, newest first."""
+
+    @_abc_1.abstractmethod
+    def GetMatchLog(
+        self,
+        request: _admin_pb2.GetMatchLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.GetMatchLogResponse, _abc.Awaitable[_admin_pb2.GetMatchLogResponse]]:
+        """What the caller's hosted bots wrote to stderr in a match (never another owner's)."""
 
 def add_RegistrationServiceServicer_to_server(servicer: RegistrationServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

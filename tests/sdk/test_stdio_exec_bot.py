@@ -141,3 +141,15 @@ def test_stop_kills_a_child_that_ignores_sigterm_and_its_group(tmp_path: Path) -
     readable, _, _ = select.select([watch], [], [], WAIT)  # the grandchild ended too
     os.close(watch)
     assert readable == [watch]
+
+
+def test_the_documented_example_bot_plays(tmp_path: Path, bots: list[ExecBot]) -> None:
+    """The Python bot without the SDK in docs/writing-a-bot.md plays a whole game."""
+    doc = (Path(__file__).parents[2] / "docs" / "writing-a-bot.md").read_text()
+    after = doc.split("**A whole bot in Python without the SDK**", 1)[1]
+    source = after.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "example.py").write_text(source)
+    player = _exec(bots, ChildCommand((sys.executable, str(tmp_path / "example.py"))))
+    game = make_game("straight")
+    seats = [player, *(make_bot("greedy", seat) for seat in range(1, game.num_players))]
+    assert replay(play_game(game, seats, seed=2, timer=None).record).ok

@@ -2,8 +2,8 @@
 
 Local play: a first-legal bot in-process, the same Bot class in a child over stdio
 (``python -m domino_arena.sdk.stdio``, ExecBot), and a stdlib-json program over stdio; each plays
-``--games`` games of Passing against greedy, and a move's time is the ``choose`` call's as local
-play times it (the record's think times of the bot's seat).
+``--games`` games of Passing against greedy, and a move's time is the bot's ``choose`` call
+(``time.perf_counter`` around it).
 
 Through a referee (the whole app on port 0, as tests/fakes/referee_server.py serves it): the
 same bot through the SDK's gRPC client, through the relay with the Python host as its child,
@@ -13,25 +13,28 @@ a raw first-legal bot.
 
     .venv/bin/python -m bench.stdio_bench [--games 20]
 
-Medians in milliseconds, and each row's ratio to its baseline (in-process, SDK client).
+Medians in microseconds, and each row's ratio to its baseline (in-process, SDK client).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from domino_arena.bots import make_bot
 from domino_arena.sdk import run_async
+from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.records import parse_record
-from domino_arena.sdk.rules import make_game
+from domino_arena.sdk.rules import Action, Observation, make_game
 from domino_arena.sdk.stdio.child import ChildCommand
 from domino_arena.sdk.stdio.exec_bot import ExecBot
 from domino_arena.server.ladder.ratings_store import RatedStorage
@@ -43,13 +46,24 @@ from tests.fakes.stdio_bots import RelayThread, script_command, write_script
 BOT = "from tests.fakes.bots import FirstLegal\n"
 
 
-def _local(make: object, games: int) -> list[float]:
+def _local(make: Callable[[], Bot], games: int) -> list[float]:
     times: list[float] = []
     game = make_game("passing")
     for seed in range(games):
-        bot = make() if callable(make) else make  # type: ignore[operator]
-        result = play_game(game, [bot, make_bot("greedy", seed)], seed=seed)
-        times += [s.think_ms for s in result.record.steps if s.seat == 0 and s.think_ms is not None]
+        bot = make()
+        choose = bot.choose
+
+        def timed(
+            observation: Observation, choose: Callable[[Observation], Action] = choose
+        ) -> Action:
+            began = time.perf_counter()
+            try:
+                return choose(observation)
+            finally:
+                times.append((time.perf_counter() - began) * 1000)
+
+        bot.choose = timed  # type: ignore[method-assign]  # this object's calls, timed
+        play_game(game, [bot, make_bot("greedy", seed)], seed=seed, timer=None)
     return times
 
 
@@ -75,10 +89,8 @@ class _SdkThread:
                 run_async(FirstLegal, server=referee.address, name=name, token=token)
             )
             self.loop.call_soon(ready.set)
-            try:
+            with contextlib.suppress(asyncio.CancelledError):  # cancelled at the end
                 self.loop.run_until_complete(self.task)
-            except BaseException:  # noqa: BLE001 - cancelled at the end
-                pass
 
         self.thread = threading.Thread(target=main, daemon=True)
         self.thread.start()
@@ -95,7 +107,7 @@ class _SdkThread:
 
 def _row(name: str, times: list[float], base: float) -> None:
     median = statistics.median(times)
-    print(f"{name:<44} {median:8.3f} ms  {len(times):6d} moves  x{median / base:6.1f}")
+    print(f"{name:<44} {median * 1000:9.1f} µs  {len(times):6d} moves  x{median / base:8.1f}")
 
 
 def main() -> None:
@@ -115,11 +127,15 @@ def main() -> None:
     base = _local(FirstLegal, args.games)
     _row("in-process Bot", base, statistics.median(base))
     exec_host = ExecBot(host, **quiet)  # type: ignore[arg-type]
-    _row("ExecBot, python -m domino_arena.sdk.stdio", _local(exec_host.seat, args.games),
-         statistics.median(base))
+    _row(
+        "ExecBot, python -m domino_arena.sdk.stdio",
+        _local(exec_host.seat, args.games),
+        statistics.median(base),
+    )
     exec_json = ExecBot(script_command(script, "play"), **quiet)  # type: ignore[arg-type]
-    _row("ExecBot, stdlib-json program", _local(exec_json.seat, args.games),
-         statistics.median(base))
+    _row(
+        "ExecBot, stdlib-json program", _local(exec_json.seat, args.games), statistics.median(base)
+    )
     exec_host.close()
     exec_json.close()
 
@@ -134,8 +150,10 @@ def main() -> None:
     _row("SDK gRPC client", remote_base, statistics.median(remote_base))
     for name, command in (("relay-host", host), ("relay-json", script_command(script, "play"))):
         relay = RelayThread(referee.address, name, storage.add_bot(name), command)
-        label = "relay, python -m domino_arena.sdk.stdio" if name == "relay-host" else (
-            "relay, stdlib-json program"
+        label = (
+            "relay, python -m domino_arena.sdk.stdio"
+            if name == "relay-host"
+            else ("relay, stdlib-json program")
         )
         _row(label, _remote(referee, name, args.games), statistics.median(remote_base))
         relay.close()

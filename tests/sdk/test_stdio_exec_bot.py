@@ -153,3 +153,9 @@ def test_the_documented_example_bot_plays(tmp_path: Path, bots: list[ExecBot]) -
     game = make_game("straight")
     seats = [player, *(make_bot("greedy", seat) for seat in range(1, game.num_players))]
     assert replay(play_game(game, seats, seed=2, timer=None).record).ok
+
+
+def test_a_program_that_never_reads_its_stdin_never_blocks_the_game(bots: list[ExecBot]) -> None:
+    player = _exec(bots, ChildCommand(("sleep", "600")), reply_timeout=0.2)
+    with pytest.raises(ExecBotError, match="no reply to match local turn 1 within 0.2 s"):
+        play_game(make_game("moon"), [player, make_bot("greedy", 1), make_bot("greedy", 2)], seed=1)

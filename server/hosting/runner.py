@@ -36,7 +36,7 @@ from domino_arena.sdk.client.errors import RefereeError
 from domino_arena.sdk.stdio.child import ChildCommand
 from domino_arena.sdk.stdio.relay import RelayHooks, relay
 from domino_arena.server.logs import escape
-from domino_arena.server.store import hosted, ownership
+from domino_arena.server.store import bots, hosted, ownership, tables
 from domino_arena.server.store.lease import Holder
 from domino_arena.v1 import referee_pb2
 
@@ -160,9 +160,7 @@ class Runner:
         assert holder is not None
         seconds = self.config.lease_seconds
         mine = {hosted_key(name): name for name in self._hosted}
-        lost = await asyncio.to_thread(
-            ownership.renew, self.engine, holder, mine, seconds=seconds
-        )
+        lost = await asyncio.to_thread(ownership.renew, self.engine, holder, mine, seconds=seconds)
         held = {name for key, name in mine.items() if key not in lost}
         for name in sorted(wanted - held)[: self._room()]:
             claim = await asyncio.to_thread(
@@ -173,7 +171,7 @@ class Runner:
                 self.config.node,
                 seconds=seconds,
             )
-            if claim.taken:
+            if claim.won:
                 held.add(name)
         return held & wanted
 
@@ -210,10 +208,7 @@ class Runner:
         latest = await asyncio.to_thread(hosted.latest_accepted, self.engine, name)
         if latest is None:
             return
-        limits = await asyncio.to_thread(
-            hosted.hosting_limits_for, self.engine, course=None, tournament_id=None
-        )
-        entry.logs = MatchLogs(limits.log_kb * 1024)
+        entry.logs = MatchLogs(hosted.MAX_LOG_BYTES)
         hello = referee_pb2.Hello(
             name=name, token=token, games=latest.games, protocol_version=2, client=CLIENT
         )
@@ -245,8 +240,11 @@ class Runner:
             submission = hosted.version_archive(self.engine, name, version.number)
             if submission is None:
                 raise RuntimeError(f"bot {name}: version {version.number} has no files")
+            stored = bots.bot(self.engine, name)
             limits = hosted.hosting_limits_for(
-                self.engine, course=None, tournament_id=_tournament_of(match_id)
+                self.engine,
+                course=None if stored is None else stored.course,
+                tournament_id=hosted.tournament_of_match(match_id),
             )
             entry.running = version.number
             LOG.info("hosted bot %s: starting version %d", escape(name), version.number)
@@ -269,6 +267,7 @@ class Runner:
                     number,
                     log.text(),
                     crashed=log.crashed,
+                    now=tables.now(),
                 )
             except Exception as error:
                 LOG.warning("the log of %s in %s not stored: %s", name, match_id, error)
@@ -279,9 +278,3 @@ class Runner:
 
         if number:
             asyncio.get_running_loop().create_task(store())
-
-
-def _tournament_of(match_id: str) -> str | None:
-    """The tournament a match id belongs to (``TOURNAMENT-00012``), None for another match."""
-    head, dash, index = match_id.rpartition("-")
-    return head if dash and len(index) == 5 and index.isdigit() else None

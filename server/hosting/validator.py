@@ -18,7 +18,7 @@ from typing import Final
 
 from sqlalchemy.engine import Engine
 
-from domino_arena.sdk.stdio.exec_bot import ExecBot
+from domino_arena.sdk.stdio.exec_bot import ALL, ExecBot
 from domino_arena.sdk.testing import check_bot
 from domino_arena.server.logs import escape
 from domino_arena.server.store import hosted
@@ -63,9 +63,7 @@ class Validator:
         """Check version ``number`` of ``bot`` and store the verdict; return it."""
         accepted, report = self._report(bot, number)
         hosted.set_verdict(self.engine, bot, number, accepted=accepted, report=report)
-        LOG.info(
-            "version %d of %s %s", number, escape(bot), "accepted" if accepted else "rejected"
-        )
+        LOG.info("version %d of %s %s", number, escape(bot), "accepted" if accepted else "rejected")
         return accepted
 
     def _report(self, bot: str, number: int) -> tuple[bool, str]:
@@ -79,9 +77,9 @@ class Validator:
             command = self.bundles.command(submission, limits)
         except ValueError as error:
             return False, f"the version cannot run: {error}"
-        player = ExecBot(command, name=bot, games=games or (), reply_timeout=REPLY_TIMEOUT)
-        try:
-            result = check_bot(player, games=games, positions=POSITIONS, time_limit=TIME_LIMIT)
+        player = ExecBot(command, name=bot, games=games or ALL, reply_timeout=REPLY_TIMEOUT)
+        try:  # every seat of the check is played by the one process, as in a match
+            result = check_bot(player.seat, games=games, positions=POSITIONS, time_limit=TIME_LIMIT)
         except Exception as error:  # the bridge gave up on the process: the report says why
             detail = "".join(traceback.format_exception_only(error)).strip()
             return False, _bounded(f"the compliance check could not finish: {detail}")

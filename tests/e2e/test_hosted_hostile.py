@@ -20,7 +20,7 @@ from domino_arena.server.store import hosted
 from domino_arena.server.store.bots import create_bot
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
-from tests.fakes.hosted import HostedArena, python_bot, sandbox_processes
+from tests.fakes.hosted import HostedArena, python_bot
 from tests.fakes.referee_server import ALL_GAMES, first_legal
 
 OPPONENT: Final = "opponent"
@@ -261,9 +261,7 @@ def test_a_version_that_crashes_three_matches_in_a_row_is_suspended(arena: Hoste
 
 
 def test_the_validator_rejects_a_failing_version_with_its_report(arena: HostedArena) -> None:
-    rejected = arena.submit(
-        "broken", python_bot("raise ValueError('no idea')"), accepted=None
-    )
+    rejected = arena.submit("broken", python_bot("raise ValueError('no idea')"), accepted=None)
     version = arena.wait_status("broken", rejected, "rejected")
     assert "ValueError" in version.report and "no idea" in version.report
     good = arena.submit("broken", python_bot("return observation.legal_actions[0]"), accepted=None)

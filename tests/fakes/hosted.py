@@ -125,7 +125,8 @@ class HostedArena:
     def wait_connected(self, name: str, connected: bool = True) -> None:
         deadline = time.monotonic() + WAIT
         while (name in self.referee.connected()) != connected:
-            assert time.monotonic() < deadline, f"{name} {'never' if connected else 'still'} connected"
+            state = "never" if connected else "still"
+            assert time.monotonic() < deadline, f"{name} {state} connected"
             time.sleep(POLL)
 
     def wait_status(self, name: str, number: int, status: str) -> hosted.BotVersion:
@@ -162,9 +163,7 @@ class HostedArena:
             fault_policy=policy,
             max_deals=1,
         )
-        response: admin_pb.RunMatchResponse = self.referee.admin.RunMatch(
-            request, timeout=WAIT * 3
-        )
+        response: admin_pb.RunMatchResponse = self.referee.admin.RunMatch(request, timeout=WAIT * 3)
         return response
 
     def log(self, match_id: str, bot: str) -> hosted.MatchLog:

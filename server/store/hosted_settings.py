@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 
 from domino_arena.server.hosting.limits import SandboxLimits
 from domino_arena.server.store.courses import UnknownCourseError
+from domino_arena.server.store.engine import writing
 from domino_arena.server.store.hosted import (
     current_numbers,
     parse_pins,
@@ -55,7 +56,7 @@ def freeze_versions(engine: Engine, tournament_id: str) -> dict[str, int]:
     Raises:
         UnknownTournamentError: no such tournament.
     """
-    with engine.begin() as connection:
+    with writing(engine) as connection:
         row = connection.execute(
             sa.select(TOURNAMENTS.c.entrants, TOURNAMENTS.c.version_pins)
             .where(TOURNAMENTS.c.id == tournament_id)
@@ -100,7 +101,7 @@ def set_course_limits(engine: Engine, course: str, limits: Mapping[str, int] | N
         ValueError: a bad limit (named).
     """
     text = limits_json(limits)
-    with engine.begin() as connection:
+    with writing(engine) as connection:
         changed = connection.execute(
             COURSES.update().where(COURSES.c.name == course).values(hosting_limits=text)
         ).rowcount

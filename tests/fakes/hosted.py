@@ -73,6 +73,7 @@ class HostedArena:
         self.folder = folder
         self.database = folder / "arena.db"
         self.storage = RatedStorage(f"sqlite:///{self.database}")
+        self.storage.open()
         self.workdir = Path(tempfile.mkdtemp(prefix="arena-hosted-test-"))
         self.workdir.chmod(0o755)
         self.referee = Referee(

@@ -327,7 +327,6 @@ BOT_VERSIONS: Final = sa.Table(
     sa.Column("entry", sa.String(1000), nullable=False),
     sa.Column("games", sa.String(255), nullable=False),
     sa.Column("sha256", sa.String(64), nullable=False),
-    sa.Column("archive", sa.LargeBinary, nullable=False),
     sa.Column("unpacked_bytes", sa.BigInteger, nullable=False),
     sa.Column("files", sa.Integer, nullable=False),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
@@ -335,6 +334,9 @@ BOT_VERSIONS: Final = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("report", sa.Text, nullable=False, server_default=""),
     sa.Column("crash_streak", sa.Integer, nullable=False, server_default=sa.text("0")),
+    # Last: SQLite reads a row's columns in order, and every column after a large value
+    # would walk its overflow pages (the versions are listed without their archives).
+    sa.Column("archive", sa.LargeBinary, nullable=False),
     sa.Index("ix_bot_versions_status", "status", "created"),
 )
 """Every version of a hosted bot (docs/submitting.md), numbered 1, 2, ... per bot and never

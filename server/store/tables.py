@@ -351,9 +351,9 @@ MATCH_LOGS: Final = sa.Table(
     sa.Column("match_id", sa.String(64), primary_key=True),
     sa.Column("bot", sa.String(64), primary_key=True),
     sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("text", sa.Text, nullable=False),
     sa.Column("crashed", sa.Boolean, nullable=False),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("text", sa.Text, nullable=False),  # last, as bot_versions.archive
 )
 """What a hosted bot (``version`` of ``bot``) wrote to stderr during a match, cut to 64 KiB,
 and whether it crashed in it. No foreign key to ``matches``: the runner writes the log when the

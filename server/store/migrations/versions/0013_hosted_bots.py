@@ -55,9 +55,9 @@ def upgrade() -> None:
         sa.Column("match_id", sa.String(64), primary_key=True),
         sa.Column("bot", sa.String(64), primary_key=True),
         sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("text", sa.Text, nullable=False),
         sa.Column("crashed", sa.Boolean, nullable=False),
         sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("text", sa.Text, nullable=False),  # last, as bot_versions.archive
     )
     # Plain ADD COLUMN, not a batch copy (see 0006): rows of other tables refer to these.
     op.add_column(

@@ -1,4 +1,4 @@
-"""Hosted bots as stored: the versions of each bot, their verdicts, their logs per match.
+"""Hosted bots as stored: the versions of each bot, their verdicts, which one plays a match.
 
 A version is what an owner submitted once (docs/submitting.md): numbered 1, 2, ... per bot,
 its archive never changed. It is ``checking`` until the validator runs it in its sandbox, then
@@ -10,6 +10,10 @@ else the bot's *current* version, which is its newest version that passed valida
 (``accepted`` or ``suspended``) if that one is accepted. A suspended newest version therefore
 takes the bot out of the arena until a newer version is accepted: the arena never falls back
 by itself to an older version its owner replaced (docs/submitting.md: suspended versions).
+
+The logs per match and the crash streak are :mod:`.hosted_logs`'s, a tournament's pins and a
+course's sandbox limits :mod:`.hosted_settings`'s; the contract's names are all importable
+from here (the logs' re-exported below).
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ from domino_arena.server.cli.arguments import (
     server_extra,
 )
 from domino_arena.server.cli.courses import own_bot_actions
+from domino_arena.server.cli.hosted import hosted_bot_actions
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table
 from domino_arena.v1 import admin_pb2
@@ -72,6 +73,7 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
         server_arguments(sub)
         sub.set_defaults(bot_run=run)
     own_bot_actions(actions)
+    hosted_bot_actions(actions)
     add = actions.add_parser(
         "add",
         help="create a bot in a database directly, with no referee (prints its token once)",

@@ -1,7 +1,9 @@
 """A course's settings on the command line: the flags ``course create`` and ``course update``
 share (title, anonymity, the seating rule, frozen baselines, the live view) and the live view's
 flag and text, which ``tournament create`` and ``tournament status`` use too
-(docs/courses.md: live view).
+(docs/courses.md: live view); the hosted bots' sandbox limits (``--bot-memory-mb`` ...) of
+``course update`` and ``tournament create``, and ``tournament create``'s ``--pin BOT=N``
+(docs/courses.md: hosting limits, docs/tournaments.md: versions).
 
 The live view travels as the proto's enum; its names on the command line are the stored ones
 (``public``, ``signed-in``, ``none``), translated by :mod:`domino_arena.server.net.wire` alone.
@@ -10,10 +12,15 @@ The live view travels as the proto's enum; its names on the command line are the
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Final
 
 from domino_arena.server.cli.json_output import json_argument
-from domino_arena.server.net.wire import live_view_from_proto, live_view_to_proto
+from domino_arena.server.logs import escape
+from domino_arena.server.net.wire import (
+    HOSTING_LIMIT_FIELDS,
+    live_view_from_proto,
+    live_view_to_proto,
+)
 from domino_arena.server.store.live_views import LIVE_VIEWS
 from domino_arena.v1 import admin_pb2
 
@@ -108,3 +115,104 @@ def settings_arguments(parser: argparse.ArgumentParser, *, update: bool) -> None
 def baselines_of(args: argparse.Namespace) -> list[admin_pb2.Baseline]:
     """The ``--baseline`` flags as ``Baseline`` messages."""
     return [admin_pb2.Baseline(bot=bot, rating=rating) for bot, rating in args.baseline or ()]
+
+
+_LIMIT_HELP: Final = {
+    "memory_mb": "memory of each process, MiB (64-65536; default 512)",
+    "cpu_seconds": "CPU seconds of each process (default 3600)",
+    "processes": "processes and threads (2-4096; default 32)",
+    "open_files": "open files of each process (16-65536; default 64)",
+    "file_mb": "largest file written, MiB (default 16)",
+    "scratch_mb": "the private /tmp, MiB (default 64)",
+    "log_kb": "stderr kept per match, KiB (default 64)",
+}
+
+
+def limits_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    """Add ``--bot-memory-mb`` ... ``--bot-log-kb``: the hosted bots' sandbox limits (read by
+    :func:`limits_of`; 0 is the default); ``default`` says what a limit not given is."""
+    group = parser.add_argument_group(f"hosted bots' sandbox limits (not given: {default})")
+    for field in HOSTING_LIMIT_FIELDS:
+        group.add_argument(
+            "--bot-" + field.replace("_", "-"),
+            dest=f"bot_{field}",
+            type=int,
+            metavar="N",
+            help=_LIMIT_HELP[field],
+        )
+
+
+def limits_of(args: argparse.Namespace) -> dict[str, int]:
+    """The limits given (field -> value; 0: the default)."""
+    chosen = {field: getattr(args, f"bot_{field}") for field in HOSTING_LIMIT_FIELDS}
+    return {field: value for field, value in chosen.items() if value is not None}
+
+
+def limits_text(limits: admin_pb2.HostingLimits, unset: str) -> str:
+    """``memory_mb 256, cpu_seconds 60``; ``unset`` when none is set."""
+    shown = [f"{f} {getattr(limits, f)}" for f in HOSTING_LIMIT_FIELDS if getattr(limits, f)]
+    return ", ".join(shown) or unset
+
+
+def _pin(text: str) -> tuple[str, int]:
+    bot, sep, number = text.partition("=")
+    try:
+        if not sep or not bot or int(number) < 1:
+            raise ValueError
+        return bot, int(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected BOT=VERSION such as ann-v1=3, got {text!r}"
+        ) from None
+
+
+def pin_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--pin BOT=N`` (repeated; read by :func:`pins_of`)."""
+    parser.add_argument(
+        "--pin",
+        action="append",
+        type=_pin,
+        metavar="BOT=N",
+        help="play version N of the hosted bot BOT (an accepted one; repeat it); every other "
+        "hosted entrant plays its latest accepted version at the start",
+    )
+
+
+def pins_of(args: argparse.Namespace) -> dict[str, int]:
+    """The ``--pin`` flags as bot -> version (the last one of a bot wins)."""
+    return dict(args.pin or ())
+
+
+def hosted_tournament_arguments(parser: argparse.ArgumentParser) -> None:
+    """``tournament create``'s hosted bots' flags: ``--pin`` and the sandbox limits."""
+    pin_argument(parser)
+    limits_arguments(parser, "the course's")
+
+
+def hosted_tournament_fields(args: argparse.Namespace, request: Any) -> None:
+    """Fill a ``CreateTournamentRequest``'s version pins and sandbox limits from the flags."""
+    request.version_pins.update(pins_of(args))
+    limits = limits_of(args)
+    if limits:
+        request.hosting_limits.CopyFrom(admin_pb2.HostingLimits(**limits))
+
+
+def hosted_tournament_lines(t: Any) -> list[str]:
+    """``tournament status``'s lines of a tournament's hosted versions and limits (none when it
+    sets neither)."""
+    lines = []
+    if t.version_pins:
+        pins = ", ".join(f"{bot} v{number}" for bot, number in sorted(t.version_pins.items()))
+        lines.append(f"hosted versions: {escape(pins)}")
+    if t.HasField("hosting_limits") and limits_text(t.hosting_limits, ""):
+        lines.append(f"sandbox limits: {limits_text(t.hosting_limits, '')}")
+    return lines
+
+
+def merged_limits(current: admin_pb2.HostingLimits, given: dict[str, int]) -> Any:
+    """A course's limits with those given changed (0: back to the default)."""
+    merged = admin_pb2.HostingLimits()
+    merged.CopyFrom(current)
+    for field, value in given.items():
+        setattr(merged, field, value)
+    return merged

@@ -43,8 +43,12 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.course_settings import (
     baselines_of,
+    limits_arguments,
+    limits_of,
+    limits_text,
     live_view_of,
     live_view_text,
+    merged_limits,
     settings_arguments,
 )
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
@@ -85,6 +89,7 @@ def _course_arguments(parser: argparse.ArgumentParser) -> None:
     update = _action(actions, "update", "change a course's settings", _course_update)
     update.add_argument("name", metavar="NAME", help="the course")
     settings_arguments(update, update=True)
+    limits_arguments(update, "unchanged; 0: back to the default")
     rotate = _action(
         actions,
         "rotate-token",
@@ -186,6 +191,7 @@ def _print_course(args: argparse.Namespace, course: admin_pb2.Course) -> int:
         f"same-owner partners {'allowed' if course.allow_same_owner_partners else 'never'}",
         "organizer token issued "
         + _when(course.organizer_token_issued, course.HasField("organizer_token_issued")),
+        "hosted bots' limits: " + limits_text(course.hosting_limits, "the defaults"),
     ]
     print("; ".join(rules))
     return 0
@@ -210,6 +216,10 @@ def _course_update(args: argparse.Namespace) -> int:
         request.set_baselines = True
         request.baselines.extend(baselines_of(args))
     request.live_view = live_view_of(args)  # unspecified: unchanged
+    limits = limits_of(args)
+    if limits:  # the others kept: read them first
+        current = admin_call(args, "GetCourse", admin_pb2.GetCourseRequest(course=args.name))
+        request.hosting_limits.CopyFrom(merged_limits(current.hosting_limits, limits))
     return _print_course(args, admin_call(args, "UpdateCourse", request))
 
 

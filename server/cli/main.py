@@ -49,8 +49,14 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "delete); 'bot register NAME --invite CODE' (a first bot) or '--owner-token-file F' (the "
         "next) and 'bot rotate-own' for a bot's owner; "
         "'bot add NAME --db URL' writes a database directly; 'bot run NAME' plays a house bot "
-        "remotely",
+        "remotely; 'bot submit NAME PATH' hands a version to the arena to host, 'bot versions "
+        "NAME' lists them",
         "bots",
+    ),
+    Command(
+        "logs",
+        "'logs MATCH_ID [--bot NAME]': what your hosted bots wrote to stderr in a match",
+        "hosted",
     ),
     Command(
         "course",

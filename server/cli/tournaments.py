@@ -37,6 +37,9 @@ from domino_arena.server.cli.arguments import (
     server_arguments,
 )
 from domino_arena.server.cli.course_settings import (
+    hosted_tournament_arguments,
+    hosted_tournament_fields,
+    hosted_tournament_lines,
     live_view_argument,
     live_view_of,
     live_view_text,
@@ -165,6 +168,7 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
         help="how long a game waits for absent bots (default: the referee's)",
     )
     live_view_argument(parser, "its course's")
+    hosted_tournament_arguments(parser)
     parser.add_argument("--unrated", action="store_true", help="its games do not count for Elo")
     parser.add_argument("--start", action="store_true", help="start it at once")
 
@@ -190,6 +194,7 @@ def _tournament_create(args: argparse.Namespace) -> int:
     request.baselines.extend(name.strip() for name in args.baselines.split(",") if name.strip())
     request.entrant_policy = ENTRANT_POLICIES[args.entrant_policy]
     request.live_view = live_view_of(args)
+    hosted_tournament_fields(args, request)
     if args.start_at is not None:
         request.start_at.FromDatetime(moment("--start-at", args.start_at))
     if not request.entrants and args.entrant_policy == "listed":
@@ -327,7 +332,7 @@ def _print_tournament(t: Any) -> None:
         print(f"  frozen baselines: {escape(', '.join(t.baselines))}")
     if t.HasField("start_at"):
         print(f"  starts by itself at {t.start_at.ToDatetime(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
-    for line in [*regrade_lines(t), *precision_lines(t)]:
+    for line in [*regrade_lines(t), *precision_lines(t), *hosted_tournament_lines(t)]:
         print(f"  {line}")
     print(f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}")
     print(f"  {_seed_text(t)}")

@@ -48,6 +48,8 @@ LOG: Final = logging.getLogger(__name__)
 
 CLIENT: Final = "domino-arena-runner"
 """The Hello's ``client`` of a hosted bot: the referee's lists show who runs it."""
+NOTES_ROOM: Final = 1024
+"""Bytes of a match's kept log left for the runner's own lines (an exit, what was cut)."""
 RETRY_SECONDS: Final = 5.0
 """How long the runner waits before connecting a bot again after its stream failed."""
 
@@ -208,7 +210,7 @@ class Runner:
         latest = await asyncio.to_thread(hosted.latest_accepted, self.engine, name)
         if latest is None:
             return
-        entry.logs = MatchLogs(hosted.MAX_LOG_BYTES)
+        entry.logs = MatchLogs(hosted.MAX_LOG_BYTES - NOTES_ROOM)
         hello = referee_pb2.Hello(
             name=name, token=token, games=latest.games, protocol_version=2, client=CLIENT
         )

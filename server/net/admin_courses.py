@@ -17,6 +17,7 @@ that serves them through its token check (``AdminServicer._serve``), as ``BotRpc
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import functools
 from collections.abc import Callable, Iterable, Mapping
@@ -250,15 +251,17 @@ class CourseAdmin:
         live_view = live_view_of(request.live_view)
         if live_view is not None:  # unspecified: unchanged
             changes["live_view"] = live_view
+        limits = None
         if request.HasField("hosting_limits"):  # checked before anything changes
             limits = checked_limits(request.hosting_limits)
-            changes_limits = functools.partial(
+        updated = await self._stored(lambda: self.storage.update_course(name, **changes))
+        if limits is not None:  # the rest was accepted: the limits too
+            set_limits = functools.partial(
                 hosted_settings.set_course_limits, self.storage.engine, name, limits
             )
-            await self._stored(changes_limits)
-        return course_message(
-            await self._stored(lambda: self.storage.update_course(name, **changes))
-        )
+            await self._stored(set_limits)
+            updated = dataclasses.replace(updated, hosting_limits=limits)
+        return course_message(updated)
 
     async def create_invites(
         self, request: admin_pb.CreateInvitesRequest

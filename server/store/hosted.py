@@ -1,4 +1,4 @@
-"""Hosted bots as stored: the versions of each bot, their verdicts, their logs per match.
+"""Hosted bots as stored: the versions of each bot, their verdicts, which one plays a match.
 
 A version is what an owner submitted once (docs/submitting.md): numbered 1, 2, ... per bot,
 its archive never changed. It is ``checking`` until the validator runs it in its sandbox, then
@@ -10,6 +10,10 @@ else the bot's *current* version, which is its newest version that passed valida
 (``accepted`` or ``suspended``) if that one is accepted. A suspended newest version therefore
 takes the bot out of the arena until a newer version is accepted: the arena never falls back
 by itself to an older version its owner replaced (docs/submitting.md: suspended versions).
+
+The logs per match and the crash streak are :mod:`.hosted_logs`'s, a tournament's pins and a
+course's sandbox limits :mod:`.hosted_settings`'s; the contract's names are all importable
+from here (the logs' re-exported below).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from domino_arena.server.store.bots import (
     UnknownBotError,
     hash_token,
 )
-from domino_arena.server.store.engine import StorageError, writing
+from domino_arena.server.store.engine import StorageError, begin_writing
 from domino_arena.server.store.hosted_logs import bounded_text
 from domino_arena.server.store.tables import (
     BOT_VERSIONS,
@@ -137,7 +141,7 @@ def add_version(
     who = "".join(c if c.isprintable() else "?" for c in submitter)[:MAX_SUBMITTER]
     for _attempt in range(5):  # two submissions at once: the loser takes the next number
         try:
-            with writing(engine) as connection:
+            with begin_writing(engine) as connection:
                 number = _next_number(connection, bot, now)
                 row = {
                     "bot": bot,
@@ -274,7 +278,7 @@ def set_verdict(engine: Engine, bot: str, number: int, *, accepted: bool, report
         ValueError: it has its verdict already (the message says which).
     """
     status = ACCEPTED if accepted else REJECTED
-    with writing(engine) as connection:
+    with begin_writing(engine) as connection:
         changed = connection.execute(
             BOT_VERSIONS.update()
             .where(
@@ -427,7 +431,7 @@ def set_runner_token(engine: Engine, bot: str, token: str) -> None:
         UnknownBotError: no bot of that name, or it is deleted.
     """
     stored = hash_token(token) if token else ""
-    with writing(engine) as connection:
+    with engine.begin() as connection:
         changed = connection.execute(
             BOTS.update()
             .where(BOTS.c.name == bot, BOTS.c.state != BotState.DELETED.value)

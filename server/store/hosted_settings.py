@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from domino_arena.server.hosting.limits import SandboxLimits
 from domino_arena.server.store.courses import UnknownCourseError
-from domino_arena.server.store.engine import writing
+from domino_arena.server.store.engine import begin_writing
 from domino_arena.server.store.hosted import (
     current_numbers,
     parse_pins,
@@ -52,27 +52,33 @@ def check_pins(engine: Engine, pins: Mapping[str, int]) -> None:
 def freeze_versions(engine: Engine, tournament_id: str) -> dict[str, int]:
     """Pin each entrant of a starting tournament that has a current version and no pin to that
     version, so versions submitted later do not change the tournament; return all its pins.
+    A tournament with nothing to freeze is only read (no write lock taken at its start).
 
     Raises:
         UnknownTournamentError: no such tournament.
     """
-    with writing(engine) as connection:
-        row = connection.execute(
-            sa.select(TOURNAMENTS.c.entrants, TOURNAMENTS.c.version_pins)
-            .where(TOURNAMENTS.c.id == tournament_id)
-            .with_for_update()
-        ).one_or_none()
-        if row is None:
-            raise UnknownTournamentError(f"no tournament has id '{tournament_id}'")
-        pins = parse_pins(row.version_pins)
-        free = [e for e in row.entrants if e not in pins]
-        pins.update(current_numbers(connection, free) if free else {})
-        connection.execute(
-            TOURNAMENTS.update()
-            .where(TOURNAMENTS.c.id == tournament_id)
-            .values(version_pins=json.dumps(pins, sort_keys=True) if pins else None)
-        )
-    return pins
+    for write in (False, True):
+        with begin_writing(engine) if write else engine.connect() as connection:
+            query = sa.select(TOURNAMENTS.c.entrants, TOURNAMENTS.c.version_pins).where(
+                TOURNAMENTS.c.id == tournament_id
+            )
+            row = connection.execute(query.with_for_update() if write else query).one_or_none()
+            if row is None:
+                raise UnknownTournamentError(f"no tournament has id '{tournament_id}'")
+            pins = parse_pins(row.version_pins)
+            free = [e for e in row.entrants if e not in pins]
+            frozen = current_numbers(connection, free) if free else {}
+            if not frozen:
+                return pins
+            if write:
+                pins.update(frozen)
+                connection.execute(
+                    TOURNAMENTS.update()
+                    .where(TOURNAMENTS.c.id == tournament_id)
+                    .values(version_pins=json.dumps(pins, sort_keys=True))
+                )
+                return pins
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def check_limits(limits: Mapping[str, int]) -> dict[str, int]:
@@ -101,7 +107,7 @@ def set_course_limits(engine: Engine, course: str, limits: Mapping[str, int] | N
         ValueError: a bad limit (named).
     """
     text = limits_json(limits)
-    with writing(engine) as connection:
+    with engine.begin() as connection:
         changed = connection.execute(
             COURSES.update().where(COURSES.c.name == course).values(hosting_limits=text)
         ).rowcount

@@ -327,7 +327,6 @@ BOT_VERSIONS: Final = sa.Table(
     sa.Column("entry", sa.String(1000), nullable=False),
     sa.Column("games", sa.String(255), nullable=False),
     sa.Column("sha256", sa.String(64), nullable=False),
-    sa.Column("archive", sa.LargeBinary, nullable=False),
     sa.Column("unpacked_bytes", sa.BigInteger, nullable=False),
     sa.Column("files", sa.Integer, nullable=False),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
@@ -335,6 +334,9 @@ BOT_VERSIONS: Final = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("report", sa.Text, nullable=False, server_default=""),
     sa.Column("crash_streak", sa.Integer, nullable=False, server_default=sa.text("0")),
+    # Last: SQLite reads a row's columns in order, and every column after a large value
+    # would walk its overflow pages (the versions are listed without their archives).
+    sa.Column("archive", sa.LargeBinary, nullable=False),
     sa.Index("ix_bot_versions_status", "status", "created"),
 )
 """Every version of a hosted bot (docs/submitting.md), numbered 1, 2, ... per bot and never
@@ -349,9 +351,9 @@ MATCH_LOGS: Final = sa.Table(
     sa.Column("match_id", sa.String(64), primary_key=True),
     sa.Column("bot", sa.String(64), primary_key=True),
     sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("text", sa.Text, nullable=False),
     sa.Column("crashed", sa.Boolean, nullable=False),
     sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("text", sa.Text, nullable=False),  # last, as bot_versions.archive
 )
 """What a hosted bot (``version`` of ``bot``) wrote to stderr during a match, cut to 64 KiB,
 and whether it crashed in it. No foreign key to ``matches``: the runner writes the log when the

@@ -144,10 +144,11 @@ def test_no_network_reaches_postgresql_the_referee_or_a_public_name(arena: Hoste
 
 
 def test_nothing_of_the_referee_or_of_other_bots_is_readable(arena: HostedArena) -> None:
-    other = arena.submit("neighbour", python_bot("return observation.legal_actions[0]"))
-    assert other
+    arena.host("neighbour", python_bot("return observation.legal_actions[0]"))
+    arena.match("neighbour", OPPONENT)  # its files are unpacked for its sandbox
     bundles = sorted(str(p) for p in (arena.workdir / "bundles").glob("*"))
-    targets = [str(arena.database), "/proc/1/environ", *bundles, str(arena.workdir)]
+    assert bundles
+    targets = [str(arena.database), *bundles, str(arena.workdir)]
     arena.host(
         "snoop",
         python_bot(
@@ -159,6 +160,9 @@ def test_nothing_of_the_referee_or_of_other_bots_is_readable(arena: HostedArena)
                     print(f"READ {{path}}", file=sys.stderr)
                 except OSError as error:
                     print(f"denied {{type(error).__name__}}", file=sys.stderr)
+            with open("/proc/1/environ", "rb") as init:  # its own pid namespace's first process
+                seen = init.read().decode(errors="replace")
+            print("init secret" if {SECRET!r} in seen else "init clean", file=sys.stderr)
             others = [p for p in os.listdir("/proc") if p.isdigit()]
             print(f"pids {{sorted(map(int, others))}}", file=sys.stderr)
             print(f"env {{sorted(os.environ)}}", file=sys.stderr)
@@ -170,10 +174,11 @@ def test_nothing_of_the_referee_or_of_other_bots_is_readable(arena: HostedArena)
     )
     played = beside_a_peer_match(arena, lambda: arena.match("snoop", OPPONENT))
     text = arena.log(played.match_id, "snoop").text
-    assert "READ" not in text and text.count("denied") == len(targets), text
+    assert "READ" not in text and text.count("denied") >= len(targets), text
     pids = eval(text.split("pids ")[1].splitlines()[0])  # a list of ints the bot printed
     assert max(pids) < 10, f"the bot sees processes outside its sandbox: {pids}"
-    assert "clean" in text and "DOMINO_ARENA" not in text, text
+    assert "init clean" in text and "init secret" not in text, text
+    assert "\nclean" in text and "DOMINO_ARENA" not in text, text
 
 
 def test_a_full_scratch_and_a_gigabyte_of_stderr_are_bounded(arena: HostedArena) -> None:
@@ -183,15 +188,17 @@ def test_a_full_scratch_and_a_gigabyte_of_stderr_are_bounded(arena: HostedArena)
             """
             written = 0
             chunk = b"x" * (1 << 20)
-            try:
-                with open("/tmp/fill", "wb") as out:
-                    while written < 10 * 1024**3:
-                        out.write(chunk)
-                        written += len(chunk)
+            try:  # files of 8 MiB (under the file size limit) until the scratch is full
+                for number in range(10 * 1024 // 8):
+                    with open(f"/tmp/fill{number}", "wb") as out:
+                        for _ in range(8):
+                            out.write(chunk)
+                            written += len(chunk)
             except OSError as error:
                 print(f"scratch stopped at {written >> 20} MiB: {type(error).__name__}",
                       file=sys.stderr, flush=True)
-            os.remove("/tmp/fill")
+            for name in os.listdir("/tmp"):
+                os.remove(f"/tmp/{name}")
             line = b"y" * 65535 + b"\\n"
             for _ in range(16 * 1024):
                 os.write(2, line)
@@ -203,7 +210,7 @@ def test_a_full_scratch_and_a_gigabyte_of_stderr_are_bounded(arena: HostedArena)
     log = arena.log(played.match_id, "writer")
     assert "scratch stopped at" in log.text, log.text[:500]
     stopped_at = int(log.text.split("scratch stopped at ")[1].split()[0])
-    assert stopped_at <= 64, log.text[:500]
+    assert 32 <= stopped_at <= 64, log.text[:500]  # the 64 MiB scratch, less what Python holds
     assert len(log.text.encode()) < 66 * 1024
     assert "more bytes of stderr not kept" in log.text
 

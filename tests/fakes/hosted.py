@@ -53,17 +53,35 @@ def python_bot(body: str, *, header: str = "") -> dict[str, str]:
     return {"bot.py": source}
 
 
-def sandbox_processes() -> list[int]:
-    """The pids of the processes running as the sandboxes' user now."""
-    found = []
+def sandbox_processes(marker: str) -> list[int]:
+    """The pids of the processes running as the sandboxes' user whose command line, or an
+    ancestor's, names ``marker`` (a runner's work directory: its bubblewrap names its bundles),
+    so other sandboxes on the machine are not counted."""
+    users: dict[int, tuple[int, str]] = {}
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == SANDBOX_USER:
-                    found.append(int(entry.name))
-            except FileNotFoundError:
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != SANDBOX_USER:
                 continue
-    return found
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        parent = int(status.split("PPid:")[1].split()[0])
+        users[int(entry.name)] = (parent, cmdline)
+
+    def marked(pid: int) -> bool:
+        seen: set[int] = set()
+        while pid in users and pid not in seen:
+            seen.add(pid)
+            parent, cmdline = users[pid]
+            if marker in cmdline:
+                return True
+            pid = parent
+        return False
+
+    return sorted(pid for pid in users if marked(pid))
 
 
 class HostedArena:
@@ -142,7 +160,7 @@ class HostedArena:
     def wait_no_sandbox(self) -> None:
         """Wait until no process of the sandboxes' user is left (each idle bot stopped)."""
         deadline = time.monotonic() + WAIT
-        while left := sandbox_processes():
+        while left := sandbox_processes(str(self.workdir)):
             assert time.monotonic() < deadline, f"sandboxed processes left: {left}"
             time.sleep(POLL)
 

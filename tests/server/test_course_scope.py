@@ -14,6 +14,7 @@ PERMISSION_DENIED; after every call nothing of ``cs-b`` changed.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +27,12 @@ from google.protobuf import text_format
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
+from domino_arena.server.hosting.submissions import Submission
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament
+from domino_arena.server.store import hosted
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from tests.fakes.admin_server import AdminServer, FakeArena, FakeLadder, refused, stored_match
@@ -83,6 +86,10 @@ def world(tmp_path: Path) -> Iterator[World]:
     storage.add_tournament(dataclasses.replace(t, course=B))
     storage.set_tournament_state(B_TOURNAMENT, TournamentState.FINISHED)
     b_invite = storage.create_invites(B, 1)[0].invite.id
+    data = b"b1's archive"  # a hosted version of b1 and its log of match-b
+    version = Submission("python", "b.py:B", data, hashlib.sha256(data).hexdigest(), 1, 1)
+    hosted.add_version(storage.engine, "b1", version, submitter="x", games=(), now=t.created)
+    hosted.record_match_log(storage.engine, B_MATCH, "b1", 1, "b1", crashed=False, now=t.created)
     arena = FakeArena(storage)
     arena.ladders[B, "passing"] = FakeLadder(
         make_game("passing"), TimeControl(), FaultPolicy.FORFEIT, 3, 1000, 2, 7, course=B
@@ -116,6 +123,8 @@ def state_of_b(world: World) -> Any:
         [t.id for t in storage.tournaments() if t.course == B],
         [m.id for m in storage.matches(bot="b1", records=False)],
         storage.owners(B),
+        hosted.versions(storage.engine, "b1"),
+        hosted.match_logs(storage.engine, B_MATCH),
     )
 
 
@@ -226,6 +235,9 @@ CASES: Final[list[Case]] = [
     _denied("EnableOwner", admin_pb.OwnerRequest(course=B, name="b1-owner")),
     _missing("IssueOwnerToken", admin_pb.OwnerRequest(name="b1-owner")),
     _denied("IssueOwnerToken", admin_pb.OwnerRequest(course=B, name="b1-owner")),
+    _missing("ListBotVersions", admin_pb.ListBotVersionsRequest(name="b1")),
+    _missing("GetMatchLog", admin_pb.GetMatchLogRequest(match_id=B_MATCH)),
+    _missing("GetMatchLog", admin_pb.GetMatchLogRequest(match_id=B_MATCH, bot="b1")),
 ]
 
 

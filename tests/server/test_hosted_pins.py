@@ -152,6 +152,15 @@ def test_limits_are_set_per_course_and_per_tournament_and_checked(referee: Refer
         )
     )
     assert status is grpc.StatusCode.INVALID_ARGUMENT
+    status, _ = refusal(  # a bad title: the good limits beside it are not set either
+        lambda: referee.admin.UpdateCourse(
+            admin_pb.UpdateCourseRequest(
+                course="default", title="x" * 300, hosting_limits=admin_pb.HostingLimits()
+            ),
+            timeout=WAIT,
+        )
+    )
+    assert status is grpc.StatusCode.INVALID_ARGUMENT
     unchanged = storage.course("default")
     assert unchanged is not None and unchanged.title != "x"
     assert unchanged.hosting_limits == {"memory_mb": 256, "log_kb": 32}

@@ -38,7 +38,6 @@ def upgrade() -> None:
         sa.Column("entry", sa.String(1000), nullable=False),
         sa.Column("games", sa.String(255), nullable=False),
         sa.Column("sha256", sa.String(64), nullable=False),
-        sa.Column("archive", sa.LargeBinary, nullable=False),
         sa.Column("unpacked_bytes", sa.BigInteger, nullable=False),
         sa.Column("files", sa.Integer, nullable=False),
         sa.Column("created", sa.DateTime(timezone=True), nullable=False),
@@ -46,6 +45,9 @@ def upgrade() -> None:
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("report", sa.Text, nullable=False, server_default=""),
         sa.Column("crash_streak", sa.Integer, nullable=False, server_default=sa.text("0")),
+        # Last: SQLite reads a row's columns in order, and every column after a large value
+        # would walk its overflow pages (the versions are listed without their archives).
+        sa.Column("archive", sa.LargeBinary, nullable=False),
     )
     op.create_index("ix_bot_versions_status", "bot_versions", ["status", "created"])
     op.create_table(
@@ -53,9 +55,9 @@ def upgrade() -> None:
         sa.Column("match_id", sa.String(64), primary_key=True),
         sa.Column("bot", sa.String(64), primary_key=True),
         sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("text", sa.Text, nullable=False),
         sa.Column("crashed", sa.Boolean, nullable=False),
         sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("text", sa.Text, nullable=False),  # last, as bot_versions.archive
     )
     # Plain ADD COLUMN, not a batch copy (see 0006): rows of other tables refer to these.
     op.add_column(

@@ -101,7 +101,10 @@ def drop(engine: Engine, schema: str | None) -> None:
 
 @contextmanager
 def writing(engine: Engine) -> Iterator[sa.Connection]:
-    """A transaction that takes SQLite's write lock at once (PostgreSQL locks rows)."""
+    """A transaction that takes SQLite's write lock at once (BEGIN IMMEDIATE), for one that
+    reads and then writes while others may do the same (a deferred BEGIN would fail at once
+    with "database is locked" instead of waiting); PostgreSQL locks rows (SELECT ... FOR
+    UPDATE)."""
     with engine.connect() as connection:
         connection.execution_options(**{_SQLITE_IMMEDIATE: True})
         with connection.begin():
@@ -153,18 +156,6 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     # Write-ahead logging: readers (the admin API, the CLI, another process) never block the
     # referee's writes, nor do they wait for them. A no-op for an in-memory database.
     dbapi_connection.execute("PRAGMA journal_mode=WAL")
-
-
-@contextmanager
-def begin_writing(engine: Engine) -> Iterator[sa.Connection]:
-    """A transaction that takes SQLite's write lock as it begins (BEGIN IMMEDIATE), for one
-    that reads and then writes while others may do the same (a deferred BEGIN would fail at
-    once with "database is locked" instead of waiting); on PostgreSQL a plain transaction (its
-    reads lock with SELECT ... FOR UPDATE)."""
-    with engine.connect() as connection:
-        connection.execution_options(**{_SQLITE_IMMEDIATE: True})
-        with connection.begin():
-            yield connection
 
 
 def _sqlite_begin(connection: sa.Connection) -> None:

@@ -37,7 +37,7 @@ from domino_arena.server.store.bots import (
     UnknownBotError,
     hash_token,
 )
-from domino_arena.server.store.engine import StorageError, begin_writing
+from domino_arena.server.store.engine import StorageError, writing
 from domino_arena.server.store.hosted_logs import bounded_text
 from domino_arena.server.store.tables import (
     BOT_VERSIONS,
@@ -141,7 +141,7 @@ def add_version(
     who = "".join(c if c.isprintable() else "?" for c in submitter)[:MAX_SUBMITTER]
     for _attempt in range(5):  # two submissions at once: the loser takes the next number
         try:
-            with begin_writing(engine) as connection:
+            with writing(engine) as connection:
                 number = _next_number(connection, bot, now)
                 row = {
                     "bot": bot,
@@ -278,7 +278,7 @@ def set_verdict(engine: Engine, bot: str, number: int, *, accepted: bool, report
         ValueError: it has its verdict already (the message says which).
     """
     status = ACCEPTED if accepted else REJECTED
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         changed = connection.execute(
             BOT_VERSIONS.update()
             .where(

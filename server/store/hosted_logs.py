@@ -16,7 +16,7 @@ from typing import Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from domino_arena.server.store.engine import begin_writing
+from domino_arena.server.store.engine import writing
 from domino_arena.server.store.tables import BOT_VERSIONS, MATCH_LOGS, utc_text
 
 SUSPEND_AFTER_CRASHES: Final = 3
@@ -85,7 +85,7 @@ def record_match_log(
         UnknownVersionError: no such version.
     """
     kept = bounded_text(text)
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         current = (
             connection.execute(
                 sa.select(BOT_VERSIONS.c.status, BOT_VERSIONS.c.crash_streak, BOT_VERSIONS.c.report)

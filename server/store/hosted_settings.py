@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 
 from domino_arena.server.hosting.limits import SandboxLimits
 from domino_arena.server.store.courses import UnknownCourseError
-from domino_arena.server.store.engine import begin_writing
+from domino_arena.server.store.engine import writing
 from domino_arena.server.store.hosted import (
     current_numbers,
     parse_pins,
@@ -58,7 +58,7 @@ def freeze_versions(engine: Engine, tournament_id: str) -> dict[str, int]:
         UnknownTournamentError: no such tournament.
     """
     for write in (False, True):
-        with begin_writing(engine) if write else engine.connect() as connection:
+        with writing(engine) if write else engine.connect() as connection:
             query = sa.select(TOURNAMENTS.c.entrants, TOURNAMENTS.c.version_pins).where(
                 TOURNAMENTS.c.id == tournament_id
             )

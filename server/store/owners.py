@@ -44,7 +44,7 @@ from domino_arena.server.store.courses import (
     InviteError,
     stored_invite,
 )
-from domino_arena.server.store.engine import begin_writing
+from domino_arena.server.store.engine import writing
 from domino_arena.server.store.tables import BOTS, INVITES, OWNERS, now, utc
 
 OWNER_TOKEN_REFUSED: Final = (
@@ -187,7 +187,7 @@ def create_bot_for(engine: Engine, name: str, *, course: str, owner: str) -> Iss
     """Create the bot ``name`` of ``owner`` in ``course`` as the admin or organizer does
     (:func:`.bots.create_bot`), making its owner (without a token) if the course has none
     of that name, in one transaction."""
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         if owner:
             check_owner(owner)
             ensure_owner(connection, course, owner)
@@ -214,7 +214,7 @@ def register_with_invite(engine: Engine, code: str, name: str, owner: str) -> Is
     course, invite_id, secret = match.groups()
     owner = owner.strip() or name
     # The write lock first: of two registrations racing for a code, the second waits (SQLite).
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         row = (
             connection.execute(
                 sa.select(INVITES).where(INVITES.c.id == invite_id).with_for_update()
@@ -295,7 +295,7 @@ def register_with_owner_token(engine: Engine, token: str, name: str) -> IssuedTo
         OwnerDisabledError: the owner is disabled.
         BadBotNameError, DuplicateBotError: as :func:`.bots.create_bot`.
     """
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         row = _check(connection, token)
         if row["state"] == OWNER_DISABLED:
             raise OwnerDisabledError(disabled_refusal(row["course"], row["name"]))
@@ -323,7 +323,7 @@ def rotate_owner_token(engine: Engine, token: str) -> IssuedOwnerToken:
     Raises:
         OwnerTokenError: the token is not an owner's current token.
     """
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         row = _check(connection, token)
         return _new_token(connection, row["course"], row["name"])
 
@@ -335,7 +335,7 @@ def issue_owner_token(engine: Engine, course: str, name: str) -> IssuedOwnerToke
     Raises:
         UnknownOwnerError: the course has no such owner.
     """
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         return _new_token(connection, course, name)
 
 
@@ -346,7 +346,7 @@ def set_owner_enabled(engine: Engine, course: str, name: str, enabled: bool) -> 
     Raises:
         UnknownOwnerError: the course has no such owner.
     """
-    with begin_writing(engine) as connection:
+    with writing(engine) as connection:
         connection.execute(
             OWNERS.update()
             .where(OWNERS.c.course == course, OWNERS.c.name == name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -330,3 +331,24 @@ def test_probe_without_user_namespaces_says_so_in_one_line() -> None:
     message = str(raised.value)
     assert message.startswith("user namespaces are not available: bwrap: No permissions"), message
     assert "\n" not in message
+
+
+def test_a_bundle_the_sandbox_user_can_reach_is_bound_directly(tmp_path: Path) -> None:
+    """Only what nobody cannot reach is staged by root (one mount each); the rest is bound as is."""
+    with tempfile.TemporaryDirectory() as folder:
+        open_bundle = Path(folder) / "bot"
+        open_bundle.mkdir(mode=0o755)
+        os.chmod(folder, 0o755)
+        (open_bundle / "main.py").write_text("print('reached')\n")
+        child = sandboxed(open_bundle, ["python3", "main.py"], FAST)
+        assert ("--ro-bind", str(open_bundle), "/bot") in zip(
+            child.argv, child.argv[1:], child.argv[2:], strict=False
+        ), child.argv
+        ran = run(child)
+        assert ran.stdout == "reached\n", ran.explain()
+    private = bundle(tmp_path, {"main.py": "print('reached')\n"})  # under pytest's 0700 folder
+    child = sandboxed(private, ["python3", "main.py"], FAST)
+    bwrap = child.argv.index(shutil.which("bwrap") or "bwrap")
+    assert str(private) in child.argv[:bwrap], "not staged by root"
+    assert str(private) not in child.argv[bwrap:], "given to bubblewrap as nobody"
+    assert run(child).stdout == "reached\n"

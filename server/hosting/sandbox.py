@@ -348,6 +348,12 @@ def probe(bwrap: str | None = None) -> None:
     if done.returncode != 0:
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no message"]
         reason = lines[-1][:200].encode("unicode_escape").decode("ascii")
+        if reason.startswith(("unshare:", "mount:")):  # root's staging of what nobody can't read
+            raise SandboxUnavailableError(
+                f"the sandbox cannot mount the files nobody may read: {reason} (make "
+                f"{sys.base_prefix} and the submissions readable by all, or give the runner "
+                "CAP_SYS_ADMIN)"
+            )
         raise SandboxUnavailableError(
             f"user namespaces are not available: {reason} (exit {done.returncode}; "
             "allow unprivileged user namespaces: sysctl -w kernel.unprivileged_userns_clone=1)"

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from domino_arena.server.hosting import sandbox
 from domino_arena.server.hosting.limits import SandboxLimits
 from domino_arena.server.hosting.sandbox import (
     INSTALL_HINT,
@@ -352,3 +354,68 @@ def test_a_bundle_the_sandbox_user_can_reach_is_bound_directly(tmp_path: Path) -
     assert str(private) in child.argv[:bwrap], "not staged by root"
     assert str(private) not in child.argv[bwrap:], "given to bubblewrap as nobody"
     assert run(child).stdout == "reached\n"
+
+
+RUNNER = """
+import json, subprocess, sys
+child = subprocess.Popen(json.loads(sys.argv[1]), env={}, stdout=subprocess.PIPE)
+print(child.pid, flush=True)
+sys.stdout.write(child.stdout.readline().decode())
+sys.stdout.flush()
+sys.stdin.read()
+"""
+
+
+def test_a_runner_that_dies_takes_its_sandboxes_with_it(tmp_path: Path) -> None:
+    """The runner SIGKILLed (no chance to stop anything): every process of its sandbox ends."""
+    folder = bundle(tmp_path, {"stubborn.py": STUBBORN})
+    child = sandboxed(folder, ["python3", "stubborn.py"], FAST)
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, json.dumps(child.argv)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert runner.stdout is not None
+        sandbox = int(runner.stdout.readline())
+        assert runner.stdout.readline() == b"ready\n", "the bot did not start"
+        pids = inside(sandbox)
+        assert len(pids) >= 5, f"expected init, the bot and its 3 children: {pids}"
+        runner.kill()
+        runner.wait()
+        assert wait_gone([sandbox, *pids]) == [], "processes of the sandbox outlived the runner"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+
+
+def test_a_root_runner_without_cap_sys_admin_is_told_what_to_fix() -> None:
+    """Root's staging of the interpreter nobody cannot read needs CAP_SYS_ADMIN; without it the
+    probe says so in one line (run here with the capability out of the bounding set)."""
+    setpriv = shutil.which("setpriv")
+    assert setpriv is not None
+    done = subprocess.run(
+        [setpriv, "--bounding-set=-sys_admin", "--", sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    staged = [host for host, _ in sandbox._python().binds if not sandbox._reachable(host)]
+    if not staged:  # an interpreter nobody can read (here: pyenv's under /root) is what needs it
+        assert done.stdout == "started\n", done.stdout + done.stderr
+        return
+    assert done.stdout.startswith("the sandbox cannot mount the files nobody may read: "), (
+        done.stdout + done.stderr
+    )
+    assert done.stdout.count("\n") == 1
+
+
+PROBE = """
+from domino_arena.server.hosting.sandbox import SandboxUnavailableError, probe
+try:
+    probe()
+    print("started")
+except SandboxUnavailableError as error:
+    print(error)
+"""

@@ -138,8 +138,15 @@ class _Collector:
 
 
 def _read_tar(data: IO[bytes], into: _Collector) -> None:
+    """A tar, plain or gzipped. gzip's own reader inflates only what is read (tarfile's stream
+    would inflate 10 KiB of input at once, ten megabytes of a bomb, and copy it on every read)."""
+    magic = data.read(2)
+    data.seek(0)
+    source: IO[bytes] = data
+    if magic == b"\x1f\x8b":
+        source = gzip.GzipFile(fileobj=data, mode="rb")  # type: ignore[assignment]
     try:
-        with tarfile.open(fileobj=data, mode="r|*") as archive:
+        with tarfile.open(fileobj=source, mode="r|") as archive:
             for member in archive:
                 into.count(member.name)
                 if member.issym():
@@ -159,7 +166,7 @@ def _read_tar(data: IO[bytes], into: _Collector) -> None:
                     raise SubmissionError(
                         f"member {_shown(member.name)}: not a regular file or a folder"
                     )
-    except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as error:  # gzip's BadGzipFile too
         raise SubmissionError(f"not a readable tar archive: {_shown(str(error))}") from None
 
 
@@ -174,10 +181,12 @@ def _read_zip(data: IO[bytes], into: _Collector) -> None:
                 )
             for info in members:
                 into.count(info.filename)
-                mode = info.external_attr >> 16
-                if stat.S_ISLNK(mode):
+                # Unix modes only from a Unix zip, and a type only when one is given
+                mode = info.external_attr >> 16 if info.create_system == 3 else 0
+                kind = stat.S_IFMT(mode)
+                if kind == stat.S_IFLNK:
                     raise SubmissionError(f"member {_shown(info.filename)}: a symbolic link")
-                if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                if kind not in {0, stat.S_IFREG, stat.S_IFDIR}:
                     raise SubmissionError(f"member {_shown(info.filename)}: a device or a fifo")
                 if info.flag_bits & 0x1:
                     raise SubmissionError(f"member {_shown(info.filename)}: encrypted")

@@ -65,11 +65,19 @@ class Example:
     """pkg-config packages it links with."""
 
 
-def run_build(args: list[str], cwd: Path) -> None:
+def run_build(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run one build step; return its output."""
     done = subprocess.run(
-        args, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+        args,
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        check=False,
     )
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
 
 
 def build_node(folder: Path) -> list[str]:
@@ -88,6 +96,31 @@ def build_cpp(folder: Path) -> list[str]:
     return [str(build / "domino-bot")]
 
 
+def go_env(folder: Path) -> dict[str, str]:
+    """Go's caches in the test's folder, and no network: the example uses the standard
+    library only, so it builds on a clean machine with nothing downloaded."""
+    return {
+        "GOCACHE": str(folder / "go-cache"),
+        "GOPATH": str(folder / "go-path"),
+        "GOFLAGS": "-mod=mod",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "CGO_ENABLED": "0",
+    }
+
+
+def build_go(folder: Path) -> list[str]:
+    """``go vet`` and ``go test`` (its own unit tests), then a static binary, as the example's
+    README builds it for a submission."""
+    env = go_env(folder)
+    source = EXAMPLES / "go"
+    run_build(["go", "vet", "./..."], source, env)
+    run_build(["go", "test", "./..."], source, env)
+    binary = folder / "gobot"
+    run_build(["go", "build", "-o", str(binary), "."], source, env)
+    return [str(binary)]
+
+
 NODE: Final = Example("node", ("node", "npm"), build_node)
 CPP: Final = Example(
     "cpp",
@@ -95,6 +128,7 @@ CPP: Final = Example(
     build_cpp,
     libraries=("grpc++", "protobuf"),
 )
+GO: Final = Example("go", ("go",), build_go)
 
 
 def missing_tools(example: Example) -> list[str]:
@@ -301,3 +335,13 @@ def test_the_check_passes_the_node_bot_and_reports_a_broken_one(
     code, output = outputs["throw"]
     assert code == 1, output
     assert "choose raised RangeError: a bug on purpose" in output, output
+
+
+def test_the_go_example_builds_offline_into_a_static_binary(builds: Builds) -> None:
+    """examples/go: vetted, its own tests pass, and the binary needs no C library (CGO off),
+    so a submission of it runs in the sandbox's read-only system."""
+    require(GO)
+    binary = builds.command(GO)[0]
+    settings = run_build(["go", "version", "-m", binary], builds.folder, go_env(builds.folder))
+    assert "CGO_ENABLED=0" in settings, settings
+    assert "\tdep\t" not in settings, f"a module beyond the standard library:\n{settings}"

@@ -197,15 +197,15 @@ class Arena:
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     """A referee on a fresh SQLite file, the greedy house bots connected, the examples known."""
-    if all(missing_tools(example) for example in (NODE, CPP)):
+    if all(missing_tools(example) for example in (NODE, CPP, GO)):
         # no example can be built here: skip (or fail) before starting anything
-        skip_or_fail("; ".join(filter(None, (why_missing(example) for example in (NODE, CPP)))))
+        skip_or_fail("; ".join(filter(None, (why_missing(e) for e in (NODE, CPP, GO)))))
     folder = tmp_path_factory.mktemp("examples")
     db = f"sqlite:///{folder / 'arena.db'}"
     storage = RatedStorage(db)
     storage.open()
     try:
-        tokens = {name: storage.add_bot(name) for name in (*HOUSE, "node-bot", "cpp-bot")}
+        tokens = {name: storage.add_bot(name) for name in (*HOUSE, "node-bot", "cpp-bot", "go-bot")}
     finally:
         storage.close()
     args = ["serve", "--port", "0", "--db", db, "--admin-token", ADMIN_TOKEN, "--no-web"]
@@ -257,6 +257,34 @@ def run_match(
     return response
 
 
+def play_every_configuration(arena: Arena, name: str, label: str) -> int:
+    """One match of every game configuration at once against the house bots, the connected bot
+    ``name`` in a different seat each time; each must end normally, with no fault, and replay.
+    Returns how many matches were played."""
+    games = list(configurations())
+    assert len(games) == 12
+    seatings = []
+    for index, game in enumerate(games):
+        bots = list(HOUSE[: game.num_players - 1])
+        bots.insert(index % game.num_players, name)  # the example in every seat in turn
+        seatings.append((game, bots, index))
+    with grpc.insecure_channel(f"127.0.0.1:{arena.port}") as channel:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        with ThreadPoolExecutor(len(seatings)) as pool:
+            futures = [pool.submit(run_match, stub, *seating) for seating in seatings]
+            responses = [future.result() for future in futures]
+    for (game, bots, _), response in zip(seatings, responses, strict=True):
+        where = f"{label}, {config_id(game)}: {response.result}"
+        assert response.result.termination in FINISHED, where
+        assert response.result.faulted_seat == -1, where
+        record = parse_record(response.record)
+        assert list(record.seats) == bots, where
+        assert record.faults == (), f"{where}: {record.faults}"
+        report = replay(record)
+        assert report.ok, f"{where}: {report}"
+    return len(games)
+
+
 @pytest.mark.parametrize("example", [NODE, CPP], ids=lambda example: example.name)
 def test_the_example_bot_plays_every_game_through_the_referee(
     builds: Builds, arena: Arena, example: Example
@@ -272,32 +300,12 @@ def test_the_example_bot_plays_every_game_through_the_referee(
     bot = Process(bot_command, arena.folder, env, wait=MATCH_TIMEOUT)
     try:
         arena.server.wait_line(f"bot connected: name={name} ", context=[bot])
-        games = list(configurations())
-        assert len(games) == 12
-        seatings = []
-        for index, game in enumerate(games):
-            bots = list(HOUSE[: game.num_players - 1])
-            bots.insert(index % game.num_players, name)  # the example in every seat in turn
-            seatings.append((game, bots, index))
-        with grpc.insecure_channel(f"127.0.0.1:{arena.port}") as channel:
-            stub = admin_pb2_grpc.AdminServiceStub(channel)
-            with ThreadPoolExecutor(len(seatings)) as pool:
-                futures = [pool.submit(run_match, stub, *seating) for seating in seatings]
-                responses = [future.result() for future in futures]
-        for (game, bots, _), response in zip(seatings, responses, strict=True):
-            where = f"{example.name}, {config_id(game)}: {response.result}"
-            assert response.result.termination in FINISHED, where
-            assert response.result.faulted_seat == -1, where
-            record = parse_record(response.record)
-            assert list(record.seats) == bots, where
-            assert record.faults == (), f"{where}: {record.faults}"
-            report = replay(record)
-            assert report.ok, f"{where}: {report}"
+        played = play_every_configuration(arena, name, example.name)
     finally:
         bot.popen.send_signal(signal.SIGINT)
         status, output = bot.finish()
     assert status == 0, output
-    assert output.count("match end ") == len(games), output
+    assert output.count("match end ") == played, output
     assert "FAULT" not in output, output
     assert "referee error" not in output, output
 

@@ -27,15 +27,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import importlib.util
 import random
 import sys
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Final, TypeAlias
+from typing import Any, Final
 
 from .bot import (
     AnyBot,
@@ -51,6 +48,7 @@ from .bot import (
     set_current_clock,
 )
 from .compliance import ComplianceReport, Failure, Problem, Streak
+from .loading import EXEC_PREFIX, BotOrFactory, load_python_bot
 from .local import match_end_info, match_start_info, play_game
 from .match.bot_errors import shown
 from .match.notices import Step
@@ -79,8 +77,6 @@ __all__ = [
     "load_bot",
     "main",
 ]
-
-BotOrFactory: TypeAlias = AnyBot | Callable[[], AnyBot]
 
 DEFAULT_POSITIONS: Final = 20
 """Positions checked per game configuration."""
@@ -441,35 +437,23 @@ def _check_game(
 
 
 def load_bot(spec: str) -> BotOrFactory:
-    """Return the bot named by ``module:NAME`` (``module`` may be a path to a ``.py`` file).
+    """Return the bot named by ``spec``: ``module:NAME`` (``module`` may be a path to a ``.py``
+    file; see :func:`.loading.load_python_bot`) or ``exec:COMMAND``, a program of any language
+    speaking the stdio protocol (docs/writing-a-bot.md), split as a shell would split it.
 
-    NAME is a Bot subclass (made anew per position and seat), a bot object, or a function
-    taking no arguments that returns a bot.
+    ``exec:`` gives a factory of :class:`~.stdio.ExecBot` seats that share one process, so the
+    check's positions and each seat of its local games cost one process in all.
 
     Raises:
-        ValueError: the spec is not ``module:NAME`` or NAME is none of those.
+        ValueError: the spec is not ``module:NAME`` or ``exec:COMMAND``, or NAME makes no bot.
         ImportError: the module cannot be imported.
         AttributeError: the module has no NAME.
     """
-    module_name, _, attribute = spec.rpartition(":")
-    if not module_name or not attribute:
-        raise ValueError(f"expected MODULE:NAME (e.g. mybot:MyBot), got '{spec}'")
-    if module_name.endswith(".py") or "/" in module_name:
-        path = Path(module_name).resolve()
-        sys.path.insert(0, str(path.parent))
-        loaded = importlib.util.spec_from_file_location(path.stem, path)
-        if loaded is None or loaded.loader is None:
-            raise ImportError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(loaded)
-        sys.modules[path.stem] = module
-        loaded.loader.exec_module(module)
-    else:
-        module = importlib.import_module(module_name)
-    found = getattr(module, attribute)
-    if isinstance(found, Bot | AsyncBot) or callable(found):
-        result: BotOrFactory = found
-        return result
-    raise ValueError(f"{spec} is {found!r}: expected a Bot class, a bot, or a bot factory")
+    if spec.startswith(EXEC_PREFIX):
+        from .stdio.exec_bot import exec_factory  # noqa: PLC0415  # only for a program
+
+        return exec_factory(spec.removeprefix(EXEC_PREFIX))
+    return load_python_bot(spec)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,33 +15,20 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final, TypeAlias
 
-from domino_arena.sdk.bot import (
-    AsyncBot,
-    Bot,
-    FaultInfo,
-    HandEndInfo,
-    MatchEndInfo,
-    MatchEvent,
-    MatchStartInfo,
-    set_current_clock,
-)
+from domino_arena.sdk.bot import AsyncBot, Bot, set_current_clock
 from domino_arena.sdk.match.bot_errors import BotError
-from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.rules import CHANCE, Action, Game, LogEntry, Observation
+from domino_arena.sdk.rules import Action, Game, Observation
 from domino_arena.sdk.wire import (
     ConversionError,
+    History,
     action_to_proto,
     bot_error_to_proto,
     clock_from_proto,
-    fault_kind_from_proto,
-    fault_policy_from_proto,
-    game_from_proto,
-    hand_result_from_proto,
+    fault_from_proto,
+    hand_end_from_proto,
+    match_end_from_proto,
+    match_start_from_proto,
     observation_from_proto,
-    outcome_from_proto,
-    step_from_proto,
-    termination_from_proto,
-    time_limits_from_proto,
 )
 from domino_arena.v1 import games_pb2, referee_pb2
 
@@ -90,7 +77,7 @@ class Match:
         self.seat = -1
         self.game: Game | None = None
         self.task: asyncio.Task[None] | None = None
-        self.history: list[LogEntry] = []
+        self.history = History(match_id)
         """The public steps of the current deal, from the events (a request's observation
         comes without them)."""
 
@@ -110,10 +97,7 @@ class Match:
                 elif kind == "hand_end":
                     hand = message.hand_end
                     await self._events(hand.events, "hand_end")
-                    info = HandEndInfo(
-                        hand.match_id, hand_result_from_proto(hand), tuple(hand.scores)
-                    )
-                    await self._hook("on_hand_end", info)
+                    await self._hook("on_hand_end", hand_end_from_proto(hand))
                 elif kind == "fault":
                     await self._events(message.fault.events, "fault")
                     await self._fault(message.fault)
@@ -131,27 +115,12 @@ class Match:
                 logger.exception("match %s: failed to handle %s", self.match_id, kind)
 
     async def _start(self, start: referee_pb2.MatchStart) -> None:
-        game = game_from_proto(start.game, "match_start.game")
-        snapshot = None
-        if start.HasField("snapshot"):
-            snapshot = observation_from_proto(start.snapshot, "match_start.snapshot")
-            self.history = list(snapshot.history)
+        info = match_start_from_proto(start)
+        game = info.game
+        if info.snapshot is not None:
+            self.history.restart(info.snapshot.history)
         self.seat = start.seat
         self.game = game
-        policy = fault_policy_from_proto(start.fault_policy) or FaultPolicy.SUBSTITUTE
-        info = MatchStartInfo(
-            match_id=start.match_id,
-            game=game,
-            seat=start.seat,
-            partners=tuple(start.partners),
-            players=tuple(start.players),
-            time_limits=time_limits_from_proto(start.time_control),
-            fault_policy=policy,
-            max_strikes=start.max_strikes,
-            resumed=start.resumed,
-            snapshot=snapshot,
-            bot_seed=start.bot_seed if start.HasField("bot_seed") else None,
-        )
         logger.info(
             "match %s %s: %s, seat %d of %s",
             start.match_id,
@@ -173,27 +142,12 @@ class Match:
         bot = self.player.bot
         default = AsyncBot.on_event if isinstance(bot, AsyncBot) else Bot.on_event
         listens = getattr(type(bot), "on_event", default) is not default
-        history = self.history
-        for index, event in enumerate(events):
-            where = f"{holder}.events[{index}].step" if holder else "event.step"
-            step = step_from_proto(event.step, where)
-            if step.seat == CHANCE:
-                history.clear()  # a deal starts a new history
-            else:
-                history.append(step)
+        for info in self.history.add(events, holder):
             if listens:
-                info = MatchEvent(self.match_id, step, tuple(event.scores), event.deal)
                 await self._hook("on_event", info)
 
     async def _fault(self, fault: referee_pb2.Fault) -> None:
-        info = FaultInfo(
-            match_id=fault.match_id,
-            turn=fault.turn,
-            kind=fault_kind_from_proto(fault.kind),
-            reason=fault.reason,
-            strikes=fault.strikes,
-            forfeited=fault.forfeited,
-        )
+        info = fault_from_proto(fault)
         logger.warning(
             "match %s turn %d: fault %s charged (%s); strikes %d%s",
             info.match_id,
@@ -207,23 +161,7 @@ class Match:
 
     async def _end(self, end: referee_pb2.MatchEnd) -> None:
         self.players.release(self.match_id)
-        result = end.result
-        termination = termination_from_proto(result.termination)
-        outcome = None
-        if self.game is not None and termination is not None and termination.rated:
-            outcome = outcome_from_proto(result, self.game)
-        info = MatchEndInfo(
-            match_id=end.match_id,
-            seat=self.seat,
-            termination=termination,
-            winner=result.winner if result.winner >= 0 else None,
-            scores=tuple(result.scores),
-            side_of_seat=tuple(result.side_of_seat),
-            faulted_seat=result.faulted_seat if result.faulted_seat >= 0 else None,
-            fault=fault_kind_from_proto(result.fault),
-            detail=result.detail,
-            outcome=outcome,
-        )
+        info = match_end_from_proto(end, self.game, self.seat)
         logger.info(
             "match %s ended: %s, winner %s, scores %s%s",
             info.match_id,
@@ -274,7 +212,7 @@ class Match:
         where = f"match {request.match_id} turn {request.turn}"
         try:
             observation = observation_from_proto(
-                request.observation, "request.observation", history=tuple(self.history)
+                request.observation, "request.observation", history=tuple(self.history.steps)
             )
         except ConversionError as exc:
             logger.error("%s: unreadable observation from the referee: %s", where, exc)

@@ -62,7 +62,14 @@ class BotError:
     @classmethod
     def of(cls, exc: BaseException) -> BotError:
         """The error of an exception ``choose`` raised, its message bounded to what a reason
-        keeps (a huge message is not sent whole)."""
+        keeps (a huge message is not sent whole).
+
+        An exception that carries a bot's own error in a ``bot_error`` attribute (a program
+        over the stdio protocol reported it: :class:`~..stdio.exec_bot.BotReportedError`) is
+        that error, so local play names the program's exception as the referee would."""
+        carried = getattr(exc, "bot_error", None)
+        if isinstance(carried, BotError):
+            return cls(carried.type, bounded(carried.message, MAX_MESSAGE))
         return cls(type(exc).__name__, bounded(str(exc), MAX_MESSAGE))
 
     @property

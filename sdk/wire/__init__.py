@@ -16,7 +16,8 @@ Callers import from this package; the modules hold one job each:
 - :mod:`.observations`: what one seat may see;
 - :mod:`.spectators`: the public table a spectator sees;
 - :mod:`.results`: how hands and matches ended, and the result enums;
-- :mod:`.timecontrol`: milliseconds, a request's clock and a match's time limits.
+- :mod:`.timecontrol`: milliseconds, a request's clock and a match's time limits;
+- :mod:`.hooks`: the bot hooks' values and the messages that carry them.
 """
 
 from .common import ConversionError
@@ -28,6 +29,17 @@ from .events import (
     step_to_proto,
 )
 from .games import game_from_proto, game_to_proto
+from .hooks import (
+    History,
+    fault_from_proto,
+    fault_to_proto,
+    hand_end_from_proto,
+    match_end_from_proto,
+    match_end_to_proto,
+    match_start_from_proto,
+    match_start_to_proto,
+    time_limits_to_proto,
+)
 from .observations import observation_from_proto, observation_to_proto
 from .results import (
     MatchResultFields,
@@ -51,6 +63,7 @@ from .timecontrol import clock_from_proto, ms, time_limits_from_proto
 __all__ = [
     "ConversionError",
     "EventEncoder",
+    "History",
     "MatchResultFields",
     "action_from_proto",
     "action_to_proto",
@@ -58,17 +71,24 @@ __all__ = [
     "clock_from_proto",
     "event_to_proto",
     "events_of_entries",
+    "fault_from_proto",
     "fault_kind_from_proto",
     "fault_kind_to_proto",
     "fault_policy_from_proto",
     "fault_policy_to_proto",
+    "fault_to_proto",
     "game_from_proto",
     "game_to_proto",
     "hand_end_from_kind",
+    "hand_end_from_proto",
     "hand_end_kind",
     "hand_result_from_proto",
     "hand_result_to_proto",
+    "match_end_from_proto",
+    "match_end_to_proto",
     "match_result_to_proto",
+    "match_start_from_proto",
+    "match_start_to_proto",
     "ms",
     "observation_from_proto",
     "observation_to_proto",
@@ -81,4 +101,5 @@ __all__ = [
     "termination_from_proto",
     "termination_to_proto",
     "time_limits_from_proto",
+    "time_limits_to_proto",
 ]

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -131,8 +132,12 @@ func (b *Bot) dispatch(m *RefereeMessage) error {
 	case m.MatchEnd != nil:
 		r := &m.MatchEnd.Result
 		delete(b.matches, m.MatchEnd.MatchID)
-		fmt.Fprintf(b.log, "match end %s: %s, winner side %d, scores %v %s\n",
-			m.MatchEnd.MatchID, r.Termination, r.Winner, r.Scores, r.Detail)
+		winner := "no winner"
+		if r.Winner >= 0 {
+			winner = fmt.Sprintf("side %d wins", r.Winner)
+		}
+		fmt.Fprintf(b.log, "match end %s: %s, %s, scores %v: %s\n", m.MatchEnd.MatchID,
+			strings.TrimPrefix(string(r.Termination), "TERMINATION_"), winner, r.Scores, r.Detail)
 	}
 	return nil // a message of a kind this bot does not know: ignored
 }

@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,8 +30,14 @@ from typing import Final
 import grpc
 import pytest
 
+from domino_arena.bots import make_bot
+from domino_arena.sdk.bot import Bot
+from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.records import parse_record, replay
+from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import Game, configurations
+from domino_arena.sdk.stdio.child import ChildCommand
+from domino_arena.sdk.stdio.exec_bot import ExecBot
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
@@ -353,3 +360,50 @@ def test_the_go_example_builds_offline_into_a_static_binary(builds: Builds) -> N
     settings = run_build(["go", "version", "-m", binary], builds.folder, go_env(builds.folder))
     assert "CGO_ENABLED=0" in settings, settings
     assert "\tdep\t" not in settings, f"a module beyond the standard library:\n{settings}"
+
+
+def test_the_go_example_plays_every_game_locally_over_stdio(builds: Builds) -> None:
+    """examples/go as ``exec:`` plays it: one process, one local game of every configuration
+    against greedy house bots, in a different seat each time, every answer legal (local play
+    with no fault policy raises on anything else) and no fault charged."""
+    require(GO)
+    stderr = bytearray()
+    gobot = ExecBot(
+        ChildCommand(tuple(builds.command(GO))),
+        name="gobot",
+        reply_timeout=MATCH_TIMEOUT,
+        on_stderr=stderr.extend,
+    )
+    games = list(configurations())
+    try:
+        for index, game in enumerate(games):
+            bots: list[Bot] = [make_bot("greedy", seed) for seed in range(game.num_players - 1)]
+            bots.insert(index % game.num_players, gobot)
+            played = play_game(game, bots, seed=index, match_id=f"local-{config_id(game)}")
+            where = f"go, {config_id(game)}: {played.result}"
+            assert played.result.termination in (Termination.NORMAL, Termination.ADJUDICATED), where
+            assert played.result.faulted_seat is None, where
+            assert played.record.faults == (), where
+    finally:
+        gobot.close()
+    log = stderr.decode()
+    assert log.startswith("welcomed as gobot (protocol 2"), log
+    assert log.count("match end ") == len(games), log
+    assert "FAULT" not in log and "not a message" not in log, log
+
+
+def test_the_compliance_check_passes_the_go_example(builds: Builds) -> None:
+    """``python -m domino_arena.sdk.testing exec:./gobot``, as the example's README says."""
+    require(GO)
+    binary = Path(builds.command(GO)[0])
+    check = [sys.executable, "-m", "domino_arena.sdk.testing", f"exec:./{binary.name}"]
+    done = subprocess.run(
+        [*check, "--positions", "4"],
+        cwd=binary.parent,
+        capture_output=True,
+        text=True,
+        timeout=MATCH_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert "PASSED" in done.stdout.upper(), done.stdout

@@ -35,13 +35,14 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.records import parse_record, replay
 from domino_arena.sdk.match.results import Termination
-from domino_arena.sdk.rules import Game, configurations
+from domino_arena.sdk.rules import GAMES, Game, configurations
 from domino_arena.sdk.stdio.child import ChildCommand
 from domino_arena.sdk.stdio.exec_bot import ExecBot
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
 from tests.fakes.processes import Process, command, served_port
+from tests.fakes.stdio_bots import RelayThread
 
 REQUIRED_ENV: Final = "DOMINO_ARENA_EXAMPLES_TESTS"
 """Set to ``required`` (CI does) to fail, not skip, when a toolchain is missing."""
@@ -407,3 +408,25 @@ def test_the_compliance_check_passes_the_go_example(builds: Builds) -> None:
     )
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert "PASSED" in done.stdout.upper(), done.stdout
+
+
+def test_the_go_example_plays_every_game_through_the_referee_over_the_relay(
+    builds: Builds, arena: Arena
+) -> None:
+    """examples/go dialled in by the stdio relay (what ``bot run NAME --exec`` and the hosted
+    runner use): one child plays every configuration at once, each match to its end with no
+    fault, every record replaying; its stderr says so, once per match."""
+    require(GO)
+    name = "go-bot"
+    gobot = ChildCommand(tuple(builds.command(GO)))
+    address = f"127.0.0.1:{arena.port}"
+    relay = RelayThread(address, name, arena.tokens[name], gobot, games=sorted(GAMES))
+    try:
+        played = play_every_configuration(arena, name, "go")
+        relay.wait_until(lambda: len(relay.ended) == played)
+    finally:
+        relay.close()
+    log = relay.text()
+    assert relay.error is None and relay.exits == [], (relay.error, relay.exits, log)
+    assert log.count("match end ") == played, log
+    assert "FAULT" not in log and "referee error" not in log, log

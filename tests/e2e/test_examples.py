@@ -1,17 +1,21 @@
-"""The example bots of examples/ (Node.js, C++), built and played through a real referee.
+"""The example bots of examples/ (Node.js, C++, Go), built and played through a real referee.
 
 Each example is built from its own files into the test's folder (``npm ci`` on a copy of
-examples/node; ``cmake`` on examples/cpp, which generates its code from proto/), then runs as
-its own process and dials ``domino-arena serve`` like any remote bot. Against greedy house
-bots (``bot run``, each its own process) it plays one match of every game configuration at
-once over its single stream, seated in a different seat each time, through the admin API's
-RunMatch. Every match must end normally with no fault, and every record must replay; then
-SIGINT must stop the example with status 0.
+examples/node; ``cmake`` on examples/cpp, which generates its code from proto/; ``go vet``,
+``go test`` and ``go build`` of examples/go, offline, with Go's caches in the test's folder).
+The gRPC examples run as their own processes and dial ``domino-arena serve`` like any remote
+bot; the Go example speaks the stdio protocol, so the stdio relay dials in for it (what
+``bot run NAME --exec`` and the hosted runner do). Against greedy house bots (``bot run``,
+each its own process) each plays one match of every game configuration at once over its
+single stream, seated in a different seat each time, through the admin API's RunMatch. Every
+match must end normally with no fault, and every record must replay; then SIGINT must stop a
+gRPC example with status 0. The Go example also plays every configuration locally as
+``exec:`` plays it, and passes the compliance check.
 
 A missing toolchain (node and npm; cmake, a C++ compiler, pkg-config, protoc and
-grpc_cpp_plugin) skips that example's test, or fails it when ``DOMINO_ARENA_EXAMPLES_TESTS``
-is ``required`` (.ci/run sets it and installs them). The test waits on output lines, never on
-a timer; the timeouts only bound a failure.
+grpc_cpp_plugin; go) skips that example's tests, or fails them when
+``DOMINO_ARENA_EXAMPLES_TESTS`` is ``required`` (.ci/run sets it and installs them). The tests
+wait on output lines, never on a timer; the timeouts only bound a failure.
 """
 
 from __future__ import annotations

@@ -250,13 +250,13 @@ def run(
     )
     try:
         with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C during shutdown
-            asyncio.run(_until_signal(coroutine))
+            asyncio.run(until_signal(coroutine))
     except RefereeError as exc:
         raise BotStopped(stopped_line(bot_name, address, exc), exc) from None
     logger.info("stopped")
 
 
-async def _until_signal(work: Awaitable[None]) -> None:
+async def until_signal(work: Awaitable[None]) -> None:
     """Await ``work``; SIGINT or SIGTERM cancels it (closing the stream) and returns quietly."""
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(work)

@@ -18,6 +18,7 @@ returned, the legal actions and the time it took.
 From a shell (exit status 0 when the bot passes, 1 when it fails, 2 on a usage error)::
 
     python -m domino_arena.sdk.testing mybot:MyBot [--games passing,moon] [--positions 20]
+    python -m domino_arena.sdk.testing exec:./mybot     # a program speaking the stdio protocol
 
 The same seed always gives the same positions, so a failure can be reproduced by running the
 check again; ``--seed`` chooses other positions.
@@ -462,7 +463,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m domino_arena.sdk.testing",
         description="Check that a bot answers every game legally and in time, locally.",
     )
-    parser.add_argument("bot", metavar="MODULE:NAME", help="e.g. mybot:MyBot or ./mybot.py:MyBot")
+    parser.add_argument(
+        "bot",
+        metavar="MODULE:NAME",
+        help="e.g. mybot:MyBot or ./mybot.py:MyBot, or exec:COMMAND for a program in any "
+        "language speaking the stdio protocol, e.g. exec:./mybot (docs/writing-a-bot.md)",
+    )
     parser.add_argument("--games", metavar="G1,G2", help="games to check (default: all)")
     parser.add_argument(
         "--positions", type=int, default=DEFAULT_POSITIONS, metavar="N", help="per configuration"

@@ -226,9 +226,10 @@ GRPC_IMPORTERS: Final = (
     "domino_arena.server.net",
     "domino_arena.server.cli",
     "domino_arena.sdk.client",
+    "domino_arena.sdk.stdio.relay",
 )
-"""The modules that may speak gRPC: the network edge, the command line's admin client and the
-SDK's client."""
+"""The modules that may speak gRPC: the network edge, the command line's admin client, the
+SDK's client and the stdio relay (a referee's stream to a child over stdio)."""
 
 MAX_MODULE_LINES: Final = 550
 """About 500 lines: a module longer than this has more than one job."""

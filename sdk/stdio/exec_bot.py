@@ -396,10 +396,16 @@ def exec_factory(command_line: str) -> Callable[[], ExecBot]:
     return first.seat
 
 
+SOURCE_SUFFIXES: Final = (".py", ".js", ".mjs", ".rb", ".pl", ".jar", ".php", ".lua")
+"""Files an interpreter runs: a command naming one is named after it."""
+
+
 def command_name(argv: Sequence[str]) -> str:
-    """A bot's name from its command: the program's file name, or the script's for an
-    interpreter (``python3 mybot.py`` is "mybot", ``./mybot`` is "mybot")."""
-    name = Path(argv[0]).name
-    if len(argv) > 1 and name.startswith(("python", "node", "java", "ruby", "perl")):
-        return Path(argv[-1].split(":")[0]).stem or name
-    return name
+    """A bot's name from its command: the script's for an interpreter (``python3 mybot.py``
+    and ``python3 -m domino_arena.sdk.stdio mybot.py:MyBot`` are "mybot"), else the program's
+    file name (``./mybot`` is "mybot")."""
+    for arg in argv[1:]:
+        path = Path(arg.partition(":")[0])
+        if path.suffix in SOURCE_SUFFIXES:
+            return path.stem
+    return Path(argv[0]).name

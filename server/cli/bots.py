@@ -86,9 +86,10 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
     add.set_defaults(bot_run=_bot_add)
     play = actions.add_parser(
         "run",
-        help="run a house bot against a referee (until Ctrl-C)",
-        description="Connect a house bot to a referee as the bot NAME and play every match "
-        "it is seated in, until Ctrl-C or SIGTERM; reconnects after a lost connection.",
+        help="run a house bot, or a program of your own (--exec), against a referee",
+        description="Connect a house bot (or with --exec a program speaking the stdio "
+        "protocol) to a referee as the bot NAME and play every match it is seated in, until "
+        "Ctrl-C or SIGTERM; reconnects after a lost connection.",
     )
     play.add_argument("name", metavar="NAME", help="the bot's name, as 'bot create' made it")
     server_arguments(play, token=False)
@@ -111,6 +112,13 @@ def _bot_arguments(parser: argparse.ArgumentParser) -> None:
         "--games",
         metavar="G1,G2",
         help=f"games to offer (default: all: {', '.join(sorted(GAMES))})",
+    )
+    play.add_argument(
+        "--exec",
+        metavar="CMD",
+        help="play a program of your own instead, in any language, over the stdio protocol "
+        "(docs/writing-a-bot.md, 'Any language'), e.g. --exec ./mybot or --exec 'java -jar "
+        "bot.jar'",
     )
     play.add_argument("--seed", type=int, metavar="S", help="seed of the house bot (random)")
     play.add_argument(
@@ -161,6 +169,10 @@ def _bot_play(args: argparse.Namespace) -> int:
             raise CliError(
                 f"--games: expected some of {', '.join(sorted(GAMES))}, got {args.games}"
             )
+    if args.exec is not None:
+        from domino_arena.server.cli import bot_exec  # noqa: PLC0415  # only for a program
+
+        return bot_exec.run(args.name, token, args.exec, server=args.server, games=games, tls=tls)
     seed: int = args.seed if args.seed is not None else secrets.randbelow(10**9)
     seeds = itertools.count(seed)
     kind: str = args.bot

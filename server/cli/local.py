@@ -29,6 +29,7 @@ from domino_arena.sdk.match.records import RecordError, read_record, replay, wri
 from domino_arena.sdk.match.results import MatchResult
 from domino_arena.sdk.match.seeds import bot_seed
 from domino_arena.sdk.rules import DEAL, GAMES, Game, GameState, HandResult, game_options, make_game
+from domino_arena.sdk.stdio.exec_bot import BotReportedError, ExecBotError
 from domino_arena.server.cli.arguments import (
     CliError,
     Handler,
@@ -47,7 +48,8 @@ def _play_arguments(parser: argparse.ArgumentParser) -> None:
     game_arguments(
         parser,
         f"one bot per seat, seat 0 first: a house bot ({', '.join(sorted(HOUSE_BOTS))}) or "
-        "a bot of your own as MODULE:NAME, e.g. mybot.py:HeavyFirst",
+        "a bot of your own as MODULE:NAME, e.g. mybot.py:HeavyFirst, or a program in any "
+        "language speaking the stdio protocol as exec:COMMAND, e.g. exec:./mybot",
     )
     parser.add_argument(
         "--first-seat", type=int, metavar="K", help="seat that starts (default: from the seed)"
@@ -96,7 +98,7 @@ def _play(args: argparse.Namespace) -> int:
         )
     except UnsupportedGameError as exc:
         raise CliError(f"--bots: {exc}") from None
-    except BotActionError as exc:
+    except (BotActionError, ExecBotError, BotReportedError) as exc:
         raise CliError(str(exc), code=1) from None
     transcript.finish(result.result, result.record.first_seat)
     if args.record is not None:
@@ -113,7 +115,9 @@ def _seat_bot(spec: str, seed: int) -> Bot:
     try:
         bot = player_factory(spec, seed)()
     except UnknownBotError as exc:
-        raise CliError(f"--bots: {exc}, or MODULE:NAME for a bot of your own") from None
+        raise CliError(
+            f"--bots: {exc}, or MODULE:NAME for a bot of your own, or exec:COMMAND for a program"
+        ) from None
     except (ImportError, AttributeError, OSError, ValueError) as exc:
         raise CliError(f"--bots: cannot load {spec}: {type(exc).__name__}: {exc}") from None
     if not isinstance(bot, Bot):

@@ -5,7 +5,9 @@ only, one object a line. Its first argument picks a habit: ``play`` (the first l
 ``crash-once`` (exits with status 3 at its third request unless the file named by its second
 argument exists, which it creates first: the restarted child plays on), ``garbage`` (a line that
 is not JSON), ``huge`` (100 MB without a newline), ``not-a-message`` (JSON that is no
-BotMessage), ``error`` (answers every request with a reply ``error``). It says ``started`` and
+BotMessage), ``error`` (answers every request with a reply ``error``), ``silent`` (never
+answers), ``exit`` (exits with status 3 at its first request), ``stderr-flood`` (writes 1 MiB to
+stderr before each answer). It says ``started`` and
 ``bye`` on stderr, so a test waits for its start and its end on those lines.
 
 :class:`RelayThread` runs :func:`~domino_arena.sdk.stdio.relay.relay` on a loop of its own
@@ -42,6 +44,14 @@ for line in sys.stdin:
     if request is None:
         continue
     asked += 1
+    if mode == "silent":
+        continue
+    if mode == "exit":
+        print("giving up", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if mode == "stderr-flood":
+        sys.stderr.write("e" * (1 << 20) + "\n")
+        sys.stderr.flush()
     if mode == "garbage":
         print("this is not JSON", flush=True)
         continue

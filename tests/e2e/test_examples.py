@@ -4,13 +4,13 @@ Each example is built from its own files into the test's folder (``npm ci`` on a
 examples/node; ``cmake`` on examples/cpp, which generates its code from proto/; ``go vet``,
 ``go test`` and ``go build`` of examples/go, offline, with Go's caches in the test's folder).
 The gRPC examples run as their own processes and dial ``domino-arena serve`` like any remote
-bot; the Go example speaks the stdio protocol, so the stdio relay dials in for it (what
-``bot run NAME --exec`` and the hosted runner do). Against greedy house bots (``bot run``,
-each its own process) each plays one match of every game configuration at once over its
-single stream, seated in a different seat each time, through the admin API's RunMatch. Every
-match must end normally with no fault, and every record must replay; then SIGINT must stop a
-gRPC example with status 0. The Go example also plays every configuration locally as
-``exec:`` plays it, and passes the compliance check.
+bot; the Go example speaks the stdio protocol, so ``bot run NAME --exec`` dials in for it (the
+stdio relay, as the hosted runner uses it). Against greedy house bots (``bot run``, each its
+own process) each plays one match of every game configuration at once over its single stream,
+seated in a different seat each time, through the admin API's RunMatch. Every match must end
+normally with no fault, and every record must replay; then SIGINT must stop it with status 0.
+The Go example also plays every configuration locally as ``exec:`` plays it
+(``domino-arena play GAME --bots exec:./gobot,greedy``), and passes the compliance check.
 
 A missing toolchain (node and npm; cmake, a C++ compiler, pkg-config, protoc and
 grpc_cpp_plugin; go) skips that example's tests, or fails them when
@@ -21,6 +21,7 @@ wait on output lines, never on a timer; the timeouts only bound a failure.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -39,14 +40,13 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.records import parse_record, replay
 from domino_arena.sdk.match.results import Termination
-from domino_arena.sdk.rules import GAMES, Game, configurations
+from domino_arena.sdk.rules import Game, configurations
 from domino_arena.sdk.stdio.child import ChildCommand
 from domino_arena.sdk.stdio.exec_bot import ExecBot
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
 from tests.fakes.processes import Process, command, served_port
-from tests.fakes.stdio_bots import RelayThread
 
 REQUIRED_ENV: Final = "DOMINO_ARENA_EXAMPLES_TESTS"
 """Set to ``required`` (CI does) to fail, not skip, when a toolchain is missing."""
@@ -75,6 +75,8 @@ class Example:
     """Build into the given folder; return the command that runs the bot."""
     libraries: tuple[str, ...] = ()
     """pkg-config packages it links with."""
+    stdio: bool = False
+    """It speaks the stdio protocol: ``bot run NAME --exec`` connects it (the relay)."""
 
 
 def run_build(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -140,7 +142,7 @@ CPP: Final = Example(
     build_cpp,
     libraries=("grpc++", "protobuf"),
 )
-GO: Final = Example("go", ("go",), build_go)
+GO: Final = Example("go", ("go",), build_go, stdio=True)
 
 
 def missing_tools(example: Example) -> list[str]:
@@ -297,13 +299,15 @@ def play_every_configuration(arena: Arena, name: str, label: str) -> int:
     return len(games)
 
 
-@pytest.mark.parametrize("example", [NODE, CPP], ids=lambda example: example.name)
+@pytest.mark.parametrize("example", [NODE, CPP, GO], ids=lambda example: example.name)
 def test_the_example_bot_plays_every_game_through_the_referee(
     builds: Builds, arena: Arena, example: Example
 ) -> None:
     require(example)
     bot_command = builds.command(example)
     name = f"{example.name}-bot"
+    if example.stdio:  # its stderr comes through, its SIGINT is the relay's
+        bot_command = command("bot", "run", name, "--exec", shlex.join(bot_command))
     env = {
         "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",
         "DOMINO_ARENA_BOT": name,
@@ -397,40 +401,24 @@ def test_the_go_example_plays_every_game_locally_over_stdio(builds: Builds) -> N
     assert "FAULT" not in log and "not a message" not in log, log
 
 
-def test_the_compliance_check_passes_the_go_example(builds: Builds) -> None:
-    """``python -m domino_arena.sdk.testing exec:./gobot``, as the example's README says."""
+def test_the_go_examples_readme_commands_play_it_and_check_it(builds: Builds) -> None:
+    """``domino-arena play straight --bots exec:./gobot,greedy`` and ``python -m
+    domino_arena.sdk.testing exec:./gobot``, as the example's README says."""
     require(GO)
     binary = Path(builds.command(GO)[0])
+    play = [*command("play", "straight", "--bots", f"exec:./{binary.name},greedy")]
     check = [sys.executable, "-m", "domino_arena.sdk.testing", f"exec:./{binary.name}"]
-    done = subprocess.run(
-        [*check, "--positions", "4"],
-        cwd=binary.parent,
-        capture_output=True,
-        text=True,
-        timeout=MATCH_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
-    assert "PASSED" in done.stdout.upper(), done.stdout
-
-
-def test_the_go_example_plays_every_game_through_the_referee_over_the_relay(
-    builds: Builds, arena: Arena
-) -> None:
-    """examples/go dialled in by the stdio relay (what ``bot run NAME --exec`` and the hosted
-    runner use): one child plays every configuration at once, each match to its end with no
-    fault, every record replaying; its stderr says so, once per match."""
-    require(GO)
-    name = "go-bot"
-    gobot = ChildCommand(tuple(builds.command(GO)))
-    address = f"127.0.0.1:{arena.port}"
-    relay = RelayThread(address, name, arena.tokens[name], gobot, games=sorted(GAMES))
-    try:
-        played = play_every_configuration(arena, name, "go")
-        relay.wait_until(lambda: len(relay.ended) == played)
-    finally:
-        relay.close()
-    log = relay.text()
-    assert relay.error is None and relay.exits == [], (relay.error, relay.exits, log)
-    assert log.count("match end ") == played, log
-    assert "FAULT" not in log and "referee error" not in log, log
+    outputs = []
+    for args in (play, [*check, "--positions", "4"]):
+        done = subprocess.run(
+            args,
+            cwd=binary.parent,
+            capture_output=True,
+            text=True,
+            timeout=MATCH_TIMEOUT,
+            check=False,
+        )
+        assert done.returncode == 0, f"{args}:\n{done.stdout}\n{done.stderr}"
+        outputs.append(done.stdout)
+    assert "result: side " in outputs[0] and "gobot" in outputs[0], outputs[0]
+    assert "PASSED" in outputs[1].upper(), outputs[1]

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -102,7 +102,6 @@ class RelayThread:
         *,
         idle_stop_seconds: float = 60.0,
         max_restarts: int = 3,
-        games: Sequence[str] = ("passing",),
     ) -> None:
         self.stderr = bytearray()
         self.exits: list[tuple[int, tuple[str, ...]]] = []
@@ -126,7 +125,7 @@ class RelayThread:
         self._level = self._log.level
         self._log.setLevel(logging.INFO)
         self._log.addHandler(self._handler)
-        hello = pb.Hello(name=name, token=token, games=games, protocol_version=2)
+        hello = pb.Hello(name=name, token=token, games=["passing"], protocol_version=2)
         self._loop = asyncio.new_event_loop()
         self._task: asyncio.Task[None] | None = None
         started = threading.Event()

@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from domino_arena.sdk.stdio.exec_bot import ExecBot
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
-from tests.fakes.processes import Process, command, served_port
+from tests.fakes.processes import WAIT, Process, command, served_port
 
 REQUIRED_ENV: Final = "DOMINO_ARENA_EXAMPLES_TESTS"
 """Set to ``required`` (CI does) to fail, not skip, when a toolchain is missing."""
@@ -317,6 +318,8 @@ def test_the_example_bot_plays_every_game_through_the_referee(
     try:
         arena.server.wait_line(f"bot connected: name={name} ", context=[bot])
         played = play_every_configuration(arena, name, example.name)
+        for _ in range(played):  # each MatchEnd reached the bot before it is stopped
+            bot.wait_line("match end ")
     finally:
         bot.popen.send_signal(signal.SIGINT)
         status, output = bot.finish()
@@ -377,11 +380,18 @@ def test_the_go_example_plays_every_game_locally_over_stdio(builds: Builds) -> N
     with no fault policy raises on anything else) and no fault charged."""
     require(GO)
     stderr = bytearray()
+    heard = threading.Condition()
+
+    def on_stderr(chunk: bytes) -> None:
+        with heard:
+            stderr.extend(chunk)
+            heard.notify_all()
+
     gobot = ExecBot(
         ChildCommand(tuple(builds.command(GO))),
         name="gobot",
         reply_timeout=MATCH_TIMEOUT,
-        on_stderr=stderr.extend,
+        on_stderr=on_stderr,
     )
     games = list(configurations())
     try:
@@ -393,6 +403,9 @@ def test_the_go_example_plays_every_game_locally_over_stdio(builds: Builds) -> N
             assert played.result.termination in (Termination.NORMAL, Termination.ADJUDICATED), where
             assert played.result.faulted_seat is None, where
             assert played.record.faults == (), where
+        with heard:  # the last MatchEnd may still be on its way through the pipe
+            ended = heard.wait_for(lambda: stderr.count(b"match end ") >= len(games), WAIT)
+            assert ended, bytes(stderr)
     finally:
         gobot.close()
     log = stderr.decode()

@@ -1,13 +1,13 @@
 // A Domino Arena bot in Go, over the stdio protocol: the standard library only, no gRPC.
 //
-// The arena starts this program and talks to it through its stdin and stdout, one JSON object
-// a line (docs/writing-a-bot.md, "The stdio protocol"): it reads the referee's messages
-// (Welcome, MatchStart, ActionRequest, HandEnd, Fault, MatchEnd, Error) and answers each
-// ActionRequest with one line, {"reply": {"matchId": ..., "turn": N, "action": {...}}}, the
-// action being one of the request's legal actions copied back as it came. The arena holds the
-// connection, the token and the clock; one process plays every match it is seated in (all
-// four games), each message naming its match. It logs a few lines a match to stderr (the arena
-// keeps them for the bot's owner) and exits 0 when stdin closes.
+// The arena starts this program and talks to it through its stdin and stdout, one JSON
+// object a line (docs/writing-a-bot.md, "Any language: the stdio protocol"): it reads the
+// referee's messages (Welcome, MatchStart, ActionRequest, HandEnd, Fault, MatchEnd, Error) and
+// answers each ActionRequest with one line, {"reply": {"matchId": ..., "turn": N, "action":
+// {...}}}, the action being one of the request's legal actions copied back as it came. The
+// arena holds the connection, the token and the clock; one process plays every match it is
+// seated in (all four games), each message naming its match. It logs a few lines a match to
+// stderr (the arena keeps them for the bot's owner) and exits 0 when stdin closes.
 //
 //	go build -o gobot .      # then: domino-arena play straight --bots exec:./gobot,greedy
 package main

@@ -71,6 +71,12 @@ ALL: Final = tuple(sorted(GAMES))
 """Every game: what an ExecBot's Welcome offers by default."""
 
 PROTOCOL_VERSION: Final = 2
+EOF_GRACE: Final = 0.5
+"""Seconds :meth:`ExecBot.close` lets a child end on its own once its stdin is closed, before
+it is sent SIGTERM."""
+MAX_BACKLOG: Final = 10_000
+"""Lines that may wait for a child that does not read its stdin (the referee's bound on what
+waits for a bot, server/net/limits.py)."""
 
 
 class ExecBotError(RuntimeError):
@@ -133,6 +139,7 @@ class _Session:
         self.failure: str | None = None
         self.tail = StderrTail()
         self.wire_ids: set[str] = set()
+        self.outbox: queue.Queue[bytes | None] = queue.Queue(MAX_BACKLOG)
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         _SESSIONS.add(self)
@@ -148,10 +155,28 @@ class _Session:
                 self._start()
             if self.failure is not None:
                 raise ExecBotError(self.failure)
-            process = self.process
-            assert process is not None and process.stdin is not None
-            with contextlib.suppress(OSError):  # it exited: the reader reports how
-                process.stdin.write(encode_referee_message(message))
+            self._write(encode_referee_message(message))
+
+    def _write(self, line: bytes) -> None:
+        """Queue a line for the writer thread: a child that does not read never blocks us."""
+        try:
+            self.outbox.put_nowait(line)
+        except queue.Full:
+            self.failure = (
+                f"bot command '{self.command.describe()}': more than {MAX_BACKLOG} messages wait "
+                "for it: it does not read its stdin"
+            )
+            raise ExecBotError(self.failure) from None
+
+    def _write_stdin(self, process: subprocess.Popen[bytes]) -> None:
+        """Write the queued lines; at the end (None) close stdin, which a polite child takes
+        as the end of its work."""
+        stdin = process.stdin
+        assert stdin is not None
+        with contextlib.suppress(OSError, ValueError):  # it exited: the reader reports how
+            while (line := self.outbox.get()) is not None:
+                stdin.write(line)
+            stdin.close()
 
     def _start(self) -> None:
         try:
@@ -159,16 +184,14 @@ class _Session:
         except OSError as exc:
             self.failure = f"bot command '{self.command.describe()}' cannot start: {exc}"
             raise ExecBotError(self.failure) from None
-        for target in (self._read_stdout, self._read_stderr):
+        for target in (self._read_stdout, self._read_stderr, self._write_stdin):
             thread = threading.Thread(target=target, args=(process,), daemon=True)
             thread.start()
             self._threads.append(thread)
         welcome = referee_pb2.Welcome(
             name=self.name, protocol_version=PROTOCOL_VERSION, games=self.games
         )
-        assert process.stdin is not None
-        with contextlib.suppress(OSError):
-            process.stdin.write(encode_referee_message(referee_pb2.RefereeMessage(welcome=welcome)))
+        self._write(encode_referee_message(referee_pb2.RefereeMessage(welcome=welcome)))
 
     def wait_reply(self, wire_id: str, turn: int) -> referee_pb2.ActionReply:
         """The child's reply to ``turn`` of ``wire_id`` (replies to other turns are dropped).
@@ -216,6 +239,8 @@ class _Session:
         except OSError:
             pass
         code = process.wait()
+        with contextlib.suppress(queue.Full):
+            self.outbox.put_nowait(None)  # the writer's end
         self._threads[1].join(1.0)  # its last words on stderr
         why = why or f"exited ({status_text(code)})"
         self.items.put(
@@ -237,6 +262,11 @@ class _Session:
             if self.failure is None:
                 self.failure = f"bot command '{self.command.describe()}' was closed"
         if process is not None:
+            with contextlib.suppress(queue.Full):
+                self.outbox.put_nowait(None)  # the writer's end: stdin closes after the rest
+            self._threads[2].join(1.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(EOF_GRACE)  # a child that ends at the end of its input
             child.stop(process)
             for thread in self._threads:
                 thread.join(5.0)

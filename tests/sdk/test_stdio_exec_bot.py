@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from domino_arena.bots import make_bot
-from domino_arena.sdk.local import play_game
+from domino_arena.sdk.local import match_start_info, play_game
 from domino_arena.sdk.match.records import replay
 from domino_arena.sdk.match.results import FaultKind, FaultPolicy, Termination
-from domino_arena.sdk.rules import make_game
+from domino_arena.sdk.rules import CHANCE, DEAL, make_game
 from domino_arena.sdk.stdio import child
 from domino_arena.sdk.stdio.child import ChildCommand
 from domino_arena.sdk.stdio.exec_bot import BotReportedError, ExecBot, ExecBotError
@@ -141,3 +141,40 @@ def test_stop_kills_a_child_that_ignores_sigterm_and_its_group(tmp_path: Path) -
     readable, _, _ = select.select([watch], [], [], WAIT)  # the grandchild ended too
     os.close(watch)
     assert readable == [watch]
+
+
+def test_the_documented_example_bot_plays(tmp_path: Path, bots: list[ExecBot]) -> None:
+    """The Python bot without the SDK in docs/writing-a-bot.md plays a whole game."""
+    doc = (Path(__file__).parents[2] / "docs" / "writing-a-bot.md").read_text()
+    after = doc.split("**A whole bot in Python without the SDK**", 1)[1]
+    source = after.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "example.py").write_text(source)
+    player = _exec(bots, ChildCommand((sys.executable, str(tmp_path / "example.py"))))
+    game = make_game("straight")
+    seats = [player, *(make_bot("greedy", seat) for seat in range(1, game.num_players))]
+    assert replay(play_game(game, seats, seed=2, timer=None).record).ok
+
+
+def test_a_program_that_never_reads_its_stdin_never_blocks_the_game(bots: list[ExecBot]) -> None:
+    """Far more than a pipe holds (64 KiB) is written to a child that reads nothing; the hooks
+    return at once and ``choose`` ends at its timeout."""
+    player = _exec(bots, ChildCommand(("sleep", "600")), reply_timeout=0.2)
+    game = make_game("moon")
+    state = game.new_game(1)
+    while state.current_seat == CHANCE:
+        state.apply(DEAL)
+    seat = state.current_seat
+    snapshot = state.observe(seat)
+    for index in range(300):  # each start carries a whole snapshot: about 2 KB a line
+        info = match_start_info(
+            f"m{index}",
+            game,
+            seat,
+            ["a", "b", "c"],
+            fault_policy=FaultPolicy.SUBSTITUTE,
+            max_strikes=3,
+            snapshot=snapshot,
+        )
+        player.on_match_start(info)
+    with pytest.raises(ExecBotError, match=r"no reply to match m299 turn 1 within 0\.2 s"):
+        player.choose(snapshot)

@@ -1,11 +1,12 @@
 // The stdio protocol's messages, as much of them as this bot reads (docs/writing-a-bot.md).
 //
 // Each line is one message of proto/domino_arena/v1/referee.proto in protobuf's canonical JSON
-// mapping: camelCase keys, enums by their names, 64-bit integers as strings, and every field at
-// its default value (0, "", false, an empty list) left out. So a missing number reads as 0
-// here, which is exactly what the proto means: the tile [0-0] arrives as {} and seat 0 as no
-// "seat" key. Fields this bot does not need are not declared; encoding/json skips them, so a
-// newer referee's additions never break it.
+// mapping: camelCase keys, enums by their names, 64-bit integers as strings. The arena writes
+// every plain field, zero or empty ones included ("seat": 0); a message field that is not set
+// is left out (another seat's Moon discard is {"discard": {}}, with no tile). Protobuf's JSON
+// also allows a zero field to be left out, and a missing field reads as its zero here, which is
+// what the proto means. Fields this bot does not need are not declared; encoding/json skips
+// them, so a newer referee's additions never break it.
 
 package main
 

@@ -1,25 +1,32 @@
-"""The example bots of examples/ (Node.js, C++), built and played through a real referee.
+"""The example bots of examples/ (Node.js, C++, Go), built and played through a real referee.
 
 Each example is built from its own files into the test's folder (``npm ci`` on a copy of
-examples/node; ``cmake`` on examples/cpp, which generates its code from proto/), then runs as
-its own process and dials ``domino-arena serve`` like any remote bot. Against greedy house
-bots (``bot run``, each its own process) it plays one match of every game configuration at
-once over its single stream, seated in a different seat each time, through the admin API's
-RunMatch. Every match must end normally with no fault, and every record must replay; then
-SIGINT must stop the example with status 0.
+examples/node; ``cmake`` on examples/cpp, which generates its code from proto/; ``go vet``,
+``go test`` and ``go build`` of examples/go, offline, with Go's caches in the test's folder).
+The gRPC examples run as their own processes and dial ``domino-arena serve`` like any remote
+bot; the Go example speaks the stdio protocol, so ``bot run NAME --exec`` dials in for it (the
+stdio relay, as the hosted runner uses it). Against greedy house bots (``bot run``, each its
+own process) each plays one match of every game configuration at once over its single stream,
+seated in a different seat each time, through the admin API's RunMatch. Every match must end
+normally with no fault, and every record must replay; then SIGINT must stop it with status 0.
+The Go example also plays every configuration locally as ``exec:`` plays it
+(``domino-arena play GAME --bots exec:./gobot,greedy``), and passes the compliance check.
 
 A missing toolchain (node and npm; cmake, a C++ compiler, pkg-config, protoc and
-grpc_cpp_plugin) skips that example's test, or fails it when ``DOMINO_ARENA_EXAMPLES_TESTS``
-is ``required`` (.ci/run sets it and installs them). The test waits on output lines, never on
-a timer; the timeouts only bound a failure.
+grpc_cpp_plugin; go) skips that example's tests, or fails them when
+``DOMINO_ARENA_EXAMPLES_TESTS`` is ``required`` (.ci/run sets it and installs them). The tests
+wait on output lines, never on a timer; the timeouts only bound a failure.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,12 +36,18 @@ from typing import Final
 import grpc
 import pytest
 
+from domino_arena.bots import make_bot
+from domino_arena.sdk.bot import Bot
+from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.records import parse_record, replay
+from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import Game, configurations
+from domino_arena.sdk.stdio.child import ChildCommand
+from domino_arena.sdk.stdio.exec_bot import ExecBot
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
-from tests.fakes.processes import Process, command, served_port
+from tests.fakes.processes import WAIT, Process, command, served_port
 
 REQUIRED_ENV: Final = "DOMINO_ARENA_EXAMPLES_TESTS"
 """Set to ``required`` (CI does) to fail, not skip, when a toolchain is missing."""
@@ -63,13 +76,23 @@ class Example:
     """Build into the given folder; return the command that runs the bot."""
     libraries: tuple[str, ...] = ()
     """pkg-config packages it links with."""
+    stdio: bool = False
+    """It speaks the stdio protocol: ``bot run NAME --exec`` connects it (the relay)."""
 
 
-def run_build(args: list[str], cwd: Path) -> None:
+def run_build(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run one build step; return its output."""
     done = subprocess.run(
-        args, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT, check=False
+        args,
+        cwd=cwd,
+        env=None if env is None else {**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        check=False,
     )
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
 
 
 def build_node(folder: Path) -> list[str]:
@@ -88,6 +111,31 @@ def build_cpp(folder: Path) -> list[str]:
     return [str(build / "domino-bot")]
 
 
+def go_env(folder: Path) -> dict[str, str]:
+    """Go's caches in the test's folder, and no network: the example uses the standard
+    library only, so it builds on a clean machine with nothing downloaded."""
+    return {
+        "GOCACHE": str(folder / "go-cache"),
+        "GOPATH": str(folder / "go-path"),
+        "GOFLAGS": "-mod=mod",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "CGO_ENABLED": "0",
+    }
+
+
+def build_go(folder: Path) -> list[str]:
+    """``go vet`` and ``go test`` (its own unit tests), then a static binary, as the example's
+    README builds it for a submission."""
+    env = go_env(folder)
+    source = EXAMPLES / "go"
+    run_build(["go", "vet", "./..."], source, env)
+    run_build(["go", "test", "./..."], source, env)
+    binary = folder / "gobot"
+    run_build(["go", "build", "-o", str(binary), "."], source, env)
+    return [str(binary)]
+
+
 NODE: Final = Example("node", ("node", "npm"), build_node)
 CPP: Final = Example(
     "cpp",
@@ -95,6 +143,7 @@ CPP: Final = Example(
     build_cpp,
     libraries=("grpc++", "protobuf"),
 )
+GO: Final = Example("go", ("go",), build_go, stdio=True)
 
 
 def missing_tools(example: Example) -> list[str]:
@@ -163,15 +212,15 @@ class Arena:
 @pytest.fixture(scope="module")
 def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Arena]:
     """A referee on a fresh SQLite file, the greedy house bots connected, the examples known."""
-    if all(missing_tools(example) for example in (NODE, CPP)):
+    if all(missing_tools(example) for example in (NODE, CPP, GO)):
         # no example can be built here: skip (or fail) before starting anything
-        skip_or_fail("; ".join(filter(None, (why_missing(example) for example in (NODE, CPP)))))
+        skip_or_fail("; ".join(filter(None, (why_missing(e) for e in (NODE, CPP, GO)))))
     folder = tmp_path_factory.mktemp("examples")
     db = f"sqlite:///{folder / 'arena.db'}"
     storage = RatedStorage(db)
     storage.open()
     try:
-        tokens = {name: storage.add_bot(name) for name in (*HOUSE, "node-bot", "cpp-bot")}
+        tokens = {name: storage.add_bot(name) for name in (*HOUSE, "node-bot", "cpp-bot", "go-bot")}
     finally:
         storage.close()
     args = ["serve", "--port", "0", "--db", db, "--admin-token", ADMIN_TOKEN, "--no-web"]
@@ -223,13 +272,43 @@ def run_match(
     return response
 
 
-@pytest.mark.parametrize("example", [NODE, CPP], ids=lambda example: example.name)
+def play_every_configuration(arena: Arena, name: str, label: str) -> int:
+    """One match of every game configuration at once against the house bots, the connected bot
+    ``name`` in a different seat each time; each must end normally, with no fault, and replay.
+    Returns how many matches were played."""
+    games = list(configurations())
+    assert len(games) == 12
+    seatings = []
+    for index, game in enumerate(games):
+        bots = list(HOUSE[: game.num_players - 1])
+        bots.insert(index % game.num_players, name)  # the example in every seat in turn
+        seatings.append((game, bots, index))
+    with grpc.insecure_channel(f"127.0.0.1:{arena.port}") as channel:
+        stub = admin_pb2_grpc.AdminServiceStub(channel)
+        with ThreadPoolExecutor(len(seatings)) as pool:
+            futures = [pool.submit(run_match, stub, *seating) for seating in seatings]
+            responses = [future.result() for future in futures]
+    for (game, bots, _), response in zip(seatings, responses, strict=True):
+        where = f"{label}, {config_id(game)}: {response.result}"
+        assert response.result.termination in FINISHED, where
+        assert response.result.faulted_seat == -1, where
+        record = parse_record(response.record)
+        assert list(record.seats) == bots, where
+        assert record.faults == (), f"{where}: {record.faults}"
+        report = replay(record)
+        assert report.ok, f"{where}: {report}"
+    return len(games)
+
+
+@pytest.mark.parametrize("example", [NODE, CPP, GO], ids=lambda example: example.name)
 def test_the_example_bot_plays_every_game_through_the_referee(
     builds: Builds, arena: Arena, example: Example
 ) -> None:
     require(example)
     bot_command = builds.command(example)
     name = f"{example.name}-bot"
+    if example.stdio:  # its stderr comes through, its SIGINT is the relay's
+        bot_command = command("bot", "run", name, "--exec", shlex.join(bot_command))
     env = {
         "DOMINO_ARENA_SERVER": f"127.0.0.1:{arena.port}",
         "DOMINO_ARENA_BOT": name,
@@ -238,32 +317,14 @@ def test_the_example_bot_plays_every_game_through_the_referee(
     bot = Process(bot_command, arena.folder, env, wait=MATCH_TIMEOUT)
     try:
         arena.server.wait_line(f"bot connected: name={name} ", context=[bot])
-        games = list(configurations())
-        assert len(games) == 12
-        seatings = []
-        for index, game in enumerate(games):
-            bots = list(HOUSE[: game.num_players - 1])
-            bots.insert(index % game.num_players, name)  # the example in every seat in turn
-            seatings.append((game, bots, index))
-        with grpc.insecure_channel(f"127.0.0.1:{arena.port}") as channel:
-            stub = admin_pb2_grpc.AdminServiceStub(channel)
-            with ThreadPoolExecutor(len(seatings)) as pool:
-                futures = [pool.submit(run_match, stub, *seating) for seating in seatings]
-                responses = [future.result() for future in futures]
-        for (game, bots, _), response in zip(seatings, responses, strict=True):
-            where = f"{example.name}, {config_id(game)}: {response.result}"
-            assert response.result.termination in FINISHED, where
-            assert response.result.faulted_seat == -1, where
-            record = parse_record(response.record)
-            assert list(record.seats) == bots, where
-            assert record.faults == (), f"{where}: {record.faults}"
-            report = replay(record)
-            assert report.ok, f"{where}: {report}"
+        played = play_every_configuration(arena, name, example.name)
+        for _ in range(played):  # each MatchEnd reached the bot before it is stopped
+            bot.wait_line("match end ")
     finally:
         bot.popen.send_signal(signal.SIGINT)
         status, output = bot.finish()
     assert status == 0, output
-    assert output.count("match end ") == len(games), output
+    assert output.count("match end ") == played, output
     assert "FAULT" not in output, output
     assert "referee error" not in output, output
 
@@ -301,3 +362,76 @@ def test_the_check_passes_the_node_bot_and_reports_a_broken_one(
     code, output = outputs["throw"]
     assert code == 1, output
     assert "choose raised RangeError: a bug on purpose" in output, output
+
+
+def test_the_go_example_builds_offline_into_a_static_binary(builds: Builds) -> None:
+    """examples/go: vetted, its own tests pass, and the binary needs no C library (CGO off),
+    so a submission of it runs in the sandbox's read-only system."""
+    require(GO)
+    binary = builds.command(GO)[0]
+    settings = run_build(["go", "version", "-m", binary], builds.folder, go_env(builds.folder))
+    assert "CGO_ENABLED=0" in settings, settings
+    assert "\tdep\t" not in settings, f"a module beyond the standard library:\n{settings}"
+
+
+def test_the_go_example_plays_every_game_locally_over_stdio(builds: Builds) -> None:
+    """examples/go as ``exec:`` plays it: one process, one local game of every configuration
+    against greedy house bots, in a different seat each time, every answer legal (local play
+    with no fault policy raises on anything else) and no fault charged."""
+    require(GO)
+    stderr = bytearray()
+    heard = threading.Condition()
+
+    def on_stderr(chunk: bytes) -> None:
+        with heard:
+            stderr.extend(chunk)
+            heard.notify_all()
+
+    gobot = ExecBot(
+        ChildCommand(tuple(builds.command(GO))),
+        name="gobot",
+        reply_timeout=MATCH_TIMEOUT,
+        on_stderr=on_stderr,
+    )
+    games = list(configurations())
+    try:
+        for index, game in enumerate(games):
+            bots: list[Bot] = [make_bot("greedy", seed) for seed in range(game.num_players - 1)]
+            bots.insert(index % game.num_players, gobot)
+            played = play_game(game, bots, seed=index, match_id=f"local-{config_id(game)}")
+            where = f"go, {config_id(game)}: {played.result}"
+            assert played.result.termination in (Termination.NORMAL, Termination.ADJUDICATED), where
+            assert played.result.faulted_seat is None, where
+            assert played.record.faults == (), where
+        with heard:  # the last MatchEnd may still be on its way through the pipe
+            ended = heard.wait_for(lambda: stderr.count(b"match end ") >= len(games), WAIT)
+            assert ended, bytes(stderr)
+    finally:
+        gobot.close()
+    log = stderr.decode()
+    assert log.startswith("welcomed as gobot (protocol 2"), log
+    assert log.count("match end ") == len(games), log
+    assert "FAULT" not in log and "not a message" not in log, log
+
+
+def test_the_go_examples_readme_commands_play_it_and_check_it(builds: Builds) -> None:
+    """``domino-arena play straight --bots exec:./gobot,greedy`` and ``python -m
+    domino_arena.sdk.testing exec:./gobot``, as the example's README says."""
+    require(GO)
+    binary = Path(builds.command(GO)[0])
+    play = [*command("play", "straight", "--bots", f"exec:./{binary.name},greedy")]
+    check = [sys.executable, "-m", "domino_arena.sdk.testing", f"exec:./{binary.name}"]
+    outputs = []
+    for args in (play, [*check, "--positions", "4"]):
+        done = subprocess.run(
+            args,
+            cwd=binary.parent,
+            capture_output=True,
+            text=True,
+            timeout=MATCH_TIMEOUT,
+            check=False,
+        )
+        assert done.returncode == 0, f"{args}:\n{done.stdout}\n{done.stderr}"
+        outputs.append(done.stdout)
+    assert "result: side " in outputs[0] and "gobot" in outputs[0], outputs[0]
+    assert "PASSED" in outputs[1].upper(), outputs[1]

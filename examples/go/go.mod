@@ -1,0 +1,3 @@
+module domino-arena/examples/go
+
+go 1.19

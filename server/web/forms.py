@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
+from domino_arena.sdk.rules import GAMES
 from domino_arena.server.hosting.submissions import SubmissionError
 from domino_arena.server.store import hosted
 from domino_arena.server.store.bots import (
@@ -40,6 +41,7 @@ from domino_arena.server.store.bots import (
     BadOwnerError,
     BotCheck,
     DuplicateBotError,
+    UnknownBotError,
 )
 from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
 from domino_arena.server.store.owners import (
@@ -226,12 +228,14 @@ def form_routes(
                 storage.engine,
                 bot,
                 submission,
-                submitter=owner,
-                games=games,
+                submitter=f"owner {owner}",
+                games=() if set(games) == set(GAMES) else games,  # (): every game, later too
                 now=now(),
             )
-        except (uploads.UploadError, SubmissionError) as exc:
+        except (uploads.UploadError, SubmissionError, ValueError) as exc:
             message = str(exc)
+        except UnknownBotError:
+            status, message = 404, f"bot: no bot named {bot[:64]!r} takes a version"
         except hosted.VersionLimitError as exc:
             status, message = 429, str(exc)
         else:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -86,7 +86,7 @@ async def read_upload(request: Request) -> Upload:
     if length is not None and (not length.isdigit() or int(length) > MAX_UPLOAD_BYTES):
         raise WebError(413, TOO_BIG)
 
-    async def bounded() -> AsyncIterator[bytes]:
+    async def bounded() -> AsyncGenerator[bytes, None]:
         seen = 0
         async for chunk in request.stream():
             seen += len(chunk)

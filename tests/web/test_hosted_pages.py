@@ -39,7 +39,9 @@ ME: Final = f"/courses/{PUBLIC}/me"
 MATCH: Final = "cs101-2"
 """A stored match of the public course: ada-bot against bea-bot."""
 NOW: Final = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
-PART_HEAD: Final = b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="big.py"\r\n\r\n'
+PART_HEAD: Final = (
+    b'--xyz\r\nContent-Disposition: form-data; name="file"; filename="big.py"\r\n\r\n'
+)
 """The start of a multipart body: a file part whose bytes follow."""
 
 
@@ -125,7 +127,7 @@ def test_a_python_file_is_stored_as_a_version_being_checked(site: Site) -> None:
     assert version["sha"] == stored.sha256[:12] and len(version["sha"]) == 12
     page = client.get(ME).text
     assert f"Version {stored.number} is being checked" in page
-    assert f'<span class="badge status-checking">being checked</span>' in page
+    assert '<span class="badge status-checking">being checked</span>' in page
 
 
 def test_an_archive_with_a_command_is_a_command_version(site: Site) -> None:
@@ -266,9 +268,7 @@ def a_submission(folder: Path) -> Submission:
     return pack(path)
 
 
-def test_versions_show_their_status_reports_and_a_suspension(
-    site: Site, tmp_path: Path
-) -> None:
+def test_versions_show_their_status_reports_and_a_suspension(site: Site, tmp_path: Path) -> None:
     engine, bot = site.storage.engine, "bea-bot"
     submission = a_submission(tmp_path)
     first = hosted.add_version(engine, bot, submission, submitter="owner bea", games=(), now=NOW)

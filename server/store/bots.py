@@ -223,23 +223,27 @@ def add_bot(engine: Engine, name: str) -> str:
 
 
 def check_bot(engine: Engine, name: str, token: str) -> BotCheck:
-    """Say whether ``token`` is the token of the bot ``name`` and the bot may connect.
+    """Say whether ``token`` is the token of the bot ``name`` (its own, or its hosted runner's)
+    and the bot may connect.
 
     A wrong token is WRONG_TOKEN whatever the state; DISABLED needs the right token; a deleted
     bot is DELETED to every token (see the module's docstring).
     """
     with engine.connect() as connection:
         found = connection.execute(
-            sa.select(BOTS.c.token_hash, BOTS.c.state, OWNERS.c.state)
+            sa.select(BOTS.c.token_hash, BOTS.c.runner_token_hash, BOTS.c.state, OWNERS.c.state)
             .select_from(_WITH_OWNER)
             .where(BOTS.c.name == name)
         ).one_or_none()
     if found is None:
         return BotCheck.UNKNOWN
-    stored, state, owner_state = found
+    stored, runner, state, owner_state = found
     if state == BotState.DELETED.value:
         return BotCheck.DELETED
-    if not token_matches(token, stored):
+    # Both compared every time (each in constant time): the hosted runner's token
+    # (server/store/hosted.py) is as good as the bot's own.
+    own, hosted = token_matches(token, stored), token_matches(token, runner)
+    if not (own or hosted):
         return BotCheck.WRONG_TOKEN
     if state == BotState.DISABLED.value:
         return BotCheck.DISABLED
@@ -380,5 +384,10 @@ def delete_bot(engine: Engine, name: str) -> StoredBot:
             connection,
             name,
             "it was deleted already",
-            {"state": BotState.DELETED.value, "token_hash": "", "token_issued": None},
+            {
+                "state": BotState.DELETED.value,
+                "token_hash": "",
+                "token_issued": None,
+                "runner_token_hash": "",
+            },
         )

@@ -32,12 +32,15 @@ BOTS: Final = sa.Table(
     sa.Column("token_issued", sa.DateTime(timezone=True), nullable=True),
     sa.Column("course", sa.String(64), nullable=False, server_default=DEFAULT_COURSE),
     sa.Column("owner", sa.String(64), nullable=False, server_default=""),
+    sa.Column("runner_token_hash", sa.String(255), nullable=False, server_default=""),
     sa.Index("ix_bots_course_owner", "course", "owner"),
 )
 """Every bot ever created. ``state`` is ``enabled``, ``disabled`` or ``deleted`` (a deleted bot
 keeps its row, so its name stays taken and its matches still name it; its ``token_hash`` is
 empty). ``token_issued`` is when its current token was made. ``course`` is the course it
-belongs to (names are unique on the whole server); ``owner`` who registered it ("" for none)."""
+belongs to (names are unique on the whole server); ``owner`` who registered it ("" for none).
+``runner_token_hash`` is the hash of the token the hosted runner connects it with ("" for none:
+server/store/hosted.py)."""
 
 COURSES: Final = sa.Table(
     "courses",
@@ -52,11 +55,14 @@ COURSES: Final = sa.Table(
     sa.Column("allow_same_owner_partners", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("baselines", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("live_view", sa.String(16), nullable=False, server_default=LIVE_VIEW_PUBLIC),
+    sa.Column("hosting_limits", sa.Text, nullable=True),
 )
 """The courses (or events): a named space of bots, tournaments and ladders with its own
 organizer token (a salted hash, "" for none: the default course has none). ``baselines`` is a
 list of ``{"bot": house bot name, "rating": fixed Elo}``. ``live_view`` says who may watch its
-matches while they run (:data:`.live_views.LIVE_VIEWS`)."""
+matches while they run (:data:`.live_views.LIVE_VIEWS`). ``hosting_limits`` is the JSON of
+the sandbox limits its organizer set for its hosted bots (NULL: the defaults;
+server/store/hosted_settings.py)."""
 
 INVITES: Final = sa.Table(
     "invites",
@@ -143,6 +149,8 @@ TOURNAMENTS: Final = sa.Table(
     sa.Column("allow_same_owner_partners", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("baselines", sa.JSON, nullable=True),
     sa.Column("live_view", sa.String(16), nullable=True),
+    sa.Column("version_pins", sa.Text, nullable=True),
+    sa.Column("hosting_limits", sa.Text, nullable=True),
     sa.Index("ix_tournaments_course", "course", "created"),
 )
 """Every tournament. ``course`` scopes it; ``entrant_policy`` (``listed``, ``connected``,
@@ -151,7 +159,11 @@ itself. ``owners`` ({entrant: owner}) and the two ``allow_same_owner_*`` flags a
 rule's input, kept with the row so its schedule is the same on every replay. ``baselines`` are
 the frozen baselines seated ({"bot", "rating"}, entrants ``house:NAME``). ``regrade_of`` and
 ``replaced`` ([{"bot", "by"}]) make it a regrade of another tournament. ``live_view`` says who
-may watch its games while they run (:data:`.live_views.LIVE_VIEWS`); NULL: its course's."""
+may watch its games while they run (:data:`.live_views.LIVE_VIEWS`); NULL: its course's.
+``version_pins`` is the JSON {bot: version number} of the hosted versions it plays: the
+organizer's pins, and the latest accepted version of each other hosted entrant written when it
+starts; ``hosting_limits`` the JSON of its sandbox limits (NULL: its course's). Both are
+server/store/hosted.py's."""
 
 MATCHES: Final = sa.Table(
     "matches",
@@ -299,6 +311,51 @@ OWNERSHIP_LEASES: Final = sa.Table(
 """Which of a cluster's match hosts owns which tournament or ladder pool (``ownership.py``):
 one row per ``key`` (``tournament:ID``, ``ladder:COURSE/GAME``), held by one host process
 (``holder``, its uuid; ``node``, its name in the cluster) until ``expires_at``."""
+
+
+BOT_VERSIONS: Final = sa.Table(
+    "bot_versions",
+    METADATA,
+    sa.Column(
+        "bot",
+        sa.String(64),
+        sa.ForeignKey("bots.name", name="fk_bot_versions_bot"),
+        primary_key=True,
+    ),
+    sa.Column("number", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("entry", sa.String(1000), nullable=False),
+    sa.Column("games", sa.String(255), nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("archive", sa.LargeBinary, nullable=False),
+    sa.Column("unpacked_bytes", sa.BigInteger, nullable=False),
+    sa.Column("files", sa.Integer, nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("submitter", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("report", sa.Text, nullable=False, server_default=""),
+    sa.Column("crash_streak", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Index("ix_bot_versions_status", "status", "created"),
+)
+"""Every version of a hosted bot (docs/submitting.md), numbered 1, 2, ... per bot and never
+changed but for its verdict: ``status`` is ``checking`` until the validator runs it, then
+``accepted`` or ``rejected`` (``report`` says why), and ``suspended`` once it crashed in
+several matches in a row (``crash_streak``). ``archive`` is the canonical tar.gz
+(server/hosting/submissions.py), ``sha256`` its hash; ``games`` a comma list ("" for all)."""
+
+MATCH_LOGS: Final = sa.Table(
+    "match_logs",
+    METADATA,
+    sa.Column("match_id", sa.String(64), primary_key=True),
+    sa.Column("bot", sa.String(64), primary_key=True),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("crashed", sa.Boolean, nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+"""What a hosted bot (``version`` of ``bot``) wrote to stderr during a match, cut to 64 KiB,
+and whether it crashed in it. No foreign key to ``matches``: the runner writes the log when the
+bot's part ends, which may come before the referee stores the match."""
 
 
 def utc(moment: dt.datetime) -> dt.datetime:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Final
@@ -125,6 +126,12 @@ class StoredTournament:
     live_view: str | None = None
     """Who may watch its games while they run (:data:`.live_views.LIVE_VIEWS`); None: its
     course's (:func:`live_view`)."""
+    version_pins: dict[str, int] | None = None
+    """Bot -> the hosted version it plays: the organizer's pins, then the versions frozen at
+    its start (server/store/hosted_settings.py); None: none."""
+    hosting_limits: dict[str, int] | None = None
+    """The sandbox limits it sets for its hosted bots (server/store/hosted.py); None: its
+    course's."""
 
     @property
     def seed_revealed(self) -> bool:
@@ -175,6 +182,9 @@ class StoredTournament:
             raise ValueError("seed_commitment, seed_salt: expected at most 64 hex digits")
         if self.live_view is not None:
             check_live_view(self.live_view)
+        for bot, number in (self.version_pins or {}).items():
+            if number < 1:
+                raise ValueError(f"version_pins: {bot}: expected a version number, got {number}")
 
 
 def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
@@ -221,6 +231,8 @@ def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
         "baselines": [{"bot": bot, "rating": rating} for bot, rating in tournament.baselines]
         or None,
         "live_view": tournament.live_view,
+        "version_pins": _json_or_none(tournament.version_pins),
+        "hosting_limits": _json_or_none(tournament.hosting_limits),
     }
     try:
         with engine.begin() as connection:
@@ -405,4 +417,15 @@ def _stored_tournament(row: RowMapping) -> StoredTournament:
         allow_same_owner_partners=bool(row["allow_same_owner_partners"]),
         baselines=tuple((b["bot"], float(b["rating"])) for b in row["baselines"] or ()),
         live_view=row["live_view"],
+        version_pins=_mapping_or_none(row["version_pins"]),
+        hosting_limits=_mapping_or_none(row["hosting_limits"]),
     )
+
+
+def _json_or_none(mapping: dict[str, int] | None) -> str | None:
+    """The text of a JSON column of ints ({} or None: NULL)."""
+    return json.dumps(mapping, sort_keys=True) if mapping else None
+
+
+def _mapping_or_none(text: str | None) -> dict[str, int] | None:
+    return {str(k): int(v) for k, v in json.loads(text).items()} if text else None

@@ -428,3 +428,23 @@ def test_revision_0012_keeps_every_course_public_and_every_tournament_its_course
     assert cup is not None and cup.live_view is None
     storage.update_course("cs101", live_view="signed-in")
     assert storage.live_view("cs101", "cup") == "signed-in"
+
+
+def test_revision_0013_hosts_no_bot_before_it_and_goes_down_and_up_again(
+    storage: Storage,
+) -> None:
+    """Bots, courses and tournaments stored before 0013 have no versions, pins, limits nor a
+    runner's token (docs/submitting.md); 0013 goes down and up again, keeping them."""
+    token = storage.create_bot("ann-v1").token
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), "0012")
+        connection.commit()
+        tables = set(sa.inspect(connection).get_table_names())
+        assert not {"bot_versions", "match_logs"} & tables
+    with storage.engine.connect() as connection:
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    assert storage.check_bot("ann-v1", token) is BotCheck.OK
+    assert storage.check_bot("ann-v1", "") is BotCheck.WRONG_TOKEN
+    with storage.engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT hosting_limits FROM courses")).all() == [(None,)]

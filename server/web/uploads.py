@@ -13,11 +13,12 @@ than one archive's worth. Starlette's multipart parser (python-multipart) reads 
 file part past one file or a field past :data:`MAX_FIELD_BYTES` is refused.
 
 The bytes are then checked exactly as the command line's ``bot submit`` packs and the referee's
-``SubmitBot`` re-checks them (:mod:`domino_arena.server.hosting.submissions`): a ``.py`` file is
-packed by :func:`~domino_arena.server.hosting.submissions.pack`, which finds its ``Bot`` class
-the way it does for ``bot submit mybot.py``; an archive is checked by
-:func:`~domino_arena.server.hosting.submissions.check` with the kind its command names. Every
-refusal names the field and the rule.
+``SubmitBot`` re-checks them (:mod:`domino_arena.server.hosting.submissions`): the file is
+packed by :func:`~domino_arena.server.hosting.submissions.pack` as ``bot submit FILE
+[--command CMD]`` packs it (a ``.py`` file's one ``Bot`` class found by parsing it, an
+archive's kind taken from its command: ``mybot.py:MyBot`` python, else a command line), and
+the result is checked by :func:`~domino_arena.server.hosting.submissions.check`, as the
+referee checks an upload. Every refusal names the field, or the member, and the rule.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from domino_arena.sdk.rules import GAMES
 from domino_arena.server.hosting.submissions import (
     MAX_ARCHIVE_BYTES,
     Submission,
+    SubmissionError,
     check,
     pack,
 )
@@ -51,8 +53,6 @@ MAX_FIELD_BYTES: Final = 1024
 MAX_FIELDS: Final = 16
 MAX_FILENAME: Final = 100
 ARCHIVES: Final = (".tar.gz", ".tgz", ".tar", ".zip")
-PYTHON_ENTRY: Final = re.compile(r"^[\w./-]+\.py:[A-Za-z_]\w*$")
-"""A command naming a Python bot (``mybot.py:MyBot``): the archive is a ``python`` version."""
 FILENAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 TOO_BIG: Final = (
     f"the upload is too large: at most {MAX_ARCHIVE_BYTES} bytes "
@@ -156,33 +156,28 @@ def submission_of(upload: Upload) -> Submission:
         raise UploadError(f"file: {name!r} is empty")
     if len(upload.content) > MAX_ARCHIVE_BYTES:
         raise UploadError(f"file: {TOO_BIG}")
-    if name.endswith(".py"):
-        if upload.command:
-            raise UploadError(
-                "command: a .py file needs none (its Bot class is found in it); a command is "
-                "for an archive"
-            )
-        packed = _packed(name, upload.content)
-        return check(packed.kind, packed.entry, packed.archive)
-    if not name.endswith(ARCHIVES):
+    if not name.endswith((".py", *ARCHIVES)):
         raise UploadError(
             f"file: {name!r} is neither a .py file nor an archive (expected .py, "
             f"{', '.join(ARCHIVES)})"
         )
-    if not upload.command:
+    if name.endswith(ARCHIVES) and not upload.command:
         raise UploadError(
             "command: an archive needs the command that starts the bot (./run.sh) or its "
             "Python bot (mybot.py:MyBot)"
         )
-    kind = "python" if PYTHON_ENTRY.match(upload.command) else "command"
-    packed = _packed(name, upload.content, command=upload.command)
-    return check(kind, packed.entry, packed.archive)
+    packed = _packed(name, upload.content, upload.command or None)
+    return check(packed.kind, packed.entry, packed.archive)
 
 
-def _packed(name: str, content: bytes, *, command: str | None = None) -> Submission:
-    """``content`` saved as ``name`` in a private folder and packed as ``bot submit`` packs a
-    path (a .py file's Bot found in it; an archive's members checked and made canonical)."""
+def _packed(name: str, content: bytes, command: str | None) -> Submission:
+    """``content`` saved as ``name`` in a private folder and packed as ``bot submit`` packs
+    that file: a .py file's one Bot class found by parsing it, an archive's members checked and
+    the kind taken from ``command`` (``mybot.py:MyBot``: python, else a command line)."""
     with tempfile.TemporaryDirectory(prefix="upload-") as folder:
         path = Path(folder) / name
         path.write_bytes(content)
-        return pack(path, command=command)
+        try:
+            return pack(path, command=command)
+        except SubmissionError as exc:  # its message names the file by this folder's path
+            raise SubmissionError(str(exc).replace(f"{folder}/", "")) from None

@@ -96,10 +96,14 @@ def upload(
 
 
 def zipped(members: dict[str, bytes]) -> bytes:
+    """A zip of ``members`` as ``zip -r`` makes one on Linux (regular files' Unix modes; a
+    ``.sh`` executable)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in members.items():
-            archive.writestr(name, data)
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (0o100755 if name.endswith(".sh") else 0o100644) << 16
+            archive.writestr(info, data)
     return buffer.getvalue()
 
 
@@ -142,11 +146,16 @@ def test_an_archive_with_a_command_is_a_command_version(site: Site) -> None:
 @pytest.mark.parametrize(
     ("name", "content", "command", "reason"),
     [
-        ("evil.zip", zipped({"../evil.py": b"x = 1\n"}), "./run.sh", "../evil.py"),
+        (
+            "evil.zip",
+            zipped({"../evil.py": b"x = 1\n"}),
+            "./run.sh",
+            "member ../evil.py: a path outside the submission",
+        ),
         ("bot.exe", b"MZ", "", "file: 'bot.exe' is neither a .py file nor an archive"),
         ("bot.zip", zipped({"run.sh": b"exit 0\n"}), "", "command: an archive needs"),
         ("empty.py", b"", "", "file: 'empty.py' is empty"),
-        ("notabot.py", b"x = 1\n", "", "notabot.py"),
+        ("notabot.py", b"x = 1\n", "", "notabot.py: no subclass of Bot"),
     ],
 )
 def test_a_bad_upload_is_refused_with_its_reason_on_the_page(

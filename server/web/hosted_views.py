@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import quote
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.hosting.submissions import MAX_ARCHIVE_BYTES
@@ -118,7 +119,7 @@ def hosting(engine: Any, course: str, bot: str) -> dict[str, Any]:
 
 def upload_path(course: str, bot: str) -> str:
     """Where a bot's new version is posted (docs/web.md: hosted bots)."""
-    return f"/courses/{course}/bots/{bot}/versions"
+    return f"/courses/{quote(course, safe='')}/bots/{quote(bot, safe='')}/versions"
 
 
 def uploader(storage: SessionStorage, course: str, session: Session, bot: str) -> str:

@@ -348,3 +348,30 @@ def test_a_seat_s_log_is_shown_to_its_owner_and_the_organizer_only(
         assert '<pre class="log" tabindex="0">' in page.text
         assert page.headers["cache-control"] == "no-store", who
         assert data.headers["cache-control"] == "no-store", who
+
+
+def test_the_owner_token_reaches_every_bot_of_its_owner_and_the_bot_token_one(
+    site: Site, tmp_path: Path
+) -> None:
+    """Signed in with the owner token, a student uploads for and reads the logs of each of
+    their bots; signed in with one bot's token, that bot's only."""
+    storage, engine = site.storage, site.storage.engine
+    first = storage.register_bot(site.courses.codes[PUBLIC], "cleo-bot", "cleo")
+    second = storage.register_with_owner_token(first.owner_token, "cleo-two")
+    version = hosted.add_version(
+        engine, "cleo-two", a_submission(tmp_path), submitter="owner cleo", games=(), now=NOW
+    )
+    hosted.set_verdict(engine, "cleo-two", version.number, accepted=True, report="")
+    text = "cleo-two's stderr"
+    hosted.record_match_log(engine, MATCH, "cleo-two", version.number, text, crashed=False, now=NOW)
+    as_owner, as_bot = site.client(), site.client()
+    sign_in(as_owner, PUBLIC, "me", bot="cleo-bot", token=first.owner_token)
+    sign_in(as_bot, PUBLIC, "me", bot="cleo-bot", token=first.token)
+    clients = {"owner": as_owner, "bot": as_bot}
+    logs = {who: c.get(f"/api/matches/{MATCH}").json()["logs"] for who, c in clients.items()}
+    assert [log["bot"] for log in logs["owner"]] == ["cleo-two"]
+    assert logs["bot"] == []
+    assert upload(as_bot, "cleo-two", "firstbot.py", BOT_SOURCE).status_code == 403
+    assert upload(as_owner, "cleo-two", "firstbot.py", BOT_SOURCE).status_code == 303
+    (newest, *_) = hosted.versions(engine, second.bot.name)
+    assert (newest.number, newest.submitter) == (version.number + 1, "owner cleo")

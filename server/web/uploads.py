@@ -56,7 +56,7 @@ ARCHIVES: Final = (".tar.gz", ".tgz", ".tar", ".zip")
 FILENAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 TOO_BIG: Final = (
     f"the upload is too large: at most {MAX_ARCHIVE_BYTES} bytes "
-    f"({MAX_ARCHIVE_BYTES >> 20} MiB) of file (docs/hosting.md: limits)"
+    f"({MAX_ARCHIVE_BYTES >> 20} MiB) of file (docs/web.md: hosted bots)"
 )
 
 

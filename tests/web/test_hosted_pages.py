@@ -375,3 +375,17 @@ def test_the_owner_token_reaches_every_bot_of_its_owner_and_the_bot_token_one(
     assert upload(as_owner, "cleo-two", "firstbot.py", BOT_SOURCE).status_code == 303
     (newest, *_) = hosted.versions(engine, second.bot.name)
     assert (newest.number, newest.submitter) == (version.number + 1, "owner cleo")
+
+
+def test_past_the_day_s_versions_an_upload_is_a_429_saying_when(site: Site, tmp_path: Path) -> None:
+    storage, engine = site.storage, site.storage.engine
+    issued = storage.register_bot(site.courses.codes[PUBLIC], "dan-bot", "dan")
+    submission, now = a_submission(tmp_path), dt.datetime.now(dt.UTC)
+    for _ in range(hosted.MAX_VERSIONS_PER_DAY):
+        hosted.add_version(engine, "dan-bot", submission, submitter="owner dan", games=(), now=now)
+    client = site.client()
+    sign_in(client, PUBLIC, "me", bot="dan-bot", token=issued.token)
+    answer = upload(client, "dan-bot", "firstbot.py", BOT_SOURCE)
+    assert answer.status_code == 429
+    assert 'role="alert"' in answer.text and str(hosted.MAX_VERSIONS_PER_DAY) in answer.text
+    assert len(hosted.versions(engine, "dan-bot")) == hosted.MAX_VERSIONS_PER_DAY

@@ -38,6 +38,7 @@ from domino_arena.server.web import (
     course_links,
     course_pages,
     forms,
+    hosted_views,
     lists,
     live_pages,
     params,
@@ -208,6 +209,14 @@ def _course_matches(storage: WebStorage, request: Request) -> Callable[[], dict[
 # -- the application ------------------------------------------------------------------------
 
 
+def _private(request: Request, response: Response) -> Response:
+    """``response`` marked ``Cache-Control: no-store`` when it shows what only its viewer may
+    see (``request.state.private``: a match's logs)."""
+    if getattr(request.state, "private", False):
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 def _live_extensions(live: LiveSource | None) -> tuple[Extend | None, Extend | None]:
     """The home page's ``live`` and the bot page's ``connection``, when a live source exists."""
     if live is None:
@@ -262,6 +271,23 @@ def create_app(
 
     home_extra, bot_extra = _live_extensions(live)
 
+    async def match_logs(request: Request, data: dict[str, Any]) -> None:
+        """The hosted seats' logs this viewer may read (:mod:`.hosted_views`): a page that
+        has some is private, never kept by a cache."""
+        course = data["match"]["course"]
+        organizer = sessions.read(request, "organizer", course)
+        student = sessions.read(request, "bot", course)
+        data["logs"] = []
+        if organizer is None and student is None:
+            return
+        reader = await run_in_threadpool(
+            hosted_views.log_reader, storage, course, organizer, student
+        )
+        data["logs"] = await run_in_threadpool(
+            hosted_views.match_logs, storage.engine, data["match"]["id"], reader
+        )
+        request.state.private = reader.anyone
+
     def page(
         path: str, template: str, gather: Gather, extend: Extend | None = None
     ) -> list[BaseRoute]:
@@ -283,10 +309,11 @@ def create_app(
             context["api_url"] = (
                 API + request.url.path + (f"?{request.url.query}" if request.url.query else "")
             )
-            return templates.TemplateResponse(request, template, context)
+            response = templates.TemplateResponse(request, template, context)
+            return _private(request, response)
 
         async def api(request: Request) -> Response:
-            return JSONResponse(await data(request))
+            return _private(request, JSONResponse(await data(request)))
 
         return [Route(path, html, methods=["GET"]), Route(API + path, api, methods=["GET"])]
 
@@ -320,7 +347,7 @@ def create_app(
         *page("/tournaments/{id}", "tournament.html", _tournament(tournament_total)),
         *page("/bots/{name}", "bot.html", _bot, bot_extra),
         *page("/matches", "matches.html", _matches),
-        *page("/matches/{id}", "match.html", _match),
+        *page("/matches/{id}", "match.html", _match, match_logs),
         *page("/courses", "courses.html", _courses),
         *page("/courses/{name}", "course.html", _course),
         *page(

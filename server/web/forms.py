@@ -8,7 +8,9 @@
   another (``OWNER_TOKEN_REFUSED``).
 - ``/courses/{name}/me``: the bot's name and its token or its owner's token (checked with
   ``check_bot`` or ``owner_of_token``) open a session naming the bot; the page (:mod:`.my_bot`)
-  shows its real name, its standing, its faults grouped by reason and its replays.
+  shows its real name, its standing, its faults grouped by reason and its replays, and its
+  hosted versions with the form that uploads a new one (``POST .../bots/{bot}/versions``,
+  multipart: :mod:`.uploads`; only the bot's owner, signed in, may: :mod:`.hosted_views`).
 - ``/courses/{name}/organizer``: the organizer token (checked with ``organizer_course``) opens
   a session; the page shows invite -> owner -> bots (never a code), bots, owners and who is
   connected, and a Disable / Enable button per owner (``POST .../organizer/owners``, fields
@@ -31,11 +33,15 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
+from domino_arena.sdk.rules import GAMES
+from domino_arena.server.hosting.submissions import SubmissionError
+from domino_arena.server.store import hosted
 from domino_arena.server.store.bots import (
     BadBotNameError,
     BadOwnerError,
     BotCheck,
     DuplicateBotError,
+    UnknownBotError,
 )
 from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
 from domino_arena.server.store.owners import (
@@ -44,7 +50,8 @@ from domino_arena.server.store.owners import (
     OwnerTakenError,
     OwnerTokenError,
 )
-from domino_arena.server.web import course_pages, my_bot, owner_switch
+from domino_arena.server.store.tables import now
+from domino_arena.server.web import course_pages, hosted_views, my_bot, owner_switch, uploads
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.live_pages import lobby_data
 from domino_arena.server.web.params import WebError
@@ -71,7 +78,8 @@ BOTH_GIVEN: Final = (
 ORGANIZER_REFUSED: Final = "organizer token not accepted"
 NOT_CONNECTED: Final = "not connected to a referee"
 FORM_PATHS: Final = (
-    r"^/courses/[^/]+/(register|me|me/logout|organizer|organizer/logout|organizer/owners)$"
+    r"^/courses/[^/]+/(register|me|me/logout|organizer|organizer/logout|organizer/owners"
+    r"|bots/[^/]+/versions)$"
 )
 """The paths that take a POST (the security middleware lets these through, and only these)."""
 
@@ -190,6 +198,52 @@ def form_routes(
             login = {"course": await course_of(request), "message": None}
             return render(request, "course_me_login.html", login)
         return render(request, "course_me.html", data)
+
+    async def upload(request: Request) -> Response:
+        """A new version of a hosted bot (:mod:`.uploads`): 303 back to the page, or the page
+        with the reason (400; 429 past the day's versions)."""
+        address = client_address(request)
+        rate_limit.check(address)  # a flood costs no read
+        name, bot = request.path_params["name"], request.path_params["bot"]
+        await course_of(request)
+        try:
+            session = await bot_session(request, name)
+            if session is None:
+                raise WebError(
+                    401, f"not signed in: sign in at /courses/{name}/me to upload a version"
+                )
+            owner = await run_in_threadpool(hosted_views.uploader, storage, name, session, bot)
+            form = await uploads.read_upload(request)  # 413 past the bound, before reading it
+            sessions.check_csrf(request, {"csrf": form.csrf})
+        except WebError as exc:
+            if exc.status != 413:
+                rate_limit.failed(address)
+            raise
+        status, message = 400, ""
+        try:
+            games = uploads.checked_games(form)
+            submission = await run_in_threadpool(uploads.submission_of, form)
+            await run_in_threadpool(
+                hosted.add_version,
+                storage.engine,
+                bot,
+                submission,
+                submitter=f"owner {owner}",
+                games=() if set(games) == set(GAMES) else games,  # (): every game, later too
+                now=now(),
+            )
+        except (uploads.UploadError, SubmissionError, ValueError) as exc:
+            message = str(exc)
+        except UnknownBotError:
+            status, message = 404, f"bot: no bot named {bot[:64]!r} takes a version"
+        except hosted.VersionLimitError as exc:
+            status, message = 429, str(exc)
+        else:
+            return RedirectResponse(f"/courses/{name}/me#versions", status_code=303)
+        data = await run_in_threadpool(my_bot.my_bot, storage, name, session.name)
+        data["upload_error"] = message
+        data["upload_form"] = {"command": form.command[:200], "games": list(form.games)}
+        return render(request, "course_me.html", data, status=status)
 
     async def me_api(request: Request) -> Response:
         await course_of(request)
@@ -316,6 +370,7 @@ def form_routes(
         Route(base + "/me", me, methods=["GET"]),
         Route(base + "/me", me_login, methods=["POST"]),
         Route(base + "/me/logout", logout("bot", "me"), methods=["POST"]),
+        Route(base + "/bots/{bot}/versions", upload, methods=["POST"]),
         Route(API + base + "/me", me_api, methods=["GET"]),
         Route(base + "/organizer", organizer, methods=["GET"]),
         Route(base + "/organizer", organizer_login, methods=["POST"]),

@@ -11,6 +11,8 @@ thread like :mod:`.views`): what a student needs to see of their bot after a cla
   steps it happened at (the replay at that step) by match, newest first, the newest
   :data:`SHOWN_PER_REASON` of them.
 - Its latest matches with their replays.
+- Its hosted versions (:mod:`.hosted_views`): the upload form of a new version, the versions
+  with their status and reports, and whether the latest is suspended or one is being checked.
 
 It shows real names: only the bot's session reaches it (docs/web.md, "The forms").
 """
@@ -22,7 +24,7 @@ from urllib.parse import quote
 
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.store.courses import StoredCourse
-from domino_arena.server.web import bot_ratings, views
+from domino_arena.server.web import bot_ratings, hosted_views, views
 from domino_arena.server.web.course_pages import course_summary
 from domino_arena.server.web.scoped import course_games, known_course
 from domino_arena.server.web.views import WebStorage
@@ -66,6 +68,7 @@ def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
         "matches": [
             {**views.match_summary(m), "replay": replay(m.id)} for m in recent[:MY_REPLAYS]
         ],
+        "hosting": hosted_views.hosting(storage.engine, name, bot),
     }
 
 

@@ -31,8 +31,10 @@ import yaml
 
 from domino_arena.server.cli import web_serving
 from domino_arena.server.cli.main import build_parser
+from domino_arena.server.web.forms import FORM_PATHS
 from domino_arena.server.web.live import HEARTBEAT_SECONDS
 from domino_arena.server.web.sessions import MAX_FORM_BYTES
+from domino_arena.server.web.uploads import MAX_UPLOAD_BYTES
 from tests.fakes.processes import Process, command
 
 ROOT: Final = Path(__file__).resolve().parents[2]
@@ -41,6 +43,7 @@ CONF: Final = DEPLOY / "nginx.conf"
 REAL_IP_CONF: Final = DEPLOY / "nginx-real-ip.conf"
 MANIFESTS: Final = (DEPLOY / "k8s" / "web.yaml", DEPLOY / "k8s" / "cluster" / "web.yaml")
 CONF_D: Final = "/etc/nginx/conf.d"
+UPLOAD_LOCATION: Final = "^/courses/[^/]+/bots/[^/]+/versions$"
 NGINX: Final = shutil.which("nginx") or (
     "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
 )
@@ -213,6 +216,17 @@ def test_nginx_times_out_slow_clients_no_later_than_the_web_face_would() -> None
     assert seconds(header) == web_serving.DEFAULT_HEADER_TIMEOUT
     (body,) = server().one("client_max_body_size")
     assert MAX_FORM_BYTES <= int(body.rstrip("k")) * 1024 <= 1 << 20
+
+
+def test_nginx_takes_a_hosted_bot_s_upload_and_nothing_larger() -> None:
+    """The upload's path (server/web/forms.py FORM_PATHS) takes the web face's own bound
+    (MAX_UPLOAD_BYTES), rate limited as every page; every other body keeps the forms' bound."""
+    upload = server().block("location", "~", UPLOAD_LOCATION)
+    (body,) = upload.one("client_max_body_size")
+    assert MAX_UPLOAD_BYTES <= int(body.rstrip("k")) * 1024 < MAX_UPLOAD_BYTES + (64 << 10)
+    assert upload.values("limit_req") == server().block("location", "/").values("limit_req")
+    assert re.match(UPLOAD_LOCATION, "/courses/cs101/bots/ada-bot/versions")
+    assert re.search(FORM_PATHS, "/courses/cs101/bots/ada-bot/versions")
 
 
 def test_nginx_caps_connections_and_requests_per_address_and_says_why() -> None:

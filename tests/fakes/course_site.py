@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -213,3 +214,24 @@ def json_keys(value: object) -> set[str]:
     if isinstance(value, list):
         return {key for inner in value for key in json_keys(inner)}
     return set()
+
+
+CSRF_FIELD: Final = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
+"""A course form's hidden CSRF field."""
+
+
+def csrf_of(client: TestClient, path: str) -> str:
+    """The CSRF token of the form at ``path`` (the GET also sets the client's csrf cookie)."""
+    page = client.get(path)
+    assert page.status_code == 200, page.text
+    found = CSRF_FIELD.search(page.text)
+    assert found is not None, page.text[:400]
+    return found.group(1)
+
+
+def sign_in(client: TestClient, course: str, page: str, **fields: str) -> None:
+    """Sign ``client`` in at ``/courses/{course}/{page}`` (``me``: fields ``bot`` and
+    ``token``; ``organizer``: ``token``) through the real form."""
+    path = f"/courses/{course}/{page}"
+    answer = client.post(path, data={"csrf": csrf_of(client, path), **fields})
+    assert answer.status_code == 303, answer.text[:400]

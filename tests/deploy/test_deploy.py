@@ -100,9 +100,13 @@ def dockerfile_stages(text: str) -> list[Stage]:
     return stages
 
 
+def dockerfile() -> str:
+    return (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+
+
 @cache
 def final_stage() -> Stage:
-    return dockerfile_stages((DEPLOY / "Dockerfile").read_text(encoding="utf-8"))[-1]
+    return dockerfile_stages(dockerfile())[-1]
 
 
 def exec_form(stage: Stage, keyword: str) -> list[str]:
@@ -214,6 +218,20 @@ def test_entrypoint_and_cmd_are_a_valid_serve_command_line() -> None:
     assert args.port == GRPC_PORT
     assert args.metrics_port == METRICS_PORT
     assert args.no_web, "compose and Kubernetes run the web face as its own service"
+
+
+def test_the_image_installs_bubblewrap_for_the_hosted_bots_as_root_and_runs_without_it() -> None:
+    """Debian's bubblewrap (not setuid: the user below makes an unprivileged user namespace);
+    prlimit comes with util-linux, which every Debian image has (Essential)."""
+    stage = final_stage()
+    steps = [(i, args) for i, (key, args) in enumerate(stage.instructions) if key == "RUN"]
+    (index, install) = next((i, a) for i, a in steps if "bubblewrap" in a)
+    assert re.search(r"apt-get install -y --no-install-recommends bubblewrap(\s|$)", install)
+    assert install.startswith("apt-get update ") and install.endswith("rm -rf /var/lib/apt/lists/*")
+    (user,) = [i for i, (key, _) in enumerate(stage.instructions) if key == "USER"]
+    assert index < user, "apt-get needs root: install before USER"
+    build_stages = dockerfile_stages(dockerfile())[:-1]
+    assert not any("bubblewrap" in run for s in build_stages for run in s.all("RUN"))
 
 
 def test_the_image_copies_every_folder_the_package_is_built_from() -> None:
@@ -403,6 +421,57 @@ def test_compose_database_url_points_at_its_postgres() -> None:
     assert url.username == postgres_env["POSTGRES_USER"]
     password = re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", postgres_env["POSTGRES_PASSWORD"])
     assert url.password == password
+
+
+SECCOMP_OPENED: Final = frozenset({"clone", "unshare", "mount", "umount2", "pivot_root"})
+"""What deploy/seccomp-bubblewrap.json allows beyond Docker's default profile (without
+CAP_SYS_ADMIN): bubblewrap's namespaces, mounts and new root, each needed
+(tests/deploy/test_sandbox_container.py runs it)."""
+
+
+def test_compose_lets_the_referee_sandbox_hosted_bots_and_nothing_more() -> None:
+    """A custom seccomp profile, AppArmor off (docker-default denies every mount), /proc
+    unmasked (a masked one forbids a new /proc in a user namespace); no capability, no
+    privilege to gain, never ``privileged``."""
+    referee = compose()["services"]["referee"]
+    options = referee["security_opt"]
+    assert sorted(options) == sorted(
+        [
+            "seccomp=./seccomp-bubblewrap.json",
+            "apparmor=unconfined",
+            "systempaths=unconfined",
+            "no-new-privileges=true",
+        ]
+    )
+    assert (DEPLOY / "seccomp-bubblewrap.json").is_file()
+    assert referee["cap_drop"] == ["ALL"]
+    assert not {"cap_add", "privileged", "userns_mode", "pid"} & set(referee)
+    assert all("security_opt" not in s for n, s in compose()["services"].items() if n != "referee")
+
+
+def test_the_seccomp_profile_is_dockers_default_with_only_bubblewraps_calls_opened() -> None:
+    profile = json.loads((DEPLOY / "seccomp-bubblewrap.json").read_text(encoding="utf-8"))
+    assert (profile["defaultAction"], profile["defaultErrnoRet"]) == ("SCMP_ACT_ERRNO", 1)
+    rules = profile["syscalls"]
+
+    def unconditional(rule: dict[str, Any]) -> bool:
+        return rule["action"] == "SCMP_ACT_ALLOW" and not {"args", "includes", "excludes"} & set(
+            rule
+        )
+
+    (opened,) = [r for r in rules if unconditional(r) and "comment" in r]
+    assert set(opened["names"]) == SECCOMP_OPENED
+    allowed = {name for rule in rules if unconditional(rule) for name in rule["names"]}
+    # What Docker keeps for CAP_SYS_ADMIN stays so, but for what bubblewrap needs.
+    (admin,) = [r for r in rules if r.get("includes", {}).get("caps") == ["CAP_SYS_ADMIN"]]
+    assert not SECCOMP_OPENED & set(admin["names"])
+    kept = {"setns", "bpf", "clone3", "fsopen", "fsmount", "move_mount", "open_tree", "syslog"}
+    assert kept <= set(admin["names"]) and not kept & allowed
+    never = {"init_module", "finit_module", "kexec_load", "reboot", "ptrace", "open_by_handle_at"}
+    assert not never & allowed
+    # clone3 cannot be filtered by its flags: ENOSYS, so the C library falls back to clone.
+    (clone3,) = [r for r in rules if r["names"] == ["clone3"]]
+    assert (clone3["action"], clone3["errnoRet"]) == ("SCMP_ACT_ERRNO", 38)
 
 
 def test_compose_mounts_only_files_and_folders_that_exist() -> None:

@@ -1,10 +1,12 @@
 """The scaled-out Kubernetes manifests (deploy/k8s/cluster) agree with each other and the code.
 
 Gateways and hosts are one image in two roles (``serve --role gateway|host``), NATS sits between
-them and PostgreSQL stays outside. What a schema cannot see is pinned here: each Deployment names
+them and PostgreSQL stays outside; runners (``serve --role runner``) run the hosted bots under
+gVisor and dial the gateways. What a schema cannot see is pinned here: each Deployment names
 its role, probes ask the port it serves, the NATS URL the pods get reaches the NATS Service and
 its routes name the StatefulSet's pods, the budgets and policies select pods that exist, no
-secret is written in clear, and the web face is the single referee's but for whom it follows.
+secret is written in clear, the runners admit nothing in and reach only the gateways, PostgreSQL
+and DNS, and the web face is the single referee's but for whom it follows.
 kustomize itself renders each overlay in the test below when kubectl is there (.ci/run does it
 too, with kubernetes-validate on every object).
 """
@@ -37,6 +39,11 @@ KUBERNETES_VERSION: Final = "1.27.0"
 GRPC_PORT: Final = 50051
 METRICS_PORT: Final = 9100
 ROLES: Final = ("gateway", "host")
+"""The roles that serve gRPC (a port, probes, a Service)."""
+RUNNER: Final = "runner"
+"""The role that runs hosted bots: no port, no NATS, under gVisor (runner.yaml)."""
+RUNTIME_CLASS: Final = "gvisor"
+RUNSC: Final = "runsc"
 NATS_IMAGE: Final = "nats:2.10-alpine"
 COMPONENT: Final = "app.kubernetes.io/component"
 PROXY: Final = "proxy"
@@ -120,8 +127,9 @@ def flag(args: list[str], name: str) -> str:
 
 
 def environment(obj: Object) -> dict[str, str]:
-    """A container's environment as Kubernetes makes it: the ConfigMap's keys, the Secret's
-    values, the downward API's ``metadata.name``, then each ``$(VAR)`` expanded in order."""
+    """A container's environment as Kubernetes makes it: the ConfigMap's keys (all or one by
+    one), the Secret's values, the downward API's ``metadata.name``, then each ``$(VAR)``
+    expanded in order."""
     values: dict[str, str] = {}
     for source in container(obj).get("envFrom", []):
         values |= objects()[("ConfigMap", source["configMapRef"]["name"])]["data"]
@@ -134,6 +142,9 @@ def environment(obj: Object) -> dict[str, str]:
         elif "secretKeyRef" in variable["valueFrom"]:
             ref = variable["valueFrom"]["secretKeyRef"]
             values[variable["name"]] = objects()[("Secret", ref["name"])]["stringData"][ref["key"]]
+        elif "configMapKeyRef" in variable["valueFrom"]:
+            ref = variable["valueFrom"]["configMapKeyRef"]
+            values[variable["name"]] = objects()[("ConfigMap", ref["name"])]["data"][ref["key"]]
         else:
             assert variable["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
             values[variable["name"]] = f"{obj['metadata']['name']}-0"
@@ -187,7 +198,8 @@ def test_the_kustomization_lists_every_manifest_and_pins_every_image() -> None:
     images = {container(w)["image"] for w in workloads()}
     assert images == {f"domino-arena:{project_version()}", NATS_IMAGE}
     for (kind, name), obj in objects().items():
-        assert name.startswith("domino-arena"), f"{kind} {name}"
+        # The one cluster-scoped object keeps the name the platforms give gVisor (GKE's too).
+        assert name.startswith("domino-arena") or (kind, name) == ("RuntimeClass", RUNTIME_CLASS)
         assert "namespace" not in obj["metadata"], f"{kind} {name} names a namespace"
 
 
@@ -249,7 +261,7 @@ def test_every_deployment_serves_in_a_role_but_the_web_face() -> None:
     for deployment in of_kind("Deployment"):
         args = container(deployment)["args"]
         commands.append(flag(args, "--role") if args[0] == "serve" else args[0])
-    assert sorted(commands) == [*ROLES, "web"]
+    assert sorted(commands) == sorted([*ROLES, RUNNER, "web"])
 
 
 @pytest.mark.skipif(not serve_knows_roles(), reason="`serve --role` is not in this tree yet")
@@ -266,7 +278,7 @@ def test_serve_accepts_each_deployments_args(role: str) -> None:
 def test_serve_documents_the_variables_the_pods_set(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--help"]) == 0
     help_text = capsys.readouterr().out
-    for role in ROLES:
+    for role in (*ROLES, RUNNER):
         for name in sorted(domino_variables(workload(role))):
             assert name in help_text, f"'domino-arena serve --help' does not mention ${name}"
 
@@ -372,10 +384,84 @@ def test_nats_accepts_its_configuration(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+# -- the runners ----------------------------------------------------------------------------------
+
+
+def test_the_runner_is_a_deployment_that_dials_the_gateways_and_serves_nothing() -> None:
+    runner = workload(RUNNER)
+    assert runner["kind"] == "Deployment"
+    spec = container(runner)
+    assert spec["name"] == RUNNER
+    args = spec["args"]
+    assert args[0] == "serve"
+    assert flag(args, "--role") == RUNNER
+    assert flag(args, "--node") == "$(POD_NAME)"
+    (pod_name,) = [v for v in spec["env"] if v["name"] == "POD_NAME"]
+    assert pod_name["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    # The gateways' Service, on the port the bots dial: a hosted bot is one more remote bot.
+    host, _, port = flag(args, "--referee").rpartition(":")
+    gateways = objects()[("Service", host)]
+    assert selected(gateways["spec"]["selector"]) == [workload("gateway")]
+    assert int(port) in {p["port"] for p in gateways["spec"]["ports"] if p["name"] == "grpc"}
+    # No port, no broker, no metrics, no admin token, nothing on the command line to hide.
+    assert not {"--port", "--metrics-port", "--nats", "--db", "--admin-token"} & set(args)
+    assert container_ports(runner) == {}
+    assert "NATS_URL" not in environment(runner) and "envFrom" not in spec
+    # The versions are unpacked where a volume is mounted: the root file system is read-only.
+    mounts = {m["mountPath"]: m["name"] for m in spec["volumeMounts"]}
+    volume = mounts[flag(args, "--hosting-dir")]
+    (found,) = [v for v in runner["spec"]["template"]["spec"]["volumes"] if v["name"] == volume]
+    assert "sizeLimit" in found["emptyDir"]
+
+
+@pytest.mark.skipif(not serve_knows_roles(), reason="`serve --role` is not in this tree yet")
+def test_serve_accepts_the_runners_args() -> None:
+    args = build_parser().parse_args(container(workload(RUNNER))["args"])
+    assert (args.command, args.role) == ("serve", RUNNER)
+    assert args.referee == f"domino-arena-gateway:{GRPC_PORT}"
+    assert args.node == "$(POD_NAME)"
+    assert args.hosting_dir == "/var/lib/domino-arena/hosted"
+    assert args.max_hosted >= 1 and args.idle_stop > 0 and args.lease_seconds > 0
+    assert args.referee_tls_ca is None, "the gateways serve plaintext inside the cluster"
+
+
+def test_the_runner_has_no_probe_and_must_stay_up_before_it_counts() -> None:
+    """No port to ask and the runner is the container's process: no probe; minReadySeconds
+    keeps a runner that exits at start (no user namespaces on its node) from counting."""
+    runner = workload(RUNNER)
+    assert not {"startupProbe", "readinessProbe", "livenessProbe"} & set(container(runner))
+    assert runner["spec"]["minReadySeconds"] >= 10
+    assert runner["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    assert "lifecycle" not in container(runner), "no Service endpoints to leave first"
+
+
+def test_the_runners_run_under_gvisor_on_the_nodes_that_have_it() -> None:
+    runtime = objects()[("RuntimeClass", RUNTIME_CLASS)]
+    assert runtime["apiVersion"] == "node.k8s.io/v1"
+    assert runtime["handler"] == RUNSC
+    (label,) = runtime["scheduling"]["nodeSelector"].items()
+    assert label == ("domino-arena/runtime", RUNTIME_CLASS)
+    classes = {
+        w["metadata"]["name"]: w["spec"]["template"]["spec"].get("runtimeClassName")
+        for w in workloads()
+    }
+    assert classes.pop(workload(RUNNER)["metadata"]["name"]) == RUNTIME_CLASS
+    assert set(classes.values()) == {None}, "only the runners need gVisor"
+
+
+def test_the_runners_memory_holds_bots_at_their_caps() -> None:
+    """The limit covers several bots at their whole address space (512 MiB by default) and
+    scratch (64 MiB) together, beside the runner itself."""
+    resources = container(workload(RUNNER))["resources"]
+    mib = {"Mi": 1, "Gi": 1024}
+    limit = resources["limits"]["memory"]
+    assert int(limit[:-2]) * mib[limit[-2:]] >= 8 * (512 + 64)
+
+
 # -- the database and the secrets -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("component", [*ROLES, "web"])
+@pytest.mark.parametrize("component", [*ROLES, RUNNER, "web"])
 def test_the_database_url_is_the_single_referees_built_from_the_same_keys(component: str) -> None:
     (base_configmap,) = load_all(K8S / "configmap.yaml")
     (base_secret,) = load_all(K8S / "secret.yaml")
@@ -410,6 +496,7 @@ def test_no_secret_is_written_in_clear() -> None:
             for value in secret["stringData"].values():
                 assert value not in literal, f"{obj['metadata']['name']} writes a secret in clear"
     assert domino_variables(workload("gateway")) == {"DOMINO_ARENA_DB", "DOMINO_ARENA_NATS"}
+    assert domino_variables(workload(RUNNER)) == {"DOMINO_ARENA_DB"}
     assert domino_variables(workload("host")) == {
         "DOMINO_ARENA_DB",
         "DOMINO_ARENA_NATS",
@@ -429,13 +516,13 @@ def test_every_disruption_budget_selects_one_workload_and_every_workload_has_one
         assert budget["spec"]["selector"] == target["spec"]["selector"]
         budgets[target["metadata"]["name"]] = budget["spec"]
     assert set(budgets) == {w["metadata"]["name"] for w in workloads()}
-    for component in (*ROLES, "nats"):
+    for component in (*ROLES, RUNNER, "nats"):
         obj = workload(component)
         assert budgets[obj["metadata"]["name"]]["maxUnavailable"] == 1, component
         assert obj["spec"]["replicas"] >= 2, f"one {component} would be a budget of nothing"
 
 
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("role", [*ROLES, RUNNER])
 def test_two_replicas_of_a_role_never_share_a_node(role: str) -> None:
     spec = workload(role)["spec"]["template"]["spec"]
     (by_node,) = [
@@ -472,16 +559,28 @@ def test_every_container_requests_resources_caps_memory_and_is_never_cpu_throttl
 
 
 def test_every_pod_runs_unprivileged() -> None:
+    """No root, no capability, no privilege escalation, a read-only root and the runtime's
+    seccomp profile, for every container; the runner's alone is Unconfined (bubblewrap's
+    unshare and mount, which RuntimeDefault keeps for CAP_SYS_ADMIN), and only under gVisor."""
+    unconfined = []
     for obj in workloads():
         pod = obj["spec"]["template"]["spec"]
         assert pod["automountServiceAccountToken"] is False
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert pod["securityContext"]["runAsUser"] != 0
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert "hostUsers" not in pod and "hostPID" not in pod and "hostNetwork" not in pod
         for spec in containers(obj):
             security = spec["securityContext"]
             assert security["allowPrivilegeEscalation"] is False, spec["name"]
             assert security["readOnlyRootFilesystem"] is True, spec["name"]
-            assert security["capabilities"]["drop"] == ["ALL"], spec["name"]
+            assert security["capabilities"] == {"drop": ["ALL"]}, spec["name"]
+            assert "privileged" not in security and "procMount" not in security, spec["name"]
+            assert not {"runAsUser", "runAsNonRoot"} & set(security), spec["name"]
+            if "seccompProfile" in security:
+                unconfined.append((obj, spec["name"], security["seccompProfile"]))
+    assert unconfined == [(workload(RUNNER), RUNNER, {"type": "Unconfined"})]
+    assert workload(RUNNER)["spec"]["template"]["spec"]["runtimeClassName"] == RUNTIME_CLASS
 
 
 # -- the network ----------------------------------------------------------------------------------
@@ -511,7 +610,7 @@ def peer_pods(peer: Object) -> list[Object]:
     return selected(peer["podSelector"]["matchLabels"]) if "podSelector" in peer else []
 
 
-@pytest.mark.parametrize("component", [*ROLES, "nats", "web"])
+@pytest.mark.parametrize("component", [*ROLES, RUNNER, "nats", "web"])
 def test_every_policy_admits_what_its_pods_serve_and_nothing_else(component: str) -> None:
     policy = policy_of(component)
     assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
@@ -527,6 +626,19 @@ def test_gateways_and_hosts_reach_nats_postgresql_and_dns_and_not_each_other(rol
     db_port = int(objects()[("ConfigMap", "domino-arena")]["data"]["DB_PORT"])
     assert peers(egress, db_port) == [[]] and peers(egress, 53) == [[]]
     assert not peers(egress, GRPC_PORT), "gateways and hosts talk through NATS only"
+
+
+def test_runners_reach_the_gateways_postgresql_and_dns_and_nothing_else() -> None:
+    policy = policy_of(RUNNER)
+    assert policy["ingress"] == [], "a runner serves nothing"
+    egress = policy["egress"]
+    assert peers(egress, GRPC_PORT) == [[workload("gateway")]]
+    db_port = int(objects()[("ConfigMap", "domino-arena")]["data"]["DB_PORT"])
+    assert peers(egress, db_port) == [[]] and peers(egress, 53) == [[]]
+    allowed = {p["port"] for rule in egress for p in rule["ports"]}
+    assert allowed == {GRPC_PORT, db_port, 53}, "never NATS, a host, nor anywhere else"
+    # The gateways admit it: their gRPC port is open to every bot, wherever it runs.
+    assert [] in peers(policy_of("gateway")["ingress"], "grpc")
 
 
 def test_only_gateways_and_hosts_reach_the_nats_clients_port_and_the_web_reaches_gateways() -> None:

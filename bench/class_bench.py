@@ -47,12 +47,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--second-versions", type=int, default=10)
     parser.add_argument("--playing", type=int, default=40, help="students whose bots play")
     parser.add_argument("--parallel", type=int, default=4, help="registrations at once")
+    parser.add_argument(
+        "--hosted",
+        action="store_true",
+        help="the playing students submit their bots and the arena hosts them (docs/hosting.md)",
+    )
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
     times: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="class-bench-") as folder:
         term = ClassTerm(
-            Path(folder), args.students, args.second_versions, args.playing, args.parallel
+            Path(folder),
+            args.students,
+            args.second_versions,
+            args.playing,
+            args.parallel,
+            hosted=args.hosted,
         )
         try:
             timed("open the course, make the invites", term.open_course, times)
@@ -65,6 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if impersonation.code == 0 or reused.code == 0:
                 print("an intruder got in", file=sys.stderr)
                 return 1
+            if args.hosted:
+                timed(
+                    f"{args.playing} submit (half Python, half stdio), all validated",
+                    term.submit,
+                    times,
+                )
+                timed("the runner connects them all", term.wait_hosted, times)
             timed(f"the graded tournament ({args.playing} playing)", term.play, times)
             t = timed(
                 "its status, results and fit (GetTournament)",
@@ -72,18 +89,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                 times,
             )
             timed("grades: CSV, JSON, gradebook", term.export, times)
-            timed("a regrade, graded with the original", term.regrade, times)
-            r = term.wait_finished(term.regrade_id)
+            r = None
+            if not args.hosted:  # a hosted class's regrade is the same but for one raw bot
+                timed("a regrade, graded with the original", term.regrade, times)
+                r = term.wait_finished(term.regrade_id)
+            sandboxed = term.hosted_memory() if args.hosted else None
         finally:
             term.close()
     total = sum(seconds for _, seconds in times)
     print(f"{'the whole class':<44} {total:8.1f} s")
+    regraded = (
+        "no regrade"
+        if r is None
+        else f"regrade {r.progress.total - len(r.carried)} played and {len(r.carried)} carried"
+    )
     print(
         f"games: tournament {t.progress.total} ({t.games_per_pairing} per pairing, "
-        f"{len(t.entrants)} entrants), regrade {r.progress.total - len(r.carried)} played and "
-        f"{len(r.carried)} carried; load average (1 min) {load:.2f} at the start, "
-        f"{os.getloadavg()[0]:.2f} at the end; {os.cpu_count()} cores"
+        f"{len(t.entrants)} entrants), {regraded}; load average (1 min) {load:.2f} at the "
+        f"start, {os.getloadavg()[0]:.2f} at the end; {os.cpu_count()} cores"
     )
+    if sandboxed is not None:
+        count, rss = sandboxed
+        print(
+            f"hosted processes at the end of the tournament: {count} sandboxes, "
+            f"{rss / count / 2**20:.1f} MiB RSS each on average (bubblewrap's included)"
+        )
     return 0
 
 

@@ -8,7 +8,7 @@ again) and sends it as the bot's next version, authorised by the owner token
 ``bot versions NAME`` lists them; ``logs MATCH_ID`` prints what the caller's hosted bots wrote
 to stderr in a match. Both take the owner's or the bot's token like ``submit``, or, with
 neither, the admin or organizer token (``--admin-token``, ``$DOMINO_ARENA_ADMIN_TOKEN``), which
-sees every bot of its course (docs/submitting.md).
+sees every bot of its course (docs/hosting.md).
 
 What the referee sends back (a bot's stderr, a report) is shown through ``logs.escape`` line by
 line, so a control character a bot printed cannot drive the terminal. Client jobs of the light
@@ -68,7 +68,7 @@ def hosted_bot_actions(actions: Any) -> None:
         "an archive)",
         description="Pack PATH (a Python file with a Bot class, 'mybot.py' or 'mybot.py:MyBot'; "
         "or a folder or .zip/.tar.gz with --command) and submit it as the next version of the "
-        "bot NAME. The arena validates it in its sandbox before it plays (docs/submitting.md).",
+        "bot NAME. The arena validates it in its sandbox before it plays (docs/hosting.md).",
     )
     submit.add_argument("name", metavar="NAME", help="your bot, as 'bot register' made it")
     submit.add_argument("path", metavar="PATH", help="mybot.py[:Class], a folder or an archive")

@@ -164,7 +164,15 @@ class Runner:
         mine = {hosted_key(name): name for name in self._hosted}
         lost = await asyncio.to_thread(ownership.renew, self.engine, holder, mine, seconds=seconds)
         held = {name for key, name in mine.items() if key not in lost}
-        for name in sorted(wanted - held)[: self._room()]:
+        room = self._room()
+        if room <= 0:
+            return held & wanted
+        live = await asyncio.to_thread(ownership.owners, self.engine)
+        others = {owner.key for owner in live if owner.holder != holder.id}
+        free = sorted(name for name in wanted - held if hosted_key(name) not in others)
+        for name in free:  # claimed one by one (another runner may be quicker), until full
+            if room <= 0:
+                break
             claim = await asyncio.to_thread(
                 ownership.claim,
                 self.engine,
@@ -175,6 +183,7 @@ class Runner:
             )
             if claim.won:
                 held.add(name)
+                room -= 1
         return held & wanted
 
     async def _drop(self, name: str) -> None:
@@ -249,6 +258,7 @@ class Runner:
                 tournament_id=hosted.tournament_of_match(match_id),
             )
             entry.running = version.number
+            entry.logs.limit = min(limits.log_kb * 1024, hosted.MAX_LOG_BYTES - NOTES_ROOM)
             LOG.info("hosted bot %s: starting version %d", escape(name), version.number)
             return self.bundles.command(submission, limits)
 

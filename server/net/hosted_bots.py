@@ -10,7 +10,7 @@ is PERMISSION_DENIED. The admin and a course's organizer list versions and read 
 
 ``SubmitBot`` checks the archive again as the packer did (``server/hosting/submissions.check``:
 untrusted bytes), then stores it as the bot's next version, ``checking`` until the validator
-runs it (docs/submitting.md). The refusals: INVALID_ARGUMENT naming the field (``archive:
+runs it (docs/hosting.md). The refusals: INVALID_ARGUMENT naming the field (``archive:
 member ../x: ...``), RESOURCE_EXHAUSTED for the versions a bot may submit a day (the message
 says when the next may be), FAILED_PRECONDITION for a deleted bot.
 

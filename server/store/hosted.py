@@ -1,6 +1,6 @@
 """Hosted bots as stored: the versions of each bot, their verdicts, which one plays a match.
 
-A version is what an owner submitted once (docs/submitting.md): numbered 1, 2, ... per bot,
+A version is what an owner submitted once (docs/hosting.md): numbered 1, 2, ... per bot,
 its archive never changed. It is ``checking`` until the validator runs it in its sandbox, then
 ``accepted`` or ``rejected`` (the report says why), and ``suspended`` once it crashed in
 :data:`SUSPEND_AFTER_CRASHES` matches in a row.
@@ -9,7 +9,7 @@ Which version plays: a tournament's pinned or frozen version (:func:`version_for
 else the bot's *current* version, which is its newest version that passed validation
 (``accepted`` or ``suspended``) if that one is accepted. A suspended newest version therefore
 takes the bot out of the arena until a newer version is accepted: the arena never falls back
-by itself to an older version its owner replaced (docs/submitting.md: suspended versions).
+by itself to an older version its owner replaced (docs/hosting.md: suspended versions).
 
 The logs per match and the crash streak are :mod:`.hosted_logs`'s, a tournament's pins and a
 course's sandbox limits :mod:`.hosted_settings`'s; the contract's names are all importable
@@ -50,7 +50,7 @@ from domino_arena.server.store.tables import (
 )
 from domino_arena.server.store.tournaments import TournamentState
 
-# The contract (docs/submitting.md) names these here; the logs' module holds them.
+# The contract (docs/hosting.md) names these here; the logs' module holds them.
 CHECKING: Final = hosted_logs.CHECKING
 ACCEPTED: Final = hosted_logs.ACCEPTED
 REJECTED: Final = hosted_logs.REJECTED

@@ -1,7 +1,7 @@
 """The logs of hosted bots per match, and the crash streak that suspends a version.
 
 What a hosted bot writes to stderr during a match is kept (at most :data:`MAX_LOG_BYTES`: the
-head, then how much was cut) for its owner and the course's organizer (docs/submitting.md:
+head, then how much was cut) for its owner and the course's organizer (docs/hosting.md:
 logs), never for other students: the RPCs that read it check who asks. A version that crashes
 in :data:`SUSPEND_AFTER_CRASHES` matches in a row is suspended (server/store/hosted.py says what
 that means for the matches it would play).

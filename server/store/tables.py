@@ -339,7 +339,7 @@ BOT_VERSIONS: Final = sa.Table(
     sa.Column("archive", sa.LargeBinary, nullable=False),
     sa.Index("ix_bot_versions_status", "status", "created"),
 )
-"""Every version of a hosted bot (docs/submitting.md), numbered 1, 2, ... per bot and never
+"""Every version of a hosted bot (docs/hosting.md), numbered 1, 2, ... per bot and never
 changed but for its verdict: ``status`` is ``checking`` until the validator runs it, then
 ``accepted`` or ``rejected`` (``report`` says why), and ``suspended`` once it crashed in
 several matches in a row (``crash_streak``). ``archive`` is the canonical tar.gz

@@ -1,6 +1,6 @@
 """``bot submit``, ``bot versions``, ``logs`` and the hosted flags of ``tournament create`` and
 ``course update``, end to end against a real referee (tests/fakes/referee_server.py: the whole
-App over gRPC, on SQLite), as a student and an organizer type them (docs/submitting.md)."""
+App over gRPC, on SQLite), as a student and an organizer type them (docs/hosting.md)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,9 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -41,12 +43,15 @@ from typing import Any, Final
 import grpc
 
 from domino_arena.bots import HOSTED_BOTS
+from domino_arena.server.hosting.runner import Hosting
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play import house
+from domino_arena.server.store import hosted
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
+from .hosted import PYTHON_BOT, STDIO_BOT, sandbox_processes
 from .light_install import light_env
 from .processes import command
 from .referee_server import ADMIN_TOKEN, WAIT, BearerToken, RawBot, Referee, first_legal
@@ -90,6 +95,9 @@ class ClassTerm:
     second_versions: int = 10
     playing: int = 40
     parallel: int = 4
+    hosted: bool = False
+    """The playing students submit their bots and the referee's runner hosts them in its
+    sandboxes (:meth:`submit`); else their bots are raw clients connected by the test."""
     referee: Referee = field(init=False)
     storage: RatedStorage = field(init=False)
     organizer_token: str = ""
@@ -110,12 +118,16 @@ class ClassTerm:
         self.storage.open()
         self._hosted = house.provided()
         house.provide(HOSTED_BOTS)
-        self.referee = Referee(self.storage)
+        self.hosting_dir = Path(tempfile.mkdtemp(prefix="class-hosted-"))
+        self.hosting_dir.chmod(0o755)  # the sandbox's user reads the unpacked versions
+        hosting = Hosting(self.hosting_dir, poll_seconds=0.2) if self.hosted else None
+        self.referee = Referee(self.storage, hosting=hosting)
 
     def close(self) -> None:
         for bot in self.bots:
             bot.close()
         self.referee.close()
+        shutil.rmtree(self.hosting_dir, ignore_errors=True)
         house.provide(self._hosted)
         self.storage.close()
 
@@ -214,15 +226,78 @@ class ClassTerm:
         )  # fmt: skip
         return impersonation, reused
 
+    def submit(self) -> list[Ran]:
+        """The playing students submit their latest bots with its token, on the light install:
+        odd-numbered ones a Python file with a Bot, even-numbered ones a folder whose command
+        speaks the stdio protocol (no SDK); then wait until the arena validated every one."""
+
+        def one(n: int) -> Ran:
+            student = student_name(n)
+            bot = self.latest[student]
+            folder = self.folder / "submissions" / bot
+            folder.mkdir(parents=True)
+            extra: tuple[str, ...] = ()
+            if n % 2:
+                (folder / "mybot.py").write_text(PYTHON_BOT)
+                where = folder / "mybot.py"
+            else:
+                (folder / "bot.py").write_text(STDIO_BOT)
+                where, extra = folder, ("--command", "python3 bot.py")
+            return self.student(
+                "bot", "submit", bot, str(where), *extra, "--games", GAME,
+                "--token-file", str(self.token_file(bot)),
+            )  # fmt: skip
+
+        numbers = range(1, self.playing + 1)
+        with ThreadPoolExecutor(self.parallel) as pool:
+            submitted = list(pool.map(one, numbers))
+        for ran in submitted:
+            ran.ok()
+        deadline = time.monotonic() + PLAY_WAIT
+        pause = threading.Event()
+        for n in numbers:
+            bot = self.latest[student_name(n)]
+            while (status := hosted.versions(self.storage.engine, bot)[0].status) == "checking":
+                assert time.monotonic() < deadline, f"{bot}'s version still checking"
+                pause.wait(POLL)
+            assert status == "accepted", hosted.versions(self.storage.engine, bot)[0]
+        return submitted
+
+    def wait_hosted(self) -> None:
+        """Wait until the runner has connected every playing student's latest bot."""
+        wanted = {self.latest[student_name(n)] for n in range(1, self.playing + 1)}
+        deadline = time.monotonic() + PLAY_WAIT
+        pause = threading.Event()
+        while missing := wanted - set(self.referee.connected()):
+            assert time.monotonic() < deadline, f"never hosted: {sorted(missing)}"
+            pause.wait(POLL)
+
+    def hosted_memory(self) -> tuple[int, int]:
+        """The hosted bots' processes now: how many sandboxes (one per playing bot still
+        running) and the resident memory of all their processes together, bytes."""
+        pids = sandbox_processes(str(self.hosting_dir))
+        total = 0
+        for pid in pids:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except FileNotFoundError:
+                continue
+            total += int(status.split("VmRSS:")[1].split()[0]) * 1024
+        return self.playing, total
+
     def connect(self, bot: str) -> None:
         self.bots.append(
             self.referee.connect(bot, self.bot_tokens[bot], first_legal, games=(GAME,))
         )
 
     def play(self) -> Ran:
-        """The playing students' latest bots connect; the graded tournament runs to its end."""
-        for n in range(1, self.playing + 1):
-            self.connect(self.latest[student_name(n)])
+        """The playing students' latest bots connect (or are hosted); the graded tournament
+        runs to its end."""
+        if self.hosted:
+            self.wait_hosted()
+        else:
+            for n in range(1, self.playing + 1):
+                self.connect(self.latest[student_name(n)])
         created = self.organizer(
             "tournament", "create", GAME, "--baselines", "greedy,random",
             "--entrant-policy", "connected", "--precision", f"{PRECISION:g}",

@@ -180,13 +180,19 @@ class Cluster:
         self.hosts: dict[str, Watched] = {}
         self.gateways: dict[str, Watched] = {}
         self.bot: dict[str, Watched] = {}
+        self.runners: dict[str, Watched] = {}
         self.ports: dict[str, int] = {}
         """The gRPC port of each host and gateway, by node name."""
 
     @property
     def processes(self) -> list[Process]:
         """Every process started (the context of a failed wait)."""
-        return [*self.hosts.values(), *self.gateways.values(), *self.bot.values()]
+        return [
+            *self.hosts.values(),
+            *self.gateways.values(),
+            *self.bot.values(),
+            *self.runners.values(),
+        ]
 
     def start(
         self,
@@ -227,6 +233,17 @@ class Cluster:
             args = ["bot", "run", name, "--bot", kind, "--server", self.target(preferred)]
             args += ["--token", self.tokens[name], "--seed", str(seed), "--games", "passing"]
             self.bot[name] = Watched(command(*args), self.cwd, self.board)
+
+    def start_runners(
+        self, nodes: Iterable[str], gateways: Sequence[str], *, max_hosted: int = 500
+    ) -> None:
+        """Start runners of hosted bots named so (``serve --role runner``), dialling
+        ``gateways``; each logs what it hosts (docs/hosting.md: on a cluster)."""
+        for node in nodes:
+            args = ["serve", "--role", "runner", "--node", node, "--db", self.db]
+            args += ["--referee", self.target(gateways), "--idle-stop", "5"]
+            args += ["--lease-seconds", str(self.lease_seconds), "--max-hosted", str(max_hosted)]
+            self.runners[node] = Watched(command(*args), self.cwd, self.board)
 
     def first_line(
         self,
@@ -294,7 +311,7 @@ class Cluster:
         under the test's directory (to read after a failure); close the test's storage."""
         logs = self.cwd / "logs"
         logs.mkdir(exist_ok=True)
-        named = {**self.hosts, **self.gateways, **self.bot}
+        named = {**self.hosts, **self.gateways, **self.bot, **self.runners}
         for name, process in reversed(named.items()):
             process.stop()
             (logs / f"{name}.log").write_text("\n".join([*process.lines, ""]))

@@ -51,7 +51,7 @@ def tournament(
         name=f"cluster test {seed}",
         game=make_game("passing", players=2),
         entrants=entrants,
-        known_bots=BOTS,
+        known_bots=tuple(sorted({*BOTS, *entrants})),
         games_per_pairing=games_per_pairing,
         time_control=TIME_CONTROL,
         fault_policy=FaultPolicy.SUBSTITUTE,

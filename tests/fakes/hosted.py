@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from sqlalchemy.engine import Engine
+
 from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.hosting.runner import Hosting
@@ -84,6 +86,56 @@ def sandbox_processes(marker: str) -> list[int]:
     return sorted(pid for pid in users if marked(pid))
 
 
+PYTHON_BOT: Final = """\
+from domino_arena.sdk import Bot
+
+
+class FirstLegal(Bot):
+    def choose(self, observation):
+        return observation.legal_actions[0]
+"""
+"""A Python submission: a Bot, run by the SDK's stdio host in the sandbox."""
+STDIO_BOT: Final = """\
+import json
+import sys
+
+for line in sys.stdin:
+    request = json.loads(line).get("request")
+    if request:
+        action = request["observation"]["legalActions"][0]
+        reply = {"matchId": request["matchId"], "turn": request["turn"], "action": action}
+        print(json.dumps({"reply": reply}), flush=True)
+"""
+"""A stdio program (docs/writing-a-bot.md): no SDK, the JSON lines only; run as
+``python3 bot.py``."""
+
+
+def store_version(
+    engine: Engine,
+    folder: Path,
+    name: str,
+    files: Mapping[str, str],
+    *,
+    command: str | None = None,
+    games: tuple[str, ...] = ("straight",),
+    accepted: bool | None = True,
+) -> int:
+    """Write ``files`` under ``folder``, pack them as ``bot submit`` does and store them as a
+    new version of the existing bot ``name``; return its number. ``accepted`` None leaves it
+    ``checking`` for the validator, else its verdict is set so."""
+    source = Path(tempfile.mkdtemp(dir=folder))
+    for relative, text in files.items():
+        path = source / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    target = source / "bot.py" if command is None else source
+    submission = pack(target, command=command)
+    version = hosted.add_version(engine, name, submission, submitter="test", games=games, now=now())
+    if accepted is not None:
+        hosted.set_verdict(engine, name, version.number, accepted=accepted, report="test")
+    return version.number
+
+
 class HostedArena:
     """A referee with its runner, its database in ``folder``."""
 
@@ -119,21 +171,9 @@ class HostedArena:
         engine = self.storage.engine
         if name not in self.tokens:
             self.tokens[name] = create_bot(engine, name).token
-        source = Path(tempfile.mkdtemp(dir=self.folder))
-        for relative, text in files.items():
-            path = source / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            if command is not None and relative == command.split()[0].removeprefix("./"):
-                path.chmod(0o755)
-        target = source / "bot.py" if command is None else source
-        submission = pack(target, command=command)
-        version = hosted.add_version(
-            engine, name, submission, submitter="test", games=games, now=now()
+        return store_version(
+            engine, self.folder, name, files, command=command, games=games, accepted=accepted
         )
-        if accepted is not None:
-            hosted.set_verdict(engine, name, version.number, accepted=accepted, report="test")
-        return version.number
 
     def host(self, name: str, files: Mapping[str, str], **options: object) -> int:
         """:meth:`submit` an accepted version and wait until the runner connected the bot."""

@@ -434,7 +434,7 @@ def test_revision_0013_hosts_no_bot_before_it_and_goes_down_and_up_again(
     storage: Storage,
 ) -> None:
     """Bots, courses and tournaments stored before 0013 have no versions, pins, limits nor a
-    runner's token (docs/submitting.md); 0013 goes down and up again, keeping them."""
+    runner's token (docs/hosting.md); 0013 goes down and up again, keeping them."""
     token = storage.create_bot("ann-v1").token
     with storage.engine.connect() as connection:
         command.downgrade(migrations.config(connection), "0012")

@@ -506,7 +506,7 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListBotVersions(self, request, context):
-        """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+        """Hosted bots (docs/hosting.md): a bot's versions, newest first, for the admin or its
         course's organizer (NOT_FOUND for a bot of another course).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -1856,7 +1856,7 @@ class RegistrationServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SubmitBot(self, request, context):
-        """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+        """Hosted bots (docs/hosting.md). Each call is authorised by the bot's owner token or the
         bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
         owner's bot is PERMISSION_DENIED).
         A new version of the bot: stored `checking` until the arena validates it in its sandbox.

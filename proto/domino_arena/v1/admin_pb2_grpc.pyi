@@ -147,7 +147,7 @@ class AdminServiceStub:
     IssueOwnerToken: _grpc.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.OwnerTokenResponse]
     """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
     ListBotVersions: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListBotVersionsRequest, _admin_pb2.ListBotVersionsResponse]
-    """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+    """Hosted bots (docs/hosting.md): a bot's versions, newest first, for the admin or its
     course's organizer (NOT_FOUND for a bot of another course).
     """
     GetMatchLog: _grpc.UnaryUnaryMultiCallable[_admin_pb2.GetMatchLogRequest, _admin_pb2.GetMatchLogResponse]
@@ -256,7 +256,7 @@ class AdminServiceAsyncStub(AdminServiceStub):
     IssueOwnerToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.OwnerTokenResponse]  # type: ignore[assignment]
     """A new owner token (one made before owners had tokens, or lost); the old one stops working."""
     ListBotVersions: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListBotVersionsRequest, _admin_pb2.ListBotVersionsResponse]  # type: ignore[assignment]
-    """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+    """Hosted bots (docs/hosting.md): a bot's versions, newest first, for the admin or its
     course's organizer (NOT_FOUND for a bot of another course).
     """
     GetMatchLog: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetMatchLogRequest, _admin_pb2.GetMatchLogResponse]  # type: ignore[assignment]
@@ -590,7 +590,7 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _admin_pb2.ListBotVersionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_admin_pb2.ListBotVersionsResponse, _abc.Awaitable[_admin_pb2.ListBotVersionsResponse]]:
-        """Hosted bots (docs/submitting.md): a bot's versions, newest first, for the admin or its
+        """Hosted bots (docs/hosting.md): a bot's versions, newest first, for the admin or its
         course's organizer (NOT_FOUND for a bot of another course).
         """
 
@@ -627,7 +627,7 @@ class RegistrationServiceStub:
     <owner token>`; the old one stops working at once (its bots' tokens are kept).
     """
     SubmitBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.SubmitBotRequest, _admin_pb2.BotVersion]
-    """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+    """Hosted bots (docs/hosting.md). Each call is authorised by the bot's owner token or the
     bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
     owner's bot is PERMISSION_DENIED).
     A new version of the bot: stored `checking` until the arena validates it in its sandbox.
@@ -659,7 +659,7 @@ class RegistrationServiceAsyncStub(RegistrationServiceStub):
     <owner token>`; the old one stops working at once (its bots' tokens are kept).
     """
     SubmitBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.SubmitBotRequest, _admin_pb2.BotVersion]  # type: ignore[assignment]
-    """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+    """Hosted bots (docs/hosting.md). Each call is authorised by the bot's owner token or the
     bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
     owner's bot is PERMISSION_DENIED).
     A new version of the bot: stored `checking` until the arena validates it in its sandbox.
@@ -712,7 +712,7 @@ class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _admin_pb2.SubmitBotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_admin_pb2.BotVersion, _abc.Awaitable[_admin_pb2.BotVersion]]:
-        """Hosted bots (docs/submitting.md). Each call is authorised by the bot's owner token or the
+        """Hosted bots (docs/hosting.md). Each call is authorised by the bot's owner token or the
         bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
         owner's bot is PERMISSION_DENIED).
         A new version of the bot: stored `checking` until the arena validates it in its sandbox.

@@ -10,7 +10,7 @@ Adds ``bot_versions`` (every submitted version of a bot, its archive and its ver
 versions frozen at the start; NULL for none), and ``courses.hosting_limits`` and
 ``tournaments.hosting_limits`` (JSON of the sandbox limits set; NULL: the defaults, or the
 course's). Every row stored before it keeps its meaning: no bot is hosted, no tournament has
-pins. docs/submitting.md, docs/tournaments.md: versions.
+pins. docs/hosting.md, docs/tournaments.md: versions.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from typing import Final
 
 from domino_arena.sdk.stdio.child import ChildCommand
 
-from .limits import DEFAULT_LIMITS, SandboxLimits
+from .limits import ADDRESS_SPACE_FACTOR, DEFAULT_LIMITS, SandboxLimits
 
 SANDBOX_UID: Final = 65534
 """nobody: the uid (and gid) a sandbox runs as when the runner is root."""
@@ -231,7 +231,8 @@ def _limit_args(tools: _Tools, limits: SandboxLimits) -> list[str]:
     mib = 1 << 20
     return [
         tools.prlimit,
-        f"--as={limits.memory_mb * mib}",
+        f"--data={limits.memory_mb * mib}",
+        f"--as={limits.memory_mb * ADDRESS_SPACE_FACTOR * mib}",
         f"--cpu={limits.cpu_seconds}",
         f"--nproc={limits.processes}",
         f"--nofile={limits.open_files}",

@@ -188,20 +188,44 @@ def test_a_fork_bomb_stops_at_the_process_limit_of_its_own_sandbox(tmp_path: Pat
         bomb.wait()
 
 
-def test_ten_gigabytes_cannot_be_allocated(tmp_path: Path) -> None:
+def test_memory_beyond_the_limit_cannot_be_allocated(tmp_path: Path) -> None:
     ran, out = run_python(
         tmp_path,
         """
-        import json
-        try:
-            block = bytearray(10 << 30)
-            out = "allocated"
-        except MemoryError:
-            out = "MemoryError"
-        print(json.dumps({"result": out}))
+        import json, mmap
+        out = {}
+        for name, size in [("10 GiB", 10 << 30), ("1 GiB", 1 << 30), ("256 MiB", 256 << 20)]:
+            try:
+                block = bytearray(size)
+                out[name] = "allocated"
+                del block
+            except MemoryError:
+                out[name] = "MemoryError"
+        try:  # shared memory is not private data: the address space bounds it
+            shared = mmap.mmap(-1, 5 << 30, flags=mmap.MAP_SHARED)
+            out["5 GiB shared"] = "mapped"
+        except OSError as error:
+            out["5 GiB shared"] = type(error).__name__
+        print(json.dumps(out))
         """,
     )
-    assert out["result"] == "MemoryError", ran.explain()
+    assert out == {
+        "10 GiB": "MemoryError",
+        "1 GiB": "MemoryError",
+        "256 MiB": "allocated",
+        "5 GiB shared": "OSError",
+    }, ran.explain()
+
+
+def test_runtimes_that_reserve_address_space_start_under_the_default_limits(
+    tmp_path: Path,
+) -> None:
+    """Node.js reserves about 1 GB of address space (Go 768 MB) and uses a fraction of it."""
+    node = shutil.which("node")
+    assert node is not None, "Node.js comes with the machine (.ci/run)"
+    folder = bundle(tmp_path, {"bot.js": "console.log('started')\n"})
+    ran = run(sandboxed(folder, ["node", "bot.js"], SandboxLimits(cpu_seconds=10)))
+    assert ran.stdout == "started\n", ran.explain()
 
 
 WRITE = """

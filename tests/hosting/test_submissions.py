@@ -19,6 +19,7 @@ import pytest
 from domino_arena.server.hosting.submissions import (
     MAX_ARCHIVE_BYTES,
     MAX_MEMBERS,
+    MAX_TAR_BYTES,
     MAX_UNPACKED_BYTES,
     Submission,
     SubmissionError,
@@ -94,10 +95,11 @@ def gzip_member(deflated: bytes, crc: int, size: int) -> bytes:
 
 
 @functools.cache
-def gzip_bomb() -> bytes:
+def gzip_bomb(kind: bytes = tarfile.REGTYPE) -> bytes:
     """A tar.gz whose one member is 1 GiB of zeros, about 1 MiB: three gzip members (the tar
-    header, the zeros, the end-of-archive blocks), as gzip allows and gunzip reads."""
-    info = member("bomb.bin")
+    header, the zeros, the end-of-archive blocks), as gzip allows and gunzip reads. ``kind``
+    may make the member a pax or GNU long-name header of that size instead of a file."""
+    info = member("bomb.bin", kind)
     info.size = GIB
     header = info.tobuf(format=tarfile.GNU_FORMAT)
     end = bytes(1024)
@@ -301,6 +303,18 @@ def test_a_gibibyte_member_is_refused_without_being_inflated() -> None:
         assert message == (
             f"member bomb.bin: the files unpack to more than {MAX_UNPACKED_BYTES} bytes (64 MiB)"
         )
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME],
+    ids=["pax", "global", "gnu"],
+)
+def test_a_gibibyte_header_is_refused_without_being_inflated(kind: bytes) -> None:
+    """tarfile reads an extended header whole: the whole inflated stream is bounded too."""
+    assert refused(gzip_bomb(kind)) == (
+        f"the archive unpacks to more than {MAX_TAR_BYTES} bytes with its headers"
+    )
 
 
 def test_too_many_members_are_refused() -> None:

@@ -9,6 +9,8 @@ import io
 import os
 import stat
 import struct
+import subprocess
+import sys
 import tarfile
 import zipfile
 import zlib
@@ -405,3 +407,23 @@ def test_a_submission_round_trips(tmp_path: Path) -> None:
     unpack(submission, into)
     assert (into / "mybot.py").read_text() == BOT
     assert check(submission.kind, submission.entry, submission.archive).sha256 == submission.sha256
+
+
+def test_submissions_load_with_the_standard_library_alone() -> None:
+    """The light install's `bot submit` packs with this module: nothing but the standard
+    library (and the package's own empty folders) may load with it."""
+    code = (
+        "import sys; before = set(sys.modules)\n"
+        "import domino_arena.server.hosting.submissions\n"
+        "print(sorted(m for m in set(sys.modules) - before\n"
+        "             if m.split('.')[0] not in sys.stdlib_module_names))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(
+        [
+            "domino_arena",
+            "domino_arena.server",
+            "domino_arena.server.hosting",
+            "domino_arena.server.hosting.submissions",
+        ]
+    )

@@ -65,6 +65,8 @@ ETC_FILES: Final = (
 TOP_LEVEL_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
 STAGE_NAME: Final = "domino-arena-sandbox"
+STAGE_DIR: Final = Path("/tmp") / STAGE_NAME
+"""Root's empty mount points. Under /tmp, not $TMPDIR: nobody must reach them."""
 INSTALL_HINT: Final = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
 
 # The root-only prelude (a POSIX sh script; its arguments, never its text, carry the paths):
@@ -155,7 +157,7 @@ def _python() -> _Python:
 
 def _stage_dir(count: int) -> Path:
     """A root-owned folder of empty mount points (``0``..``count-1``), made once, never written."""
-    stage = Path(tempfile.gettempdir()) / STAGE_NAME
+    stage = STAGE_DIR
     for folder in (stage, *(stage / str(i) for i in range(count))):
         with contextlib.suppress(FileExistsError):
             folder.mkdir(mode=0o755)

@@ -344,7 +344,7 @@ def test_probe_without_bubblewrap_says_how_to_install_it(tmp_path: Path) -> None
 
 
 def test_probe_without_user_namespaces_says_so_in_one_line() -> None:
-    with tempfile.TemporaryDirectory() as folder:  # reachable by the sandbox user, unlike tmp_path
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:  # reachable by the sandbox user, unlike tmp_path
         os.chmod(folder, 0o755)
         fake = Path(folder) / "bwrap"
         fake.write_text(
@@ -361,7 +361,7 @@ def test_probe_without_user_namespaces_says_so_in_one_line() -> None:
 
 def test_a_bundle_the_sandbox_user_can_reach_is_bound_directly(tmp_path: Path) -> None:
     """Only what nobody cannot reach is staged by root (one mount each); the rest is bound as is."""
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
         open_bundle = Path(folder) / "bot"
         open_bundle.mkdir(mode=0o755)
         os.chmod(folder, 0o755)

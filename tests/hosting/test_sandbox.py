@@ -344,7 +344,7 @@ def test_probe_without_bubblewrap_says_how_to_install_it(tmp_path: Path) -> None
 
 
 def test_probe_without_user_namespaces_says_so_in_one_line() -> None:
-    with tempfile.TemporaryDirectory(dir="/tmp") as folder:  # reachable by the sandbox user, unlike tmp_path
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:  # nobody reaches it, not tmp_path
         os.chmod(folder, 0o755)
         fake = Path(folder) / "bwrap"
         fake.write_text(

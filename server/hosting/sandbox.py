@@ -18,10 +18,14 @@ uid is root, so the sandbox runs as uid/gid 65534 (nobody) and bubblewrap makes 
 of its own, in which the process count is kept apart from every other sandbox. And nobody may not
 be able to reach the files to mount (the interpreter of a pyenv under ``/root``, a submission
 unpacked in a private data directory; bubblewrap 0.8 resolves even ``--ro-bind-fd`` sources by
-path), so the command first enters a private mount namespace as root, binds each source onto an
-empty mount point of a root-owned staging directory, then drops to nobody (``setpriv``) and
-execs bubblewrap. The uid switch is thus part of the command (``run_as`` stays None): one
-process from the spawner's point of view, whose group the bridge stops.
+path), so the command first enters a private mount namespace as root, binds each source nobody
+cannot reach onto an empty mount point of a root-owned staging directory, then drops to nobody
+(``setpriv``) and execs bubblewrap. The uid switch is thus part of the command (``run_as`` stays
+None): one process from the spawner's point of view, whose group the bridge stops.
+
+Memory is bounded twice (``SandboxLimits.memory_mb``): private memory by RLIMIT_DATA, the
+address space at eight times as much by RLIMIT_AS, since Go, Node.js and the JVM reserve far
+more address space than they use.
 """
 
 from __future__ import annotations

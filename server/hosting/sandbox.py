@@ -243,7 +243,9 @@ def _limit_args(tools: _Tools, limits: SandboxLimits) -> list[str]:
         f"--nproc={limits.processes}",
         f"--nofile={limits.open_files}",
         f"--fsize={limits.file_mb * mib}",
-        "--core=0",  # a crash never reaches the host's core handler
+        # 1, not 0: the kernel runs a piped core handler (apport, systemd-coredump: root on
+        # the host) whatever RLIMIT_CORE is, except 1; and 1 byte is too small for a core file
+        "--core=1",
         "--",
         tools.nice,
         "-n",

@@ -443,3 +443,18 @@ try:
 except SandboxUnavailableError as error:
     print(error)
 """
+
+
+def test_a_crash_leaves_no_core_dump(tmp_path: Path) -> None:
+    """RLIMIT_CORE is 1: no core file, and no piped core handler of the host (see the module)."""
+    ran, out = run_python(
+        tmp_path,
+        """
+        import json, resource
+        print(json.dumps({"core": resource.getrlimit(resource.RLIMIT_CORE)}))
+        """,
+    )
+    assert out["core"] == [1, 1], ran.explain()
+    folder = bundle(tmp_path / "crash", {})
+    crashed = run(sandboxed(folder, ["python3", "-c", "import os; os.abort()"], FAST))
+    assert crashed.returncode == 128 + signal.SIGABRT, crashed.explain()

@@ -12,6 +12,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Final
 
+ADDRESS_SPACE_FACTOR: Final = 8
+"""RLIMIT_AS is this many times ``memory_mb``: room for runtimes' reservations (measured: Go
+needs 768 MB of address space to start, Node.js 1 GB, the JVM's defaults a quarter of the host's
+memory unless given -Xmx)."""
+
 RANGES: Final[Mapping[str, tuple[int, int]]] = {
     "memory_mb": (64, 65536),
     "cpu_seconds": (1, 7 * 24 * 3600),
@@ -29,7 +34,10 @@ class SandboxLimits:
     """Per-bot limits; every process of the bot gets them (rlimits), the scratch is one tmpfs."""
 
     memory_mb: int = 512
-    """Address space of each process (RLIMIT_AS)."""
+    """Private writable memory of each process (RLIMIT_DATA: heap, arenas, thread stacks), with
+    its address space capped at ``ADDRESS_SPACE_FACTOR`` times as much (RLIMIT_AS, the bound of
+    shared memory). RLIMIT_AS alone would refuse Go, Node.js and the JVM at 512 MB: they
+    reserve far more address space than they use."""
     cpu_seconds: int = 3600
     """CPU time of each process for its whole life (RLIMIT_CPU); the runner restarts it."""
     processes: int = 32

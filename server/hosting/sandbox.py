@@ -18,10 +18,14 @@ uid is root, so the sandbox runs as uid/gid 65534 (nobody) and bubblewrap makes 
 of its own, in which the process count is kept apart from every other sandbox. And nobody may not
 be able to reach the files to mount (the interpreter of a pyenv under ``/root``, a submission
 unpacked in a private data directory; bubblewrap 0.8 resolves even ``--ro-bind-fd`` sources by
-path), so the command first enters a private mount namespace as root, binds each source onto an
-empty mount point of a root-owned staging directory, then drops to nobody (``setpriv``) and
-execs bubblewrap. The uid switch is thus part of the command (``run_as`` stays None): one
-process from the spawner's point of view, whose group the bridge stops.
+path), so the command first enters a private mount namespace as root, binds each source nobody
+cannot reach onto an empty mount point of a root-owned staging directory, then drops to nobody
+(``setpriv``) and execs bubblewrap. The uid switch is thus part of the command (``run_as`` stays
+None): one process from the spawner's point of view, whose group the bridge stops.
+
+Memory is bounded twice (``SandboxLimits.memory_mb``): private memory by RLIMIT_DATA, the
+address space at eight times as much by RLIMIT_AS, since Go, Node.js and the JVM reserve far
+more address space than they use.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from typing import Final
 
 from domino_arena.sdk.stdio.child import ChildCommand
 
-from .limits import DEFAULT_LIMITS, SandboxLimits
+from .limits import ADDRESS_SPACE_FACTOR, DEFAULT_LIMITS, SandboxLimits
 
 SANDBOX_UID: Final = 65534
 """nobody: the uid (and gid) a sandbox runs as when the runner is root."""
@@ -65,6 +69,8 @@ ETC_FILES: Final = (
 TOP_LEVEL_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
 STAGE_NAME: Final = "domino-arena-sandbox"
+STAGE_DIR: Final = Path("/tmp") / STAGE_NAME
+"""Root's empty mount points. Under /tmp, not $TMPDIR: nobody must reach them."""
 INSTALL_HINT: Final = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
 
 # The root-only prelude (a POSIX sh script; its arguments, never its text, carry the paths):
@@ -155,7 +161,7 @@ def _python() -> _Python:
 
 def _stage_dir(count: int) -> Path:
     """A root-owned folder of empty mount points (``0``..``count-1``), made once, never written."""
-    stage = Path(tempfile.gettempdir()) / STAGE_NAME
+    stage = STAGE_DIR
     for folder in (stage, *(stage / str(i) for i in range(count))):
         with contextlib.suppress(FileExistsError):
             folder.mkdir(mode=0o755)
@@ -231,12 +237,15 @@ def _limit_args(tools: _Tools, limits: SandboxLimits) -> list[str]:
     mib = 1 << 20
     return [
         tools.prlimit,
-        f"--as={limits.memory_mb * mib}",
+        f"--data={limits.memory_mb * mib}",
+        f"--as={limits.memory_mb * ADDRESS_SPACE_FACTOR * mib}",
         f"--cpu={limits.cpu_seconds}",
         f"--nproc={limits.processes}",
         f"--nofile={limits.open_files}",
         f"--fsize={limits.file_mb * mib}",
-        "--core=0",  # a crash never reaches the host's core handler
+        # 1, not 0: the kernel runs a piped core handler (apport, systemd-coredump: root on
+        # the host) whatever RLIMIT_CORE is, except 1; and 1 byte is too small for a core file
+        "--core=1",
         "--",
         tools.nice,
         "-n",

@@ -28,12 +28,15 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, cast
 
 MAX_ARCHIVE_BYTES: Final = 3 << 20
 """What is uploaded (fits a gRPC message)."""
 MAX_UNPACKED_BYTES: Final = 64 << 20
 MAX_MEMBERS: Final = 2000
+MAX_TAR_BYTES: Final = MAX_UNPACKED_BYTES + (MAX_MEMBERS + 1) * 3 * 512 + (1 << 20)
+"""A tar's whole inflated stream: the files, a header and its extended headers (up to 1 KiB)
+for each member, padding and end blocks."""
 MAX_ENTRY_CHARS: Final = 1000
 KINDS: Final = ("python", "command")
 SKIPPED_FOLDERS: Final = frozenset({"__pycache__", ".git", ".hg", ".svn"})
@@ -137,6 +140,26 @@ class _Collector:
                 self.folders.add(parent)
 
 
+class _Inflated:
+    """A tar's bytes counted as tarfile reads them, headers included: tarfile reads a pax or GNU
+    long-name header whole, whatever size it claims, so a bound on the members' contents alone
+    would let a 1 GiB header of zeros (a megabyte compressed) into memory."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.count = 0
+
+    def read(self, size: int = -1) -> bytes:
+        left = MAX_TAR_BYTES - self.count
+        chunk = self.stream.read(left + 1 if size < 0 or size > left else size)
+        self.count += len(chunk)
+        if self.count > MAX_TAR_BYTES:
+            raise SubmissionError(
+                f"the archive unpacks to more than {MAX_TAR_BYTES} bytes with its headers"
+            )
+        return chunk
+
+
 def _read_tar(data: IO[bytes], into: _Collector) -> None:
     """A tar, plain or gzipped. gzip's own reader inflates only what is read (tarfile's stream
     would inflate 10 KiB of input at once, ten megabytes of a bomb, and copy it on every read)."""
@@ -145,8 +168,9 @@ def _read_tar(data: IO[bytes], into: _Collector) -> None:
     source: IO[bytes] = data
     if magic == b"\x1f\x8b":
         source = gzip.GzipFile(fileobj=data, mode="rb")  # type: ignore[assignment]
+    inflated = cast(IO[bytes], _Inflated(source))
     try:
-        with tarfile.open(fileobj=source, mode="r|") as archive:
+        with tarfile.open(fileobj=inflated, mode="r|") as archive:
             for member in archive:
                 into.count(member.name)
                 if member.issym():

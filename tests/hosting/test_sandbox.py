@@ -188,20 +188,44 @@ def test_a_fork_bomb_stops_at_the_process_limit_of_its_own_sandbox(tmp_path: Pat
         bomb.wait()
 
 
-def test_ten_gigabytes_cannot_be_allocated(tmp_path: Path) -> None:
+def test_memory_beyond_the_limit_cannot_be_allocated(tmp_path: Path) -> None:
     ran, out = run_python(
         tmp_path,
         """
-        import json
-        try:
-            block = bytearray(10 << 30)
-            out = "allocated"
-        except MemoryError:
-            out = "MemoryError"
-        print(json.dumps({"result": out}))
+        import json, mmap
+        out = {}
+        for name, size in [("10 GiB", 10 << 30), ("1 GiB", 1 << 30), ("256 MiB", 256 << 20)]:
+            try:
+                block = bytearray(size)
+                out[name] = "allocated"
+                del block
+            except MemoryError:
+                out[name] = "MemoryError"
+        try:  # shared memory is not private data: the address space bounds it
+            shared = mmap.mmap(-1, 5 << 30, flags=mmap.MAP_SHARED)
+            out["5 GiB shared"] = "mapped"
+        except OSError as error:
+            out["5 GiB shared"] = type(error).__name__
+        print(json.dumps(out))
         """,
     )
-    assert out["result"] == "MemoryError", ran.explain()
+    assert out == {
+        "10 GiB": "MemoryError",
+        "1 GiB": "MemoryError",
+        "256 MiB": "allocated",
+        "5 GiB shared": "OSError",
+    }, ran.explain()
+
+
+def test_runtimes_that_reserve_address_space_start_under_the_default_limits(
+    tmp_path: Path,
+) -> None:
+    """Node.js reserves about 1 GB of address space (Go 768 MB) and uses a fraction of it."""
+    node = shutil.which("node")
+    assert node is not None, "Node.js comes with the machine (.ci/run)"
+    folder = bundle(tmp_path, {"bot.js": "console.log('started')\n"})
+    ran = run(sandboxed(folder, ["node", "bot.js"], SandboxLimits(cpu_seconds=10)))
+    assert ran.stdout == "started\n", ran.explain()
 
 
 WRITE = """
@@ -320,7 +344,7 @@ def test_probe_without_bubblewrap_says_how_to_install_it(tmp_path: Path) -> None
 
 
 def test_probe_without_user_namespaces_says_so_in_one_line() -> None:
-    with tempfile.TemporaryDirectory() as folder:  # reachable by the sandbox user, unlike tmp_path
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:  # nobody reaches it, not tmp_path
         os.chmod(folder, 0o755)
         fake = Path(folder) / "bwrap"
         fake.write_text(
@@ -337,7 +361,7 @@ def test_probe_without_user_namespaces_says_so_in_one_line() -> None:
 
 def test_a_bundle_the_sandbox_user_can_reach_is_bound_directly(tmp_path: Path) -> None:
     """Only what nobody cannot reach is staged by root (one mount each); the rest is bound as is."""
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
         open_bundle = Path(folder) / "bot"
         open_bundle.mkdir(mode=0o755)
         os.chmod(folder, 0o755)
@@ -419,3 +443,18 @@ try:
 except SandboxUnavailableError as error:
     print(error)
 """
+
+
+def test_a_crash_leaves_no_core_dump(tmp_path: Path) -> None:
+    """RLIMIT_CORE is 1: no core file, and no piped core handler of the host (see the module)."""
+    ran, out = run_python(
+        tmp_path,
+        """
+        import json, resource
+        print(json.dumps({"core": resource.getrlimit(resource.RLIMIT_CORE)}))
+        """,
+    )
+    assert out["core"] == [1, 1], ran.explain()
+    folder = bundle(tmp_path / "crash", {})
+    crashed = run(sandboxed(folder, ["python3", "-c", "import os; os.abort()"], FAST))
+    assert crashed.returncode == 128 + signal.SIGABRT, crashed.explain()

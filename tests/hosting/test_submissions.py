@@ -9,6 +9,8 @@ import io
 import os
 import stat
 import struct
+import subprocess
+import sys
 import tarfile
 import zipfile
 import zlib
@@ -19,6 +21,7 @@ import pytest
 from domino_arena.server.hosting.submissions import (
     MAX_ARCHIVE_BYTES,
     MAX_MEMBERS,
+    MAX_TAR_BYTES,
     MAX_UNPACKED_BYTES,
     Submission,
     SubmissionError,
@@ -94,10 +97,11 @@ def gzip_member(deflated: bytes, crc: int, size: int) -> bytes:
 
 
 @functools.cache
-def gzip_bomb() -> bytes:
+def gzip_bomb(kind: bytes = tarfile.REGTYPE) -> bytes:
     """A tar.gz whose one member is 1 GiB of zeros, about 1 MiB: three gzip members (the tar
-    header, the zeros, the end-of-archive blocks), as gzip allows and gunzip reads."""
-    info = member("bomb.bin")
+    header, the zeros, the end-of-archive blocks), as gzip allows and gunzip reads. ``kind``
+    may make the member a pax or GNU long-name header of that size instead of a file."""
+    info = member("bomb.bin", kind)
     info.size = GIB
     header = info.tobuf(format=tarfile.GNU_FORMAT)
     end = bytes(1024)
@@ -303,6 +307,18 @@ def test_a_gibibyte_member_is_refused_without_being_inflated() -> None:
         )
 
 
+@pytest.mark.parametrize(
+    "kind",
+    [tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME],
+    ids=["pax", "global", "gnu"],
+)
+def test_a_gibibyte_header_is_refused_without_being_inflated(kind: bytes) -> None:
+    """tarfile reads an extended header whole: the whole inflated stream is bounded too."""
+    assert refused(gzip_bomb(kind)) == (
+        f"the archive unpacks to more than {MAX_TAR_BYTES} bytes with its headers"
+    )
+
+
 def test_too_many_members_are_refused() -> None:
     many = [(member(f"f{i}"), b"") for i in range(MAX_MEMBERS + 1)]
     assert (
@@ -391,3 +407,23 @@ def test_a_submission_round_trips(tmp_path: Path) -> None:
     unpack(submission, into)
     assert (into / "mybot.py").read_text() == BOT
     assert check(submission.kind, submission.entry, submission.archive).sha256 == submission.sha256
+
+
+def test_submissions_load_with_the_standard_library_alone() -> None:
+    """The light install's `bot submit` packs with this module: nothing but the standard
+    library (and the package's own empty folders) may load with it."""
+    code = (
+        "import sys; before = set(sys.modules)\n"
+        "import domino_arena.server.hosting.submissions\n"
+        "print(sorted(m for m in set(sys.modules) - before\n"
+        "             if m.split('.')[0] not in sys.stdlib_module_names))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(
+        [
+            "domino_arena",
+            "domino_arena.server",
+            "domino_arena.server.hosting",
+            "domino_arena.server.hosting.submissions",
+        ]
+    )

@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from domino_arena.sdk.stdio.child import ChildCommand
-from domino_arena.server.hosting.limits import DEFAULT_LIMITS
 from domino_arena.server.hosting.sandbox import probe, sandboxed
+from domino_arena.server.hosting.spec.limits import DEFAULT_LIMITS
 from tests.fakes.processes import memory
 from tests.fakes.sandboxed import inside, spawn
 

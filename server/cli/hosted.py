@@ -1,7 +1,7 @@
 """Hosted bots on the command line: ``bot submit``, ``bot versions`` and ``logs``.
 
 ``bot submit NAME PATH`` packs a Python file (``mybot.py``, ``mybot.py:MyBot``), a folder or an
-archive with ``--command`` (server/hosting/submissions.py, the same rules the referee checks
+archive with ``--command`` (server/hosting/spec/submissions.py, the same rules the referee checks
 again) and sends it as the bot's next version, authorised by the owner token
 (``--owner-token-file``) or the bot's own (``--token-file``, ``$DOMINO_ARENA_TOKEN``); with
 ``--wait`` it polls the versions until the arena has validated it and prints the report.
@@ -35,7 +35,7 @@ from domino_arena.server.cli.arguments import CliError, Handler, Handlers, serve
 from domino_arena.server.cli.courses import registration_call
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table
-from domino_arena.server.hosting import submissions
+from domino_arena.server.hosting.spec import submissions
 from domino_arena.server.logs import escape
 from domino_arena.v1 import admin_pb2
 

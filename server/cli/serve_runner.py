@@ -127,7 +127,7 @@ def serve_runner(args: argparse.Namespace, node: str) -> int:
             config = RunnerConfig(
                 target=args.referee,
                 workdir=workdir,
-                credentials=None if tls is None else tls.credentials(),
+                tls=tls,
                 idle_stop_seconds=args.idle_stop,
                 node=node,
                 holder=lease.new_holder(),

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from domino_arena.sdk.stdio.child import ChildCommand
 
-from .limits import SandboxLimits
 from .sandbox import python_command, sandboxed
-from .submissions import Submission, unpack
+from .spec.limits import SandboxLimits
+from .spec.submissions import Submission, unpack
 
 KIND_PYTHON = "python"
 """A Python file with a ``Bot``: run by the SDK's stdio host (``sdk/stdio/__main__.py``)."""

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import grpc
 from sqlalchemy.engine import Engine
 
 from domino_arena.sdk.client.errors import RefereeError
+from domino_arena.sdk.client.tls import ClientTls
 from domino_arena.sdk.stdio.child import ChildCommand
 from domino_arena.sdk.stdio.relay import RelayHooks, relay
 from domino_arena.server.logs import escape
@@ -77,7 +77,7 @@ class RunnerConfig:
     """The referee's bot address (``host:port``), or a cluster's gateways'."""
     workdir: Path
     """Where versions are unpacked (readable by the sandbox's user)."""
-    credentials: grpc.ChannelCredentials | None = None
+    tls: ClientTls | None = None
     """TLS to the referee; None: plaintext (a single referee's own loopback port)."""
     poll_seconds: float = 2.0
     """How often the runner looks for bots to host, versions to check and leases to renew."""
@@ -232,7 +232,7 @@ class Runner:
             self.config.target,
             hello,
             self._command_for(name, entry),
-            credentials=self.config.credentials,
+            credentials=None if self.config.tls is None else self.config.tls.credentials(),
             hooks=hooks,
             idle_stop_seconds=self.config.idle_stop_seconds,
         )

@@ -47,7 +47,7 @@ from typing import Final
 
 from domino_arena.sdk.stdio.child import ChildCommand
 
-from .limits import ADDRESS_SPACE_FACTOR, DEFAULT_LIMITS, SandboxLimits
+from .spec.limits import ADDRESS_SPACE_FACTOR, DEFAULT_LIMITS, SandboxLimits
 
 SANDBOX_UID: Final = 65534
 """nobody: the uid (and gid) a sandbox runs as when the runner is root."""

@@ -30,7 +30,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from sqlalchemy.engine import Engine
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.hosting import submissions
+from domino_arena.server.hosting.spec import submissions
 from domino_arena.server.logs import MAX_MESSAGE, bounded, quote
 from domino_arena.server.net.admin_requests import (
     RequestError,

@@ -107,7 +107,7 @@ HOSTING_LIMIT_FIELDS: Final = (
     "scratch_mb",
     "log_kb",
 )
-"""The fields of ``HostingLimits``: the names of ``server/hosting/limits.py``'s limits."""
+"""The fields of ``HostingLimits``: the names of ``server/hosting/spec/limits.py``'s limits."""
 
 
 def hosting_limits_to_proto(limits: Mapping[str, int] | None) -> admin_pb.HostingLimits:

@@ -28,8 +28,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from domino_arena.server.hosting.limits import SandboxLimits
-from domino_arena.server.hosting.submissions import Submission
+from domino_arena.server.hosting.spec.limits import SandboxLimits
+from domino_arena.server.hosting.spec.submissions import Submission
 from domino_arena.server.store import hosted_logs
 from domino_arena.server.store.bots import (
     OWNER_DISABLED,
@@ -85,7 +85,7 @@ class BotVersion:
     bot: str
     number: int
     kind: str
-    """``python`` or ``command`` (server/hosting/submissions.py)."""
+    """``python`` or ``command`` (server/hosting/spec/submissions.py)."""
     entry: str
     games: tuple[str, ...]
     """The games it plays; empty: every game."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from domino_arena.server.hosting.limits import SandboxLimits
+from domino_arena.server.hosting.spec.limits import SandboxLimits
 from domino_arena.server.store.courses import UnknownCourseError
 from domino_arena.server.store.engine import writing
 from domino_arena.server.store.hosted import (

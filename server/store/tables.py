@@ -343,7 +343,7 @@ BOT_VERSIONS: Final = sa.Table(
 changed but for its verdict: ``status`` is ``checking`` until the validator runs it, then
 ``accepted`` or ``rejected`` (``report`` says why), and ``suspended`` once it crashed in
 several matches in a row (``crash_streak``). ``archive`` is the canonical tar.gz
-(server/hosting/submissions.py), ``sha256`` its hash; ``games`` a comma list ("" for all)."""
+(server/hosting/spec/submissions.py), ``sha256`` its hash; ``games`` a comma list ("" for all)."""
 
 MATCH_LOGS: Final = sa.Table(
     "match_logs",

@@ -34,7 +34,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.templating import Jinja2Templates
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.hosting.submissions import SubmissionError
+from domino_arena.server.hosting.spec.submissions import SubmissionError
 from domino_arena.server.store import hosted
 from domino_arena.server.store.bots import (
     BadBotNameError,

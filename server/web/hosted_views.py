@@ -27,7 +27,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.hosting.submissions import MAX_ARCHIVE_BYTES
+from domino_arena.server.hosting.spec.submissions import MAX_ARCHIVE_BYTES
 from domino_arena.server.store import hosted
 from domino_arena.server.store.hosted import SUSPEND_AFTER_CRASHES, BotVersion
 from domino_arena.server.web.params import WebError

@@ -13,11 +13,11 @@ than one archive's worth. Starlette's multipart parser (python-multipart) reads 
 file part past one file or a field past :data:`MAX_FIELD_BYTES` is refused.
 
 The bytes are then checked exactly as the command line's ``bot submit`` packs and the referee's
-``SubmitBot`` re-checks them (:mod:`domino_arena.server.hosting.submissions`): the file is
-packed by :func:`~domino_arena.server.hosting.submissions.pack` as ``bot submit FILE
+``SubmitBot`` re-checks them (:mod:`domino_arena.server.hosting.spec.submissions`): the file is
+packed by :func:`~domino_arena.server.hosting.spec.submissions.pack` as ``bot submit FILE
 [--command CMD]`` packs it (a ``.py`` file's one ``Bot`` class found by parsing it, an
 archive's kind taken from its command: ``mybot.py:MyBot`` python, else a command line), and
-the result is checked by :func:`~domino_arena.server.hosting.submissions.check`, as the
+the result is checked by :func:`~domino_arena.server.hosting.spec.submissions.check`, as the
 referee checks an upload. Every refusal names the field, or the member, and the rule.
 """
 
@@ -35,7 +35,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.hosting.submissions import (
+from domino_arena.server.hosting.spec.submissions import (
     MAX_ARCHIVE_BYTES,
     Submission,
     SubmissionError,

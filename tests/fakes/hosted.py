@@ -24,7 +24,7 @@ from sqlalchemy.engine import Engine
 from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.hosting.runner import Hosting
-from domino_arena.server.hosting.submissions import pack
+from domino_arena.server.hosting.spec.submissions import pack
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store import hosted
 from domino_arena.server.store.bots import create_bot

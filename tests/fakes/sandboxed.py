@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from domino_arena.sdk.stdio.child import ChildCommand
-from domino_arena.server.hosting.submissions import pack, unpack
+from domino_arena.server.hosting.spec.submissions import pack, unpack
 
 WAIT: Final = 20.0
 """Seconds a sandbox may take before the test fails (never reached when it passes)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domino_arena.server.hosting.limits import DEFAULT_LIMITS, RANGES, SandboxLimits
+from domino_arena.server.hosting.spec.limits import DEFAULT_LIMITS, RANGES, SandboxLimits
 
 
 def test_the_defaults_are_documented_ones() -> None:

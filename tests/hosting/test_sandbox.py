@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from domino_arena.server.hosting import sandbox
-from domino_arena.server.hosting.limits import SandboxLimits
 from domino_arena.server.hosting.sandbox import (
     INSTALL_HINT,
     SandboxUnavailableError,
@@ -31,6 +30,7 @@ from domino_arena.server.hosting.sandbox import (
     python_command,
     sandboxed,
 )
+from domino_arena.server.hosting.spec.limits import SandboxLimits
 from tests.fakes.sandboxed import Ran, bundle, in_namespace, inside, run, spawn, wait_gone
 
 FAST = SandboxLimits(cpu_seconds=10)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from domino_arena.server.hosting.submissions import (
+from domino_arena.server.hosting.spec.submissions import (
     MAX_ARCHIVE_BYTES,
     MAX_MEMBERS,
     MAX_TAR_BYTES,
@@ -414,7 +414,7 @@ def test_submissions_load_with_the_standard_library_alone() -> None:
     library (and the package's own empty folders) may load with it."""
     code = (
         "import sys; before = set(sys.modules)\n"
-        "import domino_arena.server.hosting.submissions\n"
+        "import domino_arena.server.hosting.spec.submissions\n"
         "print(sorted(m for m in set(sys.modules) - before\n"
         "             if m.split('.')[0] not in sys.stdlib_module_names))\n"
     )
@@ -424,6 +424,6 @@ def test_submissions_load_with_the_standard_library_alone() -> None:
             "domino_arena",
             "domino_arena.server",
             "domino_arena.server.hosting",
-            "domino_arena.server.hosting.submissions",
+            "domino_arena.server.hosting.spec.submissions",
         ]
     )

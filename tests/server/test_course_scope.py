@@ -27,7 +27,7 @@ from google.protobuf import text_format
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
-from domino_arena.server.hosting.submissions import Submission
+from domino_arena.server.hosting.spec.submissions import Submission
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.timecontrol import TimeControl

@@ -17,8 +17,8 @@ import pytest
 
 from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
-from domino_arena.server.hosting.limits import SandboxLimits
-from domino_arena.server.hosting.submissions import Submission
+from domino_arena.server.hosting.spec.limits import SandboxLimits
+from domino_arena.server.hosting.spec.submissions import Submission
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store import hosted
 from domino_arena.v1 import admin_pb2 as admin_pb

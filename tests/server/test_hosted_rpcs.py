@@ -16,7 +16,7 @@ from typing import Any, Final
 import grpc
 import pytest
 
-from domino_arena.server.hosting import submissions
+from domino_arena.server.hosting.spec import submissions
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store import hosted
 from domino_arena.server.store.tables import now

@@ -12,8 +12,8 @@ from typing import Final
 
 import pytest
 
-from domino_arena.server.hosting.limits import SandboxLimits
-from domino_arena.server.hosting.submissions import Submission
+from domino_arena.server.hosting.spec.limits import SandboxLimits
+from domino_arena.server.hosting.spec.submissions import Submission
 from domino_arena.server.store import hosted, hosted_settings
 from domino_arena.server.store.bots import BotCheck, UnknownBotError
 from domino_arena.server.store.courses import UnknownCourseError

@@ -17,7 +17,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from domino_arena.server.hosting.submissions import Submission, pack
+from domino_arena.server.hosting.spec.submissions import Submission, pack
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.store import hosted
 from domino_arena.server.web.app import create_app

@@ -25,7 +25,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -98,8 +98,6 @@ class _Hosted:
 
     logs: MatchLogs
     task: asyncio.Task[None] | None = None
-    versions: dict[str, int] = field(default_factory=dict)
-    """The version each running match is played by (the process's version at its start)."""
     running: int = 0
     """The version of the bot's process now (0: none started)."""
 
@@ -111,7 +109,9 @@ class Runner:
         self.engine = engine
         self.config = config
         self.bundles = Bundles(config.workdir / "bundles")
-        self.validator = Validator(engine, self.bundles)
+        self.validator = Validator(
+            engine, self.bundles, None if config.holder is None else self._claim_check
+        )
         self._hosted: dict[str, _Hosted] = {}
 
     @property
@@ -152,6 +152,17 @@ class Runner:
             entry = _Hosted(MatchLogs(1))
             entry.task = asyncio.create_task(self._host(name, entry), name=f"hosted {name}")
             self._hosted[name] = entry
+
+    def _claim_check(self, bot: str, number: int) -> bool:
+        """On a cluster, whether this runner is the one to check version ``number`` of ``bot``
+        (a lease of its own: two runners never check one version; it expires by itself)."""
+        assert self.config.holder is not None
+        key = f"{hosted_key(bot)}:check:{number}"
+        seconds = max(self.config.lease_seconds, 600.0)  # a check takes seconds, not minutes
+        claim = ownership.claim(
+            self.engine, key, self.config.holder, self.config.node, seconds=seconds
+        )
+        return claim.won
 
     def _room(self) -> int:
         return max(0, self.config.max_bots - len(self._hosted))

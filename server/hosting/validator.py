@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
+from collections.abc import Callable
 from typing import Final
 
 from sqlalchemy.engine import Engine
@@ -43,9 +44,16 @@ long already says what is wrong."""
 class Validator:
     """Checks ``checking`` versions one at a time, in a worker thread."""
 
-    def __init__(self, engine: Engine, bundles: Bundles) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        bundles: Bundles,
+        claim: Callable[[str, int], bool] | None = None,
+    ) -> None:
         self.engine = engine
         self.bundles = bundles
+        self.claim = claim
+        """On a cluster, whether this runner checks a version (one runner does); None: all."""
 
     async def run(self, poll_seconds: float) -> None:
         """Check every waiting version, then look again every ``poll_seconds``; until cancelled."""
@@ -56,8 +64,15 @@ class Validator:
                 LOG.warning("versions to check not looked up: %s", error)
                 waiting = []
             for version in waiting:
-                await asyncio.to_thread(self.check, version.bot, version.number)
+                try:
+                    await asyncio.to_thread(self._check_once, version.bot, version.number)
+                except Exception:  # the next look tries again; the runner goes on hosting
+                    LOG.exception("version %d of %s not checked", version.number, version.bot)
             await asyncio.sleep(poll_seconds)
+
+    def _check_once(self, bot: str, number: int) -> None:
+        if self.claim is None or self.claim(bot, number):
+            self.check(bot, number)
 
     def check(self, bot: str, number: int) -> bool:
         """Check version ``number`` of ``bot`` and store the verdict; return it."""

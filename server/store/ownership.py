@@ -188,13 +188,14 @@ def check_free(engine: Engine, *, now: Clock = tables.now) -> None:
     tournament or a ladder pool): a single referee must not run beside them (both would
     schedule the same tournaments); the twin of :func:`.lease.check_free`.
 
-    A runner's leases on hosted bots (``hosted:NAME``, server/hosting/runner.py) do not count:
-    a runner is a remote client of whichever referee serves, a single one included.
+    A runner's leases on hosted bots and their checks (``hosted:NAME``, ``hosted-check:...``,
+    server/hosting/runner.py) do not count: a runner is a remote client of whichever referee
+    serves, a single one included.
 
     Raises:
         LeaseHeldError: some match host holds a live lease; the message names every one.
     """
-    live = [owner for owner in owners(engine, now=now) if not owner.key.startswith("hosted:")]
+    live = [owner for owner in owners(engine, now=now) if not owner.key.startswith("hosted")]
     if live:
         nodes = ", ".join(sorted({repr(owner.node) for owner in live}))
         until = tables.utc_text(max(owner.expires_at for owner in live))

@@ -1,10 +1,12 @@
 """Hostile submissions, hosted for real (issue 30, docs/hosting.md).
 
-Each test stores a real submission, lets the referee's own runner host it in a real bubblewrap
-sandbox and plays it through the real referee against a raw bot, while two other raw bots play
-a match of their own. Each asserts that the bot is contained (what it tried failed, and the
-kept log says so), that its seat is faulted with a clear reason where it misbehaved, and that
-the other match carried on unharmed: played to its end with no fault charged to anybody.
+Each test stores a real submission, lets a runner host it in a real bubblewrap sandbox and plays
+it through the real referee against a raw bot, while two other raw bots play a match of their
+own: once on a single referee running its own runner, once on a cluster (a match host, a
+gateway and a runner, each its own process). Each asserts that the bot is contained (what it
+tried failed, and the kept log says so), that its seat is faulted with a clear reason where it
+misbehaved, and that the other match carried on unharmed: played to its end with no fault
+charged to anybody.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from domino_arena.server.store.bots import create_bot
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.hosted import HostedArena, python_bot
+from tests.fakes.hosted_cluster import ClusterHostedArena
 from tests.fakes.referee_server import ALL_GAMES, first_legal
 
 OPPONENT: Final = "opponent"
@@ -33,11 +36,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedArena]:
+@pytest.fixture(scope="module", params=["single referee", "cluster"])
+def arena(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[HostedArena]:
+    """A single referee running its own runner, or a cluster's host, gateway and runner."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DOMINO_ARENA_TEST_SECRET", SECRET)
-        arena = HostedArena(tmp_path_factory.mktemp("hosted"))
+        patch.setenv("DOMINO_ARENA_TEST_SECRET", SECRET)  # the referee's (or runner's) own
+        folder = tmp_path_factory.mktemp("hosted")
+        arena = HostedArena(folder) if request.param != "cluster" else ClusterHostedArena(folder)
         try:
             engine = arena.storage.engine
             for name in (OPPONENT, *PEERS):

@@ -235,13 +235,21 @@ class Cluster:
             self.bot[name] = Watched(command(*args), self.cwd, self.board)
 
     def start_runners(
-        self, nodes: Iterable[str], gateways: Sequence[str], *, max_hosted: int = 500
+        self,
+        nodes: Iterable[str],
+        gateways: Sequence[str],
+        *,
+        max_hosted: int = 500,
+        hosting_dir: Path | None = None,
+        idle_stop: float = 5.0,
     ) -> None:
         """Start runners of hosted bots named so (``serve --role runner``), dialling
         ``gateways``; each logs what it hosts (docs/hosting.md: on a cluster)."""
         for node in nodes:
             args = ["serve", "--role", "runner", "--node", node, "--db", self.db]
-            args += ["--referee", self.target(gateways), "--idle-stop", "5"]
+            args += ["--referee", self.target(gateways), "--idle-stop", str(idle_stop)]
+            if hosting_dir is not None:
+                args += ["--hosting-dir", str(hosting_dir)]
             args += ["--lease-seconds", str(self.lease_seconds), "--max-hosted", str(max_hosted)]
             self.runners[node] = Watched(command(*args), self.cwd, self.board)
 

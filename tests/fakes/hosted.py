@@ -17,7 +17,7 @@ import textwrap
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from sqlalchemy.engine import Engine
 
@@ -30,9 +30,10 @@ from domino_arena.server.store import hosted
 from domino_arena.server.store.bots import create_bot
 from domino_arena.server.store.tables import now
 from domino_arena.v1 import admin_pb2 as admin_pb
+from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 
-from .referee_server import WAIT, Referee
+from .referee_server import WAIT, Policy, RawBot, Referee
 
 POLL: Final = 0.05
 """Seconds between two looks at a condition no event announces (the runner's connections)."""
@@ -136,6 +137,28 @@ def store_version(
     return version.number
 
 
+class ServingReferee(Protocol):
+    """What the tests ask of a referee that hosts bots: a single referee
+    (:class:`~.referee_server.Referee`) or a cluster's gateway and host
+    (``tests/fakes/hosted_cluster.py``)."""
+
+    port: int
+    """Where bots dial it."""
+    admin: admin_pb_grpc.AdminServiceStub
+
+    def connect(
+        self,
+        name: str,
+        token: str,
+        policy: Policy | None = ...,
+        games: tuple[str, ...] = ...,
+    ) -> RawBot: ...
+
+    def connected(self) -> dict[str, tuple[tuple[str, ...], int]]: ...
+
+    def close(self) -> None: ...
+
+
 class HostedArena:
     """A referee with its runner, its database in ``folder``."""
 
@@ -146,7 +169,7 @@ class HostedArena:
         self.storage.open()
         self.workdir = Path(tempfile.mkdtemp(prefix="arena-hosted-test-"))
         self.workdir.chmod(0o755)
-        self.referee = Referee(
+        self.referee: ServingReferee = Referee(
             self.storage,
             hosting=Hosting(self.workdir, idle_stop_seconds=idle_stop_seconds, poll_seconds=0.1),
         )

@@ -424,6 +424,7 @@ def test_submissions_load_with_the_standard_library_alone() -> None:
             "domino_arena",
             "domino_arena.server",
             "domino_arena.server.hosting",
+            "domino_arena.server.hosting.spec",
             "domino_arena.server.hosting.spec.submissions",
         ]
     )

@@ -37,6 +37,7 @@ from pathlib import Path
 from domino_arena.server.store import hosted
 from domino_arena.server.store.bots import create_bot
 from tests.fakes.hosted import PYTHON_BOT, HostedArena, sandbox_processes
+from tests.fakes.processes import resident
 from tests.fakes.referee_server import ALL_GAMES, first_legal
 
 REMOTE_BOT = textwrap.dedent(
@@ -52,17 +53,6 @@ REMOTE_BOT = textwrap.dedent(
     run(FirstLegal(), server=sys.argv[1], name=sys.argv[2], token=sys.argv[3], log_level=None)
     """
 )
-
-
-def rss(pids: Sequence[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except FileNotFoundError:
-            continue
-        total += int(status.split("VmRSS:")[1].split()[0]) * 1024
-    return total
 
 
 def think_times(record: str, seat: int) -> list[float]:
@@ -110,8 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for bot in ("hosted", "remote") if index % 2 else ("remote", "hosted"):
                     played = arena.match(bot, "opponent", game=args.game, seed=index + 10)
                     warm[bot] += think_times(played.record, 0)
-            hosted_rss = rss(sandbox_processes(str(arena.workdir)))
-            remote_rss = rss([remote.pid])
+            hosted_rss = resident(sandbox_processes(str(arena.workdir)))
+            remote_rss = resident([remote.pid])
         finally:
             if remote is not None:
                 remote.terminate()

@@ -137,15 +137,6 @@ def _games(text: str | None) -> list[str]:
     return games
 
 
-def size_text(size: int) -> str:
-    """``812 B``, ``1.2 KiB``, ``3.0 MiB``."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1 << 20:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size / (1 << 20):.1f} MiB"
-
-
 def _status(version: Any) -> str:
     return enum_name(admin_pb2.BotVersionStatus, version.status, "BOT_VERSION_STATUS_")
 
@@ -168,7 +159,7 @@ def _submit(args: argparse.Namespace) -> int:
     if not args.json:
         print(
             f"{escape(version.bot)} v{version.number} sha256:{version.sha256[:8]} "
-            f"{size_text(len(packed.archive))}, {_status(version)}"
+            f"{submissions.size_text(len(packed.archive))}, {_status(version)}"
         )
     if args.wait:
         version = _wait(args, version, token)
@@ -230,7 +221,7 @@ def _versions(args: argparse.Namespace) -> int:
         (
             f"v{v.number}",
             _status(v),
-            size_text(v.unpacked_bytes),
+            submissions.size_text(v.unpacked_bytes),
             v.sha256[:12],
             v.created.ToDatetime().strftime("%Y-%m-%d %H:%M UTC"),
             v.submitter,

@@ -27,7 +27,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from domino_arena.sdk.rules import GAMES
-from domino_arena.server.hosting.spec.submissions import MAX_ARCHIVE_BYTES
+from domino_arena.server.hosting.spec.submissions import MAX_ARCHIVE_BYTES, size_text
 from domino_arena.server.store import hosted
 from domino_arena.server.store.hosted import SUSPEND_AFTER_CRASHES, BotVersion
 from domino_arena.server.web.params import WebError
@@ -55,15 +55,6 @@ def shown_text(text: str, limit: int) -> dict[str, Any]:
     U+FFFD and at most ``limit`` characters (``cut``: the rest was left off)."""
     clean = CONTROL.sub("\ufffd", text)
     return {"text": clean[:limit], "cut": len(clean) > limit}
-
-
-def size_text(size: int) -> str:
-    """A byte count in words: ``812 B``, ``3.4 KiB``, ``2.0 MiB``."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1 << 20:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size / (1 << 20):.1f} MiB"
 
 
 def version_row(version: BotVersion) -> dict[str, Any]:

@@ -53,7 +53,7 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
 from .hosted import PYTHON_BOT, STDIO_BOT, sandbox_processes
 from .light_install import light_env
-from .processes import command
+from .processes import command, resident
 from .referee_server import ADMIN_TOKEN, WAIT, BearerToken, RawBot, Referee, first_legal
 
 COURSE: Final = "ai101"
@@ -275,14 +275,7 @@ class ClassTerm:
     def hosted_memory(self) -> tuple[int, int]:
         """The hosted bots' processes now: how many sandboxes (one per playing bot still
         running) and the resident memory of all their processes together, bytes."""
-        pids = sandbox_processes(str(self.hosting_dir))
-        total = 0
-        for pid in pids:
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-            except FileNotFoundError:
-                continue
-            total += int(status.split("VmRSS:")[1].split()[0]) * 1024
+        total = resident(sandbox_processes(str(self.hosting_dir)))
         return self.playing, total
 
     def connect(self, bot: str) -> None:

@@ -144,6 +144,12 @@ class ServingReferee(Protocol):
 
     port: int
     """Where bots dial it."""
+
+    @property
+    def address(self) -> str:
+        """``127.0.0.1:PORT``."""
+        ...
+
     admin: admin_pb_grpc.AdminServiceStub
 
     def connect(

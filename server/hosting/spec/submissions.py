@@ -463,3 +463,13 @@ def unpack(submission: Submission, into: Path) -> None:
         with os.fdopen(descriptor, "wb") as stream:
             stream.write(content)
         os.chmod(target, mode)
+
+
+def size_text(size: int) -> str:
+    """A byte count in words, as ``bot submit``, ``bot versions`` and the bot's page show it:
+    ``812 B``, ``1.2 KiB``, ``3.0 MiB``."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1 << 20:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1 << 20):.1f} MiB"

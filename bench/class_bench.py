@@ -52,7 +52,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the playing students submit their bots and the arena hosts them (docs/hosting.md)",
     )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="with --hosted: on a match host, a gateway and two runners (serve --role runner)",
+    )
     args = parser.parse_args(argv)
+    if args.cluster and not args.hosted:
+        parser.error("--cluster plays a hosted class: add --hosted")
     load = os.getloadavg()[0]
     times: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="class-bench-") as folder:
@@ -63,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.playing,
             args.parallel,
             hosted=args.hosted,
+            cluster=args.cluster,
         )
         try:
             timed("open the course, make the invites", term.open_course, times)

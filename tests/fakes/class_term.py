@@ -14,7 +14,11 @@ asserts what each one did and bench/class_bench.py times it:
 3. ``intrude``: one student tries the spare invite under another student's name, one the
    invite already used: both refused;
 4. ``play``: the ``playing`` students' latest bots connect and a graded tournament, sized with
-   ``--precision``, starts at once and is waited for;
+   ``--precision``, starts at once and is waited for. A ``hosted`` class first ``submit``\s
+   them instead (``bot submit`` on the light install: half a Python file with a Bot, half a
+   stdio program with no SDK), and the referee's own runner hosts them once validated; a
+   ``cluster`` class does the same on a match host, a gateway and two runners of their own
+   (docs/hosting.md);
 5. ``export``: the grades as CSV, JSON and the gradebook CSV, with a grade scale;
 6. ``regrade``: one student registers a new version, which replaces the old one in a regrade on
    fresh deals; the original and the regrade are graded together.
@@ -25,6 +29,7 @@ registers at the same time). Every wait is bounded by ``WAIT`` and only matters 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -51,7 +56,10 @@ from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
+from .cluster import ADMIN_TOKEN as CLUSTER_ADMIN_TOKEN
+from .cluster import Cluster, fresh_database
 from .hosted import PYTHON_BOT, STDIO_BOT, sandbox_processes
+from .hosted_cluster import GATEWAY, HOST, ClusterReferee
 from .light_install import light_env
 from .processes import command, resident
 from .referee_server import ADMIN_TOKEN, WAIT, BearerToken, RawBot, Referee, first_legal
@@ -98,7 +106,10 @@ class ClassTerm:
     hosted: bool = False
     """The playing students submit their bots and the referee's runner hosts them in its
     sandboxes (:meth:`submit`); else their bots are raw clients connected by the test."""
-    referee: Referee = field(init=False)
+    cluster: bool = False
+    """With ``hosted``: the class on a scaled-out arena (a match host, a gateway and two runners
+    of their own, ``serve --role runner``, on NATS and a fresh PostgreSQL database)."""
+    referee: Referee | ClusterReferee = field(init=False)
     storage: RatedStorage = field(init=False)
     organizer_token: str = ""
     invites: list[str] = field(default_factory=list)
@@ -114,22 +125,50 @@ class ClassTerm:
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.light = light_env(self.folder / "light")
-        self.storage = RatedStorage(f"sqlite:///{self.folder / 'referee.db'}")
-        self.storage.open()
         self._hosted = house.provided()
         house.provide(HOSTED_BOTS)
         self.hosting_dir = Path(tempfile.mkdtemp(prefix="class-hosted-"))
         self.hosting_dir.chmod(0o755)  # the sandbox's user reads the unpacked versions
+        self._stack = contextlib.ExitStack()
+        if self.cluster:
+            self._start_cluster()
+            return
+        self.admin_token = ADMIN_TOKEN
+        self.storage = RatedStorage(f"sqlite:///{self.folder / 'referee.db'}")
+        self.storage.open()
         hosting = Hosting(self.hosting_dir, poll_seconds=0.2) if self.hosted else None
-        self.referee = Referee(self.storage, hosting=hosting)
+        referee = Referee(self.storage, hosting=hosting)
+        self.referee, self.server, self.admin_channel = referee, referee.address, referee.channel
+
+    def _start_cluster(self) -> None:
+        assert self.hosted, "a class on a cluster is a hosted class"
+        db = self._stack.enter_context(fresh_database())
+        arena = Cluster(self.folder, db)
+        self._stack.callback(arena.stop)
+        arena.start([HOST], [GATEWAY])
+        for runner in ("runner-1", "runner-2"):
+            workdir = self.hosting_dir / runner
+            workdir.mkdir(mode=0o755)
+            arena.start_runners([runner], [GATEWAY], hosting_dir=workdir, idle_stop=60.0)
+        referee = ClusterReferee(arena)
+        self.admin_token = CLUSTER_ADMIN_TOKEN
+        self.storage = arena.storage
+        self.referee, self.server, self.admin_channel = (
+            referee,
+            referee.host_address,
+            referee.host_channel,
+        )
 
     def close(self) -> None:
         for bot in self.bots:
             bot.close()
         self.referee.close()
+        if self.cluster:
+            self._stack.close()  # the cluster's processes, its storage and its database
+        else:
+            self.storage.close()
         shutil.rmtree(self.hosting_dir, ignore_errors=True)
         house.provide(self._hosted)
-        self.storage.close()
 
     # -- running commands -----------------------------------------------------------------------
 
@@ -141,7 +180,7 @@ class ClassTerm:
         env.pop("DOMINO_ARENA_ADMIN_TOKEN", None)
         if token:
             env["DOMINO_ARENA_ADMIN_TOKEN"] = token
-        full = (*args, "--server", self.referee.address)
+        full = (*args, "--server", self.server)
         done = subprocess.run(
             command(*full),
             cwd=self.folder,
@@ -171,7 +210,7 @@ class ClassTerm:
         created = self.run(
             "course", "create", COURSE, "--title", "AI 101",
             "--baseline", "greedy=1500", "--baseline", "random=1000",
-            token=ADMIN_TOKEN,
+            token=self.admin_token,
         ).ok()  # fmt: skip
         self.organizer_token = created.out.strip().splitlines()[-1]
         made = self.organizer("invite", "create", "--count", str(self.students + 1))
@@ -352,7 +391,7 @@ class ClassTerm:
                 break
             assert time.monotonic() < deadline, f"tournament {tournament_id} still {stored.state}"
             pause.wait(POLL)
-        channel = grpc.intercept_channel(self.referee.channel, BearerToken(self.organizer_token))
+        channel = grpc.intercept_channel(self.admin_channel, BearerToken(self.organizer_token))
         stub = admin_pb_grpc.AdminServiceStub(channel)
         request = admin_pb.GetTournamentRequest(tournament_id=tournament_id)
         t = stub.GetTournament(request, timeout=WAIT)

@@ -38,9 +38,11 @@ class ClusterReferee:
         self.port = cluster.ports[GATEWAY]
         self.address = f"127.0.0.1:{self.port}"
         self.channel = grpc.insecure_channel(self.address)
-        self._host = grpc.insecure_channel(f"127.0.0.1:{cluster.ports[HOST]}")
+        self.host_address = f"127.0.0.1:{cluster.ports[HOST]}"
+        """Where admin clients and bot owners dial: the match host."""
+        self.host_channel = grpc.insecure_channel(self.host_address)
         self.admin = admin_pb_grpc.AdminServiceStub(
-            grpc.intercept_channel(self._host, BearerToken(ADMIN_TOKEN))
+            grpc.intercept_channel(self.host_channel, BearerToken(ADMIN_TOKEN))
         )
         self.bots: list[RawBot] = []
 
@@ -65,7 +67,7 @@ class ClusterReferee:
         for bot in self.bots:
             bot.call.cancel()
         self.channel.close()
-        self._host.close()
+        self.host_channel.close()
 
 
 class ClusterHostedArena(HostedArena):

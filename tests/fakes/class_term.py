@@ -14,7 +14,7 @@ asserts what each one did and bench/class_bench.py times it:
 3. ``intrude``: one student tries the spare invite under another student's name, one the
    invite already used: both refused;
 4. ``play``: the ``playing`` students' latest bots connect and a graded tournament, sized with
-   ``--precision``, starts at once and is waited for. A ``hosted`` class first ``submit``\s
+   ``--precision``, starts at once and is waited for. A ``hosted`` class first ``submit``s
    them instead (``bot submit`` on the light install: half a Python file with a Bot, half a
    stdio program with no SDK), and the referee's own runner hosts them once validated; a
    ``cluster`` class does the same on a match host, a gateway and two runners of their own

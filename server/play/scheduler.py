@@ -44,7 +44,7 @@ owners) the schedule is exactly the plain one.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations
@@ -127,15 +127,58 @@ def round_robin(
         SeatingError: the seating rule leaves no table (a ValueError).
         ValueError: fewer entrants than seats, repeated names, or no games requested.
     """
+    return expand(
+        entrants,
+        seats,
+        tables(entrants, seats, partnerships=partnerships),
+        games_per_pairing=games_per_pairing,
+        partnerships=partnerships,
+        deals=deals,
+        owners=owners,
+        allow_same_owner_tables=allow_same_owner_tables,
+        allow_same_owner_partners=allow_same_owner_partners,
+        berger=seats == 2 and not partnerships,
+    )
+
+
+def expand(
+    entrants: Sequence[str],
+    seats: int,
+    table_list: Iterable[tuple[str, ...]],
+    *,
+    games_per_pairing: int = 1,
+    partnerships: bool = False,
+    deals: DealMode = DealMode.DUPLICATE,
+    owners: Mapping[str, str] | None = None,
+    allow_same_owner_tables: bool = False,
+    allow_same_owner_partners: bool = False,
+    berger: bool = False,
+) -> list[ScheduledGame]:
+    """Return the games of ``table_list`` (seat order before rotation): the one expansion of
+    tables into games that the round robin and every fixed format share (docs/tournaments.md:
+    formats).
+
+    Each table kept by the fair seating rule is played on ``games_per_pairing`` deals under
+    every rotation, the deals numbered over the tables kept by ``deals``' mode; the games are
+    placed in rounds (Berger cycles with ``berger``, which needs ``table_list`` to be every
+    pair of ``entrants`` once; else packed greedily) and indexed in round order.
+
+    Raises:
+        SeatingError: the seating rule leaves no table (a ValueError).
+        ValueError: no games requested, or no table given.
+    """
     if games_per_pairing < 1:
         raise ValueError(f"games_per_pairing must be at least 1, got {games_per_pairing}")
+    given = list(table_list)
+    if not given:
+        raise ValueError(f"no {seats}-seat table to play")
     # Per table, its games in order: deal by deal, each deal under every rotation (spread:
     # rotation by rotation, each rotation on every deal).
     by_table: list[list[ScheduledGame]] = []
     deal_id = 0
     kept = [
         table
-        for table in tables(entrants, seats, partnerships=partnerships)
+        for table in given
         if seating_allowed(
             table,
             owners,
@@ -166,7 +209,7 @@ def round_robin(
         if deals is DealMode.SPREAD:
             games.sort(key=lambda g: g.rotation)  # stable: deals keep their order
         by_table.append(games)
-    if seats == 2 and not partnerships:
+    if berger:
         placed = _berger_rounds(entrants, by_table)
     else:
         placed = _packed_rounds(len(entrants) // seats, by_table)

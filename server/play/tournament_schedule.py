@@ -184,6 +184,25 @@ def design_of(t: StoredTournament) -> Design | None:
     """
     if t.format == "round-robin":
         return None
+    key = (
+        t.id, t.seed, t.format, t.entrants, t.game, repr(sorted(t.options.items())),
+        t.games_per_entrant, t.games_per_pairing, repr(sorted((t.owners or {}).items())),
+        t.allow_same_owner_tables, t.allow_same_owner_partners,
+    )  # fmt: skip
+    if key not in _DESIGNS:
+        if len(_DESIGNS) >= _KEPT_DESIGNS:
+            del _DESIGNS[next(iter(_DESIGNS))]
+        _DESIGNS[key] = _design(t)
+    return _DESIGNS[key]
+
+
+_KEPT_DESIGNS: Final = 16
+_DESIGNS: Final[dict[tuple[object, ...], Design]] = {}
+"""The latest designs made, by everything they follow from: a big field's design takes
+seconds, and the admin API's listing counts every tournament's games."""
+
+
+def _design(t: StoredTournament) -> Design:
     game = game_of(t)
     seats, partnerships = game.num_players, partnerships_of(game)
 

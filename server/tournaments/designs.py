@@ -232,8 +232,7 @@ def _check(
     needed = seats if minimum is None else minimum
     if len(entrants) < needed:
         raise ValueError(
-            f"entrants: a {seats}-seat design needs at least {needed} entrants, "
-            f"got {len(entrants)}"
+            f"entrants: a {seats}-seat design needs at least {needed} entrants, got {len(entrants)}"
         )
     if count < 1:
         raise ValueError(f"{argument}: must be at least 1, got {count}")
@@ -316,8 +315,7 @@ class _Search:
             table: list[int] = []
             for p in range(s):
                 rows = [
-                    (self.part if self._partner(p, q) else self.opp)[m]
-                    for q, m in enumerate(table)
+                    (self.part if self._partner(p, q) else self.opp)[m] for q, m in enumerate(table)
                 ]
                 check = self.allowed is not None and p == s - 1
                 best, best_cost = -1, -1

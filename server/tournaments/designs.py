@@ -406,8 +406,9 @@ class _Search:
             else:
                 self.refused.add(k)
 
-    def _repair(self, x: int, a: int, tries: int) -> bool:
-        """Move ``x`` out of table ``a`` by the best of ``tries`` swaps, if none is worse."""
+    def _repair(self, x: int, a: int, tries: int, slack: int = 0) -> bool:
+        """Move ``x`` out of table ``a`` by the best of ``tries`` swaps, if it costs at most
+        ``slack`` (a little worse now and then lets the search leave a plateau)."""
         rng, tables, s = self.rng, self.tables, self.s
         p = tables[a].index(x)
         slots = len(tables) * s
@@ -420,7 +421,7 @@ class _Search:
             delta = self._swap_delta(a, p, b, q)
             if best is None or delta < best[0]:
                 best = (delta, b, q)
-        if best is None or best[0] > 0:
+        if best is None or best[0] > slack:
             return False
         self._swap(a, p, best[1], best[2])
         return best[0] < 0
@@ -486,38 +487,48 @@ class _Search:
         return found
 
     def _bring(self, x: int, b: int) -> bool:
-        """Seat ``x`` in table ``b`` (trading with one of its entrants) if that helps."""
-        if x in self.tables[b]:
+        """Seat ``x`` in table ``b`` by the best trade with one of its entrants, if not worse."""
+        tables = self.tables
+        if x in tables[b]:
             return False
-        for a in self.rng.sample(self.where[x], len(self.where[x])):
-            p = self.tables[a].index(x)
-            q = self.rng.randrange(self.s)
-            if self.tables[b][q] in self.tables[a]:
-                continue
-            if self._swap_delta(a, p, b, q) < 0:
-                self._swap(a, p, b, q)
-                return True
-        return False
+        best: tuple[int, int, int, int] | None = None
+        for a in self.where[x]:
+            p = tables[a].index(x)  # where[x] lists tables with x
+            for q in range(self.s):
+                if tables[b][q] in tables[a]:
+                    continue
+                delta = self._swap_delta(a, p, b, q)
+                if best is None or delta < best[0]:
+                    best = (delta, a, p, q)
+        if best is None or best[0] > 0:
+            return False
+        self._swap(best[1], best[2], b, best[3])
+        return best[0] < 0
 
     def run(self, t: int) -> list[list[int]]:
         self._deal(t)
+        # Stop when a pass finds nothing to mend, or after as many fruitless attempts as the
+        # design has tables (at least 600): bounded work, the same for the same seed.
+        patience = max(600, len(self.tables))
         fewest, stale = -1, 0
-        while stale < 6:
+        while stale < patience:
             bad = self._bad()
             if not bad:
                 break
             if fewest < 0 or len(bad) < fewest:
                 fewest, stale = len(bad), 0
-            else:
-                stale += 1
             self.rng.shuffle(bad)
             for x, k in bad:
+                stale += 1
                 if x < 0:
                     self._bring(k % self.n, k // self.n)
                     continue
                 if x not in self.tables[k]:
                     continue  # an earlier swap moved it already
-                if not self._repair(x, k, 400) and self.partnerships:
+                if self.rng.random() < 0.5:
+                    x = self.tables[k][self.rng.randrange(self.s)]  # or a table mate
+                slack = 2 if stale >= 20 and self.rng.random() < 0.25 else 0
+                if not self._repair(x, k, 400, slack) and self.partnerships:
                     self._repartner(k)
         return self.tables
 
@@ -571,7 +582,7 @@ def _balance_seats(
         for i, e in enumerate(chosen):
             count[e][i] += 1
             where[e].append(k)
-    for _ in range(4):
+    for _ in range(40):
         spread = [e for e in range(n) if max(count[e]) - min(count[e]) > 1]
         if not spread:
             break
@@ -589,7 +600,7 @@ def _balance_seats(
                 ce = count[e]
                 for j, m in enumerate(tb):
                     cm = count[m]
-                    if j != i and ce[j] - ce[i] + cm[i] - cm[j] + 2 < 0:
+                    if j != i and ce[j] - ce[i] + cm[i] - cm[j] + 2 <= 0:  # none worse
                         order = list(tb)
                         order[i], order[j] = m, e
                         if fits(order):

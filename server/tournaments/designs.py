@@ -127,8 +127,10 @@ def balanced(
                 f"design found for {n} entrants at {t} tables each, e.g. "
                 f"{', '.join(names[i] for i in refused[0])}; add entrants of other owners"
             )
-    arrangements = _arrangements(seats, partnerships)
-    ordered = _balance_seats(built, n, arrangements, names, allowed)
+    if partnerships:
+        ordered = _balance_seats(built, n, list(_PARTNER_ARRANGEMENTS), names, allowed)
+    else:
+        ordered = _color_seats(built, n, seats, names, allowed)
     tables = tuple(tuple(names[i] for i in tb) for tb in ordered)
     return Design(tables, recount(tables, names, partnerships=partnerships))
 
@@ -533,10 +535,63 @@ class _Search:
         return self.tables
 
 
-def _arrangements(seats: int, partnerships: bool) -> list[tuple[int, ...]]:
-    if partnerships:
-        return list(_PARTNER_ARRANGEMENTS)
-    return list(permutations(range(seats)))
+def _color_seats(
+    built: list[list[int]], n: int, s: int, names: list[str], allowed: Allowed | None
+) -> list[list[int]]:
+    """Free seating: every entrant at each seat index within one of every other, exactly.
+
+    Seats are the colours of a proper edge colouring of the entrants-tables graph with each
+    entrant split into chunks of ``s`` tables: a bipartite graph of degree ``s`` has one
+    (Konig), found edge by edge by flipping two-coloured paths; each chunk sits once at every
+    seat, so an entrant's seats differ by at most one. A colouring the rule ``allowed`` refuses
+    for a table leaves that table in its dealt order.
+    """
+    chunk_of: list[list[int]] = []  # per table, the chunk of each entrant in it
+    seen = [0] * n
+    base = [0] * n
+    per_entrant = Counter(e for tb in built for e in tb)
+    chunks = 0
+    for e in range(n):
+        base[e] = chunks
+        chunks += -(-per_entrant[e] // s)
+    for tb in built:
+        row = []
+        for e in tb:
+            row.append(base[e] + seen[e] // s)
+            seen[e] += 1
+        chunk_of.append(row)
+    left = [[-1] * s for _ in range(chunks)]  # chunk -> table at each colour
+    right = [[-1] * s for _ in range(len(built))]  # table -> chunk at each colour
+    for v, row in enumerate(chunk_of):
+        for u in row:
+            a = left[u].index(-1)
+            b = right[v].index(-1)
+            if right[v][a] != -1:  # swap a and b along the path from v, then a is free at v
+                path: list[tuple[int, int, int]] = []  # (table, chunk, colour)
+                node, at_table, colour = v, True, a
+                while True:
+                    nxt = right[node][colour] if at_table else left[node][colour]
+                    if nxt == -1:
+                        break
+                    path.append((node, nxt, colour) if at_table else (nxt, node, colour))
+                    node, at_table, colour = nxt, not at_table, b if colour == a else a
+                for t, c, colour in path:
+                    right[t][colour] = left[c][colour] = -1
+                for t, c, colour in path:
+                    flipped = b if colour == a else a
+                    right[t][flipped], left[c][flipped] = c, t
+            right[v][a] = u
+            left[u][a] = v
+    owner = [0] * chunks
+    for e in range(n):
+        for c in range(base[e], base[e] + -(-per_entrant[e] // s)):
+            owner[c] = e
+    tables: list[list[int]] = []
+    for v, tb in enumerate(built):
+        order = [owner[u] for u in right[v]]
+        ok = allowed is None or allowed(tuple(names[i] for i in order))
+        tables.append(order if ok and sorted(order) == sorted(tb) else list(tb))
+    return tables
 
 
 def _balance_seats(

@@ -31,22 +31,18 @@ import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import combinations, permutations
+from itertools import combinations
 from math import comb
-from typing import Final
+
+from domino_arena.server.tournaments.design_search import Search
+from domino_arena.server.tournaments.design_seats import (
+    PARTNER_ARRANGEMENTS,
+    balance_seats,
+    color_seats,
+)
 
 Allowed = Callable[[tuple[str, ...]], bool]
 """Whether a table (seat order) may be played: the caller binds ``scheduler.seating_allowed``."""
-
-_WINDOW: Final = 48
-"""How far ahead in the deal a seat looks for the entrant who has met the table least."""
-_PARTNER_ARRANGEMENTS: Final = (
-    (0, 1, 2, 3), (2, 1, 0, 3), (0, 3, 2, 1), (2, 3, 0, 1),
-    (1, 0, 3, 2), (3, 0, 1, 2), (1, 2, 3, 0), (3, 2, 1, 0),
-)  # fmt: skip
-"""The seat orders that keep both teams of a partnership table (seats 0+2 against 1+3)."""
-_REFUSED: Final = 1 << 20
-"""The local search's cost of one table the seating rule refuses: above any meeting imbalance."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +114,9 @@ def balanced(
     if seats == 2:
         built = _two_seat_exact(n, t, rng)
     if built is None:
-        built = _Search(n, seats, partnerships, names, allowed, rng).run(t)
+        built = Search(
+            n=n, seats=seats, partnerships=partnerships, names=names, allowed=allowed, rng=rng
+        ).run(t)
     if allowed is not None:
         refused = [tb for tb in built if not allowed(tuple(names[i] for i in tb))]
         if refused:
@@ -127,8 +125,10 @@ def balanced(
                 f"design found for {n} entrants at {t} tables each, e.g. "
                 f"{', '.join(names[i] for i in refused[0])}; add entrants of other owners"
             )
-    arrangements = _arrangements(seats, partnerships)
-    ordered = _balance_seats(built, n, arrangements, names, allowed)
+    if partnerships:
+        ordered = balance_seats(built, n, list(PARTNER_ARRANGEMENTS), names, allowed)
+    else:
+        ordered = color_seats(built, n, seats, names, allowed)
     tables = tuple(tuple(names[i] for i in tb) for tb in ordered)
     return Design(tables, recount(tables, names, partnerships=partnerships))
 
@@ -176,26 +176,40 @@ def gauntlet(
             groups.append(group)
     tables: list[tuple[str, ...]] = []
     for index, entrant in enumerate(entrants):
+        met = dict.fromkeys(baselines, 0)  # this entrant's tables with each baseline
+        partnered = dict.fromkeys(baselines, 0)
         start = rng.randrange(len(groups))
-        fits = [
-            table
-            for k in range(len(groups))
-            for table in [_seat_in(entrant, groups[(start + k) % len(groups)], 0, partnerships)]
-            if allowed is None or allowed(table)
-        ]
-        if not fits:
-            raise ValueError(
-                f"entrants: the same-owner seating rule (allowed) leaves {entrant} no table "
-                "with the baselines"
-            )
         for k in range(tables_per_entrant):
-            group = fits[k % len(fits)][1:]
             seat = (index + k) % seats
-            table = _seat_in(entrant, group, seat, partnerships)
-            if allowed is not None and not allowed(table):
-                table = fits[k % len(fits)]
+            # The least-met group from a moving start: the first that reaches the bound wins.
+            bound = sum(sorted(met.values())[: seats - 1])
+            fewest_partnered = min(partnered.values())
+            best: tuple[tuple[int, int], tuple[str, ...]] | None = None
+            for j in range(len(groups)):
+                group = groups[(start + k + j) % len(groups)]
+                key = (sum(met[b] for b in group), partnered[group[1]] if partnerships else 0)
+                if best is not None and key >= best[0]:
+                    continue
+                table = _seat_in(entrant, group, seat, partnerships)
+                if allowed is not None and not allowed(table):
+                    continue
+                best = (key, table)
+                if key[0] == bound and (not partnerships or key[1] == fewest_partnered):
+                    break
+            if best is None:
+                raise ValueError(
+                    f"entrants: the same-owner seating rule (allowed) leaves {entrant} no table "
+                    "with the baselines"
+                )
+            table = best[1]
+            for b in table:
+                if b != entrant:
+                    met[b] += 1
+            if partnerships:
+                partnered[table[(table.index(entrant) + 2) % 4]] += 1
             tables.append(table)
-    return Design(tuple(tables), _recount_gauntlet(tables, list(entrants), baselines, seats))
+    balance = _recount_gauntlet(tables, list(entrants), baselines, seats, partnerships)
+    return Design(tuple(tables), balance)
 
 
 def _seat_in(entrant: str, group: Sequence[str], seat: int, partnerships: bool) -> tuple[str, ...]:
@@ -263,343 +277,6 @@ def _two_seat_exact(n: int, t: int, rng: random.Random) -> list[list[int]] | Non
     return [[i, (i + d) % n] for d in differences[: t // 2] for i in range(n)]
 
 
-class _Search:
-    """The dealt design and its local search over the meeting counts (module doc)."""
-
-    def __init__(
-        self,
-        n: int,
-        seats: int,
-        partnerships: bool,
-        names: list[str],
-        allowed: Allowed | None,
-        rng: random.Random,
-    ) -> None:
-        self.n, self.s, self.partnerships = n, seats, partnerships
-        self.names, self.allowed, self.rng = names, allowed, rng
-        self.opp = [[0] * n for _ in range(n)]
-        self.part = [[0] * n for _ in range(n)] if partnerships else self.opp
-        self.tables: list[list[int]] = []
-        self.where: list[list[int]] = [[] for _ in range(n)]
-        self.refused: set[int] = set()
-
-    def _partner(self, p: int, q: int) -> bool:
-        return self.partnerships and (p - q) % 4 == 2
-
-    def _add(self, k: int, sign: int) -> None:
-        """Add (1) or remove (-1) the meetings of table ``k``."""
-        table = self.tables[k]
-        for p, q in combinations(range(self.s), 2):
-            a, b = table[p], table[q]
-            grid = self.part if self._partner(p, q) else self.opp
-            grid[a][b] += sign
-            grid[b][a] += sign
-
-    def _ok(self, table: list[int]) -> bool:
-        return self.allowed is None or self.allowed(tuple(self.names[i] for i in table))
-
-    def _deal(self, t: int) -> None:
-        """Deal the entrants round by round into tables (module doc)."""
-        n, s, rng = self.n, self.s, self.rng
-        extra = -(n * t) % s
-        stream: list[int] = []
-        for r in range(t + (1 if extra else 0)):
-            batch = list(range(n))
-            rng.shuffle(batch)
-            stream.extend(batch if r < t else batch[:extra])
-        stream.reverse()  # popped from the end
-        window: list[int] = []
-        while stream or window:
-            while stream and len(window) < _WINDOW:
-                window.append(stream.pop())
-            table: list[int] = []
-            for p in range(s):
-                rows = [
-                    (self.part if self._partner(p, q) else self.opp)[m] for q, m in enumerate(table)
-                ]
-                check = self.allowed is not None and p == s - 1
-                best, best_cost = -1, -1
-                for w, c in enumerate(window):
-                    if c in table:
-                        continue
-                    cost = 0
-                    for row in rows:
-                        cost += row[c]
-                    if check and not self._ok([*table, c]):
-                        cost += _REFUSED
-                    if best < 0 or cost < best_cost:
-                        best, best_cost = w, cost
-                        if cost == 0:
-                            break
-                if best < 0:  # only entrants already seated here are left: trade one away
-                    best = self._trade(window, table)
-                table.append(window.pop(best))
-            self.tables.append(table)
-            k = len(self.tables) - 1
-            for c in table:
-                self.where[c].append(k)
-            self._add(k, 1)
-            if not self._ok(table):
-                self.refused.add(k)
-
-    def _trade(self, window: list[int], table: list[int]) -> int:
-        """Swap the window's first entrant into an earlier table for one this table lacks."""
-        x = window[0]
-        for k in self.rng.sample(range(len(self.tables)), len(self.tables)):
-            other = self.tables[k]
-            if x in other:
-                continue
-            for p, y in enumerate(other):
-                if y not in table and y != x:
-                    self._add(k, -1)
-                    other[p] = x
-                    self.where[y].remove(k)
-                    self.where[x].append(k)
-                    self._add(k, 1)
-                    window[0] = y
-                    return 0
-        raise AssertionError("no table to trade with")  # n >= seats makes one exist
-
-    def _cost(self, c: int, table: list[int], p: int, skip: int) -> int:
-        """The squared-meeting cost of ``c`` at seat ``p`` of ``table`` (ignoring seat ``skip``)."""
-        total = 0
-        for q, m in enumerate(table):
-            if q != p and q != skip:
-                v = (self.part if self._partner(p, q) else self.opp)[c][m]
-                total += v
-        return total
-
-    def _swap_delta(self, a: int, p: int, b: int, q: int) -> int:
-        """The change in the sum of squared meetings if ``tables[a][p]`` and ``tables[b][q]``
-        trade places (both tables must accept the other entrant)."""
-        ta, tb = self.tables[a], self.tables[b]
-        x, z = ta[p], tb[q]
-        # (v+1)^2 - v^2 = 2v + 1 and (v-1)^2 - v^2 = -2v + 1, per pair gained or lost.
-        delta = 2 * (self._cost(z, ta, p, p) - self._cost(x, ta, p, p))
-        delta += 2 * (self._cost(x, tb, q, q) - self._cost(z, tb, q, q))
-        delta += 4 * (self.s - 1)
-        if self.allowed is not None:
-            na, nb = list(ta), list(tb)
-            na[p], nb[q] = z, x
-            before = (a in self.refused) + (b in self.refused)
-            after = (not self._ok(na)) + (not self._ok(nb))
-            delta += _REFUSED * (after - before)
-        return delta
-
-    def _swap(self, a: int, p: int, b: int, q: int) -> None:
-        ta, tb = self.tables[a], self.tables[b]
-        x, z = ta[p], tb[q]
-        self._add(a, -1)
-        self._add(b, -1)
-        ta[p], tb[q] = z, x
-        self.where[x].remove(a)
-        self.where[x].append(b)
-        self.where[z].remove(b)
-        self.where[z].append(a)
-        self._add(a, 1)
-        self._add(b, 1)
-        for k in (a, b):
-            if self._ok(self.tables[k]):
-                self.refused.discard(k)
-            else:
-                self.refused.add(k)
-
-    def _repair(self, x: int, a: int, tries: int) -> bool:
-        """Move ``x`` out of table ``a`` by the best of ``tries`` swaps, if none is worse."""
-        rng, tables, s = self.rng, self.tables, self.s
-        p = tables[a].index(x)
-        slots = len(tables) * s
-        picks = range(slots) if slots <= tries else (rng.randrange(slots) for _ in range(tries))
-        best: tuple[int, int, int] | None = None
-        for pick in picks:
-            b, q = divmod(pick, s)
-            if b == a or x in tables[b] or tables[b][q] in tables[a]:
-                continue
-            delta = self._swap_delta(a, p, b, q)
-            if best is None or delta < best[0]:
-                best = (delta, b, q)
-        if best is None or best[0] > 0:
-            return False
-        self._swap(a, p, best[1], best[2])
-        return best[0] < 0
-
-    def _repartner(self, a: int) -> bool:
-        """Partnerships: re-pair table ``a``'s teams if another pairing evens the counts."""
-        table = self.tables[a]
-        base = self._squares(table)
-        best, best_order = base, table
-        for order in ([table[0], table[2], table[1], table[3]],
-                      [table[0], table[1], table[3], table[2]]):  # fmt: skip
-            if self._ok(order) or a in self.refused:
-                self._add(a, -1)
-                self.tables[a] = order
-                self._add(a, 1)
-                value = self._squares(order)
-                self._add(a, -1)
-                self.tables[a] = table
-                self._add(a, 1)
-                if value < best:
-                    best, best_order = value, order
-        if best_order is table:
-            return False
-        self._add(a, -1)
-        self.tables[a] = best_order
-        self._add(a, 1)
-        self.refused.discard(a)
-        return True
-
-    def _squares(self, table: list[int]) -> int:
-        total = 0
-        for p, q in combinations(range(self.s), 2):
-            v = (self.part if self._partner(p, q) else self.opp)[table[p]][table[q]]
-            total += v * v
-        return total
-
-    def _targets(self, grid: list[list[int]], total: int) -> tuple[int, int]:
-        """The (fewest, most) meetings per pair that ``total`` meetings allow."""
-        pairs = comb(self.n, 2)
-        return total // pairs, -(-total // pairs)
-
-    def _bad(self) -> list[tuple[int, int]]:
-        """The pairs whose counts are outside the targets: (entrant, table to move it from)."""
-        tables = len(self.tables)
-        per_table = self.s * (self.s - 1) // 2
-        if self.partnerships:
-            checks = [(self.opp, tables * 4), (self.part, tables * 2)]
-        else:
-            checks = [(self.opp, tables * per_table)]
-        found: list[tuple[int, int]] = []
-        for grid, total in checks:
-            low, high = self._targets(grid, total)
-            for x in range(self.n):
-                row = grid[x]
-                for y in range(x + 1, self.n):
-                    v = row[y]
-                    if v > high:  # move x away from a table it shares with y
-                        shared = [k for k in self.where[x] if y in self.tables[k]]
-                        found.append((x, self.rng.choice(shared)))
-                    elif v < low:  # move x into a table of y's
-                        found.append((-1, self.rng.choice(self.where[y]) * self.n + x))
-        found.extend((self.tables[k][0], k) for k in sorted(self.refused))
-        return found
-
-    def _bring(self, x: int, b: int) -> bool:
-        """Seat ``x`` in table ``b`` (trading with one of its entrants) if that helps."""
-        if x in self.tables[b]:
-            return False
-        for a in self.rng.sample(self.where[x], len(self.where[x])):
-            p = self.tables[a].index(x)
-            q = self.rng.randrange(self.s)
-            if self.tables[b][q] in self.tables[a]:
-                continue
-            if self._swap_delta(a, p, b, q) < 0:
-                self._swap(a, p, b, q)
-                return True
-        return False
-
-    def run(self, t: int) -> list[list[int]]:
-        self._deal(t)
-        fewest, stale = -1, 0
-        while stale < 6:
-            bad = self._bad()
-            if not bad:
-                break
-            if fewest < 0 or len(bad) < fewest:
-                fewest, stale = len(bad), 0
-            else:
-                stale += 1
-            self.rng.shuffle(bad)
-            for x, k in bad:
-                if x < 0:
-                    self._bring(k % self.n, k // self.n)
-                    continue
-                if x not in self.tables[k]:
-                    continue  # an earlier swap moved it already
-                if not self._repair(x, k, 400) and self.partnerships:
-                    self._repartner(k)
-        return self.tables
-
-
-def _arrangements(seats: int, partnerships: bool) -> list[tuple[int, ...]]:
-    if partnerships:
-        return list(_PARTNER_ARRANGEMENTS)
-    return list(permutations(range(seats)))
-
-
-def _balance_seats(
-    built: list[list[int]],
-    n: int,
-    arrangements: list[tuple[int, ...]],
-    names: list[str],
-    allowed: Allowed | None,
-) -> list[list[int]]:
-    """Order each table's seats so every entrant sits at each seat index as evenly as it can.
-
-    Each table in turn takes the arrangement its entrants have sat in least; then the tables of
-    any entrant still spread by more than one are re-seated against everyone else's counts. A
-    seat order the rule ``allowed`` refuses is never chosen (the dealt order stands).
-    """
-    s = len(built[0])
-    count = [[0] * s for _ in range(n)]
-    tables: list[list[int]] = []
-    where: list[list[int]] = [[] for _ in range(n)]
-
-    def fits(order: list[int]) -> bool:
-        return allowed is None or allowed(tuple(names[i] for i in order))
-
-    def best_order(tb: list[int]) -> list[int]:
-        best, chosen = sum(count[e][i] for i, e in enumerate(tb)), tb
-        for arrangement in arrangements:
-            order = [tb[j] for j in arrangement]
-            value = sum(count[e][i] for i, e in enumerate(order))
-            if value < best and fits(order):
-                best, chosen = value, order
-        return chosen
-
-    for k, tb in enumerate(built):
-        if len(arrangements) > 8:  # free seating: the lowest (entrant, seat) counts first
-            order = [-1] * s
-            for _, i, e in sorted((count[e][i], i, e) for e in tb for i in range(s)):
-                if order[i] < 0 and e not in order:
-                    order[i] = e
-            chosen = order if fits(order) else list(tb)
-        else:
-            chosen = best_order(list(tb))
-        tables.append(chosen)
-        for i, e in enumerate(chosen):
-            count[e][i] += 1
-            where[e].append(k)
-    for _ in range(4):
-        spread = [e for e in range(n) if max(count[e]) - min(count[e]) > 1]
-        if not spread:
-            break
-        for e in spread:
-            for k in where[e]:
-                tb = tables[k]
-                if len(arrangements) <= 8:
-                    for i, m in enumerate(tb):
-                        count[m][i] -= 1
-                    tables[k] = best_order(tb)
-                    for i, m in enumerate(tables[k]):
-                        count[m][i] += 1
-                    continue
-                i = tb.index(e)  # free seating: trade seats with one table mate if it helps
-                ce = count[e]
-                for j, m in enumerate(tb):
-                    cm = count[m]
-                    if j != i and ce[j] - ce[i] + cm[i] - cm[j] + 2 < 0:
-                        order = list(tb)
-                        order[i], order[j] = m, e
-                        if fits(order):
-                            ce[i] -= 1
-                            ce[j] += 1
-                            cm[j] -= 1
-                            cm[i] += 1
-                            tables[k] = order
-                            break
-    return tables
-
-
 def recount(
     tables: Sequence[tuple[str, ...]], entrants: Sequence[str], *, partnerships: bool = False
 ) -> Balance:
@@ -640,9 +317,14 @@ def _range(counts: Counter[tuple[str, str]], pairs: int) -> tuple[int, int]:
 
 
 def _recount_gauntlet(
-    tables: Sequence[tuple[str, ...]], entrants: list[str], baselines: Sequence[str], seats: int
+    tables: Sequence[tuple[str, ...]],
+    entrants: list[str],
+    baselines: Sequence[str],
+    seats: int,
+    partnerships: bool,
 ) -> Balance:
-    """A gauntlet's balance: tables and seats per entrant, entrant-baseline meetings."""
+    """A gauntlet's balance: tables and seats per entrant, entrant-baseline meetings (and,
+    with partnerships, which baseline partnered it)."""
     entered = set(entrants)
     per_entrant = Counter(e for tb in tables for e in tb if e in entered)
     per_seat = Counter((e, i) for tb in tables for i, e in enumerate(tb) if e in entered)
@@ -652,9 +334,19 @@ def _recount_gauntlet(
     pairs = [met[(e, b)] for e in entrants for b in baselines]
     counts = [per_entrant[e] for e in entrants]
     seat_counts = [per_seat[(e, i)] for e in entrants for i in range(seats)]
+    partners: tuple[int, int] | None = None
+    if partnerships:
+        mate = Counter(
+            (tb[i], tb[(i + 2) % 4]) for tb in tables for i in range(4) if tb[i] in entered
+        )
+        partnered = [mate[(e, b)] for e in entrants for b in baselines]
+        partners = (min(partnered), max(partnered))
     return Balance(
         tables_per_entrant=(min(counts), max(counts)),
         meetings=(min(pairs), max(pairs)),
         seats=(min(seat_counts), max(seat_counts)),
-        exact=min(counts) == max(counts) and min(pairs) == max(pairs),
+        exact=min(counts) == max(counts)
+        and min(pairs) == max(pairs)
+        and (partners is None or partners[0] == partners[1]),
+        partners=partners,
     )

@@ -24,7 +24,6 @@ from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, FinishedMatch
 from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import (
-    MAX_GAMES,
     TournamentError,
     TournamentRunner,
     match_spec,

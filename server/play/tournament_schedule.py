@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game, make_game
@@ -184,22 +184,32 @@ def design_of(t: StoredTournament) -> Design | None:
     """
     if t.format == "round-robin":
         return None
-    key = (
-        t.id, t.seed, t.format, t.entrants, t.game, repr(sorted(t.options.items())),
-        t.games_per_entrant, t.games_per_pairing, repr(sorted((t.owners or {}).items())),
-        t.allow_same_owner_tables, t.allow_same_owner_partners,
-    )  # fmt: skip
+    key = _key(t)
     if key not in _DESIGNS:
-        if len(_DESIGNS) >= _KEPT_DESIGNS:
-            del _DESIGNS[next(iter(_DESIGNS))]
-        _DESIGNS[key] = _design(t)
+        _keep(_DESIGNS, key, _design(t))
     return _DESIGNS[key]
 
 
-_KEPT_DESIGNS: Final = 16
+_KEPT: Final = 8
 _DESIGNS: Final[dict[tuple[object, ...], Design]] = {}
-"""The latest designs made, by everything they follow from: a big field's design takes
-seconds, and the admin API's listing counts every tournament's games."""
+_SCHEDULES: Final[dict[tuple[object, ...], tuple[ScheduledGame, ...]]] = {}
+"""The latest designs and schedules of balanced and gauntlet tournaments, by everything they
+follow from: a big field's takes seconds, and the admin API counts every listed tournament's
+games (DESIGN.md: the same row, the same schedule)."""
+
+
+def _key(t: StoredTournament) -> tuple[object, ...]:
+    return (
+        t.id, t.seed, t.format, t.entrants, t.game, repr(sorted(t.options.items())),
+        t.games_per_entrant, t.games_per_pairing, t.deals, repr(sorted((t.owners or {}).items())),
+        t.allow_same_owner_tables, t.allow_same_owner_partners,
+    )  # fmt: skip
+
+
+def _keep(kept: dict[tuple[object, ...], Any], key: tuple[object, ...], value: object) -> None:
+    if len(kept) >= _KEPT:
+        del kept[next(iter(kept))]
+    kept[key] = value
 
 
 def _design(t: StoredTournament) -> Design:
@@ -245,9 +255,12 @@ def _schedule(t: StoredTournament) -> list[ScheduledGame]:
     design = design_of(t)
     if design is None:
         return _round_robin(t)
+    key = _key(t)
+    if key in _SCHEDULES:
+        return list(_SCHEDULES[key])
     game = game_of(t)
     _, baselines = split_baselines(t.entrants)
-    return expand(
+    games = expand(
         t.entrants,
         game.num_players,
         design.tables,
@@ -259,6 +272,8 @@ def _schedule(t: StoredTournament) -> list[ScheduledGame]:
         allow_same_owner_partners=t.allow_same_owner_partners,
         shared=baselines if t.format == "gauntlet" else (),
     )
+    _keep(_SCHEDULES, key, tuple(games))
+    return games
 
 
 def _round_robin(t: StoredTournament) -> list[ScheduledGame]:

@@ -177,7 +177,9 @@ def split_baselines(entrants: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def design_of(t: StoredTournament) -> Design | None:
     """The tables of a balanced or gauntlet ``t`` and the balance they reach (None for a round
-    robin); its seed is the tournament's, so the same row gives the same design.
+    robin). They follow from the entrants' order, the sizes and the seating rule alone (design
+    seed 0, not the master seed): the same row gives the same design, and a regrade, even on
+    fresh deals, the same tables with its replacements in the replaced bots' places.
 
     Raises:
         ValueError: too few entrants or baselines, or the seating rule leaves no design.
@@ -200,7 +202,7 @@ games (DESIGN.md: the same row, the same schedule)."""
 
 def _key(t: StoredTournament) -> tuple[object, ...]:
     return (
-        t.id, t.seed, t.format, t.entrants, t.game, repr(sorted(t.options.items())),
+        t.id, t.format, t.entrants, t.game, repr(sorted(t.options.items())),
         t.games_per_entrant, t.games_per_pairing, t.deals, repr(sorted((t.owners or {}).items())),
         t.allow_same_owner_tables, t.allow_same_owner_partners,
     )  # fmt: skip
@@ -236,7 +238,6 @@ def _design(t: StoredTournament) -> Design:
             seats,
             tables_per_entrant=per,
             partnerships=partnerships,
-            seed=t.seed,
             allowed=allowed,
         )
     return balanced(
@@ -244,7 +245,6 @@ def _design(t: StoredTournament) -> Design:
         seats,
         tables_per_entrant=per,
         partnerships=partnerships,
-        seed=t.seed,
         allowed=allowed,
     )
 

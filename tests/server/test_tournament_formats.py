@@ -8,6 +8,7 @@ maximal, the same row the same schedule) and new_tournament's refusals.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -15,11 +16,12 @@ import pytest
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
+from domino_arena.server.play.regrade import regrade_of
 from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
 from domino_arena.server.play.tournament_schedule import design_of
-from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
 
 BOTS = tuple(f"bot-{i:02d}" for i in range(40))
@@ -153,3 +155,16 @@ def test_a_round_robin_too_big_is_refused_with_the_balanced_one_to_play() -> Non
     assert "--format balanced --games-per-entrant 100" in message
     balanced = a_tournament(entrants=BOTS, format="balanced", games_per_entrant=100)
     assert len(schedule_of(balanced)) == 40 * 100 // 4
+
+
+def test_a_regrade_on_fresh_deals_keeps_the_designs_tables() -> None:
+    """The design follows from the entrants' order and sizes, not the master seed, so a
+    regrade's carried games are the same games (server/play/regrade.py)."""
+    t = a_tournament(format="balanced", games_per_entrant=12, game=THREE)
+    done = dataclasses.replace(t, state=TournamentState.FINISHED)
+    again = regrade_of(
+        done, {"bot-03": "bot-30"}, course_bots=dict.fromkeys(BOTS, ""), fresh_deals=True
+    )
+    assert again.seed != t.seed and again.format == "balanced"
+    renamed = [tuple("bot-30" if e == "bot-03" else e for e in g.seats) for g in schedule_of(t)]
+    assert [g.seats for g in schedule_of(again)] == renamed

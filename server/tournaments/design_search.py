@@ -270,8 +270,8 @@ class Search:
         self._deal(t)
         self._price(t)
         # Stop when a pass finds nothing to mend, or after as many fruitless attempts as the
-        # design has tables (at least 600): bounded work, the same for the same seed.
-        patience = max(600, len(self.tables))
+        # design has tables (at least 1,500): bounded work, the same for the same seed.
+        patience = max(1500, len(self.tables))
         fewest, stale = -1, 0
         while stale < patience:
             bad = self._bad()

@@ -115,6 +115,10 @@ class Search:
                     self.where[y].remove(k)
                     self.where[x].append(k)
                     self._add(k, 1)
+                    if self._ok(other):
+                        self.refused.discard(k)
+                    else:
+                        self.refused.add(k)
                     window[0] = y
                     return 0
         raise AssertionError("no table to trade with")  # n >= seats makes one exist
@@ -298,6 +302,8 @@ class Search:
                 if self.rng.random() < 0.5:
                     mover = self.tables[k][self.rng.randrange(self.s)]  # or a table mate
                 slack = 2 if stale >= 20 and self.rng.random() < 0.25 else 0
+                if k in self.refused:  # a table may need two moves: take any that refuses no more
+                    slack = REFUSED // 2
                 if not self._repair(mover, k, 400, slack) and self.partnerships:
                     self._repartner(k)
         return self.tables

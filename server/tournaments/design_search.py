@@ -115,6 +115,10 @@ class Search:
                     self.where[y].remove(k)
                     self.where[x].append(k)
                     self._add(k, 1)
+                    if self._ok(other):
+                        self.refused.discard(k)
+                    else:
+                        self.refused.add(k)
                     window[0] = y
                     return 0
         raise AssertionError("no table to trade with")  # n >= seats makes one exist
@@ -122,13 +126,9 @@ class Search:
     def _at(self, table: list[int], p: int, enter: int, leave: int) -> int:
         """The cost change at ``table`` when ``enter`` takes seat ``p`` from ``leave``."""
         total = 0
-        for q, m in enumerate(table):
-            if q != p:
-                if self._partner(p, q):
-                    grid, gain, loss = self.part, self.part_gain, self.part_loss
-                else:
-                    grid, gain, loss = self.opp, self.opp_gain, self.opp_loss
-                total += gain[grid[enter][m]] + loss[grid[leave][m]]
+        for q, grid, gain, loss in self.roles[p]:
+            m = table[q]
+            total += gain[grid[enter][m]] + loss[grid[leave][m]]
         return total
 
     def _price(self, t: int) -> None:
@@ -139,6 +139,16 @@ class Search:
         opp_total = tables * (4 if self.partnerships else per_table)
         self.opp_gain, self.opp_loss = _prices(t + 3, *_targets(self.n, opp_total))
         self.part_gain, self.part_loss = _prices(t + 3, *_targets(self.n, tables * 2))
+        self.roles = [
+            [
+                (q, self.part, self.part_gain, self.part_loss)
+                if self._partner(p, q)
+                else (q, self.opp, self.opp_gain, self.opp_loss)
+                for q in range(self.s)
+                if q != p
+            ]
+            for p in range(self.s)
+        ]
 
     def _swap_delta(self, a: int, p: int, b: int, q: int) -> int:
         """The change in the cost of the meetings if ``tables[a][p]`` and ``tables[b][q]``
@@ -253,7 +263,8 @@ class Search:
         if x in tables[b]:
             return False
         best: tuple[int, int, int, int] | None = None
-        for a in self.where[x]:
+        sources = self.where[x]
+        for a in self.rng.sample(sources, min(len(sources), 6)):
             p = tables[a].index(x)  # where[x] lists tables with x
             for q in range(self.s):
                 if tables[b][q] in tables[a]:
@@ -270,8 +281,8 @@ class Search:
         self._deal(t)
         self._price(t)
         # Stop when a pass finds nothing to mend, or after as many fruitless attempts as the
-        # design has tables (at least 600): bounded work, the same for the same seed.
-        patience = max(600, len(self.tables))
+        # design has tables (at least 1,500): bounded work, the same for the same seed.
+        patience = max(1500, len(self.tables))
         fewest, stale = -1, 0
         while stale < patience:
             bad = self._bad()
@@ -291,6 +302,8 @@ class Search:
                 if self.rng.random() < 0.5:
                     mover = self.tables[k][self.rng.randrange(self.s)]  # or a table mate
                 slack = 2 if stale >= 20 and self.rng.random() < 0.25 else 0
+                if k in self.refused:  # a table may need two moves: take any that refuses no more
+                    slack = REFUSED // 2
                 if not self._repair(mover, k, 400, slack) and self.partnerships:
                     self._repartner(k)
         return self.tables

@@ -53,7 +53,7 @@ def _sizes(draw: st.DrawFn) -> tuple[int, int, bool, int]:
     return count, seats, partnerships, draw(st.integers(min_value=1, max_value=10))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(size=_sizes(), seed=st.integers(min_value=0, max_value=3))
 def test_a_balanced_design_keeps_its_promises(size: tuple[int, int, bool, int], seed: int) -> None:
     count, seats, partnerships, per_entrant = size
@@ -82,7 +82,7 @@ def test_a_balanced_design_keeps_its_promises(size: tuple[int, int, bool, int], 
     if seats == 2 and (count % 2 == 0 or per_entrant % 2 == 0):  # the exact constructions
         low, high = design.balance.meetings
         assert high - low <= 1
-        assert design.balance.exact == (count % 2 == 0 and per_entrant % (count - 1) == 0)
+        assert design.balance.exact == (per_entrant % (count - 1) == 0)  # whole round robins
     again = balanced(
         entrants, seats, tables_per_entrant=per_entrant, partnerships=partnerships, seed=seed
     )

@@ -413,9 +413,7 @@ class TournamentRunner:
 
     def _fill(self, games: trio.Nursery, waiters: trio.Nursery) -> None:
         """Start ready games in the free slots, then make games due for the slots still free."""
-        busy = {name for bots in self._running.values() for name in bots}
-        if self.t.format == "gauntlet":  # its baselines are hosted for every seat apart
-            busy = {name for name in busy if house_name(name) is None}
+        busy = {name for bots in self._running.values() for name in self._own(bots)}
         for name in list(self._given_up):
             if self.lobby.get(name) is not None:
                 self._given_up.discard(name)
@@ -428,7 +426,7 @@ class TournamentRunner:
             absent = self._absent(g.seats)
             if absent and g.index not in self._ready and not self._given_up.issuperset(absent):
                 continue
-            busy.update(g.seats)
+            busy.update(self._own(g.seats))
             self._pending.remove(g)
             self._ready.discard(g.index)
             self._running[g.index] = g.seats
@@ -444,6 +442,13 @@ class TournamentRunner:
             self._waiting.add(g.index)
             waiters.start_soon(self._wait_for, g, name=f"tournament game {g.index} waits")
             free -= 1
+
+    def _own(self, seats: Sequence[str]) -> Sequence[str]:
+        """The seats that keep a bot from another game at once: a gauntlet's baselines are
+        hosted for every seat apart (scheduler.expand's ``shared``)."""
+        if self.t.format != "gauntlet":
+            return seats
+        return [n for n in seats if house_name(n) is None]
 
     def _absent(self, seats: Sequence[str]) -> list[str]:
         """The bots of ``seats`` not connected; house seats are hosted, never absent."""

@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
+import trio.testing
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.regrade import regrade_of
 from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.play.tournament import (
+    TournamentError,
+    TournamentRunner,
+    new_tournament,
+    schedule_of,
+)
 from domino_arena.server.play.tournament_schedule import design_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
+from tests.fakes.play import FakePlay
 
 BOTS = tuple(f"bot-{i:02d}" for i in range(40))
 FOUR = make_game("passing", players=4, partnerships=True)
@@ -168,3 +179,33 @@ def test_a_regrade_on_fresh_deals_keeps_the_designs_tables() -> None:
     assert again.seed != t.seed and again.format == "balanced"
     renamed = [tuple("bot-30" if e == "bot-03" else e for e in g.seats) for g in schedule_of(t)]
     assert [g.seats for g in schedule_of(again)] == renamed
+
+
+def test_a_gauntlets_baselines_play_at_many_tables_at_once(tmp_path: Path) -> None:
+    """The runner does not hold a gauntlet's games back for its baselines (hosted for every
+    seat apart): its entrants' games run at once, up to the concurrency."""
+    storage = RatedStorage(f"sqlite:///{tmp_path / 'arena.db'}")
+    storage.open()
+    for name in BOTS[:6]:
+        storage.add_bot(name)
+    t = a_tournament(
+        game=make_game("passing", players=2),
+        entrants=BOTS[:6],
+        baselines=[("greedy", 1500.0)],
+        format="gauntlet",
+        concurrency=6,
+    )
+    storage.add_tournament(t)
+    lobby = Lobby()
+    play = FakePlay(storage=storage)
+
+    async def main() -> None:
+        for name in BOTS[:6]:
+            lobby.connect(Connection(name, ["passing"]))
+        runner = TournamentRunner(t, storage=storage, play=play, lobby=lobby)
+        assert await runner.run() is TournamentState.FINISHED
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert storage.tournament_game_indexes(t.id) == set(range(12))
+    assert play.max_in_flight == 6  # every entrant at once, each against house:greedy
+    storage.close()

@@ -44,6 +44,7 @@ from domino_arena.server.cli.course_settings import (
     live_view_of,
     live_view_text,
 )
+from domino_arena.server.cli.formats import format_arguments, format_fields, format_lines
 from domino_arena.server.cli.grades import precision_lines
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.moments import moment
@@ -85,7 +86,7 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
         [
             (
                 "create",
-                "create a round-robin tournament between registered bots",
+                "create a tournament (round robin, balanced or gauntlet) between registered bots",
                 _tournament_create_arguments,
                 _tournament_create,
             ),
@@ -146,9 +147,11 @@ def _tournament_create_arguments(parser: argparse.ArgumentParser) -> None:
         "--precision",
         type=float,
         metavar="ELO",
-        help="with --baselines: choose the games per pairing so each baseline comparison's 95%% "
-        "interval is at most +-ELO (docs/courses.md: precision)",
+        help="choose the games per pairing (--format balanced: per entrant) so each baseline "
+        "comparison's 95%% interval (without --baselines: each rating's) is at most +-ELO "
+        "(docs/courses.md: precision)",
     )
+    format_arguments(parser)
     parser.add_argument(
         "--deals",
         choices=[mode.value for mode in DealMode],
@@ -184,8 +187,9 @@ def _tournament_create(args: argparse.Namespace) -> int:
         start=args.start,
     )
     request.deals = deal_mode_to_proto(DealMode(args.deals))
+    format_fields(args, request)
     if args.precision is not None:  # the referee checks the range
-        if args.games_per_pairing is not None:
+        if args.games_per_pairing is not None and args.format == "round-robin":
             raise CliError("--precision: it chooses the games per pairing; drop one of the two")
         if not args.precision:  # 0 would mean "not given" on the wire
             raise CliError("--precision: expected 5 to 1000 Elo, got 0")
@@ -212,7 +216,9 @@ def _tournament_create(args: argparse.Namespace) -> int:
     t = admin_call(args, "CreateTournament", request)
     print(f"tournament {t.id} created: {escape(t.name)}")
     if args.precision is not None:
-        print(f"  sized for +-{args.precision:g} Elo: {t.games_per_pairing} games per pairing")
+        size = f"{t.games_per_entrant} games per entrant" if t.games_per_entrant else ""
+        size = size or f"{t.games_per_pairing} games per pairing"
+        print(f"  sized for +-{args.precision:g} Elo: {size}")
     _print_tournament(t)
     if not args.start and not t.HasField("start_at"):
         print(f"start it with: domino-arena tournament start {t.id}")
@@ -332,7 +338,8 @@ def _print_tournament(t: Any) -> None:
         print(f"  frozen baselines: {escape(', '.join(t.baselines))}")
     if t.HasField("start_at"):
         print(f"  starts by itself at {t.start_at.ToDatetime(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
-    for line in [*regrade_lines(t), *precision_lines(t), *hosted_tournament_lines(t)]:
+    lines = [*format_lines(t), *regrade_lines(t), *precision_lines(t)]
+    for line in [*lines, *hosted_tournament_lines(t)]:
         print(f"  {line}")
     print(f"  {pairing}, {_deals_text(t.deals)}, {'rated' if t.rated else 'unrated'}")
     print(f"  {_seed_text(t)}")

@@ -139,6 +139,8 @@ def tournament_message(
         progress=progress,
         seed_commitment=t.seed_commitment,
         deal_scheme=t.deal_scheme,
+        format=t.format,
+        games_per_entrant=t.games_per_entrant or 0,
     )
     if t.seed_revealed:  # before, the commitment alone: no seed reaches a bot early
         message.seed = t.seed

@@ -14,11 +14,17 @@ from collections.abc import Sequence
 
 from domino_arena.sdk.rules import Game
 from domino_arena.server.net.admin_grades import OwnerStorage, course_owners
-from domino_arena.server.net.admin_requests import invalid
+from domino_arena.server.net.admin_requests import deal_mode_of, invalid
 from domino_arena.server.play.scheduler import DealMode
-from domino_arena.server.play.tournament_schedule import partnerships_of
-from domino_arena.server.stats.precision import Precision, sized
+from domino_arena.server.play.tournament_schedule import (
+    DEFAULT_GAMES_PER_ENTRANT,
+    partnerships_of,
+    schedule_size,
+    too_big,
+)
+from domino_arena.server.stats.precision import Precision, sized, sized_balanced
 from domino_arena.server.store.bots import BotState, StoredBot
+from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 MIN_PRECISION = 5.0
@@ -55,6 +61,98 @@ def games_per_pairing_for(
         ).games_per_pairing
     except ValueError as exc:
         raise invalid(str(exc)) from None
+
+
+def games_per_entrant_for(
+    half_width: float,
+    game: Game,
+    entrants: int,
+    *,
+    baselines: bool,
+    deals: DealMode,
+    games_per_pairing: int = 1,
+) -> int:
+    """The games per entrant of a balanced tournament a ``precision`` asks for
+    (INVALID_ARGUMENT if out of range or out of reach)."""
+    if not MIN_PRECISION <= half_width <= MAX_PRECISION:
+        raise invalid(
+            f"precision: expected {MIN_PRECISION:g} to {MAX_PRECISION:g} Elo, got {half_width:g}"
+        )
+    try:
+        return sized_balanced(
+            game.name,
+            seats=game.num_players,
+            partnerships=partnerships_of(game),
+            entrants=entrants,
+            half_width=half_width,
+            baselines=baselines,
+            games_per_pairing=games_per_pairing,
+            fresh=deals is DealMode.FRESH,
+        ).games_per_entrant
+    except ValueError as exc:
+        raise invalid(str(exc)) from None
+
+
+def refuse_big_round_robin(
+    game: Game,
+    entrants: int,
+    games_per_pairing: int,
+    precision: float,
+    *,
+    baselines: bool,
+    deals: DealMode,
+) -> None:
+    """INVALID_ARGUMENT for a round robin of more than ``MAX_ROUND_ROBIN_GAMES`` games, with the
+    balanced tournament that gives the precision asked for (none asked: 100 games each)."""
+    games = schedule_size(entrants, game.num_players, partnerships_of(game), games_per_pairing)
+    if games <= MAX_ROUND_ROBIN_GAMES:
+        return
+    suggested = DEFAULT_GAMES_PER_ENTRANT
+    if precision:
+        suggested = games_per_entrant_for(
+            precision, game, entrants, baselines=baselines, deals=deals
+        )
+    raise invalid(too_big(entrants, games, suggested))
+
+
+def sized_by_precision(
+    request: admin_pb.CreateTournamentRequest,
+    game: Game,
+    format: str,
+    entrants: int,
+    *,
+    listed: bool,
+) -> tuple[int, int | None]:
+    """The games per pairing (a round robin) or per entrant (a balanced tournament) that a
+    CreateTournament's ``precision`` asks for, for ``entrants`` (baselines and those chosen at
+    the start included). A round robin that would be too big is refused with the balanced
+    tournament of that precision (:func:`refuse_big_round_robin`)."""
+    graded, deals = bool(request.baselines), deal_mode_of(request.deals)
+    entrants = max(entrants, game.num_players)
+    if format == "balanced":
+        per_pairing = request.games_per_pairing or 1
+        per_entrant = games_per_entrant_for(
+            request.precision,
+            game,
+            entrants,
+            games_per_pairing=per_pairing,
+            baselines=graded,
+            deals=deals,
+        )
+        return per_pairing, per_entrant
+    if format != "round-robin":
+        raise invalid(
+            f"precision: sizes a round-robin or balanced tournament, not a {format[:20]!r} one "
+            "(give games_per_entrant)"
+        )
+    per_pairing = games_per_pairing_for(
+        request.precision, game, entrants, baselines=graded, deals=deals
+    )
+    if listed:
+        refuse_big_round_robin(
+            game, entrants, per_pairing, request.precision, baselines=graded, deals=deals
+        )
+    return per_pairing, None
 
 
 def precision_message(p: Precision) -> admin_pb.GradePrecision:

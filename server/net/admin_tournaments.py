@@ -37,8 +37,8 @@ from domino_arena.server.net.admin_compare import comparison_of
 from domino_arena.server.net.admin_courses import live_view_of
 from domino_arena.server.net.admin_precision import (
     chosen_later,
-    games_per_pairing_for,
     precision_message,
+    sized_by_precision,
 )
 from domino_arena.server.net.admin_requests import (
     RequestError,
@@ -61,6 +61,7 @@ from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_S
 from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.play.tournament_schedule import design_of
 from domino_arena.server.stats.precision import of_tournament
 from domino_arena.server.stats.regrades import fresh_deals
 from domino_arena.server.store.bots import StoredBot
@@ -156,22 +157,25 @@ class TournamentAdmin:
         if request.HasField("start_at"):
             optional["start_at"] = request.start_at.ToDatetime(tzinfo=dt.UTC)
         games_per_pairing = request.games_per_pairing or 1
+        format = request.format or "round-robin"
+        games_per_entrant = request.games_per_entrant or None
         if request.precision:
-            if request.games_per_pairing:
+            if request.games_per_pairing and format == "round-robin":
                 raise invalid(
                     "precision: give precision or games_per_pairing, not both (precision "
                     "chooses the games per pairing)"
+                )
+            if games_per_entrant is not None:
+                raise invalid(
+                    "precision: give precision or games_per_entrant, not both (precision "
+                    "chooses the games per entrant)"
                 )
             later = await asyncio.to_thread(
                 chosen_later, entrant_policy, self.arena.storage, course.name, bots
             )
             entrants = len(set(request.entrants)) + len(request.baselines) + later
-            games_per_pairing = games_per_pairing_for(
-                request.precision,
-                game,
-                max(entrants, game.num_players),
-                baselines=bool(request.baselines),
-                deals=deal_mode_of(request.deals),
+            games_per_pairing, games_per_entrant = sized_by_precision(
+                request, game, format, entrants, listed=entrant_policy == "listed"
             )
         name = request.name or f"{game.describe()}, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         try:
@@ -186,6 +190,8 @@ class TournamentAdmin:
                 allow_same_owner_partners=course.allow_same_owner_partners,
                 baselines=[(house, baselines[house]) for house in request.baselines],
                 entrant_policy=entrant_policy,
+                format=format,
+                games_per_entrant=games_per_entrant,
                 games_per_pairing=games_per_pairing,
                 deals=deal_mode_of(request.deals),
                 time_control=time_control,
@@ -334,6 +340,8 @@ class TournamentAdmin:
             message.crosstable.extend(tables.crosstable)
             message.repeat_deals.extend(tables.repeat_deals)
             message.carried.extend(tables.carried)
+        if t.format != "round-robin":
+            message.balance = await asyncio.to_thread(_balance_of, t)
         if t.regrade_of is not None:
             original = await asyncio.to_thread(self.arena.storage.tournament, t.regrade_of)
             message.fresh_deals = fresh_deals(t, original)
@@ -395,6 +403,16 @@ class _Tables:
 _TABLES: Final = Kept[_Tables](32)
 """Tournaments' tables by id, kept with the count of stored games (and the entrants and state)
 they were computed from."""
+
+
+def _balance_of(t: StoredTournament) -> str:
+    """The balance a balanced or gauntlet tournament's design reached, in one line ("" before
+    its entrants are chosen)."""
+    try:
+        design = design_of(t)
+    except ValueError:
+        return ""
+    return "" if design is None else str(design.balance)
 
 
 def _refuse_disabled_owners(

@@ -44,7 +44,7 @@ owners) the schedule is exactly the plain one.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations
@@ -127,15 +127,61 @@ def round_robin(
         SeatingError: the seating rule leaves no table (a ValueError).
         ValueError: fewer entrants than seats, repeated names, or no games requested.
     """
+    return expand(
+        entrants,
+        seats,
+        tables(entrants, seats, partnerships=partnerships),
+        games_per_pairing=games_per_pairing,
+        partnerships=partnerships,
+        deals=deals,
+        owners=owners,
+        allow_same_owner_tables=allow_same_owner_tables,
+        allow_same_owner_partners=allow_same_owner_partners,
+        berger=seats == 2 and not partnerships,
+    )
+
+
+def expand(
+    entrants: Sequence[str],
+    seats: int,
+    table_list: Iterable[tuple[str, ...]],
+    *,
+    games_per_pairing: int = 1,
+    partnerships: bool = False,
+    deals: DealMode = DealMode.DUPLICATE,
+    owners: Mapping[str, str] | None = None,
+    allow_same_owner_tables: bool = False,
+    allow_same_owner_partners: bool = False,
+    berger: bool = False,
+    shared: Collection[str] = (),
+) -> list[ScheduledGame]:
+    """Return the games of ``table_list`` (seat order before rotation): the one expansion of
+    tables into games that the round robin and every fixed format share (docs/tournaments.md:
+    formats).
+
+    Each table kept by the fair seating rule is played on ``games_per_pairing`` deals under
+    every rotation, the deals numbered over the tables kept by ``deals``' mode; the games are
+    placed in rounds (Berger cycles with ``berger``, which needs ``table_list`` to be every
+    pair of ``entrants`` once; else packed greedily) and indexed in round order. ``shared``
+    entrants may sit at many tables of one round (a gauntlet's house baselines, hosted by the
+    referee for every seat apart); every table must have an entrant not shared.
+
+    Raises:
+        SeatingError: the seating rule leaves no table (a ValueError).
+        ValueError: no games requested, or no table given.
+    """
     if games_per_pairing < 1:
         raise ValueError(f"games_per_pairing must be at least 1, got {games_per_pairing}")
+    given = list(table_list)
+    if not given:
+        raise ValueError(f"no {seats}-seat table to play")
     # Per table, its games in order: deal by deal, each deal under every rotation (spread:
     # rotation by rotation, each rotation on every deal).
     by_table: list[list[ScheduledGame]] = []
     deal_id = 0
     kept = [
         table
-        for table in tables(entrants, seats, partnerships=partnerships)
+        for table in given
         if seating_allowed(
             table,
             owners,
@@ -166,10 +212,10 @@ def round_robin(
         if deals is DealMode.SPREAD:
             games.sort(key=lambda g: g.rotation)  # stable: deals keep their order
         by_table.append(games)
-    if seats == 2 and not partnerships:
+    if berger:
         placed = _berger_rounds(entrants, by_table)
     else:
-        placed = _packed_rounds(len(entrants) // seats, by_table)
+        placed = _packed_rounds(len(entrants) // seats, by_table, frozenset(shared))
     placed.sort(key=lambda g: g.round)  # stable: tables keep their order within a round
     return [replace(g, index=i) for i, g in enumerate(placed)]
 
@@ -251,17 +297,24 @@ def _berger_rounds(
     return placed
 
 
-def _packed_rounds(capacity: int, by_table: list[list[ScheduledGame]]) -> list[ScheduledGame]:
+def _packed_rounds(
+    capacity: int, by_table: list[list[ScheduledGame]], shared: frozenset[str] = frozenset()
+) -> list[ScheduledGame]:
     """Place games greedily: each round takes disjoint tables, those with most games left first.
 
     Preferring the entrants with the most games left keeps everyone's pace even, so the last
-    rounds are not left with tables that all share one entrant.
+    rounds are not left with tables that all share one entrant. ``shared`` entrants do not make
+    tables disjoint (:func:`expand`); with any, a round is not capped at ``capacity`` tables.
     """
+    if shared:
+        capacity = sum(len(games) for games in by_table)
+        if any(shared.issuperset(games[0].seats) for games in by_table):
+            raise ValueError("every table needs an entrant that is not shared")
     pending = [deque(games) for games in by_table]
     left: Counter[str] = Counter()
     for games in by_table:
         for game in games:
-            left.update(game.seats)
+            left.update(e for e in game.seats if e not in shared)
     placed: list[ScheduledGame] = []
     round_ = 0
     while left:
@@ -272,7 +325,7 @@ def _packed_rounds(capacity: int, by_table: list[list[ScheduledGame]]) -> list[S
         busy: set[str] = set()
         taken = 0
         for t in order:
-            seats = pending[t][0].seats
+            seats = tuple(e for e in pending[t][0].seats if e not in shared)
             if busy.isdisjoint(seats):
                 busy.update(seats)
                 placed.append(replace(pending[t].popleft(), round=round_))

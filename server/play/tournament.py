@@ -59,14 +59,13 @@ from domino_arena.server.play.tournament_schedule import (
     MAX_GAMES,
     TournamentError,
     check_schedule,
+    checked_format,
     deal_seed,
     game_of,
     match_id_of,
     match_spec,
     max_deals_of,
-    partnerships_of,
     schedule_of,
-    schedule_size,
 )
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
@@ -136,6 +135,8 @@ def new_tournament(
     baselines: Sequence[tuple[str, float]] = (),
     entrant_policy: str = "listed",
     start_at: dt.datetime | None = None,
+    format: str = "round-robin",
+    games_per_entrant: int | None = None,
 ) -> StoredTournament:
     """Check a tournament request and return its row, in state CREATED (not stored yet).
 
@@ -144,7 +145,11 @@ def new_tournament(
     their fixed ratings: each is seated as the entrant ``house:NAME`` after the listed ones.
     With an ``entrant_policy`` other than ``listed`` the entrants are chosen when it starts
     (``server/play/tournament_start.py``), so too few listed ones is no error here.
-    ``start_at`` (UTC, in the future) makes it start by itself then.
+    ``start_at`` (UTC, in the future) makes it start by itself then. ``format`` chooses its
+    tables (docs/tournaments.md: formats): a balanced one needs ``games_per_entrant``, a
+    gauntlet seats the listed entrants against the baselines (by default each combination of
+    them once); a round robin over ``MAX_ROUND_ROBIN_GAMES`` is refused, naming the balanced
+    tournament to play instead.
 
     Raises:
         TournamentError: the request is impossible; the message names the field and the rule.
@@ -202,12 +207,14 @@ def new_tournament(
             check_seed(seed)
         except ValueError as exc:
             raise TournamentError(str(exc)) from None
-    games = schedule_size(len(entrants), seats, partnerships_of(game), games_per_pairing)
-    if games > MAX_GAMES and entrant_policy == "listed":
-        raise TournamentError(
-            f"entrants: {len(entrants)} entrants with games_per_pairing={games_per_pairing} make "
-            f"{games} games, more than the {MAX_GAMES} a tournament may have"
-        )
+    games_per_entrant = checked_format(
+        format,
+        games_per_entrant,
+        game=game,
+        entrants=entrants,
+        games_per_pairing=games_per_pairing,
+        listed=entrant_policy == "listed",
+    )
     now = _now()
     seed = seed if seed is not None else random_seed()
     salt, commitment = provable.new_commitment(seed)
@@ -241,6 +248,8 @@ def new_tournament(
             baselines=tuple((b, float(r)) for b, r in baselines),
             entrant_policy=entrant_policy,
             start_at=start_at,
+            format=format,
+            games_per_entrant=games_per_entrant,
         )
     except ValueError as exc:  # the row's own checks (lengths of id and name)
         raise TournamentError(str(exc)) from None
@@ -404,7 +413,7 @@ class TournamentRunner:
 
     def _fill(self, games: trio.Nursery, waiters: trio.Nursery) -> None:
         """Start ready games in the free slots, then make games due for the slots still free."""
-        busy = {name for bots in self._running.values() for name in bots}
+        busy = {name for bots in self._running.values() for name in self._own(bots)}
         for name in list(self._given_up):
             if self.lobby.get(name) is not None:
                 self._given_up.discard(name)
@@ -417,7 +426,7 @@ class TournamentRunner:
             absent = self._absent(g.seats)
             if absent and g.index not in self._ready and not self._given_up.issuperset(absent):
                 continue
-            busy.update(g.seats)
+            busy.update(self._own(g.seats))
             self._pending.remove(g)
             self._ready.discard(g.index)
             self._running[g.index] = g.seats
@@ -433,6 +442,13 @@ class TournamentRunner:
             self._waiting.add(g.index)
             waiters.start_soon(self._wait_for, g, name=f"tournament game {g.index} waits")
             free -= 1
+
+    def _own(self, seats: Sequence[str]) -> Sequence[str]:
+        """The seats that keep a bot from another game at once: a gauntlet's baselines are
+        hosted for every seat apart (scheduler.expand's ``shared``)."""
+        if self.t.format != "gauntlet":
+            return seats
+        return [n for n in seats if house_name(n) is None]
 
     def _absent(self, seats: Sequence[str]) -> list[str]:
         """The bots of ``seats`` not connected; house seats are hosted, never absent."""

@@ -10,18 +10,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.play import compare, provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, MatchSpec
-from domino_arena.server.play.scheduler import DealMode, ScheduledGame, round_robin
+from domino_arena.server.play.scheduler import (
+    DealMode,
+    ScheduledGame,
+    expand,
+    round_robin,
+    seating_allowed,
+)
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.designs import Design, balanced, gauntlet
+from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
 
 MAX_GAMES: Final = 100_000
 """The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
+DEFAULT_GAMES_PER_ENTRANT: Final = 100
+"""What a refused round robin suggests for a balanced tournament when no precision was asked."""
 
 
 class TournamentError(ValueError):
@@ -31,15 +42,96 @@ class TournamentError(ValueError):
 def check_schedule(t: StoredTournament) -> None:
     """Raise :class:`TournamentError` unless ``t`` has a schedule (the seating rule may leave
     none) of at most :data:`MAX_GAMES` games."""
+    if t.format == "round-robin":
+        game = game_of(t)
+        games = schedule_size(
+            len(t.entrants), game.num_players, partnerships_of(game), t.games_per_pairing
+        )
+        if games > MAX_ROUND_ROBIN_GAMES:
+            raise TournamentError(too_big(len(t.entrants), games))
     try:
-        games = len(_round_robin(t))
-    except ValueError as exc:  # SeatingError, or too few entrants
+        games = len(_schedule(t))
+    except ValueError as exc:  # SeatingError, or too few entrants or baselines
         raise TournamentError(str(exc)) from None
     if games > MAX_GAMES:
         raise TournamentError(
             f"entrants: {len(t.entrants)} entrants make {games} games, more than the "
             f"{MAX_GAMES} a tournament may have"
         )
+
+
+def too_big(entrants: int, games: int, suggested: int = DEFAULT_GAMES_PER_ENTRANT) -> str:
+    """The refusal of a round robin of more than :data:`MAX_ROUND_ROBIN_GAMES` games: its size
+    and the balanced tournament to play instead (docs/tournaments.md: formats)."""
+    return (
+        f"entrants: a round robin of {entrants} entrants makes {games} games, more than the "
+        f"{MAX_ROUND_ROBIN_GAMES} a round robin may have; play a balanced tournament instead "
+        f"(--format balanced --games-per-entrant {suggested}: about {entrants * suggested:,} "
+        "game seats, each pair of entrants meeting about equally often; docs/tournaments.md: "
+        "formats)"
+    )
+
+
+def checked_format(
+    format: str,
+    games_per_entrant: int | None,
+    *,
+    game: Game,
+    entrants: Sequence[str],
+    games_per_pairing: int,
+    listed: bool,
+) -> int | None:
+    """Check a tournament's format and size; return its games per entrant (a gauntlet's
+    default: every combination of baselines once; a round robin's: None).
+
+    Raises:
+        TournamentError: an unknown format, a size it cannot take, too few baselines, or a
+            schedule too big (a round robin: :func:`too_big`).
+    """
+    formats = ("round-robin", "balanced", "gauntlet")
+    if format not in formats:
+        raise TournamentError(f"format: expected one of {', '.join(formats)}, got {format!r}")
+    if games_per_entrant is not None and games_per_entrant < 1:
+        raise TournamentError(f"games_per_entrant: must be at least 1, got {games_per_entrant}")
+    seats, partnerships = game.num_players, partnerships_of(game)
+    if format == "round-robin":
+        if games_per_entrant is not None:
+            raise TournamentError(
+                "games_per_entrant: a round robin plays every table; it sizes a balanced or "
+                "gauntlet tournament (or give games_per_pairing)"
+            )
+        games = schedule_size(len(entrants), seats, partnerships, games_per_pairing)
+        if listed and games > MAX_ROUND_ROBIN_GAMES:
+            raise TournamentError(too_big(len(entrants), games))
+        return None
+    own, baselines = split_baselines(entrants)
+    if format == "balanced" and games_per_entrant is None:
+        raise TournamentError(
+            "games_per_entrant: a balanced tournament needs its size: the games per entrant "
+            "(--games-per-entrant N) or a precision (--precision ELO)"
+        )
+    if format == "gauntlet":
+        if len(baselines) < seats - 1:
+            raise TournamentError(
+                f"baselines: a {seats}-seat gauntlet seats each entrant with {seats - 1} "
+                f"baseline{'s' if seats > 2 else ''}; got {len(baselines)} (--baselines B1,B2)"
+            )
+        if listed and not own:
+            raise TournamentError("entrants: a gauntlet needs entrants besides its baselines")
+        if games_per_entrant is None:
+            groups = math.comb(len(baselines), seats - 1) * (seats - 1 if partnerships else 1)
+            games_per_entrant = groups * seats * games_per_pairing
+    assert games_per_entrant is not None
+    tables = math.ceil(games_per_entrant / (seats * games_per_pairing))
+    playing = len(own) if format == "gauntlet" else len(entrants)
+    games = math.ceil(playing * tables / (1 if format == "gauntlet" else seats))
+    games *= seats * games_per_pairing
+    if listed and games > MAX_GAMES:
+        raise TournamentError(
+            f"games_per_entrant: {playing} entrants at {games_per_entrant} games each make "
+            f"{games} games, more than the {MAX_GAMES} a tournament may have"
+        )
+    return games_per_entrant
 
 
 def max_deals_of(t: StoredTournament) -> int:
@@ -64,10 +156,124 @@ def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
         return compare.compare_schedule(compare.plan_of(t), game.num_players)
     if t.entrant_policy != "listed":
         try:
-            return _round_robin(t)
+            return _schedule(t)
         except ValueError:
             return []
-    return _round_robin(t)
+    return _schedule(t)
+
+
+def tables_per_entrant(t: StoredTournament) -> int:
+    """The tables each entrant of a balanced or gauntlet ``t`` sits at: its games per entrant
+    over the games of one table (every rotation on ``games_per_pairing`` deals), rounded up."""
+    seats = game_of(t).num_players
+    return max(1, math.ceil((t.games_per_entrant or 1) / (seats * t.games_per_pairing)))
+
+
+def split_baselines(entrants: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A gauntlet's entrants and its baselines (the ``house:NAME`` entrants)."""
+    own = [e for e in entrants if not e.startswith(HOUSE_PREFIX)]
+    return own, [e for e in entrants if e.startswith(HOUSE_PREFIX)]
+
+
+def design_of(t: StoredTournament) -> Design | None:
+    """The tables of a balanced or gauntlet ``t`` and the balance they reach (None for a round
+    robin). They follow from the entrants' order, the sizes and the seating rule alone (design
+    seed 0, not the master seed): the same row gives the same design, and a regrade, even on
+    fresh deals, the same tables with its replacements in the replaced bots' places.
+
+    Raises:
+        ValueError: too few entrants or baselines, or the seating rule leaves no design.
+    """
+    if t.format == "round-robin":
+        return None
+    key = _key(t)
+    if key not in _DESIGNS:
+        _keep(_DESIGNS, key, _design(t))
+    return _DESIGNS[key]
+
+
+_KEPT: Final = 8
+_DESIGNS: Final[dict[tuple[object, ...], Design]] = {}
+_SCHEDULES: Final[dict[tuple[object, ...], tuple[ScheduledGame, ...]]] = {}
+"""The latest designs and schedules of balanced and gauntlet tournaments, by everything they
+follow from: a big field's takes seconds, and the admin API counts every listed tournament's
+games (DESIGN.md: the same row, the same schedule)."""
+
+
+def _key(t: StoredTournament) -> tuple[object, ...]:
+    return (
+        t.id, t.format, t.entrants, t.game, repr(sorted(t.options.items())),
+        t.games_per_entrant, t.games_per_pairing, t.deals, repr(sorted((t.owners or {}).items())),
+        t.allow_same_owner_tables, t.allow_same_owner_partners,
+    )  # fmt: skip
+
+
+def _keep(kept: dict[tuple[object, ...], Any], key: tuple[object, ...], value: object) -> None:
+    if len(kept) >= _KEPT:
+        del kept[next(iter(kept))]
+    kept[key] = value
+
+
+def _design(t: StoredTournament) -> Design:
+    game = game_of(t)
+    seats, partnerships = game.num_players, partnerships_of(game)
+
+    def allowed(table: tuple[str, ...]) -> bool:
+        return seating_allowed(
+            table,
+            t.owners,
+            partnerships=partnerships,
+            allow_same_owner_tables=t.allow_same_owner_tables,
+            allow_same_owner_partners=t.allow_same_owner_partners,
+        )
+
+    per = tables_per_entrant(t)
+    if t.format == "gauntlet":
+        own, baselines = split_baselines(t.entrants)
+        if not own:
+            raise ValueError("entrants: a gauntlet needs entrants besides its baselines")
+        return gauntlet(
+            own,
+            baselines,
+            seats,
+            tables_per_entrant=per,
+            partnerships=partnerships,
+            allowed=allowed,
+        )
+    return balanced(
+        t.entrants,
+        seats,
+        tables_per_entrant=per,
+        partnerships=partnerships,
+        allowed=allowed,
+    )
+
+
+def _schedule(t: StoredTournament) -> list[ScheduledGame]:
+    """The games of ``t`` by its format: the design's tables (or every table, for a round
+    robin) expanded by ``scheduler.expand``, one way for every format."""
+    design = design_of(t)
+    if design is None:
+        return _round_robin(t)
+    key = _key(t)
+    if key in _SCHEDULES:
+        return list(_SCHEDULES[key])
+    game = game_of(t)
+    _, baselines = split_baselines(t.entrants)
+    games = expand(
+        t.entrants,
+        game.num_players,
+        design.tables,
+        games_per_pairing=t.games_per_pairing,
+        partnerships=partnerships_of(game),
+        deals=DealMode(t.deals),
+        owners=t.owners,
+        allow_same_owner_tables=t.allow_same_owner_tables,
+        allow_same_owner_partners=t.allow_same_owner_partners,
+        shared=baselines if t.format == "gauntlet" else (),
+    )
+    _keep(_SCHEDULES, key, tuple(games))
+    return games
 
 
 def _round_robin(t: StoredTournament) -> list[ScheduledGame]:

@@ -18,6 +18,11 @@ and the game's measured variance (:data:`SD_PER_GAME`):
   pairwise results: the same formula over those (a lower bound: the opponents' ratings are
   estimated too, and the batch fit's bootstrap interval comes out somewhat wider).
 
+* a balanced design (docs/tournaments.md: formats) seats each entrant at ``t`` tables, so its
+  units are its ``t`` tables (times ``games_per_pairing`` deals) of ``k - 1`` pairwise results
+  each, whoever its opponents are (:func:`expected_balanced`); a bot meets a baseline at
+  ``t (k - 1) / (n - 1)`` of them (partnerships: ``2 t / (n - 1)``, two opponents a table).
+
 The fair seating rule may leave tables out (fewer units than these); the estimate ignores it.
 """
 
@@ -51,6 +56,8 @@ THRESHOLD: Final = 150.0
 bot must then be more than that far from a baseline for its verdict to be significant, and
 the course's baselines are a few hundred Elo apart."""
 MAX_GAMES_PER_PAIRING: Final = 1000
+MAX_TABLES_PER_ENTRANT: Final = 10_000
+"""The most tables per entrant :func:`sized_balanced` considers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +151,98 @@ def expected(
     )
 
 
+def expected_balanced(
+    game: str,
+    *,
+    seats: int,
+    partnerships: bool,
+    entrants: int,
+    tables_per_entrant: int,
+    games_per_pairing: int = 1,
+    fresh: bool = False,
+) -> Precision:
+    """The precision of a balanced design of ``entrants`` (baselines included), each at
+    ``tables_per_entrant`` tables (module doc).
+
+    Raises:
+        ValueError: fewer entrants than seats, or no table or game per pairing.
+    """
+    if entrants < seats:
+        raise ValueError(f"entrants: {entrants} cannot fill a {seats}-seat table")
+    if tables_per_entrant < 1 or games_per_pairing < 1:
+        raise ValueError(
+            "tables_per_entrant, games_per_pairing: must be at least 1, got "
+            f"{tables_per_entrant}, {games_per_pairing}"
+        )
+    duplicate_sd, fresh_sd = SD_PER_GAME.get(game, UNMEASURED)
+    sd = fresh_sd if fresh else duplicate_sd
+    per_unit = 1 if fresh else seats
+    per_set = seats if fresh else 1
+    own_units = tables_per_entrant * games_per_pairing * per_set
+    opponents = 2 if partnerships else seats - 1
+    units = tables_per_entrant * opponents * games_per_pairing * per_set // (entrants - 1)
+    return Precision(
+        entrants=entrants,
+        games_per_pairing=games_per_pairing,
+        games_per_entrant=tables_per_entrant * seats * games_per_pairing,
+        games=math.ceil(entrants * tables_per_entrant / seats) * seats * games_per_pairing,
+        sets_per_baseline=units,
+        rating_half_width=_half_width(sd, per_unit, own_units * (seats - 1)),
+        baseline_half_width=_half_width(sd, per_unit, units),
+        sd_per_game=sd,
+    )
+
+
+def sized_balanced(
+    game: str,
+    *,
+    seats: int,
+    partnerships: bool,
+    entrants: int,
+    half_width: float,
+    baselines: bool,
+    games_per_pairing: int = 1,
+    fresh: bool = False,
+) -> Precision:
+    """The smallest balanced design whose ratings (with baselines: baseline comparisons) reach
+    ``half_width``, at most :data:`MAX_TABLES_PER_ENTRANT` tables per entrant.
+
+    Raises:
+        ValueError: not reachable within that many tables (the message says what the most
+            give), or a bad size (:func:`expected_balanced`).
+    """
+
+    def at(n: int) -> Precision:
+        return expected_balanced(
+            game,
+            seats=seats,
+            partnerships=partnerships,
+            entrants=entrants,
+            tables_per_entrant=n,
+            games_per_pairing=games_per_pairing,
+            fresh=fresh,
+        )
+
+    def reached(p: Precision) -> bool:
+        return (p.baseline_half_width if baselines else p.rating_half_width) <= half_width
+
+    most = at(MAX_TABLES_PER_ENTRANT)
+    if not reached(most):
+        best = most.baseline_half_width if baselines else most.rating_half_width
+        raise ValueError(
+            f"precision: +-{half_width:g} Elo needs more than {most.games_per_entrant} games per "
+            f"entrant ({most.games_per_entrant} give +-{best:.1f}); ask for less"
+        )
+    low, high = 1, MAX_TABLES_PER_ENTRANT
+    while low < high:
+        middle = (low + high) // 2
+        if reached(at(middle)):
+            high = middle
+        else:
+            low = middle + 1
+    return at(low)
+
+
 def of_tournament(t: StoredTournament, later: int = 0) -> Precision | None:
     """The expected precision of a graded round robin (baselines seated), ``later`` more
     entrants expected at its start when they are chosen then (counted by the caller); None for
@@ -154,6 +253,20 @@ def of_tournament(t: StoredTournament, later: int = 0) -> Precision | None:
     waiting = t.state is TournamentState.CREATED and t.entrant_policy != "listed"
     entrants = len(t.entrants) + (later if waiting else 0)
     if entrants < game.num_players:
+        return None
+    if t.format == "balanced":
+        return expected_balanced(
+            t.game,
+            seats=game.num_players,
+            partnerships=len(game.sides) != game.num_players,
+            entrants=entrants,
+            tables_per_entrant=math.ceil(
+                (t.games_per_entrant or 1) / (game.num_players * t.games_per_pairing)
+            ),
+            games_per_pairing=t.games_per_pairing,
+            fresh=t.deals == "fresh",
+        )
+    if t.format != "round-robin":  # a gauntlet: the planner's (docs/tournaments.md: formats)
         return None
     return expected(
         t.game,

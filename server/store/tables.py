@@ -151,6 +151,8 @@ TOURNAMENTS: Final = sa.Table(
     sa.Column("live_view", sa.String(16), nullable=True),
     sa.Column("version_pins", sa.Text, nullable=True),
     sa.Column("hosting_limits", sa.Text, nullable=True),
+    sa.Column("format", sa.String(16), nullable=False, server_default="round-robin"),
+    sa.Column("games_per_entrant", sa.Integer, nullable=True),
     sa.Index("ix_tournaments_course", "course", "created"),
 )
 """Every tournament. ``course`` scopes it; ``entrant_policy`` (``listed``, ``connected``,
@@ -163,7 +165,9 @@ may watch its games while they run (:data:`.live_views.LIVE_VIEWS`); NULL: its c
 ``version_pins`` is the JSON {bot: version number} of the hosted versions it plays: the
 organizer's pins, and the latest accepted version of each other hosted entrant written when it
 starts; ``hosting_limits`` the JSON of its sandbox limits (NULL: its course's). Both are
-server/store/hosted.py's."""
+server/store/hosted.py's. ``format`` (``round-robin``, ``balanced``, ``gauntlet``) says which
+tables it plays and ``games_per_entrant`` how many games each entrant plays in a balanced or
+gauntlet one (NULL: a round robin; docs/tournaments.md: formats)."""
 
 MATCHES: Final = sa.Table(
     "matches",

@@ -32,6 +32,8 @@ from domino_arena.server.store.tables import (
 _FAULT_POLICIES: Final = sorted(policy.value for policy in FaultPolicy)
 ENTRANT_POLICIES: Final = ("listed", "connected", "latest")
 """Who plays in a tournament (``StoredTournament.entrant_policy``)."""
+FORMATS: Final = ("round-robin", "balanced", "gauntlet")
+"""Which tables a tournament plays (``StoredTournament.format``; docs/tournaments.md: formats)."""
 
 
 class DuplicateTournamentError(ValueError):
@@ -132,6 +134,12 @@ class StoredTournament:
     hosting_limits: dict[str, int] | None = None
     """The sandbox limits it sets for its hosted bots (server/store/hosted.py); None: its
     course's."""
+    format: str = "round-robin"
+    """Which tables it plays (:data:`FORMATS`): every table of its entrants, a balanced design
+    or a gauntlet against its baselines (server/play/tournament_schedule.py)."""
+    games_per_entrant: int | None = None
+    """The games each entrant plays in a balanced or gauntlet tournament; None: a round
+    robin's (every table)."""
 
     @property
     def seed_revealed(self) -> bool:
@@ -182,6 +190,12 @@ class StoredTournament:
             raise ValueError("seed_commitment, seed_salt: expected at most 64 hex digits")
         if self.live_view is not None:
             check_live_view(self.live_view)
+        if self.format not in FORMATS:
+            raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {self.format!r}")
+        if self.games_per_entrant is not None and self.games_per_entrant < 1:
+            raise ValueError(
+                f"games_per_entrant: expected at least 1 (or none), got {self.games_per_entrant}"
+            )
         for bot, number in (self.version_pins or {}).items():
             if number < 1:
                 raise ValueError(f"version_pins: {bot}: expected a version number, got {number}")
@@ -233,6 +247,8 @@ def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
         "live_view": tournament.live_view,
         "version_pins": _json_or_none(tournament.version_pins),
         "hosting_limits": _json_or_none(tournament.hosting_limits),
+        "format": tournament.format,
+        "games_per_entrant": tournament.games_per_entrant,
     }
     try:
         with engine.begin() as connection:
@@ -419,6 +435,8 @@ def _stored_tournament(row: RowMapping) -> StoredTournament:
         live_view=row["live_view"],
         version_pins=_mapping_or_none(row["version_pins"]),
         hosting_limits=_mapping_or_none(row["hosting_limits"]),
+        format=row["format"],
+        games_per_entrant=row["games_per_entrant"],
     )
 
 

@@ -23,7 +23,9 @@ import datetime as dt
 import io
 import signal
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
+
+import pytest
 
 from domino_arena.sdk.match.records import read_record, replay
 from domino_arena.sdk.match.results import FaultPolicy
@@ -36,22 +38,36 @@ from tests.fakes.processes import Process, command, reserved_port, served_port
 
 WAIT: Final = 120.0
 BOTS: Final = ("random-1", "random-2", "greedy-3", "greedy-4")
+SIX: Final = (*BOTS, "random-5", "greedy-6")
+CASES: Final[dict[str, dict[str, Any]]] = {
+    "round-robin": {"game": make_game("passing", players=2), "games_per_pairing": 2},
+    "balanced": {  # docs/tournaments.md: formats; 6 tables of 3, each entrant at 3
+        "game": make_game("passing", players=3),
+        "entrants": SIX,
+        "format": "balanced",
+        "games_per_entrant": 9,
+    },
+}
 BEFORE_KILL: Final = 3
 """Games stored before the referee is killed."""
 
 
-def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("format", sorted(CASES))
+def test_a_killed_referee_resumes_the_tournament_with_every_game_once(
+    tmp_path: Path, format: str
+) -> None:
+    """Every format with a fixed schedule resumes alike: the same row, the same schedule."""
     url = f"sqlite:///{tmp_path / 'arena.db'}"
     storage = RatedStorage(url)
     storage.open()
-    tokens = {name: storage.add_bot(name) for name in BOTS}
-    game = make_game("passing", players=2)
+    case = dict(CASES[format])
+    entrants = case.setdefault("entrants", BOTS)
+    tokens = {name: storage.add_bot(name) for name in entrants}
+    game = case["game"]
     tournament = new_tournament(
         name="crash test",
-        game=game,
-        entrants=BOTS,
-        known_bots=BOTS,
-        games_per_pairing=2,
+        known_bots=entrants,
+        **case,
         time_control=TimeControl(move=2.0, bank=10.0, grace=0.5),
         fault_policy=FaultPolicy.SUBSTITUTE,
         concurrency=2,
@@ -68,7 +84,7 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: 
         bots: list[Process] = []
         try:
             assert served_port(referee) == port
-            for index, name in enumerate(BOTS):
+            for index, name in enumerate(entrants):
                 kind = name.split("-")[0]
                 args = ["bot", "run", name, "--bot", kind, "--server", f"127.0.0.1:{port}"]
                 args += ["--token", tokens[name], "--seed", str(index)]
@@ -90,6 +106,7 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(tmp_path: 
 
     row = storage.tournament(tournament.id)
     assert row is not None and row.state is TournamentState.FINISHED
+    assert (row.format, schedule_of(row)) == (format, schedule_of(tournament))
     matches = storage.matches(limit=10_000, tournament_id=tournament.id)
     indexes = [m.game_index for m in matches]
     assert sorted(i for i in indexes if i is not None) == list(range(total))

@@ -448,3 +448,33 @@ def test_revision_0013_hosts_no_bot_before_it_and_goes_down_and_up_again(
     assert storage.check_bot("ann-v1", "") is BotCheck.WRONG_TOKEN
     with storage.engine.connect() as connection:
         assert connection.execute(sa.text("SELECT hosting_limits FROM courses")).all() == [(None,)]
+
+
+def test_revision_0014_keeps_every_tournament_a_round_robin_and_goes_down_and_up_again(
+    storage: Storage,
+) -> None:
+    """Tournaments stored before 0014 are round robins without games per entrant, so their
+    schedules stay the same (docs/tournaments.md: formats); 0014 goes down and up again."""
+    with storage.engine.connect() as connection:
+        command.downgrade(migrations.config(connection), "0013")
+        connection.commit()
+        columns = {c["name"] for c in sa.inspect(connection).get_columns("tournaments")}
+        assert not {"format", "games_per_entrant"} & columns
+    created = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+    with storage.engine.begin() as connection:
+        connection.execute(
+            sa.text(
+                "INSERT INTO tournaments (id, name, game, options, entrants, games_per_pairing, "
+                "deals, move_ms, bank_ms, grace_ms, fault_policy, max_strikes, concurrency, "
+                "wait_seconds, seed, rated, state, created, updated) VALUES ('cup', "
+                "'cup', 'passing', '{}', '[\"a\", \"b\"]', 1, 'duplicate', 1000, 10000, 50, "
+                "'forfeit', 3, 1, 0, 7, :rated, 'created', :created, :created)"
+            ),
+            {"created": created, "rated": True},
+        )
+    with storage.engine.connect() as connection:
+        migrations.upgrade(connection)
+    assert differences(storage) == []
+    cup = storage.tournament("cup")
+    assert cup is not None
+    assert (cup.format, cup.games_per_entrant) == ("round-robin", None)

@@ -653,6 +653,8 @@ class CreateTournamentRequest(_message.Message):
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
     VERSION_PINS_FIELD_NUMBER: _builtins.int
     HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    GAMES_PER_ENTRANT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
@@ -685,6 +687,15 @@ class CreateTournamentRequest(_message.Message):
     """
     live_view: Global___LiveView.ValueType
     """unspecified: the course's"""
+    format: _builtins.str
+    """Which tables it plays (docs/tournaments.md: formats): "round-robin" (every table; also
+    empty), "balanced" (each entrant at as many tables, pairs meeting within one: needs
+    `games_per_entrant` or `precision`) or "gauntlet" (each entrant against the baselines).
+    """
+    games_per_entrant: _builtins.int
+    """A balanced or gauntlet tournament's games per entrant (0: a gauntlet plays every
+    combination of baselines once); with `precision`, a balanced one is sized by that instead.
+    """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -742,10 +753,12 @@ class CreateTournamentRequest(_message.Message):
         live_view: Global___LiveView.ValueType = ...,
         version_pins: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         hosting_limits: Global___HostingLimits | None = ...,
+        format: _builtins.str = ...,
+        games_per_entrant: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "hosting_limits", b"hosting_limits", "rated", b"rated", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "game", b"game", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "format", b"format", "game", b"game", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
@@ -1065,6 +1078,9 @@ class Tournament(_message.Message):
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
     VERSION_PINS_FIELD_NUMBER: _builtins.int
     HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    GAMES_PER_ENTRANT_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
@@ -1098,6 +1114,12 @@ class Tournament(_message.Message):
     """a regrade played on deals of its own, not the original's"""
     live_view: Global___LiveView.ValueType
     """as created; unspecified: the course's"""
+    format: _builtins.str
+    """round-robin, balanced or gauntlet (docs/tournaments.md: formats)"""
+    games_per_entrant: _builtins.int
+    """balanced, gauntlet: each entrant's games (0: a round robin)"""
+    balance: _builtins.str
+    """balanced, gauntlet: the balance its design reached, in one line"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1195,10 +1217,13 @@ class Tournament(_message.Message):
         live_view: Global___LiveView.ValueType = ...,
         version_pins: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         hosting_limits: Global___HostingLimits | None = ...,
+        format: _builtins.str = ...,
+        games_per_entrant: _builtins.int = ...,
+        balance: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "hosting_limits", b"hosting_limits", "precision", b"precision", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "id", b"id", "kind", b"kind", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "balance", b"balance", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "format", b"format", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "id", b"id", "kind", b"kind", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015

@@ -14,7 +14,9 @@ from domino_arena.server.stats.precision import (
     THRESHOLD,
     Precision,
     expected,
+    expected_balanced,
     sized,
+    sized_balanced,
 )
 from tests.fakes.graded import a_term, term_bots
 
@@ -80,3 +82,45 @@ def test_sizing_finds_the_fewest_games_per_pairing_that_reach_the_precision() ->
     assert size(60, baselines=False).rating_half_width <= 60
     with pytest.raises(ValueError, match=f"needs more than {MAX_GAMES_PER_PAIRING} games"):
         size(1)
+
+
+def test_a_balanced_design_rests_each_rating_on_its_tables_pairwise_results() -> None:
+    """A balanced design of t tables per entrant gives t (k - 1) pairwise results per deal: the
+    round robin's formula when t is the round robin's own tables per entrant."""
+    rr = expected("moon", seats=3, partnerships=False, entrants=6, games_per_pairing=2)
+    same = expected_balanced(
+        "moon",
+        seats=3,
+        partnerships=False,
+        entrants=6,
+        tables_per_entrant=math.comb(5, 2),
+        games_per_pairing=2,
+    )
+    assert same.rating_half_width == pytest.approx(rr.rating_half_width)
+    assert (same.games_per_entrant, same.games) == (rr.games_per_entrant, rr.games)
+    big = expected_balanced(
+        "passing", seats=4, partnerships=False, entrants=40, tables_per_entrant=25
+    )
+    assert (big.games_per_entrant, big.games) == (100, 40 * 25)
+    four = expected_balanced(
+        "passing", seats=4, partnerships=False, entrants=40, tables_per_entrant=100
+    )
+    assert four.rating_half_width == pytest.approx(big.rating_half_width / 2)
+
+
+def test_sizing_a_balanced_design_finds_the_fewest_tables_that_reach_the_precision() -> None:
+    p = sized_balanced(
+        "doubles", seats=4, partnerships=True, entrants=200, half_width=60, baselines=False
+    )
+    fewer = expected_balanced(
+        "doubles",
+        seats=4,
+        partnerships=True,
+        entrants=200,
+        tables_per_entrant=p.games_per_entrant // 4 - 1,
+    )
+    assert p.rating_half_width <= 60 < fewer.rating_half_width
+    with pytest.raises(ValueError, match=r"precision: \+-0.1 Elo needs more than 30000 games"):
+        sized_balanced(
+            "moon", seats=3, partnerships=False, entrants=9, half_width=0.1, baselines=False
+        )

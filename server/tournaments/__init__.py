@@ -1,0 +1,2 @@
+"""Tournament formats and their planning: pure schedulers beside the round robin (DESIGN.md
+section 3; docs/tournaments.md)."""

@@ -1,2 +1,6 @@
-"""Tournament formats and their planning: pure schedulers beside the round robin (DESIGN.md
-section 3; docs/tournaments.md)."""
+"""Tournament formats as pure schedulers, and the planner that sizes them (DESIGN.md decision 20).
+
+A format here only decides who sits at which table: no I/O, no clock, no store, the same output
+for the same seed, so a tournament resumes by computing its schedule again (docs/tournaments.md).
+The play layer expands the tables into games (rotations on duplicate deals, rounds).
+"""

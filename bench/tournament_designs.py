@@ -19,8 +19,8 @@ true ratings, as a course's are) and compared with the truth:
   correction: what calibrates it (``planner.CORRECTION``).
 
 Formats: the full round robin where it has at most ``--max-rr`` games; balanced at several
-games per entrant (``server/tournaments/designs.balanced`` when present, else a seeded shuffle of
-the entrants into tables); a gauntlet against 3 baselines of fixed strength (1300, 1500, 1700).
+games per entrant (``server/tournaments/designs.balanced``); a gauntlet against 3 baselines of
+fixed strength, 1300, 1500 and 1700 (``designs.gauntlet``).
 
 Run from the repository root::
 
@@ -47,7 +47,7 @@ from scipy import stats
 from domino_arena.server.ladder.elo import RatedGame
 from domino_arena.server.ladder.fit import ELO_PER_NATURAL, FitGame, fit
 from domino_arena.server.ladder.fit_bootstrap import bootstrap
-from domino_arena.server.tournaments import planner
+from domino_arena.server.tournaments import designs, planner
 
 BASELINES = {"house:low": 1300.0, "house:mid": 1500.0, "house:high": 1700.0}
 SEAT_STEP = -30.0
@@ -83,50 +83,6 @@ class Row:
 
 def seating(seats: int, partners: bool) -> str:
     return "4 partners" if partners else f"{seats} seats"
-
-
-def balanced_tables(
-    names: list[str], seats: int, tables_each: int, partners: bool, rng: np.random.Generator
-) -> list[tuple[str, ...]]:
-    """The balanced design's tables: the designs module's when it has landed, else shuffles."""
-    try:
-        from domino_arena.server.tournaments import designs  # type: ignore[attr-defined]  # noqa: PLC0415
-    except ImportError:
-        designs = None
-    if designs is not None:
-        seed = int(rng.integers(1 << 30))
-        design = designs.balanced(
-            names, seats, tables_per_entrant=tables_each, partnerships=partners, seed=seed
-        )
-        return [tuple(t) for t in design.tables]
-    order: list[int] = []
-    for _ in range(tables_each):
-        order.extend(int(i) for i in rng.permutation(len(names)))
-    tables: list[tuple[str, ...]] = []
-    for start in range(0, len(order) - seats + 1, seats):
-        chunk = order[start : start + seats]
-        if len(set(chunk)) < seats:  # a permutation's seam: swap in a later entrant
-            for j in range(start + seats, len(order)):
-                if order[j] not in chunk:
-                    k = next(i for i in range(seats) if chunk.count(chunk[i]) > 1)
-                    order[start + k], order[j] = order[j], order[start + k]
-                    chunk = order[start : start + seats]
-                    break
-        if len(set(chunk)) == seats:
-            tables.append(tuple(names[i] for i in chunk))
-    return tables
-
-
-def gauntlet_tables(names: list[str], seats: int, tables_each: int) -> list[tuple[str, ...]]:
-    """One entrant and seats-1 baselines a table, the baseline combinations in turn."""
-    base = list(BASELINES)
-    combos = [tuple(base[(j + i) % 3] for i in range(seats - 1)) for j in range(3)]
-    tables: list[tuple[str, ...]] = []
-    for e, name in enumerate(names):
-        for t in range(tables_each):
-            others = combos[(e + t) % 3]
-            tables.append((name, *others))
-    return tables
 
 
 def play(
@@ -184,11 +140,25 @@ def run(config: Config) -> Row:
             else:
                 tables.append(combo)
     elif config.format == "balanced":
-        tables = balanced_tables(
-            names, config.seats, config.games_per_entrant // step, config.partners, rng
+        design = designs.balanced(
+            names,
+            config.seats,
+            tables_per_entrant=config.games_per_entrant // step,
+            partnerships=config.partners,
+            seed=config.rep,
         )
+        tables = list(design.tables)
     else:
-        tables = gauntlet_tables(names, config.seats, config.games_per_entrant // step)
+        tables = list(
+            designs.gauntlet(
+                names,
+                list(BASELINES),
+                config.seats,
+                tables_per_entrant=config.games_per_entrant // step,
+                partnerships=config.partners,
+                seed=config.rep,
+            ).tables
+        )
         truth |= BASELINES
         fixed = dict(BASELINES)
     games = play(tables, truth, config.partners, rng, f"{config.format}/{config.rep}")
@@ -242,7 +212,7 @@ def configs(args: argparse.Namespace) -> list[Config]:
             designs: list[tuple[str, int]] = []
             if rr_games <= args.max_rr:
                 designs.append(("round-robin", 0))
-            sizes = (24, 48, 96) if n < 1000 else (48, 96)
+            sizes: tuple[int, ...] = (24, 48, 96) if n < 1000 else (48, 96)
             if n == 40 and (seats, partners) == (4, False):
                 sizes += (192, 960)  # 0.5% and 2.6% of the round robin's games
             for g in sizes:

@@ -83,12 +83,14 @@ class Plan:
     """At the given concurrency when every move takes the time control's full move time."""
     concurrency: int = 8
     move_seconds: float = 1.0
+    partnerships: bool = False
 
     def lines(self) -> list[str]:
         """What ``tournament plan`` and ``tournament create`` print."""
         width = "no interval" if not math.isfinite(self.half_width) else f"+-{self.half_width:.0f}"
         return [
-            f"format: {self.format}, {self.entrants} entrants, {self.seats} seats",
+            f"format: {self.format}, {self.entrants} entrants, {self.seats} seats"
+            + (" in partnerships" if self.partnerships else ""),
             f"games: {self.games:,} ({self.games_per_entrant:g} per entrant)",
             f"duration at {self.concurrency} games at once: {duration_text(self.seconds)} with "
             f"instant bots, {duration_text(self.full_seconds)} at the full move time "
@@ -215,6 +217,7 @@ def plan(
         full_seconds=full,
         concurrency=concurrency,
         move_seconds=move_seconds,
+        partnerships=partnerships,
     )
 
 

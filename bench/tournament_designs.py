@@ -27,6 +27,7 @@ Run from the repository root::
     .venv/bin/python -m bench.tournament_designs             # 40 and 200 entrants, 1,000 in Moon
     .venv/bin/python -m bench.tournament_designs --quick     # 40 entrants only, one repetition
     .venv/bin/python -m bench.tournament_designs --all       # 1,000 entrants in every seating
+    .venv/bin/python -m bench.tournament_designs --moves     # moves a game: planner.MOVES_PER_GAME
 
 Prints one row per configuration (means over ``--reps`` tournaments); asserts nothing.
 """
@@ -198,6 +199,30 @@ def run(config: Config) -> Row:
     )
 
 
+def moves_per_game(games: int = 30) -> None:
+    """Print the decisions of a whole game between greedy policies, per game and seating: the
+    planner's ``MOVES_PER_GAME``."""
+    import random  # noqa: PLC0415
+
+    from bench.rules_bench import our_games  # noqa: PLC0415
+    from domino_arena.bots.search.playout import greedy_policy  # noqa: PLC0415
+    from domino_arena.sdk.rules import CHANCE  # noqa: PLC0415
+
+    for name, game in our_games():
+        moves = 0
+        for seed in range(games):
+            rng = random.Random(seed)
+            state = game.new_game(seed)
+            while state.current_seat >= 0 or state.current_seat == CHANCE:
+                if state.current_seat == CHANCE:
+                    state = state.apply(state.legal_actions()[0])
+                else:
+                    state = state.apply(greedy_policy(state, rng))
+                    moves += 1
+        teams = " partnerships" if len(game.sides) != game.num_players else ""
+        print(f"{name} {game.num_players} seats{teams}: {moves / games:.0f} moves a game")
+
+
 def configs(args: argparse.Namespace) -> list[Config]:
     seatings = [(2, False), (3, False), (4, False), (4, True)]
     fields = [40] if args.quick else [40, 200, 1000]
@@ -236,7 +261,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=0, help="bootstrap rounds (0: none)")
     parser.add_argument("--boot-max", type=int, default=40, help="largest field bootstrapped")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--moves", action="store_true", help="only the moves per game of greedy players"
+    )
     args = parser.parse_args(argv)
+    if args.moves:
+        moves_per_game()
+        return 0
     began = time.perf_counter()
     jobs = configs(args)
     jobs.sort(key=lambda c: -c.entrants * c.seats * (c.games_per_entrant or 10_000))

@@ -47,7 +47,7 @@ MOVES_PER_GAME: Final[dict[tuple[str, int, bool], float]] = {
     ("straight", 4, True): 92.0,
 }
 """(game, seats, partnerships) -> decisions in a whole game to its target between greedy bots
-(30 seeded games each, default options; bench/README.md: tournament_designs.py)."""
+(30 seeded games each, default options: ``bench/tournament_designs.py --moves``)."""
 DEFAULT_MOVES: Final = 300.0
 REFEREE_SECONDS_PER_MOVE: Final = 620e-6
 """The referee's CPU per move with instant bots (bench/README.md: watchers_bench, 0 watchers):

@@ -98,3 +98,19 @@ def test_bad_sizes_are_refused_naming_the_field(kwargs: dict[str, object], messa
     args: dict[str, object] = {"format": "balanced", "entrants": 10, "seats": 2} | kwargs
     with pytest.raises(ValueError, match=message):
         planner.plan(str(args.pop("format")), "straight", int(str(args.pop("entrants"))), **args)  # type: ignore[arg-type]
+
+
+def test_the_planner_is_pure() -> None:
+    """The contract: the tournaments package imports no store, network or play module."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = (
+        "import sys, domino_arena.server.tournaments.planner\n"
+        "print(sorted(m for m in sys.modules if m.startswith('domino_arena.server.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    for layer in ("store", "play", "net", "ladder", "cli", "web"):
+        assert f"domino_arena.server.{layer}" not in out

@@ -115,28 +115,47 @@ class Search:
                     self.where[y].remove(k)
                     self.where[x].append(k)
                     self._add(k, 1)
+                    if self._ok(other):
+                        self.refused.discard(k)
+                    else:
+                        self.refused.add(k)
                     window[0] = y
                     return 0
         raise AssertionError("no table to trade with")  # n >= seats makes one exist
 
-    def _cost(self, c: int, table: list[int], p: int, skip: int) -> int:
-        """The squared-meeting cost of ``c`` at seat ``p`` of ``table`` (ignoring seat ``skip``)."""
+    def _at(self, table: list[int], p: int, enter: int, leave: int) -> int:
+        """The cost change at ``table`` when ``enter`` takes seat ``p`` from ``leave``."""
         total = 0
-        for q, m in enumerate(table):
-            if q != p and q != skip:
-                v = (self.part if self._partner(p, q) else self.opp)[c][m]
-                total += v
+        for q, grid, gain, loss in self.roles[p]:
+            m = table[q]
+            total += gain[grid[enter][m]] + loss[grid[leave][m]]
         return total
 
+    def _price(self, t: int) -> None:
+        """Price each pair's count: its square, and a steep penalty outside the targets, so
+        moves inside the targets are nearly free and a pair outside them is worth mending."""
+        tables = len(self.tables)
+        per_table = self.s * (self.s - 1) // 2
+        opp_total = tables * (4 if self.partnerships else per_table)
+        self.opp_gain, self.opp_loss = _prices(t + 3, *_targets(self.n, opp_total))
+        self.part_gain, self.part_loss = _prices(t + 3, *_targets(self.n, tables * 2))
+        self.roles = [
+            [
+                (q, self.part, self.part_gain, self.part_loss)
+                if self._partner(p, q)
+                else (q, self.opp, self.opp_gain, self.opp_loss)
+                for q in range(self.s)
+                if q != p
+            ]
+            for p in range(self.s)
+        ]
+
     def _swap_delta(self, a: int, p: int, b: int, q: int) -> int:
-        """The change in the sum of squared meetings if ``tables[a][p]`` and ``tables[b][q]``
+        """The change in the cost of the meetings if ``tables[a][p]`` and ``tables[b][q]``
         trade places (both tables must accept the other entrant)."""
         ta, tb = self.tables[a], self.tables[b]
         x, z = ta[p], tb[q]
-        # (v+1)^2 - v^2 = 2v + 1 and (v-1)^2 - v^2 = -2v + 1, per pair gained or lost.
-        delta = 2 * (self._cost(z, ta, p, p) - self._cost(x, ta, p, p))
-        delta += 2 * (self._cost(x, tb, q, q) - self._cost(z, tb, q, q))
-        delta += 4 * (self.s - 1)
+        delta = self._at(ta, p, z, x) + self._at(tb, q, x, z)
         if self.allowed is not None:
             na, nb = list(ta), list(tb)
             na[p], nb[q] = z, x
@@ -215,11 +234,6 @@ class Search:
             total += v * v
         return total
 
-    def _targets(self, grid: list[list[int]], total: int) -> tuple[int, int]:
-        """The (fewest, most) meetings per pair that ``total`` meetings allow."""
-        pairs = comb(self.n, 2)
-        return total // pairs, -(-total // pairs)
-
     def _bad(self) -> list[tuple[int, int]]:
         """The pairs whose counts are outside the targets: (entrant, table to move it from)."""
         tables = len(self.tables)
@@ -230,7 +244,7 @@ class Search:
             checks = [(self.opp, tables * per_table)]
         found: list[tuple[int, int]] = []
         for grid, total in checks:
-            low, high = self._targets(grid, total)
+            low, high = _targets(self.n, total)
             for x in range(self.n):
                 row = grid[x]
                 for y in range(x + 1, self.n):
@@ -249,7 +263,8 @@ class Search:
         if x in tables[b]:
             return False
         best: tuple[int, int, int, int] | None = None
-        for a in self.where[x]:
+        sources = self.where[x]
+        for a in self.rng.sample(sources, min(len(sources), 6)):
             p = tables[a].index(x)  # where[x] lists tables with x
             for q in range(self.s):
                 if tables[b][q] in tables[a]:
@@ -264,9 +279,10 @@ class Search:
 
     def run(self, t: int) -> list[list[int]]:
         self._deal(t)
+        self._price(t)
         # Stop when a pass finds nothing to mend, or after as many fruitless attempts as the
-        # design has tables (at least 600): bounded work, the same for the same seed.
-        patience = max(600, len(self.tables))
+        # design has tables (at least 1,500): bounded work, the same for the same seed.
+        patience = max(1500, len(self.tables))
         fewest, stale = -1, 0
         while stale < patience:
             bad = self._bad()
@@ -286,6 +302,29 @@ class Search:
                 if self.rng.random() < 0.5:
                     mover = self.tables[k][self.rng.randrange(self.s)]  # or a table mate
                 slack = 2 if stale >= 20 and self.rng.random() < 0.25 else 0
+                if k in self.refused:  # a table may need two moves: take any that refuses no more
+                    slack = REFUSED // 2
                 if not self._repair(mover, k, 400, slack) and self.partnerships:
                     self._repartner(k)
         return self.tables
+
+
+_PENALTY: Final = 8
+"""How much more a meeting outside the targets costs than one inside."""
+
+
+def _targets(n: int, total: int) -> tuple[int, int]:
+    """The (fewest, most) meetings per pair that ``total`` meetings over ``n`` entrants allow."""
+    pairs = comb(n, 2)
+    return total // pairs, -(-total // pairs)
+
+
+def _prices(size: int, low: int, high: int) -> tuple[list[int], list[int]]:
+    """The cost of one more (gain) and one fewer (loss) meeting, by the current count."""
+
+    def cost(v: int) -> int:
+        return v * v + _PENALTY * (max(0, v - high) ** 2 + max(0, low - v) ** 2)
+
+    gain = [cost(v + 1) - cost(v) for v in range(size)]
+    loss = [cost(v - 1) - cost(v) if v else 0 for v in range(size)]
+    return gain, loss

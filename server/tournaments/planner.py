@@ -48,6 +48,9 @@ MOVES_PER_GAME: Final[dict[tuple[str, int, bool], float]] = {
 }
 """(game, seats, partnerships) -> decisions in a whole game to its target between greedy bots
 (30 seeded games each, default options: ``bench/tournament_designs.py --moves``)."""
+FEW_GAMES: Final = 48
+"""Below this many games per entrant the simulation measured intervals up to 1.3x (4 seats) and
+1.7x (partnerships) the estimate: ratings resting on so few results are far from normal."""
 DEFAULT_MOVES: Final = 300.0
 REFEREE_SECONDS_PER_MOVE: Final = 620e-6
 """The referee's CPU per move with instant bots (bench/README.md: watchers_bench, 0 watchers):
@@ -88,6 +91,12 @@ class Plan:
     def lines(self) -> list[str]:
         """What ``tournament plan`` and ``tournament create`` print."""
         width = "no interval" if not math.isfinite(self.half_width) else f"+-{self.half_width:.0f}"
+        caveat = []
+        if self.games_per_entrant < FEW_GAMES:
+            caveat = [
+                f"  below {FEW_GAMES} games per entrant the measured intervals ran up to 1.7x "
+                "this wide (bench/tournament_designs.py)"
+            ]
         return [
             f"format: {self.format}, {self.entrants} entrants, {self.seats} seats"
             + (" in partnerships" if self.partnerships else ""),
@@ -96,6 +105,7 @@ class Plan:
             f"instant bots, {duration_text(self.full_seconds)} at the full move time "
             f"({self.move_seconds:g} s)",
             f"precision: {width} Elo (95% interval of an entrant's rating)",
+            *caveat,
         ]
 
 

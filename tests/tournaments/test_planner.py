@@ -82,6 +82,9 @@ def test_duration_with_instant_bots_and_at_the_full_move_time() -> None:
     text = "\n".join(p.lines())
     assert "300 (30 per entrant)" in text
     assert "with instant bots" in text and "at the full move time (2 s)" in text
+    assert "ran up to 1.7x this wide" in text  # 30 games: below FEW_GAMES
+    many = planner.plan("balanced", "moon", 30, seats=3, games_per_entrant=48)
+    assert "ran up to" not in "\n".join(many.lines())
 
 
 @pytest.mark.parametrize(

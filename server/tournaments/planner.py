@@ -204,7 +204,8 @@ def plan(
             )
     else:
         if games_per_entrant is None:
-            games_per_entrant = 100 if format == "balanced" else seats * max(1, baselines)
+            combinations = math.comb(baselines, seats - 1)
+            games_per_entrant = 100 if format == "balanced" else seats * combinations
         if games_per_entrant < 1:
             raise ValueError(f"games_per_entrant: must be at least 1, got {games_per_entrant}")
         tables = tables_per_entrant(games_per_entrant, seats, games_per_pairing)

@@ -43,6 +43,8 @@ def test_balanced_is_whole_rotations_of_tables() -> None:
 def test_a_gauntlet_seats_each_entrant_with_baselines_only() -> None:
     p = planner.plan("gauntlet", "doubles", 200, seats=4, games_per_entrant=24, baselines=3)
     assert (p.games_per_entrant, p.games) == (24, 200 * 24)
+    default = planner.plan("gauntlet", "moon", 10, seats=3, baselines=3)
+    assert default.games_per_entrant == 3 * 3  # one table per pair of the 3 baselines
     with pytest.raises(ValueError, match=r"^baselines: a 4-seat gauntlet needs at least 3"):
         planner.plan("gauntlet", "doubles", 200, seats=4, baselines=2)
 

@@ -49,6 +49,7 @@ from domino_arena.server.cli.grades import precision_lines
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.moments import moment
 from domino_arena.server.cli.tables import table
+from domino_arena.server.cli.tournament_plan import plan_arguments, plan_command
 from domino_arena.server.logs import escape
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
 from domino_arena.server.play.scheduler import DealMode
@@ -89,6 +90,12 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
                 "create a tournament (round robin, balanced or gauntlet) between registered bots",
                 _tournament_create_arguments,
                 _tournament_create,
+            ),
+            (
+                "plan",
+                "games, duration and precision of a tournament, before creating it",
+                plan_arguments,
+                plan_command,
             ),
             ("start", "start a created tournament, or resume a paused one", one_id, _t_start),
             ("pause", "start no new game; running games finish", one_id, _t_pause),

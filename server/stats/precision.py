@@ -2,7 +2,7 @@
 precision), and how big it must be for a precision asked for.
 
 Pure arithmetic over the schedule's shape (server/play/scheduler.py lays it out the same way)
-and the game's measured variance (:data:`SD_PER_GAME`):
+and the game's measured variance (``game_sd.SD_PER_GAME``):
 
 * a bot and a baseline meet at ``C(n-2, k-2)`` tables of ``k`` seats among ``n`` entrants
   (baselines included; with partnerships, 2 of the 3 team pairings of each four seat them as
@@ -33,24 +33,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from domino_arena.sdk.rules import make_game
+from domino_arena.server.stats.game_sd import ELO_PER_SCORE, SD_PER_GAME, UNMEASURED, Z95
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
-ELO_PER_SCORE: Final = 1600 / math.log(10)
-"""d Elo / d score at a score of 1/2 (the logistic Elo curve's slope there)."""
-Z95: Final = 1.959963984540054
-
-SD_PER_GAME: Final[dict[str, tuple[float, float]]] = {
-    "straight": (0.435, 0.508),
-    "doubles": (0.329, 0.491),
-    "passing": (0.465, 0.481),
-    "moon": (0.246, 0.346),
-}
-"""Game -> (duplicate, fresh): the standard deviation per game of a paired unit's score between
-two bots of close strength (the search bot against greedy), with duplicate deals and with a deal
-per game. Measured by ``bench/duplicate_deals.py --pairing search-greedy`` (docs/courses.md:
-precision has the command and the run); a game not measured uses :data:`UNMEASURED`."""
-UNMEASURED: Final = (0.5, 0.5)
-"""The largest a pairwise score's standard deviation can be (win or lose, even odds)."""
 THRESHOLD: Final = 150.0
 """The half-width (Elo) of a baseline comparison above which a tournament is warned about: a
 bot must then be more than that far from a baseline for its verdict to be significant, and

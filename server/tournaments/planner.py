@@ -1,12 +1,257 @@
-"""The planner: how big a tournament of each format is, how long it takes, how precise it is.
+"""What a tournament will cost and give before it starts: games, duration and precision.
 
-(A stand-in holding the round robin's limit until the planner lands: issue 31.)
+docs/tournaments.md (Planning a tournament) shows what ``domino-arena tournament plan`` prints.
+
+* **Games.** Round robin: every ``seats`` of the entrants (each four in its three pairings with
+  partnerships) under every rotation, ``games_per_pairing`` deals each, as
+  ``server/play/scheduler.py`` lays it out. Balanced: ``ceil(entrants x tables_per_entrant /
+  seats)`` tables, each under every rotation on ``games_per_pairing`` deals, where
+  ``tables_per_entrant = ceil(games_per_entrant / (seats x games_per_pairing))``. Gauntlet: each
+  entrant at ``tables_per_entrant`` tables of itself and baselines, likewise expanded.
+* **Duration.** Games times the moves of a game (:data:`MOVES_PER_GAME`: greedy bots, measured)
+  times a second per move: with instant bots the referee's own cost per move
+  (:data:`REFEREE_SECONDS_PER_MOVE`, one process, so concurrency does not divide it), at the
+  full move time every move of ``concurrency`` games at once takes the time control's move.
+* **Precision.** An entrant's rating rests on its pairwise results: ``seats - 1`` a game (one
+  with partnerships, whose side strength is the mean of two: twice the half-width). With the
+  game's per-game score SD ``sd`` (``server/stats/game_sd.py``: ``SD_PER_GAME``), the 95%
+  half-width is ``1.96 sd / sqrt(results) x 695`` Elo, times :data:`CORRECTION`: the ratio of
+  the measured half-width to that formula in ``bench/tournament_designs.py``'s simulations
+  (opponents estimated too, strengths spread out, the seat terms fitted).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Final
 
+from domino_arena.server.stats.game_sd import ELO_PER_SCORE, SD_PER_GAME, UNMEASURED, Z95
+
+FORMATS: Final = ("round-robin", "balanced", "gauntlet")
 MAX_ROUND_ROBIN_GAMES: Final = 50_000
-"""A round robin above this many games is refused, naming the format and size that fit
-(docs/tournaments.md: formats)."""
+"""A round robin above this is refused, naming the format and size that fit."""
+
+MOVES_PER_GAME: Final[dict[tuple[str, int, bool], float]] = {
+    ("doubles", 2, False): 369.0,
+    ("doubles", 3, False): 234.0,
+    ("doubles", 4, False): 282.0,
+    ("moon", 3, False): 252.0,
+    ("passing", 2, False): 403.0,
+    ("passing", 3, False): 312.0,
+    ("passing", 4, False): 151.0,
+    ("passing", 4, True): 241.0,
+    ("straight", 2, False): 141.0,
+    ("straight", 3, False): 134.0,
+    ("straight", 4, False): 154.0,
+    ("straight", 4, True): 92.0,
+}
+"""(game, seats, partnerships) -> decisions in a whole game to its target between greedy bots
+(30 seeded games each, default options: ``bench/tournament_designs.py --moves``)."""
+FEW_GAMES: Final = 48
+"""Below this many games per entrant the simulation measured intervals up to 1.3x (4 seats) and
+1.7x (partnerships) the estimate: ratings resting on so few results are far from normal."""
+DEFAULT_MOVES: Final = 300.0
+REFEREE_SECONDS_PER_MOVE: Final = 620e-6
+"""The referee's CPU per move with instant bots (bench/README.md: watchers_bench, 0 watchers):
+about 6 games a second of 250 moves, the issue's "~4 games a second" on a busy machine."""
+
+CORRECTION: Final[dict[tuple[int, bool], float]] = {
+    (2, False): 1.40,
+    (3, False): 1.45,
+    (4, False): 1.45,
+    (4, True): 1.20,
+}
+"""(seats, partnerships) -> the measured half-width over the formula's, in
+``bench/tournament_designs.py``'s simulations (true Elo normal with SD 200; the mean ratio over
+its rows of at least 48 games per entrant, every format: bench/README.md has the run). Above 1:
+games between entrants far apart say less than even games, and the opponents are estimated
+too. Partnerships come out lower than twice the single seat's formula."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A tournament's size, duration and precision, before it starts."""
+
+    format: str
+    entrants: int
+    seats: int
+    games: int
+    games_per_entrant: float
+    seconds: float
+    """At the given concurrency with instant bots (the referee's cost per move)."""
+    half_width: float
+    """Expected 95% half-width of an entrant's rating, official (Elo) scale."""
+    full_seconds: float = 0.0
+    """At the given concurrency when every move takes the time control's full move time."""
+    concurrency: int = 8
+    move_seconds: float = 1.0
+    partnerships: bool = False
+
+    def lines(self) -> list[str]:
+        """What ``tournament plan`` and ``tournament create`` print."""
+        width = "no interval" if not math.isfinite(self.half_width) else f"+-{self.half_width:.0f}"
+        caveat = []
+        if self.games_per_entrant < FEW_GAMES:
+            caveat = [
+                f"  below {FEW_GAMES} games per entrant the measured intervals ran up to 1.7x "
+                "this wide (bench/tournament_designs.py)"
+            ]
+        return [
+            f"format: {self.format}, {self.entrants} entrants, {self.seats} seats"
+            + (" in partnerships" if self.partnerships else ""),
+            f"games: {self.games:,} ({self.games_per_entrant:g} per entrant)",
+            f"duration at {self.concurrency} games at once: {duration_text(self.seconds)} with "
+            f"instant bots, {duration_text(self.full_seconds)} at the full move time "
+            f"({self.move_seconds:g} s)",
+            f"precision: {width} Elo (95% interval of an entrant's rating)",
+            *caveat,
+        ]
+
+
+def duration_text(seconds: float) -> str:
+    """``seconds`` as the largest sensible unit: 45 s, 12 min, 3.5 h, 2.1 days."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def sides_of(seats: int, partnerships: bool) -> int:
+    return 2 if partnerships else seats
+
+
+def tables_per_entrant(games_per_entrant: int, seats: int, games_per_pairing: int = 1) -> int:
+    """The tables an entrant must sit at to play ``games_per_entrant`` (every rotation)."""
+    return max(1, math.ceil(games_per_entrant / (seats * games_per_pairing)))
+
+
+def half_width(
+    format: str,
+    game: str,
+    games_per_entrant: float,
+    *,
+    seats: int,
+    partnerships: bool = False,
+) -> float:
+    """The expected 95% half-width (Elo) of an entrant's rating over ``games_per_entrant``."""
+    sd = SD_PER_GAME.get(game, UNMEASURED)[0]
+    results = games_per_entrant * (sides_of(seats, partnerships) - 1)
+    if results < 1:
+        return math.inf
+    dilution = 2.0 if partnerships else 1.0
+    factor = CORRECTION.get((seats, partnerships), 1.0)
+    return factor * dilution * Z95 * sd / math.sqrt(results) * ELO_PER_SCORE
+
+
+def _check(format: str, entrants: int, seats: int, partnerships: bool, baselines: int) -> None:
+    if format not in FORMATS:
+        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
+    if not 2 <= seats <= 4:
+        raise ValueError(f"seats: expected 2 to 4, got {seats}")
+    if partnerships and seats != 4:
+        raise ValueError(f"partnerships: need 4 seats, got {seats}")
+    if entrants < (1 if format == "gauntlet" else seats):
+        raise ValueError(f"entrants: {entrants} cannot fill a {seats}-seat table")
+    if format == "gauntlet" and baselines < seats - 1:
+        raise ValueError(
+            f"baselines: a {seats}-seat gauntlet needs at least {seats - 1} baselines, "
+            f"got {baselines}"
+        )
+
+
+def plan(
+    format: str,
+    game: str,
+    entrants: int,
+    *,
+    seats: int,
+    partnerships: bool = False,
+    games_per_entrant: int | None = None,
+    games_per_pairing: int = 1,
+    baselines: int = 0,
+    concurrency: int = 8,
+    move_seconds: float = 1.0,
+) -> Plan:
+    """The plan of a tournament of ``entrants`` (baselines not counted for a gauntlet).
+
+    ``games_per_entrant`` sizes balanced and gauntlet tournaments (default: a round robin's
+    worth for balanced, capped at 100; one table per baseline combination for a gauntlet).
+
+    Raises:
+        ValueError: an unknown format, a bad size, or a round robin above
+            :data:`MAX_ROUND_ROBIN_GAMES` games (the message names a balanced size that fits).
+    """
+    _check(format, entrants, seats, partnerships, baselines)
+    if games_per_pairing < 1:
+        raise ValueError(f"games_per_pairing: must be at least 1, got {games_per_pairing}")
+    if concurrency < 1:
+        raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
+    pairings = 3 if partnerships else 1
+    if format == "round-robin":
+        games = math.comb(entrants, seats) * pairings * seats * games_per_pairing
+        per_entrant: float = math.comb(entrants - 1, seats - 1) * pairings * seats
+        per_entrant *= games_per_pairing
+        if games > MAX_ROUND_ROBIN_GAMES:
+            fit = min(100, MAX_ROUND_ROBIN_GAMES * seats // entrants)
+            raise ValueError(
+                f"format: a round robin of {entrants} entrants at {seats} seats is {games:,} "
+                f"games, above {MAX_ROUND_ROBIN_GAMES:,}; use --format balanced "
+                f"--games-per-entrant {fit} ({entrants * fit // seats:,} games)"
+            )
+    else:
+        if games_per_entrant is None:
+            combinations = math.comb(baselines, seats - 1)
+            games_per_entrant = 100 if format == "balanced" else seats * combinations
+        if games_per_entrant < 1:
+            raise ValueError(f"games_per_entrant: must be at least 1, got {games_per_entrant}")
+        tables = tables_per_entrant(games_per_entrant, seats, games_per_pairing)
+        per_entrant = tables * seats * games_per_pairing
+        if format == "balanced":
+            games = math.ceil(entrants * tables / seats) * seats * games_per_pairing
+        else:
+            games = entrants * tables * seats * games_per_pairing
+    moves = MOVES_PER_GAME.get((game, seats, partnerships), DEFAULT_MOVES)
+    instant = games * moves * REFEREE_SECONDS_PER_MOVE
+    full = games / concurrency * moves * move_seconds
+    return Plan(
+        format=format,
+        entrants=entrants,
+        seats=seats,
+        games=games,
+        games_per_entrant=per_entrant,
+        seconds=instant,
+        half_width=half_width(format, game, per_entrant, seats=seats, partnerships=partnerships),
+        full_seconds=full,
+        concurrency=concurrency,
+        move_seconds=move_seconds,
+        partnerships=partnerships,
+    )
+
+
+def games_per_entrant_for(
+    format: str,
+    game: str,
+    entrants: int,
+    half_width_elo: float,
+    *,
+    seats: int,
+    partnerships: bool = False,
+    games_per_pairing: int = 1,
+) -> int:
+    """The fewest games per entrant (whole rotations) whose expected half-width is at most
+    ``half_width_elo``.
+
+    Raises:
+        ValueError: a half-width that is not a positive number.
+    """
+    if not (math.isfinite(half_width_elo) and half_width_elo > 0):
+        raise ValueError(f"precision: expected a positive number of Elo, got {half_width_elo}")
+    _check(format, entrants, seats, partnerships, seats - 1)
+    one = half_width(format, game, 1, seats=seats, partnerships=partnerships)
+    needed = math.ceil((one / half_width_elo) ** 2 - 1e-9)
+    step = seats * games_per_pairing
+    return max(step, math.ceil(needed / step) * step)

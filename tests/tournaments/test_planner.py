@@ -1,0 +1,121 @@
+"""The planner's arithmetic (server/tournaments/planner.py) against the scheduler it sizes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from domino_arena.server.play.scheduler import round_robin
+from domino_arena.server.play.tournament_schedule import schedule_size
+from domino_arena.server.tournaments import planner
+
+
+@pytest.mark.parametrize(
+    ("entrants", "seats", "partnerships", "repeats"),
+    [(8, 2, False, 1), (7, 3, False, 2), (6, 4, False, 1), (6, 4, True, 1)],
+)
+def test_a_round_robin_has_the_games_the_scheduler_lays_out(
+    entrants: int, seats: int, partnerships: bool, repeats: int
+) -> None:
+    names = [f"b{i}" for i in range(entrants)]
+    games = round_robin(names, seats, games_per_pairing=repeats, partnerships=partnerships)
+    p = planner.plan(
+        "round-robin",
+        "passing",
+        entrants,
+        seats=seats,
+        partnerships=partnerships,
+        games_per_pairing=repeats,
+    )
+    assert p.games == len(games) == schedule_size(entrants, seats, partnerships, repeats)
+    assert p.games_per_entrant == p.games * seats / entrants
+
+
+def test_balanced_is_whole_rotations_of_tables() -> None:
+    p = planner.plan("balanced", "doubles", 40, seats=4, games_per_entrant=50)
+    # 50 games -> 13 tables of 4 rotations each -> 52 games an entrant, 130 tables
+    assert (p.games_per_entrant, p.games) == (52, 130 * 4)
+    odd = planner.plan("balanced", "moon", 1000, seats=3, games_per_entrant=100)
+    assert odd.games == math.ceil(1000 * 34 / 3) * 3
+
+
+def test_a_gauntlet_seats_each_entrant_with_baselines_only() -> None:
+    p = planner.plan("gauntlet", "doubles", 200, seats=4, games_per_entrant=24, baselines=3)
+    assert (p.games_per_entrant, p.games) == (24, 200 * 24)
+    default = planner.plan("gauntlet", "moon", 10, seats=3, baselines=3)
+    assert default.games_per_entrant == 3 * 3  # one table per pair of the 3 baselines
+    with pytest.raises(ValueError, match=r"^baselines: a 4-seat gauntlet needs at least 3"):
+        planner.plan("gauntlet", "doubles", 200, seats=4, baselines=2)
+
+
+def test_a_round_robin_too_big_is_refused_with_a_size_that_fits() -> None:
+    with pytest.raises(ValueError, match=r"365,560 games.*--format balanced --games-per-entrant"):
+        planner.plan("round-robin", "doubles", 40, seats=4)
+
+
+def test_precision_falls_with_the_square_root_of_the_games() -> None:
+    one = planner.plan("balanced", "moon", 100, seats=3, games_per_entrant=24)
+    four = planner.plan("balanced", "moon", 100, seats=3, games_per_entrant=96)
+    assert four.half_width == pytest.approx(one.half_width / 2)
+    partners = planner.plan("balanced", "passing", 100, seats=4, partnerships=True)
+    alone = planner.plan("balanced", "passing", 100, seats=4)
+    assert partners.half_width > alone.half_width
+
+
+def test_games_per_entrant_for_reaches_the_precision_asked_for() -> None:
+    for wanted in (20.0, 40.0, 80.0):
+        g = planner.games_per_entrant_for("balanced", "moon", 1000, wanted, seats=3)
+        assert g % 3 == 0
+        assert planner.plan("balanced", "moon", 1000, seats=3, games_per_entrant=g).half_width <= (
+            wanted
+        )
+        fewer = planner.plan("balanced", "moon", 1000, seats=3, games_per_entrant=g - 3)
+        assert g == 3 or fewer.half_width > wanted
+
+
+def test_duration_with_instant_bots_and_at_the_full_move_time() -> None:
+    p = planner.plan(
+        "balanced", "moon", 30, seats=3, games_per_entrant=30, concurrency=10, move_seconds=2.0
+    )
+    moves = planner.MOVES_PER_GAME[("moon", 3, False)]
+    assert p.seconds == pytest.approx(p.games * moves * planner.REFEREE_SECONDS_PER_MOVE)
+    assert p.full_seconds == pytest.approx(p.games / 10 * moves * 2.0)
+    text = "\n".join(p.lines())
+    assert "300 (30 per entrant)" in text
+    assert "with instant bots" in text and "at the full move time (2 s)" in text
+    assert "ran up to 1.7x this wide" in text  # 30 games: below FEW_GAMES
+    many = planner.plan("balanced", "moon", 30, seats=3, games_per_entrant=48)
+    assert "ran up to" not in "\n".join(many.lines())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"format": "swiss"}, r"^format: expected one of"),
+        ({"seats": 5}, r"^seats: expected 2 to 4"),
+        ({"partnerships": True, "seats": 3}, r"^partnerships: need 4 seats"),
+        ({"entrants": 2, "seats": 3}, r"^entrants: 2 cannot fill"),
+        ({"games_per_entrant": 0}, r"^games_per_entrant: must be at least 1"),
+    ],
+)
+def test_bad_sizes_are_refused_naming_the_field(kwargs: dict[str, object], message: str) -> None:
+    args: dict[str, object] = {"format": "balanced", "entrants": 10, "seats": 2} | kwargs
+    with pytest.raises(ValueError, match=message):
+        planner.plan(str(args.pop("format")), "straight", int(str(args.pop("entrants"))), **args)  # type: ignore[arg-type]
+
+
+def test_the_planner_is_pure() -> None:
+    """The contract: the tournaments package imports no store, network or play module."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = (
+        "import sys, domino_arena.server.tournaments.planner\n"
+        "print(sorted(m for m in sys.modules if m.startswith('domino_arena.server.')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    for layer in ("store", "play", "net", "ladder", "cli", "web"):
+        assert f"domino_arena.server.{layer}" not in out

@@ -198,6 +198,16 @@ MAY_NOT_IMPORT: Final = {
         "domino_arena.server.app",
         *HOSTING_ABOVE_THE_STORE,
     ),
+    "domino_arena.server.tournaments": (
+        "domino_arena.server.store",
+        "domino_arena.server.ladder",
+        "domino_arena.server.play",
+        "domino_arena.server.net",
+        "domino_arena.server.web",
+        "domino_arena.server.cli",
+        "domino_arena.server.app",
+        *HOSTING_ABOVE_THE_STORE,
+    ),
     "domino_arena.server.hosting": (
         "domino_arena.server.ladder",
         "domino_arena.server.stats",

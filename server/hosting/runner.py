@@ -1,4 +1,4 @@
-"""The runner: hosted bots connected to the referee like any remote bot (DESIGN.md decision 19).
+"""The runner: hosted bots connected to the referee like any remote bot (docs/hosting.md).
 
 For each bot with an accepted version (``store/hosted.py``), the runner holds one bot stream to
 the referee (a single referee's own port, or a cluster's gateways) through the stdio relay

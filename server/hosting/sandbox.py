@@ -1,6 +1,6 @@
 """The sandbox a hosted bot runs in: Debian's bubblewrap, rlimits, nothing of the referee's.
 
-DESIGN.md decision 19 and docs/hosting.md ("The sandbox"): untrusted code never runs
+docs/hosting.md ("The sandbox"): untrusted code never runs
 unsandboxed. :func:`sandboxed` turns a submission's command into a :class:`ChildCommand` whose
 process is a bubblewrap sandbox with its own user, pid, network, ipc and uts namespaces (no
 network at all: only a loopback that is down), a read-only system (``/usr`` and the few ``/etc``

@@ -197,7 +197,7 @@ _DESIGNS: Final[dict[tuple[object, ...], Design]] = {}
 _SCHEDULES: Final[dict[tuple[object, ...], tuple[ScheduledGame, ...]]] = {}
 """The latest designs and schedules of balanced and gauntlet tournaments, by everything they
 follow from: a big field's takes seconds, and the admin API counts every listed tournament's
-games (DESIGN.md: the same row, the same schedule)."""
+games (docs/tournaments.md: the same row gives the same schedule)."""
 
 
 def _key(t: StoredTournament) -> tuple[object, ...]:

@@ -1,4 +1,4 @@
-"""Tournament formats as pure schedulers, and the planner that sizes them (DESIGN.md decision 20).
+"""Tournament formats as pure schedulers, and the planner that sizes them (docs/tournaments.md).
 
 A format here only decides who sits at which table: no I/O, no clock, no store, the same output
 for the same seed, so a tournament resumes by computing its schedule again (docs/tournaments.md).

@@ -40,15 +40,20 @@ def chosen_later(policy: str, storage: OwnerStorage, course: str, bots: Sequence
     return 0
 
 
+def check_range(half_width: float) -> None:
+    """INVALID_ARGUMENT for a ``precision`` outside what a tournament may ask for."""
+    if not MIN_PRECISION <= half_width <= MAX_PRECISION:
+        raise invalid(
+            f"precision: expected {MIN_PRECISION:g} to {MAX_PRECISION:g} Elo, got {half_width:g}"
+        )
+
+
 def games_per_pairing_for(
     half_width: float, game: Game, entrants: int, *, baselines: bool, deals: DealMode
 ) -> int:
     """The games per pairing a CreateTournament ``precision`` asks for (INVALID_ARGUMENT if
     out of range or out of reach)."""
-    if not MIN_PRECISION <= half_width <= MAX_PRECISION:
-        raise invalid(
-            f"precision: expected {MIN_PRECISION:g} to {MAX_PRECISION:g} Elo, got {half_width:g}"
-        )
+    check_range(half_width)
     try:
         return sized(
             game.name,
@@ -74,10 +79,7 @@ def games_per_entrant_for(
 ) -> int:
     """The games per entrant of a balanced tournament a ``precision`` asks for
     (INVALID_ARGUMENT if out of range or out of reach)."""
-    if not MIN_PRECISION <= half_width <= MAX_PRECISION:
-        raise invalid(
-            f"precision: expected {MIN_PRECISION:g} to {MAX_PRECISION:g} Elo, got {half_width:g}"
-        )
+    check_range(half_width)
     try:
         return sized_balanced(
             game.name,

@@ -29,6 +29,7 @@ The fair seating rule may leave tables out (fewer units than these); the estimat
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -208,24 +209,13 @@ def sized_balanced(
             fresh=fresh,
         )
 
-    def reached(p: Precision) -> bool:
-        return (p.baseline_half_width if baselines else p.rating_half_width) <= half_width
-
-    most = at(MAX_TABLES_PER_ENTRANT)
-    if not reached(most):
-        best = most.baseline_half_width if baselines else most.rating_half_width
-        raise ValueError(
-            f"precision: +-{half_width:g} Elo needs more than {most.games_per_entrant} games per "
-            f"entrant ({most.games_per_entrant} give +-{best:.1f}); ask for less"
-        )
-    low, high = 1, MAX_TABLES_PER_ENTRANT
-    while low < high:
-        middle = (low + high) // 2
-        if reached(at(middle)):
-            high = middle
-        else:
-            low = middle + 1
-    return at(low)
+    return _smallest(
+        at,
+        MAX_TABLES_PER_ENTRANT,
+        half_width,
+        baselines,
+        lambda most: (most.games_per_entrant, "games per entrant"),
+    )
 
 
 def of_tournament(t: StoredTournament, later: int = 0) -> Precision | None:
@@ -291,17 +281,42 @@ def sized(
             fresh=fresh,
         )
 
+    return _smallest(
+        at,
+        MAX_GAMES_PER_PAIRING,
+        half_width,
+        baselines,
+        lambda most: (MAX_GAMES_PER_PAIRING, "games per pairing"),
+    )
+
+
+def _smallest(
+    at: Callable[[int], Precision],
+    most: int,
+    half_width: float,
+    baselines: bool,
+    size: Callable[[Precision], tuple[int, str]],
+) -> Precision:
+    """The precision at the smallest ``n`` in 1..``most`` whose baseline comparisons (without
+    baselines: ratings) reach ``half_width``; the half-width falls as ``n`` grows.
+
+    Raises:
+        ValueError: ``most`` does not reach it (the message says what the largest gives, its
+            ``size``: a count and what it counts).
+    """
+
     def reached(p: Precision) -> bool:
         return (p.baseline_half_width if baselines else p.rating_half_width) <= half_width
 
-    most = at(MAX_GAMES_PER_PAIRING)
-    if not reached(most):
-        best = most.baseline_half_width if baselines else most.rating_half_width
+    largest = at(most)
+    if not reached(largest):
+        best = largest.baseline_half_width if baselines else largest.rating_half_width
+        count, unit = size(largest)
         raise ValueError(
-            f"precision: +-{half_width:g} Elo needs more than {MAX_GAMES_PER_PAIRING} games per "
-            f"pairing ({MAX_GAMES_PER_PAIRING} give +-{best:.1f}); ask for less"
+            f"precision: +-{half_width:g} Elo needs more than {count} {unit} "
+            f"({count} give +-{best:.1f}); ask for less"
         )
-    low, high = 1, MAX_GAMES_PER_PAIRING  # the half-width falls as games per pairing grow
+    low, high = 1, most
     while low < high:
         middle = (low + high) // 2
         if reached(at(middle)):

@@ -19,12 +19,11 @@ from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.tournament_schedule import (
     DEFAULT_GAMES_PER_ENTRANT,
     partnerships_of,
-    schedule_size,
     too_big,
 )
 from domino_arena.server.stats.precision import Precision, sized, sized_balanced
 from domino_arena.server.store.bots import BotState, StoredBot
-from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
+from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES, schedule_size
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 MIN_PRECISION = 5.0

@@ -8,7 +8,6 @@ tournament resumable and a regrade reproducible.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -27,7 +26,14 @@ from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.server.tournaments.designs import Design, balanced, gauntlet
-from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
+from domino_arena.server.tournaments.planner import (
+    FORMATS,
+    MAX_ROUND_ROBIN_GAMES,
+    fixed_games,
+    gauntlet_games_per_entrant,
+    schedule_size,
+)
+from domino_arena.server.tournaments.planner import tables_per_entrant as tables_per_entrant_of
 
 MAX_GAMES: Final = 100_000
 """The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
@@ -88,9 +94,8 @@ def checked_format(
         TournamentError: an unknown format, a size it cannot take, too few baselines, or a
             schedule too big (a round robin: :func:`too_big`).
     """
-    formats = ("round-robin", "balanced", "gauntlet")
-    if format not in formats:
-        raise TournamentError(f"format: expected one of {', '.join(formats)}, got {format!r}")
+    if format not in FORMATS:
+        raise TournamentError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
     if games_per_entrant is not None and games_per_entrant < 1:
         raise TournamentError(f"games_per_entrant: must be at least 1, got {games_per_entrant}")
     seats, partnerships = game.num_players, partnerships_of(game)
@@ -119,13 +124,13 @@ def checked_format(
         if listed and not own:
             raise TournamentError("entrants: a gauntlet needs entrants besides its baselines")
         if games_per_entrant is None:
-            groups = math.comb(len(baselines), seats - 1) * (seats - 1 if partnerships else 1)
-            games_per_entrant = groups * seats * games_per_pairing
+            games_per_entrant = gauntlet_games_per_entrant(
+                len(baselines), seats, partnerships, games_per_pairing
+            )
     assert games_per_entrant is not None
-    tables = math.ceil(games_per_entrant / (seats * games_per_pairing))
+    tables = tables_per_entrant_of(games_per_entrant, seats, games_per_pairing)
     playing = len(own) if format == "gauntlet" else len(entrants)
-    games = math.ceil(playing * tables / (1 if format == "gauntlet" else seats))
-    games *= seats * games_per_pairing
+    games = fixed_games(format, playing, seats, tables, games_per_pairing)
     if listed and games > MAX_GAMES:
         raise TournamentError(
             f"games_per_entrant: {playing} entrants at {games_per_entrant} games each make "
@@ -165,8 +170,9 @@ def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
 def tables_per_entrant(t: StoredTournament) -> int:
     """The tables each entrant of a balanced or gauntlet ``t`` sits at: its games per entrant
     over the games of one table (every rotation on ``games_per_pairing`` deals), rounded up."""
-    seats = game_of(t).num_players
-    return max(1, math.ceil((t.games_per_entrant or 1) / (seats * t.games_per_pairing)))
+    return tables_per_entrant_of(
+        t.games_per_entrant or 1, game_of(t).num_players, t.games_per_pairing
+    )
 
 
 def split_baselines(entrants: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -333,8 +339,3 @@ def match_spec(
 
 def partnerships_of(game: Game) -> bool:
     return len(game.sides) != game.num_players
-
-
-def schedule_size(entrants: int, seats: int, partnerships: bool, repeats: int) -> int:
-    tables = math.comb(entrants, seats) * (3 if partnerships else 1)
-    return tables * seats * repeats

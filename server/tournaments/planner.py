@@ -129,6 +129,32 @@ def tables_per_entrant(games_per_entrant: int, seats: int, games_per_pairing: in
     return max(1, math.ceil(games_per_entrant / (seats * games_per_pairing)))
 
 
+def schedule_size(entrants: int, seats: int, partnerships: bool, repeats: int) -> int:
+    """The games of a round robin: every table (with partnerships, each of the 3 pairings of
+    every four), every rotation, ``repeats`` deals each."""
+    tables = math.comb(entrants, seats) * (3 if partnerships else 1)
+    return tables * seats * repeats
+
+
+def gauntlet_games_per_entrant(
+    baselines: int, seats: int, partnerships: bool, games_per_pairing: int = 1
+) -> int:
+    """A gauntlet's default size: one table with each combination of ``seats - 1`` baselines
+    (with partnerships, each under every pairing of the entrant with one of them)."""
+    groups = math.comb(baselines, seats - 1) * (seats - 1 if partnerships else 1)
+    return groups * seats * games_per_pairing
+
+
+def fixed_games(
+    format: str, playing: int, seats: int, tables: int, games_per_pairing: int = 1
+) -> int:
+    """The games of a balanced or gauntlet design of ``tables`` tables per entrant, every
+    rotation on ``games_per_pairing`` deals: a balanced design's entrants share their tables,
+    a gauntlet's sit one a table (with baselines)."""
+    tables_in_all = math.ceil(playing * tables / (1 if format == "gauntlet" else seats))
+    return tables_in_all * seats * games_per_pairing
+
+
 def half_width(
     format: str,
     game: str,
@@ -192,7 +218,7 @@ def plan(
         raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
     pairings = 3 if partnerships else 1
     if format == "round-robin":
-        games = math.comb(entrants, seats) * pairings * seats * games_per_pairing
+        games = schedule_size(entrants, seats, partnerships, games_per_pairing)
         per_entrant: float = math.comb(entrants - 1, seats - 1) * pairings * seats
         per_entrant *= games_per_pairing
         if games > MAX_ROUND_ROBIN_GAMES:
@@ -204,16 +230,16 @@ def plan(
             )
     else:
         if games_per_entrant is None:
-            combinations = math.comb(baselines, seats - 1)
-            games_per_entrant = 100 if format == "balanced" else seats * combinations
+            games_per_entrant = (
+                100
+                if format == "balanced"
+                else gauntlet_games_per_entrant(baselines, seats, partnerships, games_per_pairing)
+            )
         if games_per_entrant < 1:
             raise ValueError(f"games_per_entrant: must be at least 1, got {games_per_entrant}")
         tables = tables_per_entrant(games_per_entrant, seats, games_per_pairing)
         per_entrant = tables * seats * games_per_pairing
-        if format == "balanced":
-            games = math.ceil(entrants * tables / seats) * seats * games_per_pairing
-        else:
-            games = entrants * tables * seats * games_per_pairing
+        games = fixed_games(format, entrants, seats, tables, games_per_pairing)
     moves = MOVES_PER_GAME.get((game, seats, partnerships), DEFAULT_MOVES)
     instant = games * moves * REFEREE_SECONDS_PER_MOVE
     full = games / concurrency * moves * move_seconds

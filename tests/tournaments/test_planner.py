@@ -7,7 +7,6 @@ import math
 import pytest
 
 from domino_arena.server.play.scheduler import round_robin
-from domino_arena.server.play.tournament_schedule import schedule_size
 from domino_arena.server.tournaments import planner
 
 
@@ -28,7 +27,7 @@ def test_a_round_robin_has_the_games_the_scheduler_lays_out(
         partnerships=partnerships,
         games_per_pairing=repeats,
     )
-    assert p.games == len(games) == schedule_size(entrants, seats, partnerships, repeats)
+    assert p.games == len(games) == planner.schedule_size(entrants, seats, partnerships, repeats)
     assert p.games_per_entrant == p.games * seats / entrants
 
 

@@ -49,7 +49,7 @@ class SandboxLimits:
     scratch_mb: int = 64
     """Size of the private tmpfs at /tmp (also HOME)."""
     log_kb: int = 64
-    """stderr kept per match."""
+    """stderr kept per match (the store keeps at most 64 KiB of a match's: more keeps that)."""
 
     def __post_init__(self) -> None:
         for field in fields(self):

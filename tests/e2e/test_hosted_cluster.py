@@ -10,7 +10,6 @@ with it, its leases expire, and a runner started after takes its bots over.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Final
@@ -22,7 +21,7 @@ from domino_arena.server.store.bots import create_bot
 from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.cluster import WAIT, Cluster, cluster
 from tests.fakes.cluster_play import charged, stored_once, tournament
-from tests.fakes.hosted import PYTHON_BOT, STDIO_BOT, store_version
+from tests.fakes.hosted import PYTHON_BOT, STDIO_BOT, polled, store_version
 
 HOSTED: Final = ("py-1", "py-2", "io-3", "io-4")
 LEASE_SECONDS: Final = 4.0
@@ -43,13 +42,12 @@ def leases(arena: Cluster) -> dict[str, str]:
 
 def wait_leases(arena: Cluster, nodes: set[str]) -> dict[str, str]:
     """Wait until every hosted bot's lease is held by one of ``nodes``."""
-    deadline = time.monotonic() + WAIT
-    while True:
-        held = leases(arena)
-        if set(held) == set(HOSTED) and set(held.values()) <= nodes:
-            return held
-        assert time.monotonic() < deadline, f"leases {held}, wanted all on {nodes}"
-        time.sleep(0.1)
+    return polled(
+        lambda: leases(arena),
+        lambda held: set(held) == set(HOSTED) and set(held.values()) <= nodes,
+        lambda held: f"leases {held}, wanted all on {nodes}",
+        wait=WAIT,
+    )
 
 
 def test_runners_share_the_hosted_bots_by_lease_and_a_dead_ones_bots_move(

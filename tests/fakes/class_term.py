@@ -58,7 +58,7 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 
 from .cluster import ADMIN_TOKEN as CLUSTER_ADMIN_TOKEN
 from .cluster import Cluster, fresh_database
-from .hosted import PYTHON_BOT, STDIO_BOT, sandbox_processes
+from .hosted import PYTHON_BOT, STDIO_BOT, polled, sandbox_processes
 from .hosted_cluster import GATEWAY, HOST, ClusterReferee
 from .light_install import light_env
 from .processes import command, resident
@@ -292,24 +292,28 @@ class ClassTerm:
             submitted = list(pool.map(one, numbers))
         for ran in submitted:
             ran.ok()
-        deadline = time.monotonic() + PLAY_WAIT
-        pause = threading.Event()
-        for n in numbers:
-            bot = self.latest[student_name(n)]
-            while (status := hosted.versions(self.storage.engine, bot)[0].status) == "checking":
-                assert time.monotonic() < deadline, f"{bot}'s version still checking"
-                pause.wait(POLL)
-            assert status == "accepted", hosted.versions(self.storage.engine, bot)[0]
+        bots = [self.latest[student_name(n)] for n in numbers]
+        latest = polled(
+            lambda: {bot: hosted.versions(self.storage.engine, bot)[0] for bot in bots},
+            lambda found: all(v.status != "checking" for v in found.values()),
+            lambda found: (
+                f"still checking: {[b for b, v in found.items() if v.status == 'checking']}"
+            ),
+            wait=PLAY_WAIT,
+        )
+        for version in latest.values():
+            assert version.status == "accepted", version
         return submitted
 
     def wait_hosted(self) -> None:
         """Wait until the runner has connected every playing student's latest bot."""
         wanted = {self.latest[student_name(n)] for n in range(1, self.playing + 1)}
-        deadline = time.monotonic() + PLAY_WAIT
-        pause = threading.Event()
-        while missing := wanted - set(self.referee.connected()):
-            assert time.monotonic() < deadline, f"never hosted: {sorted(missing)}"
-            pause.wait(POLL)
+        polled(
+            lambda: wanted - set(self.referee.connected()),
+            lambda missing: not missing,
+            lambda missing: f"never hosted: {sorted(missing)}",
+            wait=PLAY_WAIT,
+        )
 
     def hosted_memory(self) -> tuple[int, int]:
         """The hosted bots' processes now: how many sandboxes (one per playing bot still

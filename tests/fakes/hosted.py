@@ -15,9 +15,9 @@ import shutil
 import tempfile
 import textwrap
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 from sqlalchemy.engine import Engine
 
@@ -34,6 +34,8 @@ from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
 
 from .referee_server import WAIT, Policy, RawBot, Referee
+
+T = TypeVar("T")
 
 POLL: Final = 0.05
 """Seconds between two looks at a condition no event announces (the runner's connections)."""
@@ -54,6 +56,25 @@ def python_bot(body: str, *, header: str = "") -> dict[str, str]:
         + "\n"
     )
     return {"bot.py": source}
+
+
+def polled(
+    look: Callable[[], T],
+    done: Callable[[T], bool],
+    failure: Callable[[T], str],
+    *,
+    wait: float = WAIT,
+) -> T:
+    """What ``look()`` gives once ``done`` of it holds, looked at every :data:`POLL` s (the
+    conditions here have no event to wait on); the test fails with ``failure`` of the last look
+    after ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        value = look()
+        if done(value):
+            return value
+        assert time.monotonic() < deadline, failure(value)
+        time.sleep(POLL)
 
 
 def sandbox_processes(marker: str) -> list[int]:
@@ -211,27 +232,27 @@ class HostedArena:
         return number
 
     def wait_connected(self, name: str, connected: bool = True) -> None:
-        deadline = time.monotonic() + WAIT
-        while (name in self.referee.connected()) != connected:
-            state = "never" if connected else "still"
-            assert time.monotonic() < deadline, f"{name} {state} connected"
-            time.sleep(POLL)
+        state = "never" if connected else "still"
+        polled(
+            lambda: name in self.referee.connected(),
+            lambda seen: seen == connected,
+            lambda _: f"{name} {state} connected",
+        )
 
     def wait_status(self, name: str, number: int, status: str) -> hosted.BotVersion:
-        deadline = time.monotonic() + WAIT
-        while True:
-            found = {v.number: v for v in hosted.versions(self.storage.engine, name)}[number]
-            if found.status == status:
-                return found
-            assert time.monotonic() < deadline, f"{name} v{number} is {found.status}: {found}"
-            time.sleep(POLL)
+        return polled(
+            lambda: {v.number: v for v in hosted.versions(self.storage.engine, name)}[number],
+            lambda found: found.status == status,
+            lambda found: f"{name} v{number} is {found.status}: {found}",
+        )
 
     def wait_no_sandbox(self) -> None:
         """Wait until no process of the sandboxes' user is left (each idle bot stopped)."""
-        deadline = time.monotonic() + WAIT
-        while left := sandbox_processes(str(self.workdir)):
-            assert time.monotonic() < deadline, f"sandboxed processes left: {left}"
-            time.sleep(POLL)
+        polled(
+            lambda: sandbox_processes(str(self.workdir)),
+            lambda left: not left,
+            lambda left: f"sandboxed processes left: {left}",
+        )
 
     def match(
         self,
@@ -256,10 +277,9 @@ class HostedArena:
 
     def log(self, match_id: str, bot: str) -> hosted.MatchLog:
         """The kept log of ``bot`` in ``match_id`` (the runner stores it just after the end)."""
-        deadline = time.monotonic() + WAIT
-        while True:
-            logs = {log.bot: log for log in hosted.match_logs(self.storage.engine, match_id)}
-            if bot in logs:
-                return logs[bot]
-            assert time.monotonic() < deadline, f"no log of {bot} in {match_id}: {sorted(logs)}"
-            time.sleep(POLL)
+        logs = polled(
+            lambda: {log.bot: log for log in hosted.match_logs(self.storage.engine, match_id)},
+            lambda logs: bot in logs,
+            lambda logs: f"no log of {bot} in {match_id}: {sorted(logs)}",
+        )
+        return logs[bot]

@@ -2,8 +2,10 @@
 
 There is no ``alembic.ini``: :func:`upgrade` builds the Alembic configuration here and hands
 Alembic the caller's connection, so migrations run on exactly the database (and PostgreSQL
-``search_path``) that :class:`~domino_arena.server.store.storage.Storage` opened. Each revision runs
-in its own transaction, so a failure leaves the database at the last revision that completed.
+``search_path``) that :class:`~domino_arena.server.store.storage.Storage` opened. On PostgreSQL
+each revision runs in its own transaction, so a failure leaves the database at the last revision
+that completed; on SQLite they all run in one, which holds the write lock from its start, so
+processes opening one new file migrate one after the other (``env.py``).
 
 Revisions live in ``versions/``, one file each, named by number (``0001``, ``0002``, ...); a
 new one copies the shape of the last and must leave the database equal to ``tables.METADATA``
@@ -97,14 +99,14 @@ def upgrade(connection: sa.Connection) -> None:
 
     A database the first release made (``bots`` and ``matches``, no version table) is stamped
     as :data:`BASELINE` first, so its rows are kept and only the later revisions run. The
-    connection must not be in a transaction: each revision commits its own. A database at
+    connection must not be in a transaction: the revisions commit their own. A database at
     :func:`newest` is left as it is, without importing Alembic.
 
     Raises:
         MigrationError: Alembic refused (e.g. the database is at an unknown revision).
     """
     at = current(connection)
-    connection.rollback()  # the look began a transaction; every revision starts its own
+    connection.rollback()  # the look began a transaction; the revisions start their own
     if at == newest():
         return
     # Alembic keeps the running migration in module globals (``alembic.context``, ``op``), so
@@ -118,7 +120,7 @@ def _upgrade(connection: sa.Connection) -> None:
     from alembic.util import CommandError  # noqa: PLC0415
 
     tables = set(sa.inspect(connection).get_table_names())
-    connection.rollback()  # the inspection began a transaction; every revision starts its own
+    connection.rollback()  # the inspection began a transaction; the revisions start their own
     sqlite = connection.dialect.name == "sqlite"
     if sqlite:
         # SQLite rebuilds a table to alter it ("batch" mode); enforced foreign keys would make

@@ -1,7 +1,10 @@
-"""Run a round robin tournament: bounded concurrency, resumable, never stuck on an absent bot.
+"""Run a tournament: bounded concurrency, resumable, never stuck on an absent bot.
 
-A tournament is a row (:class:`~.storage.StoredTournament`); its schedule follows from the row
-alone (:func:`schedule_of`), and so does every game's match id and seed (:func:`match_spec`).
+A tournament is a row (:class:`~.storage.StoredTournament`); a fixed format's schedule follows
+from the row alone (:func:`schedule_of`), and so does every game's match id and seed
+(:func:`match_spec`). A Swiss or knockout tournament plays round by round: each round is seated
+from the results before it and stored before its first game (``tournament_rounds.py``), so its
+games follow from the row and its stored rounds.
 That is what makes it resumable: the games already stored are known by their index
 (``Storage.tournament_game_indexes``), a new :class:`TournamentRunner` plays the others, and a
 game interrupted by a crash is replayed under the same match id on the same deal. The storage's
@@ -30,36 +33,33 @@ that no replaced bot played, then plays the rest.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import math
-import uuid
-from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import trio
 
-from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.match.seeds import check_seed, random_seed
-from domino_arena.sdk.rules import Game
-from domino_arena.server.play import compare, provable, regrade
+from domino_arena.server.play import compare, regrade
 from domino_arena.server.play.house import house_name
 from domino_arena.server.play.match_spec import (
-    DEFAULT_MAX_DEALS,
-    DEFAULT_MAX_STRIKES,
     FinishedMatch,
     MatchSpec,
 )
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.scheduler import DealMode, ScheduledGame
-from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.play.scheduler import ScheduledGame
+from domino_arena.server.play.tournament_request import new_tournament
+from domino_arena.server.play.tournament_rounds import (
+    is_adaptive,
+    next_round,
+    round_games,
+    schedule_of_rounds,
+)
 from domino_arena.server.play.tournament_schedule import (
     MAX_GAMES,
     TournamentError,
     check_schedule,
-    checked_format,
     deal_seed,
     game_of,
     match_id_of,
@@ -69,9 +69,7 @@ from domino_arena.server.play.tournament_schedule import (
 )
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
-from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX
 from domino_arena.server.store.tournaments import (
-    ENTRANT_POLICIES,
     StoredTournament,
     TournamentState,
 )
@@ -93,8 +91,6 @@ __all__ = [  # the schedule's names are re-exported: callers import them from he
 
 LOG: Final = logging.getLogger("domino_arena.server")
 
-DEFAULT_CONCURRENCY: Final = 4
-DEFAULT_WAIT_SECONDS: Final = 60.0
 RECHECK_SECONDS: Final = 1.0
 """How often a runner with a free slot looks again for bots that connected meanwhile."""
 
@@ -109,153 +105,6 @@ class Progress:
     running: int
     waiting: int
     """Due games waiting for absent bots."""
-
-
-def new_tournament(
-    *,
-    name: str,
-    game: Game,
-    entrants: Sequence[str],
-    known_bots: Collection[str],
-    games_per_pairing: int = 1,
-    deals: DealMode = DealMode.DUPLICATE,
-    time_control: TimeControl,
-    fault_policy: FaultPolicy,
-    max_strikes: int = DEFAULT_MAX_STRIKES,
-    max_deals: int = DEFAULT_MAX_DEALS,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    wait_seconds: float = DEFAULT_WAIT_SECONDS,
-    seed: int | None,
-    rated: bool = True,
-    tournament_id: str | None = None,
-    course: str = DEFAULT_COURSE,
-    owners: Mapping[str, str] | None = None,
-    allow_same_owner_tables: bool = False,
-    allow_same_owner_partners: bool = False,
-    baselines: Sequence[tuple[str, float]] = (),
-    entrant_policy: str = "listed",
-    start_at: dt.datetime | None = None,
-    format: str = "round-robin",
-    games_per_entrant: int | None = None,
-) -> StoredTournament:
-    """Check a tournament request and return its row, in state CREATED (not stored yet).
-
-    ``owners`` (bot -> owner, e.g. of the course's bots) is snapshotted for the entrants and,
-    with the two ``allow`` flags, feeds the fair seating rule. ``baselines`` are house bots with
-    their fixed ratings: each is seated as the entrant ``house:NAME`` after the listed ones.
-    With an ``entrant_policy`` other than ``listed`` the entrants are chosen when it starts
-    (``server/play/tournament_start.py``), so too few listed ones is no error here.
-    ``start_at`` (UTC, in the future) makes it start by itself then. ``format`` chooses its
-    tables (docs/tournaments.md: formats): a balanced one needs ``games_per_entrant``, a
-    gauntlet seats the listed entrants against the baselines (by default each combination of
-    them once); a round robin over ``MAX_ROUND_ROBIN_GAMES`` is refused, naming the balanced
-    tournament to play instead.
-
-    Raises:
-        TournamentError: the request is impossible; the message names the field and the rule.
-    """
-    if not name.strip():
-        raise TournamentError("name: must not be empty")
-    if tournament_id is not None and not tournament_id.strip():
-        raise TournamentError("tournament_id: must not be empty (or None for a new id)")
-    entrants = tuple(entrants)
-    twice = sorted(e for e, n in Counter(entrants).items() if n > 1)
-    if twice:
-        raise TournamentError(f"entrants: {', '.join(twice)} entered more than once")
-    known = set(known_bots)
-    unknown = [e for e in entrants if e not in known]
-    if unknown:
-        raise TournamentError(f"entrants: unknown bot(s) {', '.join(unknown)}")
-    if entrant_policy not in ENTRANT_POLICIES:
-        raise TournamentError(
-            f"entrant_policy: expected one of {', '.join(ENTRANT_POLICIES)}, got {entrant_policy!r}"
-        )
-    house = [b for b, _ in baselines]
-    twice = sorted(b for b, n in Counter(house).items() if n > 1)
-    if twice or any(not b or ":" in b for b in house):
-        raise TournamentError(
-            f"baselines: expected distinct house bot names without ':', got {', '.join(house)}"
-        )
-    entrants += tuple(HOUSE_PREFIX + b for b in house)
-    kept_owners = None if owners is None else {e: owners[e] for e in entrants if owners.get(e)}
-    if start_at is not None:
-        if start_at.tzinfo is None:
-            raise TournamentError("start_at: expected a time with its time zone (UTC)")
-        if start_at <= _now():
-            raise TournamentError(
-                f"start_at: {start_at:%Y-%m-%d %H:%M:%S} UTC is past; expected a future time"
-            )
-    seats = game.num_players
-    if entrant_policy == "listed" and len(entrants) < seats:
-        raise TournamentError(
-            f"entrants: {game.describe()} needs at least {seats} entrants, got {len(entrants)}"
-        )
-    if games_per_pairing < 1:
-        raise TournamentError(f"games_per_pairing: must be at least 1, got {games_per_pairing}")
-    if concurrency < 1:
-        raise TournamentError(f"concurrency: must be at least 1, got {concurrency}")
-    if not (wait_seconds >= 0 and math.isfinite(wait_seconds)):
-        raise TournamentError(
-            f"wait_seconds: must be a finite number of seconds, 0 or more, got {wait_seconds}"
-        )
-    if max_strikes < 1:
-        raise TournamentError(f"max_strikes: must be at least 1, got {max_strikes}")
-    if max_deals < 1:
-        raise TournamentError(f"max_deals: must be at least 1, got {max_deals}")
-    if seed is not None:
-        try:
-            check_seed(seed)
-        except ValueError as exc:
-            raise TournamentError(str(exc)) from None
-    games_per_entrant = checked_format(
-        format,
-        games_per_entrant,
-        game=game,
-        entrants=entrants,
-        games_per_pairing=games_per_pairing,
-        listed=entrant_policy == "listed",
-    )
-    now = _now()
-    seed = seed if seed is not None else random_seed()
-    salt, commitment = provable.new_commitment(seed)
-    try:
-        t = StoredTournament(
-            id=tournament_id if tournament_id is not None else uuid.uuid4().hex[:16],
-            name=name.strip(),
-            game=game.name,
-            options=game.options(),
-            entrants=entrants,
-            games_per_pairing=games_per_pairing,
-            deals=deals.value,
-            time_control_ms=time_control.to_ms(),
-            fault_policy=fault_policy.value,
-            max_strikes=max_strikes,
-            max_deals=max_deals,
-            concurrency=concurrency,
-            wait_seconds=float(wait_seconds),
-            seed=seed,
-            rated=rated,
-            state=TournamentState.CREATED,
-            created=now,
-            updated=now,
-            seed_commitment=commitment,
-            seed_salt=salt,
-            deal_scheme=provable.CURRENT_SCHEME,
-            course=course,
-            owners=kept_owners,
-            allow_same_owner_tables=allow_same_owner_tables,
-            allow_same_owner_partners=allow_same_owner_partners,
-            baselines=tuple((b, float(r)) for b, r in baselines),
-            entrant_policy=entrant_policy,
-            start_at=start_at,
-            format=format,
-            games_per_entrant=games_per_entrant,
-        )
-    except ValueError as exc:  # the row's own checks (lengths of id and name)
-        raise TournamentError(str(exc)) from None
-    if entrant_policy == "listed":
-        check_schedule(t)
-    return t
 
 
 class TournamentRunner:
@@ -378,14 +227,17 @@ class TournamentRunner:
             len(self.schedule),
             self._done,
         )
-        with trio.CancelScope() as scope:
-            self._games_scope = scope
-            if self._cancelling:
-                scope.cancel()
-            async with trio.open_nursery() as games, trio.open_nursery() as waiters:
-                await self._dispatch(games, waiters)
-        if self._error is not None:
-            raise self._error
+        while not is_adaptive(self.t) or await self._seat_round():
+            with trio.CancelScope() as scope:
+                self._games_scope = scope
+                if self._cancelling:
+                    scope.cancel()
+                async with trio.open_nursery() as games, trio.open_nursery() as waiters:
+                    await self._dispatch(games, waiters)
+            if self._error is not None:
+                raise self._error
+            if not is_adaptive(self.t) or self._cancelling or self._pending:
+                break
         if self._cancelling:
             state = TournamentState.CANCELLED
         elif self._pending:
@@ -396,6 +248,34 @@ class TournamentRunner:
                 await self._judge(over=True)
         await self._set_state(state)
         return state
+
+    async def _seat_round(self) -> bool:
+        """A Swiss or knockout tournament: make the pending games those of its stored round not
+        stored yet; when every stored round is played, seat the next one and store it before
+        any of its games starts (:mod:`.tournament_rounds`). False when it is over (or paused
+        or cancelled before the next round)."""
+        if self._pausing or self._cancelling:
+            return False
+        rounds = await trio.to_thread.run_sync(self.storage.tournament_rounds, self.t.id)
+        stored = await trio.to_thread.run_sync(self.storage.tournament_game_indexes, self.t.id)
+        self.schedule = schedule_of_rounds(self.t, rounds)
+        if all(g.index in stored for g in self.schedule):
+            rows = await trio.to_thread.run_sync(self._stored_rows)
+            seated = await trio.to_thread.run_sync(next_round, self.t, rounds, rows)
+            if seated is None:
+                return False
+            seated = await trio.to_thread.run_sync(self.storage.add_tournament_round, seated)
+            self.schedule += round_games(self.t, seated)
+            LOG.info(
+                "tournament %s: round %d seated, %d tables, %d games",
+                self.t.id,
+                seated.number + 1,
+                len(seated.tables),
+                seated.games,
+            )
+        self._pending = [g for g in self.schedule if g.index not in stored]
+        self._done = len(self.schedule) - len(self._pending)
+        return True
 
     async def _dispatch(self, games: trio.Nursery, waiters: trio.Nursery) -> None:
         """Fill the slots until every game is done, or until paused (then let the rest end)."""
@@ -520,7 +400,3 @@ class TournamentRunner:
 
     async def _set_state(self, state: TournamentState) -> None:
         await trio.to_thread.run_sync(self.storage.set_tournament_state, self.t.id, state)
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)

@@ -24,8 +24,9 @@ from domino_arena.server.play.scheduler import (
 )
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.tables import HOUSE_PREFIX
-from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.store.tournaments import MAX_ROUNDS, StoredTournament
 from domino_arena.server.tournaments.designs import Design, balanced, gauntlet
+from domino_arena.server.tournaments.knockout import KnockoutRules
 from domino_arena.server.tournaments.planner import (
     FORMATS,
     MAX_ROUND_ROBIN_GAMES,
@@ -37,6 +38,8 @@ from domino_arena.server.tournaments.planner import tables_per_entrant as tables
 
 MAX_GAMES: Final = 100_000
 """The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
+ADAPTIVE_FORMATS: Final = ("swiss", "knockout")
+"""The formats seated round by round from the results so far (``tournament_rounds.py``)."""
 DEFAULT_GAMES_PER_ENTRANT: Final = 100
 """What a refused round robin suggests for a balanced tournament when no precision was asked."""
 
@@ -47,7 +50,10 @@ class TournamentError(ValueError):
 
 def check_schedule(t: StoredTournament) -> None:
     """Raise :class:`TournamentError` unless ``t`` has a schedule (the seating rule may leave
-    none) of at most :data:`MAX_GAMES` games."""
+    none) of at most :data:`MAX_GAMES` games; a Swiss or knockout tournament seats its rounds
+    as it goes (:func:`checked_format` checked its size)."""
+    if t.format in ADAPTIVE_FORMATS:
+        return
     if t.format == "round-robin":
         game = game_of(t)
         games = schedule_size(
@@ -94,10 +100,13 @@ def checked_format(
         TournamentError: an unknown format, a size it cannot take, too few baselines, or a
             schedule too big (a round robin: :func:`too_big`).
     """
-    if format not in FORMATS:
-        raise TournamentError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
+    known = tuple(dict.fromkeys((*FORMATS, *ADAPTIVE_FORMATS)))
+    if format not in known:
+        raise TournamentError(f"format: expected one of {', '.join(known)}, got {format!r}")
     if games_per_entrant is not None and games_per_entrant < 1:
         raise TournamentError(f"games_per_entrant: must be at least 1, got {games_per_entrant}")
+    if format in ADAPTIVE_FORMATS:  # sized by checked_rounds
+        return games_per_entrant
     seats, partnerships = game.num_players, partnerships_of(game)
     if format == "round-robin":
         if games_per_entrant is not None:
@@ -139,6 +148,63 @@ def checked_format(
     return games_per_entrant
 
 
+def checked_rounds(
+    format: str,
+    *,
+    rounds: int | None,
+    games_per_entrant: int | None,
+    sets: int | None,
+    max_sets: int | None,
+    game: Game,
+    games_per_pairing: int,
+) -> tuple[int | None, dict[str, int] | None]:
+    """Check the size of a Swiss or knockout tournament; return its rounds (a Swiss: ``rounds``,
+    or the tables each entrant sits at to play ``games_per_entrant`` games) and its sets per
+    tie (a knockout: {"sets", "max_sets"}); (None, None) for a fixed format, which takes
+    neither.
+
+    Raises:
+        TournamentError: a size given to a format that takes none, or missing or out of range.
+    """
+    if format not in ADAPTIVE_FORMATS:
+        if rounds is not None or sets is not None or max_sets is not None:
+            raise TournamentError(
+                "rounds, knockout_sets: only a Swiss (rounds) or knockout (sets) tournament "
+                f"takes them, not a {format} one"
+            )
+        return None, None
+    if format == "swiss":
+        if sets is not None or max_sets is not None:
+            raise TournamentError("knockout_sets: a Swiss tournament plays rounds, not ties")
+        if rounds is None:
+            if games_per_entrant is None:
+                raise TournamentError(
+                    "rounds: a Swiss tournament needs its size: the rounds (--rounds N) or the "
+                    "games per entrant (--games-per-entrant N)"
+                )
+            rounds = tables_per_entrant_of(games_per_entrant, game.num_players, games_per_pairing)
+        if not 1 <= rounds <= MAX_ROUNDS:
+            raise TournamentError(f"rounds: expected 1-{MAX_ROUNDS}, got {rounds}")
+        return rounds, None
+    if partnerships_of(game):
+        raise TournamentError(
+            f"format: a knockout eliminates entrants, not teams; {game.describe()} is played "
+            "in partnerships (play it Swiss or balanced)"
+        )
+    if rounds is not None or games_per_entrant is not None:
+        raise TournamentError(
+            "rounds, games_per_entrant: a knockout plays until its champion; size its ties with "
+            "knockout_sets and knockout_max_sets"
+        )
+    low = 1 if sets is None else sets
+    high = low if max_sets is None else max_sets
+    try:
+        KnockoutRules(table_size=game.num_players, sets=low, max_sets=high)
+    except ValueError as exc:
+        raise TournamentError(f"knockout_sets: {exc}") from None
+    return None, {"sets": low, "max_sets": high}
+
+
 def max_deals_of(t: StoredTournament) -> int:
     """The cap on deals of ``t``'s games (rows from before the cap was stored: the default)."""
     return DEFAULT_MAX_DEALS if t.max_deals is None else t.max_deals
@@ -154,8 +220,12 @@ def schedule_of(t: StoredTournament) -> list[ScheduledGame]:
 
     A tournament whose entrants are chosen at its start (``entrant_policy`` not ``listed``)
     has no schedule while its entrants make none: [] (not started yet, or cancelled at its
-    start for want of entrants; once chosen, they always make one).
+    start for want of entrants; once chosen, they always make one). A Swiss or knockout
+    tournament's games are those of its stored rounds (``tournament_rounds.schedule_of_rounds``):
+    none follow from the row alone, [].
     """
+    if t.format in ADAPTIVE_FORMATS:
+        return []
     game = game_of(t)
     if t.kind == "compare":
         return compare.compare_schedule(compare.plan_of(t), game.num_players)

@@ -32,6 +32,7 @@ from domino_arena.server.store import (
     matches,
     migrations,
     owners,
+    tournament_rounds,
     tournaments,
 )
 from domino_arena.server.store.bots import BotCheck, IssuedToken, StoredBot
@@ -44,6 +45,7 @@ from domino_arena.server.store.courses import (
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.owners import IssuedOwnerToken, StoredOwner
 from domino_arena.server.store.tables import DEFAULT_COURSE
+from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 
 
@@ -338,6 +340,16 @@ class Storage:
     def tournament_game_indexes(self, tournament_id: str) -> set[int]:
         """Return the schedule positions of the tournament's games that are stored."""
         return tournaments.game_indexes(self.engine, tournament_id)
+
+    def tournament_rounds(self, tournament_id: str) -> list[StoredRound]:
+        """Return the stored rounds of a Swiss or knockout tournament
+        (:func:`.tournament_rounds.rounds`)."""
+        return tournament_rounds.rounds(self.engine, tournament_id)
+
+    def add_tournament_round(self, stored: StoredRound) -> StoredRound:
+        """Store a round before its games start; the round stored first wins
+        (:func:`.tournament_rounds.add_round`)."""
+        return tournament_rounds.add_round(self.engine, stored)
 
     def tournament_game_count(self, tournament_id: str) -> int:
         """Return how many of the tournament's games are stored

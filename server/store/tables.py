@@ -153,6 +153,9 @@ TOURNAMENTS: Final = sa.Table(
     sa.Column("hosting_limits", sa.Text, nullable=True),
     sa.Column("format", sa.String(16), nullable=False, server_default="round-robin"),
     sa.Column("games_per_entrant", sa.Integer, nullable=True),
+    sa.Column("rounds", sa.Integer, nullable=True),
+    sa.Column("knockout", sa.Text, nullable=True),
+    sa.Column("seeding", sa.JSON, nullable=True),
     sa.Index("ix_tournaments_course", "course", "created"),
 )
 """Every tournament. ``course`` scopes it; ``entrant_policy`` (``listed``, ``connected``,
@@ -167,7 +170,31 @@ organizer's pins, and the latest accepted version of each other hosted entrant w
 starts; ``hosting_limits`` the JSON of its sandbox limits (NULL: its course's). Both are
 server/store/hosted.py's. ``format`` (``round-robin``, ``balanced``, ``gauntlet``) says which
 tables it plays and ``games_per_entrant`` how many games each entrant plays in a balanced or
-gauntlet one (NULL: a round robin; docs/tournaments.md: formats)."""
+gauntlet one (NULL: a round robin; docs/tournaments.md: formats). A Swiss one plays ``rounds``
+rounds; a knockout one's ``knockout`` is the JSON {"sets", "max_sets"} of its ties; ``seeding``
+orders the entrants, best first, for a knockout's bracket and a Swiss's first round (NULL: the
+entrants' order)."""
+
+TOURNAMENT_ROUNDS: Final = sa.Table(
+    "tournament_rounds",
+    METADATA,
+    sa.Column(
+        "tournament_id",
+        sa.String(64),
+        sa.ForeignKey("tournaments.id", name="fk_tournament_rounds_tournament"),
+        primary_key=True,
+    ),
+    sa.Column("number", sa.Integer, primary_key=True),
+    sa.Column("tables", sa.JSON, nullable=False),
+    sa.Column("byes", sa.JSON, nullable=False),
+    sa.Column("first_index", sa.Integer, nullable=False),
+    sa.Column("games", sa.Integer, nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+"""The rounds of a Swiss or knockout tournament, each stored before its first game starts: its
+tables (seat order before rotation), the entrants sitting it out, and the game indexes it
+holds (``first_index`` .. ``first_index + games - 1``), so a restart plays the same games of
+the same round and never seats a round twice (docs/tournaments.md: Swiss, knockout)."""
 
 MATCHES: Final = sa.Table(
     "matches",

@@ -31,8 +31,10 @@ from domino_arena.server.store.tables import (
 
 _FAULT_POLICIES: Final = sorted(policy.value for policy in FaultPolicy)
 ENTRANT_POLICIES: Final = ("listed", "connected", "latest")
+MAX_ROUNDS: Final = 1000
+"""The most rounds a Swiss tournament may have."""
 """Who plays in a tournament (``StoredTournament.entrant_policy``)."""
-FORMATS: Final = ("round-robin", "balanced", "gauntlet")
+FORMATS: Final = ("round-robin", "balanced", "gauntlet", "swiss", "knockout")
 """Which tables a tournament plays (``StoredTournament.format``; docs/tournaments.md: formats)."""
 
 
@@ -140,6 +142,14 @@ class StoredTournament:
     games_per_entrant: int | None = None
     """The games each entrant plays in a balanced or gauntlet tournament; None: a round
     robin's (every table)."""
+    rounds: int | None = None
+    """A Swiss tournament's rounds (each stored before it plays: :mod:`.tournament_rounds`)."""
+    knockout: dict[str, int] | None = None
+    """A knockout tournament's ties: {"sets": at least, "max_sets": at most} duplicate sets
+    (server/tournaments/knockout.py)."""
+    seeding: tuple[str, ...] = ()
+    """The entrants best first: a knockout's seeds, a Swiss's first order (empty: the
+    entrants' order)."""
 
     @property
     def seed_revealed(self) -> bool:
@@ -196,6 +206,14 @@ class StoredTournament:
             raise ValueError(
                 f"games_per_entrant: expected at least 1 (or none), got {self.games_per_entrant}"
             )
+        if self.rounds is not None and not 1 <= self.rounds <= MAX_ROUNDS:
+            raise ValueError(f"rounds: expected 1-{MAX_ROUNDS} (or none), got {self.rounds}")
+        if (self.format == "swiss") != (self.rounds is not None):
+            raise ValueError("rounds: a Swiss tournament has a number of rounds, no other one")
+        if (self.format == "knockout") != (self.knockout is not None):
+            raise ValueError("knockout: a knockout tournament has its sets per tie, no other one")
+        if self.seeding and sorted(self.seeding) != sorted(self.entrants):
+            raise ValueError("seeding: expected the entrants, each once, best first")
         for bot, number in (self.version_pins or {}).items():
             if number < 1:
                 raise ValueError(f"version_pins: {bot}: expected a version number, got {number}")
@@ -249,6 +267,9 @@ def add_tournament(engine: Engine, tournament: StoredTournament) -> None:
         "hosting_limits": _json_or_none(tournament.hosting_limits),
         "format": tournament.format,
         "games_per_entrant": tournament.games_per_entrant,
+        "rounds": tournament.rounds,
+        "knockout": _json_or_none(tournament.knockout),
+        "seeding": list(tournament.seeding) or None,
     }
     try:
         with engine.begin() as connection:
@@ -310,7 +331,8 @@ def set_entrants(
 ) -> StoredTournament:
     """Write the entrants (and their owners) chosen when a tournament of entrant policy
     ``connected`` or ``latest`` starts; only while it is CREATED (its schedule follows from
-    them, so they never change once a game may have been played). Returns the new row.
+    them, so they never change once a game may have been played). A seeding is dropped: the
+    entrants chosen are seeded in their order. Returns the new row.
 
     Raises:
         UnknownTournamentError: no tournament has that id.
@@ -325,7 +347,7 @@ def set_entrants(
                 TOURNAMENTS.c.id == tournament_id,
                 TOURNAMENTS.c.state == TournamentState.CREATED.value,
             )
-            .values(entrants=list(entrants), owners=owners, updated=now())
+            .values(entrants=list(entrants), owners=owners, seeding=None, updated=now())
         )
         if result.rowcount == 0:
             exists = connection.execute(
@@ -437,6 +459,9 @@ def _stored_tournament(row: RowMapping) -> StoredTournament:
         hosting_limits=_mapping_or_none(row["hosting_limits"]),
         format=row["format"],
         games_per_entrant=row["games_per_entrant"],
+        rounds=row["rounds"],
+        knockout=_mapping_or_none(row["knockout"]),
+        seeding=tuple(row["seeding"] or ()),
     )
 
 

@@ -24,19 +24,37 @@ def no_seats(name: str, match_id: str) -> HostedSeat:
     raise AssertionError(f"a seat for {name} in {match_id}: no match should be played")
 
 
-def finished_match(spec: MatchSpec) -> FinishedMatch:
-    """A normal end of ``spec``'s match: the first side wins 10 to nothing."""
+def finished_match(spec: MatchSpec, winner: int = 0) -> FinishedMatch:
+    """A normal end of ``spec``'s match: side ``winner`` wins 10 to nothing."""
     sides = len(spec.game.sides)
-    result = MatchResult(Termination.NORMAL, 0, tuple([10] + [0] * (sides - 1)))
+    scores = tuple(10 if side == winner else 0 for side in range(sides))
+    result = MatchResult(Termination.NORMAL, winner, scores)
     return FinishedMatch(spec, result, None, (0,) * len(spec.bots))
+
+
+def strongest_wins(strength: Callable[[str], float]) -> Callable[[MatchSpec], int]:
+    """A ``FakePlay`` winner rule: the side holding the strongest bot wins every game."""
+
+    def winner(spec: MatchSpec) -> int:
+        best = max(range(len(spec.bots)), key=lambda seat: strength(spec.bots[seat]))
+        return spec.game.side_of(best)
+
+    return winner
 
 
 class FakePlay:
     """Plays each match for ``duration`` seconds; stores it in ``storage`` if one is given."""
 
-    def __init__(self, duration: float = 1.0, storage: Storage | None = None) -> None:
+    def __init__(
+        self,
+        duration: float = 1.0,
+        storage: Storage | None = None,
+        winner: Callable[[MatchSpec], int] | None = None,
+    ) -> None:
         self.duration = duration
         self.storage = storage
+        self.winner = winner
+        """Which side wins each match (default: the first)."""
         self.calls: list[tuple[float, MatchSpec]] = []
         """(``trio.current_time()`` at the start, spec) of every match, in the order started."""
         self.finished: list[str] = []
@@ -72,7 +90,7 @@ class FakePlay:
             await trio.sleep(self.duration)
             if number in self.fail:
                 raise self.fail[number]
-            finished = finished_match(spec)
+            finished = finished_match(spec, self.winner(spec) if self.winner else 0)
             if self.storage is not None:
                 # Synchronous on purpose: a worker thread would let MockClock jump meanwhile.
                 self.storage.save_match(finished.to_row())

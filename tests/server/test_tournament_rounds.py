@@ -20,14 +20,11 @@ import trio.testing
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.ladder.rounds import knockout_bracket, results_of
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import TournamentError, TournamentRunner, new_tournament
-from domino_arena.server.play.tournament_rounds import (
-    knockout_bracket,
-    results_of,
-    schedule_of_rounds,
-)
+from domino_arena.server.play.tournament_rounds import schedule_of_rounds
 from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from tests.fakes.play import FakePlay, strongest_wins
@@ -78,7 +75,9 @@ class Field:
         """Run a new runner to its end (or pause it once ``pause_after`` matches started)."""
 
         async def main() -> TournamentState:
-            runner = TournamentRunner(self.t, storage=self.storage, play=self.play, lobby=self.lobby)
+            runner = TournamentRunner(
+                self.t, storage=self.storage, play=self.play, lobby=self.lobby
+            )
             async with trio.open_nursery() as nursery:
                 if pause_after is not None:
 
@@ -226,6 +225,8 @@ def test_a_failed_game_leaves_the_round_to_the_next_runner(tmp_path: Path, forma
         ({"format": "balanced", "games_per_entrant": 4, "seeding": BOTS[:12]}, "seeding: only"),
     ],
 )
-def test_impossible_rounds_are_refused_with_the_field(options: dict[str, Any], message: str) -> None:
+def test_impossible_rounds_are_refused_with_the_field(
+    options: dict[str, Any], message: str
+) -> None:
     with pytest.raises(TournamentError, match=message):
         a_tournament(**options)

@@ -378,3 +378,17 @@ def test_a_field_of_two_or_of_n_is_the_final_at_once() -> None:
     state = bracket(["x", "y", "z"], KnockoutRules(3), [])
     assert len(state.stages) == 1 and state.next_tables() == (("x", "y", "z"),)
     assert [stages_needed(n, 2) for n in (2, 3, 4, 5, 8, 9, 64, 65)] == [1, 2, 2, 3, 3, 4, 6, 7]
+
+
+def test_the_example_of_the_docs_plays_as_shown() -> None:
+    """docs/tournaments.md: Knockout, the example of 6 entrants with up to 3 sets a tie."""
+    rules = KnockoutRules(2, sets=1, max_sets=3)
+    seeding = _names(6)
+    rounds = [[_set({"s4": 0.0, "s5": 2.0}), _set({"s3": 1.0, "s6": 1.0}, {"s3": 5, "s6": 5})]]
+    assert bracket(seeding, rules, rounds).next_tables() == (("s3", "s6"),)
+    rounds.append([_set({"s6": 1.0, "s3": 1.0}, {"s6": 4, "s3": 9})])
+    state = bracket(seeding, rules, rounds)
+    assert [tie.decided_by for tie in state.stages[0]] == ["bye", "points", "bye", "score"]
+    assert state.next_tables() == (("s1", "s5"), ("s2", "s3"))
+    rounds.append([_set({"s1": 2.0, "s5": 0.0}), _set({"s2": 2.0, "s3": 0.0})])
+    assert bracket(seeding, rules, rounds).next_tables() == (("s1", "s2"),)

@@ -52,6 +52,7 @@ The rules, exactly:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -230,7 +231,7 @@ def _check_seeding(seeding: Sequence[str], table_size: int) -> tuple[str, ...]:
     field = tuple(seeding)
     if any(not entrant for entrant in field):
         raise ValueError("seeding: expected non-empty entrant names")
-    repeated = sorted({entrant for entrant in field if field.count(entrant) > 1})
+    repeated = sorted(entrant for entrant, times in Counter(field).items() if times > 1)
     if repeated:
         raise ValueError(f"seeding: expected each entrant once, got {', '.join(repeated)} twice")
     if len(field) < table_size:

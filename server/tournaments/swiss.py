@@ -22,9 +22,12 @@ How a round is seated:
   pairs that met before, the fewest earlier meetings among them, the fewest earlier partner
   pairs, the closest ranks.
 * **partnerships** (4 seats, seats 0+2 against 1+3): of a table's three pairings, the one whose
-  partners have partnered least before, ties to the balanced one: with the table's entrants
-  a > b > c > d by rank, ``(a, b, d, c)`` (strongest with weakest), then ``(a, b, c, d)``, then
-  ``(a, c, b, d)``. Free seating: the table in rank order (the rotations equalize the seats).
+  partners have partnered least before; among those, with the table's entrants a > b > c > d
+  by rank, ``(a, c, b, d)`` (the two strongest together), then ``(a, b, c, d)``, then
+  ``(a, b, d, c)`` (strongest with weakest). The balanced pairing was measured worst:
+  its game, ``a + d`` against ``b + c``, says nothing about how far apart entrants of
+  neighbouring ranks are (bench/README.md: tournament_designs, 40 entrants in partnerships).
+  Free seating: the table in rank order (the rotations equalize the seats).
 """
 
 from __future__ import annotations
@@ -87,8 +90,8 @@ def swiss_round(
     met: Counter[frozenset[str]] = Counter()
     partnered: Counter[frozenset[str]] = Counter()
     byes_so_far = dict.fromkeys(entrants, len(previous))
-    for tables in previous:
-        for table in tables:
+    for earlier in previous:
+        for table in earlier:
             for p, q in combinations(range(len(table)), 2):
                 pair = frozenset((table[p], table[q]))
                 met[pair] += 1
@@ -264,7 +267,7 @@ class _Seating:
         if self.partnerships:
             a, b, c, d = names
             best: tuple[int, int] | None = None
-            for preference, table in enumerate(((a, b, d, c), (a, b, c, d), (a, c, b, d))):
+            for preference, table in enumerate(((a, c, b, d), (a, b, c, d), (a, b, d, c))):
                 if self.allowed is not None and not self.allowed(table):
                     continue
                 mates = (

@@ -35,21 +35,19 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations, permutations
 from typing import Final
 
+from domino_arena.server.tournaments.designs import Allowed
 from domino_arena.server.tournaments.rounds import TableResult
-
-Allowed = Callable[[tuple[str, ...]], bool]
-"""Whether a table (seat order) may be played: the caller binds ``scheduler.seating_allowed``."""
 
 WINDOW: Final = 2
 """Tables an entrant may move from the one its rank gives it."""
 SEARCH_TRIES: Final = 50_000
 """Candidate tables the repeat-free search tries before the local search takes over (enough to
-try every round of up to 15 entrants)."""
+try every round of up to three tables)."""
 
 _Cost = tuple[int, int, int, int, int]
 

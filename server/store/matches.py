@@ -155,9 +155,10 @@ def insert_batch(connection: sa.Connection, batch: Sequence[StoredMatch]) -> lis
 
     Raises:
         ValueError: a field out of range (:func:`check_match`); nothing is inserted.
-        IntegrityError: another transaction stored one of them between this one's look and its
-            insert; the caller's transaction is to be rolled back (:func:`stored_meanwhile`
-            then tells a lost race of one match from a bad row).
+        IntegrityError: the database refused a row (a game of an unknown tournament), or
+            another transaction stored one of them between this one's look and its insert;
+            the caller's transaction is to be rolled back (:func:`stored_meanwhile` then tells
+            a lost race of one match from a bad row).
     """
     for match in batch:
         check_match(match)

@@ -8,11 +8,16 @@ depend on the server.
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, get_args, get_origin, get_type_hints
+
+import sqlalchemy as sa
 
 from domino_arena.sdk import rules
 
@@ -405,3 +410,61 @@ def test_no_module_is_over_about_500_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+
+
+# -- the store only writes: it runs no step of the layers above it (issue 31) ------------------
+
+STORE: Final = "domino_arena.server.store"
+STORE_SKIPPED: Final = (f"{STORE}.migrations",)
+"""Alembic's environment and revisions run inside Alembic, not as the store's API."""
+
+
+def _takes_a_connection(hint: object) -> bool:
+    """Whether ``hint`` is (or holds, in a union or an alias) a callable given a connection."""
+    if get_origin(hint) is Callable:
+        arguments = get_args(hint)
+        if arguments and isinstance(arguments[0], list):
+            return any(_takes_a_connection_type(argument) for argument in arguments[0])
+    return any(_takes_a_connection(argument) for argument in get_args(hint))
+
+
+def _takes_a_connection_type(argument: object) -> bool:
+    return isinstance(argument, type) and issubclass(argument, sa.Connection)
+
+
+def _store_callables() -> list[tuple[str, Callable[..., object]]]:
+    """Every public function and public method defined in server/store, by qualified name."""
+    found: list[tuple[str, Callable[..., object]]] = []
+    for name in sorted(_modules()):
+        if not name.startswith(STORE) or name.startswith(STORE_SKIPPED):
+            continue
+        module = importlib.import_module(name)
+        for attribute, value in vars(module).items():
+            if attribute.startswith("_") or getattr(value, "__module__", None) != name:
+                continue
+            if inspect.isfunction(value):
+                found.append((f"{name}.{attribute}", value))
+            elif inspect.isclass(value):
+                found += [
+                    (f"{name}.{attribute}.{method}", function)
+                    for method, function in vars(value).items()
+                    if inspect.isfunction(function)
+                    and (not method.startswith("_") or method == "__init__")
+                ]
+    return found
+
+
+def test_the_store_runs_no_step_of_its_callers_in_its_transactions() -> None:
+    """Saving a finished match goes downward: the ladder holds the transaction, has the store
+    insert the rows (``matches.insert_batch``) and rates them itself. No function of the store
+    takes a callable that it would hand a connection (a step of a caller run inside the
+    store's transaction, as ``save_many(engine, batch, rate)`` once did)."""
+    callables = _store_callables()
+    assert any(name.endswith("matches.insert_batch") for name, _ in callables)
+    bad = [
+        f"{name}({parameter})"
+        for name, function in callables
+        for parameter, hint in get_type_hints(function).items()
+        if parameter != "return" and _takes_a_connection(hint)
+    ]
+    assert not bad, f"store functions that call back into a caller's step: {bad}"

@@ -1,19 +1,22 @@
 """The rating transaction: a rated match, its rating change and its place in the pool, at once.
 
-DESIGN.md decisions 11 and 12: a finished match and the rating change it causes are written in
-one transaction, and a match is never rated twice. :class:`RatedStorage` is the storage with
-the Elo ladder on top: its :meth:`~RatedStorage.save_matches` stores a batch of match rows
-through :func:`domino_arena.server.store.matches.save_many` and, inside that same transaction,
-creates the bots' rating rows if missing, locks them (``SELECT ... FOR UPDATE``; SQLite's write
-lock is taken at BEGIN), moves them in memory by :func:`.elo.rate_game`, game after game in the
-batch's order (so the ratings are those that saving the games one by one gives), appends the
-matches to ``rated_games`` and each bot's new rating to ``rating_history`` (the points of a
-bot's rating chart), and writes each moved rating once (:meth:`~RatedStorage.save_match` is a
-batch of one).
+A finished match and the rating change it causes are written in one transaction, and a match
+is never rated twice (docs/referee.md: storing results). :func:`store_and_rate` is that step,
+and the ladder holds it: it opens the transaction, has the store insert the batch's match rows
+(:func:`domino_arena.server.store.matches.insert_batch`) and then, in that same transaction,
+rates the rated games that were newly stored: it creates the bots' rating rows if missing,
+locks them (``SELECT ... FOR UPDATE``; SQLite's write lock is taken at BEGIN), moves them in
+memory by :func:`.elo.rate_game`, game after game in the batch's order (so the ratings are
+those that saving the games one by one gives), appends the matches to ``rated_games`` and each
+bot's new rating to ``rating_history`` (the points of a bot's rating chart), and writes each
+moved rating once. :class:`RatedStorage` is the storage with the Elo ladder on top: its
+:meth:`~RatedStorage.save_matches` is that step (:meth:`~RatedStorage.save_match` a batch of
+one).
 Frozen baselines (``house:NAME`` seats) get no rating row and no history: their opponents move
 against the fixed ratings of the match's tournament (its ``baselines``), read in the same
 transaction, and the replays read them likewise, so a replay still equals what was stored.
-The storage stays free of ratings (it does not import the ladder); the ladder imports it.
+The call goes downward only: the ladder imports the store and the store never calls the ladder
+(it knows no rating, and runs no step of its callers inside its writes).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Row, RowMapping
+from sqlalchemy.engine import Engine, Row, RowMapping
+from sqlalchemy.exc import IntegrityError
 
 from domino_arena.sdk.match.results import Termination
 from domino_arena.server.ladder import elo
@@ -88,6 +92,50 @@ def rated_game_of(
     )
 
 
+def store_and_rate(engine: Engine, batch: Sequence[StoredMatch]) -> list[bool]:
+    """Store the finished matches of ``batch``, then rate those newly stored that count for
+    the ladder, in ONE transaction.
+
+    One transaction because a finished match and its rating change are one fact
+    (docs/referee.md: "stored in one transaction (its row, its record and its bots' rating
+    change)"): a crash or an error leaves neither or both, so no rated match is ever stored
+    unrated and no rating moves for a match that is not stored. Only the matches the insert
+    found new are rated, so a resent match (a retry after a lost acknowledgement) writes
+    nothing and rates nothing. The rated ones move their pool's ratings in ``batch``'s order,
+    each from the ratings the ones before it left, exactly as saving them one by one would.
+
+    Returns:
+        For each match: True when written, False when it was stored already (nothing of it is
+        written then).
+
+    Raises:
+        ValueError: a field out of range, or a rated match the ladder cannot rate (the message
+            names the match, the field and why); nothing is written.
+        Exception: what the database raised; nothing is written.
+    """
+    named = [
+        dataclasses.replace(match, rating_model=elo.MODEL) if match.moves_ratings else match
+        for match in batch
+    ]
+    # A damaged match is refused before the transaction; a game outside a tournament is
+    # rated as found here (a tournament's baselines are read in the transaction).
+    games: dict[str, elo.RatedGame] = {}
+    for match in named:
+        matches.check_match(match)
+        if match.moves_ratings:
+            games[match.id] = rated_game_of(match)
+    try:
+        with writing(engine) as connection:
+            fresh = matches.insert_batch(connection, named)
+            stored = [match for match, new in zip(named, fresh, strict=True) if new]
+            _rate_batch(connection, stored, games)
+    except IntegrityError:
+        if matches.stored_meanwhile(engine, named):
+            return [False]
+        raise
+    return fresh
+
+
 class RatedStorage(Storage):
     """The referee's storage with its Elo ladder: rated matches move ratings as they are saved.
 
@@ -120,10 +168,8 @@ class RatedStorage(Storage):
 
     def save_matches(self, batch: Sequence[StoredMatch]) -> list[bool]:
         """Store the finished matches of ``batch`` and the rating changes of those rated, in
-        one transaction: all of it or nothing (the ladder writer's group commit).
-
-        The rated ones move their pool's ratings in ``batch``'s order, each from the ratings
-        the ones before it left, exactly as saving them one by one would.
+        one transaction: all of it or nothing (:func:`store_and_rate`; the ladder writer's
+        group commit).
 
         Returns:
             For each match: True when written, False when it was stored already (nothing of it
@@ -133,24 +179,7 @@ class RatedStorage(Storage):
             ValueError: a field out of range, or a rated match the ladder cannot rate (the
                 message names the match, the field and why); nothing is written.
         """
-        named = [
-            dataclasses.replace(match, rating_model=elo.MODEL) if match.moves_ratings else match
-            for match in batch
-        ]
-        # A damaged match is refused before the transaction; a game outside a tournament is
-        # rated as found here (a tournament's baselines are read in the transaction).
-        games: dict[str, elo.RatedGame] = {}
-        for match in named:
-            matches.check_match(match)
-            if match.moves_ratings:
-                games[match.id] = rated_game_of(match)
-        if not games:
-            return matches.save_many(self.engine, named)
-
-        def rate(connection: sa.Connection, written: Sequence[StoredMatch]) -> None:
-            _rate_batch(connection, written, games)
-
-        return matches.save_many(self.engine, named, rate)
+        return store_and_rate(self.engine, batch)
 
     def ratings(self, pool: str) -> dict[str, elo.Rating]:
         """Return every rated bot's rating in ``pool`` (a game type), by bot name."""
@@ -302,12 +331,13 @@ def _game_of_row(
 def _rate_batch(
     connection: sa.Connection, written: Sequence[StoredMatch], found: dict[str, elo.RatedGame]
 ) -> None:
-    """Move the ratings of the rated matches of ``written``, in order, inside the caller's
-    transaction: their bots' rows (in each match's pool, ``match.game``) are created if
-    missing, then locked and read once, moved in memory game after game, and written once;
-    each game gets its ``rated_games`` row and its bots' ``rating_history``. House bots
-    (frozen) get no row. ``found``: match id -> its game as rated without baselines; a game
-    of a tournament with frozen baselines is rated again with them."""
+    """Move the ratings of the rated matches of ``written`` (those just stored), in order,
+    inside :func:`store_and_rate`'s transaction: their bots' rows (in each match's pool,
+    ``match.game``) are created if missing, then locked and read once, moved in memory game
+    after game, and written once; each game gets its ``rated_games`` row and its bots'
+    ``rating_history``. House bots (frozen) get no row. ``found``: match id -> its game as
+    rated without baselines; a game of a tournament with frozen baselines is rated again
+    with them."""
     rated = [match for match in written if match.moves_ratings]
     if not rated:
         return

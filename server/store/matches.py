@@ -1,16 +1,18 @@
 """Finished matches: the row each one leaves (:class:`StoredMatch`), saving it once, reading it.
 
 A match is never stored twice (same id, or same tournament game): a retry after a lost
-acknowledgement finds it and writes nothing (DESIGN.md decisions 11 and 12). :func:`save_many`
-stores a batch of matches in one transaction (the ladder writer's group commit, and the
-import) and runs a caller's step inside it, which is how the ladder
-(``server/ladder/ratings_store.py``) writes rated matches and their rating changes as one.
+acknowledgement finds it and writes nothing (docs/referee.md: storing results).
+:func:`insert_batch` is the store's whole part of saving: it writes a batch's rows inside a
+transaction its caller holds, and says which were new. The ladder
+(``server/ladder/ratings_store.py``) holds that transaction and rates the new rated games in
+it; :func:`save_many` is the same insert in a transaction of its own, for the matches that move
+no rating. The store runs no step of its callers: it only writes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -22,10 +24,6 @@ from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.match.seeds import check_seed
 from domino_arena.server.store.engine import writing
 from domino_arena.server.store.tables import DEFAULT_COURSE, MATCH_SEATS, MATCHES, utc
-
-InBatch = Callable[[sa.Connection, Sequence["StoredMatch"]], None]
-"""A step run inside a batch's transaction with the matches it wrote, in order, after their
-rows are inserted (those stored already are not passed)."""
 
 _TERMINATIONS: Final = tuple(termination.value for termination in Termination)
 _FAULT_KINDS: Final = tuple(kind.value for kind in FaultKind)
@@ -145,44 +143,67 @@ def check_match(match: StoredMatch) -> None:
         )
 
 
-def save_many(
-    engine: Engine, batch: Sequence[StoredMatch], in_transaction: InBatch | None = None
-) -> list[bool]:
-    """Store the matches of ``batch`` in one transaction, in order, and run ``in_transaction``
-    with the connection and those written: all of it is written, or none.
+def insert_batch(connection: sa.Connection, batch: Sequence[StoredMatch]) -> list[bool]:
+    """Insert the matches of ``batch`` that are not stored yet, in order, in the transaction
+    the caller holds on ``connection``: with one statement per table, whatever the batch's size.
 
     A match stored already (same id, or the same game of the same tournament, also earlier in
-    ``batch``) is skipped: it is written once, so a retry writes nothing twice. The rows go in
-    with one statement per table, whatever the batch's size.
+    ``batch``) is skipped: it is written once, so a retry writes nothing twice.
+
+    Returns:
+        For each match of ``batch``: True when inserted now, False when it was stored already.
+
+    Raises:
+        ValueError: a field out of range (:func:`check_match`); nothing is inserted.
+        IntegrityError: the database refused a row (a game of an unknown tournament), or
+            another transaction stored one of them between this one's look and its insert;
+            the caller's transaction is to be rolled back (:func:`stored_meanwhile` then tells
+            a lost race of one match from a bad row).
+    """
+    for match in batch:
+        check_match(match)
+    fresh = _not_stored(connection, batch)
+    written = [match for match, new in zip(batch, fresh, strict=True) if new]
+    if written:
+        connection.execute(MATCHES.insert(), [match_row(match) for match in written])
+        seats = [row for match in written for row in seat_rows(match)]
+        connection.execute(MATCH_SEATS.insert(), seats)
+    return fresh
+
+
+def save_many(engine: Engine, batch: Sequence[StoredMatch]) -> list[bool]:
+    """Store the matches of ``batch`` in one transaction of their own (:func:`insert_batch`):
+    all of them or none. For matches that move no rating; the ladder stores rated ones with
+    their rating change in one transaction it holds itself.
 
     Returns:
         For each match of ``batch``: True when written, False when it was stored already.
 
     Raises:
         ValueError: a field out of range (:func:`check_match`); nothing is written.
-        Exception: what the database or ``in_transaction`` raised; nothing is written.
+        Exception: what the database raised; nothing is written.
     """
     for match in batch:
-        check_match(match)
+        check_match(match)  # before the write lock is waited for
     try:
         with writing(engine) as connection:
-            fresh = _not_stored(connection, batch)
-            written = [match for match, new in zip(batch, fresh, strict=True) if new]
-            if written:
-                connection.execute(MATCHES.insert(), [match_row(match) for match in written])
-                seats = [row for match in written for row in seat_rows(match)]
-                connection.execute(MATCH_SEATS.insert(), seats)
-                if in_transaction is not None:
-                    in_transaction(connection, written)
+            return insert_batch(connection, batch)
     except IntegrityError:
-        # Someone else stored it between our look and our insert: it is stored once. (A batch
-        # of several is stored again one by one by its writer, each match finding out alone.)
-        if len(batch) == 1:
-            with engine.connect() as connection:
-                if _not_stored(connection, batch) == [False]:
-                    return [False]
+        if stored_meanwhile(engine, batch):
+            return [False]
         raise
-    return fresh
+
+
+def stored_meanwhile(engine: Engine, batch: Sequence[StoredMatch]) -> bool:
+    """After :func:`insert_batch` raised ``IntegrityError`` and its transaction rolled back:
+    whether ``batch`` is one match that someone else stored between the look and the insert
+    (it is stored once, so saving it is a duplicate: False). A batch of several is stored
+    again one by one by its writer (``server/store/writer.py``), each match finding out alone.
+    """
+    if len(batch) != 1:
+        return False
+    with engine.connect() as connection:
+        return _not_stored(connection, batch) == [False]
 
 
 def match(engine: Engine, match_id: str) -> StoredMatch | None:
@@ -312,7 +333,7 @@ def seat_rows(match: StoredMatch) -> list[dict[str, Any]]:
 
 def match_row(match: StoredMatch) -> dict[str, Any]:
     """The row of ``matches`` that stores ``match`` (with :func:`seat_rows`, what
-    :func:`save_many` inserts)."""
+    :func:`insert_batch` inserts)."""
     return {
         "id": match.id,
         "game": match.game,

@@ -6,8 +6,10 @@ function of the module that owns that job (:mod:`.engine` opens and migrates, :m
 service runs them off the event loop (``asyncio.to_thread`` / ``trio.to_thread.run_sync``).
 
 Ratings are the ladder's: a match that counts for the ladder is saved together with its rating
-change, in one transaction, by ``server/ladder/ratings_store.py``'s ``RatedStorage``, which
-extends this class; the storage itself knows no rating.
+change, in one transaction that the ladder holds (``store_and_rate`` in
+``server/ladder/ratings_store.py``, whose ``RatedStorage`` extends this class): it has the store
+insert the rows (:func:`.matches.insert_batch`) and rates them in the same transaction. The
+storage itself knows no rating and calls nothing above it.
 
 >>> storage = Storage("sqlite://")
 >>> storage.open()
@@ -251,7 +253,8 @@ class Storage:
     def save_matches(self, batch: Sequence[StoredMatch]) -> list[bool]:
         """Store the finished matches of ``batch``, none of which moves a rating, in one
         transaction: all of them or none (:func:`.matches.save_many`). The ladder writer's
-        group commit (``RatedStorage`` rates those that count, in the same transaction).
+        group commit (``RatedStorage`` stores and rates those that count, in one transaction
+        of its own).
 
         Returns:
             For each match: True when written, False when it was stored already.

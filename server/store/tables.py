@@ -255,7 +255,7 @@ MATCH_SEATS: Final = sa.Table(
     sa.Index("ix_match_seats_bot", "bot", "created", "match_id"),
 )
 """Who sat where in each match: ``matches.seats`` (and ``created``) again, one row per seat,
-written with the match (:func:`.matches.save_many`), so a page of "the matches of a bot", newest
+written with the match (:func:`.matches.insert_batch`), so a page of "the matches of a bot", newest
 first, is read from this index alone rather than by scanning every match's JSON."""
 
 RATINGS: Final = sa.Table(

@@ -10,13 +10,14 @@ the storage writes a match it already holds no second time.
 Group commit (issue 14): the matches that finish while a transaction is being written wait in
 a queue, and the next transaction writes all of them (up to :data:`MAX_BATCH`) at once through
 :meth:`Storage.save_matches <.storage.Storage.save_matches>` (the arena's storage is the
-ladder's ``RatedStorage``, whose batch also moves the ratings, in order, in the same
-transaction). No timer holds a match back: a lone match is written at once, as before; only
-matches that finish while the database is busy share a commit, so the wait of each is at most
-the transaction before its own. Each match stays all-or-nothing and reported stored only once
-committed: when a batch fails with an error a retry cannot fix (a bad row, a bug), it is
-written again one match per transaction (:func:`store_batch`), so that the bad one fails alone
-and the others are stored. Such an error propagates to its own caller, at once.
+ladder's ``RatedStorage``, whose batch is stored and moves the ratings, in order, in one
+transaction: ``store_and_rate`` in ``server/ladder/ratings_store.py``). No timer holds a match
+back: a lone match is written at once, as before; only matches that finish while the database
+is busy share a commit, so the wait of each is at most the transaction before its own. Each
+match stays all-or-nothing and reported stored only once committed: when a batch fails with an
+error a retry cannot fix (a bad row, a bug), it is written again one match per transaction
+(:func:`store_batch`), so that the bad one fails alone and the others are stored. Such an error
+propagates to its own caller, at once.
 
 Shielding a save from cancellation is the caller's choice (the arena shields, so a finished
 match is written even while the referee shuts down).

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from domino_arena.sdk.match.seeds import MAX_SEED
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.store import migrations
+from domino_arena.server.store import matches, migrations
 from domino_arena.server.store.bots import (
     BadBotNameError,
     BotCheck,
@@ -29,7 +29,7 @@ from domino_arena.server.store.bots import (
     new_token,
     token_matches,
 )
-from domino_arena.server.store.engine import StorageError, display_url
+from domino_arena.server.store.engine import StorageError, display_url, writing
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tables import BOTS, MATCHES
@@ -166,6 +166,29 @@ def test_a_match_saved_twice_is_stored_once(storage: Storage) -> None:
     assert not storage.save_match(a_match("m1", seed=7))
     assert storage.match("m1") == a_match("m1")
     assert [m.id for m in storage.matches()] == ["m1"]
+
+
+def test_the_stores_insert_writes_in_the_callers_transaction_and_says_which_are_new(
+    storage: Storage,
+) -> None:
+    """``insert_batch`` only writes, in a transaction its caller holds: a step the caller takes
+    after it in that transaction commits or rolls back with the rows."""
+    assert storage.save_match(a_match("m1"))
+    batch = [
+        a_match("m1"),
+        a_match("m2", minute=1),
+        a_match("m2", minute=2),
+        a_match("m3", minute=3),
+    ]
+    failing = pytest.raises(RuntimeError, match="the caller's next step")
+    with failing, writing(storage.engine) as connection:
+        assert matches.insert_batch(connection, batch) == [False, True, False, True]
+        raise RuntimeError("the caller's next step failed")
+    assert [m.id for m in storage.matches()] == [m.id for m in storage.matches(bot="bob")] == ["m1"]
+    with writing(storage.engine) as connection:
+        assert matches.insert_batch(connection, batch) == [False, True, False, True]
+    assert storage.match("m2") == a_match("m2", minute=1)
+    assert [m.id for m in storage.matches(bot="bob")] == ["m3", "m2", "m1"]
 
 
 # -- opening --------------------------------------------------------------------------------------

@@ -11,14 +11,22 @@ import dataclasses
 import random
 import re
 import threading
+from collections.abc import Mapping
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from domino_arena.server.ladder import elo
-from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
+from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of, store_and_rate
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tables import (
+    MATCH_SEATS,
+    MATCHES,
+    RATED_GAMES,
+    RATING_HISTORY,
+    RATINGS,
+)
 from tests.fakes.store import rated, running_tournament
 
 # -- the ratings a saved match moves ------------------------------------------------------------
@@ -126,6 +134,57 @@ def test_a_match_whose_rating_fails_is_not_stored(rated_storage: RatedStorage) -
     assert rated_storage.match("m2") is None
     assert rated_storage.ratings("passing") == before
     assert rated_storage.save_match(rated("m2", ("ann", "bob"), (3, 7), 1))
+
+
+def _ladder_rows(storage: RatedStorage) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the tables a saved match writes (its own and the ladder's), by table."""
+    tables = (MATCHES, MATCH_SEATS, RATINGS, RATED_GAMES, RATING_HISTORY)
+    with storage.engine.connect() as connection:
+        return {
+            table.name: sorted(
+                (tuple(row) for row in connection.execute(sa.select(table))), key=repr
+            )
+            for table in tables
+        }
+
+
+def test_a_batch_whose_rating_step_fails_leaves_neither_its_matches_nor_their_ratings(
+    rated_storage: RatedStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``store_and_rate`` is one transaction: the rating step failing after the store inserted
+    the rows, the new bot's rating row was made and one game was rated leaves nothing of the
+    batch (as a crash there would); the same batch sent again is stored and rated once."""
+    first = rated("m0", ("ann", "bob"), (7, 3), 0)
+    assert rated_storage.save_match(first)
+    before = _ladder_rows(rated_storage)
+    batch = [
+        rated("m1", ("ann", "cid"), (7, 3), 0, minute=1),
+        dataclasses.replace(rated("m2", ("bob", "cid"), (2, 9), 1, minute=2), rated=False),
+        rated("m3", ("bob", "cid"), (2, 9), 1, minute=3),
+    ]
+    rate_game = elo.rate_game
+    rated_now: list[elo.RatedGame] = []
+
+    def fails_on_the_second(
+        ratings: Mapping[str, elo.Rating], game: elo.RatedGame
+    ) -> dict[str, elo.Rating]:
+        rated_now.append(game)
+        if len(rated_now) == 2:
+            raise RuntimeError("the ladder failed mid-batch")
+        return rate_game(ratings, game)
+
+    monkeypatch.setattr(elo, "rate_game", fails_on_the_second)
+    with pytest.raises(RuntimeError, match="mid-batch"):
+        store_and_rate(rated_storage.engine, batch)
+    assert rated_now == [rated_game_of(batch[0]), rated_game_of(batch[2])]
+    assert _ladder_rows(rated_storage) == before
+    monkeypatch.undo()
+    assert store_and_rate(rated_storage.engine, [first, *batch]) == [False, True, True, True]
+    games = [rated_game_of(match) for match in (first, batch[0], batch[2])]
+    assert rated_storage.rated_games("passing") == games
+    assert rated_storage.ratings("passing") == elo.replay(games)
+    assert store_and_rate(rated_storage.engine, batch) == [False, False, False]
+    assert rated_storage.ratings("passing") == elo.replay(games)
 
 
 def test_stored_ratings_equal_the_replay_of_the_rated_games(rated_storage: RatedStorage) -> None:

@@ -20,6 +20,7 @@ from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.server.tournaments.knockout import Bracket, KnockoutRules, bracket
 from domino_arena.server.tournaments.rounds import PlacedGame, TableResult, round_results
+from domino_arena.server.tournaments.swiss import connected, points_order
 
 
 def results_of(
@@ -55,41 +56,28 @@ def seeding_of(t: StoredTournament) -> tuple[str, ...]:
 def swiss_order(
     t: StoredTournament, results: Sequence[Sequence[TableResult]], matches: Sequence[StoredMatch]
 ) -> list[str]:
-    """The entrants strongest first, as a Swiss seats its next round.
-
-    The official fit of the tournament's games so far when they link every entrant (the fit
-    refuses parts that never met: after the first rounds they do not); before that, match
-    points per game played, an entrant yet to play counting as even (0.5). Ties, and every
-    entrant before the first round, go by :func:`seeding_of`.
-    """
+    """The entrants strongest first, as a Swiss seats its next round (docs/tournaments.md:
+    Swiss): once the tables so far link every entrant (``swiss.connected``), the official fit
+    of the tournament's games, equal ratings in :func:`seeding_of`'s order; before that (the
+    fit refuses parts that never met), ``swiss.points_order``: match points per game, an
+    entrant yet to play counting 0.5, ties in :func:`seeding_of`'s order."""
     seeding = seeding_of(t)
-    rank = {entrant: number for number, entrant in enumerate(seeding)}
-    games = []
-    for match in matches:
-        if match.tournament_id == t.id:
-            try:
-                games.append(fit_game_of(match))
-            except ValueError:
-                continue  # ended without a result: it tells nothing of strength
-    if games:
+    if connected(seeding, [[table.entrants for table in tables] for tables in results]):
+        games = []
+        for match in matches:
+            if match.tournament_id == t.id:
+                try:
+                    games.append(fit_game_of(match))
+                except ValueError:
+                    continue  # ended without a result: it tells nothing of strength
         try:
-            ratings = fit(games).ratings
-        except ValueError:
-            pass
-        else:
-            if all(entrant in ratings for entrant in seeding):
-                return sorted(seeding, key=lambda e: (-ratings[e], rank[e]))
-    points = dict.fromkeys(seeding, 0.0)
-    played = dict.fromkeys(seeding, 0)
-    for round_results_ in results:
-        for table in round_results_:
-            for entrant, gained in zip(table.entrants, table.points, strict=True):
-                points[entrant] += gained
-                played[entrant] += table.games
-    return sorted(
-        seeding,
-        key=lambda e: (-(points[e] / played[e] if played[e] else 0.5), rank[e]),
-    )
+            ratings = fit(games).ratings if games else {}
+        except ValueError:  # e.g. an entrant whose games all ended without a result
+            ratings = {}
+        if all(entrant in ratings for entrant in seeding):
+            rank = {entrant: number for number, entrant in enumerate(seeding)}
+            return sorted(seeding, key=lambda e: (-ratings[e], rank[e]))
+    return points_order(seeding, [table for tables in results for table in tables])
 
 
 def knockout_rules(t: StoredTournament) -> KnockoutRules:

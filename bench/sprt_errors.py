@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from domino_arena.server.play.compare import PENTANOMIAL
-from domino_arena.server.stats.paired import Z95
 from domino_arena.server.stats.sprt import Sprt, Verdict, constrained_mle
+from domino_arena.server.tournaments.game_sd import Z95
 
 SHAPES = ("pair", "swap3", "swap4")
 DEFAULT_CELLS = ("pair:0:20", "swap3:0:10", "swap4:0:10")

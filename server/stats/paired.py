@@ -47,8 +47,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-Z95: Final = 1.959963984540054
-"""The two-sided 95% quantile of the standard normal."""
+from domino_arena.server.tournaments.game_sd import Z95
 
 SCORE_CLAMP: Final = 1e-3
 """Scores are clamped to [SCORE_CLAMP, 1 - SCORE_CLAMP] before the Elo map (fishtest's)."""

@@ -2,7 +2,7 @@
 precision), and how big it must be for a precision asked for.
 
 Pure arithmetic over the schedule's shape (server/play/scheduler.py lays it out the same way)
-and the game's measured variance (``game_sd.SD_PER_GAME``):
+and the game's measured variance (``tournaments/game_sd.SD_PER_GAME``):
 
 * a bot and a baseline meet at ``C(n-2, k-2)`` tables of ``k`` seats among ``n`` entrants
   (baselines included; with partnerships, 2 of the 3 team pairings of each four seat them as
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.stats.game_sd import ELO_PER_SCORE, SD_PER_GAME, UNMEASURED, Z95
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.game_sd import ELO_PER_SCORE, SD_PER_GAME, UNMEASURED, Z95
 
 THRESHOLD: Final = 150.0
 """The half-width (Elo) of a baseline comparison above which a tournament is warned about: a

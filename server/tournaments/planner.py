@@ -14,7 +14,7 @@ docs/tournaments.md (Planning a tournament) shows what ``domino-arena tournament
   full move time every move of ``concurrency`` games at once takes the time control's move.
 * **Precision.** An entrant's rating rests on its pairwise results: ``seats - 1`` a game (one
   with partnerships, whose side strength is the mean of two: twice the half-width). With the
-  game's per-game score SD ``sd`` (``server/stats/game_sd.py``: ``SD_PER_GAME``), the 95%
+  game's per-game score SD ``sd`` (``server/tournaments/game_sd.py``: ``SD_PER_GAME``), the 95%
   half-width is ``1.96 sd / sqrt(results) x 695`` Elo, times :data:`CORRECTION`: the ratio of
   the measured half-width to that formula in ``bench/tournament_designs.py``'s simulations
   (opponents estimated too, strengths spread out, the seat terms fitted).
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from domino_arena.server.stats.game_sd import ELO_PER_SCORE, SD_PER_GAME, UNMEASURED, Z95
+from domino_arena.server.tournaments.game_sd import ELO_PER_SCORE, SD_PER_GAME, UNMEASURED, Z95
 
 FORMATS: Final = ("round-robin", "balanced", "gauntlet")
 MAX_ROUND_ROBIN_GAMES: Final = 50_000

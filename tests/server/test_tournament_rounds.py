@@ -130,11 +130,11 @@ def test_a_swiss_tournament_plays_its_rounds_seating_equals_together(tmp_path: P
     assert any(set(t) == {"bot-11", "bot-10"} for r in rounds for t in r.tables)
     matches = field.storage.matches(limit=10_000, tournament_id=field.t.id, records=False)
     results = results_of(rounds, matches)
-    points = Counter[str]()
+    points: dict[str, float] = {}
     for round_results in results:
         for table in round_results:
             for entrant, gained in zip(table.entrants, table.points, strict=True):
-                points[entrant] += gained
+                points[entrant] = points.get(entrant, 0.0) + gained
     assert points["bot-11"] == 8.0  # it wins all its games
     field.storage.close()
 

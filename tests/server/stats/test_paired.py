@@ -11,7 +11,6 @@ from domino_arena.server.stats import paired
 from domino_arena.server.stats.paired import (
     ELO_LIMIT,
     NELO_PER_T,
-    Z95,
     ScoreError,
     elo_of_score,
     estimate,
@@ -22,6 +21,7 @@ from domino_arena.server.stats.paired import (
     swap_score,
     variance_floor,
 )
+from domino_arena.server.tournaments.game_sd import Z95
 
 PENTANOMIAL = [10789, 19328, 33806, 19402, 10543]
 """A fishtest run's game-pair counts, [LL, LD, DD+WL, WD, WW] (its stat_util self-test)."""

@@ -1,16 +1,17 @@
 """A game's measured score spread per game and the Elo scale at even odds: what the expected
 precision of a schedule is computed from (``precision.py`` for the round robin's grades,
-``server/tournaments/planner.py`` for every format). Pure constants, no imports of the server,
-so the planner stays free of the store."""
+``planner.py`` for every format). Pure constants, no imports of the server: the formats, the
+planner and the statistics all read them, and none of them imports another to get them."""
 
 from __future__ import annotations
 
 import math
 from typing import Final
 
-from domino_arena.server.stats.paired import Z95
-
 __all__ = ["ELO_PER_SCORE", "SD_PER_GAME", "UNMEASURED", "Z95"]
+
+Z95: Final = 1.959963984540054
+"""The two-sided 95% quantile of the normal distribution."""
 
 ELO_PER_SCORE: Final = 1600 / math.log(10)
 """d Elo / d score at a score of 1/2 (the logistic Elo curve's slope there)."""

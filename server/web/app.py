@@ -22,6 +22,7 @@ from typing import Any, Final
 from urllib.parse import urlencode
 
 import jinja2
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -35,6 +36,7 @@ from starlette.templating import Jinja2Templates
 from domino_arena.server.web import (
     activity,
     bot_ratings,
+    bracket_svg,
     course_links,
     course_pages,
     forms,
@@ -71,6 +73,7 @@ def _templates() -> Jinja2Templates:
         lstrip_blocks=True,
     )
     env.globals["with_query"] = with_query
+    env.globals["bracket_svg"] = bracket_drawing
     return Jinja2Templates(env=env)
 
 
@@ -80,6 +83,12 @@ def with_query(current: Mapping[str, Any], **changes: Any) -> str:
     merged = {**current, **changes}
     kept = {k: v for k, v in merged.items() if v is not None and v != ""}
     return "?" + urlencode(kept) if kept else "?"
+
+
+def bracket_drawing(knockout: Mapping[str, Any], label: str) -> Markup:
+    """A knockout page's bracket drawn from its data (names already public: drawn after the
+    page's data was scrubbed, so no hidden name is ever cut to fit a box)."""
+    return bracket_svg.draw(bracket_svg.BracketView.from_json(knockout), label=label)
 
 
 # -- the data of each page, from a request ---------------------------------------------------

@@ -32,10 +32,12 @@ from domino_arena.server.store.courses import StoredCourse, StoredInvite
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.owners import StoredOwner
 from domino_arena.server.store.tables import DEFAULT_COURSE
+from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.web.charts import rating_chart, thinned
 from domino_arena.server.web.deals import by_deal, crosstable, duplicate_sets, result_text
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
+from domino_arena.server.web.round_views import ROUND_FORMATS, rounds_view
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
 BOT_MATCHES: Final = 20
@@ -83,6 +85,7 @@ class WebStorage(Protocol):
         self, states: Collection[TournamentState] | None = None, *, course: str | None = None
     ) -> list[StoredTournament]: ...
     def tournament_game_count(self, tournament_id: str) -> int: ...
+    def tournament_rounds(self, tournament_id: str) -> list[StoredRound]: ...
     def rating_history(self, pool: str, bot: str) -> list[tuple[int, float]]: ...
     # Courses (server/web/courses.py, forms.py); ``engine`` for the course-scoped reads of
     # server/web/scoped.py. Registration and an owner's state (owner_switch.py) are its writes.
@@ -184,7 +187,10 @@ def tournament_summary(
 ) -> dict[str, Any]:
     """A tournament as a list shows it: its settings, state and progress."""
     done = storage.tournament_game_count(t.id)
-    total = None if total_of is None else schedule_total(t, total_of)
+    # A Swiss's or knockout's games follow from its results: no total before it ends.
+    total: int | None = None
+    if total_of is not None and t.format not in ROUND_FORMATS:
+        total = schedule_total(t, total_of)
     return {
         "id": t.id,
         "name": t.name,
@@ -208,6 +214,8 @@ class _Tables:
     deals: list[list[StoredMatch]]
     """The games of each deal, by deal id (:func:`.deals.by_deal`): a page of them is drawn as
     duplicate sets."""
+    rounds: dict[str, Any]
+    """A Swiss's rounds or a knockout's bracket (:func:`.round_views.rounds_view`)."""
     carried: tuple[int, ...] = ()
     """A regrade's games carried over from its original, by game index."""
 
@@ -216,12 +224,16 @@ _TABLES: Final = Kept[_Tables](TABLES_KEPT)
 _HEAD_TO_HEAD: Final = Kept[list[dict[str, Any]]](HEAD_TO_HEAD_KEPT)
 
 
-def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
-    """The tournament's results, crosstable and duplicate sets, computed from every stored game.
+def _tables(
+    storage: WebStorage, t: StoredTournament, stored: int, rounds: list[StoredRound]
+) -> _Tables:
+    """The tournament's results, crosstable and duplicate sets (and a Swiss's or knockout's
+    ``rounds``), computed from every stored game.
 
     They need all of its games (the performance column is their fit), which at 10,000
     games takes far longer than a page may, so they are kept (:class:`Kept`), stamped with the
-    tournament's stored-game count: the same count means the same games.
+    tournament's stored-game count and stored rounds: the same counts mean the same games and
+    rounds.
     """
 
     def compute() -> _Tables:
@@ -243,9 +255,10 @@ def _tables(storage: WebStorage, t: StoredTournament, stored: int) -> _Tables:
             for row in entrant_results(t.entrants, games, point_table(matches, t.baselines))
         ]
         carried = tuple(m.game_index or 0 for m in matches if m.carried_from)
-        return _Tables(results, crosstable(t.entrants, games), by_deal(matches), carried)
+        shown = rounds_view(t, rounds, matches)
+        return _Tables(results, crosstable(t.entrants, games), by_deal(matches), shown, carried)
 
-    return _TABLES.get(storage, t.id, stored, compute)
+    return _TABLES.get(storage, t.id, (stored, len(rounds)), compute)
 
 
 def tournament(
@@ -262,7 +275,8 @@ def tournament(
     if t is None:
         raise not_found(f"no tournament has id {tournament_id!r}")
     summary = tournament_summary(storage, t, total_of)
-    tables = _tables(storage, t, summary["progress"]["done"])
+    rounds = storage.tournament_rounds(t.id) if t.format in ROUND_FORMATS else []
+    tables = _tables(storage, t, summary["progress"]["done"], rounds)
     found = storage.matches(
         paging.per_page + 1, tournament_id=t.id, offset=paging.offset, records=False
     )
@@ -288,6 +302,9 @@ def tournament(
         "has_next": len(found) > paging.per_page,
         "matches": [match_summary(m) for m in found[: paging.per_page]],
         "kind": t.kind,
+        "format": t.format,
+        "rounds_planned": t.rounds,
+        **tables.rounds,
         "comparison": None if t.plan is None else {**t.plan, **(t.verdict or {})},
         "regrade": t.regrade_of
         and regrade_summary(t, storage.tournament(t.regrade_of), sorted(tables.carried)),

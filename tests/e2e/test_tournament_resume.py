@@ -33,6 +33,7 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import new_tournament, schedule_of
+from domino_arena.server.play.tournament_rounds import is_adaptive, schedule_of_rounds
 from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.processes import Process, command, reserved_port, served_port
 
@@ -47,7 +48,21 @@ CASES: Final[dict[str, dict[str, Any]]] = {
         "format": "balanced",
         "games_per_entrant": 9,
     },
+    "swiss": {  # 3 rounds of 3 tables of 2, each under its 2 rotations: 18 games
+        "game": make_game("passing", players=2),
+        "entrants": SIX,
+        "format": "swiss",
+        "rounds": 3,
+    },
+    "knockout": {  # 6 at 3 seats: 2 tables, then a table and a bye, then the final: 12 games
+        "game": make_game("passing", players=3),
+        "entrants": SIX,
+        "format": "knockout",
+    },
 }
+PLANNED: Final = {"round-robin": 24, "balanced": 18, "swiss": 18, "knockout": 12}
+"""Each case's games (a Swiss or knockout seats them round by round, so the row alone does not
+say)."""
 BEFORE_KILL: Final = 3
 """Games stored before the referee is killed."""
 
@@ -56,7 +71,9 @@ BEFORE_KILL: Final = 3
 def test_a_killed_referee_resumes_the_tournament_with_every_game_once(
     tmp_path: Path, format: str
 ) -> None:
-    """Every format with a fixed schedule resumes alike: the same row, the same schedule."""
+    """Every format resumes alike. A fixed format's schedule follows from its row; a Swiss or
+    knockout round is stored before its games start, so the referee that comes back plays the
+    stored round's missing games and seats the next rounds from the results."""
     url = f"sqlite:///{tmp_path / 'arena.db'}"
     storage = RatedStorage(url)
     storage.open()
@@ -76,7 +93,8 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(
     )
     storage.add_tournament(tournament)
     storage.set_tournament_state(tournament.id, TournamentState.RUNNING)
-    total = len(schedule_of(tournament))
+    total = PLANNED[format]
+    assert is_adaptive(tournament) or len(schedule_of(tournament)) == total
 
     with reserved_port() as port:
         serve_args = command("serve", "--port", str(port), "--db", url)
@@ -108,6 +126,14 @@ def test_a_killed_referee_resumes_the_tournament_with_every_game_once(
     assert row is not None and row.state is TournamentState.FINISHED
     assert (row.format, schedule_of(row)) == (format, schedule_of(tournament))
     matches = storage.matches(limit=10_000, tournament_id=tournament.id)
+    rounds = storage.tournament_rounds(tournament.id)
+    if is_adaptive(row):
+        assert [g.index for g in schedule_of_rounds(row, rounds)] == list(range(total))
+        first_stored = {m.game_index: m.created for m in matches}
+        for stored in rounds:  # stored before its games: the referee killed found it
+            assert stored.created <= min(first_stored[i] for i in stored.indexes)
+    else:
+        assert rounds == []
     indexes = [m.game_index for m in matches]
     assert sorted(i for i in indexes if i is not None) == list(range(total))
     assert before_kill <= set(indexes)

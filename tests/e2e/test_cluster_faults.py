@@ -76,15 +76,17 @@ def clean(matches: list[StoredMatch]) -> None:
         assert charged(match) == [], match.id
 
 
+@pytest.mark.parametrize("format", ["round-robin", "swiss", "knockout"])
 def test_a_killed_hosts_tournament_is_taken_over_by_the_other_host_each_game_once(
-    tmp_path: Path,
+    tmp_path: Path, format: str
 ) -> None:
     """Both hosts find the tournament RUNNING at their start; one wins its lease and plays
     it alone. Killed after some games, its lease expires and the other host takes the
     tournament over: the games stored before the kill stay the dead host's, the game that
-    was running is played again from its start, the rest are the new owner's."""
+    was running is played again from its start, the rest are the new owner's. A Swiss or
+    knockout round the dead host stored is finished by the new owner, never seated again."""
     with cluster(tmp_path, lease_seconds=LEASE_SECONDS) as arena:
-        t, total = tournament(arena.storage)
+        t, total = tournament(arena.storage, format=format)
         arena.start(HOSTS, GATEWAYS)
         owner, _ = arena.first_line(f"tournament running: id={t.id}", arena.hosts)
         (standby,) = set(HOSTS) - {owner}
@@ -96,6 +98,7 @@ def test_a_killed_hosts_tournament_is_taken_over_by_the_other_host_each_game_onc
         dead.popen.wait(WAIT)
         before = arena.storage.tournament_game_indexes(t.id)
         assert BEFORE <= len(before) < total, "the tournament ended before the kill"
+        seated = arena.storage.tournament_rounds(t.id)
 
         taking = arena.hosts[standby]
         line = taking.wait_line(f"tournament taken over: id={t.id}", context=arena.processes)
@@ -107,6 +110,7 @@ def test_a_killed_hosts_tournament_is_taken_over_by_the_other_host_each_game_onc
         hosts = {m.game_index: referee_of(m)["host"] for m in matches}
         assert {hosts[i] for i in before} == {owner}, hosts
         assert {h for i, h in hosts.items() if i not in before} == {standby}, hosts
+        assert arena.storage.tournament_rounds(t.id)[: len(seated)] == seated
 
 
 def test_a_killed_gateways_bots_keep_their_seats_through_the_other_gateway(

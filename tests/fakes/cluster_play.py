@@ -42,12 +42,23 @@ def tournament(
     games_per_pairing: int = 1,
     seed: int = 7,
     state: TournamentState = TournamentState.RUNNING,
+    format: str = "round-robin",
 ) -> tuple[StoredTournament, int]:
     """Store a round robin of ``entrants`` at two-player Passing (each deal played from
     both seats: 12 games per ``games_per_pairing`` for the four :data:`BOTS`), in ``state``
     (RUNNING: a host takes it up at its start, as after a crash; CREATED: it waits for an
-    admin's StartTournament); return it and its number of games."""
+    admin's StartTournament); return it and its number of games.
+
+    ``format`` ``swiss`` plays 3 rounds of the four bots (two tables of two, each under its
+    two rotations: 12 games); ``knockout`` two sets a tie (two semi-finals, then the final:
+    12 games). Their rounds are seated as they go, so their games are counted in advance here.
+    """
+    sets = 2 if format == "knockout" else None
     t = new_tournament(
+        format=format,
+        rounds=3 if format == "swiss" else None,
+        knockout_sets=sets,
+        knockout_max_sets=sets,
         name=f"cluster test {seed}",
         game=make_game("passing", players=2),
         entrants=entrants,
@@ -62,7 +73,7 @@ def tournament(
     storage.add_tournament(t)
     if state is not TournamentState.CREATED:
         storage.set_tournament_state(t.id, state)
-    return t, len(schedule_of(t))
+    return t, len(schedule_of(t)) if format == "round-robin" else 12
 
 
 def stored_once(storage: RatedStorage, tournament_id: str, total: int) -> list[StoredMatch]:

@@ -1369,8 +1369,9 @@ class RoundTable(_message.Message):
 
     @_builtins.property
     def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
-        """Match points of each entrant (same order as `entrants`): per game 1 for the winner, shared
-        on a tie (docs/tournaments.md: Swiss); all 0 before any game is stored.
+        """Match points of each entrant (same order as `entrants`), summed over the table's games:
+        per game the share of the other sides it finished ahead of, a draw counting half (1 = first
+        alone, 0 = last alone); all 0 before any game is stored.
         """
 
     @_builtins.property

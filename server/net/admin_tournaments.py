@@ -60,7 +60,7 @@ from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
 from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.play.tournament import TournamentError, games_of, new_tournament
 from domino_arena.server.play.tournament_schedule import design_of
 from domino_arena.server.stats.precision import of_tournament
 from domino_arena.server.stats.regrades import fresh_deals
@@ -68,6 +68,7 @@ from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.owners import StoredOwner
+from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 
@@ -100,6 +101,7 @@ class TournamentStorage(Protocol):
     ) -> list[StoredTournament]: ...
     def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
     def tournament_game_count(self, tournament_id: str) -> int: ...
+    def tournament_rounds(self, tournament_id: str) -> list[StoredRound]: ...
 
 
 class TournamentArena(Protocol):
@@ -387,7 +389,8 @@ class TournamentAdmin:
         if live is not None:
             return progress_message(live)
         done: set[int] = await asyncio.to_thread(self.arena.storage.tournament_game_indexes, t.id)
-        return admin_pb.TournamentProgress(total=len(schedule_of(t)), done=len(done))
+        games = await asyncio.to_thread(games_of, t, self.arena.storage)
+        return admin_pb.TournamentProgress(total=len(games), done=len(done))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

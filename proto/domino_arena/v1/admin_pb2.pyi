@@ -1240,8 +1240,8 @@ class Tournament(_message.Message):
 
     @_builtins.property
     def bracket(self) -> Global___KnockoutBracket:
-        """Knockout (GetTournament only): the bracket after the rounds' games stored so far; unset
-        for every other format.
+        """Knockout (GetTournament only): the bracket after its rounds whose every game is stored
+        (a round being played counts once it is over); unset for every other format.
         """
 
     def __init__(

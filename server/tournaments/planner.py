@@ -111,9 +111,11 @@ class Plan:
         games = f"{self.games:,} ({round(self.games_per_entrant, 1):g} per entrant)"
         precision = f"precision: {width} Elo (95% interval of an entrant's rating)"
         if self.rounds:
-            games = f"{self.games:,} in {self.rounds} rounds ({round(self.games_per_entrant, 1):g} per entrant)"
+            mean = round(self.games_per_entrant, 1)
+            games = f"{self.games:,} in {self.rounds} rounds ({mean:g} per entrant)"
             precision += ", as a balanced tournament of as many games per entrant"
-        if self.games_high > self.games:
+        ranged = self.games_high > self.games
+        if ranged:
             games = f"{self.games:,} to {self.games_high:,} (as its ties are decided)"
         if self.games_high:
             precision, caveat = "precision: none (a knockout ranks by elimination)", []
@@ -121,7 +123,7 @@ class Plan:
             f"format: {self.format}, {self.entrants} entrants, {self.seats} seats"
             + (" in partnerships" if self.partnerships else ""),
             f"games: {games}",
-            f"duration at {self.concurrency} games at once: {'up to ' * (self.games_high > self.games)}"
+            f"duration at {self.concurrency} games at once: {'up to ' if ranged else ''}"
             f"{duration_text(self.seconds)} with instant bots, {duration_text(self.full_seconds)} "
             f"at the full move time ({self.move_seconds:g} s)",
             precision,

@@ -1,5 +1,5 @@
 """The admin API's Swiss and knockout parts: a request's seeding (``seeding_from`` resolved
-against another tournament's official standings) and a tournament's rounds and bracket as
+against another tournament's results, best first) and a tournament's rounds and bracket as
 messages (docs/tournaments.md: Swiss, knockout; docs/admin.md: CreateTournament).
 
 The rounds and the bracket are read back as the referee reads them (``server/ladder/rounds.py``),
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from domino_arena.server.ladder.rounds import knockout_bracket, results_of
+from domino_arena.server.net.admin_answers import tournament_results
 from domino_arena.server.net.admin_requests import id_of, invalid
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournament_rounds import StoredRound
@@ -74,8 +75,9 @@ async def requested_seeding(
     entrant_policy: str,
 ) -> tuple[str, ...]:
     """The seeding a request asks for: ``seeding`` as given, or ``seeding_from`` resolved (the
-    listed entrants that tournament's official standings rank, in its order, then the others
-    in listed order); () for neither. ``new_tournament`` checks the result against the entrants.
+    listed entrants that played in that tournament, in the order of its results, then the
+    others in listed order); () for neither. ``new_tournament`` checks it against the
+    entrants.
 
     Raises:
         RequestError: INVALID_ARGUMENT naming ``seeding_from`` (with ``seeding`` too, entrants
@@ -105,18 +107,16 @@ async def requested_seeding(
 
 
 def _ranked(storage: SeedingStorage, tournament_id: str, course: str) -> list[str] | None:
-    """The bots ``tournament_id``'s official fit ranks, best first; None if it is not a
-    tournament of ``course``."""
-    # Imported here: the fit loads NumPy and SciPy, which a referee loads only when asked.
-    from domino_arena.server.ladder.batch import point_table  # noqa: PLC0415
-
+    """The entrants of ``tournament_id`` that played a counted game, in the order of its
+    results (GetTournament's ``results``: points, then its official fit's performance); None
+    if it is not a tournament of ``course``."""
     t = storage.tournament(tournament_id)
     if t is None or t.course != course:
         return None
     count = storage.tournament_game_count(t.id)
     matches = storage.matches(max(count, 1), tournament_id=t.id, records=False)
-    rows = [row for row in point_table(matches, t.baselines).values() if row.rank is not None]
-    return [row.bot for row in sorted(rows, key=lambda row: (row.rank, row.bot))]
+    rows, _ = tournament_results(t.entrants, matches, t.baselines)
+    return [row.bot for row in rows if row.games]
 
 
 def rounds_messages(

@@ -703,7 +703,7 @@ class CreateTournamentRequest(_message.Message):
     A Swiss one without `rounds`: the games each entrant should play, rounded up to whole rounds.
     """
     rounds: _builtins.int
-    """A Swiss tournament's rounds (docs/tournaments.md: Swiss), 1-100; 0: from
+    """A Swiss tournament's rounds (docs/tournaments.md: Swiss), 1-1000; 0: from
     `games_per_entrant`. Any other format: must be 0.
     """
     knockout_sets: _builtins.int
@@ -715,9 +715,10 @@ class CreateTournamentRequest(_message.Message):
     `knockout_sets` to 15); 0: `knockout_sets` (a level tie then goes to the better seed).
     """
     seeding_from: _builtins.str
-    """Seed by another tournament of the same course: the entrants ranked in its official
-    standings first, in that order, then the others in `entrants` order. Resolved into
-    `seeding` when the tournament is created. Empty: none. Only with ENTRANT_POLICY_LISTED.
+    """Seed by another tournament of the same course (its id): the entrants that played there
+    first, in the order of its results (GetTournament's `results`: points, then its official
+    fit's performance), then the others in `entrants` order. Resolved into `seeding` when the
+    tournament is created. Empty: none. Only with ENTRANT_POLICY_LISTED, not with `seeding`.
     """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...

@@ -50,11 +50,14 @@ def rounds_command(args: argparse.Namespace) -> int:
     if not t.played_rounds:
         print(f"  no round seated yet{planned and f' ({t.rounds} planned)'}")
     out = console()
-    for r in t.played_rounds:
+    for r in t.played_rounds:  # the heading apart: a table's title wraps at its width
+        print(
+            f"round {r.number}{planned}: games {r.first_game}-{r.first_game + r.games - 1}, "
+            f"{r.games_stored}/{r.games} stored"
+        )
         out.print(
             table(
-                f"round {r.number}{planned}: games {r.first_game}-{r.first_game + r.games - 1}, "
-                f"{r.games_stored}/{r.games} stored",
+                None,
                 ["table", "bot", "points", "score", "games"],
                 (
                     (number if seat == 0 else "", entrant, f"{points:g}", score, table_.games)
@@ -76,9 +79,10 @@ def print_bracket(out: Any, bracket: admin_pb2.KnockoutBracket) -> None:
     """A knockout's stages, each tie with who went out and what decided it, then the champion."""
     final = bool(bracket.champion)
     for number, stage in enumerate(bracket.stages, start=1):
+        print(f"stage {number}" + (" (final)" if stage is bracket.stages[-1] and final else ""))
         out.print(
             table(
-                f"stage {number}" + (" (final)" if stage is bracket.stages[-1] and final else ""),
+                None,
                 ["tie", "entrants", "sets", "out", "decided by"],
                 (
                     (

@@ -20,7 +20,9 @@ true ratings, as a course's are) and compared with the truth:
 
 Formats: the full round robin where it has at most ``--max-rr`` games; balanced at several
 games per entrant (``server/tournaments/designs.balanced``); a gauntlet against 3 baselines of
-fixed strength, 1300, 1500 and 1700 (``designs.gauntlet``).
+fixed strength, 1300, 1500 and 1700 (``designs.gauntlet``); Swiss at the balanced sizes
+(``server/tournaments/swiss.py``): rounds played one after another, each seated by
+``swiss_round`` from the ranking of :func:`swiss_order`, as many as ``swiss_rounds`` gives.
 
 Run from the repository root::
 
@@ -28,6 +30,7 @@ Run from the repository root::
     .venv/bin/python -m bench.tournament_designs --quick     # 40 entrants only, one repetition
     .venv/bin/python -m bench.tournament_designs --all       # 1,000 entrants in every seating
     .venv/bin/python -m bench.tournament_designs --moves     # moves a game: planner.MOVES_PER_GAME
+    .venv/bin/python -m bench.tournament_designs --formats swiss  # only some formats' rows
 
 Prints one row per configuration (means over ``--reps`` tournaments); asserts nothing.
 """
@@ -48,7 +51,7 @@ from scipy import stats
 from domino_arena.server.ladder.elo import RatedGame
 from domino_arena.server.ladder.fit import ELO_PER_NATURAL, FitGame, fit
 from domino_arena.server.ladder.fit_bootstrap import bootstrap
-from domino_arena.server.tournaments import designs, planner
+from domino_arena.server.tournaments import designs, planner, rounds, swiss
 
 BASELINES = {"house:low": 1300.0, "house:mid": 1500.0, "house:high": 1700.0}
 SEAT_STEP = -30.0
@@ -122,6 +125,62 @@ def play(
     return games
 
 
+def swiss_order(
+    entrants: Sequence[str],
+    order: Sequence[str],
+    previous: Sequence[Sequence[tuple[str, ...]]],
+    games: Sequence[FitGame],
+    results: Sequence[rounds.TableResult],
+) -> list[str]:
+    """The ranking a Swiss round is seated by (docs/tournaments.md: Swiss), strongest first.
+
+    Once the tables so far link every entrant to every other (``swiss.connected``): the
+    official fit of all the games so far, highest rating first, equal ratings in ``order`` (the
+    previous round's ranking). Before (round 2 at least, and while an entrant has only had
+    byes): ``swiss.points_order``, match points per game over all the tables so far (1 a game
+    for first alone, 0 for last alone; an entrant without games 0.5), equal ones in ``order``.
+    Round 1 takes the listed order.
+    """
+    if not swiss.connected(entrants, previous):
+        return swiss.points_order(order, results)
+    ratings = fit(games).ratings
+    rank = {e: i for i, e in enumerate(order)}
+    return sorted(order, key=lambda e: (-ratings[e], rank[e]))
+
+
+def swiss_tournament(
+    names: list[str], config: Config, truth: dict[str, float], rng: np.random.Generator
+) -> list[FitGame]:
+    """A Swiss tournament of ``swiss_rounds`` rounds, each table played once under every
+    rotation (the names are drawn independently of the strengths: round 1 is a random draw)."""
+    seats = config.seats
+    count = swiss.swiss_rounds(len(names), seats, config.games_per_entrant, seats)
+    order = list(names)
+    previous: list[tuple[tuple[str, ...], ...]] = []
+    games: list[FitGame] = []
+    results: list[rounds.TableResult] = []
+    for number in range(count):
+        if number:
+            order = swiss_order(names, order, previous, games, results)
+        seated = swiss.swiss_round(
+            names, seats, order, previous, partnerships=config.partners, seed=config.rep
+        )
+        played = play(seated.tables, truth, config.partners, rng, f"swiss/{config.rep}/{number}")
+        previous.append(seated.tables)
+        games += played
+        placed = [
+            rounds.PlacedGame(
+                g.game.bots,
+                g.game.side_of_seat,
+                g.game.standing,
+                (0,) * len(g.game.standing),
+            )
+            for g in played
+        ]
+        results += rounds.round_results(seated.tables, placed)
+    return games
+
+
 def run(config: Config) -> Row:
     began = time.perf_counter()
     rng = np.random.default_rng([config.entrants, config.seats, config.rep, 31])
@@ -149,6 +208,8 @@ def run(config: Config) -> Row:
             seed=config.rep,
         )
         tables = list(design.tables)
+    elif config.format == "swiss":
+        tables = []
     else:
         tables = list(
             designs.gauntlet(
@@ -162,7 +223,10 @@ def run(config: Config) -> Row:
         )
         truth |= BASELINES
         fixed = dict(BASELINES)
-    games = play(tables, truth, config.partners, rng, f"{config.format}/{config.rep}")
+    if config.format == "swiss":
+        games = swiss_tournament(names, config, truth, rng)
+    else:
+        games = play(tables, truth, config.partners, rng, f"{config.format}/{config.rep}")
     point = fit(games, fixed=fixed)
     fitted = np.array([point.ratings[n] for n in names])
     true = np.array([truth[n] for n in names])
@@ -243,8 +307,11 @@ def configs(args: argparse.Namespace) -> list[Config]:
             for g in sizes:
                 gpe = max(seats, g // seats * seats)
                 designs.append(("balanced", gpe))
+                designs.append(("swiss", gpe))
             designs.append(("gauntlet", 48 // seats * seats))
             for fmt, gpe in designs:
+                if args.formats and fmt not in args.formats.split(","):
+                    continue
                 for rep in range(reps if n == 40 else 1):
                     rounds = args.rounds if n <= args.boot_max and fmt != "round-robin" else 0
                     out.append(Config(n, seats, partners, fmt, gpe, rep, args.spread, rounds))
@@ -261,6 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=0, help="bootstrap rounds (0: none)")
     parser.add_argument("--boot-max", type=int, default=40, help="largest field bootstrapped")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--formats", default="", help="only these formats, e.g. swiss,balanced")
     parser.add_argument(
         "--moves", action="store_true", help="only the moves per game of greedy players"
     )

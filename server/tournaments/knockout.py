@@ -52,6 +52,7 @@ The rules, exactly:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -99,7 +100,7 @@ class Tie:
     entrants: tuple[str, ...]
     """Best seed first: also the table's seat order before rotation."""
     sets: tuple[TableResult, ...]
-    """The sets played so far, in order."""
+    """The sets played so far, in order, each with its entrants in the tie's order."""
     out: tuple[str, ...]
     """Eliminated: one entrant, or (the final) all but the champion, best first; empty while
     undecided and for a bye."""
@@ -230,7 +231,7 @@ def _check_seeding(seeding: Sequence[str], table_size: int) -> tuple[str, ...]:
     field = tuple(seeding)
     if any(not entrant for entrant in field):
         raise ValueError("seeding: expected non-empty entrant names")
-    repeated = sorted({entrant for entrant in field if field.count(entrant) > 1})
+    repeated = sorted(entrant for entrant, times in Counter(field).items() if times > 1)
     if repeated:
         raise ValueError(f"seeding: expected each entrant once, got {', '.join(repeated)} twice")
     if len(field) < table_size:
@@ -318,7 +319,7 @@ def _match_round(
                 f"rounds[{number}]: table {named}: expected points and score for each of its "
                 f"{len(table)} entrants"
             )
-        played[table] = result
+        played[table] = _in_order(result, table)
     missing = [", ".join(table) for table in tables.values() if table not in played]
     if missing:
         raise ValueError(
@@ -326,6 +327,18 @@ def _match_round(
             "(each round holds the results of every table the state before it gave)"
         )
     return played
+
+
+def _in_order(result: TableResult, table: tuple[str, ...]) -> TableResult:
+    """``result`` with its entrants in the table's seat order, as the tie keeps its sets."""
+    if result.entrants == table:
+        return result
+    return TableResult(
+        entrants=table,
+        points=tuple(result.points_of(e) for e in table),
+        score=tuple(result.score_of(e) for e in table),
+        games=result.games,
+    )
 
 
 def _decide(tie: Tie, rules: KnockoutRules, seed: dict[str, int], *, final: bool) -> Tie:

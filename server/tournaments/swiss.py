@@ -22,9 +22,12 @@ How a round is seated:
   pairs that met before, the fewest earlier meetings among them, the fewest earlier partner
   pairs, the closest ranks.
 * **partnerships** (4 seats, seats 0+2 against 1+3): of a table's three pairings, the one whose
-  partners have partnered least before, ties to the balanced one: with the table's entrants
-  a > b > c > d by rank, ``(a, b, d, c)`` (strongest with weakest), then ``(a, b, c, d)``, then
-  ``(a, c, b, d)``. Free seating: the table in rank order (the rotations equalize the seats).
+  partners have partnered least before; among those, with the table's entrants a > b > c > d
+  by rank, ``(a, c, b, d)`` (the two strongest together), then ``(a, b, c, d)``, then
+  ``(a, b, d, c)`` (strongest with weakest). The balanced pairing was measured worst:
+  its game, ``a + d`` against ``b + c``, says nothing about how far apart entrants of
+  neighbouring ranks are (bench/README.md: tournament_designs, 40 entrants in partnerships).
+  Free seating: the table in rank order (the rotations equalize the seats).
 """
 
 from __future__ import annotations
@@ -32,21 +35,19 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations, permutations
 from typing import Final
 
+from domino_arena.server.tournaments.designs import Allowed
 from domino_arena.server.tournaments.rounds import TableResult
-
-Allowed = Callable[[tuple[str, ...]], bool]
-"""Whether a table (seat order) may be played: the caller binds ``scheduler.seating_allowed``."""
 
 WINDOW: Final = 2
 """Tables an entrant may move from the one its rank gives it."""
 SEARCH_TRIES: Final = 50_000
 """Candidate tables the repeat-free search tries before the local search takes over (enough to
-try every round of up to 15 entrants)."""
+try every round of up to three tables)."""
 
 _Cost = tuple[int, int, int, int, int]
 
@@ -87,8 +88,8 @@ def swiss_round(
     met: Counter[frozenset[str]] = Counter()
     partnered: Counter[frozenset[str]] = Counter()
     byes_so_far = dict.fromkeys(entrants, len(previous))
-    for tables in previous:
-        for table in tables:
+    for earlier in previous:
+        for table in earlier:
             for p, q in combinations(range(len(table)), 2):
                 pair = frozenset((table[p], table[q]))
                 met[pair] += 1
@@ -264,7 +265,7 @@ class _Seating:
         if self.partnerships:
             a, b, c, d = names
             best: tuple[int, int] | None = None
-            for preference, table in enumerate(((a, b, d, c), (a, b, c, d), (a, c, b, d))):
+            for preference, table in enumerate(((a, c, b, d), (a, b, c, d), (a, b, d, c))):
                 if self.allowed is not None and not self.allowed(table):
                     continue
                 mates = (

@@ -54,7 +54,7 @@ from bench.ladder_bench import SEATINGS, result_row, samples
 from domino_arena.sdk.rules import GAMES, make_game
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
-from domino_arena.server.play.tournament import deal_seed, schedule_of
+from domino_arena.server.play.tournament import deal_seed, games_of, schedule_of
 from domino_arena.server.store.bots import hash_token
 from domino_arena.server.store.matches import StoredMatch, match_row, seat_rows
 from domino_arena.server.store.tables import (
@@ -293,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"reusing the filled database ({args.schema if postgres else path})")
     stored = storage.matches(1, records=False)
-    client = TestClient(create_app(storage, tournament_total=lambda t: len(schedule_of(t))))
+    client = TestClient(create_app(storage, tournament_total=lambda t: len(games_of(t, storage))))
     print(f"timing {args.runs} calls per page; load {_load()}")
     timed = run(client, routes(storage), args.runs)
     width = max(len(p) for p, _ in timed)

@@ -47,7 +47,9 @@ def terminal() -> bool:
     return bool(isatty and isatty())
 
 
-TEXT_COLUMNS: Final = frozenset({"bot", "name", "opponent", "note"})
+TEXT_COLUMNS: Final = frozenset(
+    {"bot", "name", "opponent", "note", "entrants", "out", "decided by"}
+)
 """Lower-case column names that hold text, left-aligned (every other lower-case one is a number)."""
 
 

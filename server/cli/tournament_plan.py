@@ -22,13 +22,21 @@ def plan_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         metavar="G",
         help="balanced or gauntlet: games each entrant plays (default 100; a gauntlet: one "
-        "table per baseline combination)",
+        "table per baseline combination); swiss without --rounds: rounded up to whole rounds",
+    )
+    parser.add_argument("--rounds", type=int, metavar="N", help="swiss: the rounds it plays")
+    parser.add_argument(
+        "--sets", type=int, default=1, metavar="N", help="knockout: sets each tie plays (1)"
+    )
+    parser.add_argument(
+        "--max-sets", type=int, metavar="N", help="knockout: the most sets of a level tie"
     )
     parser.add_argument(
         "--precision",
         type=float,
         metavar="ELO",
-        help="balanced or gauntlet: choose the games per entrant for a 95%% half-width of ELO",
+        help="balanced, gauntlet or swiss: choose the games per entrant for a 95%% half-width "
+        "of ELO",
     )
     parser.add_argument(
         "--games-per-pairing", type=int, default=1, metavar="N", help="deals per table"
@@ -60,8 +68,11 @@ def plan_command(args: argparse.Namespace) -> int:
         if args.precision is not None:
             if games_per_entrant is not None:
                 raise CliError("--precision: it chooses the games per entrant; drop one of the two")
-            if args.format == "round-robin":
-                raise CliError("--precision: a round robin's size is fixed; use --format balanced")
+            if args.format in ("round-robin", "knockout"):
+                raise CliError(
+                    f"--precision: a {args.format}'s size is not chosen by precision; use "
+                    "--format balanced"
+                )
             games_per_entrant = planner.games_per_entrant_for(
                 args.format,
                 args.game,
@@ -82,6 +93,9 @@ def plan_command(args: argparse.Namespace) -> int:
             baselines=args.baselines,
             concurrency=args.concurrency,
             move_seconds=move,
+            rounds=positive("--rounds", args.rounds),
+            sets=args.sets,
+            max_sets=args.max_sets,
         )
     except ValueError as error:
         raise CliError(str(error)) from error

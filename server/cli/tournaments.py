@@ -50,6 +50,7 @@ from domino_arena.server.cli.json_output import json_argument, message_json, pri
 from domino_arena.server.cli.moments import moment
 from domino_arena.server.cli.tables import table
 from domino_arena.server.cli.tournament_plan import plan_arguments, plan_command
+from domino_arena.server.cli.tournament_rounds import rounds_arguments, rounds_command
 from domino_arena.server.logs import escape
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
 from domino_arena.server.play.scheduler import DealMode
@@ -87,7 +88,7 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
         [
             (
                 "create",
-                "create a tournament (round robin, balanced or gauntlet) between registered bots",
+                "create a tournament (round robin, balanced, gauntlet, Swiss or knockout)",
                 _tournament_create_arguments,
                 _tournament_create,
             ),
@@ -102,6 +103,12 @@ def _tournament_arguments(parser: argparse.ArgumentParser) -> None:
             ("cancel", "stop for good; running games are aborted", one_id, _t_cancel),
             ("status", "settings, progress and results of a tournament", status, _t_status),
             ("list", "every tournament with its state and progress", listing, _t_list),
+            (
+                "rounds",
+                "a Swiss or knockout's rounds and bracket",
+                rounds_arguments,
+                rounds_command,
+            ),
             (
                 "regrade",
                 "replay a finished tournament with bots replaced by new versions",

@@ -286,7 +286,7 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
     """
     with server_extra("verify --db"):
         from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415
-        from domino_arena.server.play.tournament import schedule_of  # noqa: PLC0415
+        from domino_arena.server.play.tournament import games_of  # noqa: PLC0415
     storage = open_storage(url)
     try:
         t = storage.tournament(tournament_id)
@@ -294,7 +294,7 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
             raise CliError(f"no tournament has id '{tournament_id}' in the database {url}")
         if not t.seed_revealed:
             raise _not_over(t.id, t.state.value, t.seed_commitment)
-        deals = {g.index: g.deal_id for g in schedule_of(t)}
+        deals = {g.index: g.deal_id for g in games_of(t, storage)}
         o = storage.tournament(t.regrade_of) if t.regrade_of else None
     except BaseException:
         storage.close()

@@ -27,9 +27,8 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.cli.web_face import DEFAULT_HOST, DEFAULT_PORT
-from domino_arena.server.play.tournament import schedule_of
+from domino_arena.server.play.tournament import games_of
 from domino_arena.server.store.engine import display_url
-from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 
@@ -124,10 +123,6 @@ def _guard(args: argparse.Namespace) -> web_serving.ConnectionGuard:
     )
 
 
-def _schedule_length(t: StoredTournament) -> int:
-    return len(schedule_of(t))
-
-
 def _live_source(args: argparse.Namespace) -> LiveSource | None:
     """The referee of ``--server`` (with the client TLS options), or None without it."""
     tls_flags = (args.tls, args.tls_ca, args.tls_client_cert, args.tls_client_key)
@@ -167,7 +162,7 @@ def _web(args: argparse.Namespace) -> int:
                 f"request heads within {guard.header_timeout:g} s"
             )
             print(f"{PROG}: web face on {web_face.address(sock)} (Ctrl-C stops it)", flush=True)
-        app = create_app(storage, tournament_total=_schedule_length, live=live)
+        app = create_app(storage, tournament_total=lambda t: len(games_of(t, storage)), live=live)
         server = web_serving.server(app, guard)
         # uvicorn shuts down gracefully on Ctrl-C, then raises the signal again for its caller.
         with contextlib.suppress(KeyboardInterrupt):

@@ -59,7 +59,10 @@ _TOTALS: Final[dict[tuple[Any, ...], int]] = {}
 
 def schedule_total(t: StoredTournament, total_of: Callable[[StoredTournament], int]) -> int:
     """``total_of(t)``, computed once per schedule: building the schedule of a 10,000-game
-    round robin takes longer than a page may, and the same row always gives the same one."""
+    round robin takes longer than a page may, and the same row always gives the same one.
+    A Swiss or knockout tournament's total grows with its stored rounds: counted each time."""
+    if t.format in ("swiss", "knockout"):
+        return total_of(t)
     key = (
         total_of,
         t.id,

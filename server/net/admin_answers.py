@@ -141,6 +141,10 @@ def tournament_message(
         deal_scheme=t.deal_scheme,
         format=t.format,
         games_per_entrant=t.games_per_entrant or 0,
+        rounds=t.rounds or 0,
+        knockout_sets=t.knockout["sets"] if t.knockout else 0,
+        knockout_max_sets=t.knockout["max_sets"] if t.knockout else 0,
+        seeding=t.seeding,
     )
     if t.seed_revealed:  # before, the commitment alone: no seed reaches a bot early
         message.seed = t.seed

@@ -53,6 +53,7 @@ from domino_arena.server.net.admin_requests import (
     time_control_of,
     tournament_numbers,
 )
+from domino_arena.server.net.admin_rounds import adaptive_arguments, rounds_messages
 from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.net.hosted_bots import checked_limits, checked_pins
@@ -60,7 +61,8 @@ from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
 from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.tournament import TournamentError, new_tournament, schedule_of
+from domino_arena.server.play.tournament import TournamentError, games_of, new_tournament
+from domino_arena.server.play.tournament_rounds import is_adaptive
 from domino_arena.server.play.tournament_schedule import design_of
 from domino_arena.server.stats.precision import of_tournament
 from domino_arena.server.stats.regrades import fresh_deals
@@ -68,6 +70,7 @@ from domino_arena.server.store.bots import StoredBot
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.owners import StoredOwner
+from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.v1 import admin_pb2 as admin_pb
 
@@ -100,6 +103,7 @@ class TournamentStorage(Protocol):
     ) -> list[StoredTournament]: ...
     def tournament_game_indexes(self, tournament_id: str) -> set[int]: ...
     def tournament_game_count(self, tournament_id: str) -> int: ...
+    def tournament_rounds(self, tournament_id: str) -> list[StoredRound]: ...
 
 
 class TournamentArena(Protocol):
@@ -177,6 +181,9 @@ class TournamentAdmin:
             games_per_pairing, games_per_entrant = sized_by_precision(
                 request, game, format, entrants, listed=entrant_policy == "listed"
             )
+        optional |= await adaptive_arguments(
+            request, self.arena.storage, course=course.name, entrant_policy=entrant_policy
+        )
         name = request.name or f"{game.describe()}, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
         try:
             t = new_tournament(
@@ -233,6 +240,11 @@ class TournamentAdmin:
         self, request: admin_pb.RegradeTournamentRequest
     ) -> admin_pb.Tournament:
         original = await self.stored_tournament(request.tournament_id)
+        if is_adaptive(original):
+            raise not_now(
+                f"tournament_id: {original.id} is a {original.format} tournament: its rounds "
+                "were seated from its results, so a regrade could not replay them"
+            )
         replacements: dict[str, str] = {}
         for index, pair in enumerate(request.replace):
             if pair.bot in replacements:
@@ -340,6 +352,9 @@ class TournamentAdmin:
             message.crosstable.extend(tables.crosstable)
             message.repeat_deals.extend(tables.repeat_deals)
             message.carried.extend(tables.carried)
+            message.played_rounds.extend(tables.rounds)
+            if tables.bracket is not None:
+                message.bracket.CopyFrom(tables.bracket)
         if t.format != "round-robin":
             message.balance = await asyncio.to_thread(_balance_of, t)
         if t.regrade_of is not None:
@@ -362,12 +377,14 @@ class TournamentAdmin:
         off the event loop from all its stored games, and kept until another game is stored."""
         storage = self.arena.storage
         stored: int = await asyncio.to_thread(storage.tournament_game_count, t.id)
+        rounds = await asyncio.to_thread(storage.tournament_rounds, t.id) if is_adaptive(t) else []
 
         def compute() -> _Tables:
             matches = storage.matches(
                 max(progress.total, progress.done, stored, 1), tournament_id=t.id, records=False
             )
             rows, crosstable = tournament_results(t.entrants, matches, t.baselines)
+            played, bracket = rounds_messages(t, rounds, matches)
             return _Tables(
                 tuple(rows),
                 tuple(crosstable),
@@ -377,9 +394,11 @@ class TournamentAdmin:
                         m.game_index for m in matches if m.carried_from and m.game_index is not None
                     )
                 ),
+                tuple(played),
+                bracket,
             )
 
-        stamp = (stored, t.entrants, t.state)  # entrants are chosen at the start
+        stamp = (stored, len(rounds), t.entrants, t.state)  # entrants are chosen at the start
         return await asyncio.to_thread(_TABLES.get, storage, t.id, stamp, compute)
 
     async def progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:
@@ -387,7 +406,8 @@ class TournamentAdmin:
         if live is not None:
             return progress_message(live)
         done: set[int] = await asyncio.to_thread(self.arena.storage.tournament_game_indexes, t.id)
-        return admin_pb.TournamentProgress(total=len(schedule_of(t)), done=len(done))
+        games = await asyncio.to_thread(games_of, t, self.arena.storage)
+        return admin_pb.TournamentProgress(total=len(games), done=len(done))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -398,6 +418,8 @@ class _Tables:
     crosstable: tuple[admin_pb.HeadToHead, ...]
     repeat_deals: tuple[admin_pb.RepeatDealCheck, ...]
     carried: tuple[int, ...]
+    rounds: tuple[admin_pb.TournamentRound, ...]
+    bracket: admin_pb.KnockoutBracket | None
 
 
 _TABLES: Final = Kept[_Tables](32)

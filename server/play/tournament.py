@@ -51,6 +51,7 @@ from domino_arena.server.play.roster import Roster
 from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.play.tournament_request import new_tournament
 from domino_arena.server.play.tournament_rounds import (
+    games_of,
     is_adaptive,
     next_round,
     round_games,
@@ -82,6 +83,7 @@ __all__ = [  # the schedule's names are re-exported: callers import them from he
     "check_schedule",
     "deal_seed",
     "game_of",
+    "games_of",
     "match_id_of",
     "match_spec",
     "max_deals_of",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from domino_arena.server.ladder.rounds import (
     knockout_bracket,
@@ -32,6 +33,7 @@ from domino_arena.server.play.tournament_schedule import (
     ADAPTIVE_FORMATS,
     game_of,
     partnerships_of,
+    schedule_of,
 )
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournament_rounds import StoredRound, new_round
@@ -72,6 +74,21 @@ def round_games(t: StoredTournament, stored: StoredRound) -> list[ScheduledGame]
 def schedule_of_rounds(t: StoredTournament, rounds: Sequence[StoredRound]) -> list[ScheduledGame]:
     """The games of every stored round of ``t``, in index order."""
     return [g for stored in rounds for g in round_games(t, stored)]
+
+
+class RoundsSource(Protocol):
+    """Where a tournament's stored rounds are read (``Storage.tournament_rounds``)."""
+
+    def tournament_rounds(self, tournament_id: str) -> list[StoredRound]: ...
+
+
+def games_of(t: StoredTournament, storage: RoundsSource) -> list[ScheduledGame]:
+    """The games of ``t`` so far: a fixed format's whole schedule, an adaptive one's stored
+    rounds' games (more come as it seats rounds). The one way to count or map a tournament's
+    games outside its runner (blocking: reads the store for an adaptive one)."""
+    if is_adaptive(t):
+        return schedule_of_rounds(t, storage.tournament_rounds(t.id))
+    return schedule_of(t)
 
 
 def next_round(

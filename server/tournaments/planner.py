@@ -7,7 +7,11 @@ docs/tournaments.md (Planning a tournament) shows what ``domino-arena tournament
   ``server/play/scheduler.py`` lays it out. Balanced: ``ceil(entrants x tables_per_entrant /
   seats)`` tables, each under every rotation on ``games_per_pairing`` deals, where
   ``tables_per_entrant = ceil(games_per_entrant / (seats x games_per_pairing))``. Gauntlet: each
-  entrant at ``tables_per_entrant`` tables of itself and baselines, likewise expanded.
+  entrant at ``tables_per_entrant`` tables of itself and baselines, likewise expanded. Swiss:
+  ``rounds x floor(entrants / seats)`` tables (the rest sit out each round), each under every
+  rotation on ``games_per_pairing`` deals; ``rounds`` defaults to the tables per entrant of
+  ``games_per_entrant``. Knockout: from the fewest to the most table-sets its ties can play
+  (``knockout.sets_bounds``), each set every rotation on ``games_per_pairing`` deals.
 * **Duration.** Games times the moves of a game (:data:`MOVES_PER_GAME`: greedy bots, measured)
   times a second per move: with instant bots the referee's own cost per move
   (:data:`REFEREE_SECONDS_PER_MOVE`, one process, so concurrency does not divide it), at the
@@ -17,7 +21,9 @@ docs/tournaments.md (Planning a tournament) shows what ``domino-arena tournament
   game's per-game score SD ``sd`` (``server/tournaments/game_sd.py``: ``SD_PER_GAME``), the 95%
   half-width is ``1.96 sd / sqrt(results) x 695`` Elo, times :data:`CORRECTION`: the ratio of
   the measured half-width to that formula in ``bench/tournament_designs.py``'s simulations
-  (opponents estimated too, strengths spread out, the seat terms fitted).
+  (opponents estimated too, strengths spread out, the seat terms fitted). A Swiss is taken as
+  a balanced tournament of the same games per entrant (its tables seat like results together,
+  which this does not model); a knockout has none: it ranks by elimination, not by rating.
 """
 
 from __future__ import annotations
@@ -27,8 +33,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from domino_arena.server.tournaments.game_sd import ELO_PER_SCORE, SD_PER_GAME, UNMEASURED, Z95
+from domino_arena.server.tournaments.knockout import KnockoutRules, sets_bounds
 
-FORMATS: Final = ("round-robin", "balanced", "gauntlet")
+FORMATS: Final = ("round-robin", "balanced", "gauntlet", "swiss", "knockout")
 MAX_ROUND_ROBIN_GAMES: Final = 50_000
 """A round robin above this is refused, naming the format and size that fit."""
 
@@ -87,6 +94,10 @@ class Plan:
     concurrency: int = 8
     move_seconds: float = 1.0
     partnerships: bool = False
+    games_high: int = 0
+    """A knockout: the most games its ties can play (``games`` the fewest); 0 otherwise."""
+    rounds: int = 0
+    """A Swiss: its rounds; 0 otherwise."""
 
     def lines(self) -> list[str]:
         """What ``tournament plan`` and ``tournament create`` print."""
@@ -97,14 +108,25 @@ class Plan:
                 f"  below {FEW_GAMES} games per entrant the measured intervals ran up to 1.7x "
                 "this wide (bench/tournament_designs.py)"
             ]
+        games = f"{self.games:,} ({round(self.games_per_entrant, 1):g} per entrant)"
+        precision = f"precision: {width} Elo (95% interval of an entrant's rating)"
+        if self.rounds:
+            mean = round(self.games_per_entrant, 1)
+            games = f"{self.games:,} in {self.rounds} rounds ({mean:g} per entrant)"
+            precision += ", as a balanced tournament of as many games per entrant"
+        ranged = self.games_high > self.games
+        if ranged:
+            games = f"{self.games:,} to {self.games_high:,} (as its ties are decided)"
+        if self.games_high:
+            precision, caveat = "precision: none (a knockout ranks by elimination)", []
         return [
             f"format: {self.format}, {self.entrants} entrants, {self.seats} seats"
             + (" in partnerships" if self.partnerships else ""),
-            f"games: {self.games:,} ({self.games_per_entrant:g} per entrant)",
-            f"duration at {self.concurrency} games at once: {duration_text(self.seconds)} with "
-            f"instant bots, {duration_text(self.full_seconds)} at the full move time "
-            f"({self.move_seconds:g} s)",
-            f"precision: {width} Elo (95% interval of an entrant's rating)",
+            f"games: {games}",
+            f"duration at {self.concurrency} games at once: {'up to ' if ranged else ''}"
+            f"{duration_text(self.seconds)} with instant bots, {duration_text(self.full_seconds)} "
+            f"at the full move time ({self.move_seconds:g} s)",
+            precision,
             *caveat,
         ]
 
@@ -182,6 +204,8 @@ def _check(format: str, entrants: int, seats: int, partnerships: bool, baselines
         raise ValueError(f"partnerships: need 4 seats, got {seats}")
     if entrants < (1 if format == "gauntlet" else seats):
         raise ValueError(f"entrants: {entrants} cannot fill a {seats}-seat table")
+    if format == "knockout" and partnerships:
+        raise ValueError("format: a knockout eliminates entrants, not teams (no partnerships)")
     if format == "gauntlet" and baselines < seats - 1:
         raise ValueError(
             f"baselines: a {seats}-seat gauntlet needs at least {seats - 1} baselines, "
@@ -201,11 +225,15 @@ def plan(
     baselines: int = 0,
     concurrency: int = 8,
     move_seconds: float = 1.0,
+    rounds: int | None = None,
+    sets: int = 1,
+    max_sets: int | None = None,
 ) -> Plan:
     """The plan of a tournament of ``entrants`` (baselines not counted for a gauntlet).
 
     ``games_per_entrant`` sizes balanced and gauntlet tournaments (default: a round robin's
-    worth for balanced, capped at 100; one table per baseline combination for a gauntlet).
+    worth for balanced, capped at 100; one table per baseline combination for a gauntlet) and
+    a Swiss without ``rounds``; a knockout's ties play ``sets`` to ``max_sets`` sets.
 
     Raises:
         ValueError: an unknown format, a bad size, or a round robin above
@@ -217,9 +245,25 @@ def plan(
     if concurrency < 1:
         raise ValueError(f"concurrency: must be at least 1, got {concurrency}")
     pairings = 3 if partnerships else 1
-    if format == "round-robin":
+    high = 0
+    per_entrant: float
+    if format == "swiss":
+        if rounds is None:
+            if games_per_entrant is None:
+                raise ValueError("rounds: a Swiss needs its rounds or its games per entrant")
+            rounds = tables_per_entrant(games_per_entrant, seats, games_per_pairing)
+        if rounds < 1:
+            raise ValueError(f"rounds: must be at least 1, got {rounds}")
+        games = rounds * (entrants // seats) * seats * games_per_pairing
+        per_entrant = games * seats / entrants  # the mean: byes and the eliminated play fewer
+    elif format == "knockout":
+        rules = KnockoutRules(seats, sets, sets if max_sets is None else max_sets)
+        low, most = sets_bounds(entrants, rules)
+        games, high = (n * seats * games_per_pairing for n in (low, most))
+        per_entrant = games * seats / entrants  # the mean: byes and the eliminated play fewer
+    elif format == "round-robin":
         games = schedule_size(entrants, seats, partnerships, games_per_pairing)
-        per_entrant: float = math.comb(entrants - 1, seats - 1) * pairings * seats
+        per_entrant = math.comb(entrants - 1, seats - 1) * pairings * seats
         per_entrant *= games_per_pairing
         if games > MAX_ROUND_ROBIN_GAMES:
             fit = min(100, MAX_ROUND_ROBIN_GAMES * seats // entrants)
@@ -241,8 +285,8 @@ def plan(
         per_entrant = tables * seats * games_per_pairing
         games = fixed_games(format, entrants, seats, tables, games_per_pairing)
     moves = MOVES_PER_GAME.get((game, seats, partnerships), DEFAULT_MOVES)
-    instant = games * moves * REFEREE_SECONDS_PER_MOVE
-    full = games / concurrency * moves * move_seconds
+    instant = max(games, high) * moves * REFEREE_SECONDS_PER_MOVE
+    full = max(games, high) / concurrency * moves * move_seconds
     return Plan(
         format=format,
         entrants=entrants,
@@ -250,11 +294,15 @@ def plan(
         games=games,
         games_per_entrant=per_entrant,
         seconds=instant,
-        half_width=half_width(format, game, per_entrant, seats=seats, partnerships=partnerships),
+        half_width=math.inf
+        if format == "knockout"
+        else half_width(format, game, per_entrant, seats=seats, partnerships=partnerships),
         full_seconds=full,
         concurrency=concurrency,
         move_seconds=move_seconds,
         partnerships=partnerships,
+        games_high=high,
+        rounds=rounds or 0,
     )
 
 

@@ -90,7 +90,7 @@ def test_a_round_robin_too_big_is_refused_with_the_balanced_one_to_play(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (("--format", "swiss"), "argument --format: invalid choice: 'swiss'"),
+        (("--format", "ladder"), "argument --format: invalid choice: 'ladder'"),
         (("--games-per-entrant", "0"), "--games-per-entrant: must be at least 1, got 0"),
         (("--format", "balanced"), "games_per_entrant: a balanced tournament needs its size"),
     ],

@@ -33,7 +33,7 @@ from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimi
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import Progress, schedule_of
+from domino_arena.server.play.tournament import Progress, games_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
@@ -97,7 +97,7 @@ class FakeArena:
         await self._set(tournament_id, TournamentState.RUNNING)
         t = self.storage.tournament(tournament_id)
         assert t is not None
-        self.live[tournament_id] = Progress(len(schedule_of(t)), 0, 1, 0)
+        self.live[tournament_id] = Progress(len(games_of(t, self.storage)), 0, 1, 0)
 
     async def pause_tournament(self, tournament_id: str) -> None:
         self.calls.append(("pause", tournament_id))

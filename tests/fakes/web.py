@@ -28,7 +28,7 @@ from domino_arena.sdk.match.records import RecordFault, record_from_state, recor
 from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.play.tournament import schedule_of
+from domino_arena.server.play.tournament import games_of, schedule_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
@@ -247,13 +247,13 @@ class Site:
 
 
 def schedule_length(t: StoredTournament) -> int:
-    """A tournament's number of games, as ``domino-arena web`` counts them."""
+    """A tournament's number of games (a fixed format's), as ``domino-arena web`` counts them."""
     return len(schedule_of(t))
 
 
 def web_app(storage: RatedStorage) -> Starlette:
     """The web app over ``storage``, as ``domino-arena web`` builds it."""
-    return create_app(storage, tournament_total=schedule_length)
+    return create_app(storage, tournament_total=lambda t: len(games_of(t, storage)))
 
 
 @pytest.fixture(scope="module")

@@ -93,7 +93,7 @@ def test_a_round_robin_too_big_is_refused_with_the_balanced_one_to_play(
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"format": "knockout"}, "format: expected one of round-robin, balanced, gauntlet, got"),
+        ({"format": "ladder"}, "format: expected one of round-robin, balanced, gauntlet, swiss"),
         ({"format": "balanced"}, "games_per_entrant: a balanced tournament needs its size"),
         ({"games_per_entrant": 8}, "games_per_entrant: a round robin plays every table"),
         ({"format": "gauntlet"}, "baselines: a 4-seat gauntlet seats each entrant with 3"),

@@ -139,7 +139,7 @@ def test_a_two_seat_gauntlet_plays_each_baseline_from_both_seats() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"format": "swiss"}, "format: expected one of round-robin, balanced, gauntlet"),
+        ({"format": "ladder"}, "format: expected one of round-robin, balanced, gauntlet, swiss"),
         ({"format": "balanced"}, "games_per_entrant: a balanced tournament needs its size"),
         ({"format": "balanced", "games_per_entrant": 0}, "games_per_entrant: must be at least 1"),
         ({"games_per_entrant": 20}, "games_per_entrant: a round robin plays every table"),

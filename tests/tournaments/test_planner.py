@@ -88,10 +88,35 @@ def test_duration_with_instant_bots_and_at_the_full_move_time() -> None:
     assert "ran up to" not in "\n".join(many.lines())
 
 
+def test_a_swiss_is_rounds_of_tables_and_as_precise_as_a_balanced_one() -> None:
+    p = planner.plan("swiss", "passing", 13, seats=2, rounds=5)
+    assert p.games == 5 * 6 * 2  # 6 tables a round (one bye), both rotations
+    assert p.games_per_entrant == pytest.approx(60 * 2 / 13)
+    balanced = planner.half_width("balanced", "passing", p.games_per_entrant, seats=2)
+    assert p.half_width == balanced
+    assert "games: 60 in 5 rounds (9.2 per entrant)" in p.lines()
+    sized = planner.plan("swiss", "passing", 12, seats=3, games_per_entrant=30)
+    assert (sized.rounds, sized.games, sized.games_per_entrant) == (10, 120, 30)
+
+
+def test_a_knockout_is_the_range_of_its_ties_sets() -> None:
+    p = planner.plan("knockout", "passing", 16, seats=2, sets=1, max_sets=3)
+    assert (p.games, p.games_high) == (15 * 2, 15 * 3 * 2)  # 15 matches, 1-3 sets of 2 games
+    assert "games: 30 to 90 (as its ties are decided)" in p.lines()
+    assert "precision: none (a knockout ranks by elimination)" in p.lines()
+    fixed = planner.plan("knockout", "passing", 5, seats=4)
+    assert (fixed.games, fixed.games_high) == (2 * 4, 2 * 4)  # a table of 4, then the final
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"format": "swiss"}, r"^format: expected one of"),
+        ({"format": "ladder"}, r"^format: expected one of"),
+        ({"format": "swiss"}, r"^rounds: a Swiss needs its rounds or its games per entrant"),
+        (
+            {"format": "knockout", "partnerships": True, "seats": 4},
+            r"^format: a knockout eliminates",
+        ),
         ({"seats": 5}, r"^seats: expected 2 to 4"),
         ({"partnerships": True, "seats": 3}, r"^partnerships: need 4 seats"),
         ({"entrants": 2, "seats": 3}, r"^entrants: 2 cannot fill"),

@@ -655,6 +655,11 @@ class CreateTournamentRequest(_message.Message):
     HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
     FORMAT_FIELD_NUMBER: _builtins.int
     GAMES_PER_ENTRANT_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    KNOCKOUT_SETS_FIELD_NUMBER: _builtins.int
+    KNOCKOUT_MAX_SETS_FIELD_NUMBER: _builtins.int
+    SEEDING_FIELD_NUMBER: _builtins.int
+    SEEDING_FROM_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """empty: named after the game and the date"""
     games_per_pairing: _builtins.int
@@ -695,6 +700,25 @@ class CreateTournamentRequest(_message.Message):
     games_per_entrant: _builtins.int
     """A balanced or gauntlet tournament's games per entrant (0: a gauntlet plays every
     combination of baselines once); with `precision`, a balanced one is sized by that instead.
+    A Swiss one without `rounds`: the games each entrant should play, rounded up to whole rounds.
+    """
+    rounds: _builtins.int
+    """A Swiss tournament's rounds (docs/tournaments.md: Swiss), 1-1000; 0: from
+    `games_per_entrant`. Any other format: must be 0.
+    """
+    knockout_sets: _builtins.int
+    """A knockout's duplicate sets each tie plays at least (docs/tournaments.md: knockout);
+    0: 1. Any other format: must be 0.
+    """
+    knockout_max_sets: _builtins.int
+    """A knockout's most sets a tie plays while level after `knockout_sets` (from
+    `knockout_sets` to 15); 0: `knockout_sets` (a level tie then goes to the better seed).
+    """
+    seeding_from: _builtins.str
+    """Seed by another tournament of the same course (its id): the entrants that played there
+    first, in the order of its results (GetTournament's `results`: points, then its official
+    fit's performance), then the others in `entrants` order. Resolved into `seeding` when the
+    tournament is created. Empty: none. Only with ENTRANT_POLICY_LISTED, not with `seeding`.
     """
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
@@ -728,6 +752,14 @@ class CreateTournamentRequest(_message.Message):
     def hosting_limits(self) -> Global___HostingLimits:
         """unset or zeros: the course's (docs/courses.md)"""
 
+    @_builtins.property
+    def seeding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """A Swiss or knockout tournament's listed entrants, best first (every listed entrant once;
+        baselines come after them): a knockout's seeds, a Swiss's first-round order. Empty: a
+        knockout seeds in `entrants` order, a Swiss's first round is random. Only with
+        ENTRANT_POLICY_LISTED; not with `seeding_from`.
+        """
+
     def __init__(
         self,
         *,
@@ -755,10 +787,15 @@ class CreateTournamentRequest(_message.Message):
         hosting_limits: Global___HostingLimits | None = ...,
         format: _builtins.str = ...,
         games_per_entrant: _builtins.int = ...,
+        rounds: _builtins.int = ...,
+        knockout_sets: _builtins.int = ...,
+        knockout_max_sets: _builtins.int = ...,
+        seeding: _abc.Iterable[_builtins.str] | None = ...,
+        seeding_from: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "game", b"game", "hosting_limits", b"hosting_limits", "rated", b"rated", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "wait_ms", b"wait_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "format", b"format", "game", b"game", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "seed", b"seed", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rated", b"_rated", "_seed", b"_seed", "_wait_ms", b"_wait_ms", "baselines", b"baselines", "concurrency", b"concurrency", "course", b"course", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "format", b"format", "game", b"game", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "knockout_max_sets", b"knockout_max_sets", "knockout_sets", b"knockout_sets", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "rated", b"rated", "rounds", b"rounds", "seed", b"seed", "seeding", b"seeding", "seeding_from", b"seeding_from", "start", b"start", "start_at", b"start_at", "time_control", b"time_control", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rated: _TypeAlias = _typing.Literal["rated"]  # noqa: Y015
     _WhichOneofArgType__rated: _TypeAlias = _typing.Literal["_rated", b"_rated"]  # noqa: Y015
@@ -1081,6 +1118,12 @@ class Tournament(_message.Message):
     FORMAT_FIELD_NUMBER: _builtins.int
     GAMES_PER_ENTRANT_FIELD_NUMBER: _builtins.int
     BALANCE_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    KNOCKOUT_SETS_FIELD_NUMBER: _builtins.int
+    KNOCKOUT_MAX_SETS_FIELD_NUMBER: _builtins.int
+    SEEDING_FIELD_NUMBER: _builtins.int
+    PLAYED_ROUNDS_FIELD_NUMBER: _builtins.int
+    BRACKET_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     name: _builtins.str
     games_per_pairing: _builtins.int
@@ -1120,6 +1163,14 @@ class Tournament(_message.Message):
     """balanced, gauntlet: each entrant's games (0: a round robin)"""
     balance: _builtins.str
     """balanced, gauntlet: the balance its design reached, in one line"""
+    rounds: _builtins.int
+    """Swiss: the rounds it plans (0 for every other format). Its `progress.total` counts the
+    games of the rounds seated so far, so it grows round by round (as a knockout's does).
+    """
+    knockout_sets: _builtins.int
+    """knockout: the sets each tie plays at least; 0 otherwise"""
+    knockout_max_sets: _builtins.int
+    """knockout: the most sets a level tie plays; 0 otherwise"""
     @_builtins.property
     def game(self) -> _games_pb2.GameConfig: ...
     @_builtins.property
@@ -1176,6 +1227,24 @@ class Tournament(_message.Message):
     def hosting_limits(self) -> Global___HostingLimits:
         """the limits it sets (zeros: the course's)"""
 
+    @_builtins.property
+    def seeding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Swiss, knockout: the entrants best first, baselines last, as created (from `seeding` or
+        `seeding_from`); empty: not seeded (a knockout then seeds in `entrants` order).
+        """
+
+    @_builtins.property
+    def played_rounds(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentRound]:
+        """Swiss, knockout (GetTournament only): the rounds seated so far, first first, each stored
+        before its first game; empty before the first round and for every other format.
+        """
+
+    @_builtins.property
+    def bracket(self) -> Global___KnockoutBracket:
+        """Knockout (GetTournament only): the bracket after its rounds whose every game is stored
+        (a round being played counts once it is over); unset for every other format.
+        """
+
     def __init__(
         self,
         *,
@@ -1220,16 +1289,215 @@ class Tournament(_message.Message):
         format: _builtins.str = ...,
         games_per_entrant: _builtins.int = ...,
         balance: _builtins.str = ...,
+        rounds: _builtins.int = ...,
+        knockout_sets: _builtins.int = ...,
+        knockout_max_sets: _builtins.int = ...,
+        seeding: _abc.Iterable[_builtins.str] | None = ...,
+        played_rounds: _abc.Iterable[Global___TournamentRound] | None = ...,
+        bracket: Global___KnockoutBracket | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "comparison", b"comparison", "created", b"created", "game", b"game", "hosting_limits", b"hosting_limits", "precision", b"precision", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "bracket", b"bracket", "comparison", b"comparison", "created", b"created", "game", b"game", "hosting_limits", b"hosting_limits", "precision", b"precision", "progress", b"progress", "seed", b"seed", "start_at", b"start_at", "time_control", b"time_control", "updated", b"updated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "balance", b"balance", "baselines", b"baselines", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "format", b"format", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "id", b"id", "kind", b"kind", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "balance", b"balance", "baselines", b"baselines", "bracket", b"bracket", "carried", b"carried", "comparison", b"comparison", "concurrency", b"concurrency", "course", b"course", "created", b"created", "crosstable", b"crosstable", "deal_scheme", b"deal_scheme", "deals", b"deals", "entrant_policy", b"entrant_policy", "entrants", b"entrants", "fault_policy", b"fault_policy", "format", b"format", "fresh_deals", b"fresh_deals", "game", b"game", "games_per_entrant", b"games_per_entrant", "games_per_pairing", b"games_per_pairing", "hosting_limits", b"hosting_limits", "id", b"id", "kind", b"kind", "knockout_max_sets", b"knockout_max_sets", "knockout_sets", b"knockout_sets", "live_view", b"live_view", "max_deals", b"max_deals", "max_strikes", b"max_strikes", "name", b"name", "played_rounds", b"played_rounds", "precision", b"precision", "progress", b"progress", "rated", b"rated", "regrade_of", b"regrade_of", "repeat_deals", b"repeat_deals", "replaced", b"replaced", "results", b"results", "rounds", b"rounds", "seed", b"seed", "seed_commitment", b"seed_commitment", "seed_salt", b"seed_salt", "seeding", b"seeding", "start_at", b"start_at", "state", b"state", "time_control", b"time_control", "updated", b"updated", "version_pins", b"version_pins", "wait_ms", b"wait_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___Tournament: _TypeAlias = Tournament  # noqa: Y015
+
+@_typing.final
+class TournamentRound(_message.Message):
+    """One round of a Swiss or knockout tournament (docs/tournaments.md: Swiss, knockout)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NUMBER_FIELD_NUMBER: _builtins.int
+    TABLES_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
+    FIRST_GAME_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    GAMES_STORED_FIELD_NUMBER: _builtins.int
+    number: _builtins.int
+    """from 1, in the order played"""
+    first_game: _builtins.int
+    """the game index of its first game; its games follow without a gap"""
+    games: _builtins.int
+    """games in the round (every rotation of every table on a duplicate deal)"""
+    games_stored: _builtins.int
+    """of those, the games stored so far (= games once it is played)"""
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoundTable]:
+        """in seating order"""
+
+    @_builtins.property
+    def byes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the entrants sitting the round out; empty: none"""
+
+    def __init__(
+        self,
+        *,
+        number: _builtins.int = ...,
+        tables: _abc.Iterable[Global___RoundTable] | None = ...,
+        byes: _abc.Iterable[_builtins.str] | None = ...,
+        first_game: _builtins.int = ...,
+        games: _builtins.int = ...,
+        games_stored: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["byes", b"byes", "first_game", b"first_game", "games", b"games", "games_stored", b"games_stored", "number", b"number", "tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentRound: _TypeAlias = TournamentRound  # noqa: Y015
+
+@_typing.final
+class RoundTable(_message.Message):
+    """One table of a round and what its entrants made of it, summed over its stored games."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRANTS_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    games: _builtins.int
+    """games of the table stored so far"""
+    @_builtins.property
+    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """seat order before rotation (a knockout: best seed first)"""
+
+    @_builtins.property
+    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.float]:
+        """Match points of each entrant (same order as `entrants`), summed over the table's games:
+        per game the share of the other sides it finished ahead of, a draw counting half (1 = first
+        alone, 0 = last alone); all 0 before any game is stored.
+        """
+
+    @_builtins.property
+    def score(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """game points of each entrant, summed, in the game's own units"""
+
+    def __init__(
+        self,
+        *,
+        entrants: _abc.Iterable[_builtins.str] | None = ...,
+        points: _abc.Iterable[_builtins.float] | None = ...,
+        score: _abc.Iterable[_builtins.int] | None = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entrants", b"entrants", "games", b"games", "points", b"points", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoundTable: _TypeAlias = RoundTable  # noqa: Y015
+
+@_typing.final
+class KnockoutBracket(_message.Message):
+    """A knockout's state: its stages, ties and, once over, its champion (docs/tournaments.md:
+    knockout).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STAGES_FIELD_NUMBER: _builtins.int
+    CHAMPION_FIELD_NUMBER: _builtins.int
+    FINAL_ORDER_FIELD_NUMBER: _builtins.int
+    champion: _builtins.str
+    """of a finished knockout is the final
+    empty until the final is decided
+    """
+    @_builtins.property
+    def stages(self) -> _containers.RepeatedCompositeFieldContainer[Global___KnockoutStage]:
+        """every stage begun so far, first first; the last one"""
+
+    @_builtins.property
+    def final_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the final table ranked, champion first; empty before"""
+
+    def __init__(
+        self,
+        *,
+        stages: _abc.Iterable[Global___KnockoutStage] | None = ...,
+        champion: _builtins.str = ...,
+        final_order: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["champion", b"champion", "final_order", b"final_order", "stages", b"stages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___KnockoutBracket: _TypeAlias = KnockoutBracket  # noqa: Y015
+
+@_typing.final
+class KnockoutStage(_message.Message):
+    """One elimination step of a knockout."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ties(self) -> _containers.RepeatedCompositeFieldContainer[Global___KnockoutTie]:
+        """in bracket order; byes included (`decided_by` "bye")"""
+
+    def __init__(
+        self,
+        *,
+        ties: _abc.Iterable[Global___KnockoutTie] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ties", b"ties"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___KnockoutStage: _TypeAlias = KnockoutStage  # noqa: Y015
+
+@_typing.final
+class KnockoutTie(_message.Message):
+    """One table of a knockout stage and how it was decided."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRANTS_FIELD_NUMBER: _builtins.int
+    OUT_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
+    SETS_FIELD_NUMBER: _builtins.int
+    decided_by: _builtins.str
+    """Empty while undecided; else "points" (match points), "score" (game points), "seed" (still
+    level after the most sets: the better seed goes through) or "bye".
+    """
+    sets: _builtins.int
+    """duplicate sets played so far (0 for a bye)"""
+    @_builtins.property
+    def entrants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """best seed first (also the seat order before rotation)"""
+
+    @_builtins.property
+    def out(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Eliminated: one entrant, or in the final all but the champion, best first; empty while
+        undecided and for a bye.
+        """
+
+    def __init__(
+        self,
+        *,
+        entrants: _abc.Iterable[_builtins.str] | None = ...,
+        out: _abc.Iterable[_builtins.str] | None = ...,
+        decided_by: _builtins.str = ...,
+        sets: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decided_by", b"decided_by", "entrants", b"entrants", "out", b"out", "sets", b"sets"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___KnockoutTie: _TypeAlias = KnockoutTie  # noqa: Y015
 
 @_typing.final
 class GradePrecision(_message.Message):

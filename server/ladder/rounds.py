@@ -13,7 +13,6 @@ import random
 from collections.abc import Sequence
 
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.ladder.fit import fit, fit_game_of
 from domino_arena.server.ladder.placed import placed_game_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournament_rounds import StoredRound
@@ -61,6 +60,9 @@ def swiss_order(
     of the tournament's games, equal ratings in :func:`seeding_of`'s order; before that (the
     fit refuses parts that never met), ``swiss.points_order``: match points per game, an
     entrant yet to play counting 0.5, ties in :func:`seeding_of`'s order."""
+    # The fit (numpy, scipy) is loaded when a Swiss needs it, not by every referee that starts.
+    from domino_arena.server.ladder.fit import fit, fit_game_of  # noqa: PLC0415
+
     seeding = seeding_of(t)
     if connected(seeding, [[table.entrants for table in tables] for tables in results]):
         games = []

@@ -1,4 +1,4 @@
-"""Actions of all four games and their canonical text (DESIGN.md decision 5).
+"""Actions of all four games and their canonical text (docs/decisions.md: decision 5).
 
 Each action is a small frozen value with ``str()`` giving its canonical text and
 :func:`parse_action` reading it back:

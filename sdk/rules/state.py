@@ -1,4 +1,4 @@
-"""What every game shares: the game / state / observation split (DESIGN.md decision 4).
+"""What every game shares: the game / state / observation split (docs/decisions.md: decision 4).
 
 A :class:`Game` is immutable configuration (players, partnerships, target). It creates a
 :class:`GameState` from a seed or from an explicit position. A state is immutable: it lists its

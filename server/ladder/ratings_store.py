@@ -1,7 +1,7 @@
 """The rating transaction: a rated match, its rating change and its place in the pool, at once.
 
-DESIGN.md decisions 11 and 12: a finished match and the rating change it causes are written in
-one transaction, and a match is never rated twice. :class:`RatedStorage` is the storage with
+docs/decisions.md: decisions 11 and 12: a finished match and the rating change it causes are written
+in one transaction, and a match is never rated twice. :class:`RatedStorage` is the storage with
 the Elo ladder on top: its :meth:`~RatedStorage.save_matches` stores a batch of match rows
 through :func:`domino_arena.server.store.matches.save_many` and, inside that same transaction,
 creates the bots' rating rows if missing, locks them (``SELECT ... FOR UPDATE``; SQLite's write

@@ -1,7 +1,7 @@
 """Finished matches: the row each one leaves (:class:`StoredMatch`), saving it once, reading it.
 
 A match is never stored twice (same id, or same tournament game): a retry after a lost
-acknowledgement finds it and writes nothing (DESIGN.md decisions 11 and 12). :func:`save_many`
+acknowledgement finds it and writes nothing (docs/decisions.md: decisions 11, 12). :func:`save_many`
 stores a batch of matches in one transaction (the ladder writer's group commit, and the
 import) and runs a caller's step inside it, which is how the ladder
 (``server/ladder/ratings_store.py``) writes rated matches and their rating changes as one.

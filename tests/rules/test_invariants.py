@@ -1,4 +1,5 @@
-"""Invariants over thousands of seeded random games of every registered game (DESIGN.md section 5).
+"""Invariants over thousands of seeded random games of every registered game
+(OpenSpiel's lesson, docs/decisions.md).
 
 Every configuration the registry accepts (Moon for 3; Passing, Straight and Doubles for 2, 3 and
 4 players, and 4 in partnerships where the game allows it) plays ``GAMES_PER_CONFIG`` games of

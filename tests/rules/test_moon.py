@@ -217,7 +217,7 @@ def test_opener_is_random_from_the_seed_or_given() -> None:
 
 
 def test_a_seeded_game_is_reproducible() -> None:
-    """DESIGN.md decision 4: (game, seed, actions) replays a match exactly."""
+    """docs/decisions.md, decision 4: (game, seed, actions) replays a match exactly."""
 
     def play(seed: int) -> MoonState:
         rng = random.Random(seed)

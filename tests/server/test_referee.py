@@ -1,6 +1,6 @@
 """The referee core (server/referee.py) against fake seats, on trio's MockClock.
 
-Each misbehaving seat must end the match exactly as the fault policy says (DESIGN.md decision 9)
+Each misbehaving seat must end the match exactly as the fault policy says (docs/referee.md: faults)
 and leave a record that names the fault and still replays; a failure of the referee's own voids
 the match and charges nobody; shutdown tells every seat and lets the cancellation through. Time
 is virtual: ``MockClock(autojump_threshold=0)`` jumps to the next deadline as soon as every task

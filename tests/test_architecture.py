@@ -411,9 +411,12 @@ def test_no_module_is_over_about_500_lines() -> None:
 
 # -- the project's own record (docs/decisions.md: decision 23) -------------------------------------
 
-OUTSIDE_DOCUMENTS: Final = re.compile(r"DESIGN\.md|\.\./shared/|(?<![\w./-])research[/]")
+OUTSIDE_DOCUMENTS: Final = re.compile(
+    r"DESIGN\.md|\.\./shared/|(?<![\w./-])research[/]|(?<![\w./-])RULES\.md"
+)
 """Citations of documents that live outside the repository: the design notes, the shared folder
-beside the checkout, the research notes. What the code relies on is in docs/ instead."""
+beside the checkout, the research notes, the rule book by its outside name (the repository's
+copy is docs/rules.md). What the code relies on is in docs/ instead."""
 
 CITED_DOC: Final = re.compile(r"(?<![\w./-])docs/([\w-]+)\.md")
 """A citation of one of the repository's own documents, ``docs/<name>.md``."""

@@ -40,7 +40,7 @@ from domino_arena.sdk.rules.actions import LINE_ENDS, sort_actions
 from domino_arena.sdk.rules.tiles import format_tiles
 
 DIGIT_ENDS = tuple("0123456")
-"""Doubles names an end by the number it shows (RULES.md D12)."""
+"""Doubles names an end by the number it shows (docs/rules.md D12)."""
 
 tiles = st.sampled_from(DOUBLE_SIX)
 

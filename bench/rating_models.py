@@ -7,7 +7,7 @@ Usage::
     python bench/rating_models.py --games 10000 --bots 30 --spread 200 --seed 3
     python bench/rating_models.py --no-house      # synthetic sets only
 
-The live ladder keeps an incremental rating (DESIGN.md decision 11): pairwise Elo by final
+The live ladder keeps an incremental rating (docs/ratings.md): pairwise Elo by final
 standing with K/(N-1) (``server/ladder/elo.py``, K = 24), or a Bayesian incremental model if it
 predicts better. This bench measures both on the same games, in the same order:
 

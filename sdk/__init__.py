@@ -3,7 +3,7 @@
 >>> from domino_arena.sdk import Bot, run  # doctest: +SKIP
 
 The names below are loaded on first use, so ``import domino_arena.sdk.rules`` (what the referee
-and every simulation import) never pulls in gRPC or asyncio (DESIGN.md decision 3).
+and every simulation import) never pulls in gRPC or asyncio (docs/decisions.md: decision 3).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from .rules import Action, Game, HandResult, LogEntry, Observation, Outcome
 
 @dataclass(frozen=True, slots=True)
 class TimeLimits:
-    """A match's time control, in milliseconds (DESIGN.md decision 8)."""
+    """A match's time control, in milliseconds (docs/referee.md: time control)."""
 
     move_ms: int
     """Time for each move before the bank is touched."""

@@ -2,7 +2,7 @@
 
 asyncio owns the process and gRPC (grpc.aio is bound to an asyncio loop); trio runs as a guest
 on the same thread (``trio.lowlevel.start_guest_run``) with one nursery that owns every match
-(DESIGN.md decision 10, research/trio-grpc.md). The app wires the network layer into the play
+(docs/decisions.md: decision 10). The app wires the network layer into the play
 layer: the arena gets the gRPC lobby as its roster and builds remote seats over it; the gRPC
 server (``server/net/grpc_server.py``) serves the bot stream, the admin API, the spectators,
 gRPC health checking and server reflection.

@@ -1,5 +1,5 @@
 """The composition root of a cluster's gateway: the bot service and its lobby, relayed to the
-match hosts over the broker (docs/cluster.md, DESIGN.md decision 16).
+match hosts over the broker (docs/cluster.md).
 
 A gateway runs no match, so it has no arena and no trio: the gRPC bot service (authentication
 against the database, the per-stream limits, batching) over a :class:`~.net.lobby.Lobby` whose

@@ -1,4 +1,4 @@
-"""Every metric of the referee, defined once (DESIGN.md decision 14).
+"""Every metric of the referee, defined once (docs/decisions.md: decision 14).
 
 Names carry the ``domino_arena_`` prefix and base units (seconds). Labels are bounded by
 construction: a game name from :data:`~domino_arena.sdk.rules.GAMES`, a

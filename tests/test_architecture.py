@@ -1,4 +1,5 @@
-"""The layering DESIGN.md decisions 2 and 3 promise, pinned so a stray import fails CI.
+"""The layering docs/architecture.md promises (docs/decisions.md: decisions 2 and 3),
+pinned so a stray import fails CI.
 
 The rules engine is what bot authors import into their own processes, and the referee trusts it
 to be pure: it must pull in no network, concurrency or database module, and the SDK must never
@@ -11,6 +12,7 @@ import ast
 import importlib
 import inspect
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -94,7 +96,7 @@ print(json.dumps(sorted(set(sys.modules) - before)))
 
 
 def test_rules_import_no_io_or_concurrency_module() -> None:
-    """DESIGN.md decision 3: importing the engine loads none of the forbidden modules."""
+    """docs/decisions.md, decision 3: importing the engine loads none of the forbidden modules."""
     out = subprocess.run(
         [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
@@ -143,7 +145,7 @@ def _imported_modules(path: Path) -> list[str]:
 
 
 def test_sdk_never_imports_the_server() -> None:
-    """DESIGN.md section 3: the SDK is what bot authors install; the server depends on it."""
+    """docs/architecture.md: the SDK is what bot authors install; the server depends on it."""
     files = sorted(SDK.rglob("*.py"))
     assert files
     for path in files:
@@ -468,3 +470,72 @@ def test_the_store_runs_no_step_of_its_callers_in_its_transactions() -> None:
         if parameter != "return" and _takes_a_connection(hint)
     ]
     assert not bad, f"store functions that call back into a caller's step: {bad}"
+
+
+# -- the project's own record (docs/decisions.md: decision 23) -------------------------------------
+
+OUTSIDE_DOCUMENTS: Final = re.compile(
+    r"DESIGN\.md|\.\./shared/|(?<![\w./-])research[/]|(?<![\w./-])RULES\.md"
+)
+"""Citations of documents that live outside the repository: the design notes, the shared folder
+beside the checkout, the research notes, the rule book by its outside name (the repository's
+copy is docs/rules.md). What the code relies on is in docs/ instead."""
+
+CITED_DOC: Final = re.compile(r"(?<![\w./-])docs/([\w-]+)\.md")
+"""A citation of one of the repository's own documents, ``docs/<name>.md``."""
+
+NOT_CITING: Final = ("proto/released/", "_pb2.py", "_pb2.pyi", "_pb2_grpc.py", "_pb2_grpc.pyi")
+"""Tracked files that are not prose: released protocol images and generated protocol code."""
+
+IMAGES: Final = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp")
+
+
+def _tracked_text_files() -> list[Path]:
+    """Every regular text file git tracks, less images, generated code and released protocols."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], capture_output=True, check=True, cwd=ROOT
+    ).stdout.decode()
+    files = []
+    for name in sorted(filter(None, listed.split("\0"))):
+        path = ROOT / name
+        if name.endswith(NOT_CITING) or name.startswith(NOT_CITING) or name.endswith(IMAGES):
+            continue
+        if path.is_symlink() or not path.is_file():
+            continue
+        files.append(path)
+    return files
+
+
+def _lines(path: Path) -> list[str]:
+    data = path.read_bytes()
+    if b"\0" in data:
+        return []
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def test_no_file_cites_a_document_outside_the_repository() -> None:
+    """Code, tests and docs cite docs/ (decisions.md, rules.md...), never a file beside the
+    checkout that a reader of the repository cannot open."""
+    files = _tracked_text_files()
+    assert any(path.name == "decisions.md" for path in files), "docs/decisions.md is not tracked"
+    bad = [
+        f"{path.relative_to(ROOT)}:{number}: cites {found.group()!r}, which is outside the "
+        f"repository; cite the docs/ file that holds the point (docs/decisions.md for a decision)"
+        for path in files
+        for number, line in enumerate(_lines(path), start=1)
+        for found in OUTSIDE_DOCUMENTS.finditer(line)
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_every_cited_docs_file_exists() -> None:
+    docs = {path.stem for path in (ROOT / "docs").glob("*.md")}
+    bad = [
+        f"{path.relative_to(ROOT)}:{number}: cites docs/{found.group(1)}.md, which does not "
+        f"exist; docs/ holds {', '.join(sorted(docs))}"
+        for path in _tracked_text_files()
+        for number, line in enumerate(_lines(path), start=1)
+        for found in CITED_DOC.finditer(line)
+        if found.group(1) not in docs
+    ]
+    assert not bad, "\n".join(bad)

@@ -1,7 +1,7 @@
 """The committed protocol code must be exactly what proto/generate.py makes from the .proto files.
 
-DESIGN.md decision 6: generated code and typed stubs are committed, and CI fails if they are
-stale. This regenerates everything into a temporary folder with the pinned grpcio-tools and
+docs/decisions.md, decision 6: generated code and typed stubs are committed, and CI fails if they
+are stale. This regenerates everything into a temporary folder with the pinned grpcio-tools and
 mypy-protobuf and compares file by file.
 """
 

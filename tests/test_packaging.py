@@ -1,4 +1,5 @@
-"""Every package folder is shipped: pyproject.toml lists packages explicitly (DESIGN.md decision 2).
+"""Every package folder is shipped: pyproject.toml lists packages
+explicitly (docs/decisions.md: decision 2).
 
 The editable install finds new folders by itself, so a folder missing from the list would work
 here and vanish from a wheel; this test catches it.

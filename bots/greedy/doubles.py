@@ -4,7 +4,7 @@ It scores every legal play on what the layout looks like right after it, and bre
 random. Forced actions (the opening double, a lone draw or pass) are returned as they are.
 
 - **Shed pips:** a heavy tile played now cannot be counted against you at the end of the hand
-  (RULES.md 4.8).
+  (docs/rules.md 4.8).
 - **Keep your own numbers playable:** each of your remaining tiles that still fits saves a draw
   or a pass next turn.
 - **Deny the others:** each unseen tile (in another hand or the boneyard) that would fit counts

@@ -1,4 +1,4 @@
-"""Greedy one-ply bot for the Passing Game (RULES.md section 2).
+"""Greedy one-ply bot for the Passing Game (docs/rules.md section 2).
 
 The hand's loser pays with the pips left in hand (2.7), so the bot sheds the heaviest tile it can.
 Among equally heavy plays it keeps its next turn open: it prefers the end that leaves numbers its

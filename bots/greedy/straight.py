@@ -1,6 +1,6 @@
 """A one-ply greedy player for Straight Dominoes.
 
-It plays the tile that scores the most points at once (RULES.md 3.7), and among those the
+It plays the tile that scores the most points at once (docs/rules.md 3.7), and among those the
 heaviest, since pips left in hand feed the opponents' score at the end of the hand (3.9). It
 looks no further ahead; it is the house baseline a real bot should beat.
 """
@@ -26,8 +26,8 @@ def choose(observation: StraightObservation, rng: random.Random) -> Action:
 def choose_from(
     legal: Sequence[Action], count_after: Callable[[Tile, str | None], int], rng: random.Random
 ) -> Action:
-    """:func:`choose` from the legal actions and the count (RULES.md 3.5) each play would leave,
-    so search can play the same rule on its simulator."""
+    """:func:`choose` from the legal actions and the count (docs/rules.md 3.5) each play would
+    leave, so search can play the same rule on its simulator."""
     best: list[Action] = []
     best_key = (-1, -1)
     for action in legal:
@@ -40,5 +40,5 @@ def choose_from(
         elif key == best_key:
             best.append(action)
     if not best:
-        return legal[0]  # a lone draw or pass (RULES.md 3.6)
+        return legal[0]  # a lone draw or pass (docs/rules.md 3.6)
     return best[0] if len(best) == 1 else rng.choice(best)

@@ -9,16 +9,16 @@ order, the widow during Moon's bidding, or the bidder's hidden discard afterward
 
 The deal respects inferences that are sound under the rules, whatever the other bots' policies:
 
-- **Moon** (RULES.md 1.10): a seat that did not follow the suit led holds no tile of that suit.
-- **Straight** and **Doubles** (RULES.md 3.6, 4.6): a draw or a pass is legal only when nothing
+- **Moon** (docs/rules.md 1.10): a seat that did not follow the suit led holds no tile of that suit.
+- **Straight** and **Doubles** (docs/rules.md 3.6, 4.6): a draw or a pass is legal only when nothing
   fits, so every tile the seat held then fits none of the ends of that moment. A tile it holds
   now that does fit them must have come from a later draw, so such tiles number at most its
   later draws that brought a tile to keep, less the fitting tiles it has played since. With
   none left this is a plain ban; otherwise it is a limit checked by rejection.
-- **Doubles** (RULES.md 4.3): the hand opened with the highest double dealt, so every higher
+- **Doubles** (docs/rules.md 4.3): the hand opened with the highest double dealt, so every higher
   double was in the boneyard; a seat holds at most as many of them as it has drawn tiles.
 
-The Passing Game has no such inference: passing and drawing are voluntary there (RULES.md 2.5),
+The Passing Game has no such inference: passing and drawing are voluntary there (docs/rules.md 2.5),
 so neither says anything about the hand.
 """
 
@@ -239,7 +239,7 @@ def _draw_limits(
     ``i`` of the deal. A seat that drew or passed at step ``i`` held none of them, so any of
     them it has held since came from a later draw: the ones it still holds, and the ones it
     played other than straight after drawing them. A draw whose tile fits is played at once
-    (RULES.md 3.6, 4.6), so such a draw brings no tile to keep; every other draw brings one.
+    (docs/rules.md 3.6, 4.6), so such a draw brings no tile to keep; every other draw brings one.
     """
     for i, entry in enumerate(history):
         if not isinstance(entry.action, Draw | Pass):
@@ -274,7 +274,7 @@ def _played_next(history: Sequence[LogEntry], j: int) -> bool:
 
 
 class PassingDeterminizer(Determinizer):
-    """The Passing Game: no inference, passing and drawing are voluntary (RULES.md 2.5)."""
+    """The Passing Game: no inference, passing and drawing are voluntary (docs/rules.md 2.5)."""
 
     observation: PassingObservation
 
@@ -304,7 +304,7 @@ class PassingDeterminizer(Determinizer):
 
 
 class StraightDeterminizer(Determinizer):
-    """Straight Dominoes: forced draws and passes mean nothing fitted (RULES.md 3.6)."""
+    """Straight Dominoes: forced draws and passes mean nothing fitted (docs/rules.md 3.6)."""
 
     observation: StraightObservation
 
@@ -390,14 +390,14 @@ class DoublesDeterminizer(Determinizer):
         yield from _draw_limits(history, fitting)
         opening = next((e.action for e in history if isinstance(e.action, Play)), None)
         if opening is None and observation.current_seat == observation.seat:
-            # This seat opens, so it holds the highest double dealt (RULES.md 4.3).
+            # This seat opens, so it holds the highest double dealt (docs/rules.md 4.3).
             top = max((t.high for t in observation.hand if t.is_double), default=-1)
             higher = frozenset(Tile(n, n) for n in range(top + 1, 7))
             for seat in range(len(observation.hand_sizes)):
                 yield Limit(seat, higher, 0)
         elif isinstance(opening, Play):
             higher = frozenset(Tile(n, n) for n in range(opening.tile.high + 1, 7))
-            # Every higher double was in the boneyard when the hand was dealt (RULES.md 4.3):
+            # Every higher double was in the boneyard when the hand was dealt (docs/rules.md 4.3):
             # treat the deal itself as the event before all of each seat's draws.
             start = [LogEntry(s, PASS) for s in range(len(observation.hand_sizes))]
             before: list[frozenset[Tile] | None] = [higher] * len(start)
@@ -421,14 +421,14 @@ class DoublesDeterminizer(Determinizer):
 
 
 def _doubles_fits(tile: Tile, counts: list[int], unlocked: set[int]) -> bool:
-    """RULES.md 4.5: a double needs an end showing its number; others an unlocked end."""
+    """docs/rules.md 4.5: a double needs an end showing its number; others an unlocked end."""
     if tile.is_double:
         return counts[tile.high] > 0
     return any(counts[n] > 0 and n in unlocked for n in (tile.high, tile.low))
 
 
 def _doubles_place(play: Play, counts: list[int], unlocked: set[int]) -> None:
-    """Lay a tile as RULES.md 4.4 does, on ``counts`` (open ends per number)."""
+    """Lay a tile as docs/rules.md 4.4 does, on ``counts`` (open ends per number)."""
     tile = play.tile
     if play.end is None:
         counts[tile.high] = 4
@@ -447,7 +447,7 @@ def _doubles_place(play: Play, counts: list[int], unlocked: set[int]) -> None:
 
 
 class MoonDeterminizer(Determinizer):
-    """Three-Player Moon: a seat that did not follow suit is void in it (RULES.md 1.10)."""
+    """Three-Player Moon: a seat that did not follow suit is void in it (docs/rules.md 1.10)."""
 
     observation: MoonObservation
 

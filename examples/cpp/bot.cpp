@@ -219,7 +219,7 @@ const v1::Action* ChooseLine(const MatchState& state, const v1::Observation& obs
   });
 }
 
-// Moon: the suits of RULES.md 1.8-1.11.
+// Moon: the suits of docs/rules.md 1.8-1.11.
 struct Trump {
   v1::TrumpSuit suit = v1::TRUMP_SUIT_NONE;
   uint32_t number = 0;

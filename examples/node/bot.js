@@ -157,7 +157,7 @@ function chooseLine(state, obs) {
   return plays.reduce((best, a) => (score(a) > score(best) ? a : best));
 }
 
-// Moon: the suits of RULES.md 1.8-1.11.
+// Moon: the suits of docs/rules.md 1.8-1.11.
 function moonTrump(view) {
   if (!view || !view.trump_named) return { suit: 'TRUMP_SUIT_NONE', number: 0 };
   return view.trump;

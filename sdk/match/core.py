@@ -1,9 +1,9 @@
-"""The match core: one match's progress as a pure state machine (h11's lesson, DESIGN.md §4).
+"""The match core: one match's progress as a pure state machine (h11's lesson, docs/decisions.md).
 
 :class:`MatchCore` owns everything a match decides: it deals (chance steps are its own), says
 which seat's decision is due and what that seat sees, numbers the requests, validates a reply
 with the rules engine, charges the bank with the time it is *told* a request took, applies the
-fault policy (DESIGN.md decision 9), adjudicates a game that reaches the cap on deals, and
+fault policy (docs/decisions.md: decision 9), adjudicates a game that reaches the cap on deals, and
 writes the record. It reads no clock and does no I/O: a driver does the talking and the timing
 and reports back.
 Two drivers exist: :mod:`domino_arena.sdk.local` (synchronous, in-process bots) and the trio

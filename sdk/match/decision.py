@@ -2,7 +2,7 @@
 
 A decision is due from one seat at a time; it may take several requests (a seat that drops and
 comes back is asked again, under a new turn number), and the time used accumulates over them:
-a seat that reconnects does not get a fresh move time (DESIGN.md decision 8).
+a seat that reconnects does not get a fresh move time (docs/referee.md: time control).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one vocabulary of how a match ended and what a fault was (DESIGN.md decision 9).
+"""The one vocabulary of how a match ended and what a fault was (docs/decisions.md: decision 9).
 
 Records, storage, the wire conversion, the command line and the admin API all use these enums;
 their values are the words written in records and stored in the database, so each is a

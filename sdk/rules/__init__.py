@@ -1,4 +1,4 @@
-"""The rules of the four domino games: pure, standard library only (DESIGN.md decision 3).
+"""The rules of the four domino games: pure, standard library only (docs/decisions.md: decision 3).
 
 >>> from domino_arena.sdk.rules import make_game, parse_action
 >>> state = make_game("passing", players=3).new_game(seed=1)

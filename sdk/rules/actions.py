@@ -1,4 +1,4 @@
-"""Actions of all four games and their canonical text (DESIGN.md decision 5).
+"""Actions of all four games and their canonical text (docs/decisions.md: decision 5).
 
 Each action is a small frozen value with ``str()`` giving its canonical text and
 :func:`parse_action` reading it back:
@@ -8,10 +8,10 @@ Play(tile=Tile(6, 4), end='E')
 >>> str(Bid(21)), str(Trump(TRUMP_DOUBLES)), str(PASS)
 ('bid 21', 'trump doubles', 'pass')
 
-Line games name an end with every play except the opening one (RULES.md X1): ``W``/``E`` (and
+Line games name an end with every play except the opening one (docs/rules.md X1): ``W``/``E`` (and
 ``N``/``S`` once a Straight spinner opens them); in Doubles, whose ends are interchangeable
-(RULES.md D12), an end is named by the number it shows, ``play 6-4 6``. ``deal`` is the chance
-step between hands (RULES.md X6), taken by the referee, never by a seat.
+(docs/rules.md D12), an end is named by the number it shows, ``play 6-4 6``. ``deal`` is the chance
+step between hands (docs/rules.md X6), taken by the referee, never by a seat.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seeded chance: the shuffle of every deal and the first starter (RULES.md 0.3).
+"""Seeded chance: the shuffle of every deal and the first starter (docs/rules.md 0.3).
 
 Everything random in a game is drawn here from the game's seed, so (game, seed, actions)
 replays a match exactly. Each deal gets its own generator, keyed by the deal's index, so a

@@ -1,6 +1,6 @@
-"""Doubles: a draw game where every double is a spinner and numbers stay locked (RULES.md §4).
+"""Doubles: a draw game where every double is a spinner and numbers stay locked (docs/rules.md §4).
 
-Decisions taken in RULES.md and followed here: a locked end accepts only its own double (D1);
+Decisions taken in docs/rules.md and followed here: a locked end accepts only its own double (D1);
 only the matched number must be unlocked, so a tile's other number may sit exposed as a locked
 end (D2); a double opens three new ends, filled in any order (D3); a player who cannot play
 draws exactly one tile (D4) and must play it at once if it fits (D5); play is compulsory when
@@ -38,11 +38,11 @@ from .state import HandEnd
 from .tiles import DOUBLE_SIX, MAX_PIP, TILE_KEY, Tile
 
 RESERVE: Final = 2
-"""The last two tiles of the boneyard can never be drawn (RULES.md 4.2, D7)."""
+"""The last two tiles of the boneyard can never be drawn (docs/rules.md 4.2, D7)."""
 
 NUMBERS: Final = range(MAX_PIP + 1)
 END_NAMES: Final = tuple(str(n) for n in NUMBERS)
-"""An end is named by the digit it shows (RULES.md D12)."""
+"""An end is named by the digit it shows (docs/rules.md D12)."""
 _END_NUMBER: Final = {name: n for n, name in enumerate(END_NAMES)}
 
 _PLAYS: Final[tuple[dict[int, Play], ...]] = tuple(
@@ -51,7 +51,7 @@ _PLAYS: Final[tuple[dict[int, Play], ...]] = tuple(
 """``_PLAYS[tile.index][n]``: the one shared action placing ``tile`` on an end showing ``n``."""
 _OPENINGS: Final[tuple[Play, ...]] = tuple(Play(t) for t in DOUBLE_SIX)
 DOUBLES_HIGH_FIRST: Final = tuple(Tile(n, n) for n in reversed(NUMBERS))
-"""The order in which the opening double is looked for (RULES.md 4.3)."""
+"""The order in which the opening double is looked for (docs/rules.md 4.3)."""
 
 
 _ENDS_BY_COUNTS: dict[tuple[int, ...], tuple[int, ...]] = {}
@@ -63,7 +63,7 @@ _UNLOCKED_BY_MASK: Final = tuple(
 
 @dataclass(frozen=True, slots=True)
 class DoublesGame(LineGame):
-    """Doubles for 2-4 players, each playing alone (RULES.md 4.1, D11)."""
+    """Doubles for 2-4 players, each playing alone (docs/rules.md 4.1, D11)."""
 
     name: ClassVar[str] = "doubles"
     title: ClassVar[str] = "Doubles"
@@ -95,7 +95,7 @@ class DoublesGame(LineGame):
         """Deal the first hand from ``seed``.
 
         ``first_seat`` only moves the (unused) rotation: in Doubles the holder of the highest
-        double always opens (RULES.md 4.3, D8).
+        double always opens (docs/rules.md 4.3, D8).
         """
         return DoublesState._initial(self, seed, first_seat)
 
@@ -106,7 +106,7 @@ class DoublesGame(LineGame):
         ``[["6-6", "5-4"], ["3-1"]]``), ``boneyard`` (its tiles in draw order, the first drawn
         next), ``seat``, ``opener`` (the seat that opened this deal: the holder of the highest
         double, ``seat`` by default), ``scores`` (one per seat), ``seed``, ``deal`` (the 1-based
-        number of this deal) and ``deals`` (the shuffles S of the next deals, RULES.md 0.3,
+        number of this deal) and ``deals`` (the shuffles S of the next deals, docs/rules.md 0.3,
         each every tile once; deals past the list come from ``seed``).
 
         ``seat`` is the seat to move. Before the opening it defaults to the holder of the highest
@@ -117,12 +117,12 @@ class DoublesGame(LineGame):
         - The layout, in one of two forms (omit both for an opening position):
 
           - ``placed``: the plays so far in order, as the text of each play without the word
-            ``play``: ``["6-6", "6-4 6", "4-4 4"]``. They are replayed under RULES.md 4.4-4.5.
+            ``play``: ``["6-6", "6-4 6", "4-4 4"]``. They are replayed under docs/rules.md 4.4-4.5.
           - ``laid`` (the tiles in the layout, in any order) with ``ends`` (the numbers the open
             ends show, e.g. ``[4, 4, 4, 6, 6, 6]``) and optionally ``unlocked`` (must be exactly
             the numbers whose double is laid). They are checked for consistency.
 
-        - ``drawn``: a tile the seat to move has just drawn and must play now (RULES.md D5).
+        - ``drawn``: a tile the seat to move has just drawn and must play now (docs/rules.md D5).
         """
         return build_position(DoublesState, self, **position)
 
@@ -136,7 +136,7 @@ class DoublesObservation(LineObservation):
     ends: tuple[int, ...]
     """The numbers shown by the open ends, sorted (a multiset: equal ends are alike, D12)."""
     unlocked: frozenset[int]
-    """The numbers whose double is in the layout (RULES.md 4.5)."""
+    """The numbers whose double is in the layout (docs/rules.md 4.5)."""
     drawn: Tile | None
     """In the mover's own view only: the tile just drawn that must be played now (D5)."""
 
@@ -164,7 +164,7 @@ class DoublesState(LineGameState):
     open_mask: int
     unlocked_mask: int
     drawn: Tile | None
-    """The tile the mover just drew and must play at once (RULES.md 4.6, D5), else None."""
+    """The tile the mover just drew and must play at once (docs/rules.md 4.6, D5), else None."""
 
     # -- public views of the layout -----------------------------------------------------------
 
@@ -186,11 +186,11 @@ class DoublesState(LineGameState):
 
     @property
     def unlocked(self) -> frozenset[int]:
-        """The unlocked numbers (RULES.md 4.5)."""
+        """The unlocked numbers (docs/rules.md 4.5)."""
         return _UNLOCKED_BY_MASK[self.unlocked_mask]
 
     def can_place(self, tile: Tile) -> bool:
-        """Return whether ``tile`` fits some open end under the locking rule (RULES.md 4.5)."""
+        """Return whether ``tile`` fits some open end under the locking rule (docs/rules.md 4.5)."""
         if tile.is_double:
             return bool(self.open_mask >> tile.high & 1)
         free = self.open_mask & self.unlocked_mask
@@ -212,7 +212,8 @@ class DoublesState(LineGameState):
         self.drawn = None
 
     def _first_to_act(self) -> int | None:
-        """RULES.md 4.3: the holder of the highest double; None (a void deal) if nobody has one."""
+        """docs/rules.md 4.3: the holder of the highest double; None (a void deal) if nobody has
+        one."""
         for double in DOUBLES_HIGH_FIRST:
             for seat, hand in enumerate(self.hands):
                 if double in hand:
@@ -245,15 +246,15 @@ class DoublesState(LineGameState):
 
     def _why_illegal(self, action: Action) -> str:
         if self.seat < 0:
-            return "RULES.md X6: between hands only the 'deal' step is legal"
+            return "docs/rules.md X6: between hands only the 'deal' step is legal"
         if not self.placed:
             double = self.highest_double(self.hands[self.seat])
             if isinstance(action, Play) and action.tile is double:
-                return "RULES.md X1: the opening tile names no end"
-            return f"RULES.md 4.3: the hand must open with {double}, the highest double"
+                return "docs/rules.md X1: the opening tile names no end"
+            return f"docs/rules.md 4.3: the hand must open with {double}, the highest double"
         if self.drawn is not None and not (isinstance(action, Play) and action.tile is self.drawn):
             return (
-                f"RULES.md 4.6 (D5): {self.drawn} was just drawn and fits, "
+                f"docs/rules.md 4.6 (D5): {self.drawn} was just drawn and fits, "
                 "so it must be played at once"
             )
         if isinstance(action, Play):
@@ -261,25 +262,25 @@ class DoublesState(LineGameState):
         can_play = any(isinstance(a, Play) for a in self.legal_actions())
         if isinstance(action, Draw):
             if can_play:
-                return "RULES.md 4.6: you can play, so you may not draw"
+                return "docs/rules.md 4.6: you can play, so you may not draw"
             return (
-                f"RULES.md 4.2 (D7): the last two tiles of the boneyard cannot be drawn; "
+                f"docs/rules.md 4.2 (D7): the last two tiles of the boneyard cannot be drawn; "
                 f"it holds {len(self.boneyard)}"
             )
         if isinstance(action, Pass):
             if can_play:
-                return "RULES.md 4.6: you can play, so you may not pass"
+                return "docs/rules.md 4.6: you can play, so you may not pass"
             return (
-                f"RULES.md 4.6: you cannot play and the boneyard holds {len(self.boneyard)}, "
+                f"docs/rules.md 4.6: you cannot play and the boneyard holds {len(self.boneyard)}, "
                 "so you must draw"
             )
         if isinstance(action, Deal):
-            return "RULES.md X6: a deal happens only between hands"
-        return "RULES.md 0.4: the actions of Doubles are play, draw and pass"
+            return "docs/rules.md X6: a deal happens only between hands"
+        return "docs/rules.md 0.4: the actions of Doubles are play, draw and pass"
 
     def _why_not_placed(self, action: Play) -> str:
         why = self._why_not_play(action, True) or self._placement_error(action.tile, action.end)
-        return why or "RULES.md 4.5: that play is not legal here"
+        return why or "docs/rules.md 4.5: that play is not legal here"
 
     def _act(self, action: Action) -> None:
         if isinstance(action, Play):
@@ -293,14 +294,15 @@ class DoublesState(LineGameState):
             if self.can_place(tile):
                 self.drawn = tile
                 return
-        # RULES.md 0.7: after every action; a domino was reported first (X4).
+        # docs/rules.md 0.7: after every action; a domino was reported first (X4).
         if self._is_blocked():
             self._score_block()
         else:
             self._advance()
 
     def _place(self, tile: Tile, end: str | None) -> None:
-        """Lay ``tile`` (RULES.md 4.4): on the end showing ``end``, or as the opening double."""
+        """Lay ``tile`` (docs/rules.md 4.4): on the end showing ``end``, or as the opening
+        double."""
         counts = list(self.counts)
         number = tile.high
         if end is None:
@@ -323,7 +325,7 @@ class DoublesState(LineGameState):
         self.placed = (*self.placed, tile)
 
     def _is_blocked(self) -> bool:
-        """RULES.md 4.7: the boneyard holds 2 or fewer and nobody has a legal play."""
+        """docs/rules.md 4.7: the boneyard holds 2 or fewer and nobody has a legal play."""
         if len(self.boneyard) > RESERVE:
             return False
         key = self.open_mask << 7 | self.unlocked_mask
@@ -334,7 +336,7 @@ class DoublesState(LineGameState):
         return playable.isdisjoint(map(TILE_KEY, chain.from_iterable(self.hands)))
 
     def _score_domino(self) -> None:
-        """RULES.md 4.8, D10: going out scores every other hand's pips."""
+        """docs/rules.md 4.8, D10: going out scores every other hand's pips."""
         points = sum(self.seat_totals())
         self._end_hand(
             HandEnd.DOMINO,
@@ -345,7 +347,7 @@ class DoublesState(LineGameState):
         )
 
     def _score_block(self) -> None:
-        """RULES.md 4.8, D9: the unique lowest hand scores the others' pips; a tie, nobody."""
+        """docs/rules.md 4.8, D9: the unique lowest hand scores the others' pips; a tie, nobody."""
         totals = self.seat_totals()
         shown = "/".join(str(t) for t in totals)
         winner = self._unique_lowest_side()
@@ -378,16 +380,16 @@ class DoublesState(LineGameState):
     def _placement_error(self, tile: Tile, end: str | None) -> str | None:
         """Return why ``tile`` cannot go on ``end`` of this non-empty layout, or None."""
         if end is None:
-            return "RULES.md X1: every play after the opening names its end"
+            return "docs/rules.md X1: every play after the opening names its end"
         number = _END_NUMBER.get(end)
         if number is None:
-            return f"RULES.md D12: an end is named by the digit it shows, not '{end}'"
+            return f"docs/rules.md D12: an end is named by the digit it shows, not '{end}'"
         if not self.open_mask >> number & 1:
-            return f"RULES.md 4.4: no open end shows {number}"
+            return f"docs/rules.md 4.4: no open end shows {number}"
         if not tile.has(number):
-            return f"RULES.md 4.5: {tile} does not contain {number}"
+            return f"docs/rules.md 4.5: {tile} does not contain {number}"
         if not tile.is_double and not self.unlocked_mask >> number & 1:
-            return f"RULES.md 4.5: {number} is locked until {number}-{number} is played"
+            return f"docs/rules.md 4.5: {number} is locked until {number}-{number} is played"
         return None
 
 

@@ -1,6 +1,6 @@
 """Explicit Doubles positions: the fields of ``DoublesGame.from_position``, each checked.
 
-A layout is given either as the plays so far, replayed under RULES.md 4.4-4.5, or as its tiles
+A layout is given either as the plays so far, replayed under docs/rules.md 4.4-4.5, or as its tiles
 and open ends, checked for whether they could arise in play.
 """
 

@@ -28,7 +28,8 @@ class IllegalActionError(RulesError):
 
     Attributes:
         action: the text of the rejected action.
-        rule: the rule that forbids it, e.g. ``"RULES.md 2.2: draw needs 3+ tiles in the stock"``.
+        rule: the rule that forbids it, e.g.
+            ``"docs/rules.md 2.2: draw needs 3+ tiles in the stock"``.
         legal: the text of every legal action in that state.
     """
 

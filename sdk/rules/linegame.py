@@ -103,7 +103,7 @@ class LineGameState(GameState):
     game: LineGame
     boneyard: tuple[Tile, ...]
     play_points: tuple[int, ...]
-    """Points each side scored during play in this hand (Straight only; RULES.md 3.7)."""
+    """Points each side scored during play in this hand (Straight only; docs/rules.md 3.7)."""
 
     # -- the GameState interface --------------------------------------------------------------
 
@@ -145,7 +145,7 @@ class LineGameState(GameState):
     # -- shared machinery ---------------------------------------------------------------------
 
     def _deal_next(self) -> None:
-        """Deal the next hand into this private state (RULES.md 0.3, X6)."""
+        """Deal the next hand into this private state (docs/rules.md 0.3, X6)."""
         self.deal_index += 1
         players = self.game.num_players
         self.hands, self.boneyard = deal_round_robin(self._shuffle(), players, self.game.hand_size)

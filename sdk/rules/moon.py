@@ -1,9 +1,9 @@
-"""Three-Player Moon: an auction, a widow, trumps and seven tricks (RULES.md section 1).
+"""Three-Player Moon: an auction, a widow, trumps and seven tricks (docs/rules.md section 1).
 
-Decisions of RULES.md 5.1 followed here: the bidder always picks up the widow and discards one of
-eight tiles, possibly the widow itself (M1), before naming trumps (M2); three passes void the deal
-and the first bidder still moves on one seat (M3, M4); 21 may be bid at any turn and is the only
-bid left after a 7 (M5); a non-trump lead's suit is its higher end, a double's its number (M6);
+Decisions of docs/rules.md 5.1 followed here: the bidder always picks up the widow and discards one
+of eight tiles, possibly the widow itself (M1), before naming trumps (M2); three passes void the
+deal and the first bidder still moves on one seat (M3, M4); 21 may be bid at any turn and is the
+only bid left after a 7 (M5); a non-trump lead's suit is its higher end, a double's its number (M6);
 any non-trump tile holding the suit's number follows it (M7); a suit runs double first, then by
 the other end (M8); doubles as trumps run 6-6 down to 0-0 (M9); DOUBLES and 0 are legal trumps
 (M10, M11); with no trump the doubles stay high (M12); all seven tricks are played (M13); the
@@ -12,7 +12,7 @@ the game ends after a hand with a unique highest score of 21 or more (M16); scor
 negative (M17); any tile may be led (M19).
 
 A hand is a phase machine, as in OpenSpiel's hearts: ``BIDDING -> DISCARD -> TRUMP -> PLAYING``,
-then ``DEAL`` (the chance step between hands, RULES.md X6) or ``OVER``. Each phase has its own
+then ``DEAL`` (the chance step between hands, docs/rules.md X6) or ``OVER``. Each phase has its own
 ``_legal_<phase>`` method. Suits, following and who wins a trick live in :mod:`.moon_tricks`;
 explicit positions are checked in :mod:`.moon_position`.
 
@@ -114,10 +114,10 @@ class MoonGame(Game):
     """Three-Player Moon: three players, each alone, to 21 points.
 
     No options: the game plays on by the rules until one score is alone at 21 or more, or a bid
-    of 21 is made (RULES.md 1.13), however many deals that takes. Failed contracts drive scores
+    of 21 is made (docs/rules.md 1.13), however many deals that takes. Failed contracts drive scores
     down, and reckless bidders (a random bot bids 21 on half the deals) can play for thousands
-    of deals; a cap on deals is the referee's policy (``max_deals``, RULES.md 1.5's safety cap),
-    never a rule of the game (docs/rules.md 7.2).
+    of deals; a cap on deals is the referee's policy (``max_deals``, docs/rules.md 1.5's safety
+    cap), never a rule of the game (docs/rules.md 7.2).
     """
 
     name: ClassVar[str] = "moon"
@@ -150,7 +150,7 @@ class MoonGame(Game):
 
         The fields every game shares: ``hands`` (three lists of tiles, seats 0-2; while the
         bidder has picked up the widow and not yet discarded, its hand holds 8 tiles),
-        ``boneyard`` (the one undealt tile, the widow, RULES.md 0.3: required while bidding;
+        ``boneyard`` (the one undealt tile, the widow, docs/rules.md 0.3: required while bidding;
         later optional, naming which of the bidder's tiles, in hand, discarded or played, came
         from the widow), ``opener`` (the seat that bid first in this deal, 0 by default),
         ``seat`` (the seat to move; optional, checked against the rules when given), ``scores``
@@ -181,7 +181,7 @@ class MoonGame(Game):
 
 @dataclass(frozen=True, slots=True)
 class MoonObservation(Observation):
-    """What one seat sees of a Moon position (RULES.md 1.14), beyond the common fields."""
+    """What one seat sees of a Moon position (docs/rules.md 1.14), beyond the common fields."""
 
     phase: Phase
     bids: tuple[tuple[int, int | None], ...]
@@ -262,7 +262,7 @@ class MoonState(GameState):
             return None
         w = self.winner
         if self._moon_made():
-            detail = f"seat {w} made a bid of 21 and wins at once (RULES.md 1.13)"
+            detail = f"seat {w} made a bid of 21 and wins at once (docs/rules.md 1.13)"
         else:
             detail = f"seat {w} has the unique highest score, {self.side_scores[w]} (target 21)"
         return Outcome(winner=w, scores=self.side_scores, sides=self.game.sides, detail=detail)
@@ -318,19 +318,19 @@ class MoonState(GameState):
         return high
 
     def _legal_bidding(self) -> list[Action]:
-        """RULES.md 1.5: pass, or bid higher than every bid so far (after a 7 only 21)."""
+        """docs/rules.md 1.5: pass, or bid higher than every bid so far (after a 7 only 21)."""
         return [*_BIDS_ABOVE[self._high_bid()], PASS]
 
     def _legal_discard(self) -> list[Action]:
-        """RULES.md 1.6: discard any of the 8 tiles, the widow included."""
+        """docs/rules.md 1.6: discard any of the 8 tiles, the widow included."""
         return [_DISCARD[t.index] for t in self.hands[self.seat]]
 
     def _legal_trump(self) -> list[Action]:
-        """RULES.md 1.7: any number 0-6, doubles or no trump."""
+        """docs/rules.md 1.7: any number 0-6, doubles or no trump."""
         return list(_TRUMPS)
 
     def _legal_playing(self) -> list[Action]:
-        """RULES.md 1.9-1.10: lead anything; follow the suit led if you can."""
+        """docs/rules.md 1.9-1.10: lead anything; follow the suit led if you can."""
         hand = self.hands[self.seat]
         if self.trick:
             trump = self.trump
@@ -344,52 +344,57 @@ class MoonState(GameState):
     def _why_illegal(self, action: Action) -> str:
         phase = self.phase
         if phase is Phase.DEAL:
-            return "RULES.md X6: between hands only the 'deal' step is legal"
+            return "docs/rules.md X6: between hands only the 'deal' step is legal"
         if isinstance(action, Deal):
             return (
-                f"RULES.md X6: 'deal' is the chance step between hands; seat {self.seat} is to move"
+                f"docs/rules.md X6: 'deal' is the chance step between hands; "
+                f"seat {self.seat} is to move"
             )
         if phase is Phase.BIDDING:
             return self._why_not_bid(action)
         if isinstance(action, Bid | Pass):
-            return "RULES.md 1.5: the bidding is over; each player bids or passes once"
+            return "docs/rules.md 1.5: the bidding is over; each player bids or passes once"
         if phase is Phase.DISCARD:
             if not isinstance(action, Discard):
-                return f"RULES.md 1.6: seat {self.seat} must first discard one of its 8 tiles"
+                return f"docs/rules.md 1.6: seat {self.seat} must first discard one of its 8 tiles"
             if action.tile is None:
-                return "RULES.md 1.6: name the tile to discard"
-            return f"RULES.md 1.6: seat {self.seat} holds no {action.tile}; discard one of its 8"
+                return "docs/rules.md 1.6: name the tile to discard"
+            return (
+                f"docs/rules.md 1.6: seat {self.seat} holds no {action.tile}; discard one of its 8"
+            )
         if phase is Phase.TRUMP:
             if not isinstance(action, Trump):
-                return f"RULES.md 1.7: seat {self.seat} must now name trumps"
-            return "RULES.md 1.7: trumps are a number 0-6, 'doubles' or 'none'"
+                return f"docs/rules.md 1.7: seat {self.seat} must now name trumps"
+            return "docs/rules.md 1.7: trumps are a number 0-6, 'doubles' or 'none'"
         if not isinstance(action, Play):
-            return "RULES.md 1.10: during the tricks the only action is 'play TILE'"
+            return "docs/rules.md 1.10: during the tricks the only action is 'play TILE'"
         return self._why_not_play(action)
 
     def _why_not_bid(self, action: Action) -> str:
         if not isinstance(action, Bid):
-            return "RULES.md 1.5: during the bidding the only actions are 'bid V' and 'pass'"
+            return "docs/rules.md 1.5: during the bidding the only actions are 'bid V' and 'pass'"
         if action.value not in BID_VALUES:
-            return f"RULES.md 1.5: a bid is 4, 5, 6, 7 or 21, not {action.value}"
+            return f"docs/rules.md 1.5: a bid is 4, 5, 6, 7 or 21, not {action.value}"
         high = self._high_bid()
         if high == 7:
-            return "RULES.md 1.5: after a 7 the only bid left is 21"
-        return f"RULES.md 1.5: bids must be higher than {high}"
+            return "docs/rules.md 1.5: after a 7 the only bid left is 21"
+        return f"docs/rules.md 1.5: bids must be higher than {high}"
 
     def _why_not_play(self, action: Play) -> str:
         if action.end is not None:
-            return "RULES.md 0.4: a Moon play names only the tile, no end"
+            return "docs/rules.md 0.4: a Moon play names only the tile, no end"
         tile = action.tile
         hand = self.hands[self.seat]
         if tile not in hand:
-            return f"RULES.md 1.10: seat {self.seat} does not hold {tile}"
+            return f"docs/rules.md 1.10: seat {self.seat} does not hold {tile}"
         trump = self.trump
         assert trump is not None and self.trick
         lead = self.trick[0][1]
         suit = LED_SUIT[trump][lead.index]
         fit = next(t for t in hand if FOLLOWS_SUIT[trump][suit][t.index])
-        why = f"RULES.md 1.10: {suit_name(suit)} was led and you hold {fit}, which follows suit"
+        why = (
+            f"docs/rules.md 1.10: {suit_name(suit)} was led and you hold {fit}, which follows suit"
+        )
         if suit != TRUMP_LED and tile.has(suit):
             why += f"; {tile} is a trump, so it does not count as {suit_name(suit)}"
         return why
@@ -417,7 +422,7 @@ class MoonState(GameState):
         return after
 
     def _bid(self, value: int | None) -> None:
-        """RULES.md 1.5: one turn each; 21 ends the bidding; three passes void the deal."""
+        """docs/rules.md 1.5: one turn each; 21 ends the bidding; three passes void the deal."""
         self.bids = bids = (*self.bids, (self.seat, value))
         if value != MOON_BID and len(bids) < PLAYERS:
             self.seat = (self.seat + 1) % PLAYERS
@@ -435,7 +440,7 @@ class MoonState(GameState):
                     self.deal_index + 1,
                     HandEnd.VOID,
                     (0,) * PLAYERS,
-                    "void deal: all three passed; the 22 tiles are dealt again (RULES.md 1.5)",
+                    "void deal: all three passed; the 22 tiles are dealt again (docs/rules.md 1.5)",
                     (),
                     (0,) * PLAYERS,
                 ),
@@ -448,7 +453,7 @@ class MoonState(GameState):
         self._set_hand(best[0], tuple(sorted((*self.hands[best[0]], self.widow), key=TILE_KEY)))
 
     def _discard(self, tile: Tile) -> None:
-        """RULES.md 1.6: the discard leaves play face down."""
+        """docs/rules.md 1.6: the discard leaves play face down."""
         self._set_hand(self.seat, _without(self.hands[self.seat], tile))
         self.discard = tile
         self.phase = Phase.TRUMP
@@ -484,7 +489,7 @@ class MoonState(GameState):
         return self.contract == MOON_BID and self.bidder is not None and self.won[self.bidder] == 7
 
     def _score_hand(self) -> None:
-        """RULES.md 1.12 scores the hand; 1.13 checks for the end of the game."""
+        """docs/rules.md 1.12 scores the hand; 1.13 checks for the end of the game."""
         bidder, contract = self.bidder, self.contract
         assert bidder is not None and contract is not None
         took = self.won[bidder]
@@ -518,7 +523,7 @@ class MoonState(GameState):
             self.phase, self.seat = Phase.OVER, TERMINAL
 
     def _deal_next(self) -> None:
-        """Deal the next hand into this private state (RULES.md 1.2, 1.4, X6)."""
+        """Deal the next hand into this private state (docs/rules.md 1.2, 1.4, X6)."""
         self.deal_index += 1
         self.hands, rest = deal_round_robin(self._shuffle(), PLAYERS, HAND_SIZE)
         self.widow = rest[0]

@@ -110,7 +110,7 @@ class PositionBuilder:
         if top >= TARGET and values.count(top) == 1:
             raise PositionError(
                 f"scores: seat {values.index(top)} would already have won with {top} "
-                "(RULES.md 1.13)"
+                "(docs/rules.md 1.13)"
             )
         return values
 
@@ -123,14 +123,16 @@ class PositionBuilder:
         for i, raw in enumerate(bids):
             where = f"bids[{i}]"
             if out and out[-1][1] == MOON_BID:
-                raise PositionError(f"{where}: a bid of 21 ends the bidding (RULES.md 1.5)")
+                raise PositionError(f"{where}: a bid of 21 ends the bidding (docs/rules.md 1.5)")
             if i >= PLAYERS:
-                raise PositionError("bids: each player bids or passes once (RULES.md 1.5)")
+                raise PositionError("bids: each player bids or passes once (docs/rules.md 1.5)")
             if raw is None or raw == "pass":
                 value = None
             elif isinstance(raw, int) and not isinstance(raw, bool) and raw in BID_VALUES:
                 if raw <= high:
-                    raise PositionError(f"{where}: {raw} is not higher than {high} (RULES.md 1.5)")
+                    raise PositionError(
+                        f"{where}: {raw} is not higher than {high} (docs/rules.md 1.5)"
+                    )
                 value = high = raw
             else:
                 raise PositionError(f"{where}: expected 4, 5, 6, 7, 21 or a pass, got {raw!r}")
@@ -146,7 +148,7 @@ class PositionBuilder:
             made = [(value, seat) for seat, value in bids if value is not None]
             if not made:
                 raise PositionError(
-                    "bids: all three passed, so the deal is void (RULES.md 1.5); "
+                    "bids: all three passed, so the deal is void (docs/rules.md 1.5); "
                     "give the next deal instead"
                 )
             value, winner = max(made)
@@ -156,7 +158,7 @@ class PositionBuilder:
                 raise PositionError(f"contract: the bids make the contract {value}, not {contract}")
             state.bidder, state.contract = winner, value
         elif bids and (bidder is not None or contract is not None):
-            raise PositionError("bidder: the bids given are not over yet (RULES.md 1.5)")
+            raise PositionError("bidder: the bids given are not over yet (docs/rules.md 1.5)")
         elif bidder is not None:
             if contract not in BID_VALUES:
                 raise PositionError(f"contract: expected 4, 5, 6, 7 or 21, got {contract!r}")
@@ -188,7 +190,9 @@ class PositionBuilder:
         if state.bidder is None:
             self._nothing_after("bidding is not over", later)
             if state.widow is None:
-                raise PositionError("boneyard: the widow is required while bidding (RULES.md 1.2)")
+                raise PositionError(
+                    "boneyard: the widow is required while bidding (docs/rules.md 1.2)"
+                )
             state.phase = Phase.BIDDING
             state.seat = (state.opener + len(state.bids)) % PLAYERS
             return []
@@ -284,13 +288,13 @@ class PositionBuilder:
             state.leader = _seat(leader, "leader")
             if won[state.leader] == 0:
                 raise PositionError(
-                    f"leader: seat {leader} won no trick, so it cannot lead (RULES.md 1.9)"
+                    f"leader: seat {leader} won no trick, so it cannot lead (docs/rules.md 1.9)"
                 )
         state.won = won
         return tiles
 
     def _account(self, completed: list[Tile], current: tuple[Tile, ...]) -> None:
-        """Check that each of the 22 tiles is in exactly one place (RULES.md 1.1)."""
+        """Check that each of the 22 tiles is in exactly one place (docs/rules.md 1.1)."""
         state = self.state
         places: list[tuple[str, Sequence[Tile]]] = [
             (f"hands[{i}]", h) for i, h in enumerate(state.hands)
@@ -307,8 +311,8 @@ class PositionBuilder:
             for tile in tiles:
                 if tile not in _IS_MOON:
                     raise PositionError(
-                        f"{where}: {tile} is not a Moon tile (RULES.md 1.1 removes every blank "
-                        "but 0-0)"
+                        f"{where}: {tile} is not a Moon tile "
+                        "(docs/rules.md 1.1 removes every blank but 0-0)"
                     )
                 if tile in seen:
                     raise PositionError(f"{where}: tile {tile} is also in {seen[tile]}")
@@ -344,7 +348,7 @@ class PositionBuilder:
                 )
 
     def _check_follows(self, current: tuple[Tile, ...]) -> None:
-        """RULES.md 1.10: nobody may have failed to follow while holding the suit led."""
+        """docs/rules.md 1.10: nobody may have failed to follow while holding the suit led."""
         state = self.state
         trump = state.trump
         assert trump is not None
@@ -365,7 +369,7 @@ class PositionBuilder:
                 if held is not None:
                     raise PositionError(
                         f"{where}: seat {seat} played {tile} while holding {held}, which "
-                        f"follows {suit_name(suit)} (RULES.md 1.10)"
+                        f"follows {suit_name(suit)} (docs/rules.md 1.10)"
                     )
 
 
@@ -379,7 +383,7 @@ def _seat(value: object, field: str) -> int:
 
 
 def _widow(boneyard: str | Sequence[str | Tile] | None) -> Tile | None:
-    """Read Moon's boneyard: no tile, or the one widow (RULES.md 0.3, 1.2)."""
+    """Read Moon's boneyard: no tile, or the one widow (docs/rules.md 0.3, 1.2)."""
     if boneyard is None:
         return None
     tiles = parse_tiles(boneyard, "boneyard")

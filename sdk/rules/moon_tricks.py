@@ -1,4 +1,5 @@
-"""Moon's numbers and its trick-taking: suits, following, ranking, who wins (RULES.md 1.8-1.11).
+"""Moon's numbers and its trick-taking: suits, following, ranking, who wins (docs/rules.md
+1.8-1.11).
 
 Trick-taking questions (is it a trump, what was led, what follows, who wins) sit on the hot path
 of move generation, so they are answered from tables built once per trump choice.
@@ -25,14 +26,14 @@ TRUMP_LED: Final = 7
 """The suit led when the lead is a trump; number suits are 0-6."""
 
 MOON_TILES: Final[tuple[Tile, ...]] = tuple(t for t in DOUBLE_SIX if t.low > 0 or t.high == 0)
-"""The 22 tiles in play: every blank except 0-0 is removed (RULES.md 1.1)."""
+"""The 22 tiles in play: every blank except 0-0 is removed (docs/rules.md 1.1)."""
 
 
-# -- suits, following and ranking (RULES.md 1.8-1.11) ---------------------------------------------
+# -- suits, following and ranking (docs/rules.md 1.8-1.11) -----------------------------------------
 
 
 def is_trump(tile: Tile, trump: int) -> bool:
-    """Return whether ``tile`` is a trump under the trump choice ``trump`` (RULES.md 1.8)."""
+    """Return whether ``tile`` is a trump under the trump choice ``trump`` (docs/rules.md 1.8)."""
     if trump == NO_TRUMP:
         return False
     if trump == TRUMP_DOUBLES:
@@ -46,14 +47,15 @@ def led_suit(tile: Tile, trump: int) -> int:
 
 
 def follows(tile: Tile, suit: int, trump: int) -> bool:
-    """Return whether ``tile`` belongs to ``suit`` (a number or ``TRUMP_LED``), RULES.md 1.10."""
+    """Return whether ``tile`` belongs to ``suit`` (a number or ``TRUMP_LED``), docs/rules.md
+    1.10."""
     if suit == TRUMP_LED:
         return is_trump(tile, trump)
     return not is_trump(tile, trump) and (tile.high == suit or tile.low == suit)
 
 
 def rank(tile: Tile, suit: int, trump: int) -> int:
-    """Return the rank of ``tile`` inside ``suit`` (which it must belong to), RULES.md 1.11."""
+    """Return the rank of ``tile`` inside ``suit`` (which it must belong to), docs/rules.md 1.11."""
     if suit == TRUMP_LED:
         if trump == TRUMP_DOUBLES:
             return tile.high

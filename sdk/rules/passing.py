@@ -1,6 +1,6 @@
-"""The Passing Game: a line game with voluntary passing and drawing (RULES.md section 2).
+"""The Passing Game: a line game with voluntary passing and drawing (docs/rules.md section 2).
 
-Decisions taken in RULES.md and followed here: a draw takes one tile and ends the turn (P1);
+Decisions taken in docs/rules.md and followed here: a draw takes one tile and ends the turn (P1);
 ``draw`` is legal only while 3+ tiles remain (P2); pass and draw are allowed even holding a
 playable tile (P3); the opening turn must place a tile (P4); N passes in a row end the hand (P5);
 a dead position ends the hand at once (P6); the unique lowest total scores (others - own), a tie
@@ -46,7 +46,7 @@ def _fitting(west: int, east: int) -> tuple[tuple[Play, ...], ...]:
 _FITTING: Final = tuple(tuple(_fitting(west, east) for east in range(7)) for west in range(7))
 """``_FITTING[west][east][tile.index]``: every play made once, as legal actions list them."""
 RESERVE: Final = 2
-"""The last two tiles of the boneyard can never be drawn (RULES.md 2.2)."""
+"""The last two tiles of the boneyard can never be drawn (docs/rules.md 2.2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ class PassingGame(LineGame):
         The fields every line game shares: ``hands`` (one list of tiles per seat), ``boneyard``
         (its tiles in draw order), ``seat`` (to move, 0 by default), ``opener`` (the seat that
         opened this deal, ``seat`` by default), ``scores`` (per side), ``seed``, ``deal`` (the
-        1-based number of this deal) and ``deals`` (the shuffles of the next deals, RULES.md
+        1-based number of this deal) and ``deals`` (the shuffles of the next deals, docs/rules.md
         0.3; later ones come from ``seed``). Tiles are :class:`Tile` values or text, and a list
         of tiles may be one text, ``"6-6 5-4"`` (:func:`~.tiles.parse_tiles`).
 
@@ -172,25 +172,27 @@ class PassingState(LineGameState):
 
     def _why_illegal(self, action: Action) -> str:
         if self.seat < 0:
-            return "RULES.md X6: between hands only the 'deal' step is legal"
+            return "docs/rules.md X6: between hands only the 'deal' step is legal"
         if isinstance(action, Play):
             why = self._why_not_play(action, True)
             if why:
-                return f"RULES.md 2.5: {why}"
+                return f"docs/rules.md 2.5: {why}"
             if self.ends is None:
-                return "RULES.md X1: the opening tile names no end"
+                return "docs/rules.md X1: the opening tile names no end"
             if action.end not in ("W", "E"):
-                return "RULES.md 2.4: the line has only the ends W and E"
+                return "docs/rules.md 2.4: the line has only the ends W and E"
             shown = self.ends[0 if action.end == "W" else 1]
-            return f"RULES.md 2.5: {action.tile} does not match {shown} showing at {action.end}"
+            return (
+                f"docs/rules.md 2.5: {action.tile} does not match {shown} showing at {action.end}"
+            )
         if self.ends is None:
-            return "RULES.md 2.5 (P4): the opening turn must place a tile"
+            return "docs/rules.md 2.5 (P4): the opening turn must place a tile"
         if isinstance(action, Draw):
             return (
-                f"RULES.md 2.2: draw needs 3 or more tiles in the boneyard, "
+                f"docs/rules.md 2.2: draw needs 3 or more tiles in the boneyard, "
                 f"it holds {len(self.boneyard)}"
             )
-        return "RULES.md 2.5: only play, draw or pass are actions of the Passing Game"
+        return "docs/rules.md 2.5: only play, draw or pass are actions of the Passing Game"
 
     def _act(self, action: Action) -> None:
         if isinstance(action, Play):
@@ -225,14 +227,14 @@ class PassingState(LineGameState):
             self.ends = (self.ends[0], tile.other(shown))
 
     def _is_dead(self) -> bool:
-        """RULES.md 2.6 b: nobody holds a match and the boneyard holds 2 or fewer tiles."""
+        """docs/rules.md 2.6 b: nobody holds a match and the boneyard holds 2 or fewer tiles."""
         if len(self.boneyard) > RESERVE or self.ends is None:
             return False
         west, east = self.ends
         return self._nobody_holds(1 << west | 1 << east)
 
     def _score_hand(self, end: HandEnd, how: str) -> None:
-        """RULES.md 2.7: the unique lowest side scores (others' total) - (own total)."""
+        """docs/rules.md 2.7: the unique lowest side scores (others' total) - (own total)."""
         totals = self.side_totals()
         winner = self._unique_lowest_side()
         if winner is None:
@@ -285,7 +287,7 @@ class PassingState(LineGameState):
         if not 0 <= passes < game.players:
             raise PositionError(
                 f"passes: expected 0 to {game.players - 1} passes in a row "
-                f"({game.players} end the hand, RULES.md 2.6 c), got {passes}"
+                f"({game.players} end the hand, docs/rules.md 2.6 c), got {passes}"
             )
         state.passes = passes
         return state

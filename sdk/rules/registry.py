@@ -26,7 +26,7 @@ GAMES: Final[dict[str, type[Game]]] = {
 
 RETIRED_OPTIONS: Final[dict[tuple[str, str], str]] = {
     ("moon", "deal_limit"): (
-        "the rules play on until a score is alone at 21 or more (RULES.md 1.13); a cap on "
+        "the rules play on until a score is alone at 21 or more (docs/rules.md 1.13); a cap on "
         "deals is the referee's max_deals (a match and tournament option), which ends the "
         "game as adjudicated"
     ),

@@ -1,9 +1,9 @@
-"""What every game shares: the game / state / observation split (DESIGN.md decision 4).
+"""What every game shares: the game / state / observation split (docs/decisions.md: decision 4).
 
 A :class:`Game` is immutable configuration (players, partnerships, target). It creates a
 :class:`GameState` from a seed or from an explicit position. A state is immutable: it lists its
 legal actions, and :meth:`GameState.apply` checks an action and returns the next state. Each seat
-sees the game only through :meth:`GameState.observe`, which holds what RULES.md lets that seat
+sees the game only through :meth:`GameState.observe`, which holds what docs/rules.md lets that seat
 see and nothing else.
 
 Scores are kept per *side*: a seat in individual play, a team in partnership play.
@@ -42,13 +42,14 @@ class HandEnd(enum.Enum):
     BLOCKED = "blocked"
     """Nobody could play (and nothing useful could be drawn)."""
     PASSED_OUT = "passed-out"
-    """Passing Game: every player passed in a row (RULES.md 2.6 c)."""
+    """Passing Game: every player passed in a row (docs/rules.md 2.6 c)."""
     TRICKS = "tricks"
     """Moon: all seven tricks were played."""
     VOID = "void"
     """A deal thrown in before any tile was played: Moon all-pass, Doubles without a double."""
     TARGET = "target"
-    """Straight: a side reached the target during play; the game ended mid-hand (RULES.md S12)."""
+    """Straight: a side reached the target during play; the game ended mid-hand (docs/rules.md
+    S12)."""
 
 
 class Phase(enum.Enum):
@@ -88,8 +89,8 @@ class HandResult:
     failed: both opponents), the side that went out even when it scores 0, the side that
     reached Straight's target; empty for a void deal and a tie for lowest."""
     in_play: tuple[int, ...] = field(default=(), compare=False)
-    """Points each side scored during play: Straight's counts (RULES.md 3.7), zeros in the other
-    games; empty when read back from a record or the wire."""
+    """Points each side scored during play: Straight's counts (docs/rules.md 3.7), zeros in the
+    other games; empty when read back from a record or the wire."""
 
     @property
     def scored(self) -> tuple[int, ...]:
@@ -201,7 +202,7 @@ class Game(ABC):
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """What one seat may see of a state (RULES.md "What each player sees").
+    """What one seat may see of a state (docs/rules.md "What each player sees").
 
     Each game extends this with its public layout. Nothing here or in a subclass may hold
     another seat's tiles, the boneyard's order or the widow.
@@ -226,7 +227,8 @@ class Observation:
     """The public steps of the current deal, in order."""
     opener: int
     """The seat that opens this deal: it plays the opening tile of a line game (the starter of
-    RULES.md 2.3 and 3.3, Doubles' holder of the highest double) or bids first in Moon (1.4)."""
+    docs/rules.md 2.3 and 3.3, Doubles' holder of the highest double) or bids first in Moon
+    (1.4)."""
 
 
 class GameState(ABC):
@@ -386,7 +388,7 @@ class GameState(ABC):
     def _later_deals(self, deals: Sequence[str | Sequence[str | Tile]] | None) -> None:
         """Take the explicit shuffles of the deals after this one (``from_position(deals=...)``).
 
-        Each is the shuffled sequence S of RULES.md 0.3, every tile of the game once, dealt
+        Each is the shuffled sequence S of docs/rules.md 0.3, every tile of the game once, dealt
         round-robin from seat 0; deals past the list are shuffled from the seed as usual.
         """
         if not deals:

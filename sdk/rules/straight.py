@@ -1,11 +1,11 @@
-"""Straight Dominoes: All-Fives scoring on a spinner layout, to 250 (RULES.md section 3).
+"""Straight Dominoes: All-Fives scoring on a spinner layout, to 250 (docs/rules.md section 3).
 
-Decisions taken in RULES.md and followed here: the spinner is the first double played, as opener
-or later (S1); its long sides W and E come first, N and S open once W and E each hold a tile (S2);
-the count follows 3.5 exactly, empty arms adding nothing but the 2n term (S3, X2); a count above
-0 that is a multiple of 5 scores itself at once, the opening and the last tile included (S4, S5);
-play is compulsory (S6); a seat that cannot play draws one tile per ``draw`` action until a drawn
-tile fits, which it must then play, or the boneyard is empty (S7), and every tile can be drawn
+Decisions taken in docs/rules.md and followed here: the spinner is the first double played, as
+opener or later (S1); its long sides W and E come first, N and S open once W and E each hold a tile
+(S2); the count follows 3.5 exactly, empty arms adding nothing but the 2n term (S3, X2); a count
+above 0 that is a multiple of 5 scores itself at once, the opening and the last tile included (S4,
+S5); play is compulsory (S6); a seat that cannot play draws one tile per ``draw`` action until a
+drawn tile fits, which it must then play, or the boneyard is empty (S7), and every tile can be drawn
 (S8); pass only when nothing fits and the boneyard is empty; a block ends the hand at once (0.7);
 hands are scored with :func:`round5` of the opponents' pips, never subtracting (S9-S11); the game
 ends the moment a side reaches 250, mid-hand included (S12, X3); later hands rotate the opener
@@ -33,7 +33,7 @@ from .straight_layout import StraightLayout, layout_from
 from .tiles import DOUBLE_SIX, Tile
 
 TARGET: Final = 250
-"""RULES.md 3.10: the first side to reach 250 or more wins."""
+"""docs/rules.md 3.10: the first side to reach 250 or more wins."""
 
 _PLAYS: Final[tuple[dict[str | None, Play], ...]] = tuple(
     {end: Play(tile, end) for end in (None, *LINE_ENDS)} for tile in DOUBLE_SIX
@@ -42,7 +42,7 @@ _PLAYS: Final[tuple[dict[str | None, Play], ...]] = tuple(
 
 
 def round5(n: int | float | Fraction) -> int:
-    """Round ``n >= 0`` to the nearest multiple of 5, a halfway value up (RULES.md 0.6, S9).
+    """Round ``n >= 0`` to the nearest multiple of 5, a halfway value up (docs/rules.md 0.6, S9).
 
     >>> [round5(n) for n in (2, 3, 7, 8, 12, 13)], round5(Fraction(5, 2))
     ([0, 5, 5, 10, 10, 15], 5)
@@ -100,7 +100,7 @@ class StraightGame(LineGame):
         drawn next; empty by default), ``seat`` (to move, 0 by default), ``opener`` (the seat
         that opened this deal, ``seat`` by default), ``scores`` (per side, zeros by default),
         ``seed`` (fixes the shuffles of later deals), ``deal`` (the 1-based number of this deal)
-        and ``deals`` (the shuffles S of the next deals, RULES.md 0.3, each every tile once;
+        and ``deals`` (the shuffles S of the next deals, docs/rules.md 0.3, each every tile once;
         deals past the list come from ``seed``).
 
         Straight's own fields:
@@ -123,10 +123,10 @@ class StraightGame(LineGame):
 
 @dataclass(frozen=True, slots=True)
 class StraightObservation(LineObservation):
-    """A seat's view: the public layout, besides the common fields (RULES.md 3.11)."""
+    """A seat's view: the public layout, besides the common fields (docs/rules.md 3.11)."""
 
     layout: StraightLayout
-    """The tiles on the table; ``layout.count`` is the count of RULES.md 3.5."""
+    """The tiles on the table; ``layout.count`` is the count of docs/rules.md 3.5."""
 
     @property
     def open_ends(self) -> tuple[OpenEnd, ...]:
@@ -173,42 +173,49 @@ class StraightState(LineGameState):
 
     def _why_illegal(self, action: Action) -> str:
         if self.seat < 0:
-            return "RULES.md X6: between hands only the 'deal' step is legal"
+            return "docs/rules.md X6: between hands only the 'deal' step is legal"
         if isinstance(action, Deal):
-            return "RULES.md X6: 'deal' is the chance step between hands, never a seat's action"
+            return (
+                "docs/rules.md X6: 'deal' is the chance step between hands, never a seat's action"
+            )
         layout = self.layout
         if isinstance(action, Play):
             why = self._why_not_play(action, True)
             if why:
-                return f"RULES.md 3.6: {why}"
+                return f"docs/rules.md 3.6: {why}"
             if layout.is_empty:
-                return "RULES.md X1: the opening tile names no end"
+                return "docs/rules.md X1: the opening tile names no end"
             if action.end is None:
-                return "RULES.md 0.4: every play after the opening names its end"
+                return "docs/rules.md 0.4: every play after the opening names its end"
             if action.end not in LINE_ENDS:
-                return f"RULES.md 3.4: there is no end {action.end}; ends are W, E, N and S"
+                return f"docs/rules.md 3.4: there is no end {action.end}; ends are W, E, N and S"
             if action.end in ("N", "S"):
                 if layout.spinner is None:
                     return (
-                        f"RULES.md 3.4: there is no spinner yet, so no end {action.end}; "
+                        f"docs/rules.md 3.4: there is no spinner yet, so no end {action.end}; "
                         "the line has only the ends W and E"
                     )
                 if not layout.north_south_open:
-                    return "RULES.md 3.4: N and S open only after W and E each hold a tile"
+                    return "docs/rules.md 3.4: N and S open only after W and E each hold a tile"
             shown = layout.showing(action.end)
-            return f"RULES.md 3.4: {action.tile} does not match the {shown} showing at {action.end}"
+            return (
+                f"docs/rules.md 3.4: {action.tile} does not match the {shown} "
+                f"showing at {action.end}"
+            )
         if layout.is_empty:
-            return "RULES.md 3.3: the starter must open the hand with any tile"
+            return "docs/rules.md 3.3: the starter must open the hand with any tile"
         if not isinstance(action, Draw | Pass):
-            return "RULES.md 0.4: only play, draw and pass are actions of Straight Dominoes"
+            return "docs/rules.md 0.4: only play, draw and pass are actions of Straight Dominoes"
         for tile in self.hands[self.seat]:
             where = layout.fits(tile)
             if where:
-                return f"RULES.md 3.6 (S6): you hold {tile}, which fits {where[0]}; you must play"
+                return (
+                    f"docs/rules.md 3.6 (S6): you hold {tile}, which fits {where[0]}; you must play"
+                )
         if isinstance(action, Draw):
-            return "RULES.md 3.6: nothing fits and the boneyard is empty; you must pass"
+            return "docs/rules.md 3.6: nothing fits and the boneyard is empty; you must pass"
         return (
-            f"RULES.md 3.6 (S7): nothing fits and the boneyard holds {len(self.boneyard)} "
+            f"docs/rules.md 3.6 (S7): nothing fits and the boneyard holds {len(self.boneyard)} "
             "tiles; you must draw"
         )
 
@@ -226,7 +233,7 @@ class StraightState(LineGameState):
                 in_play[side] += count
                 self.play_points = tuple(in_play)
                 if self.winner is not None:
-                    # RULES.md 3.10, S12, X3: the game ends at once; nothing more is scored.
+                    # docs/rules.md 3.10, S12, X3: the game ends at once; nothing more is scored.
                     self._record(
                         HandEnd.TARGET,
                         None,
@@ -242,7 +249,7 @@ class StraightState(LineGameState):
         elif isinstance(action, Draw):
             self._draw_into_hand()
             if self.boneyard or not self._blocked():
-                return  # RULES.md 3.6: the seat keeps its turn after a draw.
+                return  # docs/rules.md 3.6: the seat keeps its turn after a draw.
             self._score_block()
             return
         if not self.boneyard and self._blocked():
@@ -254,14 +261,14 @@ class StraightState(LineGameState):
         return seat & 1 if self.game.partnerships else seat
 
     def _blocked(self) -> bool:
-        """RULES.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
+        """docs/rules.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
         numbers = 0
         for _, v in self.layout.ends:
             numbers |= 1 << v
         return self._nobody_holds(numbers)
 
     def _score_domino(self) -> None:
-        """RULES.md 3.9: the side going out scores round5 of the opponents' pips (S9, S11)."""
+        """docs/rules.md 3.9: the side going out scores round5 of the opponents' pips (S9, S11)."""
         side = self._side(self.seat)
         totals = self.side_totals()
         pips = sum(totals) - totals[side]
@@ -275,7 +282,8 @@ class StraightState(LineGameState):
         )
 
     def _score_block(self) -> None:
-        """RULES.md 3.9: the unique lowest side scores round5 of the others' pips (S10, S11)."""
+        """docs/rules.md 3.9: the unique lowest side scores round5 of the others' pips (S10,
+        S11)."""
         totals = self.side_totals()
         shown = "/".join(str(t) for t in totals)
         winner = self._unique_lowest_side()

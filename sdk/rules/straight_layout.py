@@ -1,4 +1,5 @@
-"""Straight Dominoes' layout: a line, then a spinner with four arms; its count (RULES.md 3.4, 3.5).
+"""Straight Dominoes' layout: a line, then a spinner with four arms; its count (docs/rules.md 3.4,
+3.5).
 
 >>> StraightLayout().place(Tile(5, 5), None).place(Tile(5, 3), "W").count
 13
@@ -29,7 +30,8 @@ _NO_ARMS: Final[tuple[Arm, Arm, Arm, Arm]] = ((), (), (), ())
 
 @dataclass(frozen=True, slots=True)
 class StraightLayout:
-    """The public layout of a Straight hand: a line, then a spinner with four arms (RULES.md 3.4).
+    """The public layout of a Straight hand: a line, then a spinner with four arms (docs/rules.md
+    3.4).
 
     Before the first double is played the layout is ``line``; the first double becomes the
     spinner and the line so far becomes the arm opposite the end it was played on. The values
@@ -46,7 +48,7 @@ class StraightLayout:
     """The open ends as (name, number showing), in the order W, E, N, S; empty before a tile.
     The bare form move generation reads on every move; :attr:`open_ends` is the full one."""
     count: int = field(init=False, repr=False, compare=False)
-    """The open-end total of RULES.md 3.5."""
+    """The open-end total of docs/rules.md 3.5."""
 
     def __post_init__(self) -> None:
         ends, count = _ends_and_count(self.line, self.spinner, self.arms)
@@ -55,12 +57,13 @@ class StraightLayout:
 
     @property
     def is_empty(self) -> bool:
-        """Whether no tile has been played yet (the next play is the opening, RULES.md 3.3)."""
+        """Whether no tile has been played yet (the next play is the opening, docs/rules.md 3.3)."""
         return not self.line and self.spinner is None
 
     @property
     def north_south_open(self) -> bool:
-        """Whether arms N and S take tiles: only once W and E each hold one (RULES.md 3.4, S2)."""
+        """Whether arms N and S take tiles: only once W and E each hold one (docs/rules.md 3.4,
+        S2)."""
         return self.spinner is not None and bool(self.arms[_W]) and bool(self.arms[_E])
 
     @property
@@ -91,7 +94,7 @@ class StraightLayout:
     def place(self, tile: Tile, end: str | None) -> StraightLayout:
         """Return the layout after ``tile`` is laid on ``end`` (None for the opening tile).
 
-        The caller makes sure the play fits; this only does the geometry of RULES.md 3.4.
+        The caller makes sure the play fits; this only does the geometry of docs/rules.md 3.4.
         """
         line, n = self.line, self.spinner
         if n is None:
@@ -102,7 +105,7 @@ class StraightLayout:
             if end == "W":
                 shown = line[0][0]
                 if tile.is_double:
-                    # The first double: the line now runs east from the spinner (RULES.md 3.4).
+                    # The first double: the line now runs east from the spinner (docs/rules.md 3.4).
                     return _layout((), shown, ((), line, (), ()))
                 return _layout(((tile.other(shown), shown), *line), None, _NO_ARMS)
             shown = line[-1][1]
@@ -154,7 +157,7 @@ class StraightLayout:
 def _ends_and_count(
     line: tuple[Pair, ...], n: int | None, arms: tuple[Arm, Arm, Arm, Arm]
 ) -> tuple[tuple[tuple[str, int], ...], int]:
-    """Return the open ends and the count (RULES.md 3.5) of a layout; see the fields."""
+    """Return the open ends and the count (docs/rules.md 3.5) of a layout; see the fields."""
     ends: tuple[tuple[str, int], ...]
     if n is None:
         if line:
@@ -200,7 +203,7 @@ def layout_from(
             if a == b:
                 raise PositionError(
                     f"line: {a}-{b} is a double, and the first double played is the spinner "
-                    "(RULES.md 3.4, S1); give 'spinner' and 'arms' instead"
+                    "(docs/rules.md 3.4, S1); give 'spinner' and 'arms' instead"
                 )
         for (_, right), (left, _) in pairwise(laid):
             if right != left:
@@ -214,7 +217,7 @@ def layout_from(
     if isinstance(spinner, str):
         double = parse_tile(spinner, "spinner")
         if not double.is_double:
-            raise PositionError(f"spinner: {spinner} is not a double (RULES.md 3.4)")
+            raise PositionError(f"spinner: {spinner} is not a double (docs/rules.md 3.4)")
         n = double.high
     elif isinstance(spinner, int) and not isinstance(spinner, bool) and 0 <= spinner <= 6:
         n = spinner
@@ -239,6 +242,6 @@ def layout_from(
     west, east, north, south = built
     if (north or south) and not (west and east):
         raise PositionError(
-            "arms: N and S open only after W and E each hold a tile (RULES.md 3.4, S2)"
+            "arms: N and S open only after W and E each hold a tile (docs/rules.md 3.4, S2)"
         )
     return StraightLayout(spinner=n, arms=(west, east, north, south))

@@ -20,7 +20,7 @@ MAX_PIP: Final = 6
 
 
 class Tile:
-    """One domino, written ``h-l`` with ``h >= l`` (RULES.md 0.1)."""
+    """One domino, written ``h-l`` with ``h >= l`` (docs/rules.md 0.1)."""
 
     __slots__ = ("high", "index", "is_double", "low", "pips")
 
@@ -125,7 +125,7 @@ the tiles' own comparisons, without a Python call per comparison. Hands are kept
 
 
 def pip_total(tiles: Iterable[Tile]) -> int:
-    """Return the sum of the pip values of ``tiles`` (RULES.md 0.1)."""
+    """Return the sum of the pip values of ``tiles`` (docs/rules.md 0.1)."""
     return sum(t.pips for t in tiles)
 
 

@@ -1,6 +1,6 @@
 """The official standings of a game's ladder or of one tournament: which games, one fit, its spread.
 
-DESIGN.md decision 11. The batch fit (``fit.py``) and its bootstrap (``fit_bootstrap.py``) read
+docs/ratings.md. The batch fit (``fit.py``) and its bootstrap (``fit_bootstrap.py``) read
 one *pool*: games with the same number of seats and the same seating (free-for-all or
 partnerships), since a seat term means something only among games of one shape. This module
 picks the pool from stored matches, fits it, and returns everything a surface shows (the admin

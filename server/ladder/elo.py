@@ -1,4 +1,4 @@
-"""Elo ratings per game type, pure (DESIGN.md decision 11): no I/O, no clock, no database.
+"""Elo ratings per game type, pure (docs/ratings.md): no I/O, no clock, no database.
 
 A game of N sides is scored as its N(N-1)/2 pairwise results by final standing, each with
 K/(N-1). In partnership play a side's rating is the mean of its partners' ratings and both

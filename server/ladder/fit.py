@@ -1,6 +1,6 @@
 """The official standings: one maximum-likelihood fit over all the rated games of a pool at once.
 
-DESIGN.md decision 11. Incremental Elo depends on the order of the games; this fit does not
+docs/ratings.md. Incremental Elo depends on the order of the games; this fit does not
 (the games are put in a canonical order first, so shuffling them changes no bit of the result).
 It is the model of BayesElo and Ordo, extended to the finishing orders of 3 and 4 sides:
 

@@ -1,6 +1,6 @@
 """How sure the batch fit is: a bootstrap over independent units, with intervals and LOS.
 
-DESIGN.md decision 11. The games of a duplicate set (one deal under all its rotations) share
+docs/ratings.md. The games of a duplicate set (one deal under all its rotations) share
 their deal, so they are not independent of each other; the sets are. The bootstrap therefore
 resamples *units* (:attr:`.fit.FitGame.unit`) with replacement, as many as there are, refits
 the pool on the games of the drawn units (a unit drawn k times weighs k), and reads the spread

@@ -1,7 +1,7 @@
 """Who is connected: one :class:`Connection` per authenticated bot, by name.
 
-A :class:`Connection` is the bridge of one ``Play`` stream (DESIGN.md decision 10): the gRPC
-handler (asyncio) drains its ``outbox`` onto the wire (everything waiting as one write, a
+A :class:`Connection` is the bridge of one ``Play`` stream (docs/decisions.md: decision 10): the
+gRPC handler (asyncio) drains its ``outbox`` onto the wire (everything waiting as one write, a
 ``RefereeBatch``, see :meth:`Connection.next_write`), and hands every reply to the seat of its
 match through :meth:`Connection.route`; the seats (:mod:`.remote`, run by trio matches) put
 their messages in the outbox with :meth:`Connection.send`. Both loops share one thread, so these

@@ -1,8 +1,8 @@
 """The arena: the matches running now, in trio, and what happens to them when they end.
 
 The gRPC handlers (asyncio) and the tournaments (trio) start matches here. Each match runs in
-the trio nursery the app gives the :class:`Arena` (DESIGN.md decision 10), with its own error
-boundary: a failure of ours voids it, cancellation (shutdown) aborts it and tells its bots. A
+the trio nursery the app gives the :class:`Arena` (docs/decisions.md: decision 10), with its own
+error boundary: a failure of ours voids it, cancellation (shutdown) aborts it and tells its bots. A
 finished match is stored before anyone is told it ended.
 """
 

@@ -1,8 +1,8 @@
 """From asyncio into trio: run a trio job in the arena's nursery and await its result.
 
 The gRPC handlers run in asyncio; matches, checks and tournaments run in trio, a guest on the
-same thread (DESIGN.md decision 10). :func:`in_trio` starts a job in the nursery and awaits a
-future it settles. By default the job owns itself: cancelling the awaiting call (the admin went
+same thread (docs/decisions.md: decision 10). :func:`in_trio` starts a job in the nursery and awaits
+a future it settles. By default the job owns itself: cancelling the awaiting call (the admin went
 away) does not stop it. A job started with ``on_caller_cancelled`` is cancelled with its caller
 instead (``match run`` stopped by Ctrl-C aborts its match, docs/admin.md); a job cancelled so,
 or by the shutdown, settles :class:`MatchAbortedError`.

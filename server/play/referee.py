@@ -4,8 +4,8 @@ What a match decides (the deals, whose decision is due, validating a reply with 
 engine, the bank, the fault policy, the record) is the pure match core's
 (:class:`~domino_arena.sdk.match.core.MatchCore`), shared with local play. This module does
 what the core cannot: it talks to the seats, keeps the time, waits for reconnections and draws
-the error boundary (DESIGN.md decisions 7-10). It never trusts a seat: a reply that is not an
-action, an illegal action, silence past the deadline or a dropped connection is a fault, and
+the error boundary (docs/decisions.md: decisions 7-10). It never trusts a seat: a reply that is not
+an action, an illegal action, silence past the deadline or a dropped connection is a fault, and
 the fault policy says what it costs.
 
 Time is kept from send to receive with ``trio.current_time()``, so tests drive it with
@@ -20,7 +20,7 @@ to trio (so no deadline can act); only before the referee awaits a seat (a notic
 a plain call, a reconnection) is it lifted (``_disarm``). Moving a deadline costs a few
 microseconds in trio, so this saves one move of it per request.
 
-Faults (DESIGN.md decision 9):
+Faults (docs/referee.md: faults):
 
 * ``forfeit``: the first fault ends the match; the faulting seat's side loses.
 * ``substitute``: the referee plays a seeded random legal move for the seat, records a strike
@@ -104,8 +104,8 @@ async def play_match(
         match_id: told to every seat and written into the record.
         seed: fixes every deal, the first starter when ``first_seat`` is None, and the moves
             the referee substitutes.
-        time_control: per-move time, bank and network grace (DESIGN.md decision 8).
-        fault_policy, max_strikes: what a fault costs (DESIGN.md decision 9).
+        time_control: per-move time, bank and network grace (docs/referee.md: time control).
+        fault_policy, max_strikes: what a fault costs (docs/referee.md: faults).
         reconnect_grace: seconds a disconnected seat has to come back, counted from when the
             referee needs it, for each decision.
         absent: seats whose bot was not connected when the match was due and was waited for

@@ -1,7 +1,7 @@
 """Time control: a time per move, a bank for the match and a grace for the network.
 
 The referee times each decision from the moment it sends the request to the moment the reply
-arrives (DESIGN.md decision 8). A move may take ``move`` seconds for free; time beyond that
+arrives (docs/referee.md: time control). A move may take ``move`` seconds for free; time beyond that
 is drawn from the bank; ``grace`` absorbs network delay and is never charged. A reply later
 than move + bank + grace is a timeout.
 

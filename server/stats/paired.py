@@ -1,8 +1,8 @@
 """Head-to-head estimates from paired units: score, Elo with its 95% interval, normalized Elo, LOS.
 
 Luck is most of a domino game's result, so one game says little about which bot is stronger.
-Duplicate deals (DESIGN.md decision 15) play one deal under every seat rotation; the *unit* of
-a comparison is then the whole duplicate set, not the game: the luck of the deal cancels inside
+Duplicate deals (docs/decisions.md: decision 15) play one deal under every seat rotation; the *unit*
+of a comparison is then the whole duplicate set, not the game: the luck of the deal cancels inside
 a set, and sets are independent of each other while the games of a set are not. This is
 fishtest's game pair (its pentanomial statistics) generalised to any number of seats.
 

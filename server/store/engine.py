@@ -1,7 +1,7 @@
 """Opening the referee's database: the URL, the SQLAlchemy engine, SQLite's settings, migrating.
 
 SQLAlchemy Core over a synchronous engine, so the same code runs on the default SQLite file and
-on PostgreSQL by URL (DESIGN.md decision 12). :func:`open_engine` connects and runs the
+on PostgreSQL by URL (docs/decisions.md: decision 12). :func:`open_engine` connects and runs the
 versioned migrations; :func:`writing` is the transaction every write of a finished match uses.
 Errors name the database with its password hidden (:func:`display_url`), in one line.
 """

@@ -1,5 +1,5 @@
 """The owners of a course: accounts made by an invite, each holding an owner token
-(docs/courses.md: owners; DESIGN decision 18).
+(docs/courses.md: owners; docs/decisions.md: decision 18).
 
 Using an invite creates the owner (its name unique in the course) and its first bot, and gives
 the student an owner token, shown once and kept only as a salted hash (made and checked as a

@@ -1,4 +1,4 @@
-"""What the referee keeps: bots, finished matches and tournaments (DESIGN.md 12).
+"""What the referee keeps: bots, finished matches and tournaments (docs/decisions.md: decision 12).
 
 :class:`Storage` is the one object the rest of the server holds; each of its calls is a
 function of the module that owns that job (:mod:`.engine` opens and migrates, :mod:`.bots`,

@@ -78,7 +78,7 @@ class StoredTournament:
     time_control_ms: tuple[int, int, int]
     """Per-move time, bank and network grace, in milliseconds."""
     fault_policy: str
-    """A :class:`~domino_arena.sdk.match.results.FaultPolicy` value (DESIGN.md decision 9)."""
+    """A :class:`~domino_arena.sdk.match.results.FaultPolicy` value (docs/referee.md: faults)."""
     max_strikes: int
     concurrency: int
     """How many of its games may run at once."""

@@ -1,11 +1,11 @@
 """The ladder writer: every finished match goes to the database through here, once.
 
-DESIGN.md calls it the ladder writer; issue 4 asks that "a database that fails mid-tournament
-delays writes (retried) but loses and duplicates nothing". :class:`Writer` stores matches in a
-worker thread, one transaction at a time, and retries a transient failure (the database
-unreachable, the connection lost, SQLite busy) with capped exponential backoff until it
-succeeds or is cancelled. A retry after a commit whose acknowledgement was lost is safe because
-the storage writes a match it already holds no second time.
+Each finished game is one transaction (docs/decisions.md: decision 12); issue 4 asks that "a
+database that fails mid-tournament delays writes (retried) but loses and duplicates nothing".
+:class:`Writer` stores matches in a worker thread, one transaction at a time, and retries a
+transient failure (the database unreachable, the connection lost, SQLite busy) with capped
+exponential backoff until it succeeds or is cancelled. A retry after a commit whose acknowledgement
+was lost is safe because the storage writes a match it already holds no second time.
 
 Group commit (issue 14): the matches that finish while a transaction is being written wait in
 a queue, and the next transaction writes all of them (up to :data:`MAX_BATCH`) at once through

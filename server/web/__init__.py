@@ -1,4 +1,4 @@
-"""The read-only web face (DESIGN.md decision 17): pages and JSON over the referee's database.
+"""The read-only web face (docs/web.md): pages and JSON over the referee's database.
 
 :func:`.app.create_app` builds the Starlette application; :mod:`.views` gathers what each page
 shows from the storage (blocking, run in a worker thread), :mod:`.table` draws a recorded

@@ -424,7 +424,7 @@ def test_an_illegal_move_by_a_bot_is_one_line_and_exit_1(
     assert code == 1
     assert out == ""
     assert err.startswith(
-        "domino-arena: error: bot 'drawer' in seat 0 chose 'draw' at step 0: RULES.md "
+        "domino-arena: error: bot 'drawer' in seat 0 chose 'draw' at step 0: docs/rules.md "
     )
     assert "; legal actions: play " in err
     assert err.count("\n") == 1

@@ -1,4 +1,4 @@
-"""Fake seats for the referee: a good player and each way a bot can misbehave (DESIGN.md §5).
+"""Fake seats for the referee: a good player and each way a bot can misbehave (docs/referee.md).
 
 Every fake plays legal moves from a seeded :class:`RandomBot` until its misbehaviour starts, and
 records every call the referee makes, so a test can check what each seat was told and when.

@@ -141,8 +141,8 @@ _local("local-straight-4p-partners", "straight", [G, R, G, R], seed=1, players=4
 _local("local-doubles-2p", "doubles", [G, R], seed=1, players=2)
 _local("local-doubles-3p", "doubles", [G, R, G], seed=1, players=3)
 _local("local-doubles-4p", "doubles", [G, R, G, R], seed=1, players=4)
-# Doubles has no partnerships (its only option is `players`; RULES.md D11), so no 4-partners case.
-# A second seed where the game has a second path to its end or a second scoring rule: Moon
+# Doubles has no partnerships (its only option is `players`; docs/rules.md D11), so no 4-partners
+# case. A second seed where the game has a second path to its end or a second scoring rule: Moon
 # between greedy bots reaches 21; random bidders rarely do, and local play's cap on deals
 # adjudicates the game by its scores (docs/rules.md 7.2), here a small cap; the pagat target
 # rule of the Passing Game.
@@ -192,7 +192,7 @@ def _good(*names: str) -> list[FakeSeat]:
     return [FakeSeat(seat_name, seed=seat) for seat, seat_name in enumerate(names)]
 
 
-MALFORMED: Final = Malformed("action: no tile 9-9 (RULES.md 0.1)")
+MALFORMED: Final = Malformed("action: no tile 9-9 (docs/rules.md 0.1)")
 """What a remote seat hands the referee for a reply it could not parse."""
 
 # Clean matches, one per game. The slow seat's think times, within the move time, pin how the

@@ -1,4 +1,4 @@
-"""Doubles (RULES.md §4 and §5.4 D1-D12): scenario tests from explicit positions, one per rule.
+"""Doubles (docs/rules.md §4 and §5.4 D1-D12): scenario tests from explicit positions, one per rule.
 
 Most positions below were cut from seeded random playouts (so they are reachable) and then
 written out in full, as ``DoublesGame.from_position`` takes them.
@@ -76,7 +76,7 @@ def texts(state: DoublesState) -> list[str]:
 
 # -- positions -----------------------------------------------------------------------------
 
-# After 6-6 and 6-3: the 3 end is locked (RULES.md 4.5, D1, D2).
+# After 6-6 and 6-3: the 3 end is locked (docs/rules.md 4.5, D1, D2).
 LOCKED_HANDS = [["3-1", "3-3", "5-2"], ["6-5", "4-0"]]
 LOCKED: dict[str, Any] = {
     "hands": LOCKED_HANDS,
@@ -193,7 +193,7 @@ DOMINO_THREE: dict[str, Any] = {
 
 @pytest.mark.parametrize(("players", "size", "stock"), [(2, 8, 12), (3, 6, 10), (4, 6, 4)])
 def test_deal_sizes_and_boneyard(players: int, size: int, stock: int) -> None:
-    """RULES.md 4.2: 8 tiles each for 2 players, 6 for 3 or 4; the rest is the boneyard."""
+    """docs/rules.md 4.2: 8 tiles each for 2 players, 6 for 3 or 4; the rest is the boneyard."""
     game = DoublesGame(players=players)
     state = game.new_game(seed=12)
     assert [len(h) for h in state.hands] == [size] * players
@@ -202,7 +202,7 @@ def test_deal_sizes_and_boneyard(players: int, size: int, stock: int) -> None:
 
 
 def test_game_configuration() -> None:
-    """RULES.md 4.1, D11: 2-4 players, each alone, to 100."""
+    """docs/rules.md 4.1, D11: 2-4 players, each alone, to 100."""
     game = DoublesGame(players=4)
     assert (game.name, game.title, game.target) == ("doubles", "Doubles", 100)
     assert game.sides == ((0,), (1,), (2,), (3,))
@@ -217,7 +217,7 @@ def test_game_configuration() -> None:
 
 
 def test_highest_double_opens_even_if_another_seat_would_start() -> None:
-    """RULES.md 4.3: seed 7 leaves 6-6 in the boneyard; seat 1 opens with 5-5.
+    """docs/rules.md 4.3: seed 7 leaves 6-6 in the boneyard; seat 1 opens with 5-5.
 
     Seat 0 holds 0-0 and 1-1 and is the seat the rotation would pick, but the highest double
     dealt decides.
@@ -231,14 +231,14 @@ def test_highest_double_opens_even_if_another_seat_would_start() -> None:
 
 
 def test_opening_double_is_compulsory_and_logged() -> None:
-    """RULES.md 4.3, 0.4, X1: the only legal action is the highest double, naming no end."""
+    """docs/rules.md 4.3, 0.4, X1: the only legal action is the highest double, naming no end."""
     state = TWO.new_game(seed=7)
     assert rule_of(state, play("3-3")) == (
-        "RULES.md 4.3: the hand must open with 5-5, the highest double"
+        "docs/rules.md 4.3: the hand must open with 5-5, the highest double"
     )
-    assert rule_of(state, DRAW).startswith("RULES.md 4.3")
-    assert rule_of(state, PASS).startswith("RULES.md 4.3")
-    assert rule_of(state, play("5-5", "5")) == "RULES.md X1: the opening tile names no end"
+    assert rule_of(state, DRAW).startswith("docs/rules.md 4.3")
+    assert rule_of(state, PASS).startswith("docs/rules.md 4.3")
+    assert rule_of(state, play("5-5", "5")) == "docs/rules.md X1: the opening tile names no end"
     after = state.apply(play("5-5"))
     assert after.history == (LogEntry(1, play("5-5")),)
     assert after.ends == (5, 5, 5, 5)
@@ -256,7 +256,7 @@ def test_opening_position_defaults_to_the_holder_of_the_highest_double() -> None
 
 
 def test_every_hand_opens_with_the_highest_double_dealt() -> None:
-    """RULES.md D8: the opening rule holds for every hand, not only the first."""
+    """docs/rules.md D8: the opening rule holds for every hand, not only the first."""
     for players in (2, 3, 4):
         game = DoublesGame(players=players)
         rng = random.Random(players)
@@ -277,7 +277,7 @@ def test_every_hand_opens_with_the_highest_double_dealt() -> None:
 
 
 def test_void_deal_when_nobody_holds_a_double_then_redeal() -> None:
-    """RULES.md 4.3, 0.5, X6: seed 1961 deals no double to either player; nobody scores."""
+    """docs/rules.md 4.3, 0.5, X6: seed 1961 deals no double to either player; nobody scores."""
     state = TWO.new_game(seed=1961)
     assert not any(t.is_double for h in state.hands for t in h)
     assert state.current_seat == CHANCE
@@ -285,7 +285,7 @@ def test_void_deal_when_nobody_holds_a_double_then_redeal() -> None:
     (result,) = state.hand_results
     assert (result.deal, result.end, result.points) == (1, HandEnd.VOID, (0, 0))
     assert state.scores == (0, 0)
-    assert rule_of(state, DRAW).startswith("RULES.md X6")
+    assert rule_of(state, DRAW).startswith("docs/rules.md X6")
     redealt = state.apply(DEAL)
     assert redealt.deal_number == 2
     assert redealt.current_seat >= 0
@@ -330,30 +330,30 @@ def test_position_without_any_double_is_refused() -> None:
 
 
 def test_a_locked_end_accepts_only_its_own_double() -> None:
-    """RULES.md 4.5, D1: 3 shows but is locked; 3-1 may not go there, 3-3 may and unlocks 3."""
+    """docs/rules.md 4.5, D1: 3 shows but is locked; 3-1 may not go there, 3-3 may and unlocks 3."""
     state = TWO.from_position(**LOCKED)
     assert state.ends == (3, 6, 6, 6)
     assert state.unlocked == frozenset({6})
     assert texts(state) == ["play 3-3 3"]
-    assert rule_of(state, play("3-1", "3")) == "RULES.md 4.5: 3 is locked until 3-3 is played"
+    assert rule_of(state, play("3-1", "3")) == "docs/rules.md 4.5: 3 is locked until 3-3 is played"
     state = state.apply(play("3-3", "3"))
     assert state.ends == (3, 3, 3, 6, 6, 6), "a double uses its end and opens three (4.4, D3)"
     assert state.unlocked == frozenset({3, 6})
 
 
 def test_the_other_number_may_stay_locked() -> None:
-    """RULES.md 4.5, D2: 6-5 goes on unlocked 6; its 5 sits exposed as a locked end."""
+    """docs/rules.md 4.5, D2: 6-5 goes on unlocked 6; its 5 sits exposed as a locked end."""
     state = TWO.from_position(**LOCKED).apply(play("3-3", "3"))
     assert texts(state) == ["play 6-5 6"]
     state = state.apply(play("6-5", "6"))
     assert state.ends == (3, 3, 3, 5, 6, 6)
     assert 5 not in state.unlocked
     assert texts(state) == ["play 3-1 3"]
-    assert rule_of(state, play("5-2", "5")) == "RULES.md 4.5: 5 is locked until 5-5 is played"
+    assert rule_of(state, play("5-2", "5")) == "docs/rules.md 4.5: 5 is locked until 5-5 is played"
 
 
 def test_ends_showing_the_same_number_are_one_action() -> None:
-    """RULES.md D12: a play names the digit shown; three 6 ends give one 'play 6-5 6'."""
+    """docs/rules.md D12: a play names the digit shown; three 6 ends give one 'play 6-5 6'."""
     hands = [["6-5", "5-5", "5-1"], ["6-6", "6-3", "4-0"]]
     state = TWO.from_position(hands=hands, boneyard=rest(*hands))
     state = state.apply(play("6-6"))
@@ -368,7 +368,7 @@ def test_ends_showing_the_same_number_are_one_action() -> None:
 
 
 def test_a_tile_matching_two_unlocked_ends_offers_both() -> None:
-    """RULES.md 4.5: 5-3 fits the unlocked 5 ends and the unlocked 3 ends: two actions."""
+    """docs/rules.md 4.5: 5-3 fits the unlocked 5 ends and the unlocked 3 ends: two actions."""
     placed = ["6-6", "6-3 6", "3-3 3", "6-5 6", "5-5 5"]
     hands = [["5-3", "1-0"], ["2-1", "4-0"]]
     state = TWO.from_position(
@@ -386,15 +386,15 @@ def test_a_tile_matching_two_unlocked_ends_offers_both() -> None:
 @pytest.mark.parametrize(
     ("action", "rule"),
     [
-        (play("6-5", "W"), "RULES.md D12: an end is named by the digit it shows, not 'W'"),
-        (play("6-5", "4"), "RULES.md 4.4: no open end shows 4"),
-        (play("6-5", "3"), "RULES.md 4.5: 6-5 does not contain 3"),
-        (play("6-5"), "RULES.md X1: every play after the opening names its end"),
+        (play("6-5", "W"), "docs/rules.md D12: an end is named by the digit it shows, not 'W'"),
+        (play("6-5", "4"), "docs/rules.md 4.4: no open end shows 4"),
+        (play("6-5", "3"), "docs/rules.md 4.5: 6-5 does not contain 3"),
+        (play("6-5"), "docs/rules.md X1: every play after the opening names its end"),
         (play("6-4", "6"), "seat 1 does not hold 6-4"),
-        (DRAW, "RULES.md 4.6: you can play, so you may not draw"),
-        (PASS, "RULES.md 4.6: you can play, so you may not pass"),
-        (DEAL, "RULES.md X6: a deal happens only between hands"),
-        (Bid(5), "RULES.md 0.4: the actions of Doubles are play, draw and pass"),
+        (DRAW, "docs/rules.md 4.6: you can play, so you may not draw"),
+        (PASS, "docs/rules.md 4.6: you can play, so you may not pass"),
+        (DEAL, "docs/rules.md X6: a deal happens only between hands"),
+        (Bid(5), "docs/rules.md 0.4: the actions of Doubles are play, draw and pass"),
     ],
 )
 def test_illegal_actions_name_the_rule(action: Action, rule: str) -> None:
@@ -410,11 +410,11 @@ def test_illegal_actions_name_the_rule(action: Action, rule: str) -> None:
 
 
 def test_cannot_play_so_draw_one_and_play_it_at_once() -> None:
-    """RULES.md 4.6, D4, D5: the drawn 6-1 fits, so the same seat must play it now."""
+    """docs/rules.md 4.6, D4, D5: the drawn 6-1 fits, so the same seat must play it now."""
     state = TWO.from_position(**draw_position("6-1"))
     assert state.legal_actions() == (DRAW,)
     assert rule_of(state, PASS) == (
-        "RULES.md 4.6: you cannot play and the boneyard holds 22, so you must draw"
+        "docs/rules.md 4.6: you cannot play and the boneyard holds 22, so you must draw"
     )
     drawn = state.apply(DRAW)
     assert drawn.current_seat == 1
@@ -422,7 +422,7 @@ def test_cannot_play_so_draw_one_and_play_it_at_once() -> None:
     assert Tile(6, 1) in drawn.hand(1)
     assert len(drawn.boneyard) == 21
     assert texts(drawn) == ["play 6-1 6"]
-    why = "RULES.md 4.6 (D5): 6-1 was just drawn and fits, so it must be played at once"
+    why = "docs/rules.md 4.6 (D5): 6-1 was just drawn and fits, so it must be played at once"
     assert rule_of(drawn, PASS) == why
     assert rule_of(drawn, DRAW) == why
     assert drawn.observe(1).drawn == Tile(6, 1)
@@ -435,7 +435,7 @@ def test_cannot_play_so_draw_one_and_play_it_at_once() -> None:
 
 
 def test_a_drawn_tile_that_does_not_fit_ends_the_turn() -> None:
-    """RULES.md 4.6, D4: exactly one tile is drawn, even with more left; the turn passes."""
+    """docs/rules.md 4.6, D4: exactly one tile is drawn, even with more left; the turn passes."""
     state = TWO.from_position(**draw_position("5-3"))
     after = state.apply(DRAW)
     assert after.current_seat == 0
@@ -446,11 +446,11 @@ def test_a_drawn_tile_that_does_not_fit_ends_the_turn() -> None:
 
 
 def test_pass_when_nothing_fits_and_two_tiles_remain() -> None:
-    """RULES.md 4.6 step 3, D7: the last two tiles are never drawn; the seat passes."""
+    """docs/rules.md 4.6 step 3, D7: the last two tiles are never drawn; the seat passes."""
     state = TWO.from_position(**PASS_POSITION)
     assert state.legal_actions() == (PASS,)
     assert rule_of(state, DRAW) == (
-        "RULES.md 4.2 (D7): the last two tiles of the boneyard cannot be drawn; it holds 2"
+        "docs/rules.md 4.2 (D7): the last two tiles of the boneyard cannot be drawn; it holds 2"
     )
     after = state.apply(PASS)
     assert after.current_seat == 0
@@ -461,7 +461,7 @@ def test_pass_when_nothing_fits_and_two_tiles_remain() -> None:
 @given(seed=st.integers(0, 10**6), players=st.sampled_from([2, 3, 4]))
 @settings(max_examples=40)
 def test_random_games_keep_the_rules(seed: int, players: int) -> None:
-    """Invariants of whole seeded games: RULES.md 4.2-4.9 as seen from the state."""
+    """Invariants of whole seeded games: docs/rules.md 4.2-4.9 as seen from the state."""
     game = DoublesGame(players=players)
     rng = random.Random(seed)
     state = game.new_game(seed)
@@ -505,7 +505,7 @@ def test_random_games_keep_the_rules(seed: int, players: int) -> None:
 
 
 def test_domino_scores_every_other_hands_pips() -> None:
-    """RULES.md 4.8, D10: seat 0 goes out; seat 1 holds 5-0 6-0, seat 2 holds 6-5: 22."""
+    """docs/rules.md 4.8, D10: seat 0 goes out; seat 1 holds 5-0 6-0, seat 2 holds 6-5: 22."""
     state = DoublesGame(players=3).from_position(**DOMINO_THREE)
     after = state.apply(play("6-1", "1"))
     assert after.current_seat == CHANCE
@@ -516,7 +516,7 @@ def test_domino_scores_every_other_hands_pips() -> None:
 
 
 def test_domino_is_reported_before_block() -> None:
-    """RULES.md X4: the last tile also leaves nobody able to play; the end is a domino."""
+    """docs/rules.md X4: the last tile also leaves nobody able to play; the end is a domino."""
     state = TWO.from_position(**DOMINO_AND_BLOCK)
     after = state.apply(play("6-1", "6"))
     result = after.hand_results[-1]
@@ -525,7 +525,7 @@ def test_domino_is_reported_before_block() -> None:
 
 
 def test_blocked_unique_lowest_scores_the_others_without_subtraction() -> None:
-    """RULES.md 4.7, 4.8, D9: totals 21/5 after the play: seat 1 scores 21, not 16."""
+    """docs/rules.md 4.7, 4.8, D9: totals 21/5 after the play: seat 1 scores 21, not 16."""
     state = TWO.from_position(**BLOCK_WIN)
     after = state.apply(play("6-1", "6"))
     assert after.current_seat == CHANCE, "the hand ends at once; no pass is asked for (0.7)"
@@ -536,13 +536,13 @@ def test_blocked_unique_lowest_scores_the_others_without_subtraction() -> None:
 
 
 def test_blocked_with_three_players() -> None:
-    """RULES.md 4.8: totals 8/12/15; seat 0 scores 12 + 15."""
+    """docs/rules.md 4.8: totals 8/12/15; seat 0 scores 12 + 15."""
     after = THREE.from_position(**BLOCK_THREE).apply(play("6-3", "6"))
     assert after.hand_results[-1].points == (27, 0, 0)
 
 
 def test_blocked_tie_for_lowest_scores_nobody() -> None:
-    """RULES.md 4.8, D9: 13/13 after seat 0 plays 6-3: nobody scores."""
+    """docs/rules.md 4.8, D9: 13/13 after seat 0 plays 6-3: nobody scores."""
     after = TWO.from_position(**BLOCK_TIE).apply(play("6-3", "3"))
     result = after.hand_results[-1]
     assert (result.end, result.points) == (HandEnd.BLOCKED, (0, 0))
@@ -552,7 +552,7 @@ def test_blocked_tie_for_lowest_scores_nobody() -> None:
 
 
 def test_block_is_checked_after_a_draw() -> None:
-    """RULES.md 0.7, 4.7: the draw leaves two tiles and nobody can play: blocked at once."""
+    """docs/rules.md 0.7, 4.7: the draw leaves two tiles and nobody can play: blocked at once."""
     state = TWO.from_position(**BLOCK_AFTER_DRAW)
     assert state.legal_actions() == (DRAW,)
     after = state.apply(DRAW)
@@ -562,7 +562,7 @@ def test_block_is_checked_after_a_draw() -> None:
 
 
 def test_reaching_100_ends_the_game() -> None:
-    """RULES.md 4.9: 95 + 5 for going out reaches the target; nothing further is dealt."""
+    """docs/rules.md 4.9: 95 + 5 for going out reaches the target; nothing further is dealt."""
     state = TWO.from_position(**{**DOMINO_AND_BLOCK, "scores": [95, 6]})
     after = state.apply(play("6-1", "6"))
     assert after.current_seat == TERMINAL
@@ -602,14 +602,15 @@ def test_laid_and_ends_describe_the_same_layout_as_placed() -> None:
 
 
 def test_position_with_a_drawn_tile() -> None:
-    """RULES.md D5: a position may record that the seat to move has just drawn a fitting tile."""
+    """docs/rules.md D5: a position may record that the seat to move has just drawn a fitting
+    tile."""
     hands = [NO_SIX[0], ["5-4", "6-2"]]
     state = TWO.from_position(
         hands=hands, boneyard=rest(*hands, ["6-6"]), placed=["6-6"], seat=1, drawn="6-2"
     )
     assert state.drawn == Tile(6, 2)
     assert texts(state) == ["play 6-2 6"]
-    assert rule_of(state, DRAW).startswith("RULES.md 4.6 (D5)")
+    assert rule_of(state, DRAW).startswith("docs/rules.md 4.6 (D5)")
 
 
 @pytest.mark.parametrize(
@@ -617,7 +618,7 @@ def test_position_with_a_drawn_tile() -> None:
     [
         ({"boneyard": ["6-6"]}, "tile 6-6 is in boneyard and in layout"),
         ({"boneyard": []}, "every tile must be somewhere; missing: 0-0"),
-        ({"placed": ["6-6", "6-3 6", "3-1 3"]}, r"placed\[2\]: RULES.md 4.5: 3 is locked"),
+        ({"placed": ["6-6", "6-3 6", "3-1 3"]}, r"placed\[2\]: docs/rules.md 4.5: 3 is locked"),
         ({"placed": ["6-3"]}, r"placed\[0\]: a hand opens with a double"),
         ({"placed": ["6-6", "6-6 6"]}, r"placed\[1\]: 6-6 is already laid"),
         ({"laid": ["6-6"], "ends": [6, 6, 6, 6]}, "either as 'placed' or as 'laid'"),
@@ -690,7 +691,7 @@ def _tiles_in(value: object) -> set[Tile]:
 
 
 def test_observations_hide_other_hands_and_the_boneyard_order() -> None:
-    """RULES.md 4.10: a seat sees the layout, counts and its own tiles, nothing more."""
+    """docs/rules.md 4.10: a seat sees the layout, counts and its own tiles, nothing more."""
     state = TWO.from_position(**draw_position("6-1")).apply(DRAW)
     watcher = state.observe(0)
     assert isinstance(watcher, DoublesObservation)

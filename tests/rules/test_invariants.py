@@ -1,4 +1,5 @@
-"""Invariants over thousands of seeded random games of every registered game (DESIGN.md section 5).
+"""Invariants over thousands of seeded random games of every registered game
+(OpenSpiel's lesson, docs/decisions.md).
 
 Every configuration the registry accepts (Moon for 3; Passing, Straight and Doubles for 2, 3 and
 4 players, and 4 in partnerships where the game allows it) plays ``GAMES_PER_CONFIG`` games of
@@ -9,7 +10,7 @@ in a few thousand positions still fails the suite:
   the table (tiles played this deal) or the Moon discard;
 - the legal actions are sorted by the canonical key, unique, non-empty until the game is over,
   and equal to what an independent model of the rules (below, one per game, written from
-  RULES.md and fed only the log) allows; the layout that model builds from the plays must be
+  docs/rules.md and fed only the log) allows; the layout that model builds from the plays must be
   what the observations show;
 - ``apply`` never changes the state it is called on, and a state's fields are immutable;
 - ``observe(seat)`` holds exactly that seat's hand and no tile of another hand, the boneyard, the
@@ -129,25 +130,25 @@ CHUNKS: Final = [
 ]
 
 
-# -- what RULES.md fixes per game, written out here independently of the engines ----------------
+# -- what docs/rules.md fixes per game, written out here independently of the engines --------------
 
 MOON_TILES: Final = tuple(t for t in DOUBLE_SIX if t.low != 0 or t.high == 0)
-"""RULES.md 1.1: the double-six set without the blanks except 0-0 (22 tiles)."""
+"""docs/rules.md 1.1: the double-six set without the blanks except 0-0 (22 tiles)."""
 
 TILE_SETS: Final[dict[str, tuple[Tile, ...]]] = {"moon": MOON_TILES}
 """The tiles of each game; the line games use all 28."""
 
 HAND_SIZES: Final[dict[str, dict[int, int]]] = {
-    "moon": {3: 7},  # RULES.md 1.2
-    "passing": {2: 7, 3: 7, 4: 6},  # RULES.md 2.2
-    "straight": {2: 7, 3: 7, 4: 7},  # RULES.md 3.2
-    "doubles": {2: 8, 3: 6, 4: 6},  # RULES.md 4.2
+    "moon": {3: 7},  # docs/rules.md 1.2
+    "passing": {2: 7, 3: 7, 4: 6},  # docs/rules.md 2.2
+    "straight": {2: 7, 3: 7, 4: 7},  # docs/rules.md 3.2
+    "doubles": {2: 8, 3: 6, 4: 6},  # docs/rules.md 4.2
 }
 TARGETS: Final[dict[str, Callable[[Game], int]]] = {
-    "moon": lambda g: 21,  # RULES.md 1.1
+    "moon": lambda g: 21,  # docs/rules.md 1.1
     "passing": lambda g: g.target,  # 101 / 61 or pagat's (checked in _check_passing_target)
-    "straight": lambda g: 250,  # RULES.md 3.10
-    "doubles": lambda g: 100,  # RULES.md 4.1
+    "straight": lambda g: 250,  # docs/rules.md 3.10
+    "doubles": lambda g: 100,  # docs/rules.md 4.1
 }
 
 
@@ -156,7 +157,7 @@ _INDEX: Final = operator.attrgetter("index")
 
 
 def round5(n: int) -> int:
-    """RULES.md 0.6: to the nearest 5, remainders 1-2 down and 3-4 up."""
+    """docs/rules.md 0.6: to the nearest 5, remainders 1-2 down and 3-4 up."""
     return 5 * ((n + 2) // 5)
 
 
@@ -369,7 +370,7 @@ class Model:
         size = HAND_SIZES[self.name][self.players]
         assert all(len(h) == size for h in hands), (
             f"deal {state.deal_number}: hand sizes {[len(h) for h in hands]}, expected {size} "
-            f"each (RULES.md deal table)"
+            f"each (docs/rules.md deal table)"
         )
         self.previous_first, self.first_actor = self.first_actor, None
         self.start_hand(state)
@@ -519,7 +520,7 @@ class _LineModel(Model):
 
 
 class PassingModel(_LineModel):
-    """RULES.md section 2 (Passing Game)."""
+    """docs/rules.md section 2 (Passing Game)."""
 
     name = "passing"
     RESERVE: ClassVar[int] = 2
@@ -528,7 +529,7 @@ class PassingModel(_LineModel):
         self.line: list[tuple[int, int]] = []
         self.passes = 0
         assert state.current_seat >= 0, "a Passing deal is never void"
-        self.expect_rotation(state.current_seat, "the starter", "RULES.md 2.3 (P11)")
+        self.expect_rotation(state.current_seat, "the starter", "docs/rules.md 2.3 (P11)")
 
     @property
     def ends(self) -> tuple[int, int] | None:
@@ -538,13 +539,13 @@ class PassingModel(_LineModel):
         hand = state.hand(state.current_seat)
         ends = self.ends
         if ends is None:
-            return tuple(Play(t) for t in hand)  # RULES.md 2.5, P4
-        actions: list[Action] = [PASS]  # RULES.md 2.5, P3
+            return tuple(Play(t) for t in hand)  # docs/rules.md 2.5, P4
+        actions: list[Action] = [PASS]  # docs/rules.md 2.5, P3
         for tile in hand:
             for end, shown in zip(("W", "E"), ends, strict=True):
                 if tile.has(shown):
                     actions.append(Play(tile, end))
-        if len(stock(state)) > self.RESERVE:  # RULES.md 2.2, P2
+        if len(stock(state)) > self.RESERVE:  # docs/rules.md 2.2, P2
             actions.append(DRAW)
         return tuple(actions)
 
@@ -561,23 +562,23 @@ class PassingModel(_LineModel):
         ends = self.ends
         end: HandEnd | None = None
         if not hands[seat] and isinstance(action, Play):
-            end = HandEnd.DOMINO  # RULES.md 2.6 a
+            end = HandEnd.DOMINO  # docs/rules.md 2.6 a
         elif (
             ends is not None
             and len(stock(after)) <= self.RESERVE
             and not any(t.has(ends[0]) or t.has(ends[1]) for h in hands for t in h)
         ):
-            end = HandEnd.BLOCKED  # RULES.md 2.6 b
+            end = HandEnd.BLOCKED  # docs/rules.md 2.6 b
         elif self.passes == self.players:
-            end = HandEnd.PASSED_OUT  # RULES.md 2.6 c
+            end = HandEnd.PASSED_OUT  # docs/rules.md 2.6 c
         points = self.hand_points(after) if end is not None else None
         self.next_or_end(before, after, next_seat(seat, self.players), end=end, points=points)
 
     def place(self, action: Play) -> None:
         tile, ends = action.tile, self.ends
         if ends is None:
-            assert action.end is None, "RULES.md X1: the opening play names no end"
-            self.line = [(tile.low, tile.high)]  # RULES.md 2.4: l at W, h at E
+            assert action.end is None, "docs/rules.md X1: the opening play names no end"
+            self.line = [(tile.low, tile.high)]  # docs/rules.md 2.4: l at W, h at E
         elif action.end == "W":
             assert tile.has(ends[0]), f"{tile} does not join {ends[0]} at W"
             self.line.insert(0, (tile.other(ends[0]), ends[0]))
@@ -586,7 +587,7 @@ class PassingModel(_LineModel):
             self.line.append((ends[1], tile.other(ends[1])))
 
     def hand_points(self, state: GameState) -> tuple[int, ...]:
-        """RULES.md 2.7: the unique lowest side scores (others' totals) - (own total)."""
+        """docs/rules.md 2.7: the unique lowest side scores (others' totals) - (own total)."""
         totals = self.side_totals(state)
         points = [0] * len(totals)
         winner = self.unique_lowest(totals)
@@ -606,14 +607,16 @@ class PassingModel(_LineModel):
 
 
 def _check_passing_target(game: Game) -> None:
-    """RULES.md 2.8 and P10: 101 for 2-3 players, 61 for 4 (gamerules); pagat's otherwise."""
+    """docs/rules.md 2.8 and P10: 101 for 2-3 players, 61 for 4 (gamerules); pagat's otherwise."""
     options = game.options()
     teams = len(game.sides) != game.num_players
     if options.get("target_rule", "gamerules") == "gamerules":
         want = 101 if game.num_players < 4 else 61
     else:
         want = 101 if game.num_players == 2 or teams else 61
-    assert game.target == want, f"{game.describe()}: target {game.target}, RULES.md 2.8: {want}"
+    assert game.target == want, (
+        f"{game.describe()}: target {game.target}, docs/rules.md 2.8: {want}"
+    )
 
 
 @dataclass
@@ -626,7 +629,7 @@ class _Arm:
 
 
 class StraightModel(_LineModel):
-    """RULES.md section 3 (Straight Dominoes)."""
+    """docs/rules.md section 3 (Straight Dominoes)."""
 
     name = "straight"
 
@@ -636,10 +639,10 @@ class StraightModel(_LineModel):
         self.empty = True
         self.played: list[Tile] = []
         assert state.current_seat >= 0, "a Straight deal is never void"
-        self.expect_rotation(state.current_seat, "the starter", "RULES.md 3.3 (S13)")
+        self.expect_rotation(state.current_seat, "the starter", "docs/rules.md 3.3 (S13)")
 
     def open_ends(self) -> dict[str, int]:
-        """End name -> the number a tile must hold to be placed there (RULES.md 3.4)."""
+        """End name -> the number a tile must hold to be placed there (docs/rules.md 3.4)."""
         if self.empty:
             return {}
         if self.spinner is None:
@@ -663,11 +666,11 @@ class StraightModel(_LineModel):
     def expected_legal(self, state: GameState) -> tuple[Action, ...] | None:
         plays = self.plays(state.hand(state.current_seat))
         if plays:
-            return tuple(plays)  # RULES.md 3.6, S6: play is compulsory
-        return (DRAW,) if stock(state) else (PASS,)  # RULES.md 3.6, S7, S8
+            return tuple(plays)  # docs/rules.md 3.6, S6: play is compulsory
+        return (DRAW,) if stock(state) else (PASS,)  # docs/rules.md 3.6, S7, S8
 
     def count(self) -> int:
-        """RULES.md 3.5: the open-end total."""
+        """docs/rules.md 3.5: the open-end total."""
         if self.spinner is None:
             return sum(arm.shows for arm in self.arms.values() if arm is not None)
         total = 2 * self.spinner if self.arms["W"] is None or self.arms["E"] is None else 0
@@ -680,7 +683,7 @@ class StraightModel(_LineModel):
         tile = action.tile
         self.played.append(tile)
         if self.empty:
-            assert action.end is None, "RULES.md X1: the opening play names no end"
+            assert action.end is None, "docs/rules.md X1: the opening play names no end"
             self.empty = False
             if tile.is_double:
                 self.spinner = tile.high  # S1: a double opener is the spinner
@@ -714,32 +717,32 @@ class StraightModel(_LineModel):
         if isinstance(action, Play):
             self.place(action)
             count = self.count()
-            if count > 0 and count % 5 == 0:  # RULES.md 3.7
+            if count > 0 and count % 5 == 0:  # docs/rules.md 3.7
                 in_play[side] = count
         hands = hands_of(after)
         end: HandEnd | None = None
         points: tuple[int, ...] | None = None
         if before.scores[side] + in_play[side] >= target:
-            # RULES.md 3.10, S12, X3: the game ends at once, nothing more is scored.
+            # docs/rules.md 3.10, S12, X3: the game ends at once, nothing more is scored.
             new = after.hand_results[len(before.hand_results) :]
             assert all(r.end == HandEnd.TARGET and not any(r.points) for r in new), new
             self.expect_scores(before, after, tuple(in_play))
             self.expect_game_over_at_target(after, target)
             return
         if isinstance(action, Play) and not hands[seat]:
-            end = HandEnd.DOMINO  # RULES.md 3.8
+            end = HandEnd.DOMINO  # docs/rules.md 3.8
             totals = self.side_totals(after)
             points = tuple(
                 round5(sum(totals) - totals[side]) if i == side else 0 for i in range(len(totals))
             )
         elif not stock(after) and not self.fits(hands):
-            end = HandEnd.BLOCKED  # RULES.md 3.8, 0.7
+            end = HandEnd.BLOCKED  # docs/rules.md 3.8, 0.7
             totals = self.side_totals(after)
             winner = self.unique_lowest(totals)
             points = tuple(
                 round5(sum(totals) - totals[i]) if i == winner else 0 for i in range(len(totals))
-            )  # RULES.md 3.9, S10
-        # RULES.md 3.6: the drawer stays on turn until a tile fits or the boneyard is empty.
+            )  # docs/rules.md 3.9, S10
+        # docs/rules.md 3.6: the drawer stays on turn until a tile fits or the boneyard is empty.
         mover = seat if isinstance(action, Draw) else next_seat(seat, self.players)
         self.next_or_end(before, after, mover, end=end, points=points, in_play=tuple(in_play))
 
@@ -763,7 +766,7 @@ class StraightModel(_LineModel):
         ends = dict(layout.ends)
         assert ends == self.open_ends(), f"open ends {ends}, model {self.open_ends()}"
         assert layout.count == (self.count() if not self.empty else 0), (
-            f"count {layout.count} of {layout}, RULES.md 3.5 gives {self.count()}"
+            f"count {layout.count} of {layout}, docs/rules.md 3.5 gives {self.count()}"
         )
         laid = [Tile(a, b) for a, b in line]
         if spinner is not None:
@@ -774,7 +777,7 @@ class StraightModel(_LineModel):
 
 
 class DoublesModel(_LineModel):
-    """RULES.md section 4 (Doubles)."""
+    """docs/rules.md section 4 (Doubles)."""
 
     name = "doubles"
     RESERVE: ClassVar[int] = 2
@@ -785,16 +788,16 @@ class DoublesModel(_LineModel):
         self.played: list[Tile] = []
         hands = hands_of(state)
         self.opening: Tile | None = None
-        for n in range(6, -1, -1):  # RULES.md 4.3: [6-6], [5-5], ... [0-0]
+        for n in range(6, -1, -1):  # docs/rules.md 4.3: [6-6], [5-5], ... [0-0]
             holders = [s for s, h in enumerate(hands) if Tile(n, n) in h]
             if holders:
                 self.opening = Tile(n, n)
                 assert state.current_seat == holders[0], (
                     f"seat {holders[0]} holds {self.opening}, the highest double, and must open "
-                    f"(RULES.md 4.3); seat {state.current_seat} is to move"
+                    f"(docs/rules.md 4.3); seat {state.current_seat} is to move"
                 )
                 return
-        # No double anywhere: a void deal, redealt (RULES.md 4.3, D8).
+        # No double anywhere: a void deal, redealt (docs/rules.md 4.3, D8).
         assert state.current_seat == CHANCE, "no hand holds a double: the deal is void"
         last = state.hand_results[-1] if state.hand_results else None
         assert last is not None and last.end == HandEnd.VOID and not any(last.points)
@@ -807,20 +810,20 @@ class DoublesModel(_LineModel):
         for tile in hand:
             for shown in {tile.high, tile.low}:
                 if self.ends[shown] and (shown in self.unlocked or tile.is_double):
-                    out.append(Play(tile, str(shown)))  # RULES.md 4.5, D12: end named by digit
+                    out.append(Play(tile, str(shown)))  # docs/rules.md 4.5, D12: end named by digit
         return out
 
     def expected_legal(self, state: GameState) -> tuple[Action, ...] | None:
         plays = self.plays(state.hand(state.current_seat))
         if plays:
-            return tuple(plays)  # RULES.md 4.6 (1), D6
-        return (DRAW,) if len(stock(state)) > self.RESERVE else (PASS,)  # RULES.md 4.6, D7
+            return tuple(plays)  # docs/rules.md 4.6 (1), D6
+        return (DRAW,) if len(stock(state)) > self.RESERVE else (PASS,)  # docs/rules.md 4.6, D7
 
     def place(self, action: Play) -> None:
         tile = action.tile
         self.played.append(tile)
         if not self.ends:
-            assert action.end is None and tile == self.opening, "RULES.md 4.3, X1"
+            assert action.end is None and tile == self.opening, "docs/rules.md 4.3, X1"
             self.ends[tile.high] = 4
             self.unlocked.add(tile.high)
             return
@@ -829,15 +832,15 @@ class DoublesModel(_LineModel):
         assert self.ends[shown] > 0 and tile.has(shown), f"{tile} has no open end {shown}"
         self.ends[shown] -= 1
         if tile.is_double:
-            self.ends[shown] += 3  # RULES.md 4.4: a double is a spinner, three new ends
+            self.ends[shown] += 3  # docs/rules.md 4.4: a double is a spinner, three new ends
             self.unlocked.add(shown)
         else:
-            assert shown in self.unlocked, f"{shown} is locked (RULES.md 4.5)"
+            assert shown in self.unlocked, f"{shown} is locked (docs/rules.md 4.5)"
             self.ends[tile.other(shown)] += 1
         self.ends = +self.ends
 
     def fits(self, hands: tuple[tuple[Tile, ...], ...]) -> bool:
-        """Whether any hand holds a tile with a legal placement (RULES.md 4.5)."""
+        """Whether any hand holds a tile with a legal placement (docs/rules.md 4.5)."""
         free = {n for n in self.ends if n in self.unlocked}
         return any(
             t.high in free or t.low in free or (t.is_double and self.ends[t.high] > 0)
@@ -854,18 +857,18 @@ class DoublesModel(_LineModel):
         points: tuple[int, ...] | None = None
         totals = self.side_totals(after)  # no partnerships in Doubles (D11): a side is a seat
         if isinstance(action, Play) and not hands[seat]:
-            end = HandEnd.DOMINO  # RULES.md 4.7
+            end = HandEnd.DOMINO  # docs/rules.md 4.7
             points = tuple(
                 sum(totals) - totals[seat] if i == seat else 0 for i in range(len(totals))
             )
         elif len(stock(after)) <= self.RESERVE and not self.fits(hands):
-            end = HandEnd.BLOCKED  # RULES.md 4.7, 4.8, D9
+            end = HandEnd.BLOCKED  # docs/rules.md 4.7, 4.8, D9
             winner = self.unique_lowest(totals)
             points = tuple(
                 sum(totals) - totals[i] if i == winner else 0 for i in range(len(totals))
             )
         if isinstance(action, Draw) and self.plays((stock(before)[0],)):
-            mover = seat  # RULES.md 4.6 (2): a drawn tile that fits is played at once
+            mover = seat  # docs/rules.md 4.6 (2): a drawn tile that fits is played at once
         else:
             mover = next_seat(seat, self.players)
         self.next_or_end(before, after, mover, end=end, points=points)
@@ -881,7 +884,7 @@ class DoublesModel(_LineModel):
 
 
 class MoonModel(Model):
-    """RULES.md section 1 (Three-Player Moon), following the pseudocode of 1.11."""
+    """docs/rules.md section 1 (Three-Player Moon), following the pseudocode of 1.11."""
 
     name = "moon"
     BIDS: ClassVar[tuple[int, ...]] = (4, 5, 6, 7, 21)
@@ -889,7 +892,7 @@ class MoonModel(Model):
     def start_hand(self, state: GameState) -> None:
         first = state.current_seat
         assert 0 <= first < 3
-        self.expect_rotation(first, "the first bidder", "RULES.md 1.4 (M4)")
+        self.expect_rotation(first, "the first bidder", "docs/rules.md 1.4 (M4)")
         self.first_actor = first
         self.turns = 0
         self.high: tuple[int, int] | None = None  # (bid, seat)
@@ -898,7 +901,7 @@ class MoonModel(Model):
         self.trick: list[tuple[int, Tile]] = []
         self.tricks = [0, 0, 0]
         self.widow = stock(state)
-        assert len(self.widow) == 1, f"the widow is one tile (RULES.md 1.2), got {self.widow}"
+        assert len(self.widow) == 1, f"the widow is one tile (docs/rules.md 1.2), got {self.widow}"
         self.bids: list[tuple[int, int | None]] = []
         self.done: list[tuple[int, tuple[tuple[int, Tile], ...], int]] = []
         self.discard: Tile | None = None
@@ -906,7 +909,7 @@ class MoonModel(Model):
     def step(self, before: GameState, seat: int, action: Action, after: GameState) -> None:
         self.act(before, seat, action, after)
 
-    # RULES.md 1.11 pseudocode.
+    # docs/rules.md 1.11 pseudocode.
     def is_trump(self, t: Tile) -> bool:
         if self.trump is None or self.trump == NO_TRUMP:
             return False
@@ -932,16 +935,17 @@ class MoonModel(Model):
         hand = state.hand(state.current_seat)
         if self.phase == "bid":
             floor = self.high[0] if self.high else 0
-            return (PASS, *(Bid(v) for v in self.BIDS if v > floor))  # RULES.md 1.5
+            return (PASS, *(Bid(v) for v in self.BIDS if v > floor))  # docs/rules.md 1.5
         if self.phase == "discard":
-            return tuple(Discard(t) for t in hand)  # RULES.md 1.6
+            return tuple(Discard(t) for t in hand)  # docs/rules.md 1.6
         if self.phase == "trump":
-            return tuple(Trump(x) for x in (*range(7), TRUMP_DOUBLES, NO_TRUMP))  # RULES.md 1.7
+            # docs/rules.md 1.7
+            return tuple(Trump(x) for x in (*range(7), TRUMP_DOUBLES, NO_TRUMP))
         if not self.trick:
-            return tuple(Play(t) for t in hand)  # RULES.md 1.9
+            return tuple(Play(t) for t in hand)  # docs/rules.md 1.9
         suit = self.led_suit(self.trick[0][1])
         following = [t for t in hand if self.follows(t, suit)]
-        return tuple(Play(t) for t in following or hand)  # RULES.md 1.10
+        return tuple(Play(t) for t in following or hand)  # docs/rules.md 1.10
 
     def act(self, before: GameState, seat: int, action: Action, after: GameState) -> None:
         want = list(hands_of(before))
@@ -957,7 +961,7 @@ class MoonModel(Model):
                     self.expect_game_end(before, after, None, "void deal (M3, X5)")
                     return
                 self.phase = "discard"
-                want[self.high[1]] += self.widow  # RULES.md 1.6 (1)
+                want[self.high[1]] += self.widow  # docs/rules.md 1.6 (1)
                 self.expect_next(after, self.high[1])
             else:
                 self.expect_next(after, next_seat(seat, 3))
@@ -971,7 +975,7 @@ class MoonModel(Model):
             assert isinstance(action, Trump)
             self.trump = action.suit
             self.phase = "play"
-            self.expect_next(after, seat)  # RULES.md 1.9: the bidder leads
+            self.expect_next(after, seat)  # docs/rules.md 1.9: the bidder leads
         else:
             assert isinstance(action, Play)
             want[seat] = without(want[seat], action.tile)
@@ -1021,7 +1025,7 @@ class MoonModel(Model):
         )[0]
 
     def score(self, before: GameState, after: GameState) -> None:
-        """RULES.md 1.12 and 1.13."""
+        """docs/rules.md 1.12 and 1.13."""
         assert self.high is not None
         contract, bidder = self.high
         made = self.tricks[bidder] == 7 if contract == 21 else self.tricks[bidder] >= contract
@@ -1029,13 +1033,13 @@ class MoonModel(Model):
             (contract if made else -contract) if s == bidder else self.tricks[s] for s in range(3)
         )
         self.expect_hand_end(before, after, HandEnd.TRICKS, points)
-        winner = bidder if contract == 21 and made else None  # RULES.md 1.13 (1), M15
+        winner = bidder if contract == 21 and made else None  # docs/rules.md 1.13 (1), M15
         self.expect_game_end(before, after, winner, f"contract {contract} by seat {bidder}")
 
     def expect_game_end(
         self, before: GameState, after: GameState, winner: int | None, what: str
     ) -> None:
-        """RULES.md 1.13 at the end of a deal: no deal count ends the game (docs/rules.md 7.2).
+        """docs/rules.md 1.13 at the end of a deal: no deal count ends the game (docs/rules.md 7.2).
 
         ``winner`` is the bidder of a made 21, who wins whatever the scores.
         """
@@ -1047,11 +1051,11 @@ class MoonModel(Model):
         outcome = after.outcome()
         if winner is None:
             assert outcome is None and after.current_seat == CHANCE, (
-                f"{what}: scores {scores}, nobody wins yet (RULES.md 1.13), got {outcome}"
+                f"{what}: scores {scores}, nobody wins yet (docs/rules.md 1.13), got {outcome}"
             )
         else:
             assert outcome is not None and outcome.winner == winner, (
-                f"{what}: scores {scores}, seat {winner} wins (RULES.md 1.13), got {outcome}"
+                f"{what}: scores {scores}, seat {winner} wins (docs/rules.md 1.13), got {outcome}"
             )
             assert after.current_seat == TERMINAL
 
@@ -1136,7 +1140,8 @@ def check_legal(state: GameState, model: Model | None) -> tuple[Action, ...]:
 
 
 def check_observations(state: GameState, table: Table, model: Model) -> None:
-    """Each seat sees exactly its own hand and nothing hidden (RULES.md 'What each player sees')."""
+    """Each seat sees exactly its own hand and nothing hidden (docs/rules.md 'What each player
+    sees')."""
     public = set(table.played)
     current = state.current_seat
     for seat in range(state.game.num_players):
@@ -1276,7 +1281,8 @@ def check_end(
 
 
 def test_configurations_cover_the_registry() -> None:
-    """Each registered game yields at least one configuration, with the players RULES.md fixes."""
+    """Each registered game yields at least one configuration, with the players docs/rules.md
+    fixes."""
     assert {c.name for c in CONFIGS} == set(GAMES)
     for config in CONFIGS:
         assert config.name in MODELS, f"no model of {config.name} in this test module"
@@ -1289,11 +1295,11 @@ def test_configurations_cover_the_registry() -> None:
         counts = sorted({c.game.num_players for c in CONFIGS if c.name == name})
         assert counts == sorted(HAND_SIZES[name]), f"{name}: player counts {counts}"
     teams = {c.name for c in CONFIGS if len(c.game.sides) != c.game.num_players}
-    # RULES.md 2.1 and 3.1 allow partnerships; D11: Doubles has none; Moon is 3 players alone.
+    # docs/rules.md 2.1 and 3.1 allow partnerships; D11: Doubles has none; Moon is 3 players alone.
     assert teams == {"passing", "straight"} & set(GAMES), f"partnership games: {teams}"
     for config in CONFIGS:
         if len(config.game.sides) != config.game.num_players:
-            assert config.game.sides == ((0, 2), (1, 3)), "RULES.md 0.2: A+C against B+D"
+            assert config.game.sides == ((0, 2), (1, 3)), "docs/rules.md 0.2: A+C against B+D"
 
 
 @pytest.mark.slow
@@ -1353,7 +1359,7 @@ def test_conservation_check_catches_a_lost_tile() -> None:
 
 
 def test_score_check_catches_a_wrong_formula() -> None:
-    """Seat 0 goes out against 1-0 and 2-0: RULES.md 2.7 gives it 3 - 0 = 3 points."""
+    """Seat 0 goes out against 1-0 and 2-0: docs/rules.md 2.7 gives it 3 - 0 = 3 points."""
     config = _passing_config()
     rest = [t for t in DOUBLE_SIX if str(t) not in ("6-5", "1-0", "2-0", "6-4")]
     before = config.game.from_position(

@@ -1,4 +1,4 @@
-"""Three-Player Moon: one scenario per rule of RULES.md section 1 and per row of 5.1 (M1-M19).
+"""Three-Player Moon: one scenario per rule of docs/rules.md section 1 and per row of 5.1 (M1-M19).
 
 Positions are built explicitly with ``MoonGame.from_position`` so each test shows the tiles it is
 about. Helpers build the two shapes used most: a trick being followed (``follow``) and a last
@@ -172,7 +172,7 @@ def random_states(games: int, seed: int = 0) -> list[MoonState]:
     return states
 
 
-# -- the game and the deal: RULES.md 1.1, 1.2, 1.4, 0.3 -------------------------------------
+# -- the game and the deal: docs/rules.md 1.1, 1.2, 1.4, 0.3 -------------------------------------
 
 
 def test_game_configuration() -> None:
@@ -188,14 +188,15 @@ def test_game_configuration() -> None:
 
 
 def test_the_22_tiles_drop_every_blank_but_0_0() -> None:
-    """RULES.md 1.1 and M18: 'zero set removed' keeps 0-0 only."""
+    """docs/rules.md 1.1 and M18: 'zero set removed' keeps 0-0 only."""
     assert len(MOON_TILES) == 22
     assert T("0-0") in MOON_TILES
     assert [t for t in DOUBLE_SIX if t not in MOON_TILES] == [T(f"{n}-0") for n in range(1, 7)]
 
 
 def test_deal_gives_seven_each_round_robin_and_one_widow() -> None:
-    """RULES.md 1.2 and 0.3: seven each, dealt one at a time from seat 0; the last is the widow."""
+    """docs/rules.md 1.2 and 0.3: seven each, dealt one at a time from seat 0; the last is the
+    widow."""
     state = GAME.new_game(seed=42)
     order = shuffled(MOON_TILES, 42, 0)
     hands, rest = deal_round_robin(order, 3, 7)
@@ -207,7 +208,7 @@ def test_deal_gives_seven_each_round_robin_and_one_widow() -> None:
 
 
 def test_opener_is_random_from_the_seed_or_given() -> None:
-    """RULES.md 1.4: deal 1's first bidder is random (from the seed)."""
+    """docs/rules.md 1.4: deal 1's first bidder is random (from the seed)."""
     for seed in range(6):
         state = GAME.new_game(seed)
         assert state.opener == state.current_seat == first_seat(seed, 3)
@@ -217,7 +218,7 @@ def test_opener_is_random_from_the_seed_or_given() -> None:
 
 
 def test_a_seeded_game_is_reproducible() -> None:
-    """DESIGN.md decision 4: (game, seed, actions) replays a match exactly."""
+    """docs/decisions.md, decision 4: (game, seed, actions) replays a match exactly."""
 
     def play(seed: int) -> MoonState:
         rng = random.Random(seed)
@@ -239,7 +240,7 @@ def test_a_seeded_game_is_reproducible() -> None:
     assert [str(e) for e in play(12).history] != [str(e) for e in first.history]
 
 
-# -- bidding: RULES.md 1.5, M5 ---------------------------------------------------------------
+# -- bidding: docs/rules.md 1.5, M5 ---------------------------------------------------------------
 
 
 def test_opener_may_bid_anything_or_pass() -> None:
@@ -256,7 +257,9 @@ def test_opener_may_bid_anything_or_pass() -> None:
 def test_bids_must_be_higher_than_every_earlier_bid() -> None:
     state = bidding([6])
     assert texts(state.legal_actions()) == ["bid 7", "bid 21", "pass"]
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.5: bids must be higher than 6"):
+    with pytest.raises(
+        IllegalActionError, match=r"docs/rules\.md 1\.5: bids must be higher than 6"
+    ):
         state.apply(Bid(6))
     with pytest.raises(IllegalActionError, match="higher than 6"):
         state.apply(Bid(4))
@@ -281,12 +284,14 @@ def test_after_a_7_the_only_bid_left_is_21() -> None:
 
 def test_a_bid_outside_4_to_7_and_21_is_refused() -> None:
     for value in (3, 8, 20, 22):
-        with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.5: a bid is 4, 5, 6, 7 or 21"):
+        with pytest.raises(
+            IllegalActionError, match=r"docs/rules\.md 1\.5: a bid is 4, 5, 6, 7 or 21"
+        ):
             bidding().apply(Bid(value))
 
 
 def test_the_opener_may_bid_21_and_it_ends_the_bidding_at_once() -> None:
-    """RULES.md 1.5 and M5: the others get no turn."""
+    """docs/rules.md 1.5 and M5: the others get no turn."""
     state = bidding(opener=1).apply(Bid(21))
     assert state.bids == ((1, 21),)
     assert (state.bidder, state.contract) == (1, 21)
@@ -311,7 +316,7 @@ def test_each_player_bids_once_and_the_highest_bid_wins() -> None:
 def test_only_bid_or_pass_during_the_bidding() -> None:
     with pytest.raises(IllegalActionError, match="during the bidding the only actions"):
         bidding().apply(Play(T("6-6")))
-    with pytest.raises(IllegalActionError, match=r"RULES\.md X6"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md X6"):
         bidding().apply(DEAL)
 
 
@@ -326,7 +331,7 @@ def test_three_passes_void_the_deal() -> None:
     (result,) = state.hand_results
     assert (result.deal, result.end, result.points) == (2, HandEnd.VOID, (0, 0, 0))
     assert state.scores == (5, -2, 3)
-    with pytest.raises(IllegalActionError, match=r"RULES\.md X6: between hands"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md X6: between hands"):
         state.apply(PASS)
     dealt = state.apply(DEAL)
     assert dealt.history[-1] == LogEntry(CHANCE, DEAL)
@@ -337,7 +342,7 @@ def test_three_passes_void_the_deal() -> None:
 
 
 def test_opener_moves_one_seat_every_deal_void_deals_included() -> None:
-    """RULES.md 1.4 and M4: 1 -> 2 (void) -> 0 (void) -> 1 (after a played hand) -> 2."""
+    """docs/rules.md 1.4 and M4: 1 -> 2 (void) -> 0 (void) -> 1 (after a played hand) -> 2."""
     state = GAME.new_game(seed=3, first_seat=1)
     seen = [state.opener]
     for _ in range(2):
@@ -361,7 +366,7 @@ def test_a_void_deal_during_a_tie_at_21_goes_on() -> None:
     assert (dealt.scores, dealt.opener, dealt.phase) == ((21, 21, 15), 0, Phase.BIDDING)
 
 
-# -- widow and discard: RULES.md 1.6, M1, M2 --------------------------------------------------
+# -- widow and discard: docs/rules.md 1.6, M1, M2 --------------------------------------------------
 
 
 def test_the_bidder_picks_up_the_widow_and_holds_8() -> None:
@@ -381,7 +386,7 @@ def test_the_discard_comes_before_trumps_and_may_be_any_of_the_8() -> None:
     assert texts(state.legal_actions()) == [
         f"discard {t}" for t in sorted(T(x) for x in [*HANDS[1], WIDOW])
     ]
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.6: seat 1 must first discard"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md 1\.6: seat 1 must first discard"):
         state.apply(Trump(5))
     kept = state.apply(Discard(T(WIDOW)))
     assert kept.hand(1) == tuple(T(t) for t in HANDS[1])
@@ -392,14 +397,14 @@ def test_the_discard_comes_before_trumps_and_may_be_any_of_the_8() -> None:
 
 def test_a_discard_of_a_tile_not_held_is_refused() -> None:
     state = run(bidding(), "pass", "bid 5", "pass")
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.6: seat 1 holds no 6-6"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md 1\.6: seat 1 holds no 6-6"):
         state.apply(Discard(T("6-6")))
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.5: the bidding is over"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md 1\.5: the bidding is over"):
         state.apply(Bid(7))
 
 
 def test_the_discard_is_hidden_from_the_other_seats() -> None:
-    """RULES.md 1.6 and 1.14: only the bidder knows its discard."""
+    """docs/rules.md 1.6 and 1.14: only the bidder knows its discard."""
     state = run(bidding(), "pass", "bid 5", "pass", "discard 5-5", "trump 6")
     mine = state.observe(1)
     assert mine.discard == T("5-5")
@@ -413,7 +418,7 @@ def test_the_discard_is_hidden_from_the_other_seats() -> None:
     assert state.history[-2] == LogEntry(1, Discard(T("5-5")))
 
 
-# -- trumps: RULES.md 1.7, M10, M11 ------------------------------------------------------------
+# -- trumps: docs/rules.md 1.7, M10, M11 -----------------------------------------------------------
 
 
 def test_nine_trump_choices_then_the_bidder_leads() -> None:
@@ -423,7 +428,7 @@ def test_nine_trump_choices_then_the_bidder_leads() -> None:
         "trump doubles",
         "trump none",
     ]
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.7"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md 1\.7"):
         state.apply(Play(T("5-5")))
     for choice in ("0", "doubles", "none"):
         after = run(state, f"trump {choice}")
@@ -450,15 +455,15 @@ def test_trump_0_makes_only_0_0_a_trump() -> None:
     ],
 )
 def test_which_tiles_are_trumps(tile: str, trump: int, expected: bool) -> None:
-    """RULES.md 1.8."""
+    """docs/rules.md 1.8."""
     assert is_trump(T(tile), trump) is expected
 
 
-# -- leading and following: RULES.md 1.9, 1.10, M6, M7, M19 -----------------------------------
+# -- leading and following: docs/rules.md 1.9, 1.10, M6, M7, M19 -----------------------------------
 
 
 def test_the_suit_led_is_the_higher_end_or_the_double_s_number_or_trump() -> None:
-    """RULES.md 1.9 and M6."""
+    """docs/rules.md 1.9 and M6."""
     assert led_suit(T("5-3"), NO_TRUMP) == 5
     assert led_suit(T("3-3"), NO_TRUMP) == 3
     assert led_suit(T("5-3"), 3) == TRUMP_LED
@@ -467,7 +472,7 @@ def test_the_suit_led_is_the_higher_end_or_the_double_s_number_or_trump() -> Non
 
 
 def test_the_leader_may_lead_any_tile() -> None:
-    """RULES.md 1.9 and M19: no trump lead required."""
+    """docs/rules.md 1.9 and M19: no trump lead required."""
     state = run(bidding(), "pass", "bid 5", "pass", "discard 6-5", "trump 6")
     assert texts(state.legal_actions()) == [f"play {t}" for t in HANDS[1]]
 
@@ -476,7 +481,7 @@ def test_trump_led_must_be_followed_with_a_trump() -> None:
     state = follow(6, "6-4", ["6-1", "5-5", "2-1"])
     assert texts(state.legal_actions()) == ["play 6-1"]
     with pytest.raises(
-        IllegalActionError, match=r"RULES\.md 1\.10: trump was led and you hold 6-1"
+        IllegalActionError, match=r"docs/rules\.md 1\.10: trump was led and you hold 6-1"
     ):
         state.apply(Play(T("5-5")))
 
@@ -502,13 +507,13 @@ def test_the_lower_end_follows_suit_too() -> None:
 
 
 def test_only_the_higher_end_of_the_lead_names_the_suit() -> None:
-    """RULES.md 1.9: 5-3 leads fives, so a 3 in hand does not have to follow."""
+    """docs/rules.md 1.9: 5-3 leads fives, so a 3 in hand does not have to follow."""
     state = follow(NO_TRUMP, "5-3", ["3-1", "4-2", "3-3"])
     assert len(state.legal_actions()) == 3
 
 
 def test_a_trump_holding_the_led_number_does_not_follow_and_cannot_be_forced() -> None:
-    """RULES.md 1.10: with 6 trump, 6-5 is a trump, not a 5."""
+    """docs/rules.md 1.10: with 6 trump, 6-5 is a trump, not a 5."""
     free = follow(6, "5-3", ["6-5", "4-1", "2-2"])
     assert len(free.legal_actions()) == 3
     forced = follow(6, "5-3", ["6-5", "5-1", "2-2"])
@@ -516,14 +521,14 @@ def test_a_trump_holding_the_led_number_does_not_follow_and_cannot_be_forced() -
     with pytest.raises(IllegalActionError) as caught:
         forced.apply(Play(T("6-5")))
     assert caught.value.rule == (
-        "RULES.md 1.10: a 5 was led and you hold 5-1, which follows suit; "
+        "docs/rules.md 1.10: a 5 was led and you hold 5-1, which follows suit; "
         "6-5 is a trump, so it does not count as a 5"
     )
     assert caught.value.legal == ("play 5-1",)
 
 
 def test_doubles_as_trumps_leave_their_number_suits() -> None:
-    """RULES.md 1.8 and M10: 5-5 is a trump, so it neither follows nor must be played on 5s."""
+    """docs/rules.md 1.8 and M10: 5-5 is a trump, so it neither follows nor must be played on 5s."""
     state = follow("doubles", "5-3", ["5-5", "4-1", "2-1"])
     assert len(state.legal_actions()) == 3
     state = follow("doubles", "5-5", ["6-5", "4-4", "2-1"])
@@ -533,17 +538,17 @@ def test_doubles_as_trumps_leave_their_number_suits() -> None:
 
 def test_a_play_must_be_a_held_tile_without_an_end() -> None:
     state = follow(6, "6-4", ["6-1", "5-5", "2-1"])
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.10: seat 1 does not hold 6-6"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md 1\.10: seat 1 does not hold 6-6"):
         state.apply(Play(T("6-6")))
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 0\.4"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md 0\.4"):
         state.apply(Play(T("6-1"), "E"))
     with pytest.raises(IllegalActionError, match="the only action is 'play TILE'"):
         state.apply(Trump(6))
-    with pytest.raises(IllegalActionError, match=r"RULES\.md 1\.5: the bidding is over"):
+    with pytest.raises(IllegalActionError, match=r"docs/rules\.md 1\.5: the bidding is over"):
         state.apply(PASS)
 
 
-# -- who wins a trick: RULES.md 1.11, M8, M9, M12 -------------------------------------------------
+# -- who wins a trick: docs/rules.md 1.11, M8, M9, M12 ---------------------------------------------
 
 
 def plays(*tiles: str) -> list[tuple[int, Tile]]:
@@ -576,7 +581,7 @@ def test_trick_winner(tiles: tuple[str, str, str], trump: int, winner: int) -> N
 
 
 def test_the_trick_winner_takes_it_and_leads_the_next() -> None:
-    """RULES.md 1.9."""
+    """docs/rules.md 1.9."""
     state = follow(NO_TRUMP, "5-3", ["6-5", "4-4", "2-1"])
     state = state.apply(Play(T("6-5")))
     state = state.apply(state.legal_actions()[0])
@@ -586,7 +591,7 @@ def test_the_trick_winner_takes_it_and_leads_the_next() -> None:
     assert state.trick == ()
 
 
-# -- scoring a hand: RULES.md 1.12, M13, M14, M17 ----------------------------------------------
+# -- scoring a hand: docs/rules.md 1.12, M13, M14, M17 ---------------------------------------------
 
 
 def test_all_seven_tricks_are_played_after_the_contract_is_made() -> None:
@@ -599,7 +604,7 @@ def test_all_seven_tricks_are_played_after_the_contract_is_made() -> None:
 
 
 def test_a_made_contract_scores_the_bid_and_extra_tricks_are_worth_nothing() -> None:
-    """RULES.md 1.12 and M14: the opponents score their tricks too."""
+    """docs/rules.md 1.12 and M14: the opponents score their tricks too."""
     state = finish(last_trick(("6-6", "5-1", "4-1"), leader=0, won=[4, 1, 1], scores=[2, 3, 4]))
     (result,) = state.hand_results
     assert (result.end, result.points) == (HandEnd.TRICKS, (4, 1, 1))
@@ -609,7 +614,7 @@ def test_a_made_contract_scores_the_bid_and_extra_tricks_are_worth_nothing() -> 
 
 
 def test_a_failed_contract_costs_the_bid_and_scores_can_go_negative() -> None:
-    """RULES.md 1.12, M14 and M17."""
+    """docs/rules.md 1.12, M14 and M17."""
     state = finish(
         last_trick(("5-1", "6-6", "4-1"), leader=1, won=[4, 1, 1], contract=5, scores=[2, 0, 0])
     )
@@ -650,7 +655,7 @@ def test_a_failed_21_costs_21_and_the_opponents_still_score() -> None:
     assert state.scores == (1, 0, -21) and state.current_seat == CHANCE
 
 
-# -- end of the game: RULES.md 1.13, M16 -------------------------------------------------------
+# -- end of the game: docs/rules.md 1.13, M16 ------------------------------------------------------
 
 
 def test_a_unique_highest_score_of_21_or_more_wins() -> None:
@@ -668,7 +673,7 @@ def test_an_opponent_can_win_on_the_tricks_it_took() -> None:
 
 
 def test_a_tie_at_21_or_more_plays_on_until_one_is_highest() -> None:
-    """RULES.md 1.13 and M16: 21-21-21 plays another hand; a later hand decides it."""
+    """docs/rules.md 1.13 and M16: 21-21-21 plays another hand; a later hand decides it."""
     tied = finish(last_trick(("6-6", "5-1", "4-1"), leader=0, won=[3, 2, 1], scores=[17, 19, 20]))
     assert tied.scores == (21, 21, 21)
     assert tied.current_seat == CHANCE and tied.outcome() is None
@@ -690,7 +695,7 @@ def test_two_players_tied_at_21_or_more_above_a_third_play_on() -> None:
     assert state.current_seat == CHANCE and state.outcome() is None
 
 
-# -- what each player sees: RULES.md 1.14 ------------------------------------------------------
+# -- what each player sees: docs/rules.md 1.14 -----------------------------------------------------
 
 
 def test_the_observation_holds_the_public_state_and_the_own_hand() -> None:
@@ -721,7 +726,7 @@ def test_the_observation_holds_the_public_state_and_the_own_hand() -> None:
 
 
 def test_observations_never_show_other_hands_or_the_widow() -> None:
-    """RULES.md 1.14 over every state of a few random games."""
+    """docs/rules.md 1.14 over every state of a few random games."""
     for state in random_states(12):
         played = [t for trick in state.tricks for _, t in trick.plays]
         widow_hidden = state.widow not in [*played, *(t for _, t in state.trick)]
@@ -816,7 +821,7 @@ def test_from_position_names_the_bad_field(change: dict[str, Any], message: str)
 
 
 def test_from_position_checks_hand_sizes_for_the_phase() -> None:
-    """After the auction the bidder holds 8 tiles until it discards (RULES.md 1.6)."""
+    """After the auction the bidder holds 8 tiles until it discards (docs/rules.md 1.6)."""
     picked = [[*HANDS[0], WIDOW], HANDS[1], HANDS[2]]
     state = GAME.from_position(hands=picked, bids=[4, None, None], boneyard=WIDOW)
     assert (state.phase, state.current_seat, state.widow) == (Phase.DISCARD, 0, T(WIDOW))
@@ -853,7 +858,8 @@ def test_from_position_checks_the_tricks() -> None:
 
 
 def test_from_position_refuses_a_revoke() -> None:
-    """RULES.md 1.10: a recorded trick where a seat failed to follow while able is impossible."""
+    """docs/rules.md 1.10: a recorded trick where a seat failed to follow while able is
+    impossible."""
     start = run(bidding(), "pass", "bid 5", "pass", "discard 6-5", "trump 6")
     pos = position_of(start)
     # Seat 1 leads 5-5; seat 2 holds 5-3 and 5-4 but "plays" 1-1; seat 0 follows with 5-2.
@@ -912,7 +918,7 @@ def test_greedy_beats_random_players() -> None:
     assert wins >= 20, f"greedy won {wins} of {games} (chance is 10)"
 
 
-# -- the deal limit: docs/rules.md 7.2 (RULES.md is silent on a game nobody can win) ------------
+# -- the deal limit: docs/rules.md 7.2 (docs/rules.md is silent on a game nobody can win) ----------
 
 
 def at_last_trick(game: MoonGame, scores: list[int], deal: int) -> MoonState:
@@ -963,7 +969,7 @@ def test_the_retired_deal_limit_option_is_refused_with_its_replacement_named() -
     for value in (50, -1, True):
         with pytest.raises(GameOptionError, match="'deal_limit' is retired") as info:
             make_game("moon", deal_limit=value)
-        assert "max_deals" in str(info.value) and "RULES.md 1.13" in str(info.value)
+        assert "max_deals" in str(info.value) and "docs/rules.md 1.13" in str(info.value)
     with pytest.raises(TypeError):
         MoonGame(deal_limit=3)  # type: ignore[call-arg]
 

@@ -1,4 +1,5 @@
-"""The canonical text of tiles and actions (DESIGN.md decision 5, RULES.md 0.1, 0.4, X1, D12).
+"""The canonical text of tiles and actions (docs/decisions.md: decision 5;
+docs/rules.md 0.1, 0.4, X1, D12).
 
 Bots send actions as text and match records store them as text, so ``parse`` and ``str`` must
 round-trip exactly, and anything else must fail with :class:`InvalidActionError` (a
@@ -39,7 +40,7 @@ from domino_arena.sdk.rules.actions import LINE_ENDS, sort_actions
 from domino_arena.sdk.rules.tiles import format_tiles
 
 DIGIT_ENDS = tuple("0123456")
-"""Doubles names an end by the number it shows (RULES.md D12)."""
+"""Doubles names an end by the number it shows (docs/rules.md D12)."""
 
 tiles = st.sampled_from(DOUBLE_SIX)
 

@@ -1,4 +1,4 @@
-"""Scenario tests of the Passing Game engine against RULES.md section 2 and rows P1-P12 of 5.2.
+"""Scenario tests of the Passing Game engine against docs/rules.md section 2 and rows P1-P12 of 5.2.
 
 Most tests build an explicit position with ``PassingGame.from_position`` so each rule is seen in
 isolation; the rest play seeded games. Test names carry the rule they pin.
@@ -301,7 +301,7 @@ def test_illegal_actions_name_the_rule_and_list_the_legal_ones(text: str, rule: 
 
 
 @pytest.mark.parametrize(
-    ("text", "rule"), [("play 0-0 E", "RULES.md 2.5"), ("pass", "RULES.md X6")]
+    ("text", "rule"), [("play 0-0 E", "docs/rules.md 2.5"), ("pass", "docs/rules.md X6")]
 )
 def test_every_rejection_cites_rules_md(text: str, rule: str) -> None:
     """The reason a bot reads names the rule broken, as every other rejection does."""

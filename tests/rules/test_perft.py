@@ -4,7 +4,7 @@ Each ``tests/rules/data/<game>.perft.json`` lists positions (``Game.from_positio
 arguments) with the number of action sequences of each depth from there, as python-chess keeps
 perft data. Two implementations must reproduce every number: the engine (through
 ``sdk/rules/perft.py``) and ``tests.rules.brute.<game>.perft``, which re-implements move
-generation from RULES.md without the engine's game modules. On a mismatch the message gives the
+generation from docs/rules.md without the engine's game modules. On a mismatch the message gives the
 engine's per-action breakdown (``divide``) so the wrong branch is found at once.
 """
 

@@ -1,4 +1,5 @@
-"""Straight Dominoes: each rule of RULES.md section 3 and each row S1-S14, from explicit positions.
+"""Straight Dominoes: each rule of docs/rules.md section 3 and each row S1-S14, from explicit
+positions.
 
 Each test builds the position it talks about with ``StraightGame.from_position``; tiles a test
 does not name go to the end of the boneyard (or into one hand when the boneyard must be empty).
@@ -137,7 +138,7 @@ def test_bad_options_are_refused(players: int, partnerships: bool) -> None:
 
 @pytest.mark.parametrize(("players", "boneyard"), [(2, 14), (3, 7), (4, 0)])
 def test_deal_sizes(players: int, boneyard: int) -> None:
-    """RULES.md 3.2: seven tiles each; the rest is the boneyard, all of it drawable (S8)."""
+    """docs/rules.md 3.2: seven tiles each; the rest is the boneyard, all of it drawable (S8)."""
     state = StraightGame(players=players).new_game(seed=3)
     assert [len(h) for h in state.hands] == [7] * players
     assert len(state.boneyard) == boneyard
@@ -164,7 +165,7 @@ def test_round5_table(n: int, expected: int) -> None:
     [(Fraction(5, 2), 5), (Fraction(15, 2), 10), (Fraction(25, 2), 15), (2.5, 5), (12.5, 15)],
 )
 def test_round5_rounds_half_up(n: Fraction | float, expected: int) -> None:
-    """RULES.md 0.6: a halfway value, impossible with whole pips, rounds up [CHOICE]."""
+    """docs/rules.md 0.6: a halfway value, impossible with whole pips, rounds up [CHOICE]."""
     assert round5(n) == expected
 
 
@@ -258,7 +259,7 @@ def test_north_and_south_open_once_west_and_east_hold_a_tile() -> None:
 def test_count(
     line: tuple[str, ...], spinner: int | None, arms: dict[str, list[str]], count: int
 ) -> None:
-    """RULES.md 3.5, S3, X2."""
+    """docs/rules.md 3.5, S3, X2."""
     assert layout(line, spinner, **arms).count == count
 
 
@@ -277,17 +278,19 @@ def test_the_starter_opens_with_any_tile_naming_no_end() -> None:
     hand = ["6-4", "5-5", "2-1"]
     state = position(TWO, [hand, ["3-3"]], seat=0)
     assert state.legal_actions() == tuple(sorted((play(t) for t in hand), key=lambda a: a.sort_key))
-    assert "RULES.md X1" in rule_of(state, play("6-4", "W"))
-    assert "RULES.md 3.3" in rule_of(state, DRAW)
-    assert "RULES.md 3.3" in rule_of(state, PASS)
+    assert "docs/rules.md X1" in rule_of(state, play("6-4", "W"))
+    assert "docs/rules.md 3.3" in rule_of(state, DRAW)
+    assert "docs/rules.md 3.3" in rule_of(state, PASS)
 
 
 def test_play_is_compulsory() -> None:
     """S6: holding a tile that fits, a seat must play even with tiles to draw."""
     state = position(TWO, [["4-0", "6-6"], ["5-5"]], line=("2-4",))
     assert state.legal_actions() == (play("4-0", "E"),)
-    assert rule_of(state, DRAW) == "RULES.md 3.6 (S6): you hold 4-0, which fits E; you must play"
-    assert "RULES.md 3.6 (S6)" in rule_of(state, PASS)
+    assert (
+        rule_of(state, DRAW) == "docs/rules.md 3.6 (S6): you hold 4-0, which fits E; you must play"
+    )
+    assert "docs/rules.md 3.6 (S6)" in rule_of(state, PASS)
 
 
 def test_every_fitting_end_is_a_separate_play() -> None:
@@ -306,7 +309,7 @@ def test_north_and_south_need_west_and_east_in_play() -> None:
     assert state.legal_actions() == (play("5-1", "E"),)
     assert (
         rule_of(state, play("5-1", "N"))
-        == "RULES.md 3.4: N and S open only after W and E each hold a tile"
+        == "docs/rules.md 3.4: N and S open only after W and E each hold a tile"
     )
     after = state.apply(play("5-1", "E"))
     assert after.layout.north_south_open
@@ -321,11 +324,11 @@ def test_there_is_no_north_before_a_spinner() -> None:
 @pytest.mark.parametrize(
     ("action", "rule"),
     [
-        (play("6-6", "E"), "RULES.md 3.6: seat 0 does not hold 6-6"),
-        (play("4-0"), "RULES.md 0.4: every play after the opening names its end"),
-        (play("3-1", "W"), "RULES.md 3.4: 3-1 does not match the 2 showing at W"),
-        (Bid(5), "RULES.md 0.4: only play, draw and pass are actions of Straight Dominoes"),
-        (DEAL, "RULES.md X6: 'deal' is the chance step between hands, never a seat's action"),
+        (play("6-6", "E"), "docs/rules.md 3.6: seat 0 does not hold 6-6"),
+        (play("4-0"), "docs/rules.md 0.4: every play after the opening names its end"),
+        (play("3-1", "W"), "docs/rules.md 3.4: 3-1 does not match the 2 showing at W"),
+        (Bid(5), "docs/rules.md 0.4: only play, draw and pass are actions of Straight Dominoes"),
+        (DEAL, "docs/rules.md X6: 'deal' is the chance step between hands, never a seat's action"),
     ],
 )
 def test_illegal_actions_name_the_rule(action: Action, rule: str) -> None:
@@ -343,7 +346,7 @@ def test_between_hands_only_the_deal_is_legal() -> None:
     ended = state.apply(play("5-0", "S"))
     assert ended.current_seat == CHANCE
     assert ended.legal_actions() == (DEAL,)
-    assert "RULES.md X6" in rule_of(ended, PASS)
+    assert "docs/rules.md X6" in rule_of(ended, PASS)
 
 
 # -- drawing and passing (3.6, S7, S8) ---------------------------------------------------------
@@ -395,7 +398,7 @@ def test_draw_until_the_boneyard_is_empty_then_pass() -> None:
     assert state.current_seat == 0
     assert state.legal_actions() == (PASS,)
     assert rule_of(state, DRAW) == (
-        "RULES.md 3.6: nothing fits and the boneyard is empty; you must pass"
+        "docs/rules.md 3.6: nothing fits and the boneyard is empty; you must pass"
     )
     state = state.apply(PASS)
     assert state.current_seat == 1
@@ -405,7 +408,7 @@ def test_draw_until_the_boneyard_is_empty_then_pass() -> None:
 def test_no_pass_while_tiles_remain_to_draw() -> None:
     state = position(TWO, [["6-6"], ["4-0"]], line=("2-4",), boneyard=["1-1", "6-5"], rest=1)
     assert rule_of(state, PASS) == (
-        "RULES.md 3.6 (S7): nothing fits and the boneyard holds 2 tiles; you must draw"
+        "docs/rules.md 3.6 (S7): nothing fits and the boneyard holds 2 tiles; you must draw"
     )
 
 

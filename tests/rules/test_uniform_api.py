@@ -1,7 +1,7 @@
 """The API the four games share: the tile reader, opener and phase, explicit later deals,
 hand results with winners and in-play points, open ends, and the option error (issue 8).
 
-The hand results are worked out by hand from RULES.md in each test's comment.
+The hand results are worked out by hand from docs/rules.md in each test's comment.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_line_game_phases_follow_the_seat_to_move() -> None:
     assert play(won, "play 6-5 E").phase is Phase.OVER
 
 
-# -- explicit later deals (RULES.md 0.3) --------------------------------------------------------
+# -- explicit later deals (docs/rules.md 0.3) ------------------------------------------------------
 
 
 def _two_deals(state: GameState, end: str, shuffle: list[Tile], players: int, size: int) -> None:
@@ -184,7 +184,8 @@ def test_deals_past_the_list_come_from_the_seed_and_a_bad_shuffle_is_refused() -
 
 
 def test_passing_result_names_the_unique_lowest_side() -> None:
-    # RULES.md 2.7: seat 0 goes out (0 pips), seat 1 holds 1-0 (1 pip): side 0 scores 1 - 0 = 1.
+    # docs/rules.md 2.7: seat 0 goes out (0 pips), seat 1 holds 1-0 (1 pip): side 0 scores
+    # 1 - 0 = 1.
     state = PassingGame().from_position(
         hands=[["6-5"], ["1-0"]], boneyard=rest("6-5", "1-0", "5-5"), line=["5-5"]
     )
@@ -194,7 +195,7 @@ def test_passing_result_names_the_unique_lowest_side() -> None:
 
 
 def test_passing_tie_for_lowest_has_no_winner() -> None:
-    # RULES.md 2.7, P8: going out (0) ties the 0-0 (0): nobody scores, nobody wins.
+    # docs/rules.md 2.7, P8: going out (0) ties the 0-0 (0): nobody scores, nobody wins.
     state = PassingGame().from_position(
         hands=[["6-5"], ["0-0"]], boneyard=rest("6-5", "0-0", "5-5"), line=["5-5"]
     )
@@ -203,7 +204,7 @@ def test_passing_tie_for_lowest_has_no_winner() -> None:
 
 
 def test_straight_result_adds_the_in_play_points_and_a_zero_point_winner() -> None:
-    # RULES.md 3.4-3.9: 5-5 on E of the line 0-5 becomes the spinner; the line is arm W, arm E
+    # docs/rules.md 3.4-3.9: 5-5 on E of the line 0-5 becomes the spinner; the line is arm W, arm E
     # is empty, so the count is 2*5 + 0 = 10, scored at once. Seat 0 has gone out; seat 1 holds
     # 1 pip, round5(1) = 0: seat 0 wins the hand with no end-of-hand points.
     state = StraightGame().from_position(
@@ -230,7 +231,7 @@ def test_straight_result_of_a_domino_with_end_points() -> None:
 
 
 def test_straight_target_result_names_the_side_that_reached_250() -> None:
-    # RULES.md 3.10, X3: the 10 in play takes side 1 from 245 to 255; the game ends at once.
+    # docs/rules.md 3.10, X3: the 10 in play takes side 1 from 245 to 255; the game ends at once.
     state = StraightGame().from_position(
         hands=[["6-6", "6-5"], ["5-5", "2-2"]],
         boneyard=rest("5-5", "6-6", "6-5", "2-2", "5-0"),
@@ -244,7 +245,7 @@ def test_straight_target_result_names_the_side_that_reached_250() -> None:
 
 
 def test_doubles_results_of_a_domino_and_a_tied_block() -> None:
-    # RULES.md 4.8: seat 0 goes out; the others hold 2-2 and 3-1, 8 pips: seat 0 scores 8.
+    # docs/rules.md 4.8: seat 0 goes out; the others hold 2-2 and 3-1, 8 pips: seat 0 scores 8.
     state = DoublesGame().from_position(
         hands=[["6-1"], ["2-2", "3-1"]],
         boneyard=rest("6-1", "2-2", "3-1", "6-6"),
@@ -256,7 +257,7 @@ def test_doubles_results_of_a_domino_and_a_tied_block() -> None:
 
 
 def test_moon_results_name_the_bidder_or_both_opponents() -> None:
-    # RULES.md 1.12: seat 0 takes the last trick with 6-6 (trump 6): tricks 4/2/1.
+    # docs/rules.md 1.12: seat 0 takes the last trick with 6-6 (trump 6): tricks 4/2/1.
     made = play(_last_moon_trick(4), "play 6-6", "play 5-1", "play 4-1").hand_results[-1]
     assert (made.end, made.winners, made.points) == (HandEnd.TRICKS, (0,), (4, 2, 1))
     # A contract of 5 with 4 tricks fails: -5 to the bidder, the opponents their tricks.

@@ -266,7 +266,7 @@ def test_an_illegal_action_names_the_bot_seat_action_rule_and_legal_set() -> Non
     opening = game.new_game(3, first_seat=1)
     with pytest.raises(IllegalActionError) as refused:
         opening.apply(DRAW)
-    assert "RULES.md" in refused.value.rule
+    assert "docs/rules.md" in refused.value.rule
     assert str(error) == (
         f"bot 'drawer' in seat 1 chose 'draw' at step 0: {refused.value.rule}; "
         f"legal actions: {', '.join(str(a) for a in opening.legal_actions())}"

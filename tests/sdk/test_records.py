@@ -227,7 +227,7 @@ def test_replay_names_the_rule_a_tampered_play_breaks() -> None:
     tampered = with_step(record, 0, RecordStep(first.seat, parse_action(f"play {foreign}")))
     report = replay(tampered)
     assert str(report).startswith(
-        f"step 0 (line 2): seat {first.seat}: illegal action 'play {foreign}': RULES.md "
+        f"step 0 (line 2): seat {first.seat}: illegal action 'play {foreign}': docs/rules.md "
     )
     assert f"seat {first.seat} does not hold {foreign}; legal actions: play " in str(report)
 
@@ -372,7 +372,8 @@ def test_an_unknown_action_is_refused() -> None:
         ({"format": 3}, "line 1: record format 3 is not supported (this reader knows 1 and 2)"),
         (
             {"rules": "2"},
-            "line 1: rules version '2' is not supported (the engines implement RULES.md version 1)",
+            "line 1: rules version '2' is not supported "
+            "(the engines implement docs/rules.md version 1)",
         ),
         ({"game": "chess"}, "line 1: unknown game 'chess': expected one of "),
         ({"options": {"players": 9}}, "line 1: passing: players must be 2, 3 or 4, got 9"),

@@ -130,7 +130,7 @@ def test_an_illegal_answer_names_the_rule_the_position_and_the_legal_set() -> No
     (failure,) = position
     assert failure.problem == "illegal"
     assert failure.game == "Three-Player Moon, 3 players, to 21"
-    assert failure.message == "RULES.md 1.5: a bid is 4, 5, 6, 7 or 21, not 3"
+    assert failure.message == "docs/rules.md 1.5: a bid is 4, 5, 6, 7 or 21, not 3"
     assert failure.returned == "'bid 3'"
     assert failure.legal == ("bid 4", "bid 5", "bid 6", "bid 7", "bid 21", "pass")
     assert "game seed" in failure.position and "seat" in failure.position
@@ -243,8 +243,10 @@ def test_check_bot_refuses_unknown_games_and_non_bots() -> None:
 
 
 def test_failure_and_report_text() -> None:
-    failure = Failure("Passing Game", "position passing-2p/3", "illegal", "RULES.md 2.5", "'x'")
-    assert str(failure) == "illegal: Passing Game, position passing-2p/3: RULES.md 2.5\n" + (
+    failure = Failure(
+        "Passing Game", "position passing-2p/3", "illegal", "docs/rules.md 2.5", "'x'"
+    )
+    assert str(failure) == "illegal: Passing Game, position passing-2p/3: docs/rules.md 2.5\n" + (
         "    returned: 'x'"
     )
     many = ComplianceReport("B 'b'", ("g",), 1, 0, 1.0, 0.0, (failure,) * 25)

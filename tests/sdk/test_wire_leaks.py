@@ -1,4 +1,5 @@
-"""The wire never carries a tile its seat may not see (issue 3; RULES.md "What each player sees").
+"""The wire never carries a tile its seat may not see (issue 3; docs/rules.md "What each player
+sees").
 
 Over whole seeded games of every configuration, every message the referee sends a seat (its
 observation in a request or a resume snapshot, the public step of every action, every hand end)
@@ -271,7 +272,7 @@ APPROVED_OBSERVATION_TILES: Final = frozenset(
         "moon.widow",
     }
 )
-"""Every field of an Observation that holds tiles, each reviewed against RULES.md."""
+"""Every field of an Observation that holds tiles, each reviewed against docs/rules.md."""
 
 
 def message_type(field: FieldDescriptor) -> Descriptor:

@@ -133,7 +133,7 @@ def test_check_names_each_fault_of_a_broken_bot(referee: Referee, tokens: dict[s
     illegal, timeout, malformed = report.failures
     assert illegal.returned == "'bid 4'"
     assert illegal.legal and "Passing Game" in illegal.game
-    assert "RULES.md" in illegal.message
+    assert "docs/rules.md" in illegal.message
     assert timeout.legal and timeout.seconds is not None and timeout.seconds >= 0.3
     assert "no answer within 0.35 s" in timeout.message
     assert "play" in malformed.message and malformed.legal

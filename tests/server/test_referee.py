@@ -1,6 +1,6 @@
 """The referee core (server/referee.py) against fake seats, on trio's MockClock.
 
-Each misbehaving seat must end the match exactly as the fault policy says (DESIGN.md decision 9)
+Each misbehaving seat must end the match exactly as the fault policy says (docs/referee.md: faults)
 and leave a record that names the fault and still replays; a failure of the referee's own voids
 the match and charges nobody; shutdown tells every seat and lets the cancellation through. Time
 is virtual: ``MockClock(autojump_threshold=0)`` jumps to the next deadline as soon as every task
@@ -291,7 +291,7 @@ def test_the_deadline_is_move_plus_bank_plus_grace() -> None:
 
 # -- each fault, under each policy --------------------------------------------------------------
 
-MALFORMED = Malformed("action: no tile 9-9 (RULES.md 0.1)")
+MALFORMED = Malformed("action: no tile 9-9 (docs/rules.md 0.1)")
 
 FAULTS: list[tuple[str, Callable[[int], FakeSeat], FaultKind, str | None]] = [
     ("slow", lambda k: SlowSeat(60.0, from_request=k), FaultKind.TIMEOUT, None),
@@ -428,7 +428,7 @@ def test_an_illegal_action_is_refused_with_the_engines_reason() -> None:
         with pytest.raises(IllegalActionError) as refused:
             state_at(played.record, fault.step).apply(reply)  # type: ignore[arg-type]
         assert fault.reason == str(refused.value)
-        assert fault.reason.startswith(f"illegal action '{reply}': RULES.md ")
+        assert fault.reason.startswith(f"illegal action '{reply}': docs/rules.md ")
     assert len(played.report.faults) == 3
 
 

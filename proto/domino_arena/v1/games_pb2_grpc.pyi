@@ -4,7 +4,7 @@ isort:skip_file
 The games as they travel on the wire: configuration, tiles, actions, observations and events.
 
 Every per-game difference is a `oneof` branch; nothing is a JSON string. An observation holds
-only what RULES.md lets its seat see: its own hand, the public layout and counts, and the
+only what docs/rules.md lets its seat see: its own hand, the public layout and counts, and the
 public steps of the current deal. Another seat's tiles, the boneyard order and the Moon widow
 have no field here at all, so they cannot leak.
 """

@@ -1,4 +1,4 @@
-"""Match records as JSON Lines, and their replay through the engine (DESIGN.md decision 13).
+"""Match records as JSON Lines, and their replay through the engine (docs/referee.md: records).
 
 The package is split by job: :mod:`.model` (the record types and building one from a game),
 :mod:`.writing`, :mod:`.reading` (parsing and checking the form) and :mod:`.replay`; every name
@@ -21,7 +21,7 @@ think times, so the same game always writes the same bytes.
 Format 2 adds what a refereed match needs (format 1 records are still read and replayed):
 
 * a ``fault`` line per fault charged to a seat, after the last step and before the result
-  (DESIGN.md decision 9)::
+  (docs/referee.md: faults)::
 
     {"type": "fault", "seat": 1, "turn": 7, "step": 12, "kind": "timeout", "reason": "...",
      "strikes": 1, "forfeited": false}

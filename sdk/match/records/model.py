@@ -21,7 +21,7 @@ READABLE_FORMATS: Final = (1, 2)
 """Record layouts :func:`read_record` and :func:`replay` accept."""
 
 RULES_VERSION: Final = "1"
-"""Version of RULES.md the engines implement."""
+"""Version of docs/rules.md the engines implement."""
 
 
 class RecordError(ValueError):

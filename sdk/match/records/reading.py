@@ -121,7 +121,7 @@ class _Reader:
         if rules != RULES_VERSION:
             raise RecordError(
                 f"line 1: rules version '{rules}' is not supported "
-                f"(the engines implement RULES.md version {RULES_VERSION})"
+                f"(the engines implement docs/rules.md version {RULES_VERSION})"
             )
         game_name = self._field(1, header, "game", str)
         options = self._field(1, header, "options", dict)

@@ -1,4 +1,4 @@
-"""A fast, mutable simulator of one deal, with undo, for search (DESIGN.md decision 4).
+"""A fast, mutable simulator of one deal, with undo, for search (docs/decisions.md: decision 4).
 
 The immutable engine (:meth:`GameState.apply`) copies the state on every move so that a position
 can be shared; a search that tries thousands of moves a second does not need that. A

@@ -1,4 +1,4 @@
-"""Simulators of the line games: what they share, Passing (RULES.md 2) and Doubles (4).
+"""Simulators of the line games: what they share, Passing (docs/rules.md 2) and Doubles (4).
 
 Straight's (3) is in :mod:`.straight`. Each keeps its layout as the few numbers play depends
 on, changed in place, and records on the undo stack what :meth:`~.base.Sim.pop` needs: the
@@ -29,7 +29,7 @@ PLAYS: Final[dict[str | None, tuple[Play, ...]]] = {
 OPENING: Final = PLAYS[None]
 
 RESERVE: Final = 2
-"""Passing and Doubles never draw the last two tiles of the boneyard (RULES.md 2.2, 4.2)."""
+"""Passing and Doubles never draw the last two tiles of the boneyard (docs/rules.md 2.2, 4.2)."""
 
 
 class LineSim(Sim):
@@ -193,7 +193,7 @@ class PassingSim(LineSim):
         return action_
 
     def _is_dead(self) -> bool:
-        """RULES.md 2.6 b: nobody holds a match and the boneyard holds 2 or fewer tiles."""
+        """docs/rules.md 2.6 b: nobody holds a match and the boneyard holds 2 or fewer tiles."""
         ends = self.ends
         if ends is None or len(self.stock) - self.top > RESERVE:
             return False
@@ -201,7 +201,7 @@ class PassingSim(LineSim):
         return not any(t.has(west) or t.has(east) for hand in self.hands for t in hand)
 
     def _score(self) -> None:
-        """RULES.md 2.7: the unique lowest side scores (others' total) - (own total)."""
+        """docs/rules.md 2.7: the unique lowest side scores (others' total) - (own total)."""
         totals = self._side_totals()
         winner = unique_lowest(totals)
         if winner is None:
@@ -237,7 +237,7 @@ class DoublesSim(LineSim):
     unlocked_mask: int
     placed: list[Tile]
     drawn: Tile | None
-    """A tile the mover just drew and must play at once (RULES.md D5)."""
+    """A tile the mover just drew and must play at once (docs/rules.md D5)."""
 
     def __init__(self, state: DoublesState) -> None:
         self._init_line(state)
@@ -283,7 +283,7 @@ class DoublesSim(LineSim):
 
     @property
     def unlocked(self) -> frozenset[int]:
-        """The numbers whose double is laid (RULES.md 4.5)."""
+        """The numbers whose double is laid (docs/rules.md 4.5)."""
         return frozenset(n for n in range(7) if self.unlocked_mask >> n & 1)
 
     def _compute_legal(self) -> tuple[Action, ...]:
@@ -334,7 +334,7 @@ class DoublesSim(LineSim):
             self._place(tile, action.end)
             self.drawn = None
             if not hand:
-                # RULES.md 4.8, D10: going out scores every other hand's pips.
+                # docs/rules.md 4.8, D10: going out scores every other hand's pips.
                 self._end_hand(seat, sum(t.pips for h in self.hands for t in h))
                 return
         elif type(action) is Draw:
@@ -371,7 +371,8 @@ class DoublesSim(LineSim):
         return action_
 
     def _place(self, tile: Tile, end: str | None) -> None:
-        """Lay ``tile`` (RULES.md 4.4): on the end showing ``end``, or as the opening double."""
+        """Lay ``tile`` (docs/rules.md 4.4): on the end showing ``end``, or as the opening
+        double."""
         counts = list(self.counts)
         number = tile.high
         if end is None:
@@ -399,7 +400,7 @@ class DoublesSim(LineSim):
         return bool((free >> tile.high | free >> tile.low) & 1)
 
     def _blocked(self) -> bool:
-        """RULES.md 4.7: the boneyard holds 2 or fewer and nobody has a legal play."""
+        """docs/rules.md 4.7: the boneyard holds 2 or fewer and nobody has a legal play."""
         if len(self.stock) - self.top > RESERVE:
             return False
         return not any(self._can_place(t) for hand in self.hands for t in hand)

@@ -1,4 +1,4 @@
-"""The simulator of Three-Player Moon (RULES.md 1): bidding, discard, trumps and seven tricks.
+"""The simulator of Three-Player Moon (docs/rules.md 1): bidding, discard, trumps and seven tricks.
 
 The phases run as in the engine (``BIDDING -> DISCARD -> TRUMP -> PLAYING``, then ``DEAL`` or
 ``OVER``). Suits, following and trick winners come from tables built here once per trump choice
@@ -42,16 +42,16 @@ _TRUMPS: Final[tuple[Action, ...]] = tuple(Trump(x) for x in TRUMP_CHOICES)
 
 _SUITS: Final = range(TRUMP_LED + 1)
 _LED: Final = tuple(tuple(led_suit(t, tr) for t in DOUBLE_SIX) for tr in range(NO_TRUMP + 1))
-"""``_LED[trump][tile.index]``: the suit a lead of the tile calls for (RULES.md 1.9)."""
+"""``_LED[trump][tile.index]``: the suit a lead of the tile calls for (docs/rules.md 1.9)."""
 _FOLLOWS: Final = tuple(
     tuple(tuple(follows(t, s, tr) for t in DOUBLE_SIX) for s in _SUITS)
     for tr in range(NO_TRUMP + 1)
 )
-"""``_FOLLOWS[trump][suit][tile.index]`` (RULES.md 1.10)."""
+"""``_FOLLOWS[trump][suit][tile.index]`` (docs/rules.md 1.10)."""
 
 
 def _power(tile: Tile, suit: int, trump: int) -> int:
-    """Trick-taking power (RULES.md 1.11): a trump beats the suit led, which beats the rest."""
+    """Trick-taking power (docs/rules.md 1.11): a trump beats the suit led, which beats the rest."""
     if is_trump(tile, trump):
         return 1000 + rank(tile, TRUMP_LED, trump)
     return rank(tile, suit, trump) if follows(tile, suit, trump) else -1
@@ -252,7 +252,7 @@ class MoonSim(Sim):
         return action_
 
     def _bid(self, value: int | None, seat: int) -> None:
-        """RULES.md 1.5: one turn each; 21 ends the bidding; three passes void the deal."""
+        """docs/rules.md 1.5: one turn each; 21 ends the bidding; three passes void the deal."""
         self.bids = bids = (*self.bids, (seat, value))
         if value != MOON_BID and len(bids) < PLAYERS:
             self.seat = (seat + 1) % PLAYERS
@@ -301,7 +301,7 @@ class MoonSim(Sim):
         return at
 
     def _score_hand(self) -> None:
-        """RULES.md 1.12 scores the hand; 1.13 checks for the end of the game."""
+        """docs/rules.md 1.12 scores the hand; 1.13 checks for the end of the game."""
         bidder, contract = self.bidder, self.contract
         assert bidder is not None and contract is not None
         took = self.won[bidder]

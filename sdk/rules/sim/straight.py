@@ -1,4 +1,4 @@
-"""The simulator of Straight Dominoes (RULES.md 3): a spinner layout and All-Fives counts.
+"""The simulator of Straight Dominoes (docs/rules.md 3): a spinner layout and All-Fives counts.
 
 The layout is kept as the few numbers play depends on (:data:`Layout`), each interned once as a
 :class:`Spot` with its open ends, count and the layouts each play leads to, so a play in a
@@ -41,7 +41,7 @@ class Spot:
     ends: tuple[tuple[str, int], ...]
     """The open ends as (name, number), sorted by name: the order of legal actions."""
     count: int
-    """The open-end total of RULES.md 3.5."""
+    """The open-end total of docs/rules.md 3.5."""
     mask: int
     """The numbers the open ends show, as bits."""
     plays: tuple[tuple[tuple[Play, ...], int], ...]
@@ -84,7 +84,7 @@ def spot(layout: Layout) -> Spot:
 
 
 def place(layout: Layout, tile: Tile, end: str | None) -> Layout:
-    """Return the layout after ``tile`` is laid on ``end`` (the geometry of RULES.md 3.4)."""
+    """Return the layout after ``tile`` is laid on ``end`` (the geometry of docs/rules.md 3.4)."""
     double = tile.is_double
     if layout is None:
         if double:
@@ -109,7 +109,7 @@ def place(layout: Layout, tile: Tile, end: str | None) -> Layout:
 
 
 def info(layout: Layout) -> tuple[tuple[tuple[str, int], ...], int]:
-    """Return the open ends of ``layout`` sorted by name, and its count (RULES.md 3.5)."""
+    """Return the open ends of ``layout`` sorted by name, and its count (docs/rules.md 3.5)."""
     if layout is None:
         return (), 0
     if layout[0] < 0:
@@ -179,7 +179,7 @@ class StraightSim(LineSim):
 
     @property
     def count(self) -> int:
-        """The open-end total of RULES.md 3.5."""
+        """The open-end total of docs/rules.md 3.5."""
         return self.spot.count
 
     def count_after(self, tile: Tile, end: str | None) -> int:
@@ -213,14 +213,14 @@ class StraightSim(LineSim):
             if count and count % 5 == 0:
                 self._add_points(self.side[seat], count)
                 if self.winner is not None:
-                    return  # RULES.md 3.10, S12: the game ends at once.
+                    return  # docs/rules.md 3.10, S12: the game ends at once.
             if not hand:
                 self._score_domino()
                 return
         elif type(action) is Draw:
             self._draw(hand)
             if self.top < len(self.stock) or not self._blocked():
-                return  # RULES.md 3.6: the seat keeps its turn after a draw.
+                return  # docs/rules.md 3.6: the seat keeps its turn after a draw.
             self._score_block()
             return
         if self.top == len(self.stock) and self._blocked():
@@ -244,18 +244,18 @@ class StraightSim(LineSim):
         return action_
 
     def _blocked(self) -> bool:
-        """RULES.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
+        """docs/rules.md 3.8: nobody holds a tile that fits (the caller checks the boneyard)."""
         mask = self.spot.mask
         return not any(_NUMBERS_MASK[t.index] & mask for hand in self.hands for t in hand)
 
     def _score_domino(self) -> None:
-        """RULES.md 3.9: the side going out scores round5 of the opponents' pips."""
+        """docs/rules.md 3.9: the side going out scores round5 of the opponents' pips."""
         side = self.side[self.seat]
         totals = self._side_totals()
         self._end_hand(side, _round5(sum(totals) - totals[side]))
 
     def _score_block(self) -> None:
-        """RULES.md 3.9: the unique lowest side scores round5 of the others' pips."""
+        """docs/rules.md 3.9: the unique lowest side scores round5 of the others' pips."""
         totals = self._side_totals()
         winner = unique_lowest(totals)
         if winner is None:
@@ -276,5 +276,5 @@ class StraightSim(LineSim):
 
 
 def _round5(n: int) -> int:
-    """RULES.md 0.6: the nearest multiple of 5, halfway up (``n >= 0``)."""
+    """docs/rules.md 0.6: the nearest multiple of 5, halfway up (``n >= 0``)."""
     return 5 * ((n + 2) // 5)

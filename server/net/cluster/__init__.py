@@ -1,6 +1,6 @@
 """The cluster transport: gateways and match hosts of one arena talking over NATS (issue 15).
 
-The shape is Lichess's lila / lila-ws split (DESIGN.md decision 16): a *gateway* holds the bots'
+The shape is Lichess's lila / lila-ws split (docs/cluster.md): a *gateway* holds the bots'
 ``Play`` streams (authentication, the per-stream limits, batching: the gRPC bot service and the
 lobby, unchanged) and a *match host* runs the matches, the tournaments and the ladders. They
 share no memory; NATS carries what one hands the other:

@@ -1,7 +1,7 @@
 """One NATS connection per process (nats-py), and a publisher that never blocks its caller.
 
 The seats of a match (trio, as a guest on the asyncio loop) and the gRPC handlers (asyncio)
-send with plain calls that must not block or await (DESIGN.md decision 10); nats-py's
+send with plain calls that must not block or await (docs/decisions.md: decision 10); nats-py's
 ``publish`` is a coroutine. :meth:`Broker.post` therefore queues the message and wakes one
 asyncio task that publishes everything waiting, in order: a move costs a list append and, for
 the first message of a burst, one future set.

@@ -1,4 +1,4 @@
-"""The storage's versioned schema: Alembic revisions run from code (DESIGN.md decision 12).
+"""The storage's versioned schema: Alembic revisions run from code (docs/decisions.md: decision 12).
 
 There is no ``alembic.ini``: :func:`upgrade` builds the Alembic configuration here and hands
 Alembic the caller's connection, so migrations run on exactly the database (and PostgreSQL

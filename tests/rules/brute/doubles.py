@@ -1,4 +1,4 @@
-"""Doubles move counting written straight from RULES.md §4, independent of the engine.
+"""Doubles move counting written straight from docs/rules.md §4, independent of the engine.
 
 It shares only the tiles with the engine. The layout is a plain list of open-end numbers and a
 set of unlocked numbers; every rule is checked the obvious way, and every child state is a deep
@@ -41,7 +41,8 @@ def _tile(text: str | Tile) -> Tile:
 
 
 def _fits(pos: Position, tile: Tile, number: int) -> bool:
-    """RULES.md 4.5: the tile holds the number, and the number is unlocked or this is its double."""
+    """docs/rules.md 4.5: the tile holds the number, and the number is unlocked or this is its
+    double."""
     if number not in pos.ends:
         return False
     if tile.high != number and tile.low != number:
@@ -98,7 +99,7 @@ def _score(pos: Position, winner: int | None) -> None:
 
 
 def _end_of_hand(pos: Position, mover: int) -> bool:
-    """RULES.md 4.7 and 0.7: domino first, then blocked; score it. True if the hand ended."""
+    """docs/rules.md 4.7 and 0.7: domino first, then blocked; score it. True if the hand ended."""
     if not pos.hands[mover]:
         _score(pos, mover)
         return True
@@ -112,7 +113,8 @@ def _end_of_hand(pos: Position, mover: int) -> bool:
 
 
 def _deal(pos: Position) -> None:
-    """RULES.md 0.3: shuffle by the seed and the deal's index, deal one at a time from seat 0."""
+    """docs/rules.md 0.3: shuffle by the seed and the deal's index, deal one at a time from seat
+    0."""
     pos.deal_index += 1
     order = list(DOUBLE_SIX)
     random.Random(f"domino-arena/deal/{pos.seed}/{pos.deal_index}").shuffle(order)
@@ -128,7 +130,7 @@ def _deal(pos: Position) -> None:
         if holders:
             pos.seat = holders[0]
             return
-    # No double anywhere: a void deal, and the next step is another deal (RULES.md 4.3).
+    # No double anywhere: a void deal, and the next step is another deal (docs/rules.md 4.3).
 
 
 def _apply(pos: Position, move: Any) -> Position:

@@ -1,7 +1,7 @@
-"""Brute-force move counting for Three-Player Moon, written straight from RULES.md section 1.
+"""Brute-force move counting for Three-Player Moon, written straight from docs/rules.md section 1.
 
 It shares nothing with the engine (``sdk/rules/moon.py``): tiles are ``(high, low)`` pairs, the
-state is a plain dict copied at every step, and the suit rules are the pseudo-code of RULES.md
+state is a plain dict copied at every step, and the suit rules are the pseudo-code of docs/rules.md
 1.11 transcribed line by line. It reads the same position fields as ``MoonGame.from_position``
 (without checking them), so the perft runner can compare the two.
 """
@@ -26,7 +26,7 @@ def _tile(text: Any) -> Tile:
 
 
 def _moon_tiles() -> list[Tile]:
-    """RULES.md 1.1: the double-six set without the blanks, except 0-0; canonical order."""
+    """docs/rules.md 1.1: the double-six set without the blanks, except 0-0; canonical order."""
     return [(h, lo) for h in range(7) for lo in range(h + 1) if lo > 0 or h == 0]
 
 
@@ -38,7 +38,7 @@ def _trump_value(raw: Any) -> int | str:
     return int(raw)
 
 
-# -- RULES.md 1.11 pseudo-code ---------------------------------------------------------------
+# -- docs/rules.md 1.11 pseudo-code ---------------------------------------------------------------
 
 
 def is_trump(t: Tile, trump: int | str) -> bool:
@@ -139,7 +139,7 @@ def load(position: dict[str, Any]) -> State:
 
 
 def deal(st: State) -> None:
-    """RULES.md 0.3, 1.2, 1.4: shuffle from the seed, deal 7 each from seat 0, rotate."""
+    """docs/rules.md 0.3, 1.2, 1.4: shuffle from the seed, deal 7 each from seat 0, rotate."""
     st["deal"] += 1
     order = _moon_tiles()
     random.Random(f"domino-arena/deal/{st['seed']}/{st['deal']}").shuffle(order)
@@ -216,7 +216,7 @@ def play(st: State, move: Any) -> State:
 
 
 def score(st: State) -> None:
-    """RULES.md 1.12 and 1.13."""
+    """docs/rules.md 1.12 and 1.13."""
     b, c = st["bidder"], st["contract"]
     took = st["won"][b]
     made = took == 7 if c == 21 else took >= c

@@ -1,13 +1,13 @@
-"""Brute-force move counting for the Passing Game, written from RULES.md section 2 alone.
+"""Brute-force move counting for the Passing Game, written from docs/rules.md section 2 alone.
 
 It shares nothing with the engine but the tiles, so agreeing perft counts cross-check the
 engine's move generation, its end-of-hand checks (2.6, X4), its scoring (2.7), the target (2.8)
 and the ``deal`` step between hands (X6). It is deliberately plain and slow: a state is a dict of
 lists, copied whole at every step.
 
-The shuffle of the next deal is the one fact RULES.md leaves to the implementation (0.3 says only
-that the seed fixes it); it is re-derived here from the documented convention "one generator per
-deal, keyed by the seed and the deal's 0-based index".
+The shuffle of the next deal is the one fact docs/rules.md leaves to the implementation (0.3 says
+only that the seed fixes it); it is re-derived here from the documented convention "one generator
+per deal, keyed by the seed and the deal's 0-based index".
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 from domino_arena.sdk.rules.tiles import DOUBLE_SIX, Tile
 
 HAND_SIZE = {2: 7, 3: 7, 4: 6}
-"""RULES.md 2.2: tiles dealt to each player."""
+"""docs/rules.md 2.2: tiles dealt to each player."""
 
 NEVER_DRAWN = 2
-"""RULES.md 2.2: the last two tiles of the boneyard can never be drawn."""
+"""docs/rules.md 2.2: the last two tiles of the boneyard can never be drawn."""
 
 
 def perft(options: dict[str, Any], position: dict[str, Any], depth: int) -> int:
@@ -66,7 +66,7 @@ def _ints(text: str) -> tuple[int, int]:
 
 
 def _moves(s: dict[str, Any]) -> list[tuple[str, Tile | None, str | None]]:
-    """Every legal action as (kind, tile, end); RULES.md 2.5, X1, X6."""
+    """Every legal action as (kind, tile, end); docs/rules.md 2.5, X1, X6."""
     if s["over"]:
         return []
     if s["to_move"] == "deal":
@@ -116,7 +116,7 @@ def _after(s: dict[str, Any], move: tuple[str, Tile | None, str | None]) -> dict
         s["passes"] = 0
     else:
         s["passes"] += 1
-    # RULES.md 0.7: the hand ends by domino, dead position or pass-out after any action. The
+    # docs/rules.md 0.7: the hand ends by domino, dead position or pass-out after any action. The
     # three score alike (X4), so which one is reported does not matter here.
     dead = len(s["boneyard"]) <= NEVER_DRAWN and not any(
         s["west"] in (t.high, t.low) or s["east"] in (t.high, t.low)
@@ -131,7 +131,7 @@ def _after(s: dict[str, Any], move: tuple[str, Tile | None, str | None]) -> dict
 
 
 def _score(s: dict[str, Any]) -> None:
-    """RULES.md 2.7 and 2.8: the unique lowest side scores others minus own; target ends it."""
+    """docs/rules.md 2.7 and 2.8: the unique lowest side scores others minus own; target ends it."""
     seat_pips = [sum(t.high + t.low for t in hand) for hand in s["hands"]]
     side_pips = [sum(seat_pips[seat] for seat in side) for side in s["sides"]]
     low = min(side_pips)
@@ -145,7 +145,7 @@ def _score(s: dict[str, Any]) -> None:
 
 
 def _deal(s: dict[str, Any]) -> None:
-    """RULES.md 0.3, 2.2 and 2.3: shuffle, deal round robin from seat 0, rotate the starter."""
+    """docs/rules.md 0.3, 2.2 and 2.3: shuffle, deal round robin from seat 0, rotate the starter."""
     order = list(DOUBLE_SIX)
     random.Random(f"domino-arena/deal/{s['seed']}/{s['deal']}").shuffle(order)
     n = s["players"]

@@ -1,4 +1,4 @@
-"""Brute-force move counting for Straight Dominoes, written from RULES.md section 3 alone.
+"""Brute-force move counting for Straight Dominoes, written from docs/rules.md section 3 alone.
 
 It shares nothing with the engine but the tiles, so agreeing perft counts cross-check the
 engine's move generation (3.4, 3.6), its count and in-play scoring (3.5, 3.7), its end-of-hand
@@ -10,9 +10,9 @@ The layout is kept differently from the engine: each open end remembers only the
 whether its last tile is a crosswise double and how many tiles its arm holds, which is all that
 3.4 and 3.5 need.
 
-The shuffle of the next deal is the one fact RULES.md leaves to the implementation (0.3 says only
-that the seed fixes it); it is re-derived here from the documented convention "one generator per
-deal, keyed by the seed and the deal's 0-based index".
+The shuffle of the next deal is the one fact docs/rules.md leaves to the implementation (0.3 says
+only that the seed fixes it); it is re-derived here from the documented convention "one generator
+per deal, keyed by the seed and the deal's 0-based index".
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 from domino_arena.sdk.rules.tiles import DOUBLE_SIX, Tile
 
 HAND_SIZE = 7
-"""RULES.md 3.2: seven tiles each for 2, 3 or 4 players."""
+"""docs/rules.md 3.2: seven tiles each for 2, 3 or 4 players."""
 
 TARGET = 250
-"""RULES.md 3.10."""
+"""docs/rules.md 3.10."""
 
 Move = tuple[str, Tile | None, str | None]
 
@@ -89,7 +89,7 @@ def _ints(text: str) -> tuple[int, int]:
 
 
 def _open_ends(s: dict[str, Any]) -> list[str]:
-    """RULES.md 3.4: W and E; N and S too once the spinner's W and E arms hold a tile."""
+    """docs/rules.md 3.4: W and E; N and S too once the spinner's W and E arms hold a tile."""
     if not s["started"]:
         return []
     if s["spinner"] is None:
@@ -105,7 +105,7 @@ def _fits(s: dict[str, Any], tile: Tile) -> list[str]:
 
 
 def _moves(s: dict[str, Any]) -> list[Move]:
-    """Every legal action as (kind, tile, end); RULES.md 3.3, 3.6, X1, X6."""
+    """Every legal action as (kind, tile, end); docs/rules.md 3.3, 3.6, X1, X6."""
     if s["over"]:
         return []
     if s["to_move"] == "deal":
@@ -131,7 +131,7 @@ def _count(s: dict[str, Any], depth: int) -> int:
 
 
 def _layout_count(s: dict[str, Any]) -> int:
-    """RULES.md 3.5."""
+    """docs/rules.md 3.5."""
     ends = s["ends"]
     n = s["spinner"]
     if n is None:
@@ -147,7 +147,7 @@ def _layout_count(s: dict[str, Any]) -> int:
 
 
 def _lay(s: dict[str, Any], tile: Tile, end: str | None) -> None:
-    """RULES.md 3.4: put ``tile`` on ``end`` (None: the opening tile)."""
+    """docs/rules.md 3.4: put ``tile`` on ``end`` (None: the opening tile)."""
     ends = s["ends"]
     if not s["started"]:
         s["started"] = True
@@ -199,7 +199,7 @@ def _after(s: dict[str, Any], move: Move) -> dict[str, Any]:
             side = _side(s, me)
             s["scores"][side] += count
             if s["scores"][side] >= TARGET:
-                s["over"] = True  # RULES.md 3.10 and X3: the game ends at once.
+                s["over"] = True  # docs/rules.md 3.10 and X3: the game ends at once.
                 return s
         if not s["hands"][me]:
             _score(s, me)
@@ -211,7 +211,7 @@ def _after(s: dict[str, Any], move: Move) -> dict[str, Any]:
         s["hands"][me].append(s["boneyard"].pop(0))
         if not s["boneyard"] and _nobody_fits(s):
             _score(s, None)
-        # Otherwise the same seat is still to move (RULES.md 3.6).
+        # Otherwise the same seat is still to move (docs/rules.md 3.6).
     elif not s["boneyard"] and _nobody_fits(s):
         _score(s, None)
     else:
@@ -224,7 +224,7 @@ def _round5(n: int) -> int:
 
 
 def _score(s: dict[str, Any], went_out: int | None) -> None:
-    """RULES.md 3.9: domino (``went_out``) or block; then the target, or the next deal."""
+    """docs/rules.md 3.9: domino (``went_out``) or block; then the target, or the next deal."""
     seat_pips = [sum(t.high + t.low for t in hand) for hand in s["hands"]]
     side_pips = [sum(seat_pips[p] for p in side) for side in s["sides"]]
     winner: int | None
@@ -243,7 +243,7 @@ def _score(s: dict[str, Any], went_out: int | None) -> None:
 
 
 def _deal(s: dict[str, Any]) -> None:
-    """RULES.md 0.3, 3.2 and 3.3: shuffle, deal round robin from seat 0, rotate the starter."""
+    """docs/rules.md 0.3, 3.2 and 3.3: shuffle, deal round robin from seat 0, rotate the starter."""
     order = list(DOUBLE_SIX)
     random.Random(f"domino-arena/deal/{s['seed']}/{s['deal']}").shuffle(order)
     n = s["players"]

@@ -30,7 +30,7 @@ Run from the repository root::
     .venv/bin/python -m bench.tournament_designs --quick     # 40 entrants only, one repetition
     .venv/bin/python -m bench.tournament_designs --all       # 1,000 entrants in every seating
     .venv/bin/python -m bench.tournament_designs --moves     # moves a game: planner.MOVES_PER_GAME
-    .venv/bin/python -m bench.tournament_designs --formats swiss  # only some formats' rows
+    .venv/bin/python -m bench.tournament_designs --formats swiss --fields 40  # some rows only
 
 Prints one row per configuration (means over ``--reps`` tournaments); asserts nothing.
 """
@@ -290,6 +290,8 @@ def moves_per_game(games: int = 30) -> None:
 def configs(args: argparse.Namespace) -> list[Config]:
     seatings = [(2, False), (3, False), (4, False), (4, True)]
     fields = [40] if args.quick else [40, 200, 1000]
+    if args.fields:
+        fields = [int(n) for n in args.fields.split(",")]
     reps = 1 if args.quick else args.reps
     out: list[Config] = []
     for n in fields:
@@ -329,6 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--boot-max", type=int, default=40, help="largest field bootstrapped")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--formats", default="", help="only these formats, e.g. swiss,balanced")
+    parser.add_argument("--fields", default="", help="only these fields, e.g. 40,200")
     parser.add_argument(
         "--moves", action="store_true", help="only the moves per game of greedy players"
     )

@@ -61,12 +61,12 @@ from domino_arena.server.play.compare import (
     tally,
 )
 from domino_arena.server.play.match_spec import FinishedMatch
-from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import match_spec
 from domino_arena.server.stats import paired
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.scheduler import ScheduledGame
 
 CONFIGS: Final = ("straight", "doubles", "passing", "moon")
 PAIRINGS: Final = {"greedy-random": ("greedy", "random"), "search-greedy": ("search", "greedy")}

@@ -48,7 +48,6 @@ from domino_arena.server.play.match_spec import (
     MatchSpec,
 )
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.play.tournament_request import new_tournament
 from domino_arena.server.play.tournament_rounds import (
     games_of,
@@ -74,6 +73,7 @@ from domino_arena.server.store.tournaments import (
     StoredTournament,
     TournamentState,
 )
+from domino_arena.server.tournaments.scheduler import ScheduledGame
 
 __all__ = [  # the schedule's names are re-exported: callers import them from here
     "MAX_GAMES",

@@ -17,7 +17,6 @@ from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play import provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament_schedule import (
     TournamentError,
@@ -31,6 +30,7 @@ from domino_arena.server.store.tournaments import (
     StoredTournament,
     TournamentState,
 )
+from domino_arena.server.tournaments.scheduler import DealMode
 
 DEFAULT_CONCURRENCY: Final = 4
 DEFAULT_WAIT_SECONDS: Final = 60.0

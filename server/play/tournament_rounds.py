@@ -28,7 +28,6 @@ from domino_arena.server.ladder.rounds import (
     seeding_of,
     swiss_order,
 )
-from domino_arena.server.play.scheduler import DealMode, ScheduledGame, expand, seating_allowed
 from domino_arena.server.play.tournament_schedule import (
     ADAPTIVE_FORMATS,
     game_of,
@@ -38,6 +37,12 @@ from domino_arena.server.play.tournament_schedule import (
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournament_rounds import StoredRound, new_round
 from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.scheduler import (
+    DealMode,
+    ScheduledGame,
+    expand,
+    seating_allowed,
+)
 from domino_arena.server.tournaments.swiss import swiss_round
 
 

@@ -15,13 +15,6 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.play import compare, provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, MatchSpec
-from domino_arena.server.play.scheduler import (
-    DealMode,
-    ScheduledGame,
-    expand,
-    round_robin,
-    seating_allowed,
-)
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.server.store.tournaments import MAX_ROUNDS, StoredTournament
@@ -35,6 +28,13 @@ from domino_arena.server.tournaments.planner import (
     schedule_size,
 )
 from domino_arena.server.tournaments.planner import tables_per_entrant as tables_per_entrant_of
+from domino_arena.server.tournaments.scheduler import (
+    DealMode,
+    ScheduledGame,
+    expand,
+    round_robin,
+    seating_allowed,
+)
 
 MAX_GAMES: Final = 100_000
 """The largest schedule a tournament may have (a request beyond it is surely a mistake)."""

@@ -74,7 +74,8 @@ class StoredTournament:
     entrants: tuple[str, ...]
     games_per_pairing: int
     deals: str
-    """A :class:`~domino_arena.server.play.scheduler.DealMode` value: duplicate, spread, fresh."""
+    """A :class:`~domino_arena.server.tournaments.scheduler.DealMode` value: duplicate, spread,
+    fresh."""
     time_control_ms: tuple[int, int, int]
     """Per-move time, bank and network grace, in milliseconds."""
     fault_policy: str

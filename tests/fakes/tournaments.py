@@ -17,10 +17,10 @@ from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.match_spec import FinishedMatch
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import match_spec, new_tournament, schedule_of
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.tournaments.scheduler import DealMode
 
 
 def played_tournament(

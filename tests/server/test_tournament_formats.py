@@ -22,7 +22,6 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.regrade import regrade_of
-from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.play.tournament import (
     TournamentError,
@@ -33,6 +32,7 @@ from domino_arena.server.play.tournament import (
 from domino_arena.server.play.tournament_schedule import design_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
+from domino_arena.server.tournaments.scheduler import ScheduledGame
 from tests.fakes.play import FakePlay
 
 BOTS = tuple(f"bot-{i:02d}" for i in range(40))

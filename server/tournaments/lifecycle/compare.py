@@ -2,7 +2,7 @@
 
 A comparison is a stored tournament with ``kind="compare"`` and a :class:`ComparePlan`, so it
 starts, pauses, resumes after a crash or a SIGKILL, and is cancelled exactly like a round robin
-(``server/play/tournament.py``); only its schedule and its stopping rule differ.
+(``server/tournaments/lifecycle/runner.py``); only its schedule and its stopping rule differ.
 
 The independent unit is a *duplicate set*: one deal (``deal_id`` = the set's number) played so
 that A and B meet the same cards in the same seats against the same opponents (common random

@@ -53,20 +53,20 @@ from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.results import FaultPolicy, Termination
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.play.compare import (
+from domino_arena.server.play.match_spec import FinishedMatch
+from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.stats import paired
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.lifecycle import match_spec
+from domino_arena.server.tournaments.lifecycle.compare import (
     compare_schedule,
     games_per_score,
     new_comparison,
     plan_of,
     tally,
 )
-from domino_arena.server.play.match_spec import FinishedMatch
-from domino_arena.server.play.scheduler import ScheduledGame
-from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import match_spec
-from domino_arena.server.stats import paired
-from domino_arena.server.store.matches import StoredMatch
-from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.scheduler import ScheduledGame
 
 CONFIGS: Final = ("straight", "doubles", "passing", "moon")
 PAIRINGS: Final = {"greedy-random": ("greedy", "random"), "search-greedy": ("search", "greedy")}

@@ -12,16 +12,17 @@ each hypothesis the shape is tilted to the exact expected unit score of that Elo
 ``sprt.constrained_mle`` (the most likely distribution with that mean: how fishtest's own
 simulations pin an Elo), then ``--runs`` tests each draw units from it one at a time and ask
 ``Sprt.status`` after every unit until it leaves ``continue``. The tests are built as a
-comparison builds them (``server/play/compare.py``, ``SprtPlan.sprt``): the pentanomial support
-for game pairs, none beyond 0 and 1 for swap-one-seat sets. The shapes:
+comparison builds them (``server/tournaments/lifecycle/compare.py``, ``SprtPlan.sprt``): the
+pentanomial support for game pairs, none beyond 0 and 1 for swap-one-seat sets. The shapes:
 
 * **pair**: fishtest's game pair. Each game is a win, draw or loss (``--draw-ratio`` draws, the
   rest split evenly), the pair's score is the mean of its two games: the pentanomial values 0,
   1/4, 1/2, 3/4, 1;
-* **swap3**, **swap4**: a swap-one-seat set for 3 or 4 seats (``server/play/compare.py``): A and
-  B each play one game in every seat, a game's score being the pairwise score by standing (3
-  seats: 1, 1/2, 0; 4 seats: 1, 2/3, 1/3, 0), every place equally likely; the set's score is
-  ``1/2 + (mean of A - mean of B) / 2`` (multiples of 1/12 or 1/24).
+* **swap3**, **swap4**: a swap-one-seat set for 3 or 4 seats
+  (``server/tournaments/lifecycle/compare.py``): A and B each play one game in every seat, a game's
+  score being the pairwise score by standing (3 seats: 1, 1/2, 0; 4 seats: 1, 2/3, 1/3, 0), every
+  place equally likely; the set's score is ``1/2 + (mean of A - mean of B) / 2`` (multiples of 1/12
+  or 1/24).
 
 Printed per cell and hypothesis: the share of tests that accepted the wrong hypothesis with a
 Wilson 95% interval; ``simple``, the same share for Wald's simple SPRT on the same draws (the
@@ -46,9 +47,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from domino_arena.server.play.compare import PENTANOMIAL
 from domino_arena.server.stats.sprt import Sprt, Verdict, constrained_mle
 from domino_arena.server.tournaments.game_sd import Z95
+from domino_arena.server.tournaments.lifecycle.compare import PENTANOMIAL
 
 SHAPES = ("pair", "swap3", "swap4")
 DEFAULT_CELLS = ("pair:0:20", "swap3:0:10", "swap4:0:10")

@@ -15,7 +15,7 @@ asyncio loop; 200 OS processes would swamp 2 cores). The tournament (Doubles, 4 
 for themselves, ``format="swiss"``, ``--rounds`` rounds, every table under its 4 rotations on
 one duplicate deal) is stored as running before the referee starts, so the referee picks it up
 at start, as after a crash (tests/e2e/test_tournament_resume.py), and seats each round from the
-stored results of the rounds before (server/play/tournament_rounds.py).
+stored results of the rounds before (server/tournaments/lifecycle/adaptive.py).
 
 Strength classes, strongest first (:data:`CLASSES`), equal in size (25 of each at 200: every
 class fills whole bands of ranks, so its expected mean rank is plain and the classes weigh alike
@@ -65,10 +65,10 @@ from domino_arena.sdk.rules import Action, Observation, make_game
 from domino_arena.server.ladder.fit import FitResult, fit, fit_game_of
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import new_tournament
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments.lifecycle import new_tournament
 from tests.fakes.processes import Process, command, served_port
 
 GAME: Final = "doubles"

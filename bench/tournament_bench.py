@@ -52,7 +52,7 @@ from domino_arena.sdk.match.records import parse_record
 from domino_arena.sdk.rules import GAMES, Game, make_game
 from domino_arena.server.cli.main_job import Settings, entrant_of, run
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.play.scheduler import round_robin
+from domino_arena.server.tournaments.scheduler import round_robin
 
 ENTRANTS: Final = tuple(f"random-{n}" for n in range(1, 9))
 MAX_DEALS: Final = 10

@@ -54,7 +54,6 @@ from bench.ladder_bench import SEATINGS, result_row, samples
 from domino_arena.sdk.rules import GAMES, make_game
 from domino_arena.server.ladder import elo
 from domino_arena.server.ladder.ratings_store import RatedStorage, rated_game_of
-from domino_arena.server.play.tournament import deal_seed, games_of, schedule_of
 from domino_arena.server.store.bots import hash_token
 from domino_arena.server.store.matches import StoredMatch, match_row, seat_rows
 from domino_arena.server.store.tables import (
@@ -66,6 +65,7 @@ from domino_arena.server.store.tables import (
     RATINGS,
 )
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import deal_seed, games_of, schedule_of
 from domino_arena.server.web.app import create_app
 
 FLOOR_MS: Final = 100.0

@@ -1,4 +1,5 @@
-"""The composition root of the referee: storage, the arena, the gRPC server and the trio guest.
+"""The composition root of the referee: storage, the arena, its tournaments' director, the gRPC
+server and the trio guest.
 
 asyncio owns the process and gRPC (grpc.aio is bound to an asyncio loop); trio runs as a guest
 on the same thread (``trio.lowlevel.start_guest_run``) with one nursery that owns every match
@@ -59,6 +60,7 @@ from domino_arena.server.play.arena import LOG, Arena
 from domino_arena.server.play.ownership import Steward, renewing
 from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.engine import error_reason
+from domino_arena.server.tournaments.lifecycle.director import Director
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 50051
@@ -153,6 +155,8 @@ class App:
             steward=steward,
             think_times=config.think_times,
         )
+        self.director = Director(self.arena)
+        """Every tournament's life on this referee; its games run in the arena."""
         self.port: int | None = None
         self.metrics_port: int | None = None
         self.storage = storage
@@ -258,6 +262,7 @@ class App:
             f"{self.config.host}:{self.config.port}",
             bots=bots,
             arena=self.arena,
+            director=self.director,
             tls=self.config.tls,
             limits=self.config.limits,
             relay_token=self.config.relay_token,
@@ -276,7 +281,7 @@ class App:
                     self.arena.nursery = nursery
                     if not trio_ready.done():
                         trio_ready.set_result(None)
-                    nursery.start_soon(self.arena.resume_tournaments)
+                    nursery.start_soon(self.director.resume_tournaments)
                     if self.broker is None:  # a cluster's host leases tournaments one by one
                         nursery.start_soon(self._keep_lease, top)
                     await trio.sleep_forever()

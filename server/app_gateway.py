@@ -73,6 +73,7 @@ class Gateway:
                 f"{config.host}:{config.port}",
                 bots=BotSide(lobby, self.storage, self.metrics),
                 arena=None,
+                director=None,
                 spectators=ClusterSpectators(
                     self.broker,
                     self.storage,

@@ -1,9 +1,9 @@
 """``domino-arena compare A B GAME``: is A better than B? A paired comparison on a referee.
 
-The referee plays duplicate sets (server/play/compare.py) and, with ``--sprt``, stops by itself
-when the SPRT decides; this command creates the comparison, follows it with the LLR and its
-bounds live, and prints the verdict. Interrupting the command leaves the comparison running on
-the referee (``tournament status ID --follow`` picks it up again), as a comparison survives a
+The referee plays duplicate sets (server/tournaments/lifecycle/compare.py) and, with ``--sprt``,
+stops by itself when the SPRT decides; this command creates the comparison, follows it with the LLR
+and its bounds live, and prints the verdict. Interrupting the command leaves the comparison running
+on the referee (``tournament status ID --follow`` picks it up again), as a comparison survives a
 referee restart like any tournament.
 
 This module imports the protos at the top: ``main`` imports it only when ``compare`` runs.

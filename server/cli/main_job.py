@@ -59,11 +59,11 @@ from domino_arena.server.net.admin_requests import RequestError
 from domino_arena.server.net.admin_standings import batch_answer
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import new_tournament
 from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE, DuplicateBotError, new_token
 from domino_arena.server.store.engine import display_url
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import new_tournament
 from domino_arena.v1 import admin_pb2
 
 CONNECT_TIMEOUT: Final = 60.0
@@ -471,7 +471,7 @@ async def _play_game(
         tournament_id=tournament_id(settings, game),
     )
     started = time.monotonic()
-    await app.arena.create_tournament(tournament, start=True)
+    await app.director.create_tournament(tournament, start=True)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -482,7 +482,7 @@ async def _play_game(
     ) as progress:
         task = progress.add_task(game.describe(), total=None)
         # The runner is registered by create_tournament and removed when it stops.
-        while (status := app.arena.tournament_progress(tournament.id)) is not None:
+        while (status := app.director.tournament_progress(tournament.id)) is not None:
             progress.update(task, total=status.total, completed=status.done)
             await asyncio.sleep(0.1)
         row = await asyncio.to_thread(storage.tournament, tournament.id)

@@ -53,8 +53,8 @@ from domino_arena.server.cli.tournament_plan import plan_arguments, plan_command
 from domino_arena.server.cli.tournament_rounds import rounds_arguments, rounds_command
 from domino_arena.server.logs import escape
 from domino_arena.server.net.wire import deal_mode_from_proto, deal_mode_to_proto
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.stats.regrades import index_ranges
+from domino_arena.server.tournaments.scheduler import DealMode
 from domino_arena.v1 import admin_pb2
 
 ENTRANT_POLICIES: Final = {

@@ -286,7 +286,7 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
     """
     with server_extra("verify --db"):
         from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415
-        from domino_arena.server.play.tournament import games_of  # noqa: PLC0415
+        from domino_arena.server.tournaments.lifecycle import games_of  # noqa: PLC0415
     storage = open_storage(url)
     try:
         t = storage.tournament(tournament_id)

@@ -27,8 +27,8 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.serve import open_storage
 from domino_arena.server.cli.web_face import DEFAULT_HOST, DEFAULT_PORT
-from domino_arena.server.play.tournament import games_of
 from domino_arena.server.store.engine import display_url
+from domino_arena.server.tournaments.lifecycle import games_of
 from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 

@@ -1,10 +1,10 @@
 """A Swiss or knockout tournament's stored rounds read back: results, order and bracket.
 
-The referee seats each next round from these (``server/play/tournament_rounds.py``) and the web
-face and the admin API show them, so both read one account of a round: a table's games summed
-by ``server/tournaments/rounds.round_results`` with the ladder's places
-(:func:`.placed.placed_game_of`), a Swiss's order by the official fit once it links everyone,
-a knockout's bracket replayed from its rounds (docs/tournaments.md: Swiss, knockout).
+The referee seats each next round from these (``server/tournaments/lifecycle/adaptive.py``) and the
+web face and the admin API show them, so both read one account of a round: a table's games summed by
+``server/tournaments/rounds.round_results`` with the ladder's places
+(:func:`.placed.placed_game_of`), a Swiss's order by the official fit once it links everyone, a
+knockout's bracket replayed from its rounds (docs/tournaments.md: Swiss, knockout).
 """
 
 from __future__ import annotations

@@ -11,15 +11,16 @@ match), FAILED_PRECONDITION (not now, e.g. pausing a tournament that is not runn
 and the JSON Lines record; the match is stored before the answer. A match does not depend on
 the admin call that started it: if the caller goes away, the match still ends and is stored.
 Tournaments and ladders run in the arena's trio nursery; this module only checks requests
-(:mod:`.admin_requests`), asks the :class:`AdminArena` to act, reads the storage (in worker
-threads: it blocks) and answers with the messages :mod:`.admin_answers` builds.
+(:mod:`.admin_requests`), asks the :class:`AdminArena` (matches, ladders) or the
+:class:`~.admin_tournaments.TournamentDirector` (tournaments) to act, reads the storage (in
+worker threads: it blocks) and answers with the messages :mod:`.admin_answers` builds.
 
 Every call is scoped by its caller (:mod:`.admin_scope`): the admin sees every course, a
 course's organizer only its own. The lobby knows bots by name only, so a call that concerns
 connected bots (RunMatch, ListConnected) reads their courses from the storage.
 
-What the servicer needs from the arena is the small :class:`AdminArena` protocol, so tests can
-serve it over a fake arena.
+What the servicer needs from the arena and the director is two small protocols, so tests can
+serve it over a fake of each.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from domino_arena.server.net.admin_serving import Context, Request, Response
 from domino_arena.server.net.admin_tournaments import (
     TournamentAdmin,
     TournamentArena,
+    TournamentDirector,
     TournamentRpcs,
     TournamentStorage,
     arena_call,
@@ -123,10 +125,10 @@ class AdminStorage(BotStorage, CourseStorage, TournamentStorage, Protocol):
 class AdminArena(TournamentArena, Protocol):
     """What :class:`AdminServicer` asks of the arena (``server/play/arena.py``'s ``Arena``).
 
-    The tournament and ladder calls are made from asyncio (the gRPC handlers) and return once
-    the change is recorded; a runner they start runs on in the trio nursery. They may raise
-    ``KeyError`` (no such tournament or ladder: NOT_FOUND) or ``ValueError`` (not in a state
-    that allows it: FAILED_PRECONDITION), with a message that says so.
+    The ladder calls are made from asyncio (the gRPC handlers) and return once the change is
+    recorded; a runner they start runs on in the trio nursery. They may raise ``KeyError`` (no
+    such ladder: NOT_FOUND) or ``ValueError`` (not in a state that allows it:
+    FAILED_PRECONDITION), with a message that says so.
     """
 
     @property
@@ -186,12 +188,19 @@ class AdminServicer(
     bots' versions and logs :class:`~.hosted_bots.HostedAdminRpcs`'s.
     """
 
-    def __init__(self, arena: AdminArena, sign_record: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self,
+        arena: AdminArena,
+        director: TournamentDirector,
+        sign_record: Callable[[str], str] | None = None,
+    ) -> None:
         self.arena = arena
+        self.director = director
+        """Runs every tournament's life: create, start, pause, cancel, progress."""
         self.sign_record = sign_record
         """Signs each record handed out (``serve --record-key``); None: unsigned."""
         self.bot_admin = BotAdmin(arena.storage, arena.lobby)
-        self.tournament_admin = TournamentAdmin(arena)
+        self.tournament_admin = TournamentAdmin(arena, director)
 
     async def _serve(
         self,

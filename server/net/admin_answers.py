@@ -25,13 +25,13 @@ from domino_arena.server.net.wire import (
     live_view_to_proto,
     time_control_to_proto,
 )
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import max_deals_of
 from domino_arena.server.stats.repeat_deals import repeat_deal_checks
 from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.matches import StoredMatch, sides_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import max_deals_of
+from domino_arena.server.tournaments.scheduler import DealMode
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 STATE_TO_PROTO: Final[dict[TournamentState, admin_pb.TournamentState.ValueType]] = {

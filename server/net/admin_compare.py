@@ -18,16 +18,16 @@ from domino_arena.server.net.admin_requests import (
     seed_of,
     time_control_of,
 )
-from domino_arena.server.play.compare import (
+from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
+from domino_arena.server.stats.sprt import Sprt, SprtOptionError
+from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.lifecycle.compare import (
     DEFAULT_MAX_SETS,
     CompareError,
     SprtPlan,
     new_comparison,
     summary,
 )
-from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
-from domino_arena.server.stats.sprt import Sprt, SprtOptionError
-from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 MAX_SETS: Final = 50_000

@@ -15,15 +15,15 @@ from collections.abc import Sequence
 from domino_arena.sdk.rules import Game
 from domino_arena.server.net.admin_grades import OwnerStorage, course_owners
 from domino_arena.server.net.admin_requests import deal_mode_of, invalid
-from domino_arena.server.play.scheduler import DealMode
-from domino_arena.server.play.tournament_schedule import (
+from domino_arena.server.stats.precision import Precision, sized, sized_balanced
+from domino_arena.server.store.bots import BotState, StoredBot
+from domino_arena.server.tournaments.lifecycle.schedule import (
     DEFAULT_GAMES_PER_ENTRANT,
     partnerships_of,
     too_big,
 )
-from domino_arena.server.stats.precision import Precision, sized, sized_balanced
-from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES, schedule_size
+from domino_arena.server.tournaments.scheduler import DealMode
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 MIN_PRECISION = 5.0

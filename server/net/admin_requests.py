@@ -36,9 +36,9 @@ from domino_arena.server.play.match_spec import (
     MatchSpec,
 )
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE
+from domino_arena.server.tournaments.scheduler import DealMode
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 

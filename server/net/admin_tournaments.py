@@ -7,7 +7,8 @@ course's; a new tournament goes in the caller's course, and its entrants must be
 course (another course's bot is "unknown", as a missing one, so nothing leaks), its baselines
 among the course's frozen baselines, its live view one the protocol defines (unspecified: the
 course's; docs/courses.md: live view). RegradeTournament makes a regrade of a finished
-tournament (``server/play/regrade.py``) in that tournament's course, with its live view.
+tournament (``server/tournaments/lifecycle/regrade.py``) in that tournament's course, with its
+live view.
 :class:`TournamentAdmin` holds the handlers; :class:`TournamentRpcs` is the part of
 ``AdminServicer`` that serves them through its token check (``AdminServicer._serve``).
 """
@@ -59,11 +60,7 @@ from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.net.hosted_bots import checked_limits, checked_pins
 from domino_arena.server.play.arena import NotAcceptingError
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
-from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.tournament import TournamentError, games_of, new_tournament
-from domino_arena.server.play.tournament_rounds import is_adaptive
-from domino_arena.server.play.tournament_schedule import design_of
 from domino_arena.server.stats.precision import of_tournament
 from domino_arena.server.stats.regrades import fresh_deals
 from domino_arena.server.store.bots import StoredBot
@@ -72,6 +69,10 @@ from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.owners import StoredOwner
 from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import TournamentError, games_of, new_tournament
+from domino_arena.server.tournaments.lifecycle.adaptive import is_adaptive
+from domino_arena.server.tournaments.lifecycle.regrade import RegradeError, regrade_of
+from domino_arena.server.tournaments.lifecycle.schedule import design_of
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 
@@ -114,6 +115,17 @@ class TournamentArena(Protocol):
     @property
     def storage(self) -> TournamentStorage: ...
 
+
+class TournamentDirector(Protocol):
+    """What the tournament calls ask of the director, who runs every tournament's life
+    (``server/tournaments/lifecycle/director.py``'s ``Director``).
+
+    The calls are made from asyncio and return once the change is recorded; a runner they start
+    runs on in the trio nursery. They may raise ``KeyError`` (no such tournament: NOT_FOUND),
+    ``ValueError`` (not in a state that allows it: FAILED_PRECONDITION) or
+    ``NotAcceptingError`` (the referee is starting or stopping: UNAVAILABLE).
+    """
+
     async def create_tournament(self, t: StoredTournament, start: bool) -> None: ...
     async def start_tournament(self, tournament_id: str) -> None: ...
     async def pause_tournament(self, tournament_id: str) -> None: ...
@@ -123,10 +135,12 @@ class TournamentArena(Protocol):
 
 
 class TournamentAdmin:
-    """The tournament calls' handlers over the arena."""
+    """The tournament calls' handlers over the arena (its storage and lobby) and the
+    director (each tournament's life)."""
 
-    def __init__(self, arena: TournamentArena) -> None:
+    def __init__(self, arena: TournamentArena, director: TournamentDirector) -> None:
         self.arena = arena
+        self.director = director
 
     async def create_tournament(
         self, request: admin_pb.CreateTournamentRequest
@@ -224,7 +238,7 @@ class TournamentAdmin:
             version_pins=pins or None,
             hosting_limits=limits or None,
         )
-        await arena_call(self.arena.create_tournament(t, request.start))
+        await arena_call(self.director.create_tournament(t, request.start))
         return await self.tournament(t.id)
 
     async def create_comparison(
@@ -233,7 +247,7 @@ class TournamentAdmin:
         course, bots = await self.course_and_bots(caller().course_of(""))
         t = comparison_of(request, [b.name for b in bots])
         t = dataclasses.replace(t, course=course.name)
-        await arena_call(self.arena.create_tournament(t, request.start))
+        await arena_call(self.director.create_tournament(t, request.start))
         return await self.tournament(t.id)
 
     async def regrade_tournament(
@@ -263,7 +277,7 @@ class TournamentAdmin:
             )
         except RegradeError as exc:
             raise invalid(str(exc)) from None
-        await arena_call(self.arena.create_tournament(t, request.start))
+        await arena_call(self.director.create_tournament(t, request.start))
         return await self.tournament(t.id)
 
     async def course_and_bots(self, name: str) -> tuple[StoredCourse, list[StoredBot]]:
@@ -279,7 +293,7 @@ class TournamentAdmin:
         self, request: admin_pb.StartTournamentRequest
     ) -> admin_pb.Tournament:
         t = await self.stored_tournament(request.tournament_id)
-        live = self.arena.tournament_progress(t.id) is not None
+        live = self.director.tournament_progress(t.id) is not None
         if t.state is TournamentState.RUNNING and live:
             raise not_now(f"tournament {t.id} is running already")
         if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
@@ -287,17 +301,20 @@ class TournamentAdmin:
                 f"tournament {t.id} is {t.state.value}: only a created, paused or interrupted "
                 "tournament can start"
             )
-        await arena_call(self.arena.start_tournament(t.id))
+        await arena_call(self.director.start_tournament(t.id))
         return await self.tournament(t.id)
 
     async def pause_tournament(
         self, request: admin_pb.PauseTournamentRequest
     ) -> admin_pb.Tournament:
         t = await self.stored_tournament(request.tournament_id)
-        if t.state is not TournamentState.RUNNING or self.arena.tournament_progress(t.id) is None:
+        if (
+            t.state is not TournamentState.RUNNING
+            or self.director.tournament_progress(t.id) is None
+        ):
             state = "not running" if t.state is TournamentState.RUNNING else t.state.value
             raise not_now(f"tournament {t.id} is {state}: only a running tournament can pause")
-        await arena_call(self.arena.pause_tournament(t.id))
+        await arena_call(self.director.pause_tournament(t.id))
         return await self.tournament(t.id)
 
     async def cancel_tournament(
@@ -306,7 +323,7 @@ class TournamentAdmin:
         t = await self.stored_tournament(request.tournament_id)
         if t.state in (TournamentState.FINISHED, TournamentState.CANCELLED):
             raise not_now(f"tournament {t.id} is {t.state.value} already")
-        await arena_call(self.arena.cancel_tournament(t.id))
+        await arena_call(self.director.cancel_tournament(t.id))
         return await self.tournament(t.id)
 
     async def get_tournament(self, request: admin_pb.GetTournamentRequest) -> admin_pb.Tournament:
@@ -402,7 +419,7 @@ class TournamentAdmin:
         return await asyncio.to_thread(_TABLES.get, storage, t.id, stamp, compute)
 
     async def progress(self, t: StoredTournament) -> admin_pb.TournamentProgress:
-        live = self.arena.tournament_progress(t.id)
+        live = self.director.tournament_progress(t.id)
         if live is not None:
             return progress_message(live)
         done: set[int] = await asyncio.to_thread(self.arena.storage.tournament_game_indexes, t.id)
@@ -453,7 +470,8 @@ def _refuse_disabled_owners(
 
 
 async def arena_call(call: Awaitable[None]) -> None:
-    """Await an arena action; its refusals become NOT_FOUND / FAILED_PRECONDITION."""
+    """Await an action of the arena or the director; its refusals become NOT_FOUND /
+    FAILED_PRECONDITION / UNAVAILABLE."""
     try:
         await call
     except KeyError as exc:

@@ -31,6 +31,7 @@ from domino_arena.server.net.service import BotServicer, TokenCheck
 from domino_arena.server.net.spectators import SpectatorServicer, add_spectator_service
 from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimits
 from domino_arena.server.play.arena import SHUTTING_DOWN, Arena
+from domino_arena.server.tournaments.lifecycle.director import Director
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import referee_pb2 as pb
@@ -136,8 +137,9 @@ class GrpcServer:
     """The gRPC server of one referee process, bound to ``address`` (port 0: any free port).
 
     It serves the bot service when given ``bots`` (a single referee, a cluster's gateway) and
-    the admin API, registration and the spectators when given ``arena`` (a single referee, a
-    cluster's match host); a gateway serves ``spectators`` (every host's matches) instead.
+    the admin API, registration and the spectators when given ``arena`` and the ``director``
+    of its tournaments (a single referee, a cluster's match host); a gateway serves
+    ``spectators`` (every host's matches) instead.
     With ``tls`` it serves TLS only (a plaintext client is refused at the handshake), and with
     its ``client_ca`` mutual TLS. ``limits`` bound every bot stream (:mod:`.limits`).
     ``sign_record`` signs the records the admin API hands out (``serve --record-key``).
@@ -152,6 +154,7 @@ class GrpcServer:
         *,
         bots: BotSide | None,
         arena: Arena | None,
+        director: Director | None,
         spectators: admin_pb_grpc.SpectatorServiceServicer | None = None,
         tls: ServerTls | None = None,
         limits: StreamLimits = DEFAULT_LIMITS,
@@ -167,8 +170,10 @@ class GrpcServer:
             pb_grpc.add_BotServiceServicer_to_server(servicer, self._server)
             names.append(BOT_SERVICE)
         if arena is not None:
+            if director is None:
+                raise ValueError("director: the admin API needs the arena's director too")
             admin_pb_grpc.add_AdminServiceServicer_to_server(
-                AdminServicer(arena, sign_record), self._server
+                AdminServicer(arena, director, sign_record), self._server
             )
             admin_pb_grpc.add_RegistrationServiceServicer_to_server(
                 RegistrationServicer(arena.storage, arena.lobby), self._server

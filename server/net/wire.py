@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.live_views import (
     LIVE_VIEW_NONE,
     LIVE_VIEW_PUBLIC,
     LIVE_VIEW_SIGNED_IN,
 )
+from domino_arena.server.tournaments.scheduler import DealMode
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import referee_pb2 as pb
 

@@ -26,7 +26,7 @@ MATCH_ID: Final = re.compile(r"[0-9a-f]{32}")
 a uuid4's hex."""
 GAME_MATCH_ID: Final = re.compile(r"[0-9a-f]{16}-[0-9]{5,7}")
 """A tournament game's match id: its tournament's id (16 hex digits) and the game's index
-(``tournament_schedule.match_id_of``)."""
+(``server/tournaments/lifecycle/schedule.py``: ``match_id_of``)."""
 MATCH_ID_RULE: Final = (
     "32 lowercase hex digits (a uuid4's hex), or a tournament game's 16 hex digits, '-' and "
     "its 5-7 digit index"

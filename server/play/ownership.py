@@ -2,12 +2,13 @@
 
 Each match host of a cluster owns the tournaments and ladder pools it runs through a lease row
 each (``server/store/ownership.py``); a single referee has none (it holds its database's one
-lease, ``server/store/lease.py``). The :class:`Steward` claims a key before the arena starts
-what it names, renews every key it holds every :attr:`Steward.renew_seconds` (a third of the
-lease), and calls what the arena registered for a key when another host has taken it over, so
-the arena stops running it. A host that dies stops renewing: once its leases expire, the next
-round of every other host's steward (:meth:`Steward.keep`) claims the running tournaments no
-live host owns and resumes them (``Arena.resume_tournaments``).
+lease, ``server/store/lease.py``). The :class:`Steward` claims a key before the director starts
+a tournament or the arena a ladder pool, renews every key it holds every
+:attr:`Steward.renew_seconds` (a third of the lease), and calls what was registered for a key
+when another host has taken it over, so this host stops running it. A host that dies stops
+renewing: once its leases expire, the next round of every other host's steward
+(:meth:`Steward.keep`) claims the running tournaments no live host owns and the director
+resumes them (``server/tournaments/lifecycle/director.py``: ``resume_tournaments``).
 
 The rule for the games a dead host was playing (docs/tournaments.md): a tournament game that
 was not stored is played again from its start with the same seed by the new owner; a game is
@@ -22,12 +23,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, TypeVar
+from typing import Final, Protocol, TypeVar
 
 import trio
 from sqlalchemy.engine import Engine
 
-from domino_arena.server.play.tournament import TournamentRunner
 from domino_arena.server.store import ownership
 from domino_arena.server.store.engine import error_reason
 from domino_arena.server.store.lease import Holder
@@ -47,8 +47,26 @@ RELEASE_SECONDS: Final = 5.0
 itself if it could not be given up."""
 
 
+class RunningTournament(Protocol):
+    """What the steward needs of a tournament this host runs: its runner
+    (``server/tournaments/lifecycle/runner.py``), which play may not import."""
+
+    @property
+    def pausing(self) -> bool:
+        """Whether it starts no new game (paused, its running games finishing)."""
+        ...
+
+    def pause(self) -> None:
+        """Start no new game; the running ones finish and are kept."""
+        ...
+
+    def cancel(self) -> None:
+        """End it for good: its running games are aborted."""
+        ...
+
+
 class OwnedElsewhereError(ValueError):
-    """What the arena was asked to start is another live host's (its message names it)."""
+    """What this host was asked to start is another live host's (its message names it)."""
 
 
 @dataclass
@@ -107,7 +125,7 @@ class Steward:
         return claim.won
 
     async def follow_stored_states(
-        self, storage: Storage, tournaments: Mapping[str, TournamentRunner]
+        self, storage: Storage, tournaments: Mapping[str, RunningTournament]
     ) -> None:
         """Pause or cancel this host's tournaments that an admin call to another match host
         paused or cancelled (that host found no runner of them and stored the new state)."""

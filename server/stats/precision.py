@@ -1,7 +1,7 @@
 """How precise a graded tournament's grades will be, before it is played (docs/courses.md:
 precision), and how big it must be for a precision asked for.
 
-Pure arithmetic over the schedule's shape (server/play/scheduler.py lays it out the same way)
+Pure arithmetic over the schedule's shape (server/tournaments/scheduler.py lays it out the same way)
 and the game's measured variance (``tournaments/game_sd.SD_PER_GAME``):
 
 * a bot and a baseline meet at ``C(n-2, k-2)`` tables of ``k`` seats among ``n`` entrants

@@ -1,6 +1,6 @@
-"""What a regrade is, read from stored rows (server/play/regrade.py makes and plays them): whether
-it played on fresh deals, and what it carried over, as the command line, the admin API and the
-web page say it (docs/courses.md: deadlines and regrading)."""
+"""What a regrade is, read from stored rows (server/tournaments/lifecycle/regrade.py makes and
+plays them): whether it played on fresh deals, and what it carried over, as the command line,
+the admin API and the web page say it (docs/courses.md: deadlines and regrading)."""
 
 from __future__ import annotations
 

@@ -365,7 +365,7 @@ def hosted_bot_names(engine: Engine) -> list[str]:
 
 def tournament_of_match(match_id: str) -> str | None:
     """The tournament id in a tournament's match id (``{tournament id}-{index:05d}``,
-    server/play/tournament_schedule.py), or None for a match id of another form."""
+    server/tournaments/lifecycle/schedule.py), or None for a match id of another form."""
     tournament_id, dash, index = match_id.rpartition("-")
     if not dash or not tournament_id or len(index) < 5 or not index.isdigit():
         return None

@@ -12,9 +12,10 @@ from typing import Final
 
 import sqlalchemy as sa
 
+from domino_arena.server.names import HOUSE_PREFIX as HOUSE_PREFIX  # noqa: PLC0414
+
 # Re-exported (mypy's explicit form): the store's modules and the referee read it from here.
 from domino_arena.server.store.live_views import LIVE_VIEW_PUBLIC
-from domino_arena.server.store.names import HOUSE_PREFIX as HOUSE_PREFIX  # noqa: PLC0414
 
 METADATA: Final = sa.MetaData()
 

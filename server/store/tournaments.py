@@ -1,7 +1,8 @@
 """Tournaments: what to play and how (:class:`StoredTournament`), and where each one stands.
 
-The schedule itself is derived from the row (``server/play/tournament.py``); which of its games
-are played is read from the matches (:func:`game_indexes`), so a restart plays only the rest.
+The schedule itself is derived from the row (``server/tournaments/lifecycle/schedule.py``);
+which of its games are played is read from the matches (:func:`game_indexes`), so a restart
+plays only the rest.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ class StoredTournament:
     entrants: tuple[str, ...]
     games_per_pairing: int
     deals: str
-    """A :class:`~domino_arena.server.play.scheduler.DealMode` value: duplicate, spread, fresh."""
+    """A :class:`~domino_arena.server.tournaments.scheduler.DealMode` value: duplicate, spread,
+    fresh."""
     time_control_ms: tuple[int, int, int]
     """Per-move time, bank and network grace, in milliseconds."""
     fault_policy: str
@@ -138,7 +140,7 @@ class StoredTournament:
     course's."""
     format: str = "round-robin"
     """Which tables it plays (:data:`FORMATS`): every table of its entrants, a balanced design
-    or a gauntlet against its baselines (server/play/tournament_schedule.py)."""
+    or a gauntlet against its baselines (server/tournaments/lifecycle/schedule.py)."""
     games_per_entrant: int | None = None
     """The games each entrant plays in a balanced or gauntlet tournament; None: a round
     robin's (every table)."""

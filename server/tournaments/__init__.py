@@ -2,5 +2,6 @@
 
 A format here only decides who sits at which table: no I/O, no clock, no store, the same output
 for the same seed, so a tournament resumes by computing its schedule again (docs/tournaments.md).
-The play layer expands the tables into games (rotations on duplicate deals, rounds).
+The round robin's scheduler (``scheduler.py``) expands the tables into games (rotations on
+duplicate deals, rounds); a tournament's life, above play, is ``lifecycle/``'s.
 """

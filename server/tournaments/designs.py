@@ -5,8 +5,9 @@ A round robin seats every combination of its entrants, which explodes at three a
 of tables instead, with every pair of entrants meeting as nearly equally often as the size allows
 and each entrant spread over the seat indices; :func:`gauntlet` seats each entrant against fixed
 baselines only. Both return tables in seat order before rotation, exactly as
-``server/play/scheduler.py``'s ``tables()`` gives them (partnerships: ``(a, b, a2, b2)``, seats
-0+2 against 1+3), so the play layer expands them into games the same way (docs/tournaments.md).
+``server/tournaments/scheduler.py``'s ``tables()`` gives them (partnerships:
+``(a, b, a2, b2)``, seats 0+2 against 1+3), so the lifecycle expands them into games the same
+way (docs/tournaments.md).
 
 How a balanced design is built:
 

@@ -4,7 +4,7 @@ docs/tournaments.md (Planning a tournament) shows what ``domino-arena tournament
 
 * **Games.** Round robin: every ``seats`` of the entrants (each four in its three pairings with
   partnerships) under every rotation, ``games_per_pairing`` deals each, as
-  ``server/play/scheduler.py`` lays it out. Balanced: ``ceil(entrants x tables_per_entrant /
+  ``server/tournaments/scheduler.py`` lays it out. Balanced: ``ceil(entrants x tables_per_entrant /
   seats)`` tables, each under every rotation on ``games_per_pairing`` deals, where
   ``tables_per_entrant = ceil(games_per_entrant / (seats x games_per_pairing))``. Gauntlet: each
   entrant at ``tables_per_entrant`` tables of itself and baselines, likewise expanded. Swiss:

@@ -14,8 +14,8 @@ from domino_arena.bots.memorizer import MemorizerBot, Pinned
 from domino_arena.sdk.bot import Bot
 from domino_arena.sdk.rules import CHANCE, TERMINAL, make_game
 from domino_arena.sdk.rules.linegame import LineGameState
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.stats.repeat_deals import repeat_deal_checks
+from domino_arena.server.tournaments.scheduler import DealMode
 from tests.fakes.tournaments import played_tournament
 
 

@@ -24,11 +24,10 @@ from typing import Final
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.play import compare
-from domino_arena.server.play.compare import SprtPlan, new_comparison
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import compare, schedule_of
+from domino_arena.server.tournaments.lifecycle.compare import SprtPlan, new_comparison
 from tests.fakes.processes import Process, command, reserved_port, served_port
 
 WAIT: Final = 240.0

@@ -32,9 +32,9 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import new_tournament, schedule_of
-from domino_arena.server.play.tournament_rounds import is_adaptive, schedule_of_rounds
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments.lifecycle import new_tournament, schedule_of
+from domino_arena.server.tournaments.lifecycle.adaptive import is_adaptive, schedule_of_rounds
 from tests.fakes.processes import Process, command, reserved_port, served_port
 
 WAIT: Final = 120.0

@@ -1,7 +1,8 @@
 """The admin and spectator servicers over real gRPC on port 0, in front of a fake arena.
 
 The servicer's dependencies are the small :class:`~domino_arena.server.net.admin.AdminArena`
-protocol; :class:`FakeArena` implements it over a real :class:`RatedStorage` (a SQLite file) and a
+and :class:`~domino_arena.server.net.admin_tournaments.TournamentDirector` protocols;
+:class:`FakeArena` implements both over a real :class:`RatedStorage` (a SQLite file) and a
 real :class:`Lobby`, and records what it was asked, so every RPC is checked at the wire: the
 token, each refusal with its status and message, and the answers. :class:`AdminServer` serves
 it with the spectator service over a real hub, for the admin, spectator and CLI tests.
@@ -33,9 +34,9 @@ from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimi
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import Progress, games_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments.lifecycle import Progress, games_of
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from tests.fakes.referee_server import WAIT
 
@@ -64,7 +65,8 @@ class FakeLadder:
 
 @dataclass
 class FakeArena:
-    """The arena's admin side without trio: tournaments change state in the storage at once."""
+    """The arena's admin side and its director's, without trio: tournaments change state in
+    the storage at once."""
 
     storage: RatedStorage
     admin_token: str = TOKEN
@@ -186,7 +188,9 @@ class AdminServer:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
             server = grpc.aio.server()
-            admin_pb_grpc.add_AdminServiceServicer_to_server(AdminServicer(self.arena), server)
+            admin_pb_grpc.add_AdminServiceServicer_to_server(
+                AdminServicer(self.arena, self.arena), server
+            )
             admin_pb_grpc.add_RegistrationServiceServicer_to_server(
                 RegistrationServicer(self.arena.storage, self.arena.lobby, self.limiter), server
             )

@@ -18,9 +18,9 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import new_tournament, schedule_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import new_tournament, schedule_of
 from tests.fakes.cluster import BOTS, WAIT
 
 TIME_CONTROL: Final = TimeControl(move=2.0, bank=10.0, grace=0.5)

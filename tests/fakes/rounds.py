@@ -8,9 +8,9 @@ import trio
 import trio.testing
 
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.play.tournament import TournamentRunner
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments.lifecycle import TournamentRunner
 from tests.fakes.play import FakePlay, strongest_wins
 
 

@@ -1,5 +1,5 @@
 """Tournaments played in-process with bot objects: the schedule, seeds and rows of the real
-runner (``server/play/tournament.py``), each game played by ``sdk.local.play_game``.
+runner (``server/tournaments/lifecycle/runner.py``), each game played by ``sdk.local.play_game``.
 
 One bot object per entrant lives across all its games, as a remote bot's process does, so a bot
 that remembers deals (the memorizer) can. Games are played one at a time in schedule order.
@@ -17,10 +17,10 @@ from domino_arena.sdk.local import play_game
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play.match_spec import FinishedMatch
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import match_spec, new_tournament, schedule_of
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.tournaments.lifecycle import match_spec, new_tournament, schedule_of
+from domino_arena.server.tournaments.scheduler import DealMode
 
 
 def played_tournament(

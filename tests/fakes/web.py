@@ -28,10 +28,10 @@ from domino_arena.sdk.match.records import RecordFault, record_from_state, recor
 from domino_arena.sdk.match.results import FaultKind, Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.play.tournament import games_of, schedule_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import games_of, schedule_of
 from domino_arena.server.web.app import create_app
 
 from .games import play_random

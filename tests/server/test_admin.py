@@ -1,7 +1,8 @@
 """The admin API over real gRPC: the servicers on a grpc.aio server on port 0, a fake arena.
 
 The servicer's dependencies are the small :class:`~domino_arena.server.net.admin.AdminArena`
-protocol; :class:`FakeArena` implements it over a real :class:`RatedStorage` (a SQLite file) and a
+and :class:`~domino_arena.server.net.admin_tournaments.TournamentDirector` protocols;
+:class:`FakeArena` implements both over a real :class:`RatedStorage` (a SQLite file) and a
 real :class:`Lobby`, and records what it was asked, so every RPC is checked at the wire: the
 token, each refusal with its status and message, and the answers (the harness is in
 tests/fakes/admin_server.py).
@@ -602,10 +603,17 @@ def test_an_arena_refusal_becomes_a_precondition_failure(
 
 
 def test_fake_arena_fields_match_the_protocol() -> None:
-    """The fake must offer every member of AdminArena, or these tests would test nothing real."""
+    """The fake must offer every member of AdminArena and of TournamentDirector (it stands for
+    the arena and its director), or these tests would test nothing real."""
     from domino_arena.server.net.admin import AdminArena  # noqa: PLC0415
+    from domino_arena.server.net.admin_tournaments import TournamentDirector  # noqa: PLC0415
 
-    wanted = {name for name in dir(AdminArena) if not name.startswith("_")}
+    wanted = {
+        name
+        for protocol in (AdminArena, TournamentDirector)
+        for name in dir(protocol)
+        if not name.startswith("_")
+    }
     offered = {name for name in dir(FakeArena) if not name.startswith("_")} | {
         f.name for f in dataclasses.fields(FakeArena)
     }

@@ -1,4 +1,4 @@
-"""The arena's tournaments when the database fails: they resume by themselves, nothing doubled."""
+"""The director's tournaments when the database fails: they resume by themselves, none doubled."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import new_tournament, schedule_of
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments.lifecycle import new_tournament, schedule_of
+from domino_arena.server.tournaments.lifecycle.director import Director
 from tests.fakes.play import no_seats
 
 BOTS = ("ann", "bob", "cid")
@@ -46,6 +47,7 @@ def test_a_tournament_whose_database_fails_resumes_by_itself(tmp_path: Path) -> 
     # The database goes away: every call fails to open it (an OperationalError, transient).
     away = sa.create_engine(f"sqlite:///{tmp_path / 'no-such-folder' / 'arena.db'}")
     arena = Arena(storage, lobby=Lobby(), seats=no_seats)
+    director = Director(arena)
     played: list[str] = []
 
     async def play(spec: MatchSpec) -> FinishedMatch:
@@ -63,18 +65,18 @@ def test_a_tournament_whose_database_fails_resumes_by_itself(tmp_path: Path) -> 
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(arena.resume_tournaments)
+            nursery.start_soon(director.resume_tournaments)
             arena.nursery = nursery
             while len(played) < total:
                 await trio.sleep(0.1)
             await trio.sleep(5.0)  # the database stays away for a while
             row = await trio.to_thread.run_sync(reader.tournament, t.id)
             assert row is not None and row.state is TournamentState.RUNNING
-            assert t.id in arena.tournaments  # retrying, not given up
+            assert t.id in director.tournaments  # retrying, not given up
             storage._engine = database
             # Not trio.fail_after: MockClock jumps to it while worker threads run.
             for _ in range(10_000):
-                if t.id not in arena.tournaments:
+                if t.id not in director.tournaments:
                     break
                 await trio.sleep(0.5)
 

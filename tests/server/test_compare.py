@@ -20,13 +20,17 @@ from domino_arena.sdk.match.results import FaultPolicy, MatchResult, Termination
 from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.play import compare
-from domino_arena.server.play.compare import CompareError, SprtPlan, new_comparison
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import TournamentRunner, match_spec, schedule_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import (
+    TournamentRunner,
+    compare,
+    match_spec,
+    schedule_of,
+)
+from domino_arena.server.tournaments.lifecycle.compare import CompareError, SprtPlan, new_comparison
 
 BOTS = ("new", "old", "opp1", "opp2", "opp3")
 TWO: Game = make_game("straight", players=2)

@@ -31,9 +31,9 @@ from domino_arena.server.hosting.spec.submissions import Submission
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import new_tournament
 from domino_arena.server.store import hosted
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments.lifecycle import new_tournament
 from domino_arena.v1 import admin_pb2 as admin_pb
 from tests.fakes.admin_server import AdminServer, FakeArena, FakeLadder, refused, stored_match
 from tests.fakes.referee_server import WAIT

@@ -9,7 +9,6 @@ import dataclasses
 
 import pytest
 
-from domino_arena.server.play.tournament_start import chosen_entrants
 from domino_arena.server.store.bots import BotCheck
 from domino_arena.server.store.courses import InviteError
 from domino_arena.server.store.owners import (
@@ -20,6 +19,7 @@ from domino_arena.server.store.owners import (
 )
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments.lifecycle.start import chosen_entrants
 from tests.fakes.store import running_tournament
 
 

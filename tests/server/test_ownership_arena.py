@@ -22,10 +22,11 @@ from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.ownership import OwnedElsewhereError, Steward
-from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.lease import Holder, LeaseHeldError
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import schedule_of
+from domino_arena.server.tournaments.lifecycle.director import Director
 from tests.fakes.play import FakePlay, no_seats
 from tests.fakes.store import running_tournament
 
@@ -85,6 +86,7 @@ def test_a_stalled_hosts_tournament_moves_to_the_other_host_and_each_game_is_sto
 ) -> None:
     caplog.set_level(logging.INFO, "domino_arena.server")
     a, b = hosts
+    a_director, b_director = Director(a), Director(b)
     t = stored_running(a)
     total = len(schedule_of(t))
     a_specs: list[MatchSpec] = []
@@ -112,23 +114,23 @@ def test_a_stalled_hosts_tournament_moves_to_the_other_host_and_each_game_is_sto
         """A's resume and keep loop, in a scope the test cancels: A stops renewing."""
         with trio.CancelScope() as scope:
             task_status.started(scope)
-            await a.resume_tournaments()
+            await a_director.resume_tournaments()
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             a.nursery = b.nursery = nursery
             a_renewing = await nursery.start(a_renews)
-            await eventually(lambda: t.id in a.tournaments)
-            nursery.start_soon(b.resume_tournaments)
+            await eventually(lambda: t.id in a_director.tournaments)
+            nursery.start_soon(b_director.resume_tournaments)
             await a_stalled.wait()
             await trio.sleep(LEASE / 2)  # B looked and left it to A: A's lease is live
-            assert t.id not in b.tournaments and b_play.calls == []
+            assert t.id not in b_director.tournaments and b_play.calls == []
             a_renewing.cancel()
-            await eventually(lambda: t.id not in b.tournaments and b_play.calls)
+            await eventually(lambda: t.id not in b_director.tournaments and b_play.calls)
             # A wakes: its next renewal finds the lease lost and stops its copy.
-            assert t.id in a.tournaments
+            assert t.id in a_director.tournaments
             nursery.start_soon(a_steward.keep, noop)
-            await eventually(lambda: t.id not in a.tournaments)
+            await eventually(lambda: t.id not in a_director.tournaments)
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=clock)
@@ -152,6 +154,7 @@ def test_a_pause_sent_to_another_host_pauses_the_owners_tournament(
     hosts: tuple[Arena, Arena], clock: MockClock
 ) -> None:
     a, b = hosts
+    a_director = Director(a)
     t = stored_running(a)
     play = FakePlay(duration=4.0, storage=a.storage)
     a.play = play  # type: ignore[method-assign]
@@ -159,11 +162,11 @@ def test_a_pause_sent_to_another_host_pauses_the_owners_tournament(
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             a.nursery = nursery
-            nursery.start_soon(a.resume_tournaments)
+            nursery.start_soon(a_director.resume_tournaments)
             await eventually(lambda: len(play.finished) == 1)
             # What B's pause_tournament does when it runs no such tournament:
             b.storage.set_tournament_state(t.id, TournamentState.PAUSED)
-            await eventually(lambda: t.id not in a.tournaments)
+            await eventually(lambda: t.id not in a_director.tournaments)
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=clock)

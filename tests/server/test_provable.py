@@ -18,11 +18,17 @@ import pytest
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.match.seeds import MAX_SEED
 from domino_arena.sdk.rules import make_game
-from domino_arena.server.play import compare, provable
-from domino_arena.server.play.compare import new_comparison
+from domino_arena.server.play import provable
 from domino_arena.server.play.provable import CommitmentError
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import deal_seed, match_spec, new_tournament, schedule_of
+from domino_arena.server.tournaments.lifecycle import (
+    compare,
+    deal_seed,
+    match_spec,
+    new_tournament,
+    schedule_of,
+)
+from domino_arena.server.tournaments.lifecycle.compare import new_comparison
 
 
 def documented_commitment(seed: int, salt: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domino_arena.server.play.scheduler import (
+from domino_arena.server.tournaments.scheduler import (
     DealMode,
     ScheduledGame,
     SeatingError,

@@ -21,16 +21,16 @@ from domino_arena.sdk.rules import Game, make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, FinishedMatch
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import (
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import (
     TournamentError,
     TournamentRunner,
     match_spec,
     new_tournament,
     schedule_of,
 )
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.scheduler import DealMode
 from tests.fakes.play import FakePlay, finished_match
 
 BOTS = ("ann", "bob", "cid", "dan", "eve", "fay")

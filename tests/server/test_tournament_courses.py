@@ -27,19 +27,20 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.regrade import RegradeError, regrade_of
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import (
+from domino_arena.server.stats.regrades import fresh_deals, index_ranges, regrade_summary
+from domino_arena.server.store.bots import BotState, StoredBot
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import (
     TournamentError,
     TournamentRunner,
     match_spec,
     new_tournament,
     schedule_of,
 )
-from domino_arena.server.play.tournament_start import cancelled_reason, chosen_entrants
-from domino_arena.server.stats.regrades import fresh_deals, index_ranges, regrade_summary
-from domino_arena.server.store.bots import BotState, StoredBot
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle.director import Director
+from domino_arena.server.tournaments.lifecycle.regrade import RegradeError, regrade_of
+from domino_arena.server.tournaments.lifecycle.start import cancelled_reason, chosen_entrants
 from tests.fakes.play import FakePlay, no_seats
 
 TWO: Game = make_game("passing", players=2)
@@ -178,19 +179,20 @@ def test_a_scheduled_tournament_starts_at_its_time_with_the_bots_connected_then(
     storage.add_tournament(too_few)
     lobby = Lobby()
     arena = Arena(storage, lobby=lobby, seats=no_seats)
+    director = Director(arena)
     play = FakePlay(duration=1.0, storage=storage)
     arena.play = play  # type: ignore[method-assign]
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             arena.nursery = nursery
-            await arena.resume_tournaments()  # as at a restart: both are scheduled
-            assert arena.scheduled == {t.id, too_few.id}
+            await director.resume_tournaments()  # as at a restart: both are scheduled
+            assert director.scheduled == {t.id, too_few.id}
             await trio.sleep(3600)
             connect(lobby, "ann1", "bob1", "dan1")  # cid1 never connects
             await trio.sleep(3600 - 100)  # a margin for the real time the test takes
             assert play.calls == []
-            while arena.tournaments or arena.scheduled:
+            while director.tournaments or director.scheduled:
                 await trio.sleep(1)
             arena.nursery = None
 
@@ -216,19 +218,20 @@ def test_a_tournament_started_by_hand_is_not_started_again_at_its_time(
     storage.add_tournament(t)
     storage.set_tournament_state(t.id, TournamentState.CANCELLED)
     arena = Arena(storage, lobby=Lobby(), seats=no_seats)
+    director = Director(arena)
     play = FakePlay(storage=storage)
     arena.play = play  # type: ignore[method-assign]
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             arena.nursery = nursery
-            arena._schedule(nursery, t)
+            director._schedule(nursery, t)
             await trio.sleep(600)
             for _ in range(10_000):  # the worker thread's read lets MockClock jump meanwhile
-                if not arena.scheduled:
+                if not director.scheduled:
                     break
                 await trio.sleep(1)
-            assert not arena.scheduled and not arena.tournaments
+            assert not director.scheduled and not director.tournaments
 
     trio.run(main, clock=MockClock(autojump_threshold=0))
     assert play.calls == []
@@ -390,11 +393,12 @@ def test_entrants_are_set_once_and_tournaments_list_by_course(storage: RatedStor
     assert storage.tournaments([TournamentState.CREATED], course=COURSE) == []
 
 
-def test_the_arena_refuses_a_baseline_it_does_not_host(storage: RatedStorage) -> None:
+def test_the_director_refuses_a_baseline_its_arena_does_not_host(storage: RatedStorage) -> None:
     t = tournament(("ann1", "bob1"), baselines=(("oracle", 2000.0),))
     arena = Arena(storage, lobby=Lobby(), seats=no_seats, house={"greedy": RandomBot})
+    director = Director(arena)
     with pytest.raises(ValueError, match="hosts no house bot oracle"):
-        asyncio.run(arena.create_tournament(t, False))
+        asyncio.run(director.create_tournament(t, False))
     assert storage.tournament(t.id) is None
 
 
@@ -418,16 +422,17 @@ def test_a_start_by_hand_chooses_the_entrants_or_cancels(storage: RatedStorage) 
     lobby = Lobby()
     connect(lobby, "ann1", "bob1")
     arena = Arena(storage, lobby=lobby, seats=no_seats)
+    director = Director(arena)
     nursery = RecordingNursery()
     arena.nursery = nursery  # type: ignore[assignment]
-    asyncio.run(arena.start_tournament(latest.id))
+    asyncio.run(director.start_tournament(latest.id))
     row = storage.tournament(latest.id)
     assert row is not None and row.state is TournamentState.RUNNING
     assert row.entrants == ("ann2", "bob1", "cid1", "dan1")  # each owner's latest
     assert nursery.started == [f"tournament {latest.id}"]
-    assert arena.tournaments[latest.id].t.entrants == row.entrants
+    assert director.tournaments[latest.id].t.entrants == row.entrants
     with pytest.raises(ValueError, match="was cancelled at its start: entrant policy connected"):
-        asyncio.run(arena.start_tournament(too_few.id))
+        asyncio.run(director.start_tournament(too_few.id))
     cancelled = storage.tournament(too_few.id)
     assert cancelled is not None and cancelled.state is TournamentState.CANCELLED
     assert cancelled.entrants == ()

@@ -21,18 +21,18 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.lobby import Connection, Lobby
-from domino_arena.server.play.regrade import regrade_of
-from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import (
+from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import (
     TournamentError,
     TournamentRunner,
     new_tournament,
     schedule_of,
 )
-from domino_arena.server.play.tournament_schedule import design_of
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle.regrade import regrade_of
+from domino_arena.server.tournaments.lifecycle.schedule import design_of
 from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
+from domino_arena.server.tournaments.scheduler import ScheduledGame
 from tests.fakes.play import FakePlay
 
 BOTS = tuple(f"bot-{i:02d}" for i in range(40))
@@ -170,7 +170,7 @@ def test_a_round_robin_too_big_is_refused_with_the_balanced_one_to_play() -> Non
 
 def test_a_regrade_on_fresh_deals_keeps_the_designs_tables() -> None:
     """The design follows from the entrants' order and sizes, not the master seed, so a
-    regrade's carried games are the same games (server/play/regrade.py)."""
+    regrade's carried games are the same games (server/tournaments/lifecycle/regrade.py)."""
     t = a_tournament(format="balanced", games_per_entrant=12, game=THREE)
     done = dataclasses.replace(t, state=TournamentState.FINISHED)
     again = regrade_of(

@@ -23,10 +23,14 @@ from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.rounds import knockout_bracket, results_of
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import TournamentError, TournamentRunner, new_tournament
-from domino_arena.server.play.tournament_rounds import schedule_of_rounds
 from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import (
+    TournamentError,
+    TournamentRunner,
+    new_tournament,
+)
+from domino_arena.server.tournaments.lifecycle.adaptive import schedule_of_rounds
 from tests.fakes.play import FakePlay, strongest_wins
 
 BOTS = tuple(f"bot-{i:02d}" for i in range(16))

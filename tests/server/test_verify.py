@@ -23,11 +23,11 @@ from domino_arena.sdk.rules import make_game
 from domino_arena.server.cli.verify import Revealed, StoredGame, verify
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.play.match_spec import FinishedMatch
-from domino_arena.server.play.regrade import regrade_of
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament import match_spec, new_tournament, schedule_of
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle import match_spec, new_tournament, schedule_of
+from domino_arena.server.tournaments.lifecycle.regrade import regrade_of
 from tests.cli.harness import run
 from tests.fakes.admin_server import TOKEN, AdminServer, FakeArena
 from tests.fakes.games import random_bots

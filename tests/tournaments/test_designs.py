@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domino_arena.server.play.scheduler import seating_allowed
 from domino_arena.server.tournaments.designs import Balance, Design, balanced, gauntlet
+from domino_arena.server.tournaments.scheduler import seating_allowed
 
 
 def _names(count: int) -> list[str]:

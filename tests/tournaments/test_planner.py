@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from domino_arena.server.play.scheduler import round_robin
 from domino_arena.server.tournaments import planner
+from domino_arena.server.tournaments.scheduler import round_robin
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domino_arena.server.ladder.fit import FitGame, fit
-from domino_arena.server.play.scheduler import seating_allowed
 from domino_arena.server.tournaments.rounds import PlacedGame, TableResult, round_results
+from domino_arena.server.tournaments.scheduler import seating_allowed
 from domino_arena.server.tournaments.swiss import (
     WINDOW,
     SwissRound,

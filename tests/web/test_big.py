@@ -15,8 +15,8 @@ from starlette.testclient import TestClient
 from domino_arena.server.ladder.batch import point_table
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.ladder.results import counted_games, entrant_results
-from domino_arena.server.play.tournament import schedule_of
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.tournaments.lifecycle import schedule_of
 from domino_arena.server.web.app import create_app
 from tests.fakes.web import START, a_tournament
 

@@ -13,9 +13,9 @@ from starlette.testclient import TestClient
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.play import compare
-from domino_arena.server.play.compare import SetTally, SprtPlan, new_comparison
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.tournaments.lifecycle import compare
+from domino_arena.server.tournaments.lifecycle.compare import SetTally, SprtPlan, new_comparison
 from tests.fakes.web import web_app
 
 BOTS = ("new", "old", "c", "d")

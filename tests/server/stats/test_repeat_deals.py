@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domino_arena.server.play.scheduler import DealMode, round_robin
 from domino_arena.server.stats.repeat_deals import (
     FLAG_BELOW,
     MIN_DEALS,
@@ -23,6 +22,7 @@ from domino_arena.server.stats.repeat_deals import (
     repeat_deal_checks,
 )
 from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.tournaments.scheduler import DealMode, round_robin
 from tests.fakes.tournaments import memorizing_rows, two_seat_row
 
 BOTS = ("ann", "bob", "cid", "dan", "eve", "fay")

@@ -4,7 +4,7 @@ Revision ID: 0014
 Revises: 0013
 
 Adds ``tournaments.format`` (``round-robin``, ``balanced`` or ``gauntlet``: how its tables are
-chosen, server/play/tournament_schedule.py) and ``tournaments.games_per_entrant`` (the games
+chosen, server/tournaments/lifecycle/schedule.py) and ``tournaments.games_per_entrant`` (the games
 each entrant plays in a balanced or gauntlet tournament; NULL for a round robin). Every
 tournament stored before it is a round robin and keeps its schedule. docs/tournaments.md:
 formats.

@@ -1,7 +1,9 @@
 """The seat names the referee reserves, without the database (no SQLAlchemy here).
 
-Pure, so the scheduler (and through it the command line's client on the light install,
-docs/admin.md) can tell a house seat apart without loading the store's tables.
+Standard library only and beneath every layer, so the pure formats (the round robin's scheduler
+in ``server/tournaments``, which may not import the store) and the store's tables
+(``server/store/tables.py`` re-exports it) read the one rule, and the command line's client on
+the light install (docs/admin.md) tells a house seat apart without loading the store's tables.
 """
 
 from __future__ import annotations

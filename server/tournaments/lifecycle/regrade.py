@@ -33,9 +33,9 @@ from typing import Final, Protocol
 from domino_arena.sdk.match.seeds import random_seed
 from domino_arena.server.play import provable
 from domino_arena.server.play.house import house_name
-from domino_arena.server.play.scheduler import ScheduledGame
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.scheduler import ScheduledGame
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

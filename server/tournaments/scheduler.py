@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from itertools import combinations
 
-from domino_arena.server.store.names import HOUSE_PREFIX
+from domino_arena.server.names import HOUSE_PREFIX
 
 
 class SeatingError(ValueError):

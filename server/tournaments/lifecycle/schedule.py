@@ -1,5 +1,5 @@
 """A tournament's schedule and its games' matches, from its row alone (the runner and its
-callers share them; ``server/play/tournament.py`` re-exports every name).
+callers share them; the package, ``server/tournaments/lifecycle``, re-exports every name).
 
 The same row always gives the same schedule (:func:`schedule_of`), the same match id
 (:func:`match_id_of`) and seed (:func:`deal_seed`) for every game: that is what makes a
@@ -13,20 +13,14 @@ from typing import Any, Final
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game, make_game
-from domino_arena.server.play import compare, provable
+from domino_arena.server.play import provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, MatchSpec
-from domino_arena.server.play.scheduler import (
-    DealMode,
-    ScheduledGame,
-    expand,
-    round_robin,
-    seating_allowed,
-)
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.server.store.tournaments import MAX_ROUNDS, StoredTournament
 from domino_arena.server.tournaments.designs import Design, balanced, gauntlet
 from domino_arena.server.tournaments.knockout import KnockoutRules
+from domino_arena.server.tournaments.lifecycle import compare
 from domino_arena.server.tournaments.planner import (
     FORMATS,
     MAX_ROUND_ROBIN_GAMES,
@@ -35,11 +29,18 @@ from domino_arena.server.tournaments.planner import (
     schedule_size,
 )
 from domino_arena.server.tournaments.planner import tables_per_entrant as tables_per_entrant_of
+from domino_arena.server.tournaments.scheduler import (
+    DealMode,
+    ScheduledGame,
+    expand,
+    round_robin,
+    seating_allowed,
+)
 
 MAX_GAMES: Final = 100_000
 """The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
 ADAPTIVE_FORMATS: Final = ("swiss", "knockout")
-"""The formats seated round by round from the results so far (``tournament_rounds.py``)."""
+"""The formats seated round by round from the results so far (``adaptive.py``)."""
 DEFAULT_GAMES_PER_ENTRANT: Final = 100
 """What a refused round robin suggests for a balanced tournament when no precision was asked."""
 

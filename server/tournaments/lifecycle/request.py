@@ -17,20 +17,20 @@ from domino_arena.sdk.match.seeds import check_seed, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.play import provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
-from domino_arena.server.play.scheduler import DealMode
 from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.play.tournament_schedule import (
-    TournamentError,
-    check_schedule,
-    checked_format,
-    checked_rounds,
-)
 from domino_arena.server.store.tables import DEFAULT_COURSE, HOUSE_PREFIX
 from domino_arena.server.store.tournaments import (
     ENTRANT_POLICIES,
     StoredTournament,
     TournamentState,
 )
+from domino_arena.server.tournaments.lifecycle.schedule import (
+    TournamentError,
+    check_schedule,
+    checked_format,
+    checked_rounds,
+)
+from domino_arena.server.tournaments.scheduler import DealMode
 
 DEFAULT_CONCURRENCY: Final = 4
 DEFAULT_WAIT_SECONDS: Final = 60.0
@@ -73,7 +73,7 @@ def new_tournament(
     with the two ``allow`` flags, feeds the fair seating rule. ``baselines`` are house bots with
     their fixed ratings: each is seated as the entrant ``house:NAME`` after the listed ones.
     With an ``entrant_policy`` other than ``listed`` the entrants are chosen when it starts
-    (``server/play/tournament_start.py``), so too few listed ones is no error here.
+    (``server/tournaments/lifecycle/start.py``), so too few listed ones is no error here.
     ``start_at`` (UTC, in the future) makes it start by itself then. ``format`` chooses its
     tables (docs/tournaments.md: formats): a balanced one needs ``games_per_entrant``, a
     gauntlet seats the listed entrants against the baselines (by default each combination of

@@ -3,7 +3,7 @@
 A tournament is a row (:class:`~.storage.StoredTournament`); a fixed format's schedule follows
 from the row alone (:func:`schedule_of`), and so does every game's match id and seed
 (:func:`match_spec`). A Swiss or knockout tournament plays round by round: each round is seated
-from the results before it and stored before its first game (``tournament_rounds.py``), so its
+from the results before it and stored before its first game (``adaptive.py``), so its
 games follow from the row and its stored rounds.
 That is what makes it resumable: the games already stored are known by their index
 (``Storage.tournament_game_indexes``), a new :class:`TournamentRunner` plays the others, and a
@@ -27,8 +27,8 @@ before waiting ones, and every wait has a deadline: the tournament cannot hang. 
 Courses (docs/tournaments.md: courses): a tournament belongs to a course, seats the course's
 frozen baselines it was given as ``house:NAME`` entrants, and keeps the owners of its entrants
 with the row so the fair seating rule (``scheduler.round_robin``) gives the same schedule on
-every replay. A regrade (``server/play/regrade.py``) first carries over the original's games
-that no replaced bot played, then plays the rest.
+every replay. A regrade (``regrade.py``) first carries over the original's games that no
+replaced bot played, then plays the rest.
 """
 
 from __future__ import annotations
@@ -41,55 +41,35 @@ from typing import Final
 
 import trio
 
-from domino_arena.server.play import compare, regrade
 from domino_arena.server.play.house import house_name
 from domino_arena.server.play.match_spec import (
     FinishedMatch,
     MatchSpec,
 )
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.scheduler import ScheduledGame
-from domino_arena.server.play.tournament_request import new_tournament
-from domino_arena.server.play.tournament_rounds import (
-    games_of,
-    is_adaptive,
-    next_round,
-    round_games,
-    schedule_of_rounds,
-)
-from domino_arena.server.play.tournament_schedule import (
-    MAX_GAMES,
-    TournamentError,
-    check_schedule,
-    deal_seed,
-    game_of,
-    match_id_of,
-    match_spec,
-    max_deals_of,
-    schedule_of,
-)
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tournaments import (
     StoredTournament,
     TournamentState,
 )
+from domino_arena.server.tournaments.lifecycle import compare, regrade
+from domino_arena.server.tournaments.lifecycle.adaptive import (
+    is_adaptive,
+    next_round,
+    round_games,
+    schedule_of_rounds,
+)
+from domino_arena.server.tournaments.lifecycle.schedule import (
+    TournamentError,
+    game_of,
+    match_id_of,
+    match_spec,
+    schedule_of,
+)
+from domino_arena.server.tournaments.scheduler import ScheduledGame
 
-__all__ = [  # the schedule's names are re-exported: callers import them from here
-    "MAX_GAMES",
-    "Progress",
-    "TournamentError",
-    "TournamentRunner",
-    "check_schedule",
-    "deal_seed",
-    "game_of",
-    "games_of",
-    "match_id_of",
-    "match_spec",
-    "max_deals_of",
-    "new_tournament",
-    "schedule_of",
-]
+__all__ = ["Progress", "TournamentRunner"]
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

@@ -4,7 +4,7 @@ A tournament with ``start_at`` starts by itself at that moment: the arena runs a
 sleeps until then (:func:`sleep_until`, on trio's clock: the wall-clock time is mapped to trio
 time when the task is scheduled, so tests with a ``MockClock`` take no real time), then starts
 it if it is still CREATED (started by hand earlier, paused or cancelled: the task does nothing).
-A referee restarted before that moment schedules it again (``Arena.resume_tournaments``); one
+A referee restarted before that moment schedules it again (``Director.resume_tournaments``); one
 restarted after it starts it at once.
 
 Entrant policies (:func:`chosen_entrants`), applied when a CREATED tournament starts, by hand or
@@ -43,9 +43,9 @@ import trio
 
 from domino_arena.server.play.house import house_name
 from domino_arena.server.play.roster import Roster
-from domino_arena.server.play.tournament import TournamentError, check_schedule
 from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.lifecycle.schedule import TournamentError, check_schedule
 
 LOG: Final = logging.getLogger("domino_arena.server")
 

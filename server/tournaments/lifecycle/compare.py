@@ -2,7 +2,7 @@
 
 A comparison is a stored tournament with ``kind="compare"`` and a :class:`ComparePlan`, so it
 starts, pauses, resumes after a crash or a SIGKILL, and is cancelled exactly like a round robin
-(``server/play/tournament.py``); only its schedule and its stopping rule differ.
+(``server/tournaments/lifecycle/runner.py``); only its schedule and its stopping rule differ.
 
 The independent unit is a *duplicate set*: one deal (``deal_id`` = the set's number) played so
 that A and B meet the same cards in the same seats against the same opponents (common random
@@ -44,12 +44,12 @@ from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.play import provable
 from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, DEFAULT_MAX_STRIKES
-from domino_arena.server.play.scheduler import DealMode, ScheduledGame
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.stats import paired
 from domino_arena.server.stats.sprt import Sprt, Verdict
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.scheduler import DealMode, ScheduledGame
 
 DEFAULT_MAX_SETS: Final = 1000
 """Sets a comparison plays at most when the request names no cap."""

@@ -1,6 +1,6 @@
 """Swiss and knockout tournaments: each round seated from the results of the rounds before.
 
-A fixed format knows every game from its row (``tournament_schedule.schedule_of``). An adaptive
+A fixed format knows every game from its row (``schedule.schedule_of``). An adaptive
 one does not, so its life goes round by round (docs/tournaments.md: Swiss, knockout):
 
 1. once every game of the stored rounds is stored, :func:`next_round` seats the next round from
@@ -28,16 +28,21 @@ from domino_arena.server.ladder.rounds import (
     seeding_of,
     swiss_order,
 )
-from domino_arena.server.play.scheduler import DealMode, ScheduledGame, expand, seating_allowed
-from domino_arena.server.play.tournament_schedule import (
+from domino_arena.server.store.matches import StoredMatch
+from domino_arena.server.store.tournament_rounds import StoredRound, new_round
+from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.lifecycle.schedule import (
     ADAPTIVE_FORMATS,
     game_of,
     partnerships_of,
     schedule_of,
 )
-from domino_arena.server.store.matches import StoredMatch
-from domino_arena.server.store.tournament_rounds import StoredRound, new_round
-from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.scheduler import (
+    DealMode,
+    ScheduledGame,
+    expand,
+    seating_allowed,
+)
 from domino_arena.server.tournaments.swiss import swiss_round
 
 

@@ -17,6 +17,7 @@ from domino_arena.server.net.admin_grades import OwnerStorage, course_owners
 from domino_arena.server.net.admin_requests import deal_mode_of, invalid
 from domino_arena.server.stats.precision import Precision, sized, sized_balanced
 from domino_arena.server.store.bots import BotState, StoredBot
+from domino_arena.server.tournaments import planner
 from domino_arena.server.tournaments.lifecycle.schedule import (
     DEFAULT_GAMES_PER_ENTRANT,
     partnerships_of,
@@ -124,7 +125,8 @@ def sized_by_precision(
     *,
     listed: bool,
 ) -> tuple[int, int | None]:
-    """The games per pairing (a round robin) or per entrant (a balanced tournament) that a
+    """The games per pairing (a round robin) or per entrant (a balanced or Swiss tournament:
+    the Swiss's by the planner, ``planner.games_per_entrant_for``) that a
     CreateTournament's ``precision`` asks for, for ``entrants`` (baselines and those chosen at
     the start included). A round robin that would be too big is refused with the balanced
     tournament of that precision (:func:`refuse_big_round_robin`)."""
@@ -141,10 +143,29 @@ def sized_by_precision(
             deals=deals,
         )
         return per_pairing, per_entrant
+    if format == "swiss":
+        if request.rounds:
+            raise invalid(
+                "precision: give precision or rounds, not both (precision chooses the rounds)"
+            )
+        per_pairing = request.games_per_pairing or 1
+        try:
+            per_entrant = planner.games_per_entrant_for(
+                "swiss",
+                game.name,
+                entrants,
+                request.precision,
+                seats=game.num_players,
+                partnerships=partnerships_of(game),
+                games_per_pairing=per_pairing,
+            )
+        except ValueError as exc:
+            raise invalid(str(exc)) from None
+        return per_pairing, per_entrant
     if format != "round-robin":
         raise invalid(
-            f"precision: sizes a round-robin or balanced tournament, not a {format[:20]!r} one "
-            "(give games_per_entrant)"
+            "precision: sizes a round-robin, balanced or Swiss tournament, not a "
+            f"{format[:20]!r} one (give games_per_entrant)"
         )
     per_pairing = games_per_pairing_for(
         request.precision, game, entrants, baselines=graded, deals=deals

@@ -15,6 +15,7 @@ import pytest
 from domino_arena.sdk.rules import make_game
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.store.tournaments import TournamentState
+from domino_arena.server.tournaments import planner
 from domino_arena.v1 import admin_pb2 as admin_pb
 from tests.fakes.admin_server import TOKEN, AdminServer, refused, served_over
 from tests.fakes.referee_server import WAIT
@@ -203,3 +204,16 @@ def test_seeding_from_another_courses_tournament_is_unknown(server: AdminServer)
     status, details = refused(lambda: create(server, format="knockout", seeding_from=other.id))
     assert status is grpc.StatusCode.INVALID_ARGUMENT
     assert details == f"seeding_from: course 'default' has no tournament with id '{other.id}'"
+
+
+def test_a_swiss_sized_by_precision_plays_the_planners_rounds(server: AdminServer) -> None:
+    """``precision`` sizes a Swiss as the planner does (``planner.games_per_entrant_for``): a
+    tighter interval asks for more rounds; with ``rounds`` too it is refused."""
+    wide = create(server, format="swiss", precision=400)
+    narrow = create(server, format="swiss", precision=200)
+    assert 1 <= wide.rounds < narrow.rounds
+    expected = planner.games_per_entrant_for("swiss", "passing", 8, 200, seats=2)
+    assert narrow.rounds == planner.tables_per_entrant(expected, 2)
+    status, details = refused(lambda: create(server, format="swiss", precision=200, rounds=3))
+    assert status is grpc.StatusCode.INVALID_ARGUMENT
+    assert details.startswith("precision: give precision or rounds, not both"), details

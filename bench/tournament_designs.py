@@ -16,7 +16,7 @@ true ratings, as a course's are) and compared with the truth:
   ``--boot-max`` entrants; **hw plan**: the planner's estimate (``server/tournaments/
   planner.py``) with the simulation's per-game SD (0.5, even odds, no deal luck), **ratio**
   hw meas / hw plan (goal: within 0.8-1.2), and **raw** the same ratio without the planner's
-  correction: what calibrates it (``planner.CORRECTION``).
+  correction (``planner.correction``): what calibrates it (bench/README.md says how).
 
 Formats: the full round robin where it has at most ``--max-rr`` games; balanced at several
 games per entrant (``server/tournaments/designs.balanced``); a gauntlet against 3 baselines of
@@ -32,7 +32,8 @@ Run from the repository root::
     .venv/bin/python -m bench.tournament_designs --moves     # moves a game: planner.MOVES_PER_GAME
     .venv/bin/python -m bench.tournament_designs --formats swiss --fields 40  # some rows only
 
-Prints one row per configuration (means over ``--reps`` tournaments); asserts nothing.
+Prints one row per configuration (means over ``--reps`` tournaments of 40 entrants,
+``--reps-large`` of more); asserts nothing.
 """
 
 from __future__ import annotations
@@ -258,7 +259,13 @@ def run(config: Config) -> Row:
         hw_measured=1.959964 * float(np.sqrt((error**2).mean())),
         hw_boot=boot,
         hw_plan=plan_hw,
-        hw_raw=plan_hw / planner.CORRECTION.get((config.seats, config.partners), 1),
+        hw_raw=plan_hw
+        / planner.correction(
+            config.format,
+            per_entrant * (planner.sides_of(config.seats, config.partners) - 1),
+            seats=config.seats,
+            partnerships=config.partners,
+        ),
         seconds=time.perf_counter() - began,
     )
 
@@ -298,6 +305,8 @@ def configs(args: argparse.Namespace) -> list[Config]:
         for seats, partners in seatings:
             if n == 1000 and not args.all and (seats, partners) != (3, False):
                 continue
+            if args.seatings and seating(seats, partners) not in args.seatings.split(","):
+                continue
             pairings = 3 if partners else 1
             rr_games = math.comb(n, seats) * pairings * seats
             designs: list[tuple[str, int]] = []
@@ -314,7 +323,7 @@ def configs(args: argparse.Namespace) -> list[Config]:
             for fmt, gpe in designs:
                 if args.formats and fmt not in args.formats.split(","):
                     continue
-                for rep in range(reps if n == 40 else 1):
+                for rep in range(reps if n == 40 else args.reps_large):
                     rounds = args.rounds if n <= args.boot_max and fmt != "round-robin" else 0
                     out.append(Config(n, seats, partners, fmt, gpe, rep, args.spread, rounds))
     return out
@@ -325,6 +334,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="40 entrants, one repetition")
     parser.add_argument("--all", action="store_true", help="1,000 entrants in every seating")
     parser.add_argument("--reps", type=int, default=3, help="tournaments per row, 40 entrants")
+    parser.add_argument(
+        "--reps-large", type=int, default=1, help="tournaments per row, 200 and 1,000 entrants"
+    )
     parser.add_argument("--spread", type=float, default=200.0, help="SD of the true Elo")
     parser.add_argument("--max-rr", type=int, default=400_000, help="largest round robin")
     parser.add_argument("--rounds", type=int, default=0, help="bootstrap rounds (0: none)")
@@ -332,6 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--formats", default="", help="only these formats, e.g. swiss,balanced")
     parser.add_argument("--fields", default="", help="only these fields, e.g. 40,200")
+    parser.add_argument(
+        "--seatings", default="", help="only these seatings, e.g. '2 seats,4 partners'"
+    )
     parser.add_argument(
         "--moves", action="store_true", help="only the moves per game of greedy players"
     )

@@ -19,11 +19,16 @@ docs/tournaments.md (Planning a tournament) shows what ``domino-arena tournament
 * **Precision.** An entrant's rating rests on its pairwise results: ``seats - 1`` a game (one
   with partnerships, whose side strength is the mean of two: twice the half-width). With the
   game's per-game score SD ``sd`` (``server/tournaments/game_sd.py``: ``SD_PER_GAME``), the 95%
-  half-width is ``1.96 sd / sqrt(results) x 695`` Elo, times :data:`CORRECTION`: the ratio of
-  the measured half-width to that formula in ``bench/tournament_designs.py``'s simulations
-  (opponents estimated too, strengths spread out, the seat terms fitted). A Swiss is taken as
-  a balanced tournament of the same games per entrant (its tables seat like results together,
-  which this does not model); a knockout has none: it ranks by elimination, not by rating.
+  half-width is ``1.96 sd / sqrt(results) x 695`` Elo, times :func:`correction`: three
+  factors fitted together, per seating, to ``bench/tournament_designs.py``'s simulations
+  (opponents estimated too, true strengths spread with SD 200, the seat terms fitted):
+  :data:`CORRECTION`, the large-sample ratio of the measured half-width to the formula;
+  ``1 + c / results`` with ``c`` from :data:`FEW_RESULTS`, the small-sample term (with few
+  results an entrant's rating is far from normal and its opponents' errors weigh more, so the
+  half-width shrinks faster than ``1 / sqrt(results)`` at first); and for a Swiss
+  :data:`SWISS_FACTOR` (its tables seat like ranks together, so its ratings rest on a chain of
+  near-even games, wider than a balanced tournament's of as many games). A knockout has none:
+  it ranks by elimination, not by rating.
 """
 
 from __future__ import annotations
@@ -55,25 +60,41 @@ MOVES_PER_GAME: Final[dict[tuple[str, int, bool], float]] = {
 }
 """(game, seats, partnerships) -> decisions in a whole game to its target between greedy bots
 (30 seeded games each, default options: ``bench/tournament_designs.py --moves``)."""
-FEW_GAMES: Final = 48
-"""Below this many games per entrant the simulation measured intervals up to 1.3x (4 seats) and
-1.7x (partnerships) the estimate: ratings resting on so few results are far from normal."""
+FEW_GAMES: Final = 24
+"""The fewest games per entrant the simulation measured; below it the plan says so."""
 DEFAULT_MOVES: Final = 300.0
 REFEREE_SECONDS_PER_MOVE: Final = 620e-6
 """The referee's CPU per move with instant bots (bench/README.md: watchers_bench, 0 watchers):
 about 6 games a second of 250 moves, the issue's "~4 games a second" on a busy machine."""
 
 CORRECTION: Final[dict[tuple[int, bool], float]] = {
-    (2, False): 1.40,
-    (3, False): 1.45,
-    (4, False): 1.45,
-    (4, True): 1.20,
+    (2, False): 1.33,
+    (3, False): 1.22,
+    (4, False): 1.33,
+    (4, True): 0.92,
 }
-"""(seats, partnerships) -> the measured half-width over the formula's, in
-``bench/tournament_designs.py``'s simulations (true Elo normal with SD 200; the mean ratio over
-its rows of at least 48 games per entrant, every format: bench/README.md has the run). Above 1:
-games between entrants far apart say less than even games, and the opponents are estimated
-too. Partnerships come out lower than twice the single seat's formula."""
+"""(seats, partnerships) -> the measured half-width over the formula's when results are many,
+in ``bench/tournament_designs.py``'s simulations (true Elo normal with SD 200). Fitted together
+with :data:`FEW_RESULTS` and :data:`SWISS_FACTOR` to every row of bench/README.md's run
+(balanced, gauntlet, round robin and Swiss; 40, 200 and 1,000 entrants; 24 to 960 games per
+entrant) by least squares of the log ratio, then rounded. Above 1: games between entrants far
+apart say less than even games, and the opponents are estimated too. Partnerships come out
+lower than twice the single seat's formula once results are many."""
+FEW_RESULTS: Final[dict[tuple[int, bool], float]] = {
+    (2, False): 3.0,
+    (3, False): 12.0,
+    (4, False): 22.0,
+    (4, True): 22.0,
+}
+"""(seats, partnerships) -> ``c`` of the small-sample term ``1 + c / results`` (pairwise
+results of an entrant): with few results the ratings of the extreme entrants are far from
+normal and the errors of their few opponents weigh more, so the half-width starts wider and
+falls faster than ``1 / sqrt(results)``. The term at 24 games per entrant: 1.13 (2 seats) to
+1.92 (partnerships); at 96: 1.03 to 1.23."""
+SWISS_FACTOR: Final = 1.05
+"""A Swiss's measured half-width over a balanced tournament's of as many games per entrant,
+every seating and field (its folded rounds, ``swiss.FOLD_EVERY``, keep it near 1: without them
+it was 2-3x at 200 and 1,000 entrants)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,15 +126,15 @@ class Plan:
         caveat = []
         if self.games_per_entrant < FEW_GAMES:
             caveat = [
-                f"  below {FEW_GAMES} games per entrant the measured intervals ran up to 1.7x "
-                "this wide (bench/tournament_designs.py)"
+                f"  below {FEW_GAMES} games per entrant the estimate is unmeasured "
+                "(bench/tournament_designs.py): read it as a rough guide"
             ]
         games = f"{self.games:,} ({round(self.games_per_entrant, 1):g} per entrant)"
         precision = f"precision: {width} Elo (95% interval of an entrant's rating)"
         if self.rounds:
             mean = round(self.games_per_entrant, 1)
             games = f"{self.games:,} in {self.rounds} rounds ({mean:g} per entrant)"
-            precision += ", as a balanced tournament of as many games per entrant"
+            precision += f", {SWISS_FACTOR:.2f}x a balanced tournament's of as many games"
         ranged = self.games_high > self.games
         if ranged:
             games = f"{self.games:,} to {self.games_high:,} (as its ties are decided)"
@@ -191,8 +212,17 @@ def half_width(
     if results < 1:
         return math.inf
     dilution = 2.0 if partnerships else 1.0
-    factor = CORRECTION.get((seats, partnerships), 1.0)
+    factor = correction(format, results, seats=seats, partnerships=partnerships)
     return factor * dilution * Z95 * sd / math.sqrt(results) * ELO_PER_SCORE
+
+
+def correction(format: str, results: float, *, seats: int, partnerships: bool = False) -> float:
+    """The measured half-width over the bare formula's (module doc: Precision) for an entrant
+    of ``results`` pairwise results: ``CORRECTION x (1 + c / results)``, times
+    ``SWISS_FACTOR`` for a Swiss."""
+    key = (seats, partnerships)
+    factor = CORRECTION.get(key, 1.0) * (1 + FEW_RESULTS.get(key, 0.0) / results)
+    return factor * (SWISS_FACTOR if format == "swiss" else 1.0)
 
 
 def _check(format: str, entrants: int, seats: int, partnerships: bool, baselines: int) -> None:
@@ -325,7 +355,16 @@ def games_per_entrant_for(
     if not (math.isfinite(half_width_elo) and half_width_elo > 0):
         raise ValueError(f"precision: expected a positive number of Elo, got {half_width_elo}")
     _check(format, entrants, seats, partnerships, seats - 1)
-    one = half_width(format, game, 1, seats=seats, partnerships=partnerships)
-    needed = math.ceil((one / half_width_elo) ** 2 - 1e-9)
     step = seats * games_per_pairing
-    return max(step, math.ceil(needed / step) * step)
+
+    def width(games: int) -> float:
+        return half_width(format, game, games, seats=seats, partnerships=partnerships)
+
+    # without the small-sample term the width falls as 1 / sqrt(games): a lower bound to start
+    results = sides_of(seats, partnerships) - 1
+    bare = width(1) / correction(format, results, seats=seats, partnerships=partnerships)
+    large = bare * correction(format, math.inf, seats=seats, partnerships=partnerships)
+    games = max(step, math.ceil((large / half_width_elo) ** 2 / step - 1e-9) * step)
+    while width(games) > half_width_elo:
+        games += step
+    return games

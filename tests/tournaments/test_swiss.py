@@ -19,6 +19,8 @@ from domino_arena.server.tournaments.swiss import (
     WINDOW,
     SwissRound,
     connected,
+    folded_order,
+    folds,
     points_order,
     swiss_round,
     swiss_rounds,
@@ -59,7 +61,10 @@ def _check_round(
         assert all(
             order.index(e) < weakest_resting for e in playing if byes_so_far[e] == rested
         ) or all(byes_so_far[e] > rested for e in playing)
-    ranks = {e: i for i, e in enumerate(e for e in order if e not in made.byes)}
+    playing = [e for e in order if e not in made.byes]
+    if folds(len(previous) + 1):  # a folded round: the window is over the folded ranking
+        playing = folded_order(playing, seats)
+    ranks = {e: i for i, e in enumerate(playing)}
     for table in made.tables:  # adjacent strength: within the window of ranks
         span = max(ranks[e] for e in table) - min(ranks[e] for e in table)
         assert span < (2 * WINDOW + 1) * seats, (table, span)
@@ -316,3 +321,19 @@ def test_a_few_swiss_rounds_rank_a_separated_field() -> None:
     top = sorted(entrants, key=lambda e: -ratings[e])[:4]
     assert rho > 0.9
     assert all(entrants.index(e) < 6 for e in top)
+
+
+def test_every_third_round_seats_the_ranking_folded() -> None:
+    entrants = _names(12)
+    quiet: list[Tables] = [(), ()]  # two rounds of byes: round 3, no pair met yet
+    assert [folds(n) for n in range(1, 7)] == [False, False, True, False, False, True]
+    made = swiss_round(entrants, 3, entrants, quiet)
+    assert made.tables == (
+        ("bot00", "bot04", "bot08"),
+        ("bot01", "bot05", "bot09"),
+        ("bot02", "bot06", "bot10"),
+        ("bot03", "bot07", "bot11"),
+    )
+    assert swiss_round(entrants, 3, entrants, quiet[:1]).tables[0] == ("bot00", "bot01", "bot02")
+    pairs = swiss_round(entrants, 2, entrants, quiet).tables
+    assert pairs[0] == ("bot00", "bot06") and pairs[-1] == ("bot05", "bot11")

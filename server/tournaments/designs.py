@@ -227,6 +227,36 @@ def _seat_in(entrant: str, group: Sequence[str], seat: int, partnerships: bool) 
     return (*rest[:seat], entrant, *rest[seat:])
 
 
+def check_field(
+    entrants: Sequence[str],
+    seats: int,
+    partnerships: bool,
+    *,
+    what: str = "design",
+    minimum: int | None = None,
+) -> list[str]:
+    """The entrants as a list, after the checks every seating of a field shares (a design's, a
+    Swiss round's: ``what`` names it in the messages).
+
+    Raises:
+        ValueError: seats not 2-4, partnerships not at 4 seats, a repeated name, or fewer
+            entrants than ``minimum`` (default: ``seats``).
+    """
+    if seats not in (2, 3, 4):
+        raise ValueError(f"seats: a {what} seats 2, 3 or 4 at a table, got {seats}")
+    if partnerships and seats != 4:
+        raise ValueError(f"partnerships: partnership tables have 4 seats, got seats={seats}")
+    if len(set(entrants)) != len(entrants):
+        repeated = sorted(e for e, k in Counter(entrants).items() if k > 1)
+        raise ValueError(f"entrants: names must be unique, repeated: {', '.join(repeated[:5])}")
+    needed = seats if minimum is None else minimum
+    if len(entrants) < needed:
+        raise ValueError(
+            f"entrants: a {seats}-seat {what} needs at least {needed} entrants, got {len(entrants)}"
+        )
+    return list(entrants)
+
+
 def _check(
     entrants: Sequence[str],
     seats: int,
@@ -237,21 +267,10 @@ def _check(
     minimum: int | None = None,
 ) -> list[str]:
     """The entrants as a list, after the checks every design shares."""
-    if seats not in (2, 3, 4):
-        raise ValueError(f"seats: a design seats 2, 3 or 4 at a table, got {seats}")
-    if partnerships and seats != 4:
-        raise ValueError(f"partnerships: partnership tables have 4 seats, got seats={seats}")
-    if len(set(entrants)) != len(entrants):
-        repeated = sorted(e for e, k in Counter(entrants).items() if k > 1)
-        raise ValueError(f"entrants: names must be unique, repeated: {', '.join(repeated[:5])}")
-    needed = seats if minimum is None else minimum
-    if len(entrants) < needed:
-        raise ValueError(
-            f"entrants: a {seats}-seat design needs at least {needed} entrants, got {len(entrants)}"
-        )
+    names = check_field(entrants, seats, partnerships, minimum=minimum)
     if count < 1:
         raise ValueError(f"{argument}: must be at least 1, got {count}")
-    return list(entrants)
+    return names
 
 
 def _two_seat_exact(n: int, t: int, rng: random.Random) -> list[list[int]] | None:

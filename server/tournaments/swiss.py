@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from itertools import combinations, permutations
 from typing import Final
 
-from domino_arena.server.tournaments.designs import Allowed
+from domino_arena.server.tournaments.designs import Allowed, check_field
 from domino_arena.server.tournaments.rounds import TableResult
 
 WINDOW: Final = 2
@@ -224,17 +224,7 @@ def _check(
     previous: Sequence[Sequence[tuple[str, ...]]],
     partnerships: bool,
 ) -> None:
-    if seats not in (2, 3, 4):
-        raise ValueError(f"seats: Swiss seats 2, 3 or 4 at a table, got {seats}")
-    if partnerships and seats != 4:
-        raise ValueError(f"partnerships: partnership tables have 4 seats, got seats={seats}")
-    if len(set(entrants)) != len(entrants):
-        repeated = sorted(e for e, k in Counter(entrants).items() if k > 1)
-        raise ValueError(f"entrants: names must be unique, repeated: {', '.join(repeated[:5])}")
-    if len(entrants) < seats:
-        raise ValueError(
-            f"entrants: a {seats}-seat Swiss round needs at least {seats}, got {len(entrants)}"
-        )
+    check_field(entrants, seats, partnerships, what="Swiss round")
     if len(set(order)) != len(order):
         repeated = sorted(e for e, k in Counter(order).items() if k > 1)
         raise ValueError(f"order: expected each entrant once, repeated: {', '.join(repeated[:5])}")

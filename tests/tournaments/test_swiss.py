@@ -199,7 +199,7 @@ def test_the_rule_raises_when_no_table_is_allowed() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: swiss_round(_names(4), 5, _names(4), []), "seats: Swiss seats 2, 3 or 4"),
+        (lambda: swiss_round(_names(4), 5, _names(4), []), "seats: a Swiss round seats 2, 3 or 4"),
         (lambda: swiss_round(_names(8), 3, _names(8), [], partnerships=True), "partnerships"),
         (lambda: swiss_round(["a", "a", "b"], 2, ["a", "b"], []), "entrants: names must be"),
         (lambda: swiss_round(_names(3), 4, _names(3), []), "entrants: a 4-seat Swiss round"),

@@ -101,7 +101,10 @@ def test_a_round_robin_too_big_is_refused_with_the_balanced_one_to_play(
             {"format": "balanced", "precision": 100, "games_per_entrant": 8},
             "precision: give precision or games_per_entrant, not both",
         ),
-        ({"format": "gauntlet", "precision": 100}, "precision: sizes a round-robin or balanced"),
+        (
+            {"format": "gauntlet", "precision": 100},
+            "precision: sizes a round-robin, balanced or Swiss",
+        ),
     ],
 )
 def test_bad_formats_are_refused_naming_the_field(

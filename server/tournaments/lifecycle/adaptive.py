@@ -18,7 +18,7 @@ never seats a round twice; the same stored rounds and games give the same next r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -36,12 +36,12 @@ from domino_arena.server.tournaments.lifecycle.schedule import (
     game_of,
     partnerships_of,
     schedule_of,
+    seating_rule,
 )
 from domino_arena.server.tournaments.scheduler import (
     DealMode,
     ScheduledGame,
     expand,
-    seating_allowed,
 )
 from domino_arena.server.tournaments.swiss import swiss_round
 
@@ -118,7 +118,7 @@ def next_round(
             swiss_order(t, results, matches),
             [stored.tables for stored in rounds],
             partnerships=partnerships_of(game),
-            allowed=_seating_rule(t),
+            allowed=seating_rule(t) if t.owners else None,
             seed=t.seed,
         )
         tables, byes = seated.tables, seated.byes
@@ -137,21 +137,3 @@ def next_round(
         t.id, len(rounds), tables=tables, byes=byes, first_index=first, games=1
     )  # its games are counted from its tables, as they will be expanded
     return replace(draft, games=len(round_games(t, draft)))
-
-
-def _seating_rule(t: StoredTournament) -> Callable[[tuple[str, ...]], bool] | None:
-    """The fair seating rule (two bots of one owner apart) as a Swiss's tables must keep it."""
-    if not t.owners:
-        return None
-    partnerships = partnerships_of(game_of(t))
-
-    def allowed(table: tuple[str, ...]) -> bool:
-        return seating_allowed(
-            table,
-            t.owners,
-            partnerships=partnerships,
-            allow_same_owner_tables=t.allow_same_owner_tables,
-            allow_same_owner_partners=t.allow_same_owner_partners,
-        )
-
-    return allowed

@@ -18,7 +18,7 @@ from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS, MatchSpec
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.server.store.tournaments import MAX_ROUNDS, StoredTournament
-from domino_arena.server.tournaments.designs import Design, balanced, gauntlet
+from domino_arena.server.tournaments.designs import Allowed, Design, balanced, gauntlet
 from domino_arena.server.tournaments.knockout import KnockoutRules
 from domino_arena.server.tournaments.lifecycle import compare
 from domino_arena.server.tournaments.planner import (
@@ -291,9 +291,10 @@ def _keep(kept: dict[tuple[object, ...], Any], key: tuple[object, ...], value: o
     kept[key] = value
 
 
-def _design(t: StoredTournament) -> Design:
-    game = game_of(t)
-    seats, partnerships = game.num_players, partnerships_of(game)
+def seating_rule(t: StoredTournament) -> Allowed:
+    """The fair seating rule of ``t`` (two bots of one owner apart, unless its course allows
+    them together) as a test of one table: what a design's and a Swiss round's tables keep."""
+    partnerships = partnerships_of(game_of(t))
 
     def allowed(table: tuple[str, ...]) -> bool:
         return seating_allowed(
@@ -304,6 +305,13 @@ def _design(t: StoredTournament) -> Design:
             allow_same_owner_partners=t.allow_same_owner_partners,
         )
 
+    return allowed
+
+
+def _design(t: StoredTournament) -> Design:
+    game = game_of(t)
+    seats, partnerships = game.num_players, partnerships_of(game)
+    allowed = seating_rule(t)
     per = tables_per_entrant(t)
     if t.format == "gauntlet":
         own, baselines = split_baselines(t.entrants)

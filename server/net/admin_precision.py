@@ -148,6 +148,7 @@ def sized_by_precision(
             raise invalid(
                 "precision: give precision or rounds, not both (precision chooses the rounds)"
             )
+        check_range(request.precision)
         per_pairing = request.games_per_pairing or 1
         try:
             per_entrant = planner.games_per_entrant_for(

@@ -217,3 +217,6 @@ def test_a_swiss_sized_by_precision_plays_the_planners_rounds(server: AdminServe
     status, details = refused(lambda: create(server, format="swiss", precision=200, rounds=3))
     assert status is grpc.StatusCode.INVALID_ARGUMENT
     assert details.startswith("precision: give precision or rounds, not both"), details
+    status, details = refused(lambda: create(server, format="swiss", precision=1))
+    assert status is grpc.StatusCode.INVALID_ARGUMENT  # the range every format's precision has
+    assert details.startswith("precision: expected 5 to 1000 Elo, got 1"), details

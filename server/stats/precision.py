@@ -117,9 +117,7 @@ def expected(
         raise ValueError(f"entrants: {entrants} cannot fill a {seats}-seat table")
     if games_per_pairing < 1:
         raise ValueError(f"games_per_pairing: must be at least 1, got {games_per_pairing}")
-    duplicate_sd, fresh_sd = SD_PER_GAME.get(game, UNMEASURED)
-    sd = fresh_sd if fresh else duplicate_sd
-    per_unit = 1 if fresh else seats
+    sd, per_unit = _spread(game, seats, fresh)
     both = math.comb(entrants - 2, seats - 2) * (2 if partnerships else 1)
     mine = math.comb(entrants - 1, seats - 1) * (3 if partnerships else 1)
     deals_together = both * games_per_pairing
@@ -160,9 +158,7 @@ def expected_balanced(
             "tables_per_entrant, games_per_pairing: must be at least 1, got "
             f"{tables_per_entrant}, {games_per_pairing}"
         )
-    duplicate_sd, fresh_sd = SD_PER_GAME.get(game, UNMEASURED)
-    sd = fresh_sd if fresh else duplicate_sd
-    per_unit = 1 if fresh else seats
+    sd, per_unit = _spread(game, seats, fresh)
     per_set = seats if fresh else 1
     own_units = tables_per_entrant * games_per_pairing * per_set
     opponents = 2 if partnerships else seats - 1
@@ -324,6 +320,13 @@ def _smallest(
         else:
             low = middle + 1
     return at(low)
+
+
+def _spread(game: str, seats: int, fresh: bool) -> tuple[float, int]:
+    """The game's score SD per game and the games of one independent unit: a duplicate set
+    (the deal under every rotation: ``seats`` games) or, on fresh deals, a single game."""
+    duplicate_sd, fresh_sd = SD_PER_GAME.get(game, UNMEASURED)
+    return (fresh_sd, 1) if fresh else (duplicate_sd, seats)
 
 
 def _half_width(sd: float, games_per_unit: int, units: int) -> float:

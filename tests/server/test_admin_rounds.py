@@ -102,7 +102,10 @@ def test_a_knockout_shows_its_bracket_and_champion(server: AdminServer) -> None:
 def test_seeding_from_orders_the_entrants_by_that_tournaments_standings(
     server: AdminServer,
 ) -> None:
-    swiss = create(server, format="swiss", rounds=3, entrants=BOTS[2:8])
+    # Seeded strongest first, the first round seats bot-07 with bot-06: bot-07 alone wins all
+    # its games (unseeded, the master seed's shuffle may keep them apart, leaving two unbeaten).
+    seeding = list(reversed(BOTS[2:8]))
+    swiss = create(server, format="swiss", rounds=3, entrants=BOTS[2:8], seeding=seeding)
     play_to_end(server.arena.storage, swiss.id)
     made = create(server, format="knockout", entrants=BOTS[:8], seeding_from=swiss.id)
     # The six it played, in the order of its results, then the two it did not, listed order.

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.logs import escape
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 from domino_arena.v1 import admin_pb2
 
 FORMATS: Final = ("round-robin", "balanced", "gauntlet", "swiss", "knockout")
@@ -90,7 +91,7 @@ def format_lines(t: Any) -> list[str]:
     balance its design reached."""
     if t.format in ("", "round-robin"):
         return ["format: round robin (every table of the entrants)"]
-    if t.format in ("swiss", "knockout"):
+    if t.format in ADAPTIVE_FORMATS:
         return adaptive_lines(t)
     lines = [f"format: {t.format}, {t.games_per_entrant} games per entrant"]
     if t.balance:

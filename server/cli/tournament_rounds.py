@@ -13,6 +13,7 @@ from domino_arena.server.cli.arguments import CliError, server_arguments
 from domino_arena.server.cli.json_output import json_argument, message_json, print_json
 from domino_arena.server.cli.tables import table
 from domino_arena.server.logs import escape
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 from domino_arena.v1 import admin_pb2
 
 
@@ -30,7 +31,7 @@ def rounds_command(args: argparse.Namespace) -> int:
     """
     request = admin_pb2.GetTournamentRequest(tournament_id=args.id)
     t = admin_call(args, "GetTournament", request)
-    if t.format not in ("swiss", "knockout"):
+    if t.format not in ADAPTIVE_FORMATS:
         raise CliError(
             f"tournament {escape(t.id)} is {t.format or 'round-robin'}: only a Swiss or knockout "
             "tournament plays rounds (its tables: domino-arena tournament status)"

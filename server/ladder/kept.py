@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, Final, Generic, TypeVar
 
 from domino_arena.server.store.tournaments import StoredTournament
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 
 T = TypeVar("T")
 
@@ -61,7 +62,7 @@ def schedule_total(t: StoredTournament, total_of: Callable[[StoredTournament], i
     """``total_of(t)``, computed once per schedule: building the schedule of a 10,000-game
     round robin takes longer than a page may, and the same row always gives the same one.
     A Swiss or knockout tournament's total grows with its stored rounds: counted each time."""
-    if t.format in ("swiss", "knockout"):
+    if t.format in ADAPTIVE_FORMATS:
         return total_of(t)
     key = (
         total_of,

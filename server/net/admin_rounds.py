@@ -19,6 +19,7 @@ from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.server.tournaments.knockout import Bracket
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 from domino_arena.v1 import admin_pb2 as admin_pb
 
 
@@ -92,7 +93,7 @@ async def requested_seeding(
             f"seeding_from: the entrants are chosen when it starts (entrant_policy "
             f"{entrant_policy}); only listed entrants can be seeded"
         )
-    if request.format not in ("swiss", "knockout"):
+    if request.format not in ADAPTIVE_FORMATS:
         raise invalid(
             f"seeding_from: only a Swiss or knockout tournament is seeded, not a "
             f"{request.format or 'round-robin'} one"

@@ -13,6 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
+
+ADAPTIVE_FORMATS: Final = ("swiss", "knockout")
+"""The formats whose rounds are seated one by one from the results so far (the others know
+every table before the first game)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 from domino_arena.server.ladder.rounds import knockout_bracket, results_of, seeding_of
 from domino_arena.server.store.matches import StoredMatch
@@ -21,9 +21,6 @@ from domino_arena.server.tournaments.knockout import POINTS_DIGITS
 from domino_arena.server.tournaments.rounds import TableResult
 from domino_arena.server.tournaments.swiss import points_order
 from domino_arena.server.web.bracket_svg import view_of
-
-ROUND_FORMATS: Final = ("swiss", "knockout")
-"""The formats whose page shows its rounds."""
 
 
 def _points(value: float) -> float:

@@ -34,10 +34,11 @@ from domino_arena.server.store.owners import StoredOwner
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 from domino_arena.server.web.charts import rating_chart, thinned
 from domino_arena.server.web.deals import by_deal, crosstable, duplicate_sets, result_text
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
-from domino_arena.server.web.round_views import ROUND_FORMATS, rounds_view
+from domino_arena.server.web.round_views import rounds_view
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
 
 BOT_MATCHES: Final = 20
@@ -189,7 +190,7 @@ def tournament_summary(
     done = storage.tournament_game_count(t.id)
     # A Swiss's or knockout's games follow from its results: no total before it ends.
     total: int | None = None
-    if total_of is not None and t.format not in ROUND_FORMATS:
+    if total_of is not None and t.format not in ADAPTIVE_FORMATS:
         total = schedule_total(t, total_of)
     return {
         "id": t.id,
@@ -275,7 +276,7 @@ def tournament(
     if t is None:
         raise not_found(f"no tournament has id {tournament_id!r}")
     summary = tournament_summary(storage, t, total_of)
-    rounds = storage.tournament_rounds(t.id) if t.format in ROUND_FORMATS else []
+    rounds = storage.tournament_rounds(t.id) if t.format in ADAPTIVE_FORMATS else []
     tables = _tables(storage, t, summary["progress"]["done"], rounds)
     found = storage.matches(
         paging.per_page + 1, tournament_id=t.id, offset=paging.offset, records=False

@@ -32,12 +32,12 @@ from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournament_rounds import StoredRound, new_round
 from domino_arena.server.store.tournaments import StoredTournament
 from domino_arena.server.tournaments.lifecycle.schedule import (
-    ADAPTIVE_FORMATS,
     game_of,
     partnerships_of,
     schedule_of,
     seating_rule,
 )
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 from domino_arena.server.tournaments.scheduler import (
     DealMode,
     ScheduledGame,

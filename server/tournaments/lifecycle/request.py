@@ -30,6 +30,7 @@ from domino_arena.server.tournaments.lifecycle.schedule import (
     checked_format,
     checked_rounds,
 )
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 from domino_arena.server.tournaments.scheduler import DealMode
 
 DEFAULT_CONCURRENCY: Final = 4
@@ -158,7 +159,7 @@ def new_tournament(
     )
     seeded = tuple(seeding)
     if seeded:
-        if format not in ("swiss", "knockout"):
+        if format not in ADAPTIVE_FORMATS:
             raise TournamentError("seeding: only a Swiss or knockout tournament is seeded")
         if entrant_policy != "listed":
             raise TournamentError(

@@ -29,6 +29,7 @@ from domino_arena.server.tournaments.planner import (
     schedule_size,
 )
 from domino_arena.server.tournaments.planner import tables_per_entrant as tables_per_entrant_of
+from domino_arena.server.tournaments.rounds import ADAPTIVE_FORMATS
 from domino_arena.server.tournaments.scheduler import (
     DealMode,
     ScheduledGame,
@@ -39,8 +40,6 @@ from domino_arena.server.tournaments.scheduler import (
 
 MAX_GAMES: Final = 100_000
 """The largest schedule a tournament may have (a request beyond it is surely a mistake)."""
-ADAPTIVE_FORMATS: Final = ("swiss", "knockout")
-"""The formats seated round by round from the results so far (``adaptive.py``)."""
 DEFAULT_GAMES_PER_ENTRANT: Final = 100
 """What a refused round robin suggests for a balanced tournament when no precision was asked."""
 
@@ -101,9 +100,8 @@ def checked_format(
         TournamentError: an unknown format, a size it cannot take, too few baselines, or a
             schedule too big (a round robin: :func:`too_big`).
     """
-    known = tuple(dict.fromkeys((*FORMATS, *ADAPTIVE_FORMATS)))
-    if format not in known:
-        raise TournamentError(f"format: expected one of {', '.join(known)}, got {format!r}")
+    if format not in FORMATS:
+        raise TournamentError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
     if games_per_entrant is not None and games_per_entrant < 1:
         raise TournamentError(f"games_per_entrant: must be at least 1, got {games_per_entrant}")
     if format in ADAPTIVE_FORMATS:  # sized by checked_rounds

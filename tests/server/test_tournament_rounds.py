@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
-import trio.testing
 
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import make_game
@@ -27,21 +25,16 @@ from domino_arena.server.store.tournament_rounds import StoredRound
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.lifecycle import (
     TournamentError,
-    TournamentRunner,
     new_tournament,
 )
 from domino_arena.server.tournaments.lifecycle.adaptive import schedule_of_rounds
 from tests.fakes.play import FakePlay, strongest_wins
+from tests.fakes.rounds import run_tournament, strength
 
 BOTS = tuple(f"bot-{i:02d}" for i in range(16))
 TWO = make_game("passing", players=2)
 THREE = make_game("passing", players=3)
 FOUR = make_game("passing", players=4, partnerships=True)
-
-
-def strength(name: str) -> float:
-    """bot-00 is the weakest, bot-15 the strongest."""
-    return float(name.rsplit("-", 1)[1])
 
 
 def a_tournament(**options: Any) -> StoredTournament:
@@ -77,25 +70,7 @@ class Field:
 
     def run(self, *, pause_after: int | None = None) -> TournamentState:
         """Run a new runner to its end (or pause it once ``pause_after`` matches started)."""
-
-        async def main() -> TournamentState:
-            runner = TournamentRunner(
-                self.t, storage=self.storage, play=self.play, lobby=self.lobby
-            )
-            if pause_after is None:
-                return await runner.run()
-            async with trio.open_nursery() as nursery:
-
-                async def pause() -> None:
-                    await self.play.until(lambda: len(self.play.calls) >= pause_after)
-                    runner.pause()
-
-                nursery.start_soon(pause)
-                state = await runner.run()
-                nursery.cancel_scope.cancel()
-            return state
-
-        return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        return run_tournament(self.storage, self.t, self.play, self.lobby, pause_after=pause_after)
 
     def rounds(self) -> list[StoredRound]:
         return self.storage.tournament_rounds(self.t.id)

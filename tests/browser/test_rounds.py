@@ -5,6 +5,7 @@ screenshots kept as test artifacts."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Final
 
@@ -28,6 +29,8 @@ def rounds_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     storage.open()
     five = ("ann", "ben", "cat", "dan", HOSTILE)
     swiss = round_tournament(SWISS_ID, five, format="swiss", rounds=3, seeding=five)
+    # A real tournament publishes its seed's commitment: 64 hex digits that must wrap at 360 px.
+    swiss = dataclasses.replace(swiss, seed_commitment="9f" * 32, seed_salt="ab" * 16)
     storage.add_tournament(swiss)
     pairs = [("ann", "ben"), ("cat", "dan")]
     store_round(storage, swiss, 0, pairs, {p: [p[0], p[1]] for p in pairs}, byes=(HOSTILE,))

@@ -362,6 +362,14 @@ def _links(boxes: Sequence[Sequence[Box]], number: int, tree: bool) -> list[Link
 # -- the markup ----------------------------------------------------------------------------
 
 
+def points_text(points: float) -> str:
+    """Match points as a page shows them: two decimals at most (a 3- or 4-seat game gives
+    thirds: ``1.33``, not ``1.333333333``), written as the results table writes a float
+    (``2.0``, ``0.5``, ``0.75``)."""
+    text = f"{points:.2f}"
+    return text[:-1] if text.endswith("0") else text
+
+
 def _number(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
@@ -399,7 +407,7 @@ def _box_markup(box: Box, chars: int) -> list[str]:
         if entry.points is not None:
             parts.append(
                 f'<text class="points" x="{_number(box.x + box.width - PAD)}" y="{_number(y)}" '
-                f'font-size="{FONT}" text-anchor="end"{weight}>{entry.points:g}</text>'
+                f'font-size="{FONT}" text-anchor="end"{weight}>{points_text(entry.points)}</text>'
             )
     if tie.note:
         y = box.y + box.height - PAD - 2

@@ -16,6 +16,7 @@ from domino_arena.server.web.bracket_svg import (
     bracket_svg,
     draw,
     layout,
+    points_text,
     stage_name,
     view_of,
 )
@@ -170,3 +171,15 @@ def test_stage_names() -> None:
         "final",
     ]
     assert [stage_name(s, 3, 4) for s in range(3)] == ["stage 1", "stage 2", "final"]
+
+
+def test_match_points_are_shown_with_two_decimals_at_most() -> None:
+    """A 3- or 4-seat game gives thirds: a page shows 1.33, never 1.333333333."""
+    assert [points_text(p) for p in (4 / 3, 28 / 3, 2.0, 0.75, 0.5, 0.0)] == [
+        "1.33",
+        "9.33",
+        "2.0",
+        "0.75",
+        "0.5",
+        "0.0",
+    ]

@@ -271,6 +271,34 @@ BOT_VERSION_STATUS_SUSPENDED: BotVersionStatus.ValueType  # 4
 """It crashed in 3 matches in a row; the bot plays again once a new version is accepted."""
 Global___BotVersionStatus: _TypeAlias = BotVersionStatus  # noqa: Y015
 
+class _PersonRole:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PersonRoleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PersonRole.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PERSON_ROLE_UNSPECIFIED: _PersonRole.ValueType  # 0
+    PERSON_ROLE_STUDENT: _PersonRole.ValueType  # 1
+    """signed in to a course as the owner of one of its bots"""
+    PERSON_ROLE_ORGANIZER: _PersonRole.ValueType  # 2
+    """the course's organizer"""
+    PERSON_ROLE_ADMIN: _PersonRole.ValueType  # 3
+    """the referee's admin"""
+
+class PersonRole(_PersonRole, metaclass=_PersonRoleEnumTypeWrapper):
+    """---------------------------------------------------------------------------------------------
+    People at the table (TableService)
+    """
+
+PERSON_ROLE_UNSPECIFIED: PersonRole.ValueType  # 0
+PERSON_ROLE_STUDENT: PersonRole.ValueType  # 1
+"""signed in to a course as the owner of one of its bots"""
+PERSON_ROLE_ORGANIZER: PersonRole.ValueType  # 2
+"""the course's organizer"""
+PERSON_ROLE_ADMIN: PersonRole.ValueType  # 3
+"""the referee's admin"""
+Global___PersonRole: _TypeAlias = PersonRole  # noqa: Y015
+
 @_typing.final
 class RunMatchRequest(_message.Message):
     """---------------------------------------------------------------------------------------------
@@ -2490,6 +2518,7 @@ class BotInfo(_message.Message):
     CONNECTED_FIELD_NUMBER: _builtins.int
     COURSE_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
+    ALLOW_PEOPLE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     state: Global___BotState.ValueType
     connected: _builtins.bool
@@ -2497,6 +2526,8 @@ class BotInfo(_message.Message):
     course: _builtins.str
     owner: _builtins.str
     """who registered it (empty: made by the admin or organizer for nobody)"""
+    allow_people: _builtins.bool
+    """Its owner lets people of its course play against it (TableService); its owner always may"""
     @_builtins.property
     def created(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -2513,10 +2544,11 @@ class BotInfo(_message.Message):
         connected: _builtins.bool = ...,
         course: _builtins.str = ...,
         owner: _builtins.str = ...,
+        allow_people: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "token_issued", b"token_issued"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "course", b"course", "created", b"created", "name", b"name", "owner", b"owner", "state", b"state", "token_issued", b"token_issued"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_people", b"allow_people", "connected", b"connected", "course", b"course", "created", b"created", "name", b"name", "owner", b"owner", "state", b"state", "token_issued", b"token_issued"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2739,6 +2771,7 @@ class WatchStart(_message.Message):
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     COURSE_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
+    PEOPLE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     tournament_id: _builtins.str
     """empty: not a tournament game"""
@@ -2754,6 +2787,10 @@ class WatchStart(_message.Message):
 
     @_builtins.property
     def time_control(self) -> _referee_pb2.TimeControl: ...
+    @_builtins.property
+    def people(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]:
+        """per seat: a person plays it (docs/people.md)"""
+
     def __init__(
         self,
         *,
@@ -2764,10 +2801,11 @@ class WatchStart(_message.Message):
         tournament_id: _builtins.str = ...,
         course: _builtins.str = ...,
         live_view: Global___LiveView.ValueType = ...,
+        people: _abc.Iterable[_builtins.bool] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "game", b"game", "live_view", b"live_view", "match_id", b"match_id", "players", b"players", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "game", b"game", "live_view", b"live_view", "match_id", b"match_id", "people", b"people", "players", b"players", "time_control", b"time_control", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2855,6 +2893,7 @@ class LiveMatch(_message.Message):
     WATCHERS_FIELD_NUMBER: _builtins.int
     COURSE_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
+    PEOPLE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     tournament_id: _builtins.str
     """empty: not a tournament game"""
@@ -2880,6 +2919,10 @@ class LiveMatch(_message.Message):
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """per side, now"""
 
+    @_builtins.property
+    def people(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]:
+        """per seat: a person plays it (docs/people.md)"""
+
     def __init__(
         self,
         *,
@@ -2894,10 +2937,11 @@ class LiveMatch(_message.Message):
         watchers: _builtins.int = ...,
         course: _builtins.str = ...,
         live_view: Global___LiveView.ValueType = ...,
+        people: _abc.Iterable[_builtins.bool] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "started", b"started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "deal", b"deal", "game", b"game", "live_view", b"live_view", "match_id", b"match_id", "players", b"players", "scores", b"scores", "started", b"started", "steps", b"steps", "tournament_id", b"tournament_id", "watchers", b"watchers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "deal", b"deal", "game", b"game", "live_view", b"live_view", "match_id", b"match_id", "people", b"people", "players", b"players", "scores", b"scores", "started", b"started", "steps", b"steps", "tournament_id", b"tournament_id", "watchers", b"watchers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3252,6 +3296,7 @@ class Course(_message.Message):
     ORGANIZER_TOKEN_ISSUED_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
     HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
+    HUMAN_MOVE_MS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1-64 letters, digits, '_', '.' or '-'; "default" is the server's own"""
     title: _builtins.str
@@ -3271,6 +3316,10 @@ class Course(_message.Message):
     live_view: Global___LiveView.ValueType
     """Who may watch the course's matches while they run (its tournaments may choose otherwise);
     unspecified reads as public (docs/spectators.md: live view).
+    """
+    human_move_ms: _builtins.int
+    """A person's time for each move in this course's practice matches (docs/people.md);
+    0: the default, 60 s
     """
     @_builtins.property
     def created(self) -> _timestamp_pb2.Timestamp: ...
@@ -3301,10 +3350,11 @@ class Course(_message.Message):
         organizer_token_issued: _timestamp_pb2.Timestamp | None = ...,
         live_view: Global___LiveView.ValueType = ...,
         hosting_limits: Global___HostingLimits | None = ...,
+        human_move_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "hosting_limits", b"hosting_limits", "organizer_token_issued", b"organizer_token_issued"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "live_view", b"live_view", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3463,6 +3513,7 @@ class UpdateCourseRequest(_message.Message):
     BASELINES_FIELD_NUMBER: _builtins.int
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
     HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
+    HUMAN_MOVE_MS_FIELD_NUMBER: _builtins.int
     course: _builtins.str
     """empty: the organizer's own"""
     title: _builtins.str
@@ -3473,6 +3524,8 @@ class UpdateCourseRequest(_message.Message):
     """replace the baselines by `baselines` (empty: none)"""
     live_view: Global___LiveView.ValueType
     """unspecified: unchanged"""
+    human_move_ms: _builtins.int
+    """set: a person's time per move (0: the default, 60 s)"""
     @_builtins.property
     def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]: ...
     @_builtins.property
@@ -3493,10 +3546,11 @@ class UpdateCourseRequest(_message.Message):
         baselines: _abc.Iterable[Global___Baseline] | None = ...,
         live_view: Global___LiveView.ValueType = ...,
         hosting_limits: Global___HostingLimits | None = ...,
+        human_move_ms: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "hosting_limits", b"hosting_limits", "title", b"title"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_human_move_ms", b"_human_move_ms", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "title", b"title"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "hosting_limits", b"hosting_limits", "live_view", b"live_view", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_human_move_ms", b"_human_move_ms", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "live_view", b"live_view", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_same_owner_partners: _TypeAlias = _typing.Literal["allow_same_owner_partners"]  # noqa: Y015
     _WhichOneofArgType__allow_same_owner_partners: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners"]  # noqa: Y015
@@ -3504,6 +3558,8 @@ class UpdateCourseRequest(_message.Message):
     _WhichOneofArgType__allow_same_owner_tables: _TypeAlias = _typing.Literal["_allow_same_owner_tables", b"_allow_same_owner_tables"]  # noqa: Y015
     _WhichOneofReturnType__anonymous: _TypeAlias = _typing.Literal["anonymous"]  # noqa: Y015
     _WhichOneofArgType__anonymous: _TypeAlias = _typing.Literal["_anonymous", b"_anonymous"]  # noqa: Y015
+    _WhichOneofReturnType__human_move_ms: _TypeAlias = _typing.Literal["human_move_ms"]  # noqa: Y015
+    _WhichOneofArgType__human_move_ms: _TypeAlias = _typing.Literal["_human_move_ms", b"_human_move_ms"]  # noqa: Y015
     _WhichOneofReturnType__title: _TypeAlias = _typing.Literal["title"]  # noqa: Y015
     _WhichOneofArgType__title: _TypeAlias = _typing.Literal["_title", b"_title"]  # noqa: Y015
     @_typing.overload
@@ -3512,6 +3568,8 @@ class UpdateCourseRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_same_owner_tables) -> _WhichOneofReturnType__allow_same_owner_tables | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__anonymous) -> _WhichOneofReturnType__anonymous | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__human_move_ms) -> _WhichOneofReturnType__human_move_ms | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__title) -> _WhichOneofReturnType__title | None: ...
 
@@ -4487,3 +4545,234 @@ class GetMatchLogResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetMatchLogResponse: _TypeAlias = GetMatchLogResponse  # noqa: Y015
+
+@_typing.final
+class Person(_message.Message):
+    """Who sits at the table, as the web face signed them in."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COURSE_FIELD_NUMBER: _builtins.int
+    ROLE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    course: _builtins.str
+    """the course the person signed in to (the match is stored in it)"""
+    role: Global___PersonRole.ValueType
+    name: _builtins.str
+    """The shown name: 1-64 letters, digits, '_', '.', '-' or '@' (a student's owner name, or the
+    organizer's or admin's chosen name); seats it as "person:NAME"
+    """
+    owner: _builtins.str
+    """a student's owner (their own bots are always allowed); else empty"""
+    def __init__(
+        self,
+        *,
+        course: _builtins.str = ...,
+        role: Global___PersonRole.ValueType = ...,
+        name: _builtins.str = ...,
+        owner: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["course", b"course", "name", b"name", "owner", b"owner", "role", b"role"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Person: _TypeAlias = Person  # noqa: Y015
+
+@_typing.final
+class SeatPersonRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PERSON_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    MAX_DEALS_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """the person's seat; 0 first; less than the game's players"""
+    seed: _builtins.int
+    """unset: a random seed"""
+    max_deals: _builtins.int
+    """0: the game's own end; at most 100"""
+    rated: _builtins.bool
+    """false (the default): the match does not count in any rating"""
+    @_builtins.property
+    def person(self) -> Global___Person: ...
+    @_builtins.property
+    def game(self) -> _games_pb2.GameConfig: ...
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Who sits in each other seat, in seat order: "house:NAME" for a house bot, or a bot's name;
+        empty: house:greedy in every other seat
+        """
+
+    def __init__(
+        self,
+        *,
+        person: Global___Person | None = ...,
+        game: _games_pb2.GameConfig | None = ...,
+        seat: _builtins.int = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        seed: _builtins.int | None = ...,
+        max_deals: _builtins.int = ...,
+        rated: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "game", b"game", "person", b"person", "seed", b"seed"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "game", b"game", "max_deals", b"max_deals", "opponents", b"opponents", "person", b"person", "rated", b"rated", "seat", b"seat", "seed", b"seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
+
+Global___SeatPersonRequest: _TypeAlias = SeatPersonRequest  # noqa: Y015
+
+@_typing.final
+class SeatPersonResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_NAME_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    CONNECT_BY_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat_name: _builtins.str
+    """"person:NAME#N": the Hello's name (the record seats "person:NAME")"""
+    seat_token: _builtins.str
+    """one match, one connection; shown this once"""
+    @_builtins.property
+    def connect_by(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """who sits in each seat, as the record will name them"""
+
+    @_builtins.property
+    def time_control(self) -> _referee_pb2.TimeControl:
+        """the person's clock (the course's human clock)"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat_name: _builtins.str = ...,
+        seat_token: _builtins.str = ...,
+        connect_by: _timestamp_pb2.Timestamp | None = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        time_control: _referee_pb2.TimeControl | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["connect_by", b"connect_by", "time_control", b"time_control"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connect_by", b"connect_by", "match_id", b"match_id", "players", b"players", "seat_name", b"seat_name", "seat_token", b"seat_token", "time_control", b"time_control"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatPersonResponse: _TypeAlias = SeatPersonResponse  # noqa: Y015
+
+@_typing.final
+class AllowPeopleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    ALLOW_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    allow: _builtins.bool
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        allow: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow", b"allow", "bot", b"bot"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AllowPeopleRequest: _TypeAlias = AllowPeopleRequest  # noqa: Y015
+
+@_typing.final
+class ListOpponentsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PERSON_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def person(self) -> Global___Person: ...
+    @_builtins.property
+    def game(self) -> _games_pb2.GameConfig: ...
+    def __init__(
+        self,
+        *,
+        person: Global___Person | None = ...,
+        game: _games_pb2.GameConfig | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "person", b"person"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "person", b"person"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOpponentsRequest: _TypeAlias = ListOpponentsRequest  # noqa: Y015
+
+@_typing.final
+class Opponent(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
+    OWN_FIELD_NUMBER: _builtins.int
+    CONNECTED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """"house:NAME" or a bot's name"""
+    house: _builtins.bool
+    own: _builtins.bool
+    """one of the person's own bots"""
+    connected: _builtins.bool
+    """a house bot always is"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        house: _builtins.bool = ...,
+        own: _builtins.bool = ...,
+        connected: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected", b"connected", "house", b"house", "name", b"name", "own", b"own"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Opponent: _TypeAlias = Opponent  # noqa: Y015
+
+@_typing.final
+class ListOpponentsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedCompositeFieldContainer[Global___Opponent]: ...
+    @_builtins.property
+    def time_control(self) -> _referee_pb2.TimeControl:
+        """the clock a person would get in this course"""
+
+    def __init__(
+        self,
+        *,
+        opponents: _abc.Iterable[Global___Opponent] | None = ...,
+        time_control: _referee_pb2.TimeControl | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["time_control", b"time_control"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["opponents", b"opponents", "time_control", b"time_control"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOpponentsResponse: _TypeAlias = ListOpponentsResponse  # noqa: Y015

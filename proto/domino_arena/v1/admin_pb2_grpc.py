@@ -1809,6 +1809,11 @@ class RegistrationServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.FromString,
                 _registered_method=True)
+        self.AllowPeople = channel.unary_unary(
+                '/domino_arena.v1.RegistrationService/AllowPeople',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.AllowPeopleRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+                _registered_method=True)
         self.SubmitBot = channel.unary_unary(
                 '/domino_arena.v1.RegistrationService/SubmitBot',
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.SubmitBotRequest.SerializeToString,
@@ -1850,6 +1855,14 @@ class RegistrationServiceServicer:
     def RotateOwnerToken(self, request, context):
         """A new owner token for the owner whose current one is sent as `authorization: Bearer
         <owner token>`; the old one stops working at once (its bots' tokens are kept).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AllowPeople(self, request, context):
+        """Let people of the bot's course play against it, or stop (BotInfo.allow_people), authorised
+        by the bot's owner token or its own token as `authorization: Bearer <token>`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -1899,6 +1912,11 @@ def add_RegistrationServiceServicer_to_server(servicer, server):
                     servicer.RotateOwnerToken,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.RotateOwnerTokenRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.OwnerTokenResponse.SerializeToString,
+            ),
+            'AllowPeople': grpc.unary_unary_rpc_method_handler(
+                    servicer.AllowPeople,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.AllowPeopleRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.BotInfo.SerializeToString,
             ),
             'SubmitBot': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitBot,
@@ -2009,6 +2027,33 @@ class RegistrationService:
             _registered_method=True)
 
     @staticmethod
+    def AllowPeople(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.RegistrationService/AllowPeople',
+            domino__arena_dot_v1_dot_admin__pb2.AllowPeopleRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.BotInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def SubmitBot(request,
             target,
             options=(),
@@ -2079,6 +2124,145 @@ class RegistrationService:
             '/domino_arena.v1.RegistrationService/GetMatchLog',
             domino__arena_dot_v1_dot_admin__pb2.GetMatchLogRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.GetMatchLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class TableServiceStub:
+    """People at the table (docs/people.md; docs/decisions.md: decision 21). The web face seats a
+    person it has signed in as one more remote seat: it asks here for the seat, then plays it
+    through BotService.Play like any bot. Every call needs call metadata
+    'authorization: Bearer <relay token>' (serve --relay-token-file): the referee trusts the web
+    face to say who the person is (UNAUTHENTICATED without the token).
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.SeatPerson = channel.unary_unary(
+                '/domino_arena.v1.TableService/SeatPerson',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.SeatPersonRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.SeatPersonResponse.FromString,
+                _registered_method=True)
+        self.ListOpponents = channel.unary_unary(
+                '/domino_arena.v1.TableService/ListOpponents',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListOpponentsRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListOpponentsResponse.FromString,
+                _registered_method=True)
+
+
+class TableServiceServicer:
+    """People at the table (docs/people.md; docs/decisions.md: decision 21). The web face seats a
+    person it has signed in as one more remote seat: it asks here for the seat, then plays it
+    through BotService.Play like any bot. Every call needs call metadata
+    'authorization: Bearer <relay token>' (serve --relay-token-file): the referee trusts the web
+    face to say who the person is (UNAUTHENTICATED without the token).
+    """
+
+    def SeatPerson(self, request, context):
+        """Seat a person in a new practice match, unrated and recorded like any match. The match
+        starts once the web face connects the seat: BotService.Play with
+        Hello{name: seat_name, token: seat_token}, before `connect_by` (else the match is dropped
+        and the token stops working). INVALID_ARGUMENT names the field; PERMISSION_DENIED for an
+        opponent the person may not face (another owner's bot that does not allow people);
+        FAILED_PRECONDITION for an opponent not connected; RESOURCE_EXHAUSTED past the matches a
+        person or the referee may have running (the message names the bound).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListOpponents(self, request, context):
+        """The opponents a person may choose now, for a game: the house bots, the person's own bots
+        and the course's bots whose owners allow people, each with whether it is connected.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_TableServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'SeatPerson': grpc.unary_unary_rpc_method_handler(
+                    servicer.SeatPerson,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.SeatPersonRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.SeatPersonResponse.SerializeToString,
+            ),
+            'ListOpponents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOpponents,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.ListOpponentsRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.ListOpponentsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'domino_arena.v1.TableService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('domino_arena.v1.TableService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class TableService:
+    """People at the table (docs/people.md; docs/decisions.md: decision 21). The web face seats a
+    person it has signed in as one more remote seat: it asks here for the seat, then plays it
+    through BotService.Play like any bot. Every call needs call metadata
+    'authorization: Bearer <relay token>' (serve --relay-token-file): the referee trusts the web
+    face to say who the person is (UNAUTHENTICATED without the token).
+    """
+
+    @staticmethod
+    def SeatPerson(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.TableService/SeatPerson',
+            domino__arena_dot_v1_dot_admin__pb2.SeatPersonRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.SeatPersonResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListOpponents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.TableService/ListOpponents',
+            domino__arena_dot_v1_dot_admin__pb2.ListOpponentsRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.ListOpponentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

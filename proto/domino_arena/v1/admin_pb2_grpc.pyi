@@ -626,6 +626,10 @@ class RegistrationServiceStub:
     """A new owner token for the owner whose current one is sent as `authorization: Bearer
     <owner token>`; the old one stops working at once (its bots' tokens are kept).
     """
+    AllowPeople: _grpc.UnaryUnaryMultiCallable[_admin_pb2.AllowPeopleRequest, _admin_pb2.BotInfo]
+    """Let people of the bot's course play against it, or stop (BotInfo.allow_people), authorised
+    by the bot's owner token or its own token as `authorization: Bearer <token>`.
+    """
     SubmitBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.SubmitBotRequest, _admin_pb2.BotVersion]
     """Hosted bots (docs/hosting.md). Each call is authorised by the bot's owner token or the
     bot's own token, as `authorization: Bearer <token>` (UNAUTHENTICATED otherwise; another
@@ -657,6 +661,10 @@ class RegistrationServiceAsyncStub(RegistrationServiceStub):
     RotateOwnerToken: _aio.UnaryUnaryMultiCallable[_admin_pb2.RotateOwnerTokenRequest, _admin_pb2.OwnerTokenResponse]  # type: ignore[assignment]
     """A new owner token for the owner whose current one is sent as `authorization: Bearer
     <owner token>`; the old one stops working at once (its bots' tokens are kept).
+    """
+    AllowPeople: _aio.UnaryUnaryMultiCallable[_admin_pb2.AllowPeopleRequest, _admin_pb2.BotInfo]  # type: ignore[assignment]
+    """Let people of the bot's course play against it, or stop (BotInfo.allow_people), authorised
+    by the bot's owner token or its own token as `authorization: Bearer <token>`.
     """
     SubmitBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.SubmitBotRequest, _admin_pb2.BotVersion]  # type: ignore[assignment]
     """Hosted bots (docs/hosting.md). Each call is authorised by the bot's owner token or the
@@ -707,6 +715,16 @@ class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
+    def AllowPeople(
+        self,
+        request: _admin_pb2.AllowPeopleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.BotInfo, _abc.Awaitable[_admin_pb2.BotInfo]]:
+        """Let people of the bot's course play against it, or stop (BotInfo.allow_people), authorised
+        by the bot's owner token or its own token as `authorization: Bearer <token>`.
+        """
+
+    @_abc_1.abstractmethod
     def SubmitBot(
         self,
         request: _admin_pb2.SubmitBotRequest,
@@ -738,6 +756,91 @@ class RegistrationServiceServicer(metaclass=_abc_1.ABCMeta):
         """What the caller's hosted bots wrote to stderr in a match (never another owner's)."""
 
 def add_RegistrationServiceServicer_to_server(servicer: RegistrationServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class TableServiceStub:
+    """People at the table (docs/people.md; docs/decisions.md: decision 21). The web face seats a
+    person it has signed in as one more remote seat: it asks here for the seat, then plays it
+    through BotService.Play like any bot. Every call needs call metadata
+    'authorization: Bearer <relay token>' (serve --relay-token-file): the referee trusts the web
+    face to say who the person is (UNAUTHENTICATED without the token).
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> TableServiceAsyncStub: ...
+    SeatPerson: _grpc.UnaryUnaryMultiCallable[_admin_pb2.SeatPersonRequest, _admin_pb2.SeatPersonResponse]
+    """Seat a person in a new practice match, unrated and recorded like any match. The match
+    starts once the web face connects the seat: BotService.Play with
+    Hello{name: seat_name, token: seat_token}, before `connect_by` (else the match is dropped
+    and the token stops working). INVALID_ARGUMENT names the field; PERMISSION_DENIED for an
+    opponent the person may not face (another owner's bot that does not allow people);
+    FAILED_PRECONDITION for an opponent not connected; RESOURCE_EXHAUSTED past the matches a
+    person or the referee may have running (the message names the bound).
+    """
+    ListOpponents: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListOpponentsRequest, _admin_pb2.ListOpponentsResponse]
+    """The opponents a person may choose now, for a game: the house bots, the person's own bots
+    and the course's bots whose owners allow people, each with whether it is connected.
+    """
+
+@_typing.type_check_only
+class TableServiceAsyncStub(TableServiceStub):
+    """People at the table (docs/people.md; docs/decisions.md: decision 21). The web face seats a
+    person it has signed in as one more remote seat: it asks here for the seat, then plays it
+    through BotService.Play like any bot. Every call needs call metadata
+    'authorization: Bearer <relay token>' (serve --relay-token-file): the referee trusts the web
+    face to say who the person is (UNAUTHENTICATED without the token).
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    SeatPerson: _aio.UnaryUnaryMultiCallable[_admin_pb2.SeatPersonRequest, _admin_pb2.SeatPersonResponse]  # type: ignore[assignment]
+    """Seat a person in a new practice match, unrated and recorded like any match. The match
+    starts once the web face connects the seat: BotService.Play with
+    Hello{name: seat_name, token: seat_token}, before `connect_by` (else the match is dropped
+    and the token stops working). INVALID_ARGUMENT names the field; PERMISSION_DENIED for an
+    opponent the person may not face (another owner's bot that does not allow people);
+    FAILED_PRECONDITION for an opponent not connected; RESOURCE_EXHAUSTED past the matches a
+    person or the referee may have running (the message names the bound).
+    """
+    ListOpponents: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListOpponentsRequest, _admin_pb2.ListOpponentsResponse]  # type: ignore[assignment]
+    """The opponents a person may choose now, for a game: the house bots, the person's own bots
+    and the course's bots whose owners allow people, each with whether it is connected.
+    """
+
+class TableServiceServicer(metaclass=_abc_1.ABCMeta):
+    """People at the table (docs/people.md; docs/decisions.md: decision 21). The web face seats a
+    person it has signed in as one more remote seat: it asks here for the seat, then plays it
+    through BotService.Play like any bot. Every call needs call metadata
+    'authorization: Bearer <relay token>' (serve --relay-token-file): the referee trusts the web
+    face to say who the person is (UNAUTHENTICATED without the token).
+    """
+
+    @_abc_1.abstractmethod
+    def SeatPerson(
+        self,
+        request: _admin_pb2.SeatPersonRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.SeatPersonResponse, _abc.Awaitable[_admin_pb2.SeatPersonResponse]]:
+        """Seat a person in a new practice match, unrated and recorded like any match. The match
+        starts once the web face connects the seat: BotService.Play with
+        Hello{name: seat_name, token: seat_token}, before `connect_by` (else the match is dropped
+        and the token stops working). INVALID_ARGUMENT names the field; PERMISSION_DENIED for an
+        opponent the person may not face (another owner's bot that does not allow people);
+        FAILED_PRECONDITION for an opponent not connected; RESOURCE_EXHAUSTED past the matches a
+        person or the referee may have running (the message names the bound).
+        """
+
+    @_abc_1.abstractmethod
+    def ListOpponents(
+        self,
+        request: _admin_pb2.ListOpponentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.ListOpponentsResponse, _abc.Awaitable[_admin_pb2.ListOpponentsResponse]]:
+        """The opponents a person may choose now, for a game: the house bots, the person's own bots
+        and the course's bots whose owners allow people, each with whether it is connected.
+        """
+
+def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class SpectatorServiceStub:
     @_typing.overload

@@ -461,6 +461,7 @@ class MatchStart(_message.Message):
     RESUMED_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     BOT_SEED_FIELD_NUMBER: _builtins.int
+    PEOPLE_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     fault_policy: Global___FaultPolicy.ValueType
@@ -486,6 +487,12 @@ class MatchStart(_message.Message):
     def time_control(self) -> Global___TimeControl: ...
     @_builtins.property
     def snapshot(self) -> _games_pb2.Observation: ...
+    @_builtins.property
+    def people(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]:
+        """Per seat: a person plays it, through the web face (docs/people.md). A bot always knows
+        when it faces a person.
+        """
+
     def __init__(
         self,
         *,
@@ -500,10 +507,11 @@ class MatchStart(_message.Message):
         resumed: _builtins.bool = ...,
         snapshot: _games_pb2.Observation | None = ...,
         bot_seed: _builtins.int | None = ...,
+        people: _abc.Iterable[_builtins.bool] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "game", b"game", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "max_strikes", b"max_strikes", "partners", b"partners", "players", b"players", "resumed", b"resumed", "seat", b"seat", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "fault_policy", b"fault_policy", "game", b"game", "match_id", b"match_id", "max_strikes", b"max_strikes", "partners", b"partners", "people", b"people", "players", b"players", "resumed", b"resumed", "seat", b"seat", "snapshot", b"snapshot", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__bot_seed: _TypeAlias = _typing.Literal["bot_seed"]  # noqa: Y015
     _WhichOneofArgType__bot_seed: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed"]  # noqa: Y015

@@ -75,6 +75,14 @@ class MatchSpec:
     rotation: int | None = None
     course: str = DEFAULT_COURSE
     """The course it is played in, and stored under (docs/courses.md)."""
+    streams: tuple[str, ...] = ()
+    """The name each seat's stream goes by, where it differs from ``bots`` (a person's seat:
+    ``person:NAME#N`` plays as ``person:NAME``, docs/people.md); empty: the bots' names."""
+
+    @property
+    def stream_names(self) -> tuple[str, ...]:
+        """The name of each seat's stream in the lobby (``streams``, else ``bots``)."""
+        return self.streams or self.bots
 
 
 @dataclass(frozen=True, slots=True)

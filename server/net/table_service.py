@@ -105,7 +105,7 @@ class TableServicer(admin_pb_grpc.TableServiceServicer):
         stored = await asyncio.to_thread(opponent_bots, self.storage, list(request.opponents))
         spec = seat_spec(request, person, stored, arena.house, arena.lobby)
         clock = human_clock(person.course.human_move_ms)
-        spec = dataclasses.replace(spec, time_control=clock)
+        spec = dataclasses.replace(spec, person_time=clock)  # the bots keep the practice clock
         nursery = arena.check_running()
         ticket = table.open(spec, request.seat, person.course.name, person.name)
         nursery.start_soon(

@@ -252,6 +252,7 @@ class Arena:
                 fault_policy=spec.fault_policy,
                 max_strikes=spec.max_strikes,
                 max_deals=spec.max_deals,
+                seat_clocks=spec.seat_clocks(),
                 reconnect_grace=self.reconnect_grace,
                 absent=[seat for seat, bot in enumerate(spec.bots) if bot in spec.absent],
                 on_step=on_step,

@@ -12,9 +12,8 @@ import io
 import pytest
 import trio
 
-from domino_arena.sdk.match.faults import FaultKind
 from domino_arena.sdk.match.records import parse_record, replay, write_record
-from domino_arena.sdk.match.results import FaultPolicy
+from domino_arena.sdk.match.results import FaultKind, FaultPolicy
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.people import BoundError, PeopleBounds, Table, human_clock
@@ -106,7 +105,7 @@ def test_a_ticket_expires_at_connect_by() -> None:
 
 
 def test_a_seat_that_never_connects_drops_its_match() -> None:
-    table = Table(PeopleBounds(connect_seconds=30), clock=lambda: trio.current_time())
+    table = Table(PeopleBounds(connect_seconds=30), clock=trio.current_time)
     played: list[MatchSpec] = []
 
     async def never(name: str) -> None:
@@ -130,7 +129,7 @@ def test_a_seat_that_never_connects_drops_its_match() -> None:
 
 
 def test_a_connected_seat_plays_and_frees_its_ticket() -> None:
-    table = Table(clock=lambda: trio.current_time())
+    table = Table(clock=trio.current_time)
     played: list[MatchSpec] = []
 
     async def main() -> None:

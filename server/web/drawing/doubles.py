@@ -136,7 +136,7 @@ def _padlock(x: float, y: float, number: int) -> Drawing:
             "class": "lock-shackle",
         },
     )
-    label = f"an open end showing {number}, locked: only the {number}-{number} may go there"
+    label = f"an open end showing {number}, locked until its double is laid"
     values = {"class": "locked-end", "role": "img", "aria-label": label}
     return Drawing(el("g", values, body + shackle), Box(x - 5, y - 8, x + 5, y + 6))
 

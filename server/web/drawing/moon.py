@@ -99,9 +99,10 @@ def moon_layout(
             middle.append(back(spot, hidden="widow"))
         middle.append(_label(0.0, SHORT * 1.4, "widow"))
     else:
+        taken = "widow" if table.get("bidder") is None else "widow (taken)"
         if face_up and table.get("widow"):
             middle.append(_face(str(table["widow"]), Spot(corner_x, -2.2 * SHORT, 0), last))
-            middle.append(_label(corner_x, -0.9 * SHORT, "widow (taken)"))
+            middle.append(_label(corner_x, -0.9 * SHORT, taken))
         if face_up and table.get("discard"):
             middle.append(_face(str(table["discard"]), Spot(corner_x, 1.2 * SHORT, 0), last))
             middle.append(_label(corner_x, 2.5 * SHORT, "discard"))

@@ -27,8 +27,13 @@ def attrs(values: Mapping[str, Attr]) -> str:
     for key, value in values.items():
         if value is None:
             continue
-        shown = num(value) if isinstance(value, float) else str(value)
-        parts.append(f' {key.rstrip("_").replace("_", "-")}="{escape(shown)}"')
+        name = key.rstrip("_").replace("_", "-")
+        if isinstance(value, float):
+            parts.append(f' {name}="{num(value)}"')
+        elif isinstance(value, int):
+            parts.append(f' {name}="{value}"')
+        else:
+            parts.append(f' {name}="{escape(value)}"')
     return "".join(parts)
 
 

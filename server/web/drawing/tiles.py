@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
 
 from .svg import Attr, Box, Drawing, el, num
@@ -60,23 +61,17 @@ class Spot:
 def pips(number: int, centre_x: float, short: float) -> str:
     """The pips of ``number`` in the square half centred at (``centre_x``, 0)."""
     step = short * 0.26
-    radius = short * 0.09
+    radius = num(short * 0.09)
     return "".join(
-        el(
-            "circle",
-            {
-                "class": "pip",
-                "cx": num(centre_x + dx * step),
-                "cy": num(dy * step),
-                "r": num(radius),
-                "fill": "#1b1b1b",
-            },
-        )
+        f'<circle class="pip" cx="{num(centre_x + dx * step)}" cy="{num(dy * step)}" '
+        f'r="{radius}" fill="#1b1b1b"/>'
         for dx, dy in PIP_SPOTS[number]
     )
 
 
+@cache
 def _face(first: int, second: int, short: float, *, ghost: bool = False) -> str:
+    """A tile's face and pips in its own frame (the same for every tile of those numbers)."""
     length = 2 * short
     face: dict[str, Attr] = {
         "class": "ghost-face" if ghost else "face",
@@ -106,6 +101,7 @@ def _face(first: int, second: int, short: float, *, ghost: bool = False) -> str:
     )
 
 
+@cache
 def _glow(short: float) -> str:
     pad = 3.0
     return el(
@@ -140,23 +136,27 @@ def tile(
     ``last`` outlines it (the tile last played); ``extra`` adds attributes (a hand's playable
     tile becomes a button with ``data-action``).
     """
-    values: dict[str, Attr] = {
-        "class": " ".join(["tile", *classes.split(), *(["last"] if last else [])]),
-        "data-tile": f"{max(first, second)}-{min(first, second)}",
-        "role": "img",
-        "aria-label": f"{first}-{second}" + (", played last" if last else ""),
-        "transform": spot.transform,
-    }
-    values.update(extra or {})
     body = (_glow(spot.short) if last else "") + _face(first, second, spot.short)
-    return Drawing(el("g", values, body), spot.box)
+    kinds = " ".join(["tile", *classes.split(), *(["last"] if last else [])])
+    name = f"{first}-{second}" + (", played last" if last else "")
+    if extra:  # a button: its attributes replace the image's role and name
+        values: dict[str, Attr] = {"class": kinds, "data-tile": f"{max(first, second)}-"
+                                   f"{min(first, second)}", "role": "img", "aria-label": name,
+                                   "transform": spot.transform}  # fmt: skip
+        values.update(extra)
+        return Drawing(el("g", values, body), spot.box)
+    # The common case written out: a table holds dozens of tiles, and none holds a user's text.
+    svg = (
+        f'<g class="{kinds}" data-tile="{max(first, second)}-{min(first, second)}" role="img" '
+        f'aria-label="{name}" transform="{spot.transform}">{body}</g>'
+    )
+    return Drawing(svg, spot.box)
 
 
-def back(spot: Spot, *, hidden: str, classes: str = "") -> Drawing:
-    """A face-down tile (``data-hidden`` says whose: ``hand``, ``widow``, ``discard``,
-    ``boneyard``); its only name is "a hidden tile"."""
-    short = spot.short
-    body = el(
+@cache
+def _back(short: float) -> str:
+    """A tile's back in its own frame."""
+    return el(
         "rect",
         {
             "class": "back-face",
@@ -181,14 +181,17 @@ def back(spot: Spot, *, hidden: str, classes: str = "") -> Drawing:
             "stroke": "#9cb7d1",
         },
     )
-    values: dict[str, Attr] = {
-        "class": " ".join(["tile", "back", *classes.split()]),
-        "data-hidden": hidden,
-        "role": "img",
-        "aria-label": "a hidden tile",
-        "transform": spot.transform,
-    }
-    return Drawing(el("g", values, body), spot.box)
+
+
+def back(spot: Spot, *, hidden: str, classes: str = "") -> Drawing:
+    """A face-down tile (``data-hidden`` says whose: ``hand``, ``widow``, ``discard``,
+    ``boneyard``); its only name is "a hidden tile"."""
+    svg = (
+        f'<g class="tile back{" " + classes if classes else ""}" data-hidden="{hidden}" '
+        f'role="img" aria-label="a hidden tile" transform="{spot.transform}">'
+        f"{_back(spot.short)}</g>"
+    )
+    return Drawing(svg, spot.box)
 
 
 def ghost(first: int, second: int, spot: Spot, *, action: str, label: str) -> Drawing:

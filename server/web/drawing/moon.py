@@ -115,7 +115,10 @@ def moon_layout(
         spot = Spot(dx * 2 * SHORT, dy * 1.5 * SHORT, 90 if dy else 0)
         middle.append(_face(str(play["tile"]), spot, last))
     drawings.append(combine(middle))
-    centre = combine(drawings)
+    drawn = combine(drawings)
+    half = max(-drawn.box.x0, drawn.box.x1, 2 * SHORT + SHORT)  # the trick stays in the middle
+    low = max(drawn.box.y1, 2.5 * SHORT)
+    centre = Drawing(drawn.svg, Box(-half, min(drawn.box.y0, -2.5 * SHORT), half, low))
     parts = [centre]
     tricks = list(table["tricks"])
     if tricks:

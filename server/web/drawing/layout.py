@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .line import Laid, Pair, Walker
+from .line import Laid, Pair
 from .svg import Box, Drawing, extent
 from .tiles import tile
 
@@ -57,8 +57,3 @@ def combine(drawings: Iterable[Drawing]) -> Drawing:
     items = list(drawings)
     box = extent(d.box for d in items) or EMPTY
     return Drawing("".join(d.svg for d in items), box)
-
-
-def walker_at(walker: Walker) -> Walker:
-    """A fresh walker standing where ``walker`` stands (to lay ghosts without moving it)."""
-    return walker.copy()

@@ -2,7 +2,7 @@
 
 A chain is laid by a :class:`Walker` from an open end in a direction (E, S, W, N): each tile
 lies along it with its inner number towards where it came from; a double lies crosswise
-(docs/rules.md 0.4: doubles are laid across the line). A chain turns a corner the way players
+(docs/rules.md 5.2 P12 and 5.3 S14: a double lies crosswise). A chain turns a corner the way players
 turn one at the table's edge: the next tile lies across the end of the last one, flush with its
 side, and the chain goes on from its far end.
 

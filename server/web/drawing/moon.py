@@ -1,7 +1,7 @@
 """Three-Player Moon's table (docs/rules.md section 1): the current trick in the middle, each
 tile on its player's side; the widow; the discard; the tricks taken so far.
 
-The widow lies face down in the middle while the auction runs (1.5) and is never shown face up
+The widow lies face down in the middle while the auction runs (1.2, 1.6) and is never shown face up
 live: a spectator's data has no ``widow`` tile (it is None) and gets a back. A finished match's
 replay has the tiles (``hands`` is there) and shows the widow and the discard face up, as
 everything else. Tricks taken are public (every tile of a trick was played face up), so they

@@ -7,7 +7,7 @@ escaped (svg.py) and cut to fit the plate, whole in its accessible name.
 
 A hand is face up when the data has the seat's tiles (a finished match's replay, or the
 viewer's own hand in human play) and otherwise one tile back per tile of ``hand_sizes``, with
-no number anywhere (docs/rules.md 0.5).
+no number anywhere (docs/rules.md 1.14, 2.9, 3.11, 4.10: what each player sees).
 """
 
 from __future__ import annotations

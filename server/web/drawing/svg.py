@@ -1,7 +1,7 @@
 """A tiny SVG writer: elements as escaped text, and the boxes drawings are laid out in.
 
 Every attribute value and every text passes through :func:`markupsafe.escape` here, so a bot's
-name can never become markup (docs/decisions.md: names are shown as text). Numbers are written
+name can never become markup. Numbers are written
 with at most one decimal, which keeps the pages small.
 """
 
@@ -50,12 +50,6 @@ def el(tag: str, values: Mapping[str, Attr] | None = None, *children: str) -> st
 def text(value: object) -> str:
     """``value`` as escaped character data."""
     return str(escape(str(value)))
-
-
-def group(children: Iterable[str], **values: Attr) -> str:
-    """A ``<g>`` of ``children`` (nothing at all when there are none)."""
-    inner = "".join(children)
-    return el("g", values, inner) if inner else ""
 
 
 def markup(svg: str) -> Markup:

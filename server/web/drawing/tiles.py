@@ -5,7 +5,7 @@ A tile is drawn in its own frame, lying east-west with its first number on the w
 turned by ``angle`` (a multiple of 90 degrees, clockwise) about its centre: a tile laid going
 east reads first-then-second from left to right, one laid going north reads them upwards.
 Hidden tiles are :func:`back`: they carry no number, not even in an attribute (docs/rules.md
-0.5: what a spectator sees).
+1.14, 2.9, 3.11, 4.10: what each player sees).
 """
 
 from __future__ import annotations

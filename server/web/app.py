@@ -39,6 +39,7 @@ from domino_arena.server.web import (
     bracket_svg,
     course_links,
     course_pages,
+    drawing,
     forms,
     hosted_views,
     lists,
@@ -74,6 +75,7 @@ def _templates() -> Jinja2Templates:
     )
     env.globals["with_query"] = with_query
     env.globals["bracket_svg"] = bracket_drawing
+    env.globals["table_svg"] = drawing.draw_table
     env.filters["points"] = bracket_svg.points_text
     return Jinja2Templates(env=env)
 

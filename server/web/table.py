@@ -94,7 +94,9 @@ def draw_public(view: Observation) -> dict[str, Any]:
     """Return what everybody may see of a table (a spectator's observation) as JSON-ready data.
 
     Common keys: ``game``, ``deal``, ``phase``, ``to_move`` (``CHANCE``, -1, when a deal is
-    next; None once the game is over), ``scores`` (per side), ``hand_sizes`` (per seat). Line
+    next; None once the game is over), ``scores`` (per side), ``sides`` (the seats of each
+    side), ``hand_sizes`` (per seat), ``last`` (the hand's last public move as ``{"seat",
+    "action"}``, seat None for the deal; None before any: a discard's tile stays ``?``). Line
     games add ``boneyard_size``; Straight adds ``layout`` (the line, or the spinner and its four
     arms), Doubles ``placed``, ``ends`` and ``unlocked``, Passing ``line`` and ``ends``, Moon the
     auction, trump and tricks.
@@ -106,7 +108,9 @@ def draw_public(view: Observation) -> dict[str, Any]:
         "phase": _phase(view).value,
         "to_move": None if view.current_seat == TERMINAL else view.current_seat,
         "scores": list(view.scores),
+        "sides": [list(side) for side in view.game.sides],
         "hand_sizes": list(view.hand_sizes),
+        "last": _last(view),
     }
     if isinstance(view, LineObservation):
         table["boneyard_size"] = view.boneyard_size
@@ -146,6 +150,14 @@ def draw_public(view: Observation) -> dict[str, Any]:
             tricks_won=list(view.tricks_won),
         )
     return table
+
+
+def _last(view: Observation) -> dict[str, Any] | None:
+    """The last public move of the hand (what a spectator saw: a discard names no tile)."""
+    if not view.history:
+        return None
+    entry = view.history[-1]
+    return {"seat": None if entry.seat == CHANCE else entry.seat, "action": str(entry.action)}
 
 
 def _phase(view: Observation) -> Phase:

@@ -197,7 +197,8 @@ def fill(storage: RatedStorage, per_game: int = 2) -> dict[str, LocalResult]:
 
 class PageTiles(HTMLParser):
     """The tiles a replay page shows, by where they are: each seat's hand, the table, the
-    boneyard (the ``data-tile`` of every ``span.tile``)."""
+    boneyard (the ``data-tile`` of every drawn tile, ``<g class="tile">`` in the table's SVG;
+    a face-down tile has none)."""
 
     def __init__(self, page: str) -> None:
         super().__init__()
@@ -211,7 +212,7 @@ class PageTiles(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
         classes = (attributes.get("class") or "").split()
-        if tag == "span" and "tile" in classes:
+        if "tile" in classes and attributes.get("data-tile"):
             self._place(attributes["data-tile"] or "")
         if "hand" in classes:
             self.hands.setdefault(int(attributes["data-seat"] or -1), [])

@@ -76,7 +76,8 @@ def check_event_stream(body: str, record: MatchRecord) -> int:
             if event.data["table"] is not None:
                 check_table(event.data["table"], state)
                 html = event.data["html"]
-                assert html.count("tile back") == sum(state.observe(SPECTATOR).hand_sizes)
+                hidden_in_hands = html.count('data-hidden="hand"')  # one tile back per tile
+                assert hidden_in_hands == sum(state.observe(SPECTATOR).hand_sizes)
         found = leaks(event.raw, state)
         assert not found, f"{event.name} {event.data.get('step')}: {found} in {event.raw}"
         seen += len(tiles_in(event.raw))
@@ -136,7 +137,7 @@ def test_a_whole_live_match_shows_no_hidden_tile_anywhere(arena: Arena, game_nam
     assert pages["/live"][1].count('href="/bots/') >= 2 * game.num_players  # seats, connected
     held_page = pages[f"/live/{match_id}"][1]
     assert '<section class="table"' in held_page, "the page draws the table without JavaScript"
-    assert held_page.count("tile back") == sum(at_hold.observe(SPECTATOR).hand_sizes)
+    assert held_page.count('data-hidden="hand"') == sum(at_hold.observe(SPECTATOR).hand_sizes)
     assert not leaks(lobby_text, at_hold) and not leaks(held_text, at_hold)
     assert check_event_stream(body, record) > 0, "the walk saw no tile: it checks nothing"
     # Once over: the live page says so and links the replay.

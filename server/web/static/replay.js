@@ -23,6 +23,16 @@
 
   function linkTo(n) { return "?step=" + n; }
 
+  // Scroll the timeline's box (a long match is wider than it) to keep step n in sight.
+  function keepInView(n) {
+    if (!timeline) { return; }
+    var frame = timeline.parentElement;
+    var x = Number(timeline.dataset.pad) + n * Number(timeline.dataset.unit);
+    if (x < frame.scrollLeft + 24 || x > frame.scrollLeft + frame.clientWidth - 24) {
+      frame.scrollLeft = Math.max(0, x - frame.clientWidth / 2);
+    }
+  }
+
   function show(n, html) {
     view.innerHTML = html;
     var shown = view.firstElementChild;
@@ -44,6 +54,7 @@
       });
       var mark = timeline.querySelector('a.tl-step[data-step="' + n + '"]');
       if (mark) { mark.setAttribute("aria-current", "step"); }
+      keepInView(n);
     }
     var url = new URL(window.location.href);
     url.searchParams.set("step", String(n));
@@ -95,6 +106,7 @@
     }
   }
 
+  keepInView(step);
   button.hidden = false;
   document.getElementById("speed-box").hidden = false;
   button.addEventListener("click", function () { setPlaying(!playing); });

@@ -45,6 +45,7 @@ from domino_arena.server.web import (
     lists,
     live_pages,
     params,
+    seat_names,
     standings,
     views,
 )
@@ -77,6 +78,9 @@ def _templates() -> Jinja2Templates:
     env.globals["bracket_svg"] = bracket_drawing
     env.globals["table_svg"] = drawing.draw_table
     env.filters["points"] = bracket_svg.points_text
+    env.globals["seat_label"] = seat_names.seat_label
+    env.globals["seat_labels"] = seat_names.seat_labels
+    env.globals["step_who"] = seat_names.step_who
     return Jinja2Templates(env=env)
 
 
@@ -185,6 +189,23 @@ def _match(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]
     def read() -> dict[str, Any]:
         data = views.match(storage, request.path_params["id"], step)
         data["course_link"] = course_links.course_link(storage, data["match"]["course"])
+        return data
+
+    return read
+
+
+def _match_step(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
+    """One step of a match's replay (``/matches/{id}/table?step=N``, the end without ``step``):
+    the page's data, of which the fragment draws the step's part."""
+    query = request.query_params
+    step = None if not query.get("step") else params.integer(query, "step", 0, 0, 1_000_000)
+
+    def read() -> dict[str, Any]:
+        data = views.match(storage, request.path_params["id"], step)
+        if data["replay"] is None:
+            raise not_found(
+                f"no replay of match {request.path_params['id']!r}: {data['no_replay']}"
+            )
         return data
 
     return read
@@ -329,6 +350,13 @@ def create_app(
 
         return [Route(path, html, methods=["GET"]), Route(API + path, api, methods=["GET"])]
 
+    async def match_step(request: Request) -> Response:
+        """One replay step's table as an HTML fragment (``templates/replay_step.html``, the
+        page's own), which ``static/replay.js`` swaps in without reloading the page."""
+        request.state.public_names = hidden = await names()
+        data = hidden.scrub(await run_in_threadpool(_match_step(storage, request)))
+        return templates.TemplateResponse(request, "replay_step.html", {"data": data})
+
     async def error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, WebError):
             status, message = exc.status, exc.message
@@ -360,6 +388,7 @@ def create_app(
         *page("/bots/{name}", "bot.html", _bot, bot_extra),
         *page("/matches", "matches.html", _matches),
         *page("/matches/{id}", "match.html", _match, match_logs),
+        Route("/matches/{id}/table", match_step, methods=["GET"]),
         *page("/courses", "courses.html", _courses),
         *page("/courses/{name}", "course.html", _course),
         *page(

@@ -42,6 +42,7 @@ from domino_arena.server.web.live_feed import (
 )
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.scoped import PublicNames
+from domino_arena.server.web.seat_names import seat_labels, step_who
 from domino_arena.server.web.sessions import Sessions, client_address
 from domino_arena.server.web.views import WebStorage
 
@@ -185,7 +186,7 @@ async def live_match(
         state="live" if snapshot.end is None else "over",
         start=snapshot.start,
         step=snapshot.steps,
-        last=None if last is None else {k: last[k] for k in ("step", "seat", "action")},
+        last=None if last is None else {k: last[k] for k in ("step", "seat", "action", "deal")},
         table=None if last is None else last["table"],
         end=snapshot.end,
     )
@@ -286,7 +287,7 @@ def live_routes(
     fragment = templates.env.get_template("live_table.html")
 
     def render(table: dict[str, Any], players: list[str]) -> str:
-        return fragment.render(t=table, seats=players)
+        return fragment.render(t=table, seats=seat_labels(players))
 
     async def make_encode(start: dict[str, Any]) -> Encode:
         """A match's events as every browser gets them: the names of the moment scrubbed (read
@@ -296,8 +297,10 @@ def live_routes(
 
         def encode(name: str, data: dict[str, Any]) -> bytes:
             data = hidden.scrub(data)
-            if name == "step" and data["table"] is not None:
-                data = {**data, "html": render(data["table"], players)}
+            if name == "step":
+                data = {**data, "who": step_who(data["seat"], players, data["deal"])}
+                if data["table"] is not None:
+                    data["html"] = render(data["table"], players)
             return sse_event(name, data)
 
         return encode

@@ -40,6 +40,7 @@ from domino_arena.server.web.deals import by_deal, crosstable, duplicate_sets, r
 from domino_arena.server.web.params import DEFAULT_PER_PAGE, Paging, bad_request, not_found
 from domino_arena.server.web.round_views import rounds_view
 from domino_arena.server.web.table import draw_table, hand_starts, replay_states
+from domino_arena.server.web.timeline import timeline
 
 BOT_MATCHES: Final = 20
 """Recent matches on a bot's page (its faults are read from these)."""
@@ -498,6 +499,7 @@ def match(storage: WebStorage, match_id: str, step: int | None) -> dict[str, Any
             "substituted": last.substituted,
         },
         "table": draw_table(state),
+        "timeline": timeline(total, starts, record.faults, at),
     }
     page["faults"] = [fault_row(f) for f in record.faults]
     return page

@@ -47,6 +47,7 @@ def test_the_live_view_follows_a_match_to_its_end_without_a_reload(
     expect(page.locator("#live-over")).to_be_hidden()
     expect(live).to_have_attribute("data-followed", "yes", timeout=TIMEOUT_MS)
     page.screenshot(path=str(artifacts_dir() / "live-held.png"), full_page=True)
+    page.select_option("#pace", "live")  # as it comes (the default plays 1 step a second)
     gate.open()
     expect(live).to_have_attribute("data-state", "over", timeout=TIMEOUT_MS)
     result = running.result()

@@ -79,7 +79,6 @@ def _templates() -> Jinja2Templates:
     env.globals["table_svg"] = drawing.draw_table
     env.filters["points"] = bracket_svg.points_text
     env.globals["seat_label"] = seat_names.seat_label
-    env.globals["seat_labels"] = seat_names.seat_labels
     env.globals["step_who"] = seat_names.step_who
     return Jinja2Templates(env=env)
 

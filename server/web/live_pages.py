@@ -42,7 +42,7 @@ from domino_arena.server.web.live_feed import (
 )
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.scoped import PublicNames
-from domino_arena.server.web.seat_names import seat_labels, step_who
+from domino_arena.server.web.seat_names import step_who
 from domino_arena.server.web.sessions import Sessions, client_address
 from domino_arena.server.web.views import WebStorage
 
@@ -287,7 +287,7 @@ def live_routes(
     fragment = templates.env.get_template("live_table.html")
 
     def render(table: dict[str, Any], players: list[str]) -> str:
-        return fragment.render(t=table, seats=seat_labels(players))
+        return fragment.render(t=table, seats=players)
 
     async def make_encode(start: dict[str, Any]) -> Encode:
         """A match's events as every browser gets them: the names of the moment scrubbed (read

@@ -28,11 +28,6 @@ def seat_label(name: str, seat: int | None = None) -> str:
     return f"{name} ({', '.join(kinds)})" if kinds else name
 
 
-def seat_labels(names: list[str]) -> list[str]:
-    """Every seat's :func:`seat_label` (what the drawn table heads each hand with)."""
-    return [seat_label(name) for name in names]
-
-
 def step_who(seat: int | None, players: list[str], hand: int) -> str:
     """Who made a step: a seat by its name (``seat`` None or negative: the deal of ``hand``,
     the hand it starts). A seat outside ``players`` is named by its number alone."""

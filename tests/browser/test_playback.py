@@ -34,7 +34,7 @@ TIMEOUT_MS: Final = WAIT * 1000
 READ_HANDS = """() => {
   const hands = {};
   for (const hand of document.querySelectorAll("#replay .hand")) {
-    hands[hand.dataset.seat] = [...hand.querySelectorAll("span.tile")].map(t => t.dataset.tile);
+    hands[hand.dataset.seat] = [...hand.querySelectorAll(".tile[data-tile]")].map(t => t.dataset.tile);
   }
   return hands;
 }"""

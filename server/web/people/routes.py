@@ -253,7 +253,8 @@ def play_routes(
                 match.start()
                 matches.add(match)
         except WebError as exc:
-            data = await form_data(request, person, form.get("game", "").strip() or None)
+            asked = form.get("game", "").strip()
+            data = await form_data(request, person, asked if asked in play_form.GAMES else None)
             data["message"] = exc.message
             data["form"] = {k: v for k, v in form.items() if k != "csrf"}
             return render(request, "play_form.html", {"data": data}, status=exc.status)

@@ -1,0 +1,178 @@
+"""The person's pages (server/web/people): the form and its checks, CSRF, the owner check, the
+bounds, and the moves, over a real referee that seats people (its TableService) and plays house
+bots, with the web face served by uvicorn and a real HTTP client.
+
+The checks that come before the referee is asked (signed in? CSRF? each field) are also made
+without a referee, where the form says that none is connected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.web.app import create_app
+from domino_arena.server.web.params import WebError
+from domino_arena.server.web.people.registry import PersonMatches
+from domino_arena.server.web.people.tables import Person
+from domino_arena.server.web.sessions import RateLimit
+from tests.fakes.course_site import PUBLIC, Courses, filled_courses
+
+CSRF_FIELD = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
+PLAY = f"/courses/{PUBLIC}/play"
+FORM = f"/courses/{PUBLIC}/register"
+"""A course page that always shows a form: its CSRF token is the play form's too (one cookie
+for the course pages)."""
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RatedStorage, Courses]]:
+    with filled_courses(tmp_path_factory.mktemp("play-forms")) as made:
+        yield made
+
+
+@pytest.fixture
+def client(filled: tuple[RatedStorage, Courses]) -> TestClient:
+    """The web face without a referee (the form's own checks come first)."""
+    app = create_app(filled[0], rate_limit=RateLimit(failures=1000))
+    return TestClient(app, follow_redirects=False)
+
+
+def csrf_of(client: TestClient, path: str) -> str:
+    page = client.get(path)
+    assert page.status_code == 200, page.text
+    found = CSRF_FIELD.search(page.text)
+    assert found is not None, page.text
+    return found.group(1)
+
+
+def sign_in_student(client: TestClient, courses: Courses, bot: str = "ada-bot") -> None:
+    path = f"/courses/{PUBLIC}/me"
+    answer = client.post(
+        path, data={"csrf": csrf_of(client, path), "bot": bot, "token": courses.tokens[bot]}
+    )
+    assert answer.status_code == 303, answer.text
+
+
+def sign_in_organizer(client: TestClient, courses: Courses) -> None:
+    path = f"/courses/{PUBLIC}/organizer"
+    token = courses.organizer[PUBLIC]
+    answer = client.post(path, data={"csrf": csrf_of(client, path), "token": token})
+    assert answer.status_code == 303, answer.text
+
+
+def test_the_form_says_how_to_sign_in_to_a_signed_out_browser(client: TestClient) -> None:
+    page = client.get(PLAY)
+    assert page.status_code == 200
+    assert "Sign in first" in page.text
+    assert f'href="/courses/{PUBLIC}/me"' in page.text
+    assert f'href="/courses/{PUBLIC}/organizer"' in page.text
+    assert 'name="seat"' not in page.text
+    assert client.get("/courses/nowhere/play").status_code == 404
+
+
+def test_the_student_s_and_the_organizer_s_pages_link_the_form(
+    client: TestClient, filled: tuple[RatedStorage, Courses]
+) -> None:
+    sign_in_student(client, filled[1])
+    assert f'href="{PLAY}"' in client.get(f"/courses/{PUBLIC}/me").text
+    sign_in_organizer(client, filled[1])
+    assert f'href="{PLAY}"' in client.get(f"/courses/{PUBLIC}/organizer").text
+
+
+def test_without_a_referee_the_form_says_none_can_seat_people(
+    client: TestClient, filled: tuple[RatedStorage, Courses]
+) -> None:
+    sign_in_student(client, filled[1])
+    page = client.get(PLAY)
+    assert "You play as" in page.text and ">ada<" in page.text
+    assert "cannot seat people" in page.text
+
+
+def test_a_post_without_the_csrf_token_is_refused(
+    client: TestClient, filled: tuple[RatedStorage, Courses]
+) -> None:
+    sign_in_student(client, filled[1])
+    csrf_of(client, FORM)  # the cookie, but not the field
+    answer = client.post(PLAY, data={"game": "moon", "seat": "0", "deals": "1"})
+    assert answer.status_code == 403 and "csrf" in answer.text
+    answer = client.post(PLAY, data={"csrf": "0" * 64, "game": "moon"})
+    assert answer.status_code == 403
+
+
+def test_a_post_signed_out_is_refused_with_where_to_sign_in(client: TestClient) -> None:
+    token = csrf_of(client, FORM)
+    answer = client.post(PLAY, data={"csrf": token, "game": "moon", "seat": "0", "deals": "1"})
+    assert answer.status_code == 401
+    assert f"/courses/{PUBLIC}/me" in answer.text
+
+
+GOOD = {"game": "moon", "seat": "1", "deals": "1", "opponent_1": "house:random", "opponent_2": "x"}
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"game": "chess"}, "game: expected one of"),
+        ({"seat": "3"}, "seat: expected 0 to 2"),
+        ({"seat": "-1"}, "seat: expected 0 to 2"),
+        ({"deals": "2"}, "deals: expected 1, 3 or 0"),
+        ({"opponent_2": ""}, "opponent 2: choose a bot"),
+        ({"opponent_1": "b" * 81}, "opponent 1: choose a bot"),
+    ],
+)
+def test_each_bad_field_is_named(
+    client: TestClient,
+    filled: tuple[RatedStorage, Courses],
+    change: dict[str, str],
+    named: str,
+) -> None:
+    sign_in_student(client, filled[1])
+    token = csrf_of(client, FORM)
+    answer = client.post(PLAY, data={"csrf": token, **GOOD, **change})
+    assert answer.status_code == 400, answer.text
+    assert named in answer.text
+    assert 'role="alert"' in answer.text  # said on the form, which is shown again
+
+
+def test_an_organizer_s_shown_name_is_checked(
+    client: TestClient, filled: tuple[RatedStorage, Courses]
+) -> None:
+    sign_in_organizer(client, filled[1])
+    token = csrf_of(client, FORM)
+    answer = client.post(PLAY, data={"csrf": token, **GOOD, "name": "<b>me</b>"})
+    assert answer.status_code == 400
+    assert "name: 1 to 64 letters" in answer.text
+    assert "<b>me</b>" not in answer.text and "&lt;b&gt;me&lt;/b&gt;" in answer.text
+
+
+def test_an_unknown_match_is_a_404_and_its_moves_need_the_csrf_token(client: TestClient) -> None:
+    assert client.get("/play/nope").status_code == 404
+    assert client.get("/api/play/nope").status_code == 404
+    assert client.get("/api/play/nope/events").status_code == 404
+    assert client.post("/play/nope/act", data={"action": "pass"}).status_code == 403
+    assert client.post("/play/nope/other", data={"action": "pass"}).status_code == 405
+
+
+def test_the_bounds_are_per_person_and_in_all() -> None:
+    matches = PersonMatches(per_person=1, in_all=2)
+    ada, bea, cy = (Person(PUBLIC, "student", name, name) for name in ("ada", "bea", "cy"))
+    with matches.reserve(ada):
+        with pytest.raises(WebError) as mine:
+            with matches.reserve(ada):
+                pass
+        assert mine.value.status == 429
+        assert "the most one person may (1)" in mine.value.message
+        with matches.reserve(bea):
+            with pytest.raises(WebError) as everyone:
+                with matches.reserve(cy):
+                    pass
+            assert everyone.value.status == 503
+            assert "plays 2 for people now" in everyone.value.message
+    with matches.reserve(cy):  # the places are given back
+        assert matches.running() == 1
+

@@ -162,17 +162,14 @@ def test_the_bounds_are_per_person_and_in_all() -> None:
     matches = PersonMatches(per_person=1, in_all=2)
     ada, bea, cy = (Person(PUBLIC, "student", name, name) for name in ("ada", "bea", "cy"))
     with matches.reserve(ada):
-        with pytest.raises(WebError) as mine:
-            with matches.reserve(ada):
-                pass
+        with pytest.raises(WebError) as mine, matches.reserve(ada):
+            pass
         assert mine.value.status == 429
         assert "the most one person may (1)" in mine.value.message
         with matches.reserve(bea):
-            with pytest.raises(WebError) as everyone:
-                with matches.reserve(cy):
-                    pass
+            with pytest.raises(WebError) as everyone, matches.reserve(cy):
+                pass
             assert everyone.value.status == 503
             assert "plays 2 for people now" in everyone.value.message
     with matches.reserve(cy):  # the places are given back
         assert matches.running() == 1
-

@@ -304,7 +304,7 @@ class SeatClient(AsyncBot):
     def result_text(self, result: MatchEndInfo) -> str:
         """One line: who won with which scores (the person's side named "your side"), or why
         nobody did."""
-        scores = "-".join(str(s) for s in result.scores)
+        scores = " / ".join(str(s) for s in result.scores)
         termination = result.termination
         if result.winner is None or termination is None:
             why = f" ({result.detail})" if result.detail else ""

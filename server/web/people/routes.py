@@ -225,7 +225,8 @@ def play_routes(
                 f"not signed in: sign in as a student at /courses/{name}/me or as the "
                 f"organizer at /courses/{name}/organizer, then come back to /courses/{name}/play",
             )
-        session, person = who
+        session, signed = who
+        person = signed  # the bounds count the signed-in person, whatever name they show
         try:
             choice = play_form.read_choice(form, organizer=person.role == "organizer")
             if choice.name is not None:
@@ -235,13 +236,13 @@ def play_routes(
             names = await scrubber(person)
             real = {alias: real for real, alias in names.names.items()}
             opponents = tuple(real.get(o, o) for o in choice.opponents)
-            with matches.reserve(person):
+            with matches.reserve(signed):
                 seated = await tables.seat(
                     person, choice.game, choice.seat, opponents, max_deals=choice.max_deals
                 )
                 match = SeatClient(
                     seated,
-                    person=person,
+                    person=signed,
                     owner=session,
                     game=choice.game,
                     seat=choice.seat,

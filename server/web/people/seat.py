@@ -62,9 +62,10 @@ PACE_BUDGET: Final = 4.0
 person's clock eight seconds: the referee's clock runs while the steps are shown)."""
 MOVES_KEPT: Final = 12
 """The latest steps of the deal the page lists."""
-SLACK_SECONDS: Final = 2.0
+SLACK_SECONDS: Final = 0.5
 """How long past the seat's whole time (move, bank and grace) ``choose`` still waits before it
-gives up: by then the referee has charged the timeout and moved on."""
+gives up: by then the referee has charged the timeout and moved on, and its next request (whose
+clock runs) waits behind this one."""
 
 Seats = tuple[str, ...]
 
@@ -350,6 +351,7 @@ class SeatClient(AsyncBot):
             with contextlib.suppress(ValueError):
                 self.hand.remove(str(action.tile))
         self.state = "waiting"
+        self._paced = 0.0  # the next batch of the others' steps is paced afresh
         turn.set_result(action)
         self._publish()
 

@@ -8,19 +8,25 @@ without a referee, where the form says that none is connected.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from typing import Any
 
+import httpx2 as httpx
 import pytest
 from starlette.testclient import TestClient
 
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.web.app import create_app
 from domino_arena.server.web.params import WebError
+from domino_arena.server.web.people import form as play_form
 from domino_arena.server.web.people.registry import PersonMatches
 from domino_arena.server.web.people.tables import Person
 from domino_arena.server.web.sessions import RateLimit
 from tests.fakes.course_site import PUBLIC, Courses, filled_courses
+from tests.fakes.people import COURSE, OTHER_BOT, STUDENT_BOT, PlaySite, play_site
+from tests.fakes.referee_server import WAIT
 
 CSRF_FIELD = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
 PLAY = f"/courses/{PUBLIC}/play"
@@ -173,3 +179,103 @@ def test_the_bounds_are_per_person_and_in_all() -> None:
             assert "plays 2 for people now" in everyone.value.message
     with matches.reserve(cy):  # the places are given back
         assert matches.running() == 1
+
+
+# -- over a real referee that seats people ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def referee_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlaySite]:
+    with play_site(tmp_path_factory.mktemp("play-referee"), per_person=1) as made:
+        yield made
+
+
+def browser(site: PlaySite) -> httpx.Client:
+    """A browser of its own (its own cookies), never through a proxy."""
+    return httpx.Client(base_url=site.url, follow_redirects=False, trust_env=False, timeout=WAIT)
+
+
+def signed_in(site: PlaySite, bot: str = STUDENT_BOT) -> httpx.Client:
+    client = browser(site)
+    me = f"/courses/{COURSE}/me"
+    token = CSRF_FIELD.search(client.get(me).text)
+    assert token is not None
+    answer = client.post(me, data={"csrf": token.group(1), "bot": bot, "token": site.tokens[bot]})
+    assert answer.status_code == 303, answer.text
+    return client
+
+
+def start_match(client: httpx.Client, game: str = "moon") -> httpx.Response:
+    path = f"/courses/{COURSE}/play"
+    form = client.get(path, params={"game": game})
+    assert form.status_code == 200, form.text
+    token = CSRF_FIELD.search(form.text)
+    assert token is not None, form.text
+    players = play_form.GAMES[game].num_players
+    opponents = {f"opponent_{i}": "house:random" for i in range(1, players)}
+    return client.post(
+        path, data={"csrf": token.group(1), "game": game, "seat": "0", "deals": "1", **opponents}
+    )
+
+
+def view_at_turn(client: httpx.Client, match_id: str) -> dict[str, Any]:
+    """The person's view once it is their turn (read from the event stream)."""
+    with client.stream("GET", f"/api/play/{match_id}/events") as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                view: dict[str, Any] = json.loads(line.removeprefix("data: "))
+                if view["state"] in ("turn", "over"):
+                    return view
+    raise AssertionError("the stream ended before the person's turn")
+
+
+def test_the_form_lists_the_opponents_and_the_clock(referee_site: PlaySite) -> None:
+    client = signed_in(referee_site)
+    page = client.get(f"/courses/{COURSE}/play", params={"game": "moon"})
+    assert page.status_code == 200
+    assert 'value="house:random"' in page.text and 'value="house:greedy"' in page.text
+    assert page.text.count('name="opponent_') == 2  # Moon: two other seats
+    assert "s a move" in page.text  # the course's human clock
+
+
+def test_a_match_is_its_owner_s_only_and_an_illegal_action_names_the_legal_ones(
+    referee_site: PlaySite,
+) -> None:
+    ada = signed_in(referee_site)
+    answer = start_match(ada)
+    assert answer.status_code == 303, answer.text
+    table = answer.headers["location"]
+    match_id = table.rsplit("/", 1)[1]
+    page = ada.get(table)
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+    assert "person" in page.text and "bot" in page.text
+    csrf = CSRF_FIELD.search(page.text)
+    assert csrf is not None
+    # Another session (another student, or nobody) does not see it, nor act in it.
+    for other in (signed_in(referee_site, OTHER_BOT), browser(referee_site)):
+        for path in (table, f"/api{table}", f"/api{table}/events"):
+            assert other.get(path).status_code == 404, path
+        own = CSRF_FIELD.search(other.get(f"/courses/{COURSE}/register").text)
+        assert own is not None
+        # With its own CSRF token (for the course pages' cookie): not this page's cookie.
+        refused = other.post(f"{table}/act", data={"csrf": own.group(1), "action": "pass"})
+        assert refused.status_code in (403, 404)
+    view = view_at_turn(ada, match_id)
+    assert view["state"] == "turn", view["status"]
+    legal = [a["action"] for a in view["legal"]]
+    wrong = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": "play 6-6 W"})
+    assert wrong.status_code == 400
+    message = wrong.json()["error"]
+    assert "is not legal now" in message and all(a in message for a in legal)
+    garbled = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": "jump"})
+    assert garbled.status_code == 400 and "legal now" in garbled.json()["error"]
+    no_csrf = ada.post(f"{table}/act", data={"action": legal[0]})
+    assert no_csrf.status_code == 403
+    done = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": legal[0]})
+    assert done.status_code == 204
+    again = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": legal[0]})
+    assert again.status_code == 400 and "not your turn" in again.json()["error"]
+    # One match a person here (per_person=1): a second is refused, naming the bound.
+    second = start_match(ada)
+    assert second.status_code == 429
+    assert "the most one person may (1)" in second.text

@@ -76,6 +76,9 @@ class MatchStartInfo:
     with it, ``self.rng = random.Random(info.bot_seed)``, and its play is reproducible
     whichever process plays the match and in whatever order its matches come. None from a
     referee that sends none."""
+    people: tuple[bool, ...] = ()
+    """Per seat: a person plays it, through the referee's web face (its name in ``players`` is
+    ``person:NAME``). Empty from a referee that sends none, and in local play."""
 
 
 @dataclass(frozen=True, slots=True)

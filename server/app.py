@@ -58,6 +58,7 @@ from domino_arena.server.net.remote import RemoteSeat
 from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimits
 from domino_arena.server.play.arena import LOG, Arena
 from domino_arena.server.play.ownership import Steward, renewing
+from domino_arena.server.play.people import DEFAULT_PEOPLE, PeopleBounds, Table
 from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.engine import error_reason
 from domino_arena.server.tournaments.lifecycle.director import Director
@@ -118,6 +119,8 @@ class Config:
     sign_record: Callable[[str], str] | None = None
     """Signs each record the admin API hands out (``serve --record-key``,
     ``server/play/record_signing.py``); None: handed out unsigned."""
+    people: PeopleBounds = DEFAULT_PEOPLE
+    """The bounds of people's matches and the time a seat has to connect (docs/people.md)."""
     hosting: Hosting | None = None
     """Run the hosted bots in this process (``server/hosting/runner.py``, docs/hosting.md): a
     single referee's default; None: hosted bots wait for a runner of their own."""
@@ -155,6 +158,8 @@ class App:
             steward=steward,
             think_times=config.think_times,
         )
+        self.table = Table(config.people)
+        """People's seats and their tickets (docs/people.md; a single referee's)."""
         self.director = Director(self.arena)
         """Every tournament's life on this referee; its games run in the arena."""
         self.port: int | None = None
@@ -268,6 +273,7 @@ class App:
             relay_token=self.config.relay_token,
             watch_limits=self.config.watch_limits,
             sign_record=self.config.sign_record,
+            people=self.table,
         )
         self._server = server
 

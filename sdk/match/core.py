@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +89,8 @@ class MatchCore:
             substituted for faults.
         first_seat: the first starter (first bidder in Moon); the record holds the seat used.
         time_control: the clock's rules; None plays untimed (every limit is ``inf``).
+        seat_clocks: seats that play on another clock than ``time_control`` (a person's seat
+            on the referee: docs/people.md), by seat.
         fault_policy, max_strikes: what a fault costs; None is strict local play (see above).
         max_deals: the referee's cap on deals (void deals count): a game nobody has won after
             this many ends ADJUDICATED, ranked by its scores (None: no cap).
@@ -110,6 +112,7 @@ class MatchCore:
         max_strikes: int = 3,
         max_deals: int | None,
         match_id: str | None = None,
+        seat_clocks: Mapping[int, TimeRules] | None = None,
     ) -> None:
         players = game.num_players
         if len(names) != players:
@@ -129,7 +132,11 @@ class MatchCore:
         self.max_deals = max_deals
         self.match_id = match_id
         self.state: GameState = game.new_game(seed, first_seat=start)
-        self.banks = [math.inf if time_control is None else time_control.bank] * players
+        self.clocks: tuple[TimeRules | None, ...] = tuple(
+            (seat_clocks or {}).get(seat, time_control) for seat in range(players)
+        )
+        """Each seat's clock: ``time_control`` unless ``seat_clocks`` gives it another."""
+        self.banks = [math.inf if clock is None else clock.bank for clock in self.clocks]
         """Each seat's bank, in seconds."""
         self.strikes = [0] * players
         self.result: MatchResult | None = None
@@ -205,7 +212,7 @@ class MatchCore:
         self._turn += 1
         turn = pending.last_turn = self._turn
         decision = pending.decision
-        clock = self.time_control
+        clock = self.clocks[decision.seat]
         if clock is None:
             move_left = bank_left = limit = math.inf
             grace = 0.0
@@ -340,9 +347,10 @@ class MatchCore:
         return pending, request
 
     def _charge(self, pending: _Pending) -> None:
-        if self.time_control is not None:
-            seat = pending.decision.seat
-            self.banks[seat] = self.time_control.charge(pending.bank, pending.used)
+        seat = pending.decision.seat
+        clock = self.clocks[seat]
+        if clock is not None:
+            self.banks[seat] = clock.charge(pending.bank, pending.used)
 
     def _fault(self, pending: _Pending, kind: FaultKind, reason: str, rule: str = "") -> Fault:
         """Charge a fault for the decision due, tell its seat, and apply the policy."""

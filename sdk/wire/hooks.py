@@ -60,6 +60,7 @@ def match_start_to_proto(info: MatchStartInfo) -> referee_pb2.MatchStart:
         fault_policy=fault_policy_to_proto(info.fault_policy),
         max_strikes=info.max_strikes,
         resumed=info.resumed,
+        people=info.people,
     )
     if info.snapshot is not None:
         start.snapshot.CopyFrom(observation_to_proto(info.snapshot))
@@ -90,6 +91,7 @@ def match_start_from_proto(start: referee_pb2.MatchStart) -> MatchStartInfo:
         resumed=start.resumed,
         snapshot=snapshot,
         bot_seed=start.bot_seed if start.HasField("bot_seed") else None,
+        people=tuple(start.people),
     )
 
 

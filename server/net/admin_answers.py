@@ -318,6 +318,7 @@ def bot_info(bot: StoredBot, connected: bool) -> admin_pb.BotInfo:
         connected=connected,
         course=bot.course,
         owner=bot.owner,
+        allow_people=bot.allow_people,
     )
     info.created.CopyFrom(_timestamp(bot.created))
     if bot.token_issued is not None:

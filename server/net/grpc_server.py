@@ -29,8 +29,10 @@ from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.registration import RegistrationServicer
 from domino_arena.server.net.service import BotServicer, TokenCheck
 from domino_arena.server.net.spectators import SpectatorServicer, add_spectator_service
+from domino_arena.server.net.table_service import TableServicer
 from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimits
 from domino_arena.server.play.arena import SHUTTING_DOWN, Arena
+from domino_arena.server.play.people import Table
 from domino_arena.server.tournaments.lifecycle.director import Director
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
@@ -56,6 +58,9 @@ SERVICE_NAMES: Final[Sequence[str]] = (
 """The full names of the services of the referee (for health checking and reflection)."""
 BOT_SERVICE: Final = SERVICE_NAMES[0]
 SPECTATOR_SERVICE: Final = SERVICE_NAMES[3]
+TABLE_SERVICE: Final = admin_pb.DESCRIPTOR.services_by_name["TableService"].full_name
+"""People at the table (docs/people.md): served by a referee that serves both its bots and its
+arena (a single referee), beside :data:`SERVICE_NAMES`."""
 
 
 class TlsFileError(ValueError):
@@ -143,6 +148,8 @@ class GrpcServer:
     With ``tls`` it serves TLS only (a plaintext client is refused at the handshake), and with
     its ``client_ca`` mutual TLS. ``limits`` bound every bot stream (:mod:`.limits`).
     ``sign_record`` signs the records the admin API hands out (``serve --record-key``).
+    ``people``: the tickets of people's seats; with it a single referee (bots and arena) serves
+    the TableService, authorised by ``relay_token`` (docs/people.md).
 
     Raises:
         OSError: the address cannot be bound.
@@ -161,12 +168,15 @@ class GrpcServer:
         relay_token: str = "",
         watch_limits: WatchLimits = DEFAULT_WATCH_LIMITS,
         sign_record: Callable[[str], str] | None = None,
+        people: Table | None = None,
     ) -> None:
         self.lobby = None if bots is None else bots.lobby
         self._server = grpc.aio.server(options=SERVER_OPTIONS)
         names: list[str] = []
+        seats_people = people is not None and bots is not None and arena is not None
         if bots is not None:
-            servicer = BotServicer(bots.lobby, bots.storage, bots.metrics, limits)
+            tickets = people if seats_people else None
+            servicer = BotServicer(bots.lobby, bots.storage, bots.metrics, limits, tickets)
             pb_grpc.add_BotServiceServicer_to_server(servicer, self._server)
             names.append(BOT_SERVICE)
         if arena is not None:
@@ -193,6 +203,12 @@ class GrpcServer:
                 self._server,
             )
             names += [name for name in SERVICE_NAMES if name != BOT_SERVICE]
+            if seats_people:
+                assert people is not None
+                admin_pb_grpc.add_TableServiceServicer_to_server(
+                    TableServicer(arena, people, relay_token), self._server
+                )
+                names.append(TABLE_SERVICE)
         elif spectators is not None:  # a cluster's gateway: every host's matches
             add_spectator_service(spectators, self._server)
             names.append(SPECTATOR_SERVICE)

@@ -230,6 +230,10 @@ async def _author(self: _Registration, context: Context, name: str) -> tuple[Sto
     return bot, f"owner {owner.name}"
 
 
+author: Final = _author
+"""Who acts for a bot by the call's token (the owner's or the bot's own): also AllowPeople's."""
+
+
 class HostedRegistrationRpcs:
     """``SubmitBot``, ``ListBotVersions`` and ``GetMatchLog`` of ``RegistrationService``."""
 

@@ -14,6 +14,7 @@ from domino_arena.sdk.wire import (
     spectator_table_to_proto,
     step_to_proto,
 )
+from domino_arena.server.names import is_person
 from domino_arena.server.net.wire import (
     live_view_from_proto,
     live_view_to_proto,
@@ -81,6 +82,7 @@ def spectator_message(
             tournament_id=spec.tournament_id or "",
             course=spec.course,
             live_view=live_view_to_proto(live_view),
+            people=[is_person(name) for name in spec.bots],
         )
     )
 
@@ -99,15 +101,18 @@ def live_match_to_proto(live: LiveMatch, live_view: str = LIVE_VIEW_PUBLIC) -> a
         watchers=live.watchers,
         course=spec.course,
         live_view=live_view_to_proto(live_view),
+        people=[is_person(name) for name in spec.bots],
     )
     message.started.FromDatetime(live.started)
     return message
 
 
 def connected_bots(roster: Roster) -> list[admin_pb.ConnectedBot]:
-    """Every connected bot: its name, the games it plays, the matches it is seated in now."""
+    """Every connected bot: its name, the games it plays, the matches it is seated in now (a
+    person's seat is no bot: docs/people.md)."""
     seated = roster.seated
     return [
         admin_pb.ConnectedBot(name=c.name, games=c.games, matches=seated[c.name])
         for c in roster.connections()
+        if not is_person(c.name)
     ]

@@ -40,7 +40,7 @@ from domino_arena.server.net.admin_answers import bot_info
 from domino_arena.server.net.admin_bots import REVOKED
 from domino_arena.server.net.admin_owners import owner_message
 from domino_arena.server.net.admin_requests import RequestError, bearer_token, bot_name_of
-from domino_arena.server.net.hosted_bots import HostedRegistrationRpcs, HostedStorage
+from domino_arena.server.net.hosted_bots import HostedRegistrationRpcs, HostedStorage, author
 from domino_arena.server.net.limits import peer_host
 from domino_arena.server.play.roster import Roster
 from domino_arena.server.store.bots import (
@@ -49,6 +49,7 @@ from domino_arena.server.store.bots import (
     BotCheck,
     DuplicateBotError,
     IssuedToken,
+    StoredBot,
 )
 from domino_arena.server.store.courses import INVITE_REFUSED, InviteError
 from domino_arena.server.store.owners import (
@@ -80,6 +81,7 @@ class RegistrationStorage(HostedStorage, Protocol):
     def rotate_owner_token(self, token: str) -> IssuedOwnerToken: ...
     def check_own_token(self, name: str, token: str) -> BotCheck: ...
     def rotate_token(self, name: str) -> IssuedToken: ...
+    def set_allow_people(self, name: str, allow: bool) -> StoredBot: ...
 
 
 class AttemptLimiter:
@@ -237,6 +239,21 @@ class RegistrationServicer(HostedRegistrationRpcs, admin_pb_grpc.RegistrationSer
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, TOKEN_REFUSED)
         self.roster.revoke(name, REVOKED["own"].format(name=name))
         return self._info(issued)
+
+    async def AllowPeople(  # noqa: N802
+        self, request: admin_pb.AllowPeopleRequest, context: _Context
+    ) -> admin_pb.BotInfo:
+        """Let people of the bot's course play against it, or stop (docs/people.md); by the
+        owner's token or the bot's own, as a hosted bot's calls are."""
+        try:
+            name = bot_name_of(request.bot, "bot")
+            await author(self, context, name)
+            changed = await asyncio.to_thread(self.storage.set_allow_people, name, request.allow)
+        except RequestError as exc:
+            await _abort(context, exc.status, str(exc))
+        except (KeyError, ValueError) as exc:  # deleted meanwhile
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"bot: {exc}")
+        return bot_info(changed, self.roster.get(name) is not None)
 
 
 async def _abort(context: _Context, status: grpc.StatusCode, message: str) -> NoReturn:

@@ -47,6 +47,7 @@ from domino_arena.sdk.wire import (
     observation_to_proto,
     reply_action,
 )
+from domino_arena.server.names import is_person
 from domino_arena.server.net.limits import SEAT_INBOX_REPLIES
 from domino_arena.server.net.lobby import Link, Links
 from domino_arena.server.net.wire import time_control_to_proto
@@ -76,6 +77,9 @@ class RemoteSeat:
 
     def __init__(self, lobby: Links, name: str, match_id: str) -> None:
         self.name = name
+        """The seat's name in the match (the arena may rename a person's seat)."""
+        self.stream = name
+        """The name of the stream that plays it in the lobby (a person's ``person:NAME#N``)."""
         self.match_id = match_id
         self.dropped = 0
         self._lobby = lobby
@@ -113,7 +117,7 @@ class RemoteSeat:
 
     async def start(self, info: MatchInfo, snapshot: Observation | None) -> None:
         """Bind to the bot's current stream and send MatchStart (``resumed`` with a snapshot)."""
-        connection = self._lobby.get(self.name)
+        connection = self._lobby.get(self.stream)
         if connection is None:
             raise SeatGoneError(f"bot '{self.name}' is not connected")
         self._info = info
@@ -130,6 +134,7 @@ class RemoteSeat:
             fault_policy=fault_policy_to_proto(info.fault_policy),
             max_strikes=info.max_strikes,
             resumed=snapshot is not None,
+            people=[is_person(player) for player in info.players],
         )
         if info.bot_seed is not None:
             start.bot_seed = info.bot_seed
@@ -206,7 +211,7 @@ class RemoteSeat:
         self.end(result)
 
     async def reconnected(self) -> None:
-        await self._lobby.wait_connected(self.name, other_than=self._connection)
+        await self._lobby.wait_connected(self.stream, other_than=self._connection)
 
     # -- for the match host ---------------------------------------------------------------------
 

@@ -7,8 +7,10 @@ connection's ``asyncio.Queue``, all that waits in one write. A gRPC read is neve
 deadline: the referee's deadlines act on the seat's inbox.
 
 The first message must be a Hello with a known, enabled bot's name, its token, and games the
-referee knows; otherwise the bot gets an in-band :class:`Error` and the stream ends with
-UNAUTHENTICATED or INVALID_ARGUMENT, and nothing changes (another stream of that bot keeps its
+referee knows (or a person's seat name ``person:NAME#N`` and its one-time seat token, checked
+against the people's tickets and never the bots' table: docs/people.md); otherwise the bot
+gets an in-band :class:`Error` and the stream ends with UNAUTHENTICATED or INVALID_ARGUMENT, and
+nothing changes (another stream of that bot keeps its
 seats). A second authenticated stream of a connected bot takes over its seats (see
 :mod:`.lobby`).
 
@@ -32,6 +34,7 @@ from google.protobuf.message import DecodeError
 from domino_arena.sdk.rules import GAMES
 from domino_arena.server.logs import LogBudget, quote
 from domino_arena.server.metrics import Metrics
+from domino_arena.server.names import PERSON_SEAT, is_person
 from domino_arena.server.net.limits import (
     DEFAULT_LIMITS,
     ECHO_CHARS,
@@ -88,7 +91,16 @@ def check_hello(message: object) -> pb.Hello:
         )
     if not hello.name:
         raise HelloError(bad, "the bot name is empty", "hello.name", invalid)
-    if not NAME_PATTERN.match(hello.name):  # checked before the name is echoed or logged
+    if is_person(hello.name):
+        if not PERSON_SEAT.fullmatch(hello.name):
+            raise HelloError(
+                pb.ERROR_CODE_UNAUTHENTICATED,
+                f"bad person seat name {quote(hello.name[:80])} ({len(hello.name)} characters): "
+                "a person's seat is person:NAME#N, as TableService.SeatPerson named it",
+                "hello.name",
+                grpc.StatusCode.UNAUTHENTICATED,
+            )
+    elif not NAME_PATTERN.match(hello.name):  # checked before the name is echoed or logged
         raise HelloError(
             pb.ERROR_CODE_UNAUTHENTICATED,
             f"bad bot name {quote(hello.name)} ({len(hello.name)} characters): a bot name is "
@@ -165,6 +177,31 @@ class TokenCheck(Protocol):
     def check_bot(self, name: str, token: str) -> BotCheck: ...
 
 
+class SeatTickets(Protocol):
+    """What the bot service asks of people's seats (``server/play/people.py``'s ``Table``):
+    admit the stream ``seat_name`` with ``token`` once; None if admitted, else why not."""
+
+    def admit(self, seat_name: str, token: str) -> str | None: ...
+
+
+def admit_person(tickets: SeatTickets | None, hello: pb.Hello) -> None:
+    """Admit a person's seat by its ticket, never the bots' table (docs/people.md).
+
+    Raises:
+        HelloError: UNAUTHENTICATED, saying why (no people on this referee, a wrong or used
+            token, an expired or unknown seat).
+    """
+    why = (
+        "this referee seats no people"
+        if tickets is None
+        else tickets.admit(hello.name, hello.token)
+    )
+    if why is not None:
+        raise HelloError(
+            pb.ERROR_CODE_UNAUTHENTICATED, why, "hello.token", grpc.StatusCode.UNAUTHENTICATED
+        )
+
+
 class BotServicer(pb_grpc.BotServiceServicer):
     """``Play``: authenticate, then bridge the stream to the bot's seats until it ends.
 
@@ -178,8 +215,11 @@ class BotServicer(pb_grpc.BotServiceServicer):
         storage: TokenCheck,
         metrics: Metrics,
         limits: StreamLimits = DEFAULT_LIMITS,
+        tickets: SeatTickets | None = None,
     ) -> None:
         self.lobby = lobby
+        self.tickets = tickets
+        """People's seats (None: a person's Hello is refused)."""
         self.storage = storage
         self.metrics = metrics
         self.limits = limits
@@ -252,8 +292,12 @@ class BotServicer(pb_grpc.BotServiceServicer):
                     pb.ERROR_CODE_SHUTTING_DOWN, SHUTTING_DOWN, "", grpc.StatusCode.UNAVAILABLE
                 )
             hello = check_hello(first)
-            refuse_credentials(hello.name, await self.check_credentials(hello))
-            games = check_games(hello)
+            if is_person(hello.name):
+                games = check_games(hello)
+                admit_person(self.tickets, hello)  # last: a ticket admits once
+            else:
+                refuse_credentials(hello.name, await self.check_credentials(hello))
+                games = check_games(hello)
             if lobby.closing:  # shutdown began during the token check
                 raise HelloError(
                     pb.ERROR_CODE_SHUTTING_DOWN, SHUTTING_DOWN, "", grpc.StatusCode.UNAVAILABLE

@@ -216,9 +216,12 @@ class Arena:
         Raises:
             Exception: the finished match could not be stored (the storage's error).
         """
-        seats = [self.seat(name, spec.match_id, spec.seed, i) for i, name in enumerate(spec.bots)]
+        streams = spec.stream_names
+        seats = [self.seat(name, spec.match_id, spec.seed, i) for i, name in enumerate(streams)]
+        for seat, shown in zip(seats, spec.bots, strict=True):
+            seat.name = shown  # a person's stream "person:NAME#N" plays as "person:NAME"
         self.running[spec.match_id] = seats
-        self.lobby.seat(spec.bots)
+        self.lobby.seat(streams)
         LOG.info(
             "match started: id=%s game=%s bots=%s seed=%d",
             spec.match_id,
@@ -249,6 +252,7 @@ class Arena:
                 fault_policy=spec.fault_policy,
                 max_strikes=spec.max_strikes,
                 max_deals=spec.max_deals,
+                seat_clocks=spec.seat_clocks(),
                 reconnect_grace=self.reconnect_grace,
                 absent=[seat for seat, bot in enumerate(spec.bots) if bot in spec.absent],
                 on_step=on_step,
@@ -286,7 +290,7 @@ class Arena:
                     seat.end(finished.result)
                 seat.close()
             del self.running[spec.match_id]
-            self.lobby.unseat(spec.bots)
+            self.lobby.unseat(streams)
         try:
             # A finished match is written whole even if shutdown begins meanwhile; only a save
             # still retrying an unreachable database when the shutdown grace ends gives up.

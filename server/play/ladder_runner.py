@@ -39,6 +39,7 @@ from domino_arena.sdk.match.seeds import MAX_SEED, random_seed
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder.elo import INITIAL_RATING, Rating
 from domino_arena.server.ladder.matchmaking import Candidate, pick_tables
+from domino_arena.server.names import is_person
 from domino_arena.server.play.match_spec import (
     DEFAULT_MAX_DEALS,
     DEFAULT_MAX_STRIKES,
@@ -209,7 +210,7 @@ class LadderRunner:
         connected = [
             c.name
             for c in self.lobby.connections()
-            if self.game.name in c.games and c.name not in busy
+            if self.game.name in c.games and c.name not in busy and not is_person(c.name)
         ]
         allowed = Members()
         if self.members is not None and len(connected) >= self.game.num_players:

@@ -15,6 +15,7 @@ from typing import Final
 from domino_arena.sdk.local import DEFAULT_MAX_DEALS
 from domino_arena.sdk.match.results import FaultPolicy, MatchResult
 from domino_arena.sdk.rules import Game
+from domino_arena.server.names import is_person
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tables import DEFAULT_COURSE
@@ -75,6 +76,24 @@ class MatchSpec:
     rotation: int | None = None
     course: str = DEFAULT_COURSE
     """The course it is played in, and stored under (docs/courses.md)."""
+    streams: tuple[str, ...] = ()
+    """The name each seat's stream goes by, where it differs from ``bots`` (a person's seat:
+    ``person:NAME#N`` plays as ``person:NAME``, docs/people.md); empty: the bots' names."""
+
+    person_time: TimeControl | None = None
+    """The clock of the people's seats (``person:NAME``: the course's human clock,
+    docs/people.md); None: every seat plays on ``time_control``."""
+
+    def seat_clocks(self) -> dict[int, TimeControl]:
+        """The seats on another clock than ``time_control``: the people's, on ``person_time``."""
+        if self.person_time is None:
+            return {}
+        return {seat: self.person_time for seat, bot in enumerate(self.bots) if is_person(bot)}
+
+    @property
+    def stream_names(self) -> tuple[str, ...]:
+        """The name of each seat's stream in the lobby (``streams``, else ``bots``)."""
+        return self.streams or self.bots
 
 
 @dataclass(frozen=True, slots=True)

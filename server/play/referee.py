@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -97,6 +97,7 @@ async def play_match(
     first_seat: int | None = None,
     on_step: Callable[[Step], object] | None = None,
     max_deals: int | None = DEFAULT_MAX_DEALS,
+    seat_clocks: Mapping[int, TimeControl] | None = None,
 ) -> MatchReport:
     """Play one match of ``game`` between ``seats`` (seat 0 first) and return its report.
 
@@ -113,6 +114,8 @@ async def play_match(
         on_step: called after every applied step, deals and substituted moves included.
         max_deals: the cap on deals: a game nobody has won after this many ends ADJUDICATED,
             ranked by its scores (None: no cap).
+        seat_clocks: seats on another clock than ``time_control``, by seat (a person's seat:
+            the course's human clock, docs/people.md); the record's header lists them.
 
     Returns:
         The report; ``result.termination`` is NORMAL, FORFEIT, ADJUDICATED or VOID.
@@ -135,6 +138,7 @@ async def play_match(
         max_strikes=max_strikes,
         max_deals=max_deals,
         match_id=match_id,
+        seat_clocks=seat_clocks,
     )
     match = _Match(
         core,
@@ -159,12 +163,22 @@ async def play_match(
         await match.tell_finish(aborted, shield=True)
         raise
     await match.tell_finish(result, shield=False)
-    record = core.record(
-        time_control=dict(
-            zip(("move_ms", "bank_ms", "grace_ms"), time_control.to_ms(), strict=True)
-        )
-    )
+    header: dict[str, Any] = _clock_header(time_control)
+    if seat_clocks:
+        header["seats"] = {str(seat): _clock_header(c) for seat, c in sorted(seat_clocks.items())}
+    record = core.record(time_control=header)
     return MatchReport(result, record, core.faults)
+
+
+def _clock_of(core: MatchCore, seat: int, default: TimeControl) -> TimeControl:
+    """The clock ``seat`` plays on (a seat clock of the core's, else ``default``)."""
+    clock = core.clocks[seat]
+    return clock if isinstance(clock, TimeControl) else default
+
+
+def _clock_header(clock: TimeControl) -> dict[str, Any]:
+    """A clock as the record's header writes it."""
+    return dict(zip(("move_ms", "bank_ms", "grace_ms"), clock.to_ms(), strict=True))
 
 
 class _Match:
@@ -364,7 +378,7 @@ class _Match:
             core.game,
             seat,
             core.names,
-            self.clock,
+            _clock_of(core, seat, self.clock),
             self.policy,
             core.max_strikes,
             bot_seed(core.seed, seat),

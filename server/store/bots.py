@@ -107,6 +107,8 @@ class StoredBot:
     """Who registered it; "" when made for nobody (by the admin or an organizer)."""
     owner_enabled: bool = True
     """False while its owner is disabled: it may not connect nor be entered anywhere."""
+    allow_people: bool = False
+    """Its owner lets people of its course play against it (docs/people.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +281,7 @@ _COLUMNS: Final = (
     BOTS.c.course,
     BOTS.c.owner,
     OWNERS.c.state.label("owner_state"),
+    BOTS.c.allow_people,
 )
 
 
@@ -296,6 +299,7 @@ def _stored(mapping: sa.RowMapping) -> StoredBot:
         course=mapping["course"],
         owner=mapping["owner"],
         owner_enabled=mapping["owner_state"] != OWNER_DISABLED,
+        allow_people=bool(mapping["allow_people"]),
     )
 
 
@@ -372,6 +376,17 @@ def set_enabled(engine: Engine, name: str, enabled: bool) -> StoredBot:
     refusal = f"a deleted bot cannot be {state.value}"
     with engine.begin() as connection:
         return _change(connection, name, refusal, {"state": state.value})
+
+
+def set_allow_people(engine: Engine, name: str, allow: bool) -> StoredBot:
+    """Let people of its course play against the bot ``name``, or stop (docs/people.md).
+
+    Raises:
+        UnknownBotError: no bot has that name.
+        DeletedBotError: the bot is deleted.
+    """
+    with engine.begin() as connection:
+        return _change(connection, name, "a deleted bot cannot be changed", {"allow_people": allow})
 
 
 def delete_bot(engine: Engine, name: str) -> StoredBot:

@@ -49,6 +49,8 @@ from domino_arena.server.store.tables import (
 )
 
 MAX_TITLE: Final = 200
+MAX_HUMAN_MOVE_MS: Final = 600_000
+"""The longest time per move a course may give a person: ten minutes, as a match's move time."""
 MAX_INVITES: Final = 1000
 """The most invite codes one request makes, and the most owners one code registers."""
 INVITE_REFUSED: Final = "invite code not accepted: it is wrong, expired, revoked or used up"
@@ -102,6 +104,8 @@ class StoredCourse:
     """Who may watch its matches while they run (:data:`.live_views.LIVE_VIEWS`)."""
     hosting_limits: dict[str, int] = dataclasses.field(default_factory=dict)
     """The sandbox limits set for its hosted bots ({}: the defaults; .hosted_settings)."""
+    human_move_ms: int = 0
+    """A person's time per move in its practice matches (0: the default, docs/people.md)."""
     bots: int = 0
     """Bots that are not deleted (filled by :func:`courses` and :func:`course`)."""
     owners: int = 0
@@ -279,6 +283,7 @@ def _stored(row: sa.RowMapping, bots: int, owners: int) -> StoredCourse:
         baselines=tuple((b["bot"], float(b["rating"])) for b in row["baselines"] or ()),
         live_view=str(row["live_view"]),
         hosting_limits=json.loads(row["hosting_limits"]) if row["hosting_limits"] else {},
+        human_move_ms=int(row["human_move_ms"]),
         bots=int(bots),
         owners=int(owners),
     )
@@ -294,9 +299,11 @@ def update_course(
     allow_same_owner_partners: bool | None = None,
     baselines: tuple[tuple[str, float], ...] | None = None,
     live_view: str | None = None,
+    human_move_ms: int | None = None,
 ) -> StoredCourse:
     """Change what is given of the course ``name``; return it changed. A new ``live_view``
-    holds for the matches started after it (docs/courses.md: live view).
+    holds for the matches started after it (docs/courses.md: live view), as does a new
+    ``human_move_ms`` (docs/people.md; 0: the default).
 
     Raises:
         UnknownCourseError: no such course.
@@ -319,6 +326,13 @@ def update_course(
         values["baselines"] = _baselines_json(baselines)
     if live_view is not None:
         values["live_view"] = _checked_live_view(live_view)
+    if human_move_ms is not None:
+        if not 0 <= human_move_ms <= MAX_HUMAN_MOVE_MS:
+            raise CourseError(
+                f"human_move_ms: must be 0-{MAX_HUMAN_MOVE_MS} (0: the default, 60 s), "
+                f"got {human_move_ms}"
+            )
+        values["human_move_ms"] = human_move_ms
     with engine.begin() as connection:
         if values:
             changed = connection.execute(

@@ -146,6 +146,10 @@ class Storage:
         """Enable or disable the bot ``name`` (:func:`.bots.set_enabled`)."""
         return bots.set_enabled(self.engine, name, enabled)
 
+    def set_allow_people(self, name: str, allow: bool) -> StoredBot:
+        """Let people play against the bot ``name``, or stop (:func:`.bots.set_allow_people`)."""
+        return bots.set_allow_people(self.engine, name, allow)
+
     def delete_bot(self, name: str) -> StoredBot:
         """Delete the bot ``name`` for good, keeping its history (:func:`.bots.delete_bot`)."""
         return bots.delete_bot(self.engine, name)

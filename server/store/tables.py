@@ -34,6 +34,7 @@ BOTS: Final = sa.Table(
     sa.Column("course", sa.String(64), nullable=False, server_default=DEFAULT_COURSE),
     sa.Column("owner", sa.String(64), nullable=False, server_default=""),
     sa.Column("runner_token_hash", sa.String(255), nullable=False, server_default=""),
+    sa.Column("allow_people", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Index("ix_bots_course_owner", "course", "owner"),
 )
 """Every bot ever created. ``state`` is ``enabled``, ``disabled`` or ``deleted`` (a deleted bot
@@ -41,7 +42,8 @@ keeps its row, so its name stays taken and its matches still name it; its ``toke
 empty). ``token_issued`` is when its current token was made. ``course`` is the course it
 belongs to (names are unique on the whole server); ``owner`` who registered it ("" for none).
 ``runner_token_hash`` is the hash of the token the hosted runner connects it with ("" for none:
-server/store/hosted.py)."""
+server/store/hosted.py). ``allow_people``: its owner lets people of its course play against it
+(docs/people.md)."""
 
 COURSES: Final = sa.Table(
     "courses",
@@ -57,13 +59,15 @@ COURSES: Final = sa.Table(
     sa.Column("baselines", sa.JSON, nullable=False, server_default=sa.text("'[]'")),
     sa.Column("live_view", sa.String(16), nullable=False, server_default=LIVE_VIEW_PUBLIC),
     sa.Column("hosting_limits", sa.Text, nullable=True),
+    sa.Column("human_move_ms", sa.Integer, nullable=False, server_default="0"),
 )
 """The courses (or events): a named space of bots, tournaments and ladders with its own
 organizer token (a salted hash, "" for none: the default course has none). ``baselines`` is a
 list of ``{"bot": house bot name, "rating": fixed Elo}``. ``live_view`` says who may watch its
 matches while they run (:data:`.live_views.LIVE_VIEWS`). ``hosting_limits`` is the JSON of
 the sandbox limits its organizer set for its hosted bots (NULL: the defaults;
-server/store/hosted_settings.py)."""
+server/store/hosted_settings.py). ``human_move_ms`` is a person's time per move in its
+practice matches (0: the default, docs/people.md)."""
 
 INVITES: Final = sa.Table(
     "invites",

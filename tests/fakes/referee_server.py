@@ -29,6 +29,7 @@ from domino_arena.server.hosting.runner import Hosting
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.grpc_server import ServerTls
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
+from domino_arena.server.play.people import DEFAULT_PEOPLE, PeopleBounds
 from domino_arena.v1 import admin_pb2 as admin_pb
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from domino_arena.v1 import games_pb2
@@ -259,11 +260,15 @@ class Referee:
         *,
         cluster: Cluster | None = None,
         hosting: Hosting | None = None,
+        relay_token: str = "",
+        people: PeopleBounds = DEFAULT_PEOPLE,
     ) -> None:
         """``tls``: serve TLS only; then ``credentials`` are the test's own channel's.
         ``limits``: the bounds of the bot streams (as ``serve``'s limit options set them).
         ``cluster``: serve one role of a cluster instead of a whole referee.
-        ``hosting``: run hosted bots in it (its own runner, tests/fakes/hosted.py)."""
+        ``hosting``: run hosted bots in it (its own runner, tests/fakes/hosted.py).
+        ``relay_token``, ``people``: the web face's token and the bounds of people's matches
+        (docs/people.md)."""
         config = Config(
             port=0,
             reconnect_grace=reconnect_grace,
@@ -271,6 +276,8 @@ class Referee:
             tls=tls,
             limits=limits,
             hosting=hosting,
+            relay_token=relay_token,
+            people=people,
         )
         if cluster is not None:
             config = dataclasses.replace(

@@ -66,7 +66,7 @@ def start(page: Page, site: PlaySite, game: str, opponent: str) -> str:
     """Choose ``game`` on the form, seat 0, one deal, ``opponent`` in every other seat; start.
     Return the match id."""
     page.get_by_role("link", name="Play a game yourself").click()
-    page.get_by_label("Game").select_option(game)
+    page.get_by_label("Game", exact=True).select_option(game)
     page.get_by_role("button", name="Choose this game").click()
     page.get_by_label("Your seat").select_option("0")
     page.get_by_label("1 deal").check()

@@ -1,4 +1,5 @@
-"""A person at the table, for tests: a real referee that seats people and hosts the house bots,
+"""A person at the table, for tests: a real referee that seats people and hosts the house bots
+(``HOSTED_BOTS``, as ``serve`` provides them),
 a course with a student and an organizer, and the web face following the referee with its relay
 token, served by uvicorn; and the leak walk of what the person's page and stream carried.
 
@@ -14,9 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from domino_arena.bots import HOSTED_BOTS
 from domino_arena.sdk.match.records import MatchRecord, parse_record
 from domino_arena.sdk.rules import GameState, Tile
 from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.play import house
 from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.people.registry import PersonMatches
@@ -67,7 +70,12 @@ def play_site(folder: Path, *, per_person: int = 2) -> Iterator[PlaySite]:
         bot: storage.register_bot(code, bot, owner).token
         for bot, owner in ((STUDENT_BOT, STUDENT), (OTHER_BOT, OTHER))
     }
-    referee = Referee(storage, relay_token=RELAY)
+    provided = house.provided()
+    house.provide(HOSTED_BOTS)  # as serve does: the house bots are the opponents
+    try:
+        referee = Referee(storage, relay_token=RELAY)
+    finally:
+        house.provide(provided)
     web_storage = RatedStorage(url)
     web_storage.open()
     live = LiveSource(referee.address, relay_token=RELAY, lobby_seconds=0.0)

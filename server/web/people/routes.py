@@ -297,6 +297,21 @@ def play_routes(
         return PlayStream(match, panel_html(match, token))
 
     async def act(request: Request) -> Response:
+        """One move: a 204 for a script (a refusal as JSON), a 303 back to the table for a
+        plain form (a refusal as the error page)."""
+        page = "text/html" in request.headers.get("accept", "")
+        try:
+            match = await moved(request)
+        except WebError as exc:
+            if page:
+                raise
+            body = {"error": exc.message, "status": exc.status}
+            return JSONResponse(body, status_code=exc.status, headers=NO_STORE)
+        if page:
+            return RedirectResponse(play_url(match.match_id), status_code=303)
+        return Response(status_code=204)
+
+    async def moved(request: Request) -> SeatClient:
         address = client_address(request)
         rate_limit.check(address)
         form = await read_form(request)
@@ -310,9 +325,7 @@ def play_routes(
             match.act(form.get("action", ""))
         except ActError as exc:
             raise WebError(400, str(exc)) from None
-        if "text/html" in request.headers.get("accept", ""):
-            return RedirectResponse(play_url(match.match_id), status_code=303)
-        return Response(status_code=204)
+        return match
 
     return [
         Route("/courses/{name}/play", show_form, methods=["GET"]),

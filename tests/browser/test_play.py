@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import pytest
-from playwright.sync_api import Page, Response, expect
+from playwright.sync_api import Page, expect
 
 from domino_arena.sdk.rules import Tile
 from tests.browser.conftest import Watched
 from tests.browser.harness import artifacts_dir
-from tests.browser.live_harness import parse_sse
 from tests.fakes.people import COURSE, STUDENT_BOT, PlaySite, play_site, seat_leaks, tiles_in
 from tests.fakes.referee_server import WAIT
 
@@ -36,22 +35,44 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlaySite]:
         yield made
 
 
+KEEP_VIEWS: Final = """
+(() => {
+  // Keep every view event this page receives, as its data line (the leak walk reads them).
+  const Original = window.EventSource;
+  window.keptViews = [];
+  function Kept(url, init) {
+    const source = new Original(url, init);
+    source.addEventListener("view", (event) => window.keptViews.push(event.data));
+    return source;
+  }
+  Kept.prototype = Original.prototype;
+  Kept.CONNECTING = Original.CONNECTING;
+  Kept.OPEN = Original.OPEN;
+  Kept.CLOSED = Original.CLOSED;
+  window.EventSource = Kept;
+})();
+"""
+
+
 @dataclass
 class Served:
-    """What the web face sent the browser about the match: its pages and event streams."""
+    """What the web face sent the browser about the match: the table's pages (read as they
+    load) and every view its event stream delivered (kept by :data:`KEEP_VIEWS`)."""
 
-    pages: list[Response] = field(default_factory=list)
-    streams: list[Response] = field(default_factory=list)
+    pages: list[tuple[str, str]] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)
 
-    def watch(self, response: Response) -> None:
-        if "/api/play/" in response.url and response.url.endswith("/events"):
-            self.streams.append(response)
-        elif (
-            "/play/" in response.url
-            and "/courses/" not in response.url
-            and response.request.method == "GET"
-        ):
-            self.pages.append(response)
+    def page(self, page: Page) -> None:
+        """Keep the table page just loaded (before anything navigates away from it)."""
+        api = page.url.replace("/play/", "/api/play/")
+        for url in (page.url, api):
+            response = page.request.get(url)
+            assert response.status == 200, url
+            self.pages.append((url, response.text()))
+        self.pages.append((page.url, page.content()))
+
+    def kept(self, page: Page) -> None:
+        self.views = list(page.evaluate("window.keptViews"))
 
 
 def sign_in(page: Page, site: PlaySite) -> None:
@@ -80,9 +101,10 @@ def start(page: Page, site: PlaySite, game: str, opponent: str) -> str:
     return page.url.rsplit("/", 1)[1]
 
 
-def play_to_the_end(page: Page, keyboard: bool) -> int:
+def play_to_the_end(page: Page, keyboard: bool, served: Served | None = None) -> int:
     """Play every turn (by mouse: click an action; by keyboard: 1, Enter, or Tab then Enter)
-    until the match is over; return how many moves the person made."""
+    until the match is over; return how many moves the person made. ``served`` keeps the
+    table's page, its JSON and the page as drawn now at each turn."""
     play = page.locator("#play")
     moves = 0
     while True:
@@ -90,6 +112,8 @@ def play_to_the_end(page: Page, keyboard: bool) -> int:
         if play.get_attribute("data-state") == "over":
             return moves
         version = play.get_attribute("data-version") or ""
+        if served is not None:
+            served.page(page)
         buttons = page.locator("#play-actions [data-action]")
         count = buttons.count()
         if keyboard:
@@ -110,33 +134,32 @@ def play_to_the_end(page: Page, keyboard: bool) -> int:
 
 
 def check_no_leak(site: PlaySite, served: Served, match_id: str, seat: int) -> int:
-    """The leak walk: every view each stream carried, and every page, against the position
-    after the steps it was told of. Returns how many tiles it looked at (it must see some)."""
+    """The leak walk: every view the stream delivered, and every page, against the position
+    after the steps it says it was told of. Returns how many tiles it looked at (it must see
+    some)."""
     record = site.record(match_id)
     seen = 0
-    assert served.streams, "the page followed no event stream"
-    for stream in served.streams:
-        events = parse_sse(stream.body().decode()).events
-        assert events and all(e.name == "view" for e in events)
-        for event in events:
-            view = event.data
-            assert view["match_id"] == match_id and view["seat"] == seat
-            found = seat_leaks(event.raw, record, view["step"], seat, match_id)
-            assert not found, f"view {view['version']} (step {view['step']}): {found}"
-            if view["table"] is not None:
-                assert set(view["table"]) >= {"own_hand", "viewer"}
-                assert not {"hands", "boneyard"} & set(view["table"])
-                assert view["table"].get("widow") is None
-            seen += len(tiles_in(event.raw))
-    for response in served.pages:
-        text = response.body().decode()
-        if response.url.startswith(f"{site.url}/api/"):
+    assert served.views, "the page received no view from its event stream"
+    for raw in served.views:
+        view = json.loads(raw)
+        assert view["match_id"] == match_id and view["seat"] == seat
+        found = seat_leaks(raw, record, view["step"], seat, match_id)
+        assert not found, f"view {view['version']} (step {view['step']}): {found}"
+        if view["table"] is not None:
+            assert set(view["table"]) >= {"own_hand", "viewer"}
+            assert not {"hands", "boneyard"} & set(view["table"])
+            assert view["table"].get("widow") is None
+        seen += len(tiles_in(raw))
+    assert served.pages, "no page was read"
+    for url, text in served.pages:
+        if "/api/" in url:
             steps = json.loads(text)["step"]
         else:
             found_step = re.search(r'id="play"[^>]* data-step="(\d+)"', text)
-            assert found_step is not None, response.url
+            assert found_step is not None, url
             steps = int(found_step.group(1))
-        assert not seat_leaks(text, record, steps, seat, match_id), response.url
+        assert not seat_leaks(text, record, steps, seat, match_id), url
+        seen += len(tiles_in(text))
     return seen
 
 
@@ -146,11 +169,11 @@ def test_a_person_plays_a_whole_game(
     site: PlaySite, watched: Watched, game: str, keyboard: bool
 ) -> None:
     page = watched.page
+    page.add_init_script(KEEP_VIEWS)
     served = Served()
-    page.on("response", served.watch)
     sign_in(page, site)
     match_id = start(page, site, game, "house:random" if keyboard else "house:greedy")
-    moves = play_to_the_end(page, keyboard)
+    moves = play_to_the_end(page, keyboard, served)
     assert moves > 0
     status = page.locator("#play-status")
     expect(status).to_contain_text("Match over:")
@@ -160,6 +183,7 @@ def test_a_person_plays_a_whole_game(
     person_steps = [s for s in record.steps if s.seat == 0]
     assert len(person_steps) == moves, "every move the person made is in the record"
     page.screenshot(path=str(artifacts_dir() / f"play-{game}-over.png"), full_page=True)
+    served.kept(page)
     assert check_no_leak(site, served, match_id, seat=0) > 0, "the walk saw no tile"
     page.locator("#replay-link").click()
     expect(page).to_have_url(f"{site.url}/matches/{match_id}")

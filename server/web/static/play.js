@@ -48,13 +48,17 @@
   }
 
   function swap(view) {
-    var wasTurn = play.dataset.state === "turn" && play.dataset.version === String(view.version);
+    // The view the page shows already (the stream's first event, after a load): keep it, and
+    // the focus in it.
+    if (play.dataset.version === String(view.version) && play.dataset.state === view.state) {
+      return;
+    }
     panel.innerHTML = view.html;
     play.dataset.state = view.state;
     play.dataset.version = String(view.version);
     play.dataset.step = String(view.step);
     tick();
-    if (view.state === "turn" && !wasTurn) { turnBegins(); }
+    if (view.state === "turn") { turnBegins(); }
     if (view.state === "over" && source) { source.close(); }
   }
 

@@ -24,6 +24,9 @@ from domino_arena.server.net.wire import (
 from domino_arena.server.store.live_views import LIVE_VIEWS
 from domino_arena.v1 import admin_pb2
 
+MAX_HUMAN_MOVE_SECONDS: Final = 600
+"""The longest time per move a course may give a person (the referee's bound, docs/people.md)."""
+
 LIVE_VIEW_HELP = (
     "who may watch its matches while they run: public (anyone), signed-in (callers with a "
     "token of the course, the admin, and browsers signed in to the course) or none (nobody "
@@ -105,6 +108,13 @@ def settings_arguments(parser: argparse.ArgumentParser, *, update: bool) -> None
     if update:
         parser.add_argument(
             "--no-baselines", action="store_true", help="remove every frozen baseline"
+        )
+        parser.add_argument(
+            "--human-move-seconds",
+            type=float,
+            metavar="N",
+            help="a person's time per move in the course's practice matches, 0-600 seconds "
+            "(0: the default, 60 s; docs/people.md); holds for matches seated after it",
         )
     live_view_argument(
         parser, "unchanged; it holds for matches started after it" if update else "public"

@@ -42,6 +42,7 @@ from domino_arena.server.cli.arguments import (
     server_arguments,
 )
 from domino_arena.server.cli.course_settings import (
+    MAX_HUMAN_MOVE_SECONDS,
     baselines_of,
     limits_arguments,
     limits_of,
@@ -192,6 +193,8 @@ def _print_course(args: argparse.Namespace, course: admin_pb2.Course) -> int:
         "organizer token issued "
         + _when(course.organizer_token_issued, course.HasField("organizer_token_issued")),
         "hosted bots' limits: " + limits_text(course.hosting_limits, "the defaults"),
+        f"a person's move {(course.human_move_ms or 60_000) / 1000:g} s"
+        + ("" if course.human_move_ms else " (the default)"),
     ]
     print("; ".join(rules))
     return 0
@@ -216,6 +219,14 @@ def _course_update(args: argparse.Namespace) -> int:
         request.set_baselines = True
         request.baselines.extend(baselines_of(args))
     request.live_view = live_view_of(args)  # unspecified: unchanged
+    if args.human_move_seconds is not None:
+        seconds = args.human_move_seconds
+        if not 0 <= seconds <= MAX_HUMAN_MOVE_SECONDS:  # the referee refuses it too
+            raise CliError(
+                f"--human-move-seconds: expected 0-{MAX_HUMAN_MOVE_SECONDS} seconds, got "
+                f"{seconds:g}"
+            )
+        request.human_move_ms = round(seconds * 1000)
     limits = limits_of(args)
     if limits:  # the others kept: read them first
         current = admin_call(args, "GetCourse", admin_pb2.GetCourseRequest(course=args.name))

@@ -1,4 +1,5 @@
-"""Hosted bots on the command line: ``bot submit``, ``bot versions`` and ``logs``.
+"""Hosted bots on the command line: ``bot submit``, ``bot versions`` and ``logs``; and ``bot
+allow-people`` (docs/people.md), which takes the same tokens.
 
 ``bot submit NAME PATH`` packs a Python file (``mybot.py``, ``mybot.py:MyBot``), a folder or an
 archive with ``--command`` (server/hosting/spec/submissions.py, the same rules the referee checks
@@ -108,6 +109,18 @@ def hosted_bot_actions(actions: Any) -> None:
     _token_arguments(listed, admin=True)
     json_argument(listed, "the versions")
     listed.set_defaults(bot_run=_versions)
+    allow = actions.add_parser(
+        "allow-people",
+        help="let people of your course play against your bot (--off: stop)",
+        description="Let the people of the bot's course (students, its organizer) choose the "
+        "bot NAME as an opponent when they play from the browser, or stop with --off "
+        "(docs/people.md). You may always play your own bots.",
+    )
+    allow.add_argument("name", metavar="NAME", help="your bot")
+    allow.add_argument("--off", action="store_true", help="people may no longer choose it")
+    _token_arguments(allow, admin=False)
+    json_argument(allow, "the bot")
+    allow.set_defaults(bot_run=_allow_people)
 
 
 def _student_token(args: argparse.Namespace, *, required: bool) -> str | None:
@@ -166,6 +179,19 @@ def _submit(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"version": message_json(version)})
     return 1 if version.status == admin_pb2.BOT_VERSION_STATUS_REJECTED else 0
+
+
+def _allow_people(args: argparse.Namespace) -> int:
+    token = _student_token(args, required=True)
+    request = admin_pb2.AllowPeopleRequest(bot=args.name, allow=not args.off)
+    bot = registration_call(args, "AllowPeople", request, token)
+    if args.json:
+        print_json({"bot": message_json(bot)})
+    elif bot.allow_people:
+        print(f"{escape(bot.name)}: people of course {escape(bot.course)} may play against it")
+    else:
+        print(f"{escape(bot.name)}: only its owner may play against it")
+    return 0
 
 
 def _wait(args: argparse.Namespace, version: Any, token: str | None) -> Any:

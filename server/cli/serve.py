@@ -106,6 +106,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     _tls_arguments(parser)
     serve_bounds.stream_arguments(parser)
     serve_bounds.watch_arguments(parser)
+    serve_bounds.people_arguments(parser)
     _cluster_arguments(parser)
     serve_runner.hosting_arguments(parser)
     web_arguments(parser)
@@ -294,6 +295,7 @@ def _serve(args: argparse.Namespace) -> int:
     stream_limits = serve_bounds.stream_limits(args)
     tls, given_token = _tls_and_token(args)
     watchers, relay_token = serve_bounds.watching(args)
+    people_bounds = serve_bounds.people_bounds(args)
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
     role, nats, node = _cluster(args)
@@ -316,7 +318,8 @@ def _serve(args: argparse.Namespace) -> int:
         tls=tls,
         limits=stream_limits,
         watch_limits=watchers,
-        relay_token=relay_token or new_token(),
+        relay_token=relay_token or new_token(),  # without the file: for this run's web face
+        people=people_bounds,
         role=role,
         nats=nats,
         node=node,

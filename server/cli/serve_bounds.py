@@ -1,7 +1,8 @@
 """The bounds ``serve`` runs a referee with: its bot streams' limits (docs/referee.md, "Limits")
 and its spectators' (docs/spectators.md, "Limits"), with the relay token the web face watches
 with. Apart from :mod:`.serve`, which composes the referee, because each option here is checked
-against its range and turned into the referee's own bounds object.
+against its range and turned into the referee's own bounds object; and the bounds of people's
+matches (docs/people.md).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Final
 
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.net import limits, watch_limits
+from domino_arena.server.play import people
 
 MAX_HELLO_TIMEOUT: Final = 3600.0
 MAX_REPLY_RATE: Final = 1e9
@@ -169,3 +171,62 @@ def watching(args: argparse.Namespace) -> tuple[watch_limits.WatchLimits, str | 
 
         relay = token_file(args.relay_token_file, "--relay-token-file")
     return watcher_limits(args), relay
+
+
+MAX_CONNECT_SECONDS: Final = 3600.0
+
+
+def people_arguments(parser: argparse.ArgumentParser) -> None:
+    """The bounds of people's matches (docs/people.md, "Bounds"): read by
+    :func:`people_bounds`."""
+    group = parser.add_argument_group(
+        "people at the table",
+        "a SeatPerson past a bound is RESOURCE_EXHAUSTED naming it (docs/people.md)",
+    )
+    group.add_argument(
+        "--max-matches-per-person",
+        type=int,
+        default=people.DEFAULT_PER_PERSON,
+        metavar="N",
+        help=f"matches one person may have waiting or running at once (default "
+        f"{people.DEFAULT_PER_PERSON}; 1-{MAX_COUNT})",
+    )
+    group.add_argument(
+        "--max-people-matches",
+        type=int,
+        default=people.DEFAULT_TOTAL,
+        metavar="N",
+        help=f"matches with a person waiting or running on this referee at once (default "
+        f"{people.DEFAULT_TOTAL}; 1-{MAX_COUNT})",
+    )
+    group.add_argument(
+        "--seat-connect-seconds",
+        type=float,
+        default=people.DEFAULT_CONNECT_SECONDS,
+        metavar="SECONDS",
+        help=f"how long a person's seat has to connect before its match is dropped (default "
+        f"{people.DEFAULT_CONNECT_SECONDS:g}; more than 0, at most {MAX_CONNECT_SECONDS:g})",
+    )
+
+
+def people_bounds(args: argparse.Namespace) -> people.PeopleBounds:
+    """The people's bounds the options ask for.
+
+    Raises:
+        CliError: a bound out of range; the message names the option.
+    """
+    for flag in ("--max-matches-per-person", "--max-people-matches"):
+        value = getattr(args, name_of(flag))
+        if not 1 <= value <= MAX_COUNT:
+            raise CliError(f"{flag}: must be 1-{MAX_COUNT}, got {value}")
+    seconds = args.seat_connect_seconds
+    if not 0 < seconds <= MAX_CONNECT_SECONDS:  # also refuses nan
+        raise CliError(
+            f"--seat-connect-seconds: must be more than 0, at most {MAX_CONNECT_SECONDS:g}, "
+            f"got {seconds:g}"
+        )
+    return people.PeopleBounds(
+        per_person=args.max_matches_per_person,
+        total=args.max_people_matches,
+        connect_seconds=seconds,
+    )

@@ -39,6 +39,7 @@ from domino_arena.server.net.wire import (
 )
 from domino_arena.server.store import hosted_settings
 from domino_arena.server.store.courses import (
+    MAX_HUMAN_MOVE_MS,
     CourseError,
     DuplicateCourseError,
     IssuedCourseToken,
@@ -103,6 +104,7 @@ def course_message(course: StoredCourse) -> admin_pb.Course:
         owners=course.owners,
         live_view=live_view_to_proto(course.live_view),
         hosting_limits=hosting_limits_to_proto(course.hosting_limits),
+        human_move_ms=course.human_move_ms,
     )
     message.created.CopyFrom(_timestamp(course.created))
     if course.organizer_token_issued is not None:
@@ -251,6 +253,14 @@ class CourseAdmin:
         live_view = live_view_of(request.live_view)
         if live_view is not None:  # unspecified: unchanged
             changes["live_view"] = live_view
+        if request.HasField("human_move_ms"):  # docs/people.md: a person's time per move
+            if request.human_move_ms > MAX_HUMAN_MOVE_MS:
+                raise invalid(
+                    f"human_move_ms: must be at most {MAX_HUMAN_MOVE_MS}, got "
+                    f"{request.human_move_ms} (the range is 0-{MAX_HUMAN_MOVE_MS}; 0: the "
+                    "default, 60 s)"
+                )
+            changes["human_move_ms"] = request.human_move_ms
         limits = None
         if request.HasField("hosting_limits"):  # checked before anything changes
             limits = checked_limits(request.hosting_limits)

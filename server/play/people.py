@@ -175,8 +175,9 @@ class Table:
         to store is logged here: this task has no caller to tell."""
         spec = ticket.spec
         try:
-            left = max(0.0, ticket.connect_by - self.clock())
-            with trio.move_on_after(left):
+            # The window counts from now, a moment after SeatPerson: the table's clock says
+            # when a Hello is too late (admit), trio's when to stop waiting for one.
+            with trio.move_on_after(self.bounds.connect_seconds):
                 await wait_connected(ticket.seat_name)
             if not ticket.used:
                 LOG.info(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,8 @@ def core(
     clock: TimeControl | None = CLOCK,
     **kw: int,
 ) -> MatchCore:
-    options = {"seed": 3, "first_seat": 0, "max_deals": 1000, "max_strikes": 3, **kw}
+    options: dict[str, Any] = {"seed": 3, "first_seat": 0, "max_deals": 1000, "max_strikes": 3}
+    options.update(kw)
     return MatchCore(
         PASSING, ["a", "b"], time_control=clock, fault_policy=policy, match_id="m", **options
     )

@@ -102,6 +102,8 @@ class SeatClient(AsyncBot):
         self.game = game
         self.seat = seat
         self.players: Seats = seated.players
+        self.people: tuple[bool, ...] = ()
+        """Which seats people play, as the referee says at the start."""
         self.pace = pace
         self.names = names
         self.clock = clock
@@ -205,6 +207,7 @@ class SeatClient(AsyncBot):
 
     async def on_match_start(self, info: MatchStartInfo) -> None:
         self.seat = info.seat
+        self.people = info.people
         self.state = "waiting"
         self.grace_ms = info.time_limits.grace_ms
         self._publish()
@@ -409,7 +412,7 @@ class SeatClient(AsyncBot):
             "game": self.game.name,
             "title": self.game.describe(),
             "seat": self.seat,
-            "players": words.seats(self.players, self.seat),
+            "players": words.seats(self.players, self.seat, self.people),
             "state": self.state,
             "status": status,
             "step": self.steps,

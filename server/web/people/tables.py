@@ -1,8 +1,9 @@
 """The referee's ``TableService`` for the web face: seat a person, list their opponents.
 
-Every call carries the referee's relay token (``authorization: Bearer <relay token>``): the
-referee trusts the web face to say who the person is, as it trusts it to relay signed-in live
-matches (docs/web.md: live matches). A refusal becomes a :class:`~..params.WebError` whose
+The calls go through the SDK's :class:`~domino_arena.sdk.client.tables.TableClient` (only the
+SDK's client speaks gRPC), with the referee's relay token: the referee trusts the web face to
+say who the person is, as it trusts it to relay signed-in live matches (docs/people.md). A
+refusal becomes a :class:`~..params.WebError` whose
 status says whose problem it is (a field of the form: 400; an opponent the person may not face:
 403; an opponent not connected: 409; a bound: 429; the referee or its token: 503) and whose
 message is the referee's own words.
@@ -13,16 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import grpc
-
+from domino_arena.sdk.client.tables import TableClient, TableError
 from domino_arena.sdk.client.tls import ClientTls
 from domino_arena.sdk.rules import Game
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.web.params import WebError
-from domino_arena.v1 import admin_pb2, admin_pb2_grpc, referee_pb2
-
-CALL_SECONDS: Final = 10.0
-"""How long one call may take."""
+from domino_arena.v1 import admin_pb2, referee_pb2
 
 ROLES: Final = {
     "student": admin_pb2.PERSON_ROLE_STUDENT,
@@ -96,32 +93,17 @@ class Seated:
 
 
 class Tables:
-    """A client of one referee's ``TableService`` (one channel, made in the running loop on
-    first use, closed by :meth:`close`)."""
+    """The web face's side of one referee's ``TableService`` (see the module)."""
 
     def __init__(self, server: str, relay_token: str, *, tls: ClientTls | None = None) -> None:
         self.server = server
-        self.tls = tls
-        self._metadata = (("authorization", f"Bearer {relay_token}"),)
-        self._channel: grpc.aio.Channel | None = None
-        self._stub: admin_pb2_grpc.TableServiceAsyncStub | None = None
-
-    def _table(self) -> admin_pb2_grpc.TableServiceAsyncStub:
-        if self._stub is None:
-            if self.tls is None:
-                self._channel = grpc.aio.insecure_channel(self.server)
-            else:
-                self._channel = grpc.aio.secure_channel(self.server, self.tls.credentials())
-            self._stub = admin_pb2_grpc.TableServiceStub(self._channel)
-        return self._stub
+        self._client = TableClient(server, relay_token, tls=tls)
 
     async def close(self) -> None:
-        channel, self._channel, self._stub = self._channel, None, None
-        if channel is not None:
-            await channel.close()
+        await self._client.close()
 
-    def _refusal(self, exc: grpc.aio.AioRpcError) -> WebError:
-        code, words = exc.code().name, exc.details() or ""
+    def _refusal(self, exc: TableError) -> WebError:
+        code, words = exc.code, exc.message
         if code in STATUS_OF:
             return WebError(STATUS_OF[code], words or code)
         if code == "UNAUTHENTICATED":
@@ -140,10 +122,8 @@ class Tables:
         """
         request = admin_pb2.ListOpponentsRequest(person=person.message(), game=game_to_proto(game))
         try:
-            answer = await self._table().ListOpponents(
-                request, metadata=self._metadata, timeout=CALL_SECONDS
-            )
-        except grpc.aio.AioRpcError as exc:
+            answer = await self._client.list_opponents(request)
+        except TableError as exc:
             raise self._refusal(exc) from None
         return Opponents(
             tuple(Opponent(o.name, o.house, o.own, o.connected) for o in answer.opponents),
@@ -177,10 +157,8 @@ class Tables:
         if seed is not None:
             request.seed = seed
         try:
-            answer = await self._table().SeatPerson(
-                request, metadata=self._metadata, timeout=CALL_SECONDS
-            )
-        except grpc.aio.AioRpcError as exc:
+            answer = await self._client.seat_person(request)
+        except TableError as exc:
             raise self._refusal(exc) from None
         return Seated(
             answer.match_id,

@@ -70,16 +70,25 @@ def seat_label(player: str) -> str:
     return "person" if is_person(player) else "bot"
 
 
-def seats(players: tuple[str, ...] | list[str], me: int) -> list[dict[str, Any]]:
+def seats(
+    players: tuple[str, ...] | list[str], me: int, people: tuple[bool, ...] = ()
+) -> list[dict[str, Any]]:
     """Each seat's name, label (``person`` or ``bot``), whether it is the viewer's, and the
-    name as the table shows it ("house:greedy (bot)")."""
+    name as the table shows it ("house:greedy (bot)"). ``people`` is the referee's word on
+    which seats people play (``MatchStart.people``); before it comes, the seat's name says."""
+
+    def label(seat: int, name: str) -> str:
+        if seat < len(people):
+            return "person" if people[seat] else "bot"
+        return seat_label(name)
+
     return [
         {
             "seat": seat,
             "name": name,
-            "label": seat_label(name),
+            "label": label(seat, name),
             "you": seat == me,
-            "shown": f"{name} ({seat_label(name)}{', you' if seat == me else ''})",
+            "shown": f"{name} ({label(seat, name)}{', you' if seat == me else ''})",
         }
         for seat, name in enumerate(players)
     ]

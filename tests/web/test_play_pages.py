@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,9 +25,10 @@ from domino_arena.server.web.people import form as play_form
 from domino_arena.server.web.people.registry import PersonMatches
 from domino_arena.server.web.people.tables import Person
 from domino_arena.server.web.sessions import RateLimit
+from domino_arena.v1 import referee_pb2 as pb
 from tests.fakes.course_site import PUBLIC, Courses, filled_courses
 from tests.fakes.people import COURSE, OTHER_BOT, STUDENT_BOT, PlaySite, play_site
-from tests.fakes.referee_server import WAIT
+from tests.fakes.referee_server import WAIT, RawBot, first_legal
 
 CSRF_FIELD = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
 PLAY = f"/courses/{PUBLIC}/play"
@@ -205,14 +207,16 @@ def signed_in(site: PlaySite, bot: str = STUDENT_BOT) -> httpx.Client:
     return client
 
 
-def start_match(client: httpx.Client, game: str = "moon") -> httpx.Response:
+def start_match(
+    client: httpx.Client, game: str = "moon", opponent: str = "house:random"
+) -> httpx.Response:
     path = f"/courses/{COURSE}/play"
     form = client.get(path, params={"game": game})
     assert form.status_code == 200, form.text
     token = CSRF_FIELD.search(form.text)
     assert token is not None, form.text
     players = play_form.GAMES[game].num_players
-    opponents = {f"opponent_{i}": "house:random" for i in range(1, players)}
+    opponents = {f"opponent_{i}": opponent for i in range(1, players)}
     return client.post(
         path, data={"csrf": token.group(1), "game": game, "seat": "0", "deals": "1", **opponents}
     )
@@ -241,8 +245,17 @@ def test_the_form_lists_the_opponents_and_the_clock(referee_site: PlaySite) -> N
 def test_a_match_is_its_owner_s_only_and_an_illegal_action_names_the_legal_ones(
     referee_site: PlaySite,
 ) -> None:
+    # The opponent is the student's own bot, which plays until the test holds it: once the
+    # person has moved, it is not their turn until the test says so.
+    hold = threading.Event()
+
+    def held(bot: RawBot, request: pb.ActionRequest) -> None:
+        if not hold.is_set():
+            first_legal(bot, request)
+
+    referee_site.referee.connect(STUDENT_BOT, referee_site.tokens[STUDENT_BOT], policy=held)
     ada = signed_in(referee_site)
-    answer = start_match(ada)
+    answer = start_match(ada, "straight-2p", STUDENT_BOT)
     assert answer.status_code == 303, answer.text
     table = answer.headers["location"]
     match_id = table.rsplit("/", 1)[1]
@@ -263,7 +276,7 @@ def test_a_match_is_its_owner_s_only_and_an_illegal_action_names_the_legal_ones(
     view = view_at_turn(ada, match_id)
     assert view["state"] == "turn", view["status"]
     legal = [a["action"] for a in view["legal"]]
-    wrong = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": "play 6-6 W"})
+    wrong = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": "bid 5"})
     assert wrong.status_code == 400
     message = wrong.json()["error"]
     assert "is not legal now" in message and all(a in message for a in legal)
@@ -271,9 +284,11 @@ def test_a_match_is_its_owner_s_only_and_an_illegal_action_names_the_legal_ones(
     assert garbled.status_code == 400 and "legal now" in garbled.json()["error"]
     no_csrf = ada.post(f"{table}/act", data={"action": legal[0]})
     assert no_csrf.status_code == 403
-    done = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": legal[0]})
+    hold.set()
+    play = next(a for a in legal if a.startswith("play"))  # then the bot is to move
+    done = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": play})
     assert done.status_code == 204
-    again = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": legal[0]})
+    again = ada.post(f"{table}/act", data={"csrf": csrf.group(1), "action": play})
     assert again.status_code == 400 and "not your turn" in again.json()["error"]
     # One match a person here (per_person=1): a second is refused, naming the bound.
     second = start_match(ada)

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from domino_arena.sdk.rules import Tile
 from tests.browser.conftest import Watched
-from tests.browser.harness import artifacts_dir
+from tests.browser.harness import PageWatch, artifacts_dir
 from tests.fakes.people import COURSE, STUDENT_BOT, PlaySite, play_site, seat_leaks, tiles_in
 from tests.fakes.referee_server import WAIT
 
@@ -205,3 +205,31 @@ def test_the_table_shows_the_person_s_hand_and_the_bots_face_down(
         page.screenshot(path=str(artifacts_dir() / "play-turn.png"), full_page=True)
     play_to_the_end(page, keyboard=False)
     assert site.record(match_id).seats[0].startswith("person:")
+
+
+def test_without_javascript_the_person_plays_by_plain_forms(
+    site: PlaySite, browser: Browser
+) -> None:
+    """Each action is a button of a plain form (POST, then back to the table), and the page
+    reloads itself while the person waits (a ``noscript`` refresh)."""
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    watch = PageWatch(page)
+    try:
+        sign_in(page, site)
+        match_id = start(page, site, "passing-2p", "house:greedy")
+        play = page.locator("#play")
+        moves = 0
+        while True:
+            expect(play).to_have_attribute("data-state", TURN_OR_OVER, timeout=TIMEOUT_MS)
+            if play.get_attribute("data-state") == "over":
+                break
+            page.locator("#play-actions button").first.click()  # a plain POST, then a 303
+            expect(page).to_have_url(f"{site.url}/play/{match_id}")
+            moves += 1
+        expect(page.locator("#play-status")).to_contain_text("Match over:")
+        record = site.record(match_id)
+        assert len([s for s in record.steps if s.seat == 0]) == moves > 0
+    finally:
+        context.close()
+    assert watch.problems == [], watch.problems

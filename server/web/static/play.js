@@ -65,6 +65,7 @@
   function act(action) {
     if (play.dataset.state !== "turn" || play.dataset.sending === "yes") { return; }
     play.dataset.sending = "yes";
+    var shown = play.dataset.version;
     showError("");
     var body = "csrf=" + encodeURIComponent(play.dataset.csrf) +
       "&action=" + encodeURIComponent(action);
@@ -75,7 +76,8 @@
       credentials: "same-origin"
     }).then(function (response) {
       if (response.status === 204) {
-        play.dataset.state = "waiting";  // until the next view says otherwise
+        // Waiting until the next view, unless it came already (the bots are quick).
+        if (play.dataset.version === shown) { play.dataset.state = "waiting"; }
         return null;
       }
       return response.json().then(function (answer) { showError(answer.error); });

@@ -51,6 +51,8 @@ from domino_arena.server.web import (
 )
 from domino_arena.server.web.live import LiveSource
 from domino_arena.server.web.params import WebError, not_found
+from domino_arena.server.web.people.registry import PersonMatches
+from domino_arena.server.web.people.routes import PLAY_PATHS, play_routes
 from domino_arena.server.web.scoped import PublicNames, public_names
 from domino_arena.server.web.security import SecurityMiddleware
 from domino_arena.server.web.sessions import RateLimit, Sessions
@@ -270,6 +272,7 @@ def create_app(
     live: LiveSource | None = None,
     sessions: Sessions | None = None,
     rate_limit: RateLimit | None = None,
+    people: PersonMatches | None = None,
     debug: bool = False,
 ) -> Starlette:
     """Return the read-only web application over ``storage`` (opened; the caller closes it).
@@ -283,6 +286,8 @@ def create_app(
             live pages say that no referee is connected.
         sessions: signs the course pages' sessions and CSRF tokens (a random key by default).
         rate_limit: the course forms' failed POSTs per client address (10 a minute by default).
+        people: the matches people play from their browsers (:mod:`.people`; its defaults
+            when None: tests pass one whose bots' steps are not paced).
 
     Every public page's data passes through the storage's :class:`PublicNames` (read per
     request), so no name of an anonymous course's bot or owner reaches it.
@@ -290,6 +295,7 @@ def create_app(
     templates = _templates()
     sessions = Sessions() if sessions is None else sessions
     rate_limit = RateLimit() if rate_limit is None else rate_limit
+    people = PersonMatches() if people is None else people
 
     async def names() -> PublicNames:
         return await run_in_threadpool(public_names, storage)
@@ -397,6 +403,7 @@ def create_app(
         ),
         *page("/courses/{name}/matches", "course_matches.html", _course_matches),
         *forms.form_routes(storage, templates, live, sessions, rate_limit),
+        *play_routes(storage, templates, live, sessions, rate_limit, matches=people),
         *live_pages.live_routes(
             live, templates, names, course_of, sessions=sessions, storage=storage
         ),
@@ -406,6 +413,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        await people.close()
         if live is not None:
             await live.close()
 
@@ -413,6 +421,6 @@ def create_app(
         debug=debug,
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(SecurityMiddleware, form_paths=forms.FORM_PATHS)],
+        middleware=[Middleware(SecurityMiddleware, form_paths=forms.FORM_PATHS + "|" + PLAY_PATHS)],
         exception_handlers={WebError: error, HTTPException: error},
     )

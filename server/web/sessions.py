@@ -159,12 +159,16 @@ class Sessions:
             nonce = fresh = secrets.token_hex(16)
         return self.signer.mac(f"csrf:{nonce}"), fresh
 
-    def set_csrf(self, response: Response, request: Request, nonce: str | None) -> None:
+    def set_csrf(
+        self, response: Response, request: Request, nonce: str | None, path: str = "/courses"
+    ) -> None:
+        """Set the ``csrf`` cookie for the pages under ``path`` (the course forms'; the
+        person's table has its own, ``/play``)."""
         if nonce is not None:
             response.set_cookie(
                 CSRF_COOKIE,
                 nonce,
-                path="/courses",
+                path=path,
                 secure=secure(request),
                 httponly=True,
                 samesite="strict",

@@ -102,7 +102,7 @@ def start(page: Page, site: PlaySite, game: str, opponent: str) -> str:
 
 
 def play_to_the_end(page: Page, keyboard: bool, served: Served | None = None) -> int:
-    """Play every turn (by mouse: click an action; by keyboard: 1, Enter, or Tab then Enter)
+    """Play every turn (by mouse: click an action, or its mark on the table; by keyboard: 1, Enter, or Tab then Enter)
     until the match is over; return how many moves the person made. ``served`` keeps the
     table's page, its JSON and the page as drawn now at each turn."""
     play = page.locator("#play")
@@ -127,7 +127,12 @@ def play_to_the_end(page: Page, keyboard: bool, served: Served | None = None) ->
                 expect(buttons.nth(1)).to_be_focused()
                 page.keyboard.press("Enter")
         else:
-            buttons.nth(moves % count).click()
+            # Every other move by its mark on the drawn table, where there is one.
+            marks = page.locator("#play-table svg [data-action]")
+            if moves % 2 == 0 and marks.count():
+                marks.nth(moves % marks.count()).click()
+            else:
+                buttons.nth(moves % count).click()
         moves += 1
         expect(play).not_to_have_attribute("data-version", version, timeout=TIMEOUT_MS)
         expect(page.locator("#play-error")).to_be_hidden()
@@ -199,7 +204,8 @@ def test_the_table_shows_the_person_s_hand_and_the_bots_face_down(
     play = page.locator("#play")
     expect(play).to_have_attribute("data-state", TURN_OR_OVER, timeout=TIMEOUT_MS)
     if play.get_attribute("data-state") == "turn":
-        hand = [Tile.parse(t) for t in page.locator(".own-hand .tile").all_inner_texts()]
+        own = page.locator("#play-table .hand:not(.face-down) [data-tile]")
+        hand = [Tile.parse(t.get_attribute("data-tile") or "") for t in own.all()]
         assert hand, "the person's hand is face up"
         expect(page.locator("#play-clock")).to_contain_text(" s")
         page.screenshot(path=str(artifacts_dir() / "play-turn.png"), full_page=True)

@@ -43,7 +43,8 @@
   }
 
   function turnBegins() {
-    var first = actions()[0];
+    // The list of actions first (Tab goes on through it); the table's marks come before it.
+    var first = panel.querySelector("#play-actions [data-action]") || actions()[0];
     if (first) { first.focus(); }
   }
 

@@ -75,6 +75,7 @@ def _templates() -> Jinja2Templates:
     env.globals["with_query"] = with_query
     env.globals["bracket_svg"] = bracket_drawing
     env.filters["points"] = bracket_svg.points_text
+    env.globals["significance"] = standings.significance
     return Jinja2Templates(env=env)
 
 

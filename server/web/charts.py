@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 
 WIDTH: Final = 420
 HEIGHT: Final = 240
-LEFT: Final = 46
+LEFT: Final = 50
 """Room for the rating ticks on the left."""
 RIGHT: Final = 14
 TOP: Final = 26
@@ -50,11 +50,11 @@ def thinned(values: Sequence[float], most: int = MAX_POINTS) -> list[tuple[int, 
 
 
 def nice_step(span: float, count: int = TICKS, *, whole: bool = False) -> float:
-    """A round tick step (1, 2, 2.5 or 5 times a power of ten) giving about ``count`` ticks
+    """A round tick step (1, 2 or 5 times a power of ten) giving about ``count`` ticks
     over ``span``; at least 1 when ``whole`` (game numbers)."""
     raw = span / max(count, 1) if span > 0 else 1.0
     power = 10.0 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw)
+    step = next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw)
     if whole:
         step = max(1.0, float(math.ceil(step)))
     return step

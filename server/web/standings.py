@@ -52,10 +52,10 @@ SORTS: Final[dict[str, tuple[str, bool]]] = {
 """The standings' sort keys: the row field each sorts by and whether it runs high to low."""
 FIT_ROUNDS: Final = 100
 """Bootstrap rounds of the page's fit (each is a refit; ``domino-arena standings`` runs 200)."""
-SHADES: Final = ((0.95, "sig-strong-win"), (0.8, "sig-win"), (0.2, ""), (0.05, "sig-loss"))
-"""A likelihood of superiority's shade, as ACPC shades its crosstables: at least 0.95 strong
-green, at least 0.8 light green, above 0.2 none, above 0.05 light red, else strong red
-(style.css; docs/web.md: crosstables). The value is always written in the cell too."""
+STRONG: Final = 0.95
+"""A likelihood of superiority at least this (or at most 1 - it) is shaded strong."""
+LIKELY: Final = 0.8
+"""A likelihood of superiority at least this (or at most 1 - it) is shaded light."""
 LOS_MATRIX_MOST: Final = 16
 """The most fitted bots whose LOS matrix the page draws (one more would be a wall of digits:
 the admin API's ``GetStandings`` with ``los`` gives any pool's)."""
@@ -185,11 +185,19 @@ def _fit(
 
 
 def shade(los: float) -> str:
-    """The class that shades a cell of likelihood of superiority ``los`` (:data:`SHADES`)."""
-    for bound, name in SHADES:
-        if los >= bound:
-            return name
-    return "sig-strong-loss"
+    """The class that shades a cell of likelihood of superiority ``los``, as ACPC shades its
+    crosstables: at least :data:`STRONG` (0.95) strong green, at least :data:`LIKELY` (0.8)
+    light green, at most 0.2 light red, at most 0.05 strong red, else none (style.css;
+    docs/web.md: look and accessibility). The value is always written in the cell too."""
+    if los >= STRONG:
+        return "sig-strong-win"
+    if los >= LIKELY:
+        return "sig-win"
+    if los <= round(1.0 - STRONG, 9):
+        return "sig-strong-loss"
+    if los <= round(1.0 - LIKELY, 9):
+        return "sig-loss"
+    return ""
 
 
 def record_los(wins: int, draws: int, losses: int) -> float:

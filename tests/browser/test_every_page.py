@@ -32,7 +32,7 @@ from tests.browser.live_harness import Arena, Gate
 from tests.fakes.course_site import ANONYMOUS, PUBLIC, PUBLIC_CUP, Courses, filled_courses
 from tests.fakes.referee_server import WAIT
 from tests.fakes.round_tournaments import play_knockout, round_tournament, store_round
-from tests.fakes.web import BOTS, TOURNAMENT_ID, match_id_of, web_app
+from tests.fakes.web import BOTS, FORFEIT_ID, TOURNAMENT_ID, match_id_of, web_app
 
 arena = live_harness.arena
 """The module's referee and web face (a fixture)."""
@@ -54,6 +54,7 @@ PAGES: Final = {
     "live-no-referee": "/live",
     **{f"match-{game}": f"/matches/{match_id_of(game, 0)}" for game in GAMES},
     "match-step": f"/matches/{match_id_of('moon', 0)}?step=5",
+    "match-forfeit": f"/matches/{FORFEIT_ID}",
     "courses": "/courses",
     "course": f"/courses/{PUBLIC}",
     "course-anonymous": f"/courses/{ANONYMOUS}",

@@ -82,6 +82,7 @@ def _templates() -> Jinja2Templates:
     env.filters["points"] = bracket_svg.points_text
     env.globals["seat_label"] = seat_names.seat_label
     env.globals["step_who"] = seat_names.step_who
+    env.globals["significance"] = standings.significance
     return Jinja2Templates(env=env)
 
 

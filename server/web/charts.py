@@ -1,27 +1,41 @@
 """A bot's rating chart as inline SVG markup: pure (points in, markup out), no image file.
 
 The page embeds the markup as it is (the Content-Security-Policy allows inline SVG; it has no
-``style`` attribute and no script, only presentation attributes). Every text in it goes through
-:func:`markupsafe.escape`, so a hostile label cannot open a tag, and the result is a
+``style`` attribute and no script, only presentation attributes, which the stylesheet
+overrides with the palette: docs/web.md, look and accessibility). Every text in it goes
+through :func:`markupsafe.escape`, so a hostile label cannot open a tag, and the result is a
 :class:`markupsafe.Markup` so the template does not escape it a second time.
+
+The chart has axes with round tick values and a grid, the axes' titles, and every drawn point
+carries its value in a ``<title>`` (shown on hover with no script); it is sized by its
+``viewBox`` and scales to the page's width. The pages list the same values under it for the
+keyboard and screen readers (the chart itself is one image to them).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Final
 
 from markupsafe import Markup, escape
 
-WIDTH: Final = 480
-HEIGHT: Final = 160
-LEFT: Final = 48
-"""Room for the rating labels on the left."""
-BOTTOM: Final = 20
-"""Room for the game numbers below."""
-PAD: Final = 8
+WIDTH: Final = 420
+HEIGHT: Final = 240
+LEFT: Final = 50
+"""Room for the rating ticks on the left."""
+RIGHT: Final = 14
+TOP: Final = 26
+"""Room for the vertical axis's title above it."""
+BOTTOM: Final = 40
+"""Room for the game ticks and the horizontal axis's title below."""
+FONT: Final = 13
 MAX_POINTS: Final = 400
 """The most points drawn; a longer history is thinned evenly, keeping the first and last."""
+DOTS_UP_TO: Final = 40
+"""Up to this many points each is drawn as a dot; more, and only the one under the pointer."""
+TICKS: Final = 5
+"""About how many ticks an axis has."""
 
 
 def thinned(values: Sequence[float], most: int = MAX_POINTS) -> list[tuple[int, float]]:
@@ -35,6 +49,25 @@ def thinned(values: Sequence[float], most: int = MAX_POINTS) -> list[tuple[int, 
     return [(n + 1, values[n]) for n in picked]
 
 
+def nice_step(span: float, count: int = TICKS, *, whole: bool = False) -> float:
+    """A round tick step (1, 2 or 5 times a power of ten) giving about ``count`` ticks
+    over ``span``; at least 1 when ``whole`` (game numbers)."""
+    raw = span / max(count, 1) if span > 0 else 1.0
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= raw)
+    if whole:
+        step = max(1.0, float(math.ceil(step)))
+    return step
+
+
+def ticks(low: float, high: float, step: float) -> list[float]:
+    """The multiples of ``step`` from the last at or below ``low`` to the first at or above
+    ``high``."""
+    first = math.floor(low / step + 1e-9)
+    last = math.ceil(high / step - 1e-9)
+    return [n * step for n in range(first, last + 1)]
+
+
 def _number(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
@@ -46,8 +79,9 @@ def rating_chart(ratings: Sequence[float], *, label: str, start: float) -> Marku
         label: what the chart shows, e.g. "bob in passing" (escaped; also its accessible title).
         start: the rating before the first game, the line's first point (game 0).
 
-    The axes are labelled with the lowest and highest rating and the first and last game
-    number; with no games the chart says so instead of drawing a line.
+    The vertical axis ("Live Elo") runs between round ratings around the lowest and highest,
+    the horizontal one ("rated games") from 0 to the number of games; with no games the
+    chart says so instead of drawing a line.
     """
     title = escape(label)
     head = (
@@ -58,43 +92,62 @@ def rating_chart(ratings: Sequence[float], *, label: str, start: float) -> Marku
     if not ratings:
         return Markup(
             f'{head}<text class="empty" x="{WIDTH // 2}" y="{HEIGHT // 2}" '
-            f'text-anchor="middle">no rated games yet</text></svg>'
+            f'text-anchor="middle" font-size="{FONT}">no rated games yet</text></svg>'
         )
     points = [(0, start), *thinned(ratings)]
     games = len(ratings)
     values = [v for _, v in points]
     low, high = min(values), max(values)
-    span = high - low or 1.0
-    plot_w = WIDTH - LEFT - PAD
-    plot_h = HEIGHT - BOTTOM - PAD
+    if high - low < 1.0:  # a flat line: a band around it
+        low, high = low - 5.0, high + 5.0
+    y_ticks = ticks(low, high, nice_step(high - low))
+    y_low, y_high = y_ticks[0], y_ticks[-1]
+    x_ticks = [t for t in ticks(0, games, nice_step(games, whole=True)) if t <= games]
+    plot_w = WIDTH - LEFT - RIGHT
+    plot_h = HEIGHT - TOP - BOTTOM
+    bottom = HEIGHT - BOTTOM
 
-    def x(n: int) -> float:
+    def x(n: float) -> float:
         return LEFT + plot_w * n / games
 
     def y(v: float) -> float:
-        return PAD + plot_h * (high - v) / span
+        return TOP + plot_h * (y_high - v) / (y_high - y_low)
 
-    line = " ".join(f"{x(n):.1f},{y(v):.1f}" for n, v in points)
-    bottom = HEIGHT - BOTTOM
-    parts = [
-        head,
-        f'<line class="axis" x1="{LEFT}" y1="{PAD}" x2="{LEFT}" y2="{bottom}" '
-        'stroke="currentColor"/>',
-        f'<line class="axis" x1="{LEFT}" y1="{bottom}" x2="{WIDTH - PAD}" y2="{bottom}" '
-        'stroke="currentColor"/>',
-        f'<text class="y-label" x="{LEFT - 4}" y="{PAD + 4}" text-anchor="end" '
-        f'font-size="11">{_number(high)}</text>',
-        f'<text class="y-label" x="{LEFT - 4}" y="{bottom}" text-anchor="end" '
-        f'font-size="11">{_number(low)}</text>',
-        f'<text class="x-label" x="{LEFT}" y="{HEIGHT - 4}" text-anchor="start" '
-        'font-size="11">0</text>',
-        f'<text class="x-label" x="{WIDTH - PAD}" y="{HEIGHT - 4}" text-anchor="end" '
-        f'font-size="11">{games} games</text>',
-        f'<polyline class="rating" points="{line}" fill="none" stroke="currentColor" '
-        'stroke-width="1.5"/>',
+    parts = [head]
+    for t in y_ticks:
+        parts.append(
+            f'<line class="grid" x1="{LEFT}" y1="{y(t):.1f}" x2="{WIDTH - RIGHT}" '
+            f'y2="{y(t):.1f}" stroke="#ddd"/>'
+            f'<text class="y-tick" x="{LEFT - 6}" y="{y(t) + FONT * 0.35:.1f}" '
+            f'text-anchor="end" font-size="{FONT}">{_number(t)}</text>'
+        )
+    for t in x_ticks:
+        parts.append(
+            f'<line class="tick" x1="{x(t):.1f}" y1="{bottom}" x2="{x(t):.1f}" '
+            f'y2="{bottom + 5}" stroke="#888"/>'
+            f'<text class="x-tick" x="{x(t):.1f}" y="{bottom + 6 + FONT}" '
+            f'text-anchor="middle" font-size="{FONT}">{_number(t)}</text>'
+        )
+    parts += [
+        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}" stroke="#888"/>',
+        f'<line class="axis" x1="{LEFT}" y1="{bottom}" x2="{WIDTH - RIGHT}" y2="{bottom}" '
+        'stroke="#888"/>',
+        f'<text class="axis-title y-title" x="{LEFT - 6}" y="{FONT + 2}" text-anchor="start" '
+        f'font-size="{FONT}">Live Elo</text>',
+        f'<text class="axis-title x-title" x="{WIDTH - RIGHT}" y="{HEIGHT - 4}" '
+        f'text-anchor="end" font-size="{FONT}">rated games ({games} in all)</text>',
     ]
-    if len(points) == 2:  # one game: a dot, so a lone point is visible
-        n, v = points[-1]
-        parts.append(f'<circle class="rating" cx="{x(n):.1f}" cy="{y(v):.1f}" r="3"/>')
+    line = " ".join(f"{x(n):.1f},{y(v):.1f}" for n, v in points)
+    parts.append(
+        f'<polyline class="rating" points="{line}" fill="none" stroke="currentColor" '
+        'stroke-width="2" stroke-linejoin="round"/>'
+    )
+    dots = "point only" if len(points) <= DOTS_UP_TO else "point"
+    for n, v in points:
+        what = "start" if n == 0 else f"after game {n}"
+        parts.append(
+            f'<circle class="{dots}" cx="{x(n):.1f}" cy="{y(v):.1f}" r="4" '
+            f'fill="currentColor"><title>{what}: {_number(v)}</title></circle>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))

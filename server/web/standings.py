@@ -52,6 +52,13 @@ SORTS: Final[dict[str, tuple[str, bool]]] = {
 """The standings' sort keys: the row field each sorts by and whether it runs high to low."""
 FIT_ROUNDS: Final = 100
 """Bootstrap rounds of the page's fit (each is a refit; ``domino-arena standings`` runs 200)."""
+STRONG: Final = 0.95
+"""A likelihood of superiority at least this (or at most 1 - it) is shaded strong."""
+LIKELY: Final = 0.8
+"""A likelihood of superiority at least this (or at most 1 - it) is shaded light."""
+LOS_MATRIX_MOST: Final = 16
+"""The most fitted bots whose LOS matrix the page draws (one more would be a wall of digits:
+the admin API's ``GetStandings`` with ``los`` gives any pool's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +184,62 @@ def _fit(
     return _Official(seq, official_data(fitted), None)
 
 
+def shade(los: float) -> str:
+    """The class that shades a cell of likelihood of superiority ``los``, as ACPC shades its
+    crosstables: at least :data:`STRONG` (0.95) strong green, at least :data:`LIKELY` (0.8)
+    light green, at most 0.2 light red, at most 0.05 strong red, else none (style.css;
+    docs/web.md: look and accessibility). The value is always written in the cell too."""
+    if los >= STRONG:
+        return "sig-strong-win"
+    if los >= LIKELY:
+        return "sig-win"
+    if los <= round(1.0 - STRONG, 9):
+        return "sig-strong-loss"
+    if los <= round(1.0 - LIKELY, 9):
+        return "sig-loss"
+    return ""
+
+
+def record_los(wins: int, draws: int, losses: int) -> float:
+    """The likelihood that a bot with this head-to-head record is the stronger of the two: the
+    normal approximation over the decisive games, ``Φ((w - l) / √(w + l))`` (a draw says
+    nothing about which is stronger; no decisive game: 0.5)."""
+    del draws
+    decisive = wins + losses
+    if decisive == 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * decisive)))
+
+
+def significance(cell: Mapping[str, int] | None) -> dict[str, Any] | None:
+    """A crosstable cell's (``wins``, ``draws``, ``losses``; None: never met) likelihood of
+    superiority, its ``shade`` and its ``text`` ("LOS 97%"), for the template."""
+    if cell is None:
+        return None
+    los = record_los(cell["wins"], cell["draws"], cell["losses"])
+    return {"los": los, "shade": shade(los), "text": f"LOS {los:.0%}"}
+
+
+def los_matrix(fitted: BatchStandings) -> list[dict[str, Any]]:
+    """The fit's bootstrap LOS of each fitted bot against each other (``spread.los``), in the
+    table's order, each cell with its shade; None on the diagonal. Empty above
+    :data:`LOS_MATRIX_MOST` bots."""
+    order = [row.bot for row in fitted.table if row.fitted]
+    if len(order) > LOS_MATRIX_MOST or len(order) < 2:
+        return []
+    los = fitted.spread.los
+    return [
+        {
+            "bot": bot,
+            "against": [
+                None if other == bot else {"los": los[bot][other], "shade": shade(los[bot][other])}
+                for other in order
+            ],
+        }
+        for bot in order
+    ]
+
+
 def row_data(row: OfficialRow) -> dict[str, Any]:
     """A row of an official table as the pages and ``/api`` show it (``official.py``): the
     rating as a number (null for a bot that never met the fitted part) and as shown
@@ -202,8 +265,9 @@ def row_data(row: OfficialRow) -> dict[str, Any]:
 
 
 def official_data(fitted: BatchStandings) -> dict[str, Any]:
-    """The page's ``official`` of a batch fit: its table, seat advantage and pairs, and the
-    frozen baselines held at their ratings (``fixed``; empty: the pool's mean is 1500)."""
+    """The page's ``official`` of a batch fit: its table, seat advantage and pairs, its LOS
+    matrix (:func:`los_matrix`), and the frozen baselines held at their ratings (``fixed``;
+    empty: the pool's mean is 1500)."""
     point, spread = fitted.point, fitted.spread
     return {
         "pool": fitted.label,
@@ -233,6 +297,7 @@ def official_data(fitted: BatchStandings) -> dict[str, Any]:
             }
             for row in fitted.pairs
         ],
+        "los": los_matrix(fitted),
         "other_pools": [key.label(fitted.game) for key in fitted.other_pools],
         "fixed": [
             {"bot": bot, "rating": rating} for bot, rating in sorted(fitted.point.fixed.items())

@@ -19,7 +19,7 @@ from tests.fakes.web import GAMES_PLAYED, match_id_of
 WIDTHS: Final = (1366, 360)
 STYLED = """() => getComputedStyle(document.querySelector("svg.domino-table")).maxWidth !== "none"
 """
-"""Whether the page's stylesheets style the table (table.css, or style.css once it holds it)."""
+"""Whether the page's stylesheet styles the table (its size is bounded)."""
 
 
 def mid_hand(record: MatchRecord) -> int:
@@ -47,8 +47,7 @@ def test_a_replay_draws_its_table_within_the_width(
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"{live_site.url}/matches/{match_id}?step={step}")
     table = page.locator("#replay svg.domino-table")
-    if not page.evaluate(STYLED):
-        page.add_style_tag(url=f"{live_site.url}/static/table.css")
+    assert page.evaluate(STYLED), "style.css bounds the drawn table's width"
     assert table.is_visible()
     box = table.bounding_box()
     assert box is not None and 0 < box["width"] <= width and box["height"] > 100

@@ -31,7 +31,7 @@ from .tiles import HAND_SHORT, Spot, back, tile
 
 VIEW_W: Final = 520.0
 """The picture's width in user units (it is drawn at the width of the page, at most
-``table.css``'s limit)."""
+``style.css``'s limit)."""
 PAD: Final = 10.0
 POSITIONS: Final = {2: ("S", "N"), 3: ("S", "W", "E"), 4: ("S", "W", "N", "E")}
 BONE: Final = 10.0

@@ -24,11 +24,12 @@ from domino_arena.sdk.rules import GAMES, make_game
 from domino_arena.sdk.wire import game_to_proto
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.v1 import admin_pb2 as admin_pb
-from tests.browser import axe, live_harness
+from tests.browser import live_harness
 from tests.browser.conftest import Watched
-from tests.browser.harness import artifacts_dir, serve
+from tests.browser.harness import serve
 from tests.browser.live_harness import BOTS as LIVE_BOTS
 from tests.browser.live_harness import Arena, Gate
+from tests.browser.looks import look_at
 from tests.fakes.course_site import ANONYMOUS, PUBLIC, PUBLIC_CUP, Courses, filled_courses
 from tests.fakes.referee_server import WAIT
 from tests.fakes.round_tournaments import play_knockout, round_tournament, store_round
@@ -37,9 +38,6 @@ from tests.fakes.web import BOTS, FORFEIT_ID, TOURNAMENT_ID, match_id_of, web_ap
 arena = live_harness.arena
 """The module's referee and web face (a fixture)."""
 
-WIDE: Final = 1366
-NARROW: Final = 360
-HEIGHT: Final = 800
 SWISS_ID: Final = "swiss-five"
 KNOCKOUT_ID: Final = "ko-eight"
 PAGES: Final = {
@@ -102,65 +100,6 @@ def _add_rounds(storage: RatedStorage) -> None:
     )
     storage.add_tournament(knockout)
     play_knockout(storage, knockout)
-
-
-def scroll_overflow(page: Page) -> int:
-    """How many pixels the page is wider than its window (0: it fits)."""
-    width: int = page.evaluate(
-        "Math.max(0, document.scrollingElement.scrollWidth - window.innerWidth)"
-    )
-    return width
-
-
-def overflowing(page: Page) -> list[str]:
-    """The outermost elements whose right edge lies beyond the window, leaving out those inside
-    a box that scrolls on its own (to say what widened a page)."""
-    found: list[str] = page.evaluate(
-        """() => {
-          const scrolls = (e) =>
-            ["auto", "scroll", "hidden"].includes(getComputedStyle(e).overflowX);
-          const inside = (e) => {
-            for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
-              if (scrolls(p)) return true;
-            }
-            return false;
-          };
-          const wide = [...document.body.querySelectorAll("*")].filter(
-            (e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !inside(e));
-          return wide.filter((e) => !wide.includes(e.parentElement)).slice(0, 8).map((e) =>
-            e.tagName.toLowerCase() + (typeof e.className === "string" && e.className
-              ? "." + e.className.trim().split(/\\s+/).join(".") : "") +
-            ": " + Math.round(e.getBoundingClientRect().right) + " px");
-        }"""
-    )
-    return found
-
-
-def look_at(page: Page, name: str) -> list[str]:
-    """Check the page as loaded at both widths and in both palettes; photograph it each way.
-    Returns what is wrong (empty: nothing)."""
-    wrong: list[str] = []
-    folder = artifacts_dir()
-    page.emulate_media(color_scheme="light")
-    page.set_viewport_size({"width": WIDE, "height": HEIGHT})
-    page.screenshot(path=folder / f"{name}-{WIDE}.png", full_page=True)
-    found = axe.blocking(axe.violations(page))
-    if found:
-        wrong.append(f"axe at {WIDE} px, light:\n{axe.report(found)}")
-    page.set_viewport_size({"width": NARROW, "height": HEIGHT})
-    overflow = scroll_overflow(page)
-    if overflow:
-        wrong.append(
-            f"{overflow} px wider than a {NARROW} px window: " + "; ".join(overflowing(page))
-        )
-    page.screenshot(path=folder / f"{name}-{NARROW}.png", full_page=True)
-    page.emulate_media(color_scheme="dark")
-    found = axe.blocking(axe.violations(page))
-    if found:
-        wrong.append(f"axe at {NARROW} px, dark:\n{axe.report(found)}")
-    page.screenshot(path=folder / f"{name}-{NARROW}-dark.png", full_page=True)
-    page.emulate_media(color_scheme="light")
-    return wrong
 
 
 @pytest.mark.parametrize("name", list(PAGES))

@@ -21,6 +21,7 @@ from playwright.sync_api import Browser, Page, expect
 from domino_arena.sdk.rules import Tile
 from tests.browser.conftest import Watched
 from tests.browser.harness import PageWatch, artifacts_dir
+from tests.browser.looks import look_at
 from tests.fakes.people import COURSE, STUDENT_BOT, PlaySite, play_site, seat_leaks, tiles_in
 from tests.fakes.referee_server import WAIT
 
@@ -102,9 +103,9 @@ def start(page: Page, site: PlaySite, game: str, opponent: str) -> str:
 
 
 def play_to_the_end(page: Page, keyboard: bool, served: Served | None = None) -> int:
-    """Play every turn (by mouse: click an action, or its mark on the table; by keyboard: 1, Enter, or Tab then Enter)
-    until the match is over; return how many moves the person made. ``served`` keeps the
-    table's page, its JSON and the page as drawn now at each turn."""
+    """Play every turn (by mouse: click an action, or its mark on the table; by keyboard: 1,
+    Enter, or Tab then Enter) until the match is over; return how many moves the person made.
+    ``served`` keeps the table's page, its JSON and the page as drawn now at each turn."""
     play = page.locator("#play")
     moves = 0
     while True:
@@ -239,3 +240,27 @@ def test_without_javascript_the_person_plays_by_plain_forms(
     finally:
         context.close()
     assert watch.problems == [], watch.problems
+
+
+@pytest.mark.parametrize(("game", "seats"), [("moon", 3), ("doubles-2p", 2)])
+def test_the_play_pages_fit_a_phone_and_pass_axe(
+    site: PlaySite, watched: Watched, game: str, seats: int
+) -> None:
+    """The form and the person's table at a turn, at 1366 and 360 px, light and dark: no
+    serious or critical axe violation, no sideways scroll, the other seats face down."""
+    page = watched.page
+    sign_in(page, site)
+    page.get_by_role("link", name="Play a game yourself").click()
+    expect(page.locator("main h1")).to_be_visible()
+    wrong = look_at(page, f"play-form-{game}")
+    assert wrong == [], "\n\n".join(wrong)
+    page.go_back()
+    start(page, site, game, "house:random")
+    play = page.locator("#play")
+    expect(play).to_have_attribute("data-state", TURN_OR_OVER, timeout=TIMEOUT_MS)
+    if play.get_attribute("data-state") == "turn":
+        others = page.locator("#play-table .hand.face-down")
+        expect(others).to_have_count(seats - 1)
+    wrong = look_at(page, f"play-table-{game}")
+    assert wrong == [], "\n\n".join(wrong)
+    play_to_the_end(page, keyboard=True)

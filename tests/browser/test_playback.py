@@ -34,7 +34,8 @@ TIMEOUT_MS: Final = WAIT * 1000
 READ_HANDS = """() => {
   const hands = {};
   for (const hand of document.querySelectorAll("#replay .hand")) {
-    hands[hand.dataset.seat] = [...hand.querySelectorAll(".tile[data-tile]")].map(t => t.dataset.tile);
+    const tiles = hand.querySelectorAll(".tile[data-tile]");
+    hands[hand.dataset.seat] = [...tiles].map(t => t.dataset.tile);
   }
   return hands;
 }"""

@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+import anyio
+from starlette.types import Receive, Send
+
 from domino_arena.sdk.client.spectator import (
     WatchedEnd,
     WatchedHandEnd,
@@ -39,6 +42,34 @@ from domino_arena.sdk.rules import CHANCE, DEAL, Game
 from domino_arena.sdk.wire import ConversionError
 from domino_arena.server.feed import Cursor, Dropped, Feed
 from domino_arena.server.web.table import draw_public
+
+
+async def stream_until_gone(
+    receive: Receive,
+    send: Send,
+    headers: list[tuple[bytes, bytes]],
+    body: Callable[[], Awaitable[None]],
+) -> None:
+    """Send an event stream's head, then ``body`` until it ends or the browser goes away,
+    whichever comes first (a browser gone mid-write is no error). The live page's stream and
+    the person's table's stream both end so."""
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        async with anyio.create_task_group() as group:
+
+            async def run_body() -> None:
+                await body()
+                group.cancel_scope.cancel()
+
+            async def gone() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(run_body)
+            group.start_soon(gone)
+    except OSError:
+        pass  # the browser went away mid-write
 
 
 def replay_url(match_id: str) -> str:

@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 from urllib.parse import quote
 
-import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -39,6 +38,7 @@ from domino_arena.server.web.live_feed import (
     plain_encode,
     replay_url,
     sse_event,
+    stream_until_gone,
 )
 from domino_arena.server.web.params import WebError
 from domino_arena.server.web.scoped import PublicNames
@@ -217,22 +217,7 @@ class EventStream(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            async with anyio.create_task_group() as group:
-
-                async def body() -> None:
-                    await self._body(send)
-                    group.cancel_scope.cancel()
-
-                async def gone() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(body)
-                group.start_soon(gone)
-        except OSError:
-            pass  # the browser went away mid-write
+            await stream_until_gone(receive, send, self.raw_headers, lambda: self._body(send))
         finally:
             self.reader.close()
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from domino_arena.server.web.live_feed import sse_event
+from domino_arena.server.web.live_feed import sse_event, stream_until_gone
 from domino_arena.server.web.people.seat import SeatClient
 
 HEARTBEAT_SECONDS: Final = 15.0
@@ -53,22 +52,7 @@ class PlayStream(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.match.streams += 1
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            async with anyio.create_task_group() as group:
-
-                async def body() -> None:
-                    await self._body(send)
-                    group.cancel_scope.cancel()
-
-                async def gone() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(body)
-                group.start_soon(gone)
-        except OSError:
-            pass  # the browser went away mid-write
+            await stream_until_gone(receive, send, self.raw_headers, lambda: self._body(send))
         finally:
             self.match.streams -= 1
 

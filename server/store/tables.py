@@ -60,6 +60,7 @@ COURSES: Final = sa.Table(
     sa.Column("live_view", sa.String(16), nullable=False, server_default=LIVE_VIEW_PUBLIC),
     sa.Column("hosting_limits", sa.Text, nullable=True),
     sa.Column("human_move_ms", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("analyse_tournaments", sa.Boolean, nullable=False, server_default=sa.false()),
 )
 """The courses (or events): a named space of bots, tournaments and ladders with its own
 organizer token (a salted hash, "" for none: the default course has none). ``baselines`` is a
@@ -67,7 +68,8 @@ list of ``{"bot": house bot name, "rating": fixed Elo}``. ``live_view`` says who
 matches while they run (:data:`.live_views.LIVE_VIEWS`). ``hosting_limits`` is the JSON of
 the sandbox limits its organizer set for its hosted bots (NULL: the defaults;
 server/store/hosted_settings.py). ``human_move_ms`` is a person's time per move in its
-practice matches (0: the default, docs/people.md)."""
+practice matches (0: the default, docs/people.md). ``analyse_tournaments``: each tournament of
+the course is analysed when it ends (docs/courses.md: analysis)."""
 
 INVITES: Final = sa.Table(
     "invites",
@@ -394,6 +396,56 @@ MATCH_LOGS: Final = sa.Table(
 """What a hosted bot (``version`` of ``bot``) wrote to stderr during a match, cut to 64 KiB,
 and whether it crashed in it. No foreign key to ``matches``: the runner writes the log when the
 bot's part ends, which may come before the referee stores the match."""
+
+
+ANALYSES: Final = sa.Table(
+    "analyses",
+    METADATA,
+    sa.Column(
+        "match_id",
+        sa.String(64),
+        sa.ForeignKey("matches.id", name="fk_analyses_match"),
+        primary_key=True,
+    ),
+    sa.Column("seat", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("bot", sa.String(64), nullable=False),
+    sa.Column("game", sa.String(32), nullable=False),
+    sa.Column("played", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("analysed", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("decisions", sa.Integer, nullable=False),
+    sa.Column("mean_loss_points", sa.Double, nullable=False),
+    sa.Column("accuracy", sa.Double, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),  # last, as bot_versions.archive
+    sa.Index("ix_analyses_bot_played", "bot", "played", "match_id"),
+)
+"""The analysis of one seat of a match (docs/analysis.md): ``body`` is the JSON of a
+``MatchAnalysis`` of that seat alone (its decisions, summary, and the match's pars); ``bot``
+(the seat's name), ``played`` (the match's ``created``) and the summary's figures are copied
+out of it for a bot's list and the grades (server/store/analyses.py). Analysing a seat again
+replaces its row."""
+
+ANALYSIS_JOBS: Final = sa.Table(
+    "analysis_jobs",
+    METADATA,
+    sa.Column(
+        "match_id",
+        sa.String(64),
+        sa.ForeignKey("matches.id", name="fk_analysis_jobs_match"),
+        primary_key=True,
+    ),
+    sa.Column("tournament_id", sa.String(64), nullable=True),
+    sa.Column("seats", sa.JSON, nullable=True),
+    sa.Column("precision", sa.Double, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text, nullable=False, server_default=""),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("updated", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_analysis_jobs_state_created", "state", "created"),
+    sa.Index("ix_analysis_jobs_tournament", "tournament_id"),
+)
+"""Matches waiting to be analysed (server/analysis/jobs.py), kept so a restart goes on with
+them: ``state`` is ``pending``, ``running``, ``done`` or ``failed`` (``error`` says why);
+``seats`` the seats asked for (NULL: all)."""
 
 
 def utc(moment: dt.datetime) -> dt.datetime:

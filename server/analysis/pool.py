@@ -13,7 +13,6 @@ their locks held.
 
 from __future__ import annotations
 
-import importlib
 import multiprocessing
 import threading
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from types import TracebackType
 from typing import Final
 
 from domino_arena.sdk.match.records import parse_record
+from domino_arena.server.analysis.match import analyse_match
 from domino_arena.server.analysis.report import MatchAnalysis
 
 DEFAULT_WORKERS: Final = 1
@@ -47,6 +47,8 @@ class AnalysisRequest:
     """The seats to analyse; None: every seat."""
     precision: float = DEFAULT_PRECISION
     seed: int = 0
+    pars: bool = False
+    """Also each hand's double-dummy par (the games of a duplicate set)."""
 
 
 def analyse_request(request: AnalysisRequest) -> MatchAnalysis:
@@ -56,17 +58,14 @@ def analyse_request(request: AnalysisRequest) -> MatchAnalysis:
         RecordError: the record cannot be read.
         ValueError: a bad seat or precision (the analysis names it).
     """
-    # The engine is imported in the worker alone: the referee never loads it.
-    evaluate = importlib.import_module("domino_arena.server.analysis.evaluate")
-    record = parse_record(request.record)
-    analysis: MatchAnalysis = evaluate.analyse_match(
-        record,
+    return analyse_match(
+        parse_record(request.record),
         request.match_id,
         seats=request.seats,
         precision=request.precision,
         seed=request.seed,
+        pars=request.pars,
     )
-    return analysis
 
 
 class AnalysisPool:
@@ -139,10 +138,10 @@ class AnalysisPool:
         or :class:`PoolFullError`)."""
         return self.submit(request).result()
 
-    def close(self, *, cancel: bool = False) -> None:
+    def close(self, *, cancel: bool = False, wait: bool = True) -> None:
         """Stop the workers once the running requests end (``cancel``: the waiting ones are
-        dropped, not run)."""
-        self._executor.shutdown(wait=True, cancel_futures=cancel)
+        dropped, not run; ``wait`` False: return at once, the workers end by themselves)."""
+        self._executor.shutdown(wait=wait, cancel_futures=cancel)
 
     def _release(self) -> None:
         with self._lock:

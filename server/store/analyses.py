@@ -250,3 +250,25 @@ def analysed_seats(engine: Engine, match_id: str) -> list[int]:
                 .order_by(ANALYSES.c.seat)
             ).scalars()
         ]
+
+
+def in_duplicate_set(engine: Engine, match_id: str) -> bool:
+    """Whether another game of the tournament of ``match_id`` was dealt the same deal (a
+    duplicate set: its analysis carries each hand's par, docs/analysis.md)."""
+    other = MATCHES.alias("other")
+    query = (
+        sa.select(sa.func.count())
+        .select_from(
+            MATCHES.join(
+                other,
+                sa.and_(
+                    other.c.tournament_id == MATCHES.c.tournament_id,
+                    other.c.deal_id == MATCHES.c.deal_id,
+                    other.c.id != MATCHES.c.id,
+                ),
+            )
+        )
+        .where(MATCHES.c.id == match_id)
+    )
+    with engine.connect() as connection:
+        return bool(connection.execute(query).scalar_one())

@@ -98,7 +98,7 @@ class AnalysisPool:
             max_workers=workers, mp_context=multiprocessing.get_context("spawn")
         )
         self._lock = threading.Lock()
-        self._taken = 0
+        self._held: set[Future[MatchAnalysis]] = set()
 
     @property
     def capacity(self) -> int:
@@ -109,7 +109,7 @@ class AnalysisPool:
     def taken(self) -> int:
         """Requests running or waiting now."""
         with self._lock:
-            return self._taken
+            return self._count()
 
     def submit(self, request: AnalysisRequest) -> Future[MatchAnalysis]:
         """Hand ``request`` to a worker; the future holds its analysis or its error.
@@ -119,18 +119,14 @@ class AnalysisPool:
             RuntimeError: the pool is closed.
         """
         with self._lock:
-            if self._taken >= self.capacity:
+            taken = self._count()
+            if taken >= self.capacity:
                 raise PoolFullError(
-                    f"the analysis pool is full: {self._taken} matches running or waiting "
+                    f"the analysis pool is full: {taken} matches running or waiting "
                     f"({self.workers} workers, a queue of {self.queue}); try again when one ends"
                 )
-            self._taken += 1
-        try:
             future = self._executor.submit(self._work, request)
-        except BaseException:
-            self._release()
-            raise
-        future.add_done_callback(lambda _: self._release())
+            self._held.add(future)
         return future
 
     def run(self, request: AnalysisRequest) -> MatchAnalysis:
@@ -143,9 +139,11 @@ class AnalysisPool:
         dropped, not run; ``wait`` False: return at once, the workers end by themselves)."""
         self._executor.shutdown(wait=wait, cancel_futures=cancel)
 
-    def _release(self) -> None:
-        with self._lock:
-            self._taken -= 1
+    def _count(self) -> int:
+        """Requests not done, under the lock: a done future is let go here rather than by a
+        callback, so a request whose result was read is never counted any more."""
+        self._held = {future for future in self._held if not future.done()}
+        return len(self._held)
 
     def __enter__(self) -> AnalysisPool:
         return self

@@ -17,6 +17,7 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from domino_arena.server.store.courses import UnknownCourseError
 from domino_arena.server.store.engine import writing
 from domino_arena.server.store.tables import ANALYSIS_JOBS, COURSES, MATCHES, TOURNAMENTS, now, utc
 
@@ -107,6 +108,20 @@ def analyses_tournaments(engine: Engine, tournament_id: str) -> bool:
     )
     with engine.connect() as connection:
         return bool(connection.execute(query).scalar_one_or_none())
+
+
+def set_course_analysis(engine: Engine, course: str, on: bool) -> None:
+    """Have the tournaments of ``course`` that end from now on analysed (``on``), or not.
+
+    Raises:
+        UnknownCourseError: no such course.
+    """
+    with engine.begin() as connection:
+        changed = connection.execute(
+            COURSES.update().where(COURSES.c.name == course).values(analyse_tournaments=on)
+        ).rowcount
+    if not changed:
+        raise UnknownCourseError(f"no course is named '{course}'")
 
 
 def claim_next(engine: Engine) -> AnalysisJob | None:

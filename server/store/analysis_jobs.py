@@ -19,7 +19,15 @@ from sqlalchemy.engine import Engine
 
 from domino_arena.server.store.courses import UnknownCourseError
 from domino_arena.server.store.engine import writing
-from domino_arena.server.store.tables import ANALYSIS_JOBS, COURSES, MATCHES, TOURNAMENTS, now, utc
+from domino_arena.server.store.tables import (
+    ANALYSES,
+    ANALYSIS_JOBS,
+    COURSES,
+    MATCHES,
+    TOURNAMENTS,
+    now,
+    utc,
+)
 
 PENDING: Final = "pending"
 RUNNING: Final = "running"
@@ -92,6 +100,7 @@ def queue_tournament(engine: Engine, tournament_id: str, *, precision: float) ->
                 MATCHES.c.tournament_id == tournament_id,
                 MATCHES.c.record.is_not(None),
                 MATCHES.c.id.not_in(waiting),
+                MATCHES.c.id.not_in(sa.select(ANALYSES.c.match_id)),
             )
         ).all()
         _upsert(connection, rows, None, precision)

@@ -99,7 +99,7 @@ def test_bad_input_is_one_line_naming_the_field(
 def test_a_tournament_is_queued_and_its_progress_shown(
     capsys: pytest.CaptureFixture[str], database: tuple[str, RatedStorage]
 ) -> None:
-    url, storage = database
+    url, _ = database
     code, out, err = run(capsys, "analyse", "t1-00000", "--precision", str(QUICK), "--db", url)
     assert code == 0
     code, out, err = run(capsys, "analyse", "--tournament", "t1", "--db", url)

@@ -89,7 +89,11 @@ class JobRunner:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run the queue until cancelled; started once the jobs left running are pending."""
-        requeued = await trio.to_thread.run_sync(analysis_jobs.requeue_running, self.engine)
+        try:
+            requeued = await trio.to_thread.run_sync(analysis_jobs.requeue_running, self.engine)
+        except Exception as exc:  # the database is away: they wait for the next start
+            LOG.warning("analysis: the jobs left running not queued again: %s", error_reason(exc))
+            requeued = 0
         if requeued:
             LOG.info("analysis: %d jobs left running by the last stop queued again", requeued)
         task_status.started()

@@ -42,8 +42,8 @@ from typing import Any, Final, Protocol
 import outcome as outcome_module
 import trio
 
-from domino_arena.server.analysis.jobs import JobRunner
-from domino_arena.server.analysis.pool import DEFAULT_WORKERS, AnalysisPool
+from domino_arena.server.analysis.service.jobs import JobRunner
+from domino_arena.server.analysis.service.pool import DEFAULT_WORKERS, AnalysisPool
 from domino_arena.server.hosting.runner import Hosting, Runner, RunnerConfig
 from domino_arena.server.hosting.sandbox import SandboxUnavailableError, probe
 from domino_arena.server.ladder.ratings_store import RatedStorage
@@ -124,7 +124,7 @@ class Config:
     people: PeopleBounds = DEFAULT_PEOPLE
     """The bounds of people's matches and the time a seat has to connect (docs/people.md)."""
     analysis_workers: int = DEFAULT_WORKERS
-    """Worker processes that analyse the queued matches (server/analysis/jobs.py: the
+    """Worker processes that analyse the queued matches (server/analysis/service/jobs.py: the
     tournaments of courses that ask, ``analyse --tournament``); 0: none run here. A single
     referee's alone: a cluster's hosts run none."""
     hosting: Hosting | None = None
@@ -363,7 +363,7 @@ class App:
             result.unwrap()
 
     async def _analyse(self) -> None:
-        """Run the analysis queue (server/analysis/jobs.py) in worker processes until the
+        """Run the analysis queue (server/analysis/service/jobs.py) in worker processes until the
         referee stops; a tournament that ends queues its matches if its course asks."""
         workers = self.config.analysis_workers
         if workers < 1:

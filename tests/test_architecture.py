@@ -187,6 +187,7 @@ MAY_NOT_IMPORT: Final = {
     "domino_arena.server.store": (
         "domino_arena.server.tournaments.lifecycle",
         *HOSTING_ABOVE_THE_STORE,
+        "domino_arena.server.analysis.service",
         "domino_arena.server.ladder",
         "domino_arena.server.stats",
         "domino_arena.server.play",
@@ -262,6 +263,26 @@ MAY_NOT_IMPORT: Final = {
         "domino_arena.server.cli",
         "domino_arena.server.app",
     ),
+    "domino_arena.server.analysis": (
+        "domino_arena.server.store",
+        "domino_arena.server.ladder",
+        "domino_arena.server.stats",
+        "domino_arena.server.tournaments",
+        "domino_arena.server.hosting",
+        "domino_arena.server.play",
+        "domino_arena.server.net",
+        "domino_arena.server.web",
+        "domino_arena.server.cli",
+        "domino_arena.server.app",
+    ),
+    "domino_arena.server.analysis.service": (
+        "domino_arena.server.tournaments.lifecycle",
+        "domino_arena.server.play",
+        "domino_arena.server.net",
+        "domino_arena.server.web",
+        "domino_arena.server.cli",
+        "domino_arena.server.app",
+    ),
     "domino_arena.server.web": (
         "domino_arena.server.tournaments.lifecycle",
         "domino_arena.server.play",
@@ -279,10 +300,14 @@ the lifecycle, play and net: it reads storage, the ladder, the statistics and th
 only. A rule binds every module of its package, less those of a subpackage in
 :data:`ABOVE_THEIR_PARENT`."""
 
-ABOVE_THEIR_PARENT: Final = ("domino_arena.server.tournaments.lifecycle",)
+ABOVE_THEIR_PARENT: Final = (
+    "domino_arena.server.tournaments.lifecycle",
+    "domino_arena.server.analysis.service",
+)
 """Subpackages that are a layer above the package holding them, so only their own rule binds
 them: a tournament's lifecycle runs the pure formats of server/tournaments with play, the
-ladder and the store, which the pure package may not import (docs/architecture.md)."""
+ladder and the store, which the pure package may not import; the analysis' service runs the
+pure analysis in worker processes and keeps its results in the store (docs/architecture.md)."""
 
 
 def _within(module: str, package: str) -> bool:

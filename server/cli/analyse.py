@@ -1,7 +1,7 @@
 """``domino-arena analyse``: a stored match's decisions analysed, or a tournament's progress.
 
 ``analyse MATCH_ID`` reads the match's record from the database (``--db``, as ``verify --db``
-does), analyses it in one worker process (server/analysis/pool.py: the engine never runs in
+does), analyses it in one worker process (server/analysis/service/pool.py: the engine never runs in
 the command's own process), stores the analysis (a seat analysed again replaces its earlier
 one) and prints each evaluated decision and each seat's summary; ``--json`` prints the
 analysis as ``MatchAnalysis.to_json`` writes it (docs/analysis.md).
@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _match(engine: Any, args: argparse.Namespace) -> int:
-    from domino_arena.server.analysis.pool import AnalysisPool, AnalysisRequest  # noqa: PLC0415
+    from domino_arena.server.analysis.service.pool import AnalysisPool, AnalysisRequest  # noqa: PLC0415
     from domino_arena.server.store.analyses import in_duplicate_set, save_analysis  # noqa: PLC0415
     from domino_arena.server.store.matches import match  # noqa: PLC0415
 

@@ -1,9 +1,9 @@
 """The queue of matches to analyse, kept in the database so a restart goes on with it.
 
-A job is one match (with the seats asked for, and the precision): ``pending`` until the runner
-(server/analysis/jobs.py) claims it, ``running`` while a worker analyses it, then ``done`` or
-``failed`` (with the error). Queueing a match again makes its job pending again, whatever it
-was; a restart makes the jobs left running pending (:func:`requeue_running`).
+A job is one match (with the seats asked for, and the precision): ``pending`` until the
+runner (server/analysis/service/jobs.py) claims it, ``running`` while a worker analyses it,
+then ``done`` or ``failed`` (with the error). Queueing a match again makes its job pending
+again, whatever it was; a restart makes the jobs left running pending (:func:`requeue_running`).
 """
 
 from __future__ import annotations

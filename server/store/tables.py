@@ -443,7 +443,7 @@ ANALYSIS_JOBS: Final = sa.Table(
     sa.Index("ix_analysis_jobs_state_created", "state", "created"),
     sa.Index("ix_analysis_jobs_tournament", "tournament_id"),
 )
-"""Matches waiting to be analysed (server/analysis/jobs.py), kept so a restart goes on with
+"""Matches waiting to be analysed (server/analysis/service/jobs.py), kept so a restart goes on with
 them: ``state`` is ``pending``, ``running``, ``done`` or ``failed`` (``error`` says why);
 ``seats`` the seats asked for (NULL: all)."""
 

@@ -1,5 +1,5 @@
 """The analysis pool (real worker processes) and the job runner that feeds it from the database
-(server/analysis/pool.py, jobs.py, server/store/analysis_jobs.py)."""
+(server/analysis/service/pool.py, jobs.py, server/store/analysis_jobs.py)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ import pytest
 import trio
 
 from domino_arena.sdk.match.records import parse_record
-from domino_arena.server.analysis.jobs import JobRunner
 from domino_arena.server.analysis.match import analyse_match
-from domino_arena.server.analysis.pool import (
+from domino_arena.server.analysis.report import MatchAnalysis
+from domino_arena.server.analysis.service.jobs import JobRunner
+from domino_arena.server.analysis.service.pool import (
     AnalysisPool,
     AnalysisRequest,
     PoolFullError,
     analyse_request,
 )
-from domino_arena.server.analysis.report import MatchAnalysis
 from domino_arena.server.store import analysis_jobs
 from domino_arena.server.store.analyses import analysis_progress, load_analysis
 from domino_arena.server.store.analysis_jobs import AnalysisJob

@@ -50,7 +50,8 @@ class Director:
     """The ids of the created tournaments waiting for their ``start_at`` (a task each)."""
     on_finished: Callable[[str], Awaitable[None]] | None = None
     """Told the id of each tournament that ends here with its last game (the composition
-    root queues its analysis: server/analysis/jobs.py); its errors are logged, never raised."""
+    root queues its analysis: server/analysis/service/jobs.py); its errors are logged, never
+    raised."""
 
     async def create_tournament(self, t: StoredTournament, start: bool) -> None:
         """Store the new tournament ``t`` and, if ``start``, start it (else at its

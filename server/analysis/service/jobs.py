@@ -21,7 +21,11 @@ from typing import Final
 import trio
 from sqlalchemy.engine import Engine
 
-from domino_arena.server.analysis.pool import DEFAULT_PRECISION, AnalysisPool, AnalysisRequest
+from domino_arena.server.analysis.service.pool import (
+    DEFAULT_PRECISION,
+    AnalysisPool,
+    AnalysisRequest,
+)
 from domino_arena.server.store import analysis_jobs, matches
 from domino_arena.server.store.analyses import in_duplicate_set, save_analysis
 from domino_arena.server.store.analysis_jobs import AnalysisJob

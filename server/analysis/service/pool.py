@@ -5,7 +5,7 @@ alone on its trio loop: each runs in a worker process of a
 :class:`concurrent.futures.ProcessPoolExecutor` (``workers`` of them, 1 by default), and at most
 ``queue`` more wait for a free worker. A request beyond that is refused at once
 (:class:`PoolFullError`) rather than piling up in memory: the durable queue is the database's
-(server/analysis/jobs.py), which hands the pool only what it can take.
+(server/analysis/service/jobs.py), which hands the pool only what it can take.
 
 Workers are spawned, not forked: the referee runs threads (trio's, gRPC's), and a fork copies
 their locks held.

@@ -127,6 +127,9 @@ class Config:
     """Worker processes that analyse the queued matches (server/analysis/service/jobs.py: the
     tournaments of courses that ask, ``analyse --tournament``); 0: none run here. A single
     referee's alone: a cluster's hosts run none."""
+    on_analysed: Callable[[str, str | None], None] | None = None
+    """Told, in the trio thread, the match id and the error (None: stored) of each analysis
+    the workers end (a test waits on it)."""
     hosting: Hosting | None = None
     """Run the hosted bots in this process (``server/hosting/runner.py``, docs/hosting.md): a
     single referee's default; None: hosted bots wait for a runner of their own."""
@@ -369,7 +372,12 @@ class App:
         if workers < 1:
             return
         pool = AnalysisPool(workers=workers)
-        runner = JobRunner(self.storage.engine, pool)
+        told = self.config.on_analysed
+        runner = JobRunner(
+            self.storage.engine,
+            pool,
+            on_done=None if told is None else lambda job, error: told(job.match_id, error),
+        )
         self.director.on_finished = runner.tournament_finished
         try:
             await runner.run()

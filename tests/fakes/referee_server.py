@@ -262,13 +262,14 @@ class Referee:
         hosting: Hosting | None = None,
         relay_token: str = "",
         people: PeopleBounds = DEFAULT_PEOPLE,
+        on_analysed: Callable[[str, str | None], None] | None = None,
     ) -> None:
         """``tls``: serve TLS only; then ``credentials`` are the test's own channel's.
         ``limits``: the bounds of the bot streams (as ``serve``'s limit options set them).
         ``cluster``: serve one role of a cluster instead of a whole referee.
         ``hosting``: run hosted bots in it (its own runner, tests/fakes/hosted.py).
         ``relay_token``, ``people``: the web face's token and the bounds of people's matches
-        (docs/people.md)."""
+        (docs/people.md). ``on_analysed``: told each analysis its workers end (server/app.py)."""
         config = Config(
             port=0,
             reconnect_grace=reconnect_grace,
@@ -278,6 +279,7 @@ class Referee:
             hosting=hosting,
             relay_token=relay_token,
             people=people,
+            on_analysed=on_analysed,
         )
         if cluster is not None:
             config = dataclasses.replace(

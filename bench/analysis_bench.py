@@ -78,7 +78,9 @@ def main() -> None:
     print(f"stopped at budget  {capped} of {len(decisions)}")
     print(f"seconds            {wall:.2f} wall, {cpu:.2f} cpu")
     print(f"stderr achieved    max {max(errors):.3f}, median {statistics.median(errors):.3f}")
-    print(f"mean loss          {summary.mean_loss_points:.3f} points, accuracy {summary.accuracy:.1f}")
+    print(
+        f"mean loss          {summary.mean_loss_points:.3f} points, accuracy {summary.accuracy:.1f}"
+    )
     verdict = "met" if wall <= FLOOR_SECONDS else "MISSED"
     print(f"floor {FLOOR_SECONDS:.0f} s        {verdict}")
 

@@ -57,8 +57,10 @@ def test_sampling_stops_at_the_precision_or_the_budget() -> None:
     loose = evaluate(obs, obs.legal_actions[0], random.Random(1), Budget(50.0, 512, 16))
     assert loose.samples == 16
     assert loose.stderr <= 50.0
-    tight = evaluate(obs, obs.legal_actions[0], random.Random(1), Budget(1e-6, 48, 16))
-    assert tight.samples == 48
+    tight = evaluate(obs, obs.legal_actions[0], random.Random(1), Budget(1e-6, 40, 16))
+    assert tight.samples == 40
+    odd = evaluate(obs, obs.legal_actions[0], random.Random(1), Budget(50.0, 40, 21))
+    assert odd.samples == 21
 
 
 def test_a_move_not_legal_or_a_seat_not_to_move_is_refused() -> None:

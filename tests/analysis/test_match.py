@@ -60,6 +60,17 @@ def test_every_real_decision_of_the_seat_is_analysed_and_forced_moves_are_not() 
     assert 0 <= summary.accuracy <= 100
 
 
+def test_a_step_the_referee_played_for_the_seat_is_not_its_decision() -> None:
+    record = greedy_record("passing", 5, steps=30)
+    whole = analyse_match(record, "m", seats=[0], **FAST)  # type: ignore[arg-type]
+    first = whole.decisions[0].step
+    steps = list(record.steps)
+    steps[first] = dataclasses.replace(steps[first], substituted=True)
+    cut = analyse_match(dataclasses.replace(record, steps=tuple(steps)), "m", seats=[0], **FAST)  # type: ignore[arg-type]
+    assert [d.step for d in cut.decisions] == [d.step for d in whole.decisions[1:]]
+    assert cut.summaries[0].decisions == whole.summaries[0].decisions - 1
+
+
 def test_the_same_match_and_seed_give_the_same_analysis_and_another_seed_another() -> None:
     record = greedy_record("moon", 2, steps=40)
     one = analyse_match(record, "m7", seed=3, **FAST)  # type: ignore[arg-type]

@@ -327,8 +327,14 @@ def _rules_of(module: str) -> list[tuple[str, ...]]:
     ]
 
 
-HOUSE_BOT_IMPORTERS: Final = ("domino_arena.bots", "domino_arena.server.cli")
-"""Only the command line (and the main job in it) seats house bots; the referee never does."""
+HOUSE_BOT_IMPORTERS: Final = (
+    "domino_arena.bots",
+    "domino_arena.server.cli",
+    "domino_arena.server.analysis",
+)
+"""Only the command line (and the main job in it) seats house bots; the referee never does.
+The analysis uses the search bot's parts, not its seat: its deal sampler and its playouts
+(the same honest view of a decision the search bot has, docs/analysis.md)."""
 
 GRPC_IMPORTERS: Final = (
     "domino_arena.server.net",

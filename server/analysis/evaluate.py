@@ -126,8 +126,10 @@ def evaluate(
     index = legal.index(chosen)
     points: list[list[float]] = [[] for _ in legal]
     wins: list[list[float]] = [[] for _ in legal]
+    n = 0
     while True:
-        for _ in range(BATCH):
+        batch_end = min(budget.max_samples, max(budget.min_samples, n + BATCH))
+        for _ in range(batch_end - n):
             sim = sim_of(observation, worlds.sample(rng))
             playout_seed = rng.getrandbits(64)
             for i, action in enumerate(legal):
@@ -138,14 +140,12 @@ def evaluate(
                 wins[i].append(w)
                 for _ in range(pushed + 1):
                     sim.pop()
-        n = len(points[0])
+        n = batch_end
         means = [sum(column) / n for column in points]
         best = max(range(len(legal)), key=lambda i: (means[i], -i))
         other = index if index != best else _runner_up(means, best)
         stderr = _paired_stderr(points[best], points[other])
-        if n >= budget.min_samples and (stderr <= budget.precision or n >= budget.max_samples):
-            break
-        if n >= budget.max_samples:
+        if stderr <= budget.precision or n >= budget.max_samples:
             break
     return Evaluation(
         actions=legal,

@@ -2,7 +2,9 @@
 
 The record is replayed through the engine; at every step whose mover is an analysed seat and
 that offers more than one legal action, the mover's observation (what its bot was sent) is
-evaluated by :func:`.evaluate.evaluate`. Forced moves are skipped and not counted. Every
+evaluated by :func:`.evaluate.evaluate`. Forced moves are skipped and not counted, and so are
+the steps the referee played for a faulting seat (``substituted``): the bot did not choose
+them. Every
 random draw comes from a generator seeded by the text ``(seed, match_id, step)``, so the same
 record, id and seed always give the same analysis, in any process (docs/analysis.md).
 """
@@ -73,7 +75,9 @@ def analyse_match(
     todo = [
         i
         for i, state in enumerate(states[:-1])
-        if state.current_seat in chosen_seats and len(state.legal_actions()) > 1
+        if state.current_seat in chosen_seats
+        and len(state.legal_actions()) > 1
+        and not record.steps[i].substituted
     ]
     decisions: list[Decision] = []
     for done, step in enumerate(todo, 1):

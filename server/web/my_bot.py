@@ -45,6 +45,9 @@ MY_REPLAYS: Final = 50
 """Its latest matches listed with their replays."""
 LOST_GAMES: Final = 10
 """The newest analysed games its bot lost that it lists with their mistakes."""
+MISTAKES_SHOWN: Final = 20
+"""The mistakes and blunders a lost game lists (its first, by step)."""
+SEVERE: Final = (Severity.MISTAKE, Severity.BLUNDER)
 SHOWN_PER_REASON: Final = 20
 """The steps a group of faults links (its newest); the group counts them all."""
 
@@ -151,14 +154,16 @@ def step_link(match_id: str, step: int | None) -> str:
 
 def lost_games(engine: Engine, bot: str) -> list[dict[str, Any]]:
     """``bot``'s newest :data:`LOST_GAMES` analysed games that it lost, newest first: each
-    with its figures and its marked decisions (inaccuracies and worse, by step), each
-    linking the replay at the step it was taken in."""
+    with its figures (the count of each severity) and its mistakes and blunders by step (the
+    first :data:`MISTAKES_SHOWN`; ``more`` counts the rest), each linking the replay at the
+    step it was taken in. Inaccuracies are counted, not listed: a student reads the costly
+    ones first."""
     lost = [a for a in bot_analyses(engine, bot, limit=BOT_ANALYSES) if a.won is False]
     shown = []
     for a in lost[:LOST_GAMES]:
         analysis = load_analysis(engine, a.match_id)
         decisions = [] if analysis is None else analysis.for_seat(a.seat)
-        marked = sorted((d for d in decisions if d.severity is not None), key=lambda d: d.step)
+        marked = sorted((d for d in decisions if d.severity in SEVERE), key=lambda d: d.step)
         shown.append(
             {
                 "match_id": a.match_id,
@@ -177,12 +182,12 @@ def lost_games(engine: Engine, bot: str) -> list[dict[str, Any]]:
                         "hand": d.hand,
                         "phase": d.phase,
                         "severity": d.severity.value if d.severity else None,
-                        "severe": d.severity in (Severity.MISTAKE, Severity.BLUNDER),
                         "text": loss_text(d),
                         "link": step_link(a.match_id, d.step),
                     }
-                    for d in marked
+                    for d in marked[:MISTAKES_SHOWN]
                 ],
+                "more": max(len(marked) - MISTAKES_SHOWN, 0),
             }
         )
     return shown

@@ -38,6 +38,7 @@ from domino_arena.server.web.analysis_views import (
 )
 from domino_arena.server.web.app import create_app
 from domino_arena.server.web.live import LiveSource
+from domino_arena.server.web.my_bot import MISTAKES_SHOWN, SEVERE
 from domino_arena.server.web.timeline import timeline
 from tests.fakes.admin_server import AdminServer, served_over, stored_match
 from tests.fakes.analysed import analyse_stored, lost_by
@@ -276,17 +277,18 @@ def test_my_bot_lists_its_mistakes_in_a_lost_game_each_linking_its_step(
     storage, courses = course_site.storage, course_site.courses
     match_id, seat = lost_by(storage, "ada-bot", courses.matches[PUBLIC])
     analysis = analyse_stored(storage, match_id, seats=[seat])
-    marked = [d for d in analysis.decisions if d.severity is not None]
+    marked = sorted((d for d in analysis.decisions if d.severity in SEVERE), key=lambda d: d.step)
     assert marked, "a random bot that lost made mistakes the analysis marks"
     client = TestClient(web_app(storage), follow_redirects=False)
     sign_in(client, PUBLIC, "me", bot="ada-bot", token=courses.tokens["ada-bot"])
     data = client.get(f"/api/courses/{PUBLIC}/me").json()
     (game,) = [g for g in data["lost_games"] if g["match_id"] == match_id]
     assert [(m["step"], m["text"]) for m in game["mistakes"]] == [
-        (d.step, loss_text(d)) for d in sorted(marked, key=lambda d: d.step)
+        (d.step, loss_text(d)) for d in marked[:MISTAKES_SHOWN]
     ]
+    assert game["more"] == max(len(marked) - MISTAKES_SHOWN, 0)
     page = client.get(f"/courses/{PUBLIC}/me").text
-    for d in marked:
+    for d in marked[:MISTAKES_SHOWN]:
         assert f'<a class="step" href="/matches/{match_id}?step={d.step}#replay">' in page
     # bea-bot has no analysed game: no section.
     other = TestClient(web_app(storage), follow_redirects=False)

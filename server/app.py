@@ -42,6 +42,8 @@ from typing import Any, Final, Protocol
 import outcome as outcome_module
 import trio
 
+from domino_arena.server.analysis.jobs import JobRunner
+from domino_arena.server.analysis.pool import DEFAULT_WORKERS, AnalysisPool
 from domino_arena.server.hosting.runner import Hosting, Runner, RunnerConfig
 from domino_arena.server.hosting.sandbox import SandboxUnavailableError, probe
 from domino_arena.server.ladder.ratings_store import RatedStorage
@@ -121,6 +123,10 @@ class Config:
     ``server/play/record_signing.py``); None: handed out unsigned."""
     people: PeopleBounds = DEFAULT_PEOPLE
     """The bounds of people's matches and the time a seat has to connect (docs/people.md)."""
+    analysis_workers: int = DEFAULT_WORKERS
+    """Worker processes that analyse the queued matches (server/analysis/jobs.py: the
+    tournaments of courses that ask, ``analyse --tournament``); 0: none run here. A single
+    referee's alone: a cluster's hosts run none."""
     hosting: Hosting | None = None
     """Run the hosted bots in this process (``server/hosting/runner.py``, docs/hosting.md): a
     single referee's default; None: hosted bots wait for a runner of their own."""
@@ -290,6 +296,7 @@ class App:
                     nursery.start_soon(self.director.resume_tournaments)
                     if self.broker is None:  # a cluster's host leases tournaments one by one
                         nursery.start_soon(self._keep_lease, top)
+                        nursery.start_soon(self._analyse)
                     await trio.sleep_forever()
             self.arena.nursery = None
 
@@ -354,6 +361,22 @@ class App:
             if metrics_server is not None:
                 metrics_server.stop()
             result.unwrap()
+
+    async def _analyse(self) -> None:
+        """Run the analysis queue (server/analysis/jobs.py) in worker processes until the
+        referee stops; a tournament that ends queues its matches if its course asks."""
+        workers = self.config.analysis_workers
+        if workers < 1:
+            return
+        pool = AnalysisPool(workers=workers)
+        runner = JobRunner(self.storage.engine, pool)
+        self.director.on_finished = runner.tournament_finished
+        try:
+            await runner.run()
+        finally:
+            self.director.on_finished = None
+            # The running analyses are abandoned: their jobs are pending at the next start.
+            pool.close(cancel=True, wait=False)
 
     def _start_hosting(self, port: int) -> asyncio.Task[None] | None:
         """Start this referee's own runner of hosted bots, if the config asks for one."""

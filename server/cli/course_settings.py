@@ -116,6 +116,13 @@ def settings_arguments(parser: argparse.ArgumentParser, *, update: bool) -> None
             help="a person's time per move in the course's practice matches, 0-600 seconds "
             "(0: the default, 60 s; docs/people.md); holds for matches seated after it",
         )
+        parser.add_argument(
+            "--analyse-tournaments",
+            choices=("on", "off"),
+            metavar="on|off",
+            help="analyse every decision of each tournament of the course that ends from now "
+            "on, in the referee's analysis workers (docs/courses.md: analysis; default off)",
+        )
     live_view_argument(
         parser, "unchanged; it holds for matches started after it" if update else "public"
     )

@@ -195,6 +195,7 @@ def _print_course(args: argparse.Namespace, course: admin_pb2.Course) -> int:
         "hosted bots' limits: " + limits_text(course.hosting_limits, "the defaults"),
         f"a person's move {(course.human_move_ms or 60_000) / 1000:g} s"
         + ("" if course.human_move_ms else " (the default)"),
+        f"tournaments analysed as they end: {'on' if course.analyse_tournaments else 'off'}",
     ]
     print("; ".join(rules))
     return 0
@@ -227,6 +228,8 @@ def _course_update(args: argparse.Namespace) -> int:
                 f"{seconds:g}"
             )
         request.human_move_ms = round(seconds * 1000)
+    if args.analyse_tournaments is not None:
+        request.analyse_tournaments = args.analyse_tournaments == "on"
     limits = limits_of(args)
     if limits:  # the others kept: read them first
         current = admin_call(args, "GetCourse", admin_pb2.GetCourseRequest(course=args.name))

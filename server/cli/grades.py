@@ -42,6 +42,9 @@ COLUMNS: Final = (
     "losses",
     "faults",
     "points",
+    "analysed_games",
+    "mean_loss",
+    "accuracy",
 )
 """The columns of every row, before each baseline's: ``OwnerGrade``'s fields but ``baselines``."""
 BASELINE_COLUMNS: Final = (
@@ -232,6 +235,7 @@ def csv_rows(grades: admin_pb2.Grades) -> list[list[str]]:
             str(g.losses),
             str(g.faults),
             f"{g.points:g}",
+            *_analysed(g),
         ]
         against = {b.baseline: b for b in g.baselines}
         for baseline in grades.baselines:
@@ -252,6 +256,13 @@ def csv_rows(grades: admin_pb2.Grades) -> list[list[str]]:
             ]
         rows.append(row)
     return rows
+
+
+def _analysed(g: admin_pb2.OwnerGrade) -> list[str]:
+    """The analysis columns of a row: empty when none of its games was analysed."""
+    if not g.analysed_games:
+        return ["", "", ""]
+    return [str(g.analysed_games), _number(g.mean_loss, 3), _number(g.accuracy, 1)]
 
 
 def write_csv(out: TextIO, grades: admin_pb2.Grades) -> None:

@@ -102,6 +102,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "grades",
     ),
     Command(
+        "analyse",
+        "'analyse MATCH_ID [--seat K] [--json] --db URL': every decision of a stored match "
+        "evaluated (loss per decision, accuracy); 'analyse --tournament ID': queue a "
+        "tournament's matches for the referee's analysis workers and show their progress",
+        "analyse",
+    ),
+    Command(
         "check",
         "'check NAME': the referee runs the compliance check on a connected bot (any "
         "language): positions and whole games through the protocol; exit 1 if it fails",
@@ -152,7 +159,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
 SERVER_COMMANDS: Final = frozenset({"serve", "round-robin", "web", "import", "relay"})
 """The commands that read a database or serve: they need ``domino-arena[server]``. The light
 install (``pip install domino-arena``) has every other one, the client commands included
-(docs/admin.md: the light install); within ``bot`` and ``verify``, ``--db`` needs the extra too."""
+(docs/admin.md: the light install); within ``bot`` and ``verify``, ``--db`` needs the extra too,
+as does ``analyse`` (it reads a database)."""
 
 
 def _handler(command: Command) -> Handler:

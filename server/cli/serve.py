@@ -46,6 +46,8 @@ from domino_arena.server.store.engine import StorageError, display_url
 NATS_ENV: Final = "DOMINO_ARENA_NATS"
 """The environment variable that gives a cluster role its broker (``--nats``)."""
 NODE_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_ANALYSIS_WORKERS: Final = 64
+"""The most analysis worker processes ``serve --analysis-workers`` starts."""
 
 
 def _serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,6 +109,15 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     serve_bounds.stream_arguments(parser)
     serve_bounds.watch_arguments(parser)
     serve_bounds.people_arguments(parser)
+    parser.add_argument(
+        "--analysis-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes that analyse the queued matches (tournaments of courses with "
+        "--analyse-tournaments on, `analyse --tournament`; docs/analysis.md); 0: none "
+        "(default 1)",
+    )
     _cluster_arguments(parser)
     serve_runner.hosting_arguments(parser)
     web_arguments(parser)
@@ -296,6 +307,10 @@ def _serve(args: argparse.Namespace) -> int:
     tls, given_token = _tls_and_token(args)
     watchers, relay_token = serve_bounds.watching(args)
     people_bounds = serve_bounds.people_bounds(args)
+    if not 0 <= args.analysis_workers <= MAX_ANALYSIS_WORKERS:
+        raise CliError(
+            f"--analysis-workers: expected 0 to {MAX_ANALYSIS_WORKERS}, got {args.analysis_workers}"
+        )
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
     role, nats, node = _cluster(args)
@@ -326,6 +341,7 @@ def _serve(args: argparse.Namespace) -> int:
         cluster=args.cluster,
         lease_seconds=args.lease_seconds,
         sign_record=sign_record,
+        analysis_workers=args.analysis_workers,
     )
 
     def ready(port: int) -> None:

@@ -37,7 +37,7 @@ from domino_arena.server.net.wire import (
     live_view_from_proto,
     live_view_to_proto,
 )
-from domino_arena.server.store import hosted_settings
+from domino_arena.server.store import analysis_jobs, hosted_settings
 from domino_arena.server.store.courses import (
     MAX_HUMAN_MOVE_MS,
     CourseError,
@@ -105,6 +105,7 @@ def course_message(course: StoredCourse) -> admin_pb.Course:
         live_view=live_view_to_proto(course.live_view),
         hosting_limits=hosting_limits_to_proto(course.hosting_limits),
         human_move_ms=course.human_move_ms,
+        analyse_tournaments=course.analyse_tournaments,
     )
     message.created.CopyFrom(_timestamp(course.created))
     if course.organizer_token_issued is not None:
@@ -271,6 +272,13 @@ class CourseAdmin:
             )
             await self._stored(set_limits)
             updated = dataclasses.replace(updated, hosting_limits=limits)
+        if request.HasField("analyse_tournaments"):  # docs/courses.md: analysis
+            on = request.analyse_tournaments
+            set_analysis = functools.partial(
+                analysis_jobs.set_course_analysis, self.storage.engine, name, on
+            )
+            await self._stored(set_analysis)
+            updated = dataclasses.replace(updated, analyse_tournaments=on)
         return course_message(updated)
 
     async def create_invites(

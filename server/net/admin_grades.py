@@ -20,6 +20,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Final, Protocol
 
 from google.protobuf.timestamp_pb2 import Timestamp
+from sqlalchemy.engine import Engine
 
 from domino_arena.server.net.admin_requests import invalid, not_found, not_now
 from domino_arena.server.net.admin_scope import caller
@@ -32,6 +33,7 @@ from domino_arena.v1 import admin_pb2 as admin_pb
 
 if TYPE_CHECKING:
     from domino_arena.server.stats.grades import Grades
+    from domino_arena.server.store.analyses import AnalysedFigures
 
 # The fit (server/ladder/fit.py: NumPy and SciPy, about 55 MiB) is imported by the first
 # GetGrades, not by every referee: hence the imports inside the functions below.
@@ -64,6 +66,8 @@ class GradeStorage(Protocol):
     def bots(
         self, *, include_deleted: bool = False, course: str | None = None
     ) -> list[StoredBot]: ...
+    @property
+    def engine(self) -> Engine: ...
 
 
 class GradeAdmin:
@@ -93,6 +97,7 @@ class GradeAdmin:
         found = await asyncio.to_thread(self._tournaments, ids)
         _check_together(found)
         matches, bots = await asyncio.to_thread(self._rows, found)
+        analysed = await asyncio.to_thread(self._analysed, [t.id for t in found])
         owners = await asyncio.to_thread(course_owners, self.storage, found[0].course)
         try:
             result = await asyncio.to_thread(
@@ -105,6 +110,7 @@ class GradeAdmin:
                 seed=BOOTSTRAP_SEED,
                 owners=owners,
                 scale=scale,
+                analysed=analysed,
             )
         except ScaleError as exc:
             raise invalid(str(exc)) from None
@@ -124,6 +130,12 @@ class GradeAdmin:
             who.check_sees(t.course, message)
             found.append(t)
         return found
+
+    def _analysed(self, tournament_ids: list[str]) -> dict[str, AnalysedFigures]:
+        """Each bot's figures over its analysed games of the tournaments (docs/analysis.md)."""
+        from domino_arena.server.store.analyses import analysed_figures  # noqa: PLC0415
+
+        return analysed_figures(self.storage.engine, tournament_ids)
 
     def _rows(
         self, tournaments: Collection[StoredTournament]
@@ -215,6 +227,9 @@ def grades_message(result: Grades, made: dt.datetime) -> admin_pb.Grades:
                 ],
                 status=line.status,
                 grade=line.grade,
+                analysed_games=line.analysed_games,
+                mean_loss=line.mean_loss,
+                accuracy=line.accuracy,
             )
             for line in result.grades
         ],

@@ -31,7 +31,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from domino_arena.server.ladder.batch import BOOTSTRAP_SEED, batch_standings, counted, pool_key
 from domino_arena.server.ladder.fit import fit_game_of
@@ -44,6 +44,9 @@ from domino_arena.server.store.courses import aliases
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tables import HOUSE_PREFIX
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
+
+if TYPE_CHECKING:  # the analyses' store loads the analysis package: only its type is read
+    from domino_arena.server.store.analyses import AnalysedFigures
 
 SIGNIFICANCE: Final = 0.05
 """The two-sided p-value below which a result against a baseline is "better" or "worse"."""
@@ -93,6 +96,13 @@ class BotGrade:
     """:data:`GRADED`, or :data:`NO_SUBMISSION` (``bot`` empty, every number 0)."""
     grade: str = ""
     """By the scale; "" without one, when no rule is met, or for no submission."""
+    analysed_games: int = 0
+    """Its games of the graded tournaments that were analysed (docs/analysis.md); 0: none,
+    and the two figures below mean nothing."""
+    mean_loss: float = 0.0
+    """Expected points lost per decision over those games."""
+    accuracy: float = 0.0
+    """The mean of those games' accuracy (0 to 100)."""
 
 
 def no_submission(owner: str) -> BotGrade:
@@ -141,11 +151,13 @@ def grades(
     seed: int = BOOTSTRAP_SEED,
     owners: Sequence[str] = (),
     scale: GradeScale | None = None,
+    analysed: Mapping[str, AnalysedFigures] | None = None,
 ) -> Grades:
     """Grade ``matches`` (the stored matches of ``tournaments``).
 
     ``owners``: every owner of the course; one with no bot graded gets a "no submission" row.
-    ``scale`` gives each bot its grade.
+    ``scale`` gives each bot its grade. ``analysed``: each bot's figures over its analysed
+    games of the tournaments (:func:`.analyses.analysed_figures`), carried into its row.
 
     ``bots`` are the course's bots (deleted ones too): their owners, and the aliases when
     ``anonymous``. An entrant's owner is the tournament's record of it (what the seating rule
@@ -199,6 +211,7 @@ def grades(
         owner = owner_of.get(bot, "")
         versus = tuple(against(pool, bot, HOUSE_PREFIX + name) for name in sorted(fixed_by_name))
         verdicts = {b.baseline: b.verdict for b in versus}
+        figures = (analysed or {}).get(bot)
         rows.append(
             BotGrade(
                 owner=names.owner(owner) if names else owner,
@@ -215,6 +228,9 @@ def grades(
                 points=wins + draws / 2,
                 baselines=versus,
                 grade=scale.grade(rating, verdicts) if scale is not None else "",
+                analysed_games=figures.games if figures else 0,
+                mean_loss=figures.mean_loss_points if figures else 0.0,
+                accuracy=figures.accuracy if figures else 0.0,
             )
         )
     entered = {owner_of.get(bot, "") for bot in table.point.ratings}

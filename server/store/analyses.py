@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -211,9 +212,10 @@ def analysis_progress(engine: Engine, tournament_id: str) -> tuple[int, int]:
         )
 
 
-def tournament_figures(engine: Engine, tournament_id: str) -> dict[str, AnalysedFigures]:
-    """Each bot's figures over its analysed games of ``tournament_id``, by name (a bot with
-    no analysed game is absent): the grades' mean loss per decision and accuracy."""
+def analysed_figures(engine: Engine, tournament_ids: Sequence[str]) -> dict[str, AnalysedFigures]:
+    """Each bot's figures over its analysed games of the tournaments ``tournament_ids``, by
+    name (a bot with no analysed game is absent): the grades' mean loss per decision and
+    accuracy."""
     query = (
         sa.select(
             ANALYSES.c.bot,
@@ -223,7 +225,7 @@ def tournament_figures(engine: Engine, tournament_id: str) -> dict[str, Analysed
             sa.func.avg(ANALYSES.c.accuracy).label("accuracy"),
         )
         .select_from(ANALYSES.join(MATCHES, MATCHES.c.id == ANALYSES.c.match_id))
-        .where(MATCHES.c.tournament_id == tournament_id)
+        .where(MATCHES.c.tournament_id.in_(list(tournament_ids)))
         .group_by(ANALYSES.c.bot)
     )
     with engine.connect() as connection:
@@ -250,3 +252,25 @@ def analysed_seats(engine: Engine, match_id: str) -> list[int]:
                 .order_by(ANALYSES.c.seat)
             ).scalars()
         ]
+
+
+def in_duplicate_set(engine: Engine, match_id: str) -> bool:
+    """Whether another game of the tournament of ``match_id`` was dealt the same deal (a
+    duplicate set: its analysis carries each hand's par, docs/analysis.md)."""
+    other = MATCHES.alias("other")
+    query = (
+        sa.select(sa.func.count())
+        .select_from(
+            MATCHES.join(
+                other,
+                sa.and_(
+                    other.c.tournament_id == MATCHES.c.tournament_id,
+                    other.c.deal_id == MATCHES.c.deal_id,
+                    other.c.id != MATCHES.c.id,
+                ),
+            )
+        )
+        .where(MATCHES.c.id == match_id)
+    )
+    with engine.connect() as connection:
+        return bool(connection.execute(query).scalar_one())

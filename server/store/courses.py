@@ -106,6 +106,8 @@ class StoredCourse:
     """The sandbox limits set for its hosted bots ({}: the defaults; .hosted_settings)."""
     human_move_ms: int = 0
     """A person's time per move in its practice matches (0: the default, docs/people.md)."""
+    analyse_tournaments: bool = False
+    """Its tournaments are analysed when they end (.analysis_jobs, docs/courses.md)."""
     bots: int = 0
     """Bots that are not deleted (filled by :func:`courses` and :func:`course`)."""
     owners: int = 0
@@ -284,6 +286,7 @@ def _stored(row: sa.RowMapping, bots: int, owners: int) -> StoredCourse:
         live_view=str(row["live_view"]),
         hosting_limits=json.loads(row["hosting_limits"]) if row["hosting_limits"] else {},
         human_move_ms=int(row["human_move_ms"]),
+        analyse_tournaments=bool(row["analyse_tournaments"]),
         bots=int(bots),
         owners=int(owners),
     )

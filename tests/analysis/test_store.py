@@ -9,76 +9,19 @@ import datetime as dt
 import pytest
 import sqlalchemy as sa
 
-from domino_arena.server.analysis.report import (
-    ActionValue,
-    Decision,
-    HandPar,
-    MatchAnalysis,
-    SeatSummary,
-    Severity,
-)
 from domino_arena.server.store.analyses import (
     UnknownMatchError,
+    analysed_figures,
     analysed_seats,
     analysis_progress,
     bot_analyses,
     load_analysis,
     save_analysis,
-    tournament_figures,
 )
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tables import MATCH_LOGS
+from tests.analysis.records import analysis, summary
 from tests.fakes.store import a_match, running_tournament
-
-
-def decision(step: int, seat: int, loss: float) -> Decision:
-    return Decision(
-        step=step,
-        seat=seat,
-        hand=1,
-        phase="play",
-        chosen="play 6-6 left",
-        best="play 6-6 left" if loss == 0 else "play 5-5 left",
-        loss_points=loss,
-        loss_win=loss / 100,
-        stderr=0.04,
-        samples=64,
-        severity=None if loss < 1 else Severity.MISTAKE,
-        values=(ActionValue("play 6-6 left", 3.0 - loss, 0.5), ActionValue("pass", 1.0, 0.4)),
-    )
-
-
-def summary(seat: int, name: str, loss: float, decisions: int = 2) -> SeatSummary:
-    return SeatSummary(
-        seat=seat,
-        name=name,
-        decisions=decisions,
-        mean_loss_points=loss,
-        mean_loss_win=loss / 100,
-        accuracy=100 - 10 * loss,
-        severities={"mistake": 1} if loss >= 1 else {},
-        by_phase={"play": loss},
-    )
-
-
-def analysis(match_id: str, seats: dict[int, float], *, precision: float = 0.05) -> MatchAnalysis:
-    """An analysis of ``match_id`` of the seats given, each with its mean loss (alice is seat
-    0, bob seat 1, as :func:`a_match` seats them)."""
-    names = ("alice", "bob")
-    return MatchAnalysis(
-        match_id=match_id,
-        game="passing",
-        seats=tuple(seats),
-        precision=precision,
-        seed=7,
-        decisions=tuple(
-            decision(step, seat, loss if step > 1 else 0.0)
-            for seat, loss in seats.items()
-            for step in (seat, seat + 2)
-        ),
-        summaries=tuple(summary(seat, names[seat], loss) for seat, loss in seats.items()),
-        pars=(HandPar(hand=1, par=(10, 20), actual=(5, 25), exact=True),),
-    )
 
 
 def test_an_analysis_is_stored_and_read_back_whole(storage: Storage) -> None:
@@ -171,7 +114,7 @@ def test_a_tournaments_progress_and_figures(storage: Storage) -> None:
     assert analysis_progress(storage.engine, "t1") == (2, 3)
     assert analysis_progress(storage.engine, "none") == (0, 0)
 
-    figures = tournament_figures(storage.engine, "t1")
+    figures = analysed_figures(storage.engine, ["t1", "other"])
     assert set(figures) == {"alice", "bob"}
     alice = figures["alice"]
     assert (alice.games, alice.decisions) == (2, 8)

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from domino_arena.server.cli.grades import BASELINE_COLUMNS, COLUMNS
+from domino_arena.server.store.analyses import save_analysis
 from domino_arena.server.store.tournaments import TournamentState
 from domino_arena.v1 import admin_pb2
+from tests.analysis.records import analysis
 from tests.fakes.admin_server import AdminServer
 from tests.fakes.graded import a_regrade, a_term
 
@@ -271,3 +273,25 @@ def test_grades_from_too_few_sets_say_so(
         "significant' whatever the games; grade a bigger tournament (tournament create "
         "--precision, docs/courses.md: precision)"
     ]
+
+
+def test_a_bots_analysed_games_carry_its_mean_loss_and_accuracy(
+    capsys: pytest.CaptureFixture[str], referee: AdminServer
+) -> None:
+    storage = referee.arena.storage
+    losses = {"t1-0": 1.0, "t1-1": 0.5}  # mean loss per decision of each game, 2 decisions each
+    for match_id, loss in losses.items():
+        match = storage.match(match_id)
+        assert match is not None
+        seat = match.seats.index("ace")
+        save_analysis(storage.engine, analysis(match_id, {seat: loss}, names=match.seats))
+    out = admin(capsys, referee, "grades", "t1", "--rounds", "20")
+    header, *rows = rows_of(out)
+    by_bot = {row[1]: dict(zip(header, row, strict=True)) for row in rows}
+    ace = by_bot["ace"]
+    assert (ace["analysed_games"], ace["mean_loss"], ace["accuracy"]) == ("2", "0.750", "92.5")
+    assert (by_bot["eve"]["analysed_games"], by_bot["eve"]["mean_loss"]) == ("", "")
+    assert by_bot[""]["accuracy"] == ""  # no submission
+    out = admin(capsys, referee, "grades", "t1", "--format", "json", "--rounds", "20")
+    first = json.loads(out)["grades"][0]
+    assert (first["bot"], first["analysed_games"], first["mean_loss"]) == ("ace", 2, 0.75)

@@ -3297,6 +3297,7 @@ class Course(_message.Message):
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
     HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
     HUMAN_MOVE_MS_FIELD_NUMBER: _builtins.int
+    ANALYSE_TOURNAMENTS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1-64 letters, digits, '_', '.' or '-'; "default" is the server's own"""
     title: _builtins.str
@@ -3321,6 +3322,8 @@ class Course(_message.Message):
     """A person's time for each move in this course's practice matches (docs/people.md);
     0: the default, 60 s
     """
+    analyse_tournaments: _builtins.bool
+    """Each tournament of the course is analysed when it ends (docs/courses.md: analysis)"""
     @_builtins.property
     def created(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -3351,10 +3354,11 @@ class Course(_message.Message):
         live_view: Global___LiveView.ValueType = ...,
         hosting_limits: Global___HostingLimits | None = ...,
         human_move_ms: _builtins.int = ...,
+        analyse_tournaments: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "hosting_limits", b"hosting_limits", "organizer_token_issued", b"organizer_token_issued"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "live_view", b"live_view", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "analyse_tournaments", b"analyse_tournaments", "anonymous", b"anonymous", "baselines", b"baselines", "bots", b"bots", "created", b"created", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "live_view", b"live_view", "name", b"name", "organizer_token_issued", b"organizer_token_issued", "owners", b"owners", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3514,6 +3518,7 @@ class UpdateCourseRequest(_message.Message):
     LIVE_VIEW_FIELD_NUMBER: _builtins.int
     HOSTING_LIMITS_FIELD_NUMBER: _builtins.int
     HUMAN_MOVE_MS_FIELD_NUMBER: _builtins.int
+    ANALYSE_TOURNAMENTS_FIELD_NUMBER: _builtins.int
     course: _builtins.str
     """empty: the organizer's own"""
     title: _builtins.str
@@ -3526,6 +3531,8 @@ class UpdateCourseRequest(_message.Message):
     """unspecified: unchanged"""
     human_move_ms: _builtins.int
     """set: a person's time per move (0: the default, 60 s)"""
+    analyse_tournaments: _builtins.bool
+    """set: analyse its tournaments as they end, or not"""
     @_builtins.property
     def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___Baseline]: ...
     @_builtins.property
@@ -3547,15 +3554,18 @@ class UpdateCourseRequest(_message.Message):
         live_view: Global___LiveView.ValueType = ...,
         hosting_limits: Global___HostingLimits | None = ...,
         human_move_ms: _builtins.int | None = ...,
+        analyse_tournaments: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_human_move_ms", b"_human_move_ms", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "title", b"title"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_analyse_tournaments", b"_analyse_tournaments", "_anonymous", b"_anonymous", "_human_move_ms", b"_human_move_ms", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "analyse_tournaments", b"analyse_tournaments", "anonymous", b"anonymous", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "title", b"title"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_anonymous", b"_anonymous", "_human_move_ms", b"_human_move_ms", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "live_view", b"live_view", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners", "_allow_same_owner_tables", b"_allow_same_owner_tables", "_analyse_tournaments", b"_analyse_tournaments", "_anonymous", b"_anonymous", "_human_move_ms", b"_human_move_ms", "_title", b"_title", "allow_same_owner_partners", b"allow_same_owner_partners", "allow_same_owner_tables", b"allow_same_owner_tables", "analyse_tournaments", b"analyse_tournaments", "anonymous", b"anonymous", "baselines", b"baselines", "course", b"course", "hosting_limits", b"hosting_limits", "human_move_ms", b"human_move_ms", "live_view", b"live_view", "set_baselines", b"set_baselines", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_same_owner_partners: _TypeAlias = _typing.Literal["allow_same_owner_partners"]  # noqa: Y015
     _WhichOneofArgType__allow_same_owner_partners: _TypeAlias = _typing.Literal["_allow_same_owner_partners", b"_allow_same_owner_partners"]  # noqa: Y015
     _WhichOneofReturnType__allow_same_owner_tables: _TypeAlias = _typing.Literal["allow_same_owner_tables"]  # noqa: Y015
     _WhichOneofArgType__allow_same_owner_tables: _TypeAlias = _typing.Literal["_allow_same_owner_tables", b"_allow_same_owner_tables"]  # noqa: Y015
+    _WhichOneofReturnType__analyse_tournaments: _TypeAlias = _typing.Literal["analyse_tournaments"]  # noqa: Y015
+    _WhichOneofArgType__analyse_tournaments: _TypeAlias = _typing.Literal["_analyse_tournaments", b"_analyse_tournaments"]  # noqa: Y015
     _WhichOneofReturnType__anonymous: _TypeAlias = _typing.Literal["anonymous"]  # noqa: Y015
     _WhichOneofArgType__anonymous: _TypeAlias = _typing.Literal["_anonymous", b"_anonymous"]  # noqa: Y015
     _WhichOneofReturnType__human_move_ms: _TypeAlias = _typing.Literal["human_move_ms"]  # noqa: Y015
@@ -3566,6 +3576,8 @@ class UpdateCourseRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_same_owner_partners) -> _WhichOneofReturnType__allow_same_owner_partners | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_same_owner_tables) -> _WhichOneofReturnType__allow_same_owner_tables | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__analyse_tournaments) -> _WhichOneofReturnType__analyse_tournaments | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__anonymous) -> _WhichOneofReturnType__anonymous | None: ...
     @_typing.overload
@@ -3974,6 +3986,9 @@ class OwnerGrade(_message.Message):
     BASELINES_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     GRADE_FIELD_NUMBER: _builtins.int
+    ANALYSED_GAMES_FIELD_NUMBER: _builtins.int
+    MEAN_LOSS_FIELD_NUMBER: _builtins.int
+    ACCURACY_FIELD_NUMBER: _builtins.int
     owner: _builtins.str
     bot: _builtins.str
     """the owner's bot in the graded tournaments (one row per bot)"""
@@ -3994,6 +4009,14 @@ class OwnerGrade(_message.Message):
     """"graded", or "no submission" (an owner of the course with no entry)"""
     grade: _builtins.str
     """by the request's scale; empty: no scale, no rule met, or no submission"""
+    analysed_games: _builtins.int
+    """Its analysed games of the graded tournaments (docs/analysis.md); 0: none, and the two
+    figures after it mean nothing
+    """
+    mean_loss: _builtins.float
+    """expected points lost per decision over those games"""
+    accuracy: _builtins.float
+    """0 to 100: the mean of those games' accuracy"""
     @_builtins.property
     def baselines(self) -> _containers.RepeatedCompositeFieldContainer[Global___BaselineResult]:
         """one per baseline seated, by name"""
@@ -4016,10 +4039,13 @@ class OwnerGrade(_message.Message):
         baselines: _abc.Iterable[Global___BaselineResult] | None = ...,
         status: _builtins.str = ...,
         grade: _builtins.str = ...,
+        analysed_games: _builtins.int = ...,
+        mean_loss: _builtins.float = ...,
+        accuracy: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["baselines", b"baselines", "bot", b"bot", "draws", b"draws", "faults", b"faults", "games", b"games", "grade", b"grade", "losses", b"losses", "owner", b"owner", "points", b"points", "rank", b"rank", "rating", b"rating", "rating_high", b"rating_high", "rating_low", b"rating_low", "status", b"status", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accuracy", b"accuracy", "analysed_games", b"analysed_games", "baselines", b"baselines", "bot", b"bot", "draws", b"draws", "faults", b"faults", "games", b"games", "grade", b"grade", "losses", b"losses", "mean_loss", b"mean_loss", "owner", b"owner", "points", b"points", "rank", b"rank", "rating", b"rating", "rating_high", b"rating_high", "rating_low", b"rating_low", "status", b"status", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

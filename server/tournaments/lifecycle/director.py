@@ -17,6 +17,7 @@ import asyncio
 import datetime as dt
 import functools
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -47,6 +48,9 @@ class Director:
     """The tournament id -> its runner, while it runs."""
     scheduled: set[str] = field(default_factory=set)
     """The ids of the created tournaments waiting for their ``start_at`` (a task each)."""
+    on_finished: Callable[[str], Awaitable[None]] | None = None
+    """Told the id of each tournament that ends here with its last game (the composition
+    root queues its analysis: server/analysis/jobs.py); its errors are logged, never raised."""
 
     async def create_tournament(self, t: StoredTournament, start: bool) -> None:
         """Store the new tournament ``t`` and, if ``start``, start it (else at its
@@ -212,6 +216,11 @@ class Director:
                 continue
             done = runner.progress.done
             LOG.info("tournament %s: id=%s done=%d", state.value, tournament_id, done)
+            if state is TournamentState.FINISHED and self.on_finished is not None:
+                try:
+                    await self.on_finished(tournament_id)
+                except Exception:
+                    LOG.exception("tournament %s: what follows its end failed", tournament_id)
             return
 
     async def resume_tournaments(self) -> None:

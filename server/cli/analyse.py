@@ -1,0 +1,178 @@
+"""``domino-arena analyse``: a stored match's decisions analysed, or a tournament's progress.
+
+``analyse MATCH_ID`` reads the match's record from the database (``--db``, as ``verify --db``
+does), analyses it in one worker process (server/analysis/pool.py: the engine never runs in
+the command's own process), stores the analysis (a seat analysed again replaces its earlier
+one) and prints each evaluated decision and each seat's summary; ``--json`` prints the
+analysis as ``MatchAnalysis.to_json`` writes it (docs/analysis.md).
+
+``analyse --tournament ID`` queues the tournament's matches that are neither analysed nor
+queued for the referee's analysis workers (docs/admin.md: analyses) and prints how many are
+analysed of how many. A bad match id, seat or precision is one line naming the flag, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any, Final
+
+from domino_arena.server.cli.arguments import CliError, Handler, Handlers, db_argument, server_extra
+
+DEFAULT_PRECISION: Final = 0.05
+"""The analysis' default target standard error, in points (the pool's DEFAULT_PRECISION)."""
+
+_DECISION_COLUMNS: Final = ("step", "seat", "phase", "chosen", "best", "loss", "severity")
+_SUMMARY_COLUMNS: Final = ("seat", "name", "decisions", "mean loss", "accuracy", "severities")
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "match_id", nargs="?", metavar="MATCH_ID", help="the stored match to analyse"
+    )
+    parser.add_argument(
+        "--seat",
+        type=int,
+        metavar="K",
+        help="analyse only seat K (from 0; default: every seat)",
+    )
+    parser.add_argument(
+        "--precision",
+        type=float,
+        default=DEFAULT_PRECISION,
+        metavar="P",
+        help="target standard error, in points, of each decision's loss (default "
+        f"{DEFAULT_PRECISION}; larger is faster)",
+    )
+    parser.add_argument(
+        "--tournament",
+        metavar="ID",
+        help="instead of a match: queue this tournament's matches not analysed yet for the "
+        "referee's analysis workers, and print how many are analysed",
+    )
+    parser.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    db_argument(parser)
+
+
+def _run(args: argparse.Namespace) -> int:
+    precision: float = args.precision
+    if not (precision > 0 and math.isfinite(precision)):
+        raise CliError(f"--precision: expected a number of points above 0, got {precision:g}")
+    if (args.match_id is None) == (args.tournament is None):
+        raise CliError("give a MATCH_ID or --tournament ID (one of them)")
+    if args.tournament is not None and args.seat is not None:
+        raise CliError("--seat: a tournament's matches are analysed for every seat")
+    with server_extra("analyse"):
+        from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415
+    storage = open_storage(args.db)
+    try:
+        if args.tournament is not None:
+            return _tournament(storage.engine, args)
+        return _match(storage.engine, args)
+    finally:
+        storage.close()
+
+
+def _match(engine: Any, args: argparse.Namespace) -> int:
+    from domino_arena.server.analysis.pool import AnalysisPool, AnalysisRequest  # noqa: PLC0415
+    from domino_arena.server.store.analyses import in_duplicate_set, save_analysis  # noqa: PLC0415
+    from domino_arena.server.store.matches import match  # noqa: PLC0415
+
+    match_id: str = args.match_id
+    found = match(engine, match_id)
+    if found is None:
+        raise CliError(f"MATCH_ID: no stored match has id {match_id!r} in the database {args.db}")
+    if found.record is None:
+        raise CliError(f"MATCH_ID: match {match_id} was stored without a record: nothing to read")
+    seats = None
+    if args.seat is not None:
+        if not 0 <= args.seat < len(found.seats):
+            raise CliError(
+                f"--seat: match {match_id} has seats 0 to {len(found.seats) - 1}, got {args.seat}"
+            )
+        seats = (args.seat,)
+    request = AnalysisRequest(
+        match_id=match_id,
+        record=found.record,
+        seats=seats,
+        precision=args.precision,
+        pars=in_duplicate_set(engine, match_id),
+    )
+    with AnalysisPool(workers=1, queue=0) as pool:
+        try:
+            analysis = pool.run(request)
+        except ValueError as exc:  # a record that does not replay: the analysis names the step
+            raise CliError(f"match {match_id}: {exc}") from None
+    save_analysis(engine, analysis)
+    if args.json:
+        print(json.dumps(analysis.to_json(), indent=2, sort_keys=True))
+        return 0
+    from domino_arena.server.cli.admin_client import console  # noqa: PLC0415
+    from domino_arena.server.cli.tables import table  # noqa: PLC0415
+
+    out = console()
+    decisions = [
+        (
+            d.step,
+            d.seat,
+            d.phase,
+            d.chosen,
+            d.best,
+            f"{d.loss_points:.2f}",
+            "" if d.severity is None else d.severity.value,
+        )
+        for d in analysis.decisions
+    ]
+    out.print(table(f"match {match_id}: decisions", _DECISION_COLUMNS, decisions))
+    summaries = [
+        (
+            s.seat,
+            s.name,
+            s.decisions,
+            f"{s.mean_loss_points:.3f}",
+            f"{s.accuracy:.1f}",
+            ", ".join(f"{k} {v}" for k, v in sorted(s.severities.items()) if v) or "none",
+        )
+        for s in analysis.summaries
+    ]
+    out.print(table("seats", _SUMMARY_COLUMNS, summaries))
+    return 0
+
+
+def _tournament(engine: Any, args: argparse.Namespace) -> int:
+    from domino_arena.server.store import analysis_jobs  # noqa: PLC0415
+    from domino_arena.server.store.analyses import analysis_progress  # noqa: PLC0415
+    from domino_arena.server.store.tournaments import tournament  # noqa: PLC0415
+
+    tournament_id: str = args.tournament
+    if tournament(engine, tournament_id) is None:
+        raise CliError(
+            f"--tournament: no tournament has id {tournament_id!r} in the database {args.db}"
+        )
+    queued = analysis_jobs.queue_tournament(engine, tournament_id, precision=args.precision)
+    analysed, total = analysis_progress(engine, tournament_id)
+    jobs = analysis_jobs.job_counts(engine, tournament_id)
+    failed = analysis_jobs.failed_jobs(engine, tournament_id)
+    if args.json:
+        document = {
+            "tournament_id": tournament_id,
+            "analysed": analysed,
+            "total": total,
+            "queued": queued,
+            "jobs": jobs,
+            "failed": [{"match_id": j.match_id, "error": j.error} for j in failed],
+        }
+        print(json.dumps(document, indent=2, sort_keys=True))
+        return 0
+    print(
+        f"tournament {tournament_id}: {analysed} of {total} matches analysed; queued now "
+        f"{queued}; waiting {jobs[analysis_jobs.PENDING]}, running "
+        f"{jobs[analysis_jobs.RUNNING]}, failed {jobs[analysis_jobs.FAILED]}"
+    )
+    for job in failed:
+        print(f"  {job.match_id} failed: {job.error}")
+    return 0
+
+
+HANDLERS: Final[Handlers] = {"analyse": Handler(_arguments, _run)}

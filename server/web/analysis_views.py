@@ -23,8 +23,10 @@ from typing import Any, Final
 from domino_arena.server.analysis.report import Decision, MatchAnalysis, SeatSummary, Severity
 from domino_arena.server.web.seat_names import seat_label
 
-ROW: Final = 30
-"""Pixels a seat's row of the strip takes."""
+ROW: Final = 36
+"""Pixels a seat's row of the strip takes: its label above, its bars (and their marks) below."""
+BASE: Final = ROW - 4
+"""Pixels from a row's top to the line its bars stand on."""
 BAR_MAX: Final = 16
 """Pixels of the tallest bar (the match's largest loss)."""
 BAR_MIN: Final = 2
@@ -109,7 +111,7 @@ def _bar(d: Decision, x: int, top: int, scale: float, seats: Sequence[str]) -> d
     return {
         "step": d.step,
         "x": x,
-        "y": top + ROW - 2 - height,
+        "y": top + BASE - height,
         "height": height,
         "severity": None if d.severity is None else d.severity.value,
         "severe": d.severity in (Severity.MISTAKE, Severity.BLUNDER),
@@ -122,7 +124,8 @@ def strip(
 ) -> dict[str, Any]:
     """The evaluation strip drawn under ``timeline`` (:func:`.timeline.timeline`'s data, whose
     positions it shares: step ``s`` is at ``pad + s * unit``): its ``top`` and ``height`` in the
-    timeline's drawing, a ``rows`` entry per analysed seat (its ``label`` and ``bars``), and
+    timeline's drawing, a ``rows`` entry per analysed seat (its ``label``, its top ``y``, the
+    ``base`` its bars stand on, and ``bars``), and
     the severe decisions as ``mistakes`` (each with its ``title``), in step order."""
     top: int = timeline["height"]
     unit: int = timeline["unit"]
@@ -134,7 +137,9 @@ def strip(
     for i, seat in enumerate(analysis.seats):
         y = top + i * ROW
         bars = [_bar(d, pad + d.step * unit, y, scale, seats) for d in shown if d.seat == seat]
-        rows.append({"seat": seat, "label": who(seat, seats), "y": y, "bars": bars})
+        rows.append(
+            {"seat": seat, "label": who(seat, seats), "y": y, "base": y + BASE, "bars": bars}
+        )
     mistakes = [
         {
             "step": d.step,

@@ -35,6 +35,7 @@ from starlette.templating import Jinja2Templates
 
 from domino_arena.server.web import (
     activity,
+    analysis_pages,
     bot_ratings,
     bracket_svg,
     course_links,
@@ -154,6 +155,7 @@ def _bot(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]]:
         if names.hidden(name):
             raise not_found(f"no bot is called {name!r}")
         data = bot_ratings.bot_page(storage, name)
+        data["analysis"] = analysis_pages.bot_summary(storage.engine, name)
         data["course_link"] = course_links.course_link(
             storage, course_links.bot_course(storage, name)
         )
@@ -190,6 +192,7 @@ def _match(storage: WebStorage, request: Request) -> Callable[[], dict[str, Any]
 
     def read() -> dict[str, Any]:
         data = views.match(storage, request.path_params["id"], step)
+        analysis_pages.attach_replay(storage.engine, data)
         data["course_link"] = course_links.course_link(storage, data["match"]["course"])
         return data
 
@@ -208,6 +211,7 @@ def _match_step(storage: WebStorage, request: Request) -> Callable[[], dict[str,
             raise not_found(
                 f"no replay of match {request.path_params['id']!r}: {data['no_replay']}"
             )
+        analysis_pages.attach_replay(storage.engine, data)
         return data
 
     return read

@@ -15,7 +15,7 @@ keyboard and screen readers (the chart itself is one image to them).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from markupsafe import Markup, escape
@@ -68,8 +68,48 @@ def ticks(low: float, high: float, step: float) -> list[float]:
     return [n * step for n in range(first, last + 1)]
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
+    """A tick's or a point's value: one decimal at most, no trailing zero."""
     return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def frame(
+    x_ticks: Sequence[float],
+    y_ticks: Sequence[float],
+    x: Callable[[float], float],
+    y: Callable[[float], float],
+    *,
+    y_title: str,
+    x_title: str,
+) -> list[str]:
+    """A chart's grid, ticks, axes and axes' titles (escaped), at the ticks' positions by
+    ``x`` and ``y``: the frame every chart of the pages has."""
+    bottom = HEIGHT - BOTTOM
+    parts = []
+    for t in y_ticks:
+        parts.append(
+            f'<line class="grid" x1="{LEFT}" y1="{y(t):.1f}" x2="{WIDTH - RIGHT}" '
+            f'y2="{y(t):.1f}" stroke="#ddd"/>'
+            f'<text class="y-tick" x="{LEFT - 6}" y="{y(t) + FONT * 0.35:.1f}" '
+            f'text-anchor="end" font-size="{FONT}">{number(t)}</text>'
+        )
+    for t in x_ticks:
+        parts.append(
+            f'<line class="tick" x1="{x(t):.1f}" y1="{bottom}" x2="{x(t):.1f}" '
+            f'y2="{bottom + 5}" stroke="#888"/>'
+            f'<text class="x-tick" x="{x(t):.1f}" y="{bottom + 6 + FONT}" '
+            f'text-anchor="middle" font-size="{FONT}">{number(t)}</text>'
+        )
+    parts += [
+        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}" stroke="#888"/>',
+        f'<line class="axis" x1="{LEFT}" y1="{bottom}" x2="{WIDTH - RIGHT}" y2="{bottom}" '
+        'stroke="#888"/>',
+        f'<text class="axis-title y-title" x="{LEFT - 6}" y="{FONT + 2}" text-anchor="start" '
+        f'font-size="{FONT}">{escape(y_title)}</text>',
+        f'<text class="axis-title x-title" x="{WIDTH - RIGHT}" y="{HEIGHT - 4}" '
+        f'text-anchor="end" font-size="{FONT}">{escape(x_title)}</text>',
+    ]
+    return parts
 
 
 def rating_chart(ratings: Sequence[float], *, label: str, start: float) -> Markup:
@@ -105,7 +145,6 @@ def rating_chart(ratings: Sequence[float], *, label: str, start: float) -> Marku
     x_ticks = [t for t in ticks(0, games, nice_step(games, whole=True)) if t <= games]
     plot_w = WIDTH - LEFT - RIGHT
     plot_h = HEIGHT - TOP - BOTTOM
-    bottom = HEIGHT - BOTTOM
 
     def x(n: float) -> float:
         return LEFT + plot_w * n / games
@@ -113,29 +152,9 @@ def rating_chart(ratings: Sequence[float], *, label: str, start: float) -> Marku
     def y(v: float) -> float:
         return TOP + plot_h * (y_high - v) / (y_high - y_low)
 
-    parts = [head]
-    for t in y_ticks:
-        parts.append(
-            f'<line class="grid" x1="{LEFT}" y1="{y(t):.1f}" x2="{WIDTH - RIGHT}" '
-            f'y2="{y(t):.1f}" stroke="#ddd"/>'
-            f'<text class="y-tick" x="{LEFT - 6}" y="{y(t) + FONT * 0.35:.1f}" '
-            f'text-anchor="end" font-size="{FONT}">{_number(t)}</text>'
-        )
-    for t in x_ticks:
-        parts.append(
-            f'<line class="tick" x1="{x(t):.1f}" y1="{bottom}" x2="{x(t):.1f}" '
-            f'y2="{bottom + 5}" stroke="#888"/>'
-            f'<text class="x-tick" x="{x(t):.1f}" y="{bottom + 6 + FONT}" '
-            f'text-anchor="middle" font-size="{FONT}">{_number(t)}</text>'
-        )
-    parts += [
-        f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}" stroke="#888"/>',
-        f'<line class="axis" x1="{LEFT}" y1="{bottom}" x2="{WIDTH - RIGHT}" y2="{bottom}" '
-        'stroke="#888"/>',
-        f'<text class="axis-title y-title" x="{LEFT - 6}" y="{FONT + 2}" text-anchor="start" '
-        f'font-size="{FONT}">Live Elo</text>',
-        f'<text class="axis-title x-title" x="{WIDTH - RIGHT}" y="{HEIGHT - 4}" '
-        f'text-anchor="end" font-size="{FONT}">rated games ({games} in all)</text>',
+    parts = [
+        head,
+        *frame(x_ticks, y_ticks, x, y, y_title="Live Elo", x_title=f"rated games ({games} in all)"),
     ]
     line = " ".join(f"{x(n):.1f},{y(v):.1f}" for n, v in points)
     parts.append(
@@ -147,7 +166,7 @@ def rating_chart(ratings: Sequence[float], *, label: str, start: float) -> Marku
         what = "start" if n == 0 else f"after game {n}"
         parts.append(
             f'<circle class="{dots}" cx="{x(n):.1f}" cy="{y(v):.1f}" r="4" '
-            f'fill="currentColor"><title>{what}: {_number(v)}</title></circle>'
+            f'fill="currentColor"><title>{what}: {number(v)}</title></circle>'
         )
     parts.append("</svg>")
     return Markup("".join(parts))

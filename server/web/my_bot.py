@@ -11,6 +11,8 @@ thread like :mod:`.views`): what a student needs to see of their bot after a cla
   steps it happened at (the replay at that step) by match, newest first, the newest
   :data:`SHOWN_PER_REASON` of them.
 - Its latest matches with their replays.
+- Its **mistakes in its lost games** (:func:`lost_games`): the decisions the analysis marked
+  in its newest analysed games it lost, each linking the replay at that step.
 - Its hosted versions (:mod:`.hosted_views`): the upload form of a new version, the versions
   with their status and reports, and whether the latest is suspended or one is being checked.
 
@@ -22,9 +24,15 @@ from __future__ import annotations
 from typing import Any, Final
 from urllib.parse import quote
 
+from sqlalchemy import Engine
+
 from domino_arena.sdk.rules import GAMES
+from domino_arena.server.analysis.report import Severity
+from domino_arena.server.store.analyses import bot_analyses, load_analysis
 from domino_arena.server.store.courses import StoredCourse
 from domino_arena.server.web import bot_ratings, hosted_views, views
+from domino_arena.server.web.analysis_pages import BOT_ANALYSES, version_label
+from domino_arena.server.web.analysis_views import loss_text, severity_counts
 from domino_arena.server.web.course_pages import course_summary
 from domino_arena.server.web.scoped import course_games, known_course
 from domino_arena.server.web.views import WebStorage
@@ -35,6 +43,11 @@ MY_FAULTED: Final = 200
 """At most this many of them are read whole (for each fault's reason)."""
 MY_REPLAYS: Final = 50
 """Its latest matches listed with their replays."""
+LOST_GAMES: Final = 10
+"""The newest analysed games its bot lost that it lists with their mistakes."""
+MISTAKES_SHOWN: Final = 20
+"""The mistakes and blunders a lost game lists (its first, by step)."""
+SEVERE: Final = (Severity.MISTAKE, Severity.BLUNDER)
 SHOWN_PER_REASON: Final = 20
 """The steps a group of faults links (its newest); the group counts them all."""
 
@@ -68,6 +81,7 @@ def my_bot(storage: WebStorage, name: str, bot: str) -> dict[str, Any]:
         "matches": [
             {**views.match_summary(m), "replay": replay(m.id)} for m in recent[:MY_REPLAYS]
         ],
+        "lost_games": lost_games(storage.engine, bot),
         "hosting": hosted_views.hosting(storage.engine, name, bot),
     }
 
@@ -136,3 +150,44 @@ def step_link(match_id: str, step: int | None) -> str:
     page when the step is unknown (no readable record)."""
     page = replay(match_id)
     return page if step is None else f"{page}?step={step}#replay"
+
+
+def lost_games(engine: Engine, bot: str) -> list[dict[str, Any]]:
+    """``bot``'s newest :data:`LOST_GAMES` analysed games that it lost, newest first: each
+    with its figures (the count of each severity) and its mistakes and blunders by step (the
+    first :data:`MISTAKES_SHOWN`; ``more`` counts the rest), each linking the replay at the
+    step it was taken in. Inaccuracies are counted, not listed: a student reads the costly
+    ones first."""
+    lost = [a for a in bot_analyses(engine, bot, limit=BOT_ANALYSES) if a.won is False]
+    shown = []
+    for a in lost[:LOST_GAMES]:
+        analysis = load_analysis(engine, a.match_id)
+        decisions = [] if analysis is None else analysis.for_seat(a.seat)
+        marked = sorted((d for d in decisions if d.severity in SEVERE), key=lambda d: d.step)
+        shown.append(
+            {
+                "match_id": a.match_id,
+                "game": a.game,
+                "played_at": a.played_at.isoformat(),
+                "version": None if a.version is None else version_label(a.version),
+                "seat": a.seat,
+                "replay": replay(a.match_id),
+                "accuracy": a.summary.accuracy,
+                "mean_loss": a.summary.mean_loss_points,
+                "decisions": a.summary.decisions,
+                "counts": severity_counts(a.summary),
+                "mistakes": [
+                    {
+                        "step": d.step,
+                        "hand": d.hand,
+                        "phase": d.phase,
+                        "severity": d.severity.value if d.severity else None,
+                        "text": loss_text(d),
+                        "link": step_link(a.match_id, d.step),
+                    }
+                    for d in marked[:MISTAKES_SHOWN]
+                ],
+                "more": max(len(marked) - MISTAKES_SHOWN, 0),
+            }
+        )
+    return shown

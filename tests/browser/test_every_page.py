@@ -30,6 +30,7 @@ from tests.browser.harness import serve
 from tests.browser.live_harness import BOTS as LIVE_BOTS
 from tests.browser.live_harness import Arena, Gate
 from tests.browser.looks import look_at
+from tests.fakes.analysed import analyse_stored, lost_by
 from tests.fakes.course_site import ANONYMOUS, PUBLIC, PUBLIC_CUP, Courses, filled_courses
 from tests.fakes.referee_server import WAIT
 from tests.fakes.round_tournaments import play_knockout, round_tournament, store_round
@@ -38,6 +39,9 @@ from tests.fakes.web import BOTS, FORFEIT_ID, TOURNAMENT_ID, match_id_of, web_ap
 arena = live_harness.arena
 """The module's referee and web face (a fixture)."""
 
+ANALYSED: Final = match_id_of("passing", 1)
+"""A match analysed for both seats (its strip, marks and seat figures; its seats' bot pages
+show their analysed games): :func:`every_page_site`."""
 SWISS_ID: Final = "swiss-five"
 KNOCKOUT_ID: Final = "ko-eight"
 PAGES: Final = {
@@ -53,6 +57,7 @@ PAGES: Final = {
     **{f"match-{game}": f"/matches/{match_id_of(game, 0)}" for game in GAMES},
     "match-step": f"/matches/{match_id_of('moon', 0)}?step=5",
     "match-forfeit": f"/matches/{FORFEIT_ID}",
+    "match-analysed": f"/matches/{ANALYSED}?step=5",
     "courses": "/courses",
     "course": f"/courses/{PUBLIC}",
     "course-anonymous": f"/courses/{ANONYMOUS}",
@@ -80,10 +85,14 @@ class Site:
 @pytest.fixture(scope="module")
 def every_page_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """:func:`filled_courses`' storage (the default course's games and two courses), plus a
-    Swiss of five one round in and a knockout of eight played out, served by uvicorn."""
+    Swiss of five one round in and a knockout of eight played out, :data:`ANALYSED` and a game
+    ada-bot lost analysed (My bot lists its mistakes), served by uvicorn."""
     folder = tmp_path_factory.mktemp("every-page")
     with filled_courses(folder) as (storage, courses):
         _add_rounds(storage)
+        analyse_stored(storage, ANALYSED)
+        lost, seat = lost_by(storage, "ada-bot", courses.matches[PUBLIC])
+        analyse_stored(storage, lost, seats=[seat])
         with serve(web_app(storage)) as url:
             yield Site(url, courses)
 

@@ -59,7 +59,7 @@ from .moon_tricks import (
     suit_name,
     trick_winner,
 )
-from .slots import fast_constructor
+from .slots import new_object, slot_setter
 from .state import (
     CHANCE,
     TERMINAL,
@@ -204,9 +204,32 @@ class MoonObservation(Observation):
     """The widow, known only to the bidder once picked up; None for every other seat."""
 
 
-_new_observation: Final = fast_constructor(MoonObservation)
+_SET_PHASE: Final = slot_setter(MoonObservation, "phase")
+_SET_BIDS: Final = slot_setter(MoonObservation, "bids")
+_SET_BIDDER: Final = slot_setter(MoonObservation, "bidder")
+_SET_CONTRACT: Final = slot_setter(MoonObservation, "contract")
+_SET_TRUMP: Final = slot_setter(MoonObservation, "trump")
+_SET_LEADER: Final = slot_setter(MoonObservation, "leader")
+_SET_TRICK: Final = slot_setter(MoonObservation, "trick")
+_SET_TRICKS: Final = slot_setter(MoonObservation, "tricks")
+_SET_WON: Final = slot_setter(MoonObservation, "tricks_won")
+_SET_DISCARD: Final = slot_setter(MoonObservation, "discard")
+_SET_WIDOW: Final = slot_setter(MoonObservation, "widow")
 """MoonObservation's fields positionally, in their order (tricks_won is the state's won)."""
-_new_trick: Final = fast_constructor(Trick)
+_TRICK_LEADER: Final = slot_setter(Trick, "leader")
+_TRICK_PLAYS: Final = slot_setter(Trick, "plays")
+_TRICK_WINNER: Final = slot_setter(Trick, "winner")
+
+
+def _new_trick(leader: int, plays: tuple[tuple[int, Tile], ...], winner: int) -> Trick:
+    """``Trick(leader, plays, winner)`` without the frozen dataclass's slow ``__init__``."""
+    trick = new_object(Trick)
+    _TRICK_LEADER(trick, leader)
+    _TRICK_PLAYS(trick, plays)
+    _TRICK_WINNER(trick, winner)
+    return trick
+
+
 _PLAYING: Final = Phase.PLAYING
 _BIDDING: Final = Phase.BIDDING
 _DISCARD_PHASE: Final = Phase.DISCARD
@@ -270,29 +293,33 @@ class MoonState(GameState):
     def observe(self, seat: int) -> MoonObservation:
         hands = self.hands
         own = seat == self.bidder
-        return _new_observation(
-            self.game,
-            seat,
-            self.seat,
-            self.legal_actions() if seat >= 0 and seat == self.seat else (),
-            hands[seat] if seat >= 0 else (),
-            (len(hands[0]), len(hands[1]), len(hands[2])),
-            self.side_scores,
-            self.deal_index + 1,
-            self.deal_history(seat),
-            self.opener,
-            self.phase,
-            self.bids,
-            self.bidder,
-            self.contract,
-            self.trump,
-            self.leader,
-            self.trick,
-            self.tricks,
-            self.won,
-            self.discard if own else None,
-            self.widow if own else None,
-        )
+        sizes = (len(hands[0]), len(hands[1]), len(hands[2]))
+        made = self._observation_base(MoonObservation, seat, sizes)
+        _SET_PHASE(made, self.phase)
+        _SET_BIDS(made, self.bids)
+        _SET_BIDDER(made, self.bidder)
+        _SET_CONTRACT(made, self.contract)
+        _SET_TRUMP(made, self.trump)
+        _SET_LEADER(made, self.leader)
+        _SET_TRICK(made, self.trick)
+        _SET_TRICKS(made, self.tricks)
+        _SET_WON(made, self.won)
+        _SET_DISCARD(made, self.discard if own else None)
+        _SET_WIDOW(made, self.widow if own else None)
+        return made
+
+    def _copy_own(self, copy: MoonState) -> None:
+        copy.bidder = self.bidder
+        copy.bids = self.bids
+        copy.contract = self.contract
+        copy.discard = self.discard
+        copy.leader = self.leader
+        copy.phase = self.phase
+        copy.trick = self.trick
+        copy.tricks = self.tricks
+        copy.trump = self.trump
+        copy.widow = self.widow
+        copy.won = self.won
 
     # -- legal actions, one method per phase --------------------------------------------------
 

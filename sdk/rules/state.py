@@ -15,12 +15,12 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Self
+from typing import Any, ClassVar, Final, Self, TypeVar
 
 from .actions import Action, Discard, sort_actions
 from .dealing import first_seat, shuffled
 from .errors import GameOverError, IllegalActionError, PositionError
-from .slots import fast_constructor, make_cloner
+from .slots import new_object, slot_setter
 from .tiles import DOUBLE_SIX, Tile, parse_tiles
 
 CHANCE: Final = -1
@@ -484,16 +484,52 @@ class GameState(ABC):
             return self._public_steps
         return tuple(public_entry(entry, viewer) for entry in self._deal_steps)
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._clone = make_cloner(cls)  # type: ignore[method-assign, assignment]
-
     def _clone(self) -> Self:
         """Return a shallow copy to be changed by :meth:`_next` before anyone else sees it.
 
-        Every subclass replaces this with a copy function compiled for its slots.
+        Every slot is assigned by name, here and in :meth:`_copy_own` (a test checks that each
+        is): several times faster than ``copy.copy``, which goes through ``__reduce_ex__``.
         """
-        raise NotImplementedError
+        copy = new_object(type(self))
+        copy.game = self.game
+        copy.seed = self.seed
+        copy.deal_index = self.deal_index
+        copy.opener = self.opener
+        copy.seat = self.seat
+        copy.hands = self.hands
+        copy.side_scores = self.side_scores
+        copy.results = self.results
+        copy.winner = self.winner
+        copy._deals = self._deals
+        copy._legal = self._legal
+        copy._log = self._log
+        copy._deal_steps = self._deal_steps
+        copy._public_steps = self._public_steps
+        copy._hidden_by = self._hidden_by
+        self._copy_own(copy)
+        return copy
+
+    @abstractmethod
+    def _copy_own(self, copy: Self) -> None:
+        """Assign to ``copy`` every slot the game's state class adds to these."""
+
+    def _observation_base(self, cls: type[_O], seat: int, sizes: tuple[int, ...]) -> _O:
+        """Return a new ``cls`` with the fields every observation shares set (``hand_sizes``
+        is ``sizes``); the caller sets the game's own fields before anyone sees it."""
+        made = new_object(cls)
+        mover = self.seat
+        seated = seat >= 0
+        _OBS_GAME(made, self.game)
+        _OBS_SEAT(made, seat)
+        _OBS_CURRENT(made, mover)
+        _OBS_LEGAL(made, self.legal_actions() if seated and seat == mover else ())
+        _OBS_HAND(made, self.hands[seat] if seated else ())
+        _OBS_SIZES(made, sizes)
+        _OBS_SCORES(made, self.side_scores)
+        _OBS_DEAL(made, self.deal_index + 1)
+        _OBS_HISTORY(made, self.deal_history(seat))
+        _OBS_OPENER(made, self.opener)
+        return made
 
     def __str__(self) -> str:
         return f"<{self.game.describe()}, deal {self.deal_number}, to move {self.current_seat}>"
@@ -508,4 +544,24 @@ def public_entry(entry: LogEntry, viewer: int) -> LogEntry:
 
 
 _NOBODY: Final[frozenset[int]] = frozenset()
-_new_entry: Final = fast_constructor(LogEntry)
+_O = TypeVar("_O", bound=Observation)
+_OBS_GAME: Final = slot_setter(Observation, "game")
+_OBS_SEAT: Final = slot_setter(Observation, "seat")
+_OBS_CURRENT: Final = slot_setter(Observation, "current_seat")
+_OBS_LEGAL: Final = slot_setter(Observation, "legal_actions")
+_OBS_HAND: Final = slot_setter(Observation, "hand")
+_OBS_SIZES: Final = slot_setter(Observation, "hand_sizes")
+_OBS_SCORES: Final = slot_setter(Observation, "scores")
+_OBS_DEAL: Final = slot_setter(Observation, "deal")
+_OBS_HISTORY: Final = slot_setter(Observation, "history")
+_OBS_OPENER: Final = slot_setter(Observation, "opener")
+_ENTRY_SEAT: Final = slot_setter(LogEntry, "seat")
+_ENTRY_ACTION: Final = slot_setter(LogEntry, "action")
+
+
+def _new_entry(seat: int, action: Action) -> LogEntry:
+    """``LogEntry(seat, action)`` at a third of the cost: one is made on every move."""
+    entry = new_object(LogEntry)
+    _ENTRY_SEAT(entry, seat)
+    _ENTRY_ACTION(entry, action)
+    return entry

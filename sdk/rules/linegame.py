@@ -17,6 +17,7 @@ from typing import ClassVar, Final, Self, TypeVar
 from .actions import Action, Play
 from .dealing import deal_round_robin
 from .errors import PositionError
+from .observing import observation_base
 from .slots import slot_setter
 from .state import (
     CHANCE,
@@ -269,7 +270,7 @@ class LineGameState(GameState):
     def _observation(self, cls: type[_O], seat: int) -> _O:
         """Return a new ``cls`` with the fields every line game's observation shares set; the
         caller sets the layout's."""
-        made = self._observation_base(cls, seat, tuple(map(len, self.hands)))
+        made = observation_base(self, cls, seat, tuple(map(len, self.hands)))
         _OBS_BONEYARD(made, len(self.boneyard))
         return made
 

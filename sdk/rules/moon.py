@@ -55,11 +55,12 @@ from .moon_tricks import (
     follows,
     is_trump,
     led_suit,
+    new_trick,
     rank,
     suit_name,
     trick_winner,
 )
-from .slots import new_object, slot_setter
+from .moon_view import MoonObservation, moon_observation
 from .state import (
     CHANCE,
     TERMINAL,
@@ -67,7 +68,6 @@ from .state import (
     GameState,
     HandEnd,
     HandResult,
-    Observation,
     Outcome,
     Phase,
 )
@@ -179,57 +179,6 @@ class MoonGame(Game):
         return PositionBuilder(MoonState, self).build(**position)
 
 
-@dataclass(frozen=True, slots=True)
-class MoonObservation(Observation):
-    """What one seat sees of a Moon position (docs/rules.md 1.14), beyond the common fields."""
-
-    phase: Phase
-    bids: tuple[tuple[int, int | None], ...]
-    """``(seat, bid)`` for every bidding turn so far in this deal; ``None`` is a pass."""
-    bidder: int | None
-    contract: int | None
-    trump: int | None
-    """0-6, ``TRUMP_DOUBLES`` or ``NO_TRUMP``; None until the bidder names it."""
-    leader: int | None
-    """The leader of the current trick; None outside the tricks."""
-    trick: tuple[tuple[int, Tile], ...]
-    """``(seat, tile)`` played so far to the current trick."""
-    tricks: tuple[Trick, ...]
-    """The completed tricks of this deal."""
-    tricks_won: tuple[int, ...]
-    """Tricks taken by each seat in this deal."""
-    discard: Tile | None
-    """The bidder's own discard; None for every other seat."""
-    widow: Tile | None
-    """The widow, known only to the bidder once picked up; None for every other seat."""
-
-
-_SET_PHASE: Final = slot_setter(MoonObservation, "phase")
-_SET_BIDS: Final = slot_setter(MoonObservation, "bids")
-_SET_BIDDER: Final = slot_setter(MoonObservation, "bidder")
-_SET_CONTRACT: Final = slot_setter(MoonObservation, "contract")
-_SET_TRUMP: Final = slot_setter(MoonObservation, "trump")
-_SET_LEADER: Final = slot_setter(MoonObservation, "leader")
-_SET_TRICK: Final = slot_setter(MoonObservation, "trick")
-_SET_TRICKS: Final = slot_setter(MoonObservation, "tricks")
-_SET_WON: Final = slot_setter(MoonObservation, "tricks_won")
-_SET_DISCARD: Final = slot_setter(MoonObservation, "discard")
-_SET_WIDOW: Final = slot_setter(MoonObservation, "widow")
-"""MoonObservation's fields positionally, in their order (tricks_won is the state's won)."""
-_TRICK_LEADER: Final = slot_setter(Trick, "leader")
-_TRICK_PLAYS: Final = slot_setter(Trick, "plays")
-_TRICK_WINNER: Final = slot_setter(Trick, "winner")
-
-
-def _new_trick(leader: int, plays: tuple[tuple[int, Tile], ...], winner: int) -> Trick:
-    """``Trick(leader, plays, winner)`` without the frozen dataclass's slow ``__init__``."""
-    trick = new_object(Trick)
-    _TRICK_LEADER(trick, leader)
-    _TRICK_PLAYS(trick, plays)
-    _TRICK_WINNER(trick, winner)
-    return trick
-
-
 _PLAYING: Final = Phase.PLAYING
 _BIDDING: Final = Phase.BIDDING
 _DISCARD_PHASE: Final = Phase.DISCARD
@@ -291,22 +240,7 @@ class MoonState(GameState):
         return Outcome(winner=w, scores=self.side_scores, sides=self.game.sides, detail=detail)
 
     def observe(self, seat: int) -> MoonObservation:
-        hands = self.hands
-        own = seat == self.bidder
-        sizes = (len(hands[0]), len(hands[1]), len(hands[2]))
-        made = self._observation_base(MoonObservation, seat, sizes)
-        _SET_PHASE(made, self.phase)
-        _SET_BIDS(made, self.bids)
-        _SET_BIDDER(made, self.bidder)
-        _SET_CONTRACT(made, self.contract)
-        _SET_TRUMP(made, self.trump)
-        _SET_LEADER(made, self.leader)
-        _SET_TRICK(made, self.trick)
-        _SET_TRICKS(made, self.tricks)
-        _SET_WON(made, self.won)
-        _SET_DISCARD(made, self.discard if own else None)
-        _SET_WIDOW(made, self.widow if own else None)
-        return made
+        return moon_observation(self, seat)
 
     def _copy_own(self, copy: MoonState) -> None:
         copy.bidder = self.bidder
@@ -496,7 +430,7 @@ class MoonState(GameState):
             return
         assert self.trump is not None and self.leader is not None
         winner = trick_winner(trick, self.trump)
-        self.tricks = (*self.tricks, _new_trick(self.leader, trick, winner))
+        self.tricks = (*self.tricks, new_trick(self.leader, trick, winner))
         won = list(self.won)
         won[winner] += 1
         self.won = tuple(won)

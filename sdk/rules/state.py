@@ -15,7 +15,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Self, TypeVar
+from typing import Any, ClassVar, Final, Self
 
 from .actions import Action, Discard, sort_actions
 from .dealing import first_seat, shuffled
@@ -513,24 +513,6 @@ class GameState(ABC):
     def _copy_own(self, copy: Self) -> None:
         """Assign to ``copy`` every slot the game's state class adds to these."""
 
-    def _observation_base(self, cls: type[_O], seat: int, sizes: tuple[int, ...]) -> _O:
-        """Return a new ``cls`` with the fields every observation shares set (``hand_sizes``
-        is ``sizes``); the caller sets the game's own fields before anyone sees it."""
-        made = new_object(cls)
-        mover = self.seat
-        seated = seat >= 0
-        _OBS_GAME(made, self.game)
-        _OBS_SEAT(made, seat)
-        _OBS_CURRENT(made, mover)
-        _OBS_LEGAL(made, self.legal_actions() if seated and seat == mover else ())
-        _OBS_HAND(made, self.hands[seat] if seated else ())
-        _OBS_SIZES(made, sizes)
-        _OBS_SCORES(made, self.side_scores)
-        _OBS_DEAL(made, self.deal_index + 1)
-        _OBS_HISTORY(made, self.deal_history(seat))
-        _OBS_OPENER(made, self.opener)
-        return made
-
     def __str__(self) -> str:
         return f"<{self.game.describe()}, deal {self.deal_number}, to move {self.current_seat}>"
 
@@ -544,17 +526,6 @@ def public_entry(entry: LogEntry, viewer: int) -> LogEntry:
 
 
 _NOBODY: Final[frozenset[int]] = frozenset()
-_O = TypeVar("_O", bound=Observation)
-_OBS_GAME: Final = slot_setter(Observation, "game")
-_OBS_SEAT: Final = slot_setter(Observation, "seat")
-_OBS_CURRENT: Final = slot_setter(Observation, "current_seat")
-_OBS_LEGAL: Final = slot_setter(Observation, "legal_actions")
-_OBS_HAND: Final = slot_setter(Observation, "hand")
-_OBS_SIZES: Final = slot_setter(Observation, "hand_sizes")
-_OBS_SCORES: Final = slot_setter(Observation, "scores")
-_OBS_DEAL: Final = slot_setter(Observation, "deal")
-_OBS_HISTORY: Final = slot_setter(Observation, "history")
-_OBS_OPENER: Final = slot_setter(Observation, "opener")
 _ENTRY_SEAT: Final = slot_setter(LogEntry, "seat")
 _ENTRY_ACTION: Final = slot_setter(LogEntry, "action")
 

@@ -33,7 +33,7 @@ from .actions import DEAL, DRAW, PASS, Action, Deal, Draw, Pass, Play
 from .doubles_position import build_position
 from .errors import GameOptionError
 from .linegame import LineGame, LineGameState, LineObservation, OpenEnd
-from .slots import fast_constructor
+from .slots import slot_setter
 from .state import HandEnd
 from .tiles import DOUBLE_SIX, MAX_PIP, TILE_KEY, Tile
 
@@ -368,14 +368,21 @@ class DoublesState(LineGameState):
         )
 
     def observe(self, seat: int) -> DoublesObservation:
-        return self._observation(
-            _new_observation,
-            seat,
-            self.placed,
-            self.ends,
-            _UNLOCKED_BY_MASK[self.unlocked_mask],
-            self.drawn if seat >= 0 and seat == self.seat else None,
-        )
+        made = self._observation(DoublesObservation, seat)
+        _SET_PLACED(made, self.placed)
+        _SET_ENDS(made, self.ends)
+        _SET_UNLOCKED(made, _UNLOCKED_BY_MASK[self.unlocked_mask])
+        _SET_DRAWN(made, self.drawn if seat >= 0 and seat == self.seat else None)
+        return made
+
+    def _copy_own(self, copy: DoublesState) -> None:
+        copy.boneyard = self.boneyard
+        copy.play_points = self.play_points
+        copy.counts = self.counts
+        copy.drawn = self.drawn
+        copy.open_mask = self.open_mask
+        copy.placed = self.placed
+        copy.unlocked_mask = self.unlocked_mask
 
     def _placement_error(self, tile: Tile, end: str | None) -> str | None:
         """Return why ``tile`` cannot go on ``end`` of this non-empty layout, or None."""
@@ -402,7 +409,10 @@ def doubles_ends(ends: tuple[int, ...]) -> tuple[OpenEnd, ...]:
         return made
 
 
-_new_observation: Final = fast_constructor(DoublesObservation)
+_SET_PLACED: Final = slot_setter(DoublesObservation, "placed")
+_SET_ENDS: Final = slot_setter(DoublesObservation, "ends")
+_SET_UNLOCKED: Final = slot_setter(DoublesObservation, "unlocked")
+_SET_DRAWN: Final = slot_setter(DoublesObservation, "drawn")
 _PLAYABLE: dict[int, frozenset[int]] = {}
 """The indices of the tiles that fit a layout, by its ``open_mask << 7 | unlocked_mask``."""
 _OPEN_END: Final = tuple(OpenEnd(END_NAMES[n], n, False) for n in NUMBERS)

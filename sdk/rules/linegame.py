@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from bisect import insort
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import ClassVar, Final, Self, TypeVar
@@ -17,6 +17,8 @@ from typing import ClassVar, Final, Self, TypeVar
 from .actions import Action, Play
 from .dealing import deal_round_robin
 from .errors import PositionError
+from .observing import observation_base
+from .slots import slot_setter
 from .state import (
     CHANCE,
     TERMINAL,
@@ -87,6 +89,9 @@ _TILES_SHOWING: Final = tuple(
     for numbers in range(1 << 7)
 )
 """The indices of the tiles showing some number of a bit set of numbers (bit n: number n)."""
+
+
+_OBS_BONEYARD: Final = slot_setter(LineObservation, "boneyard_size")
 
 
 def _phase_of(seat: int) -> Phase:
@@ -262,26 +267,12 @@ class LineGameState(GameState):
         low = min(totals)
         return totals.index(low) if totals.count(low) == 1 else None
 
-    def _observation(self, make: Callable[..., _O], seat: int, *layout: object) -> _O:
-        """Return ``make(...)``: the fields every line game's observation shares, then
-        ``layout``, positionally in the order the observation class declares its fields."""
-        hands = self.hands
-        mover = self.seat
-        seated = seat >= 0
-        return make(
-            self.game,
-            seat,
-            mover,
-            self.legal_actions() if seated and seat == mover else (),
-            hands[seat] if seated else (),
-            tuple(map(len, hands)),
-            self.side_scores,
-            self.deal_index + 1,
-            self.deal_history(seat),
-            self.opener,
-            len(self.boneyard),
-            *layout,
-        )
+    def _observation(self, cls: type[_O], seat: int) -> _O:
+        """Return a new ``cls`` with the fields every line game's observation shares set; the
+        caller sets the layout's."""
+        made = observation_base(self, cls, seat, tuple(map(len, self.hands)))
+        _OBS_BONEYARD(made, len(self.boneyard))
+        return made
 
     def _why_not_play(self, action: Play, plays_allowed: bool) -> str | None:
         """Explain why ``action`` cannot be played, in terms common to the line games."""

@@ -55,11 +55,12 @@ from .moon_tricks import (
     follows,
     is_trump,
     led_suit,
+    new_trick,
     rank,
     suit_name,
     trick_winner,
 )
-from .slots import fast_constructor
+from .moon_view import MoonObservation, moon_observation
 from .state import (
     CHANCE,
     TERMINAL,
@@ -67,7 +68,6 @@ from .state import (
     GameState,
     HandEnd,
     HandResult,
-    Observation,
     Outcome,
     Phase,
 )
@@ -179,34 +179,6 @@ class MoonGame(Game):
         return PositionBuilder(MoonState, self).build(**position)
 
 
-@dataclass(frozen=True, slots=True)
-class MoonObservation(Observation):
-    """What one seat sees of a Moon position (docs/rules.md 1.14), beyond the common fields."""
-
-    phase: Phase
-    bids: tuple[tuple[int, int | None], ...]
-    """``(seat, bid)`` for every bidding turn so far in this deal; ``None`` is a pass."""
-    bidder: int | None
-    contract: int | None
-    trump: int | None
-    """0-6, ``TRUMP_DOUBLES`` or ``NO_TRUMP``; None until the bidder names it."""
-    leader: int | None
-    """The leader of the current trick; None outside the tricks."""
-    trick: tuple[tuple[int, Tile], ...]
-    """``(seat, tile)`` played so far to the current trick."""
-    tricks: tuple[Trick, ...]
-    """The completed tricks of this deal."""
-    tricks_won: tuple[int, ...]
-    """Tricks taken by each seat in this deal."""
-    discard: Tile | None
-    """The bidder's own discard; None for every other seat."""
-    widow: Tile | None
-    """The widow, known only to the bidder once picked up; None for every other seat."""
-
-
-_new_observation: Final = fast_constructor(MoonObservation)
-"""MoonObservation's fields positionally, in their order (tricks_won is the state's won)."""
-_new_trick: Final = fast_constructor(Trick)
 _PLAYING: Final = Phase.PLAYING
 _BIDDING: Final = Phase.BIDDING
 _DISCARD_PHASE: Final = Phase.DISCARD
@@ -268,31 +240,20 @@ class MoonState(GameState):
         return Outcome(winner=w, scores=self.side_scores, sides=self.game.sides, detail=detail)
 
     def observe(self, seat: int) -> MoonObservation:
-        hands = self.hands
-        own = seat == self.bidder
-        return _new_observation(
-            self.game,
-            seat,
-            self.seat,
-            self.legal_actions() if seat >= 0 and seat == self.seat else (),
-            hands[seat] if seat >= 0 else (),
-            (len(hands[0]), len(hands[1]), len(hands[2])),
-            self.side_scores,
-            self.deal_index + 1,
-            self.deal_history(seat),
-            self.opener,
-            self.phase,
-            self.bids,
-            self.bidder,
-            self.contract,
-            self.trump,
-            self.leader,
-            self.trick,
-            self.tricks,
-            self.won,
-            self.discard if own else None,
-            self.widow if own else None,
-        )
+        return moon_observation(self, seat)
+
+    def _copy_own(self, copy: MoonState) -> None:
+        copy.bidder = self.bidder
+        copy.bids = self.bids
+        copy.contract = self.contract
+        copy.discard = self.discard
+        copy.leader = self.leader
+        copy.phase = self.phase
+        copy.trick = self.trick
+        copy.tricks = self.tricks
+        copy.trump = self.trump
+        copy.widow = self.widow
+        copy.won = self.won
 
     # -- legal actions, one method per phase --------------------------------------------------
 
@@ -469,7 +430,7 @@ class MoonState(GameState):
             return
         assert self.trump is not None and self.leader is not None
         winner = trick_winner(trick, self.trump)
-        self.tricks = (*self.tricks, _new_trick(self.leader, trick, winner))
+        self.tricks = (*self.tricks, new_trick(self.leader, trick, winner))
         won = list(self.won)
         won[winner] += 1
         self.won = tuple(won)

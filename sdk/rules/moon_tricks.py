@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .actions import NO_TRUMP, TRUMP_DOUBLES
+from .slots import new_object, slot_setter
 from .tiles import DOUBLE_SIX, Tile
 
 PLAYERS: Final = 3
@@ -113,3 +114,18 @@ class Trick:
     def __str__(self) -> str:
         shown = " ".join(f"{seat}:{tile}" for seat, tile in self.plays)
         return f"{shown} -> seat {self.winner}"
+
+
+_TRICK_LEADER: Final = slot_setter(Trick, "leader")
+_TRICK_PLAYS: Final = slot_setter(Trick, "plays")
+_TRICK_WINNER: Final = slot_setter(Trick, "winner")
+
+
+def new_trick(leader: int, plays: tuple[tuple[int, Tile], ...], winner: int) -> Trick:
+    """``Trick(leader, plays, winner)`` without the frozen dataclass's slow ``__init__``: the
+    engine makes one at the end of every trick."""
+    trick = new_object(Trick)
+    _TRICK_LEADER(trick, leader)
+    _TRICK_PLAYS(trick, plays)
+    _TRICK_WINNER(trick, winner)
+    return trick

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Final
 from .actions import DEAL, DRAW, PASS, Action, Draw, Play
 from .errors import GameOptionError, PositionError
 from .linegame import LineGame, LineGameState, LineObservation, OpenEnd, line_ends
-from .slots import fast_constructor
+from .slots import slot_setter
 from .state import HandEnd
 from .tiles import DOUBLE_SIX, Tile, parse_laid
 
@@ -248,7 +248,18 @@ class PassingState(LineGameState):
         )
 
     def observe(self, seat: int) -> PassingObservation:
-        return self._observation(_new_observation, seat, self.line, self.ends, self.passes)
+        made = self._observation(PassingObservation, seat)
+        _SET_LINE(made, self.line)
+        _SET_ENDS(made, self.ends)
+        _SET_PASSES(made, self.passes)
+        return made
+
+    def _copy_own(self, copy: PassingState) -> None:
+        copy.boneyard = self.boneyard
+        copy.play_points = self.play_points
+        copy.line = self.line
+        copy.ends = self.ends
+        copy.passes = self.passes
 
     @classmethod
     def _from_position(
@@ -293,7 +304,9 @@ class PassingState(LineGameState):
         return state
 
 
-_new_observation: Final = fast_constructor(PassingObservation)
+_SET_LINE: Final = slot_setter(PassingObservation, "line")
+_SET_ENDS: Final = slot_setter(PassingObservation, "ends")
+_SET_PASSES: Final = slot_setter(PassingObservation, "passes")
 
 
 def _show(totals: tuple[int, ...]) -> str:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Final, Self
 from .actions import Action, Discard, sort_actions
 from .dealing import first_seat, shuffled
 from .errors import GameOverError, IllegalActionError, PositionError
-from .slots import fast_constructor, make_cloner
+from .slots import new_object, slot_setter
 from .tiles import DOUBLE_SIX, Tile, parse_tiles
 
 CHANCE: Final = -1
@@ -484,16 +484,34 @@ class GameState(ABC):
             return self._public_steps
         return tuple(public_entry(entry, viewer) for entry in self._deal_steps)
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._clone = make_cloner(cls)  # type: ignore[method-assign, assignment]
-
     def _clone(self) -> Self:
         """Return a shallow copy to be changed by :meth:`_next` before anyone else sees it.
 
-        Every subclass replaces this with a copy function compiled for its slots.
+        Every slot is assigned by name, here and in :meth:`_copy_own` (a test checks that each
+        is): several times faster than ``copy.copy``, which goes through ``__reduce_ex__``.
         """
-        raise NotImplementedError
+        copy = new_object(type(self))
+        copy.game = self.game
+        copy.seed = self.seed
+        copy.deal_index = self.deal_index
+        copy.opener = self.opener
+        copy.seat = self.seat
+        copy.hands = self.hands
+        copy.side_scores = self.side_scores
+        copy.results = self.results
+        copy.winner = self.winner
+        copy._deals = self._deals
+        copy._legal = self._legal
+        copy._log = self._log
+        copy._deal_steps = self._deal_steps
+        copy._public_steps = self._public_steps
+        copy._hidden_by = self._hidden_by
+        self._copy_own(copy)
+        return copy
+
+    @abstractmethod
+    def _copy_own(self, copy: Self) -> None:
+        """Assign to ``copy`` every slot the game's state class adds to these."""
 
     def __str__(self) -> str:
         return f"<{self.game.describe()}, deal {self.deal_number}, to move {self.current_seat}>"
@@ -508,4 +526,13 @@ def public_entry(entry: LogEntry, viewer: int) -> LogEntry:
 
 
 _NOBODY: Final[frozenset[int]] = frozenset()
-_new_entry: Final = fast_constructor(LogEntry)
+_ENTRY_SEAT: Final = slot_setter(LogEntry, "seat")
+_ENTRY_ACTION: Final = slot_setter(LogEntry, "action")
+
+
+def _new_entry(seat: int, action: Action) -> LogEntry:
+    """``LogEntry(seat, action)`` at a third of the cost: one is made on every move."""
+    entry = new_object(LogEntry)
+    _ENTRY_SEAT(entry, seat)
+    _ENTRY_ACTION(entry, action)
+    return entry

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Final
 from .actions import DEAL, DRAW, LINE_ENDS, PASS, Action, Deal, Draw, Pass, Play
 from .errors import GameOptionError, PositionError
 from .linegame import LineGame, LineGameState, LineObservation, OpenEnd
-from .slots import fast_constructor
+from .slots import slot_setter
 from .state import HandEnd
 from .straight_layout import StraightLayout, layout_from
 from .tiles import DOUBLE_SIX, Tile
@@ -302,7 +302,14 @@ class StraightState(LineGameState):
         )
 
     def observe(self, seat: int) -> StraightObservation:
-        return self._observation(_new_observation, seat, self.layout)
+        made = self._observation(StraightObservation, seat)
+        _SET_LAYOUT(made, self.layout)
+        return made
+
+    def _copy_own(self, copy: StraightState) -> None:
+        copy.boneyard = self.boneyard
+        copy.play_points = self.play_points
+        copy.layout = self.layout
 
     @classmethod
     def _from_position(
@@ -361,4 +368,4 @@ _HOLDING: Final = tuple(tuple(t.index for t in DOUBLE_SIX if t.has(n)) for n in 
 _FITTING: Final[dict[tuple[tuple[str, int], ...], tuple[tuple[Play, ...], ...]]] = {}
 """:func:`_fitting` of each tuple of open ends seen: at most 7**4 + 7**2, the plays are shared."""
 _EMPTY: Final = StraightLayout()
-_new_observation: Final = fast_constructor(StraightObservation)
+_SET_LAYOUT: Final = slot_setter(StraightObservation, "layout")

@@ -15,7 +15,7 @@ from typing import Final
 from .actions import LINE_ENDS
 from .errors import PositionError
 from .linegame import OpenEnd, line_ends
-from .slots import fast_constructor
+from .slots import new_object, slot_setter
 from .tiles import Tile, parse_laid, parse_tile
 
 Pair = tuple[int, int]
@@ -188,7 +188,28 @@ def _layout(
     return _new_layout(line, n, arms, *_ends_and_count(line, n, arms))
 
 
-_new_layout: Final = fast_constructor(StraightLayout)
+_LAYOUT_LINE: Final = slot_setter(StraightLayout, "line")
+_LAYOUT_SPINNER: Final = slot_setter(StraightLayout, "spinner")
+_LAYOUT_ARMS: Final = slot_setter(StraightLayout, "arms")
+_LAYOUT_ENDS: Final = slot_setter(StraightLayout, "ends")
+_LAYOUT_COUNT: Final = slot_setter(StraightLayout, "count")
+
+
+def _new_layout(
+    line: tuple[Pair, ...],
+    spinner: int | None,
+    arms: tuple[Arm, Arm, Arm, Arm],
+    ends: tuple[tuple[str, int], ...],
+    count: int,
+) -> StraightLayout:
+    """A layout with every field given (its ``__post_init__`` would compute the last two)."""
+    layout = new_object(StraightLayout)
+    _LAYOUT_LINE(layout, line)
+    _LAYOUT_SPINNER(layout, spinner)
+    _LAYOUT_ARMS(layout, arms)
+    _LAYOUT_ENDS(layout, ends)
+    _LAYOUT_COUNT(layout, count)
+    return layout
 
 
 def layout_from(

@@ -10,30 +10,14 @@ from its header (``make_game(game, **options).new_game(seed, first_seat=...)``),
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from domino_arena.sdk.match.records import MatchRecord
-from domino_arena.sdk.rules import (
-    CHANCE,
-    SPECTATOR,
-    TERMINAL,
-    DoublesObservation,
-    DoublesState,
-    GameState,
-    LineObservation,
-    MoonObservation,
-    MoonState,
-    Observation,
-    PassingObservation,
-    Phase,
-    StraightObservation,
-    Tile,
-    Trump,
-    make_game,
-)
-from domino_arena.sdk.rules.linegame import LineGameState
+from domino_arena.sdk.rules import CHANCE, SPECTATOR, TERMINAL, GameState, Observation, make_game
 
-ARM_NAMES: Final = ("W", "E", "N", "S")
+from .table_games import ARM_NAMES, table_view, tiles
+
+__all__ = ["ARM_NAMES", "draw_public", "draw_table", "hand_starts", "replay_states"]
 
 
 def replay_states(record: MatchRecord, steps: int) -> GameState:
@@ -58,19 +42,6 @@ def hand_starts(record: MatchRecord) -> list[int]:
     return [0] + [i + 1 for i, step in enumerate(record.steps) if step.seat == CHANCE]
 
 
-def _tiles(tiles: tuple[Tile, ...] | list[Tile]) -> list[str]:
-    return [str(t) for t in tiles]
-
-
-def _pairs(pairs: tuple[tuple[int, int], ...]) -> list[dict[str, Any]]:
-    """Laid tiles as they lie: the tile, and its text with its numbers in the layout's order."""
-    return [{"tile": str(Tile(a, b)), "shown": f"{a}-{b}"} for a, b in pairs]
-
-
-def _trump_text(trump: int | None) -> str | None:
-    return None if trump is None else str(Trump(trump)).removeprefix("trump ")
-
-
 def draw_table(state: GameState) -> dict[str, Any]:
     """Return everything on the table of ``state``, face up, as JSON-ready data.
 
@@ -79,14 +50,8 @@ def draw_table(state: GameState) -> dict[str, Any]:
     game, Moon's ``widow`` and ``discard``, Doubles' ``drawn`` tile.
     """
     table = draw_public(state.observe(SPECTATOR))
-    table["hands"] = [_tiles(hand) for hand in state.hands]
-    if isinstance(state, LineGameState):
-        table["boneyard"] = _tiles(state.boneyard)
-    if isinstance(state, DoublesState):
-        table["drawn"] = None if state.drawn is None else str(state.drawn)
-    elif isinstance(state, MoonState):
-        table["widow"] = None if state.widow is None else str(state.widow)
-        table["discard"] = None if state.discard is None else str(state.discard)
+    table["hands"] = [tiles(hand) for hand in state.hands]
+    table.update(table_view(state.game.name).hidden(state))
     return table
 
 
@@ -105,50 +70,14 @@ def draw_public(view: Observation) -> dict[str, Any]:
     table: dict[str, Any] = {
         "game": view.game.name,
         "deal": view.deal,
-        "phase": _phase(view).value,
+        "phase": None,
         "to_move": None if view.current_seat == TERMINAL else view.current_seat,
         "scores": list(view.scores),
         "sides": [list(side) for side in view.game.sides],
         "hand_sizes": list(view.hand_sizes),
         "last": _last(view),
     }
-    if isinstance(view, LineObservation):
-        table["boneyard_size"] = view.boneyard_size
-    if isinstance(view, StraightObservation):
-        layout = view.layout
-        table["layout"] = {
-            "line": _pairs(layout.line),
-            "spinner": None if layout.spinner is None else str(Tile(*(layout.spinner,) * 2)),
-            "arms": {name: _pairs(arm) for name, arm in zip(ARM_NAMES, layout.arms, strict=True)},
-            "count": layout.count,
-        }
-    elif isinstance(view, DoublesObservation):
-        table["placed"] = _tiles(view.placed)
-        table["ends"] = list(view.ends)
-        table["unlocked"] = sorted(view.unlocked)
-        table["drawn"] = None
-    elif isinstance(view, PassingObservation):
-        table["line"] = _pairs(view.line)
-        table["ends"] = None if view.ends is None else list(view.ends)
-    elif isinstance(view, MoonObservation):
-        table.update(
-            bids=[{"seat": seat, "bid": bid} for seat, bid in view.bids],
-            bidder=view.bidder,
-            contract=view.contract,
-            trump=_trump_text(view.trump),
-            widow=None,
-            discard=None,
-            trick=[{"seat": seat, "tile": str(tile)} for seat, tile in view.trick],
-            tricks=[
-                {
-                    "leader": trick.leader,
-                    "plays": [{"seat": seat, "tile": str(tile)} for seat, tile in trick.plays],
-                    "winner": trick.winner,
-                }
-                for trick in view.tricks
-            ],
-            tricks_won=list(view.tricks_won),
-        )
+    table.update(table_view(view.game.name).public(view))
     return table
 
 
@@ -158,9 +87,3 @@ def _last(view: Observation) -> dict[str, Any] | None:
         return None
     entry = view.history[-1]
     return {"seat": None if entry.seat == CHANCE else entry.seat, "action": str(entry.action)}
-
-
-def _phase(view: Observation) -> Phase:
-    if isinstance(view, LineObservation | MoonObservation):
-        return view.phase
-    raise TypeError(f"not the observation of one of the four games: {type(view).__name__}")

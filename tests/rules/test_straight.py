@@ -26,7 +26,7 @@ from domino_arena.sdk.rules.errors import (
     PositionError,
 )
 from domino_arena.sdk.rules.perft import perft
-from domino_arena.sdk.rules.slots import _all_slots
+from domino_arena.sdk.rules.slots import all_slots
 from domino_arena.sdk.rules.state import CHANCE, TERMINAL, HandEnd
 from domino_arena.sdk.rules.straight import (
     StraightGame,
@@ -666,7 +666,7 @@ def test_first_starter_comes_from_the_seed() -> None:
 
 
 def _snapshot(state: StraightState) -> dict[str, object]:
-    return {name: getattr(state, name) for name in _all_slots(type(state)) if name != "_legal"}
+    return {name: getattr(state, name) for name in all_slots(type(state)) if name != "_legal"}
 
 
 def test_apply_never_mutates_and_tiles_are_conserved() -> None:
@@ -693,7 +693,7 @@ def test_apply_never_mutates_and_tiles_are_conserved() -> None:
 def test_clone_copies_every_slot() -> None:
     state = TWO.new_game(seed=2)
     copy = state._clone()
-    for name in _all_slots(StraightState):
+    for name in all_slots(StraightState):
         assert getattr(copy, name) is getattr(state, name), name
 
 

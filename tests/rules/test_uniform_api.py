@@ -31,6 +31,7 @@ from domino_arena.sdk.rules import (
 )
 from domino_arena.sdk.rules.dealing import deal_round_robin
 from domino_arena.sdk.rules.moon import MOON_TILES
+from domino_arena.sdk.rules.slots import all_slots
 from domino_arena.sdk.rules.state import GameState
 
 
@@ -377,3 +378,15 @@ def test_a_bad_option_raises_the_option_error(
         make_game(name, **options)
     assert isinstance(info.value, RulesError) and isinstance(info.value, ValueError)
     assert not isinstance(info.value, InvalidActionError)
+
+
+@pytest.mark.parametrize("name", ["passing", "straight", "doubles", "moon"])
+def test_clone_copies_every_slot_of_every_game(name: str) -> None:
+    """``_clone`` lists each slot by hand (sdk/rules/slots.py): one forgotten would be shared
+    wrongly or missing, so every slot of every game's state is checked, mid-deal."""
+    state = make_game(name).new_game(seed=4)
+    state = state.apply(state.legal_actions()[0])
+    copy = state._clone()
+    assert type(copy) is type(state)
+    for slot in all_slots(type(state)):
+        assert getattr(copy, slot) is getattr(state, slot), slot

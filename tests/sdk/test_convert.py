@@ -532,7 +532,7 @@ MALFORMED_GAMES: list[tuple[str, games_pb2.GameConfig, str]] = [
     (
         "empty",
         games_pb2.GameConfig(),
-        "game: missing; expected one of moon, passing, straight, doubles",
+        "game: missing; expected one of doubles, moon, passing, straight",
     ),
     (
         "passing-no-players",
@@ -608,11 +608,11 @@ def test_an_unknown_game_or_observation_type_has_no_wire_form() -> None:
             raise NotImplementedError
 
     assert error_of(lambda: game_to_proto(Odd())) == (
-        "game: a Odd; expected one of moon, passing, straight, doubles"
+        "game: a Odd; expected one of doubles, moon, passing, straight"
     )
     plain = Observation(PassingGame(), 0, 0, (), (), (7, 7), (0, 0), 1, (), 0)
     assert error_of(lambda: observation_to_proto(plain)) == (
-        "observation: a Observation; expected the observation of moon, passing, straight or doubles"
+        "observation: a Observation; expected the observation of doubles, moon, passing or straight"
     )
 
 

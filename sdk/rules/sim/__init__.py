@@ -19,36 +19,62 @@ It plays to the end of the state's deal (``current_seat`` then ``CHANCE`` or ``T
 next deal comes from the engine. :meth:`Sim.push` trusts its caller, :meth:`Sim.push_checked`
 checks; tests play thousands of random games on both and compare every step
 (``tests/rules/test_sim_differential.py``).
+
+Each game's simulator registers itself in :data:`SIMULATORS` under the game's registry name
+(its class sets ``game_name``); everything here and in search dispatches through that table,
+so a new game adds its simulator module and its import below, and nothing else changes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ..doubles import DoublesState
-from ..moon import MoonState
-from ..passing import PassingState
-from ..state import GameState
-from ..straight import StraightState
-from .base import Sim
+from ..state import GameState, Observation
+from ..tiles import Tile
+from .base import SIMULATORS, Sim
 from .line import DoublesSim, PassingSim
 from .moon import MoonSim
-from .straight import StraightSim, layout_of
+from .straight import StraightSim
 
-__all__ = ["DoublesSim", "MoonSim", "PassingSim", "Sim", "StraightSim", "simulate", "snapshot_of"]
+__all__ = [
+    "SIMULATORS",
+    "DoublesSim",
+    "MoonSim",
+    "PassingSim",
+    "Sim",
+    "StraightSim",
+    "simulate",
+    "simulate_observation",
+    "simulator_of",
+    "snapshot_of",
+]
+
+
+def simulator_of(game_name: str) -> type[Sim]:
+    """Return the simulator class of the game called ``game_name``.
+
+    Raises:
+        TypeError: no simulator is registered for that game.
+    """
+    try:
+        return SIMULATORS[game_name]
+    except KeyError:
+        known = ", ".join(sorted(SIMULATORS))
+        raise TypeError(f"no simulator for game '{game_name}' (simulators: {known})") from None
 
 
 def simulate(state: GameState) -> Sim:
     """Return a new simulator at ``state`` (which is left as it is)."""
-    if isinstance(state, PassingState):
-        return PassingSim(state)
-    if isinstance(state, StraightState):
-        return StraightSim(state)
-    if isinstance(state, DoublesState):
-        return DoublesSim(state)
-    if isinstance(state, MoonState):
-        return MoonSim(state)
-    raise TypeError(f"no simulator for {type(state).__name__}")
+    return simulator_of(state.game.name)(state)
+
+
+def simulate_observation(
+    observation: Observation, hands: Sequence[Sequence[Tile]], stock: Sequence[Tile]
+) -> Sim:
+    """Return the simulator of ``observation`` with the hidden tiles filled in: every seat's
+    ``hands`` and the ``stock`` (see :meth:`Sim.from_observation`)."""
+    return simulator_of(observation.game.name).from_observation(observation, hands, stock)
 
 
 def snapshot_of(state: GameState) -> tuple[Any, ...]:
@@ -57,50 +83,4 @@ def snapshot_of(state: GameState) -> tuple[Any, ...]:
     Made from the engine's own fields, not through a simulator, so a test comparing the two
     compares two implementations.
     """
-    hands = tuple(state.hand(s) for s in range(state.game.num_players))
-    outcome = state.outcome()
-    winner = None if outcome is None else outcome.winner
-    common = (state.current_seat, hands)
-    if isinstance(state, PassingState):
-        return (
-            *common,
-            state.boneyard,
-            state.scores,
-            winner,
-            state.line,
-            state.ends,
-            state.passes,
-        )
-    if isinstance(state, StraightState):
-        layout = layout_of(state.layout)
-        ends = tuple(sorted(state.layout.ends))
-        return (*common, state.boneyard, state.scores, winner, layout, (ends, state.layout.count))
-    if isinstance(state, DoublesState):
-        return (
-            *common,
-            state.boneyard,
-            state.scores,
-            winner,
-            state.placed,
-            state.ends,
-            state.unlocked,
-            state.drawn,
-        )
-    if isinstance(state, MoonState):
-        return (
-            *common,
-            state.scores,
-            winner,
-            state.phase,
-            state.widow,
-            state.discard,
-            state.bids,
-            state.bidder,
-            state.contract,
-            state.trump,
-            state.leader,
-            state.trick,
-            state.won,
-            tuple(t for trick in state.tricks for _, t in trick.plays),
-        )
-    raise TypeError(f"no simulator for {type(state).__name__}")
+    return simulator_of(state.game.name).snapshot_of(state)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final, Self
 
 from ..actions import Action
 from ..errors import GameOverError, IllegalActionError
-from ..state import CHANCE, TERMINAL, Game, GameState
+from ..state import CHANCE, TERMINAL, Game, GameState, Observation
 from ..tiles import Tile
 
 
@@ -47,6 +47,35 @@ class Sim(ABC):
     """One record per pushed action, whatever :meth:`pop` needs to restore the position."""
 
     game_name: ClassVar[str]
+    """The registry name of the game simulated; a class that sets it registers itself in
+    :data:`SIMULATORS`, which is how :func:`~.simulate` and search find it (no switch on types)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("game_name")
+        if name is not None:
+            SIMULATORS[name] = cls
+
+    @abstractmethod
+    def __init__(self, state: Any) -> None:
+        """Copy the deal of ``state`` (a state of this simulator's game)."""
+
+    @classmethod
+    @abstractmethod
+    def from_observation(
+        cls, observation: Observation, hands: Sequence[Sequence[Tile]], stock: Sequence[Tile]
+    ) -> Self:
+        """A position mid-deal from a seat's ``observation`` with its hidden tiles filled in:
+        every seat's ``hands`` and the ``stock`` (the boneyard in draw order; in Moon the widow
+        during bidding or another bidder's discard after it). A search's sampled deal, consistent
+        by construction, so nothing is checked (the engine's ``from_position`` would)."""
+
+    @staticmethod
+    @abstractmethod
+    def snapshot_of(state: Any) -> tuple[Any, ...]:
+        """What :meth:`snapshot` returns for a simulator at ``state``, made from the engine's
+        own fields, not through a simulator, so a test comparing the two compares two
+        implementations."""
 
     def _init_common(self, state: GameState) -> None:
         outcome = state.outcome() if state.current_seat == TERMINAL else None
@@ -183,8 +212,19 @@ class Sim(ABC):
             self.seat = CHANCE
 
 
+SIMULATORS: Final[dict[str, type[Sim]]] = {}
+"""Each game's simulator by registry name, filled as the simulator classes are defined."""
+
 _SIDES: dict[Game, tuple[int, ...]] = {}
 """Each game's side of every seat: a game's ``sides`` is worked out anew on every call."""
+
+
+def engine_common(state: GameState) -> tuple[Any, ...]:
+    """The start of every snapshot, from the engine's fields: seat to move, hands, scores and
+    winner (a line game's boneyard goes between the hands and the scores)."""
+    outcome = state.outcome()
+    hands = tuple(state.hand(s) for s in range(state.game.num_players))
+    return state.current_seat, hands, state.scores, None if outcome is None else outcome.winner
 
 
 def unique_lowest(totals: list[int]) -> int | None:

@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Final, Self
 
 from ..actions import DRAW, PASS, Action, Draw, Play
-from ..doubles import DoublesState
+from ..doubles import DoublesObservation, DoublesState
 from ..linegame import LineGameState
-from ..passing import PassingState
-from ..state import Game
+from ..passing import PassingObservation, PassingState
+from ..state import Game, Observation
 from ..tiles import DOUBLE_SIX, Tile
-from .base import Sim, insert_tile, remove_tile, unique_lowest
+from .base import Sim, engine_common, insert_tile, remove_tile, unique_lowest
 
 _ENDS: Final = (None, "W", "E", "N", "S", *(str(n) for n in range(7)))
 PLAYS: Final[dict[str | None, tuple[Play, ...]]] = {
@@ -61,6 +61,12 @@ class LineSim(Sim):
         sim.stock = tuple(boneyard)
         sim.top = 0
         return sim
+
+    @staticmethod
+    def _engine_line(state: LineGameState) -> tuple[Any, ...]:
+        """The start of a line game's snapshot from the engine's fields."""
+        seat, hands, scores, winner = engine_common(state)
+        return seat, hands, state.boneyard, scores, winner
 
     @property
     def boneyard(self) -> tuple[Tile, ...]:
@@ -112,6 +118,26 @@ class PassingSim(LineSim):
         sim.ends = (line[0][0], line[-1][1]) if line else None
         sim.passes = passes
         return sim
+
+    @classmethod
+    def from_observation(
+        cls, observation: Observation, hands: Sequence[Sequence[Tile]], stock: Sequence[Tile]
+    ) -> PassingSim:
+        obs = observation
+        assert isinstance(obs, PassingObservation)
+        return cls.from_parts(
+            obs.game,
+            seat=obs.current_seat,
+            hands=hands,
+            scores=obs.scores,
+            boneyard=stock,
+            line=obs.line,
+            passes=obs.passes,
+        )
+
+    @staticmethod
+    def snapshot_of(state: PassingState) -> tuple[Any, ...]:
+        return (*LineSim._engine_line(state), state.line, state.ends, state.passes)
 
     def _compute_legal(self) -> tuple[Action, ...]:
         seat = self.seat
@@ -262,6 +288,29 @@ class DoublesSim(LineSim):
         sim = cls._line_parts(game, seat, hands, scores, boneyard)
         sim._set_layout(placed, ends, unlocked, drawn)
         return sim
+
+    @classmethod
+    def from_observation(
+        cls, observation: Observation, hands: Sequence[Sequence[Tile]], stock: Sequence[Tile]
+    ) -> DoublesSim:
+        obs = observation
+        assert isinstance(obs, DoublesObservation)
+        return cls.from_parts(
+            obs.game,
+            seat=obs.current_seat,
+            hands=hands,
+            scores=obs.scores,
+            boneyard=stock,
+            placed=obs.placed,
+            ends=obs.ends,
+            unlocked=obs.unlocked,
+            drawn=obs.drawn,
+        )
+
+    @staticmethod
+    def snapshot_of(state: DoublesState) -> tuple[Any, ...]:
+        layout = (state.placed, state.ends, state.unlocked, state.drawn)
+        return (*LineSim._engine_line(state), *layout)
 
     def _set_layout(
         self,

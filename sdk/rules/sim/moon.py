@@ -20,6 +20,7 @@ from ..moon import (
     TRICKS,
     TRUMP_CHOICES,
     TRUMP_LED,
+    MoonObservation,
     MoonState,
     Phase,
     Trick,
@@ -28,9 +29,9 @@ from ..moon import (
     led_suit,
     rank,
 )
-from ..state import CHANCE, TERMINAL, Game
+from ..state import CHANCE, TERMINAL, Game, Observation
 from ..tiles import DOUBLE_SIX, Tile
-from .base import Sim, remove_tile
+from .base import Sim, engine_common, remove_tile
 
 _PLAY: Final = tuple(Play(t) for t in DOUBLE_SIX)
 _DISCARD: Final = tuple(Discard(t) for t in DOUBLE_SIX)
@@ -135,6 +136,45 @@ class MoonSim(Sim):
         sim.trick = trick
         sim.won = won
         return sim
+
+    @classmethod
+    def from_observation(
+        cls, observation: Observation, hands: Sequence[Sequence[Tile]], stock: Sequence[Tile]
+    ) -> MoonSim:
+        obs = observation
+        assert isinstance(obs, MoonObservation)
+        mine = obs.bidder == obs.seat
+        widow = obs.widow if mine else None
+        discard = obs.discard if mine else None
+        if obs.phase is Phase.BIDDING:
+            widow = stock[0]
+        elif not mine and obs.phase is not Phase.DISCARD:
+            discard = stock[0]
+        return cls.from_parts(
+            obs.game,
+            seat=obs.current_seat,
+            hands=hands,
+            scores=obs.scores,
+            phase=obs.phase,
+            widow=widow,
+            discard=discard,
+            bids=obs.bids,
+            bidder=obs.bidder,
+            contract=obs.contract,
+            trump=obs.trump,
+            leader=obs.leader,
+            trick=obs.trick,
+            tricks=obs.tricks,
+            won=obs.tricks_won,
+        )
+
+    @staticmethod
+    def snapshot_of(state: MoonState) -> tuple[Any, ...]:
+        seat, hands, scores, winner = engine_common(state)
+        deal = (state.phase, state.widow, state.discard, state.bids, state.bidder, state.contract)
+        play = (state.trump, state.leader, state.trick, state.won)
+        played = tuple(t for trick in state.tricks for _, t in trick.plays)
+        return (seat, hands, scores, winner, *deal, *play, played)
 
     def _set_deal(
         self,

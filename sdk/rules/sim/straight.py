@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
 from ..actions import DRAW, PASS, Action, Draw, Play
-from ..state import Game
-from ..straight import StraightState
+from ..state import Game, Observation
+from ..straight import StraightObservation, StraightState
 from ..straight_layout import StraightLayout
 from ..tiles import DOUBLE_SIX, Tile
 from .base import remove_tile, unique_lowest
@@ -172,6 +172,27 @@ class StraightSim(LineSim):
         sim = cls._line_parts(game, seat, hands, scores, boneyard)
         sim.spot = spot(layout_of(layout))
         return sim
+
+    @classmethod
+    def from_observation(
+        cls, observation: Observation, hands: Sequence[Sequence[Tile]], stock: Sequence[Tile]
+    ) -> StraightSim:
+        obs = observation
+        assert isinstance(obs, StraightObservation)
+        return cls.from_parts(
+            obs.game,
+            seat=obs.current_seat,
+            hands=hands,
+            scores=obs.scores,
+            boneyard=stock,
+            layout=obs.layout,
+        )
+
+    @staticmethod
+    def snapshot_of(state: StraightState) -> tuple[Any, ...]:
+        ends = tuple(sorted(state.layout.ends))
+        layout = layout_of(state.layout), (ends, state.layout.count)
+        return (*LineSim._engine_line(state), *layout)
 
     @property
     def layout(self) -> Layout:

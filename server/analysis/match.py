@@ -11,6 +11,7 @@ record, id and seed always give the same analysis, in any process (docs/analysis
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 
@@ -18,11 +19,12 @@ from domino_arena.bots.search.sampling import determinizer
 from domino_arena.sdk.match.records import MatchRecord
 from domino_arena.sdk.rules import GameState, Phase, RulesError, make_game
 
-from .evaluate import Budget, SamplerFactory, evaluate
+from .allocate import allocate
+from .evaluate import Budget, Evaluation, SamplerFactory, Sampling
 from .grading import severity, summarize
 from .par import DEFAULT_NODES, hand_pars
 from .report import ActionValue, Decision, MatchAnalysis
-from .scale import scale_of
+from .scale import Scale, scale_of
 
 PHASES = {
     Phase.BIDDING: "bid",
@@ -42,6 +44,7 @@ def analyse_match(
     *,
     seats: Sequence[int] | None = None,
     precision: float = 0.05,
+    game_precision: float | None = None,
     seed: int = 0,
     max_samples: int = 2000,
     min_samples: int = 16,
@@ -55,6 +58,10 @@ def analyse_match(
     Args:
         precision: target standard error, in points, of each decision's verdict; sampling
             stops there or at ``max_samples`` (docs/analysis.md: precision).
+        game_precision: when given, the target standard error, in points, of each seat's
+            mean loss per decision: the seat's decisions are sampled together, each batch
+            going where it lowers that error most (:func:`.allocate.allocate`), until it is
+            reached or every decision is at ``precision`` or ``max_samples``.
         seed: with ``match_id`` and the step, seeds every sample.
         pars: also work out each hand's double-dummy par (:mod:`.par`), within ``par_nodes``
             search nodes per hand.
@@ -67,6 +74,10 @@ def analyse_match(
             a record whose steps do not replay (the message names the field or step).
     """
     budget = Budget(precision=precision, max_samples=max_samples, min_samples=min_samples)
+    if game_precision is not None and not (game_precision > 0 and math.isfinite(game_precision)):
+        raise ValueError(
+            f"game_precision: expected a positive number of points or None, got {game_precision}"
+        )
     start = _start(record)
     players = start.game.num_players
     chosen_seats = _check_seats(seats, players)
@@ -79,43 +90,60 @@ def analyse_match(
         and len(state.legal_actions()) > 1
         and not record.steps[i].substituted
     ]
-    decisions: list[Decision] = []
-    for done, step in enumerate(todo, 1):
+
+    def sampling(step: int) -> Sampling:
         state = states[step]
-        seat = state.current_seat
-        chosen = record.steps[step].action
         rng = random.Random(f"domino-arena/analysis/{seed}/{match_id}/{step}")
-        ev = evaluate(state.observe(seat), chosen, rng, budget, sampler)
-        decisions.append(
-            Decision(
-                step=step,
-                seat=seat,
-                hand=state.deal_number,
-                phase=PHASES[state.phase],
-                chosen=str(chosen),
-                best=str(ev.actions[ev.best]),
-                loss_points=ev.loss_points,
-                loss_win=ev.loss_win,
-                stderr=ev.stderr,
-                samples=ev.samples,
-                severity=severity(ev.loss_points, ev.loss_win, ev.stderr, scale),
-                values=tuple(
-                    ActionValue(str(a), p, w)
-                    for a, p, w in zip(ev.actions, ev.points, ev.wins, strict=True)
-                ),
-            )
-        )
-        if progress is not None:
-            progress(done, len(todo))
+        return Sampling(state.observe(state.current_seat), record.steps[step].action, rng, sampler)
+
+    evaluations: dict[int, Evaluation] = {}
+    if game_precision is None:
+        for step in todo:
+            evaluations[step] = sampling(step).run(budget)
+            if progress is not None:
+                progress(len(evaluations), len(todo))
+    else:
+        for seat in chosen_seats:
+            steps = [step for step in todo if states[step].current_seat == seat]
+            samplings = [sampling(step) for step in steps]
+            allocate(samplings, budget, game_precision)
+            for step, done in zip(steps, samplings, strict=True):
+                evaluations[step] = done.evaluation()
+            if progress is not None:
+                progress(len(evaluations), len(todo))
+    decisions = [_decision(states[step], record, step, evaluations[step], scale) for step in todo]
     return MatchAnalysis(
         match_id=match_id,
         game=record.game,
         seats=chosen_seats,
         precision=precision,
+        game_precision=game_precision,
         seed=seed,
         decisions=tuple(decisions),
         summaries=tuple(summarize(s, record.seats[s], decisions, scale) for s in chosen_seats),
         pars=hand_pars(states, par_nodes) if pars else (),
+    )
+
+
+def _decision(
+    state: GameState, record: MatchRecord, step: int, ev: Evaluation, scale: Scale
+) -> Decision:
+    return Decision(
+        step=step,
+        seat=state.current_seat,
+        hand=state.deal_number,
+        phase=PHASES[state.phase],
+        chosen=str(record.steps[step].action),
+        best=str(ev.actions[ev.best]),
+        loss_points=ev.loss_points,
+        loss_win=ev.loss_win,
+        stderr=ev.stderr,
+        samples=ev.samples,
+        severity=severity(ev.loss_points, ev.loss_win, ev.stderr, scale),
+        values=tuple(
+            ActionValue(str(a), p, w)
+            for a, p, w in zip(ev.actions, ev.points, ev.wins, strict=True)
+        ),
     )
 
 

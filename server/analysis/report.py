@@ -13,6 +13,7 @@ the action that was chosen.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -113,6 +114,9 @@ class MatchAnalysis:
     summaries: tuple[SeatSummary, ...]
     pars: tuple[HandPar, ...]
     """Empty unless the match is one of a duplicate set (or pars were asked for)."""
+    game_precision: float | None = None
+    """The stated precision of each seat's mean loss per decision, when the analysis was asked
+    for one (docs/analysis.md: precision); None: each decision was sampled to ``precision``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,6 +125,7 @@ class MatchAnalysis:
             "game": self.game,
             "seats": list(self.seats),
             "precision": self.precision,
+            "game_precision": self.game_precision,
             "seed": self.seed,
             "decisions": [_decision_json(d) for d in self.decisions],
             "summaries": [
@@ -157,6 +162,9 @@ class MatchAnalysis:
                 game=str(data["game"]),
                 seats=tuple(int(s) for s in data["seats"]),
                 precision=float(data["precision"]),
+                game_precision=(
+                    None if data.get("game_precision") is None else float(data["game_precision"])
+                ),
                 seed=int(data["seed"]),
                 decisions=tuple(_decision_of(d) for d in data["decisions"]),
                 summaries=tuple(
@@ -187,6 +195,13 @@ class MatchAnalysis:
 
     def for_seat(self, seat: int) -> Sequence[Decision]:
         return [d for d in self.decisions if d.seat == seat]
+
+    def mean_loss_stderr(self, seat: int) -> float:
+        """Standard error of ``seat``'s mean loss in points per decision: ``sqrt(sum(se²)) / n``
+        over its decisions' standard errors, which are independent (each decision has its own
+        seeded samples); 0 without decisions."""
+        errors = [d.stderr for d in self.for_seat(seat)]
+        return math.sqrt(sum(e * e for e in errors)) / len(errors) if errors else 0.0
 
 
 def _decision_json(d: Decision) -> dict[str, Any]:

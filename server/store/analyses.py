@@ -92,6 +92,7 @@ def save_analysis(engine: Engine, analysis: MatchAnalysis) -> None:
                 decisions=tuple(analysis.for_seat(seat)),
                 summaries=(summary,),
                 pars=analysis.pars,
+                game_precision=analysis.game_precision,
             )
             rows.append(
                 {
@@ -143,6 +144,7 @@ def load_analysis(engine: Engine, match_id: str) -> MatchAnalysis | None:
         ),
         summaries=tuple(s for part in parts for s in part.summaries),
         pars=latest.pars,
+        game_precision=_coarsest([part.game_precision for part in parts]),
     )
 
 
@@ -274,3 +276,10 @@ def in_duplicate_set(engine: Engine, match_id: str) -> bool:
     )
     with engine.connect() as connection:
         return bool(connection.execute(query).scalar_one())
+
+
+def _coarsest(precisions: list[float | None]) -> float | None:
+    """The coarsest of the seats' game precisions; None when a seat was analysed without one."""
+    if any(p is None for p in precisions):
+        return None
+    return max(p for p in precisions if p is not None)

@@ -46,6 +46,13 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         f"{DEFAULT_PRECISION}; larger is faster)",
     )
     parser.add_argument(
+        "--game-precision",
+        type=float,
+        metavar="G",
+        help="instead: target standard error, in points, of each seat's mean loss per decision "
+        "over the match; samples go to the decisions where they narrow it most",
+    )
+    parser.add_argument(
         "--tournament",
         metavar="ID",
         help="instead of a match: queue this tournament's matches not analysed yet for the "
@@ -59,8 +66,15 @@ def _run(args: argparse.Namespace) -> int:
     precision: float = args.precision
     if not (precision > 0 and math.isfinite(precision)):
         raise CliError(f"--precision: expected a number of points above 0, got {precision:g}")
+    game_precision: float | None = args.game_precision
+    if game_precision is not None and not (game_precision > 0 and math.isfinite(game_precision)):
+        raise CliError(
+            f"--game-precision: expected a number of points above 0, got {game_precision:g}"
+        )
     if (args.match_id is None) == (args.tournament is None):
         raise CliError("give a MATCH_ID or --tournament ID (one of them)")
+    if args.tournament is not None and game_precision is not None:
+        raise CliError("--game-precision: a tournament's matches are analysed per decision")
     if args.tournament is not None and args.seat is not None:
         raise CliError("--seat: a tournament's matches are analysed for every seat")
     with server_extra("analyse"):
@@ -97,6 +111,7 @@ def _match(engine: Any, args: argparse.Namespace) -> int:
         record=found.record,
         seats=seats,
         precision=args.precision,
+        game_precision=args.game_precision,
         pars=in_duplicate_set(engine, match_id),
     )
     with AnalysisPool(workers=1, queue=0) as pool:

@@ -57,6 +57,19 @@ def test_a_match_is_analysed_stored_and_printed(
     assert [int(row[2]) for row in seats] == [s.decisions for s in stored.summaries]
 
 
+def test_a_game_precision_is_reached_on_the_seats_mean_loss(
+    capsys: pytest.CaptureFixture[str], database: tuple[str, RatedStorage]
+) -> None:
+    url, storage = database
+    argv = ("analyse", "m1", "--seat", "0", "--json", "--game-precision", "1.5", "--db", url)
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    printed = MatchAnalysis.from_json(json.loads(out))
+    assert printed.game_precision == 1.5
+    assert printed.mean_loss_stderr(0) <= 1.5
+    assert load_analysis(storage.engine, "m1") == printed
+
+
 def test_one_seat_as_json(
     capsys: pytest.CaptureFixture[str], database: tuple[str, RatedStorage]
 ) -> None:
@@ -81,6 +94,8 @@ def test_one_seat_as_json(
         (("m1", "--tournament", "t1"), "give a MATCH_ID or --tournament ID (one of them)"),
         (("--tournament", "t9"), "--tournament: no tournament has id 't9' in the database"),
         (("--tournament", "t1", "--seat", "0"), "--seat: a tournament's matches are analysed"),
+        (("m1", "--game-precision", "-1"), "--game-precision: expected a number of points above"),
+        (("--tournament", "t1", "--game-precision", "1"), "--game-precision: a tournament's"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_field(

@@ -46,6 +46,9 @@ class AnalysisRequest:
     seats: tuple[int, ...] | None = None
     """The seats to analyse; None: every seat."""
     precision: float = DEFAULT_PRECISION
+    game_precision: float | None = None
+    """Target standard error of each seat's mean loss per decision over the game (samples go
+    where they narrow it most; docs/analysis.md: precision); None: per decision only."""
     seed: int = 0
     pars: bool = False
     """Also each hand's double-dummy par (the games of a duplicate set)."""
@@ -63,6 +66,7 @@ def analyse_request(request: AnalysisRequest) -> MatchAnalysis:
         request.match_id,
         seats=request.seats,
         precision=request.precision,
+        game_precision=request.game_precision,
         seed=request.seed,
         pars=request.pars,
     )

@@ -8,8 +8,7 @@ import math
 import pytest
 
 from domino_arena.server.analysis import MatchAnalysis, analyse_match
-
-from .test_match import greedy_record
+from tests.fakes.analysed import greedy_record
 
 RECORD = greedy_record("passing", 3, steps=24)
 

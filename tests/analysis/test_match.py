@@ -10,26 +10,12 @@ import random
 import pytest
 
 from domino_arena.bots.search.playout import greedy_policy
-from domino_arena.sdk.match.records import MatchRecord, record_from_state
 from domino_arena.sdk.rules import CHANCE, GameState, make_game
 from domino_arena.server.analysis import MatchAnalysis, analyse_match
 from domino_arena.server.analysis.par import hand_par
+from tests.fakes.analysed import greedy_record
 
 FAST = {"precision": 100.0, "max_samples": 16, "min_samples": 8}
-
-
-def greedy_record(game: str, seed: int, steps: int | None = None) -> MatchRecord:
-    """A match of house greedy players, cut to its first ``steps`` steps if asked."""
-    state: GameState = make_game(game).new_game(seed, first_seat=0)
-    rng = random.Random(seed)
-    while not state.is_terminal():
-        legal = state.legal_actions()
-        state = state.apply(legal[0] if len(legal) == 1 else greedy_policy(state, rng))
-    names = [f"bot{s}" for s in range(state.game.num_players)]
-    record = record_from_state(state, seats=names, seed=seed, first_seat=0)
-    if steps is None:
-        return record
-    return dataclasses.replace(record, steps=record.steps[:steps])
 
 
 def test_every_real_decision_of_the_seat_is_analysed_and_forced_moves_are_not() -> None:

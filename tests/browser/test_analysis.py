@@ -14,7 +14,7 @@ from domino_arena.server.web.analysis_views import loss_text
 from domino_arena.server.web.my_bot import MISTAKES_SHOWN, SEVERE
 from tests.browser.conftest import CourseServer
 from tests.browser.looks import look_at
-from tests.browser.test_my_bot import sign_in
+from tests.browser.student import sign_in
 from tests.fakes.analysed import analyse_stored, lost_by
 from tests.fakes.course_site import PUBLIC
 

@@ -10,6 +10,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import CourseServer
 from tests.browser.harness import artifacts_dir
+from tests.browser.student import sign_in
 from tests.fakes.bots import CRASH_MESSAGE
 from tests.fakes.course_site import PUBLIC, add_crashes
 
@@ -22,16 +23,6 @@ def crashed(course_server: CourseServer) -> CourseServer:
     """The course site with ada-bot's crashes stored before any page is asked for."""
     add_crashes(course_server.storage, "ada-bot", "bea-bot", CRASHES)
     return course_server
-
-
-def sign_in(page: Page, server: CourseServer, bot: str) -> None:
-    """The student's sign-in to their bot's page of the public course (today's: bot name and
-    its token), the one step a change of sign-in touches."""
-    page.goto(f"{server.url}/courses/{PUBLIC}/me")
-    page.get_by_label("Bot name").fill(bot)
-    page.get_by_label("Token").fill(server.courses.tokens[bot])
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.locator("h1")).to_have_text(f"My bot: {bot}")
 
 
 def test_a_student_sees_the_rating_and_the_crash_of_their_bot(

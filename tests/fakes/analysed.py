@@ -4,10 +4,14 @@ tests need a real analysis, not a precise one), saved through the real store."""
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from collections.abc import Sequence
 from typing import Final
 
-from domino_arena.sdk.match.records import parse_record
+from domino_arena.bots.search.playout import greedy_policy
+from domino_arena.sdk.match.records import MatchRecord, parse_record, record_from_state
+from domino_arena.sdk.rules import GameState, make_game
 from domino_arena.server.analysis.match import analyse_match
 from domino_arena.server.analysis.report import MatchAnalysis
 from domino_arena.server.ladder.ratings_store import RatedStorage
@@ -45,3 +49,17 @@ def lost_by(storage: RatedStorage, bot: str, match_ids: Sequence[str]) -> tuple[
             if sides[seat] != stored.winner:
                 return match_id, seat
     raise AssertionError(f"{bot} lost none of {match_ids}")
+
+
+def greedy_record(game: str, seed: int, steps: int | None = None) -> MatchRecord:
+    """A match of house greedy players, cut to its first ``steps`` steps if asked."""
+    state: GameState = make_game(game).new_game(seed, first_seat=0)
+    rng = random.Random(seed)
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        state = state.apply(legal[0] if len(legal) == 1 else greedy_policy(state, rng))
+    names = [f"bot{s}" for s in range(state.game.num_players)]
+    record = record_from_state(state, seats=names, seed=seed, first_seat=0)
+    if steps is None:
+        return record
+    return dataclasses.replace(record, steps=record.steps[:steps])

@@ -139,6 +139,9 @@ def _tournament(total: TournamentTotal | None) -> Gather:
         def read() -> dict[str, Any]:
             data = views.tournament(storage, request.path_params["id"], total, paging, deals_page)
             data["course_link"] = course_links.course_link(storage, data["course"])
+            data["analysis_progress"] = analysis_pages.tournament_progress(
+                storage.engine, data["id"]
+            )
             return data
 
         return read

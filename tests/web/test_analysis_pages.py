@@ -26,7 +26,13 @@ from domino_arena.server.analysis.report import (
     SeatSummary,
     Severity,
 )
-from domino_arena.server.store.analyses import BotAnalysis, bot_analyses, save_analysis
+from domino_arena.server.store import analysis_jobs
+from domino_arena.server.store.analyses import (
+    BotAnalysis,
+    analysis_progress,
+    bot_analyses,
+    save_analysis,
+)
 from domino_arena.server.web.analysis_charts import LossPoint, loss_chart
 from domino_arena.server.web.analysis_pages import summary_of
 from domino_arena.server.web.analysis_views import (
@@ -44,7 +50,16 @@ from tests.fakes.admin_server import AdminServer, served_over, stored_match
 from tests.fakes.analysed import analyse_stored, lost_by
 from tests.fakes.course_site import ANONYMOUS, HIDDEN, PUBLIC, CourseSite, sign_in
 from tests.fakes.live_match import MATCH_ID, start
-from tests.fakes.web import ESCAPED, FORFEIT_ID, HOSTILE, Site, match_id_of, web_app
+from tests.fakes.web import (
+    ESCAPED,
+    FORFEIT_ID,
+    HOSTILE,
+    TOURNAMENT_ID,
+    Site,
+    a_tournament,
+    match_id_of,
+    web_app,
+)
 
 ANALYSED: Final = match_id_of("passing", 0)
 PLAIN: Final = match_id_of("passing", 1)
@@ -305,3 +320,34 @@ def test_an_anonymous_course_s_names_stay_hidden_in_its_analysis(
     assert "an-bar" in page
     for name in HIDDEN:
         assert name not in page
+
+
+def test_a_tournament_shows_how_far_its_analysis_has_got(
+    site: Site, analysed: MatchAnalysis
+) -> None:
+    engine = site.storage.engine
+    analysed_now, total = analysis_progress(engine, TOURNAMENT_ID)
+    assert analysed_now == 1 and total > 1
+    page = site.client.get(f"/tournaments/{TOURNAMENT_ID}").text
+    assert f"Analysis of its decisions: 1 of {total} matches analysed</p>" in page
+
+    queued = analysis_jobs.queue_tournament(engine, TOURNAMENT_ID, precision=1.0)
+    assert queued == total - 1
+    page = site.client.get(f"/tournaments/{TOURNAMENT_ID}").text
+    assert f"1 of {total} matches analysed; {queued} waiting, 0 running</p>" in page
+    data = site.client.get(f"/api/tournaments/{TOURNAMENT_ID}").json()
+    assert data["analysis_progress"] == {
+        "analysed": 1,
+        "total": total,
+        "waiting": queued,
+        "running": 0,
+        "failed": 0,
+    }
+
+
+def test_a_tournament_never_analysed_says_nothing_of_it(site: Site) -> None:
+    plain = dataclasses.replace(a_tournament("Plain cup"), id="plain-cup")
+    site.storage.add_tournament(plain)
+    assert site.client.get("/api/tournaments/plain-cup").json()["analysis_progress"] is None
+    page = site.client.get("/tournaments/plain-cup").text
+    assert "Plain cup" in page and "analysis-progress" not in page

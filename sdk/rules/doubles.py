@@ -377,6 +377,7 @@ class DoublesState(LineGameState):
 
     def _copy_own(self, copy: DoublesState) -> None:
         copy.boneyard = self.boneyard
+        copy.held = self.held
         copy.play_points = self.play_points
         copy.counts = self.counts
         copy.drawn = self.drawn

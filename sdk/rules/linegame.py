@@ -11,7 +11,6 @@ from abc import ABC, abstractmethod
 from bisect import insort
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import ClassVar, Final, Self, TypeVar
 
 from .actions import Action, Play
@@ -85,10 +84,20 @@ class LineObservation(Observation, ABC):
 
 _O = TypeVar("_O", bound=LineObservation)
 _TILES_SHOWING: Final = tuple(
-    frozenset(t.index for t in DOUBLE_SIX if (numbers >> t.high | numbers >> t.low) & 1)
+    sum(1 << t.index for t in DOUBLE_SIX if (numbers >> t.high | numbers >> t.low) & 1)
     for numbers in range(1 << 7)
 )
-"""The indices of the tiles showing some number of a bit set of numbers (bit n: number n)."""
+"""The bit set of the tiles (bit i: the tile of index i) showing some number of a bit set of
+numbers (bit n: number n)."""
+
+
+def held_mask(hands: Sequence[Sequence[Tile]]) -> int:
+    """Return the bit set of the tiles in ``hands`` (bit i: the tile of index i)."""
+    mask = 0
+    for hand in hands:
+        for tile in hand:
+            mask |= 1 << tile.index
+    return mask
 
 
 _OBS_BONEYARD: Final = slot_setter(LineObservation, "boneyard_size")
@@ -103,10 +112,13 @@ def _phase_of(seat: int) -> Phase:
 class LineGameState(GameState):
     """State of a line game; subclasses add the layout."""
 
-    __slots__ = ("boneyard", "play_points")
+    __slots__ = ("boneyard", "held", "play_points")
 
     game: LineGame
     boneyard: tuple[Tile, ...]
+    held: int
+    """The bit set of the tiles in all hands (bit i: the tile of index i), kept beside ``hands``
+    so the block check, run on every move once the boneyard is empty, is one ``&``."""
     play_points: tuple[int, ...]
     """Points each side scored during play in this hand (Straight only; docs/rules.md 3.7)."""
 
@@ -154,6 +166,7 @@ class LineGameState(GameState):
         self.deal_index += 1
         players = self.game.num_players
         self.hands, self.boneyard = deal_round_robin(self._shuffle(), players, self.game.hand_size)
+        self.held = held_mask(self.hands)
         self._start_layout()
         self.play_points = (0,) * len(self.side_scores)
         self.opener = (self.opener + 1) % players
@@ -192,21 +205,23 @@ class LineGameState(GameState):
         insort(hand, tile, key=TILE_KEY)
         hands[self.seat] = tuple(hand)
         self.hands = tuple(hands)
+        self.held |= 1 << tile.index
         return tile
 
     def _remove_from_hand(self, tile: Tile) -> tuple[Tile, ...]:
         """Take ``tile`` out of the mover's hand and return what is left."""
         hands = list(self.hands)
-        hand = hands[self.seat]
+        seat = self.seat
+        hand = hands[seat]
         at = hand.index(tile)  # tiles are interned: found by identity
-        hands[self.seat] = left = hand[:at] + hand[at + 1 :]
+        hands[seat] = left = hand[:at] + hand[at + 1 :]
         self.hands = tuple(hands)
+        self.held &= ~(1 << tile.index)
         return left
 
     def _nobody_holds(self, numbers: int) -> bool:
         """Return whether no hand holds a tile showing a number of the bit set ``numbers``."""
-        showing = _TILES_SHOWING[numbers]
-        return showing.isdisjoint(map(TILE_KEY, chain.from_iterable(self.hands)))
+        return not self.held & _TILES_SHOWING[numbers]
 
     def _advance(self) -> None:
         self.seat = (self.seat + 1) % len(self.hands)  # a hand per player
@@ -309,6 +324,7 @@ class LineGameState(GameState):
             raise PositionError(f"hands: expected {n} hands, got {len(hands)}")
         parsed = tuple(tuple(sorted(parse_tiles(h, f"hands[{i}]"))) for i, h in enumerate(hands))
         state.hands = parsed
+        state.held = held_mask(parsed)
         state.boneyard = parse_tiles(boneyard, "boneyard")
         seen: dict[Tile, str] = {}
         for where, tiles in [

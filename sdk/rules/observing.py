@@ -33,11 +33,16 @@ def observation_base(state: GameState, cls: type[_O], seat: int, sizes: tuple[in
     _GAME(made, state.game)
     _SEAT(made, seat)
     _CURRENT(made, mover)
-    _LEGAL(made, state.legal_actions() if seated and seat == mover else ())
+    if seat == mover and seated:
+        legal = state._legal
+        _LEGAL(made, state.legal_actions() if legal is None else legal)
+    else:
+        _LEGAL(made, ())
     _HAND(made, state.hands[seat] if seated else ())
     _SIZES(made, sizes)
     _SCORES(made, state.side_scores)
     _DEAL(made, state.deal_index + 1)
-    _HISTORY(made, state.deal_history(seat))
+    # Only Moon hides steps from some viewers; the other games show every seat the same steps.
+    _HISTORY(made, state.deal_history(seat) if state._hides_steps else state._deal_steps)
     _OPENER(made, state.opener)
     return made

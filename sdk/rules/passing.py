@@ -256,6 +256,7 @@ class PassingState(LineGameState):
 
     def _copy_own(self, copy: PassingState) -> None:
         copy.boneyard = self.boneyard
+        copy.held = self.held
         copy.play_points = self.play_points
         copy.line = self.line
         copy.ends = self.ends

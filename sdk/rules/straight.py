@@ -308,6 +308,7 @@ class StraightState(LineGameState):
 
     def _copy_own(self, copy: StraightState) -> None:
         copy.boneyard = self.boneyard
+        copy.held = self.held
         copy.play_points = self.play_points
         copy.layout = self.layout
 

@@ -25,6 +25,11 @@ Arm = tuple[Pair, ...]
 """One arm of the spinner, from the spinner outward, each tile as (inner, outer)."""
 
 _W, _E, _N, _S = 0, 1, 2, 3
+_ARM_INDEX: Final[dict[str | None, int]] = {name: i for i, name in enumerate(LINE_ENDS)}
+_PAIRS: Final = tuple(tuple((a, b) for b in range(7)) for a in range(7))
+"""Every pair of numbers, made once: :meth:`StraightLayout.place` shares them."""
+_END_PAIRS: Final = tuple(tuple((name, b) for b in range(7)) for name in LINE_ENDS)
+"""Every open end (name, number), made once."""
 _NO_ARMS: Final[tuple[Arm, Arm, Arm, Arm]] = ((), (), (), ())
 
 
@@ -113,13 +118,20 @@ class StraightLayout:
                 west = tuple((e, w) for w, e in reversed(line))
                 return _layout((), shown, (west, (), (), ()))
             return _layout((*line, (shown, tile.other(shown))), None, _NO_ARMS)
-        index = LINE_ENDS.index(end or "")
-        arm = self.arms[index]
+        index = _ARM_INDEX[end]
+        arms = self.arms
+        arm = arms[index]
         shown = arm[-1][1] if arm else n
         out = tile.low if tile.high == shown else tile.high
-        arms = list(self.arms)
-        arms[index] = (*arm, (shown, out))
-        new_arms = (arms[0], arms[1], arms[2], arms[3])
+        grown = (*arm, _PAIRS[shown][out])
+        if index == _W:
+            new_arms = (grown, arms[1], arms[2], arms[3])
+        elif index == _E:
+            new_arms = (arms[0], grown, arms[2], arms[3])
+        elif index == _N:
+            new_arms = (arms[0], arms[1], grown, arms[3])
+        else:
+            new_arms = (arms[0], arms[1], arms[2], grown)
         ends = self.ends
         if len(ends) < 4:
             return _layout((), n, new_arms)
@@ -128,7 +140,7 @@ class StraightLayout:
         if arm:
             inner, outer = arm[-1]
             count -= outer + outer if inner == outer else outer
-        ends = (*ends[:index], (ends[index][0], out), *ends[index + 1 :])
+        ends = (*ends[:index], _END_PAIRS[index][out], *ends[index + 1 :])
         return _new_layout((), n, new_arms, ends, count)
 
     def tiles(self) -> tuple[Tile, ...]:

@@ -26,6 +26,7 @@ from domino_arena.server.web.people.registry import PersonMatches
 from domino_arena.server.web.sessions import RateLimit
 from domino_arena.server.web.table import replay_states
 from tests.browser.harness import serve
+from tests.fakes.hosted import polled
 from tests.fakes.leaks import leaks
 from tests.fakes.referee_server import Referee
 
@@ -51,9 +52,15 @@ class PlaySite:
     """Each student bot's token."""
 
     def record(self, match_id: str) -> MatchRecord:
-        """The stored record of a match (the referee stores it as it ends)."""
-        stored = self.storage.match(match_id)
-        assert stored is not None and stored.record is not None, f"{match_id} is not stored"
+        """The stored record of a match. The referee stores it through its writer's group
+        commit just after the seats are told the match is over, so it is looked for until it
+        is there (docs/referee.md: storing results)."""
+        stored = polled(
+            lambda: self.storage.match(match_id),
+            lambda found: found is not None and found.record is not None,
+            lambda _: f"{match_id} is not stored",
+        )
+        assert stored is not None and stored.record is not None
         return parse_record(stored.record)
 
 

@@ -166,6 +166,8 @@ class AdminArena(TournamentArena, Protocol):
         course: str = DEFAULT_COURSE,
     ) -> None: ...
     async def stop_ladder(self, game_name: str, course: str = DEFAULT_COURSE) -> None: ...
+    async def wake_analysis(self) -> None:
+        """Tell the analysis runner that jobs were queued (:mod:`.admin_analyses`)."""
 
 
 # -- the servicer -------------------------------------------------------------------------------

@@ -45,6 +45,16 @@ _STATES: Final = {
 }
 
 
+class AnalysisArena(Protocol):
+    """What the analysis RPCs need of the arena: its storage, and to wake the runner."""
+
+    @property
+    def storage(self) -> AnalysisStorage: ...
+
+    async def wake_analysis(self) -> None:
+        """Tell the referee's analysis runner that jobs were queued (``Arena.wake_analysis``)."""
+
+
 class AnalysisStorage(Protocol):
     """The storage calls of the analysis RPCs (all blocking: run in worker threads)."""
 
@@ -55,10 +65,11 @@ class AnalysisStorage(Protocol):
 
 
 class AnalysisAdmin:
-    """The three handlers over the storage."""
+    """The three handlers over the arena's storage."""
 
-    def __init__(self, storage: AnalysisStorage) -> None:
-        self.storage = storage
+    def __init__(self, arena: AnalysisArena) -> None:
+        self.arena = arena
+        self.storage = arena.storage
 
     async def get_analysis(self, request: admin_pb.GetAnalysisRequest) -> admin_pb.MatchAnalysis:
         match = await self._seen_match(request.match_id)
@@ -96,6 +107,7 @@ class AnalysisAdmin:
 
         job = await asyncio.to_thread(queue)
         assert job is not None, "a queued match has a job"
+        await self.arena.wake_analysis()
         return job_status(job)
 
     async def analyse_tournament(
@@ -109,7 +121,12 @@ class AnalysisAdmin:
             raise not_found(message)
         caller().check_sees(found.course, message)
         queue = not request.progress_only
-        return await asyncio.to_thread(self._queue_tournament, tournament_id, precision, queue)
+        progress: admin_pb.AnalysisProgress = await asyncio.to_thread(
+            self._queue_tournament, tournament_id, precision, queue
+        )
+        if progress.queued_now:
+            await self.arena.wake_analysis()
+        return progress
 
     def _queue_tournament(
         self, tournament_id: str, precision: float, queue: bool
@@ -193,15 +210,15 @@ class AnalysisRpcs:
     async def GetAnalysis(  # noqa: N802
         self: Serving, request: admin_pb.GetAnalysisRequest, context: Context
     ) -> admin_pb.MatchAnalysis:
-        return await self._serve(context, AnalysisAdmin(self.arena.storage).get_analysis, request)
+        return await self._serve(context, AnalysisAdmin(self.arena).get_analysis, request)
 
     async def AnalyseMatch(  # noqa: N802
         self: Serving, request: admin_pb.AnalyseMatchRequest, context: Context
     ) -> admin_pb.AnalysisJobStatus:
-        return await self._serve(context, AnalysisAdmin(self.arena.storage).analyse_match, request)
+        return await self._serve(context, AnalysisAdmin(self.arena).analyse_match, request)
 
     async def AnalyseTournament(  # noqa: N802
         self: Serving, request: admin_pb.AnalyseTournamentRequest, context: Context
     ) -> admin_pb.AnalysisProgress:
-        handler = AnalysisAdmin(self.arena.storage).analyse_tournament
+        handler = AnalysisAdmin(self.arena).analyse_tournament
         return await self._serve(context, handler, request)

@@ -157,6 +157,7 @@ def test_a_match_is_queued_with_its_seats_and_the_default_precision(arena: Arena
     assert status.precision == 0.05
     job = analysis_jobs.job(arena.server.arena.storage.engine, "m2")
     assert job is not None and (job.seats, job.precision, job.state) == ((1,), 0.05, "pending")
+    assert arena.server.arena.calls == [("wake analysis", "")]  # the runner starts it at once
     again = arena.analyse(match_id="m2", precision=0.5)
     assert (list(again.seats), again.precision) == ([], 0.5)
     code, message = refused(lambda: arena.analyse(match_id="bare"))
@@ -196,7 +197,9 @@ def test_a_tournament_is_queued_and_its_progress_shown(arena: Arena) -> None:
     job = analysis_jobs.claim_next(engine)
     assert job is not None and job.precision == 0.05
     analysis_jobs.finish_job(engine, job.match_id, "a worker died")
+    assert arena.server.arena.calls == [("wake analysis", "")]
     seen = arena.tournament(tournament_id="t1", progress_only=True)
+    assert arena.server.arena.calls == [("wake analysis", "")]  # nothing queued: not woken
     assert (seen.queued_now, seen.waiting, seen.running, seen.failed) == (0, 1, 0, 1)
     assert [(f.match_id, f.error) for f in seen.failures] == [(job.match_id, "a worker died")]
     again = arena.tournament(tournament_id="t1", precision=1.0)

@@ -97,6 +97,8 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("--game-precision: a tournament's matches are analysed per decision")
     if args.tournament is not None and args.seat is not None:
         raise CliError("--seat: a tournament's matches are analysed for every seat")
+    if args.tournament is not None and args.again:
+        raise CliError("--again: a tournament's failed matches are queued again anyway")
     if args.server is not None:
         from domino_arena.server.cli.analyse_remote import remote  # noqa: PLC0415
 

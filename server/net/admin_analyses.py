@@ -2,9 +2,10 @@
 (admin.proto; docs/analysis.md, docs/admin.md: analyses).
 
 The analyses run in the referee's analysis workers (server/analysis/service/jobs.py), never in
-a gRPC handler: AnalyseMatch and AnalyseTournament only queue jobs in the database (the runner
-takes them when a worker is free, at the latest after its poll), and GetAnalysis reads what the
-workers stored. Every storage call blocks, so each runs in a worker thread.
+a gRPC handler: AnalyseMatch and AnalyseTournament only queue jobs in the database and wake
+the runner (``Arena.wake_analysis``), which hands them to its workers as they are free, and
+GetAnalysis reads what the workers stored. Every storage call blocks, so each runs in a worker
+thread.
 
 Scoped as every admin call (:mod:`.admin_scope`): a match or tournament of a course the caller
 does not manage is NOT_FOUND with the message of one that does not exist.

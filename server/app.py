@@ -379,10 +379,12 @@ class App:
             on_done=None if told is None else lambda job, error: told(job.match_id, error),
         )
         self.director.on_finished = runner.tournament_finished
+        self.arena.analysis_waker = runner.wake
         try:
             await runner.run()
         finally:
             self.director.on_finished = None
+            self.arena.analysis_waker = None
             # The running analyses are abandoned: their jobs are pending at the next start.
             pool.close(cancel=True, wait=False)
 

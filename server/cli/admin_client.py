@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -67,8 +67,15 @@ _USER_MISTAKES: Final = frozenset(
 # -- calling the admin API -----------------------------------------------------------------------
 
 
-def admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
-    """Call ``method`` of the admin API at ``args.server`` with the admin token; return the answer.
+def admin_call(
+    args: argparse.Namespace,
+    method: str,
+    request: Any,
+    *,
+    absent: Collection[grpc.StatusCode] = (),
+) -> Any:
+    """Call ``method`` of the admin API at ``args.server`` with the admin token; return the answer
+    (None when the referee refuses it with a status of ``absent``: the caller's to handle).
 
     Ctrl-C cancels the call on the referee (``RunMatch`` then aborts its match) before the
     ``KeyboardInterrupt`` goes on.
@@ -95,6 +102,8 @@ def admin_call(args: argparse.Namespace, method: str, request: Any) -> Any:
             call.cancel()
             raise
         except grpc.RpcError as exc:
+            if exc.code() in absent:
+                return None
             raise rpc_error(args.server, exc, tls) from None
 
 

@@ -9,6 +9,10 @@ analysis as ``MatchAnalysis.to_json`` writes it (docs/analysis.md).
 ``analyse --tournament ID`` queues the tournament's matches that are neither analysed nor
 queued for the referee's analysis workers (docs/admin.md: analyses) and prints how many are
 analysed of how many. A bad match id, seat or precision is one line naming the flag, exit 2.
+
+With ``--server HOST:PORT`` (and the admin or an organizer token) it asks the referee's admin
+API instead of reading a database (:mod:`.analyse_remote`): the analysis runs in the referee's
+workers, never here.
 """
 
 from __future__ import annotations
@@ -16,9 +20,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from domino_arena.server.cli.arguments import CliError, Handler, Handlers, db_argument, server_extra
+from domino_arena.server.cli.arguments import (
+    CliError,
+    Handler,
+    Handlers,
+    db_argument,
+    server_arguments,
+    server_extra,
+)
+
+if TYPE_CHECKING:
+    from domino_arena.server.analysis.report import MatchAnalysis
 
 DEFAULT_PRECISION: Final = 0.05
 """The analysis' default target standard error, in points (the pool's DEFAULT_PRECISION)."""
@@ -58,8 +72,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="instead of a match: queue this tournament's matches not analysed yet for the "
         "referee's analysis workers, and print how many are analysed",
     )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="with --server: queue the match again even if an analysis is stored or queued",
+    )
     parser.add_argument("--json", action="store_true", help="print the analysis as JSON")
     db_argument(parser)
+    server_arguments(parser, instead_of="the database (--db)")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -77,6 +97,14 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("--game-precision: a tournament's matches are analysed per decision")
     if args.tournament is not None and args.seat is not None:
         raise CliError("--seat: a tournament's matches are analysed for every seat")
+    if args.tournament is not None and args.again:
+        raise CliError("--again: a tournament's failed matches are queued again anyway")
+    if args.server is not None:
+        from domino_arena.server.cli.analyse_remote import remote  # noqa: PLC0415
+
+        return remote(args)
+    if args.again:
+        raise CliError("--again: only with --server (a local analysis always runs again)")
     with server_extra("analyse"):
         from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415
     storage = open_storage(args.db)
@@ -120,9 +148,15 @@ def _match(engine: Any, args: argparse.Namespace) -> int:
         except ValueError as exc:  # a record that does not replay: the analysis names the step
             raise CliError(f"match {match_id}: {exc}") from None
     save_analysis(engine, analysis)
-    if args.json:
+    print_analysis(analysis, as_json=args.json)
+    return 0
+
+
+def print_analysis(analysis: MatchAnalysis, *, as_json: bool) -> None:
+    """Print ``analysis``: its decisions and each seat's summary, or its JSON."""
+    if as_json:
         print(json.dumps(analysis.to_json(), indent=2, sort_keys=True))
-        return 0
+        return
     from domino_arena.server.cli.admin_client import console  # noqa: PLC0415
     from domino_arena.server.cli.tables import table  # noqa: PLC0415
 
@@ -139,7 +173,7 @@ def _match(engine: Any, args: argparse.Namespace) -> int:
         )
         for d in analysis.decisions
     ]
-    out.print(table(f"match {match_id}: decisions", _DECISION_COLUMNS, decisions))
+    out.print(table(f"match {analysis.match_id}: decisions", _DECISION_COLUMNS, decisions))
     summaries = [
         (
             s.seat,
@@ -152,7 +186,6 @@ def _match(engine: Any, args: argparse.Namespace) -> int:
         for s in analysis.summaries
     ]
     out.print(table("seats", _SUMMARY_COLUMNS, summaries))
-    return 0
 
 
 def _tournament(engine: Any, args: argparse.Namespace) -> int:
@@ -180,14 +213,32 @@ def _tournament(engine: Any, args: argparse.Namespace) -> int:
         }
         print(json.dumps(document, indent=2, sort_keys=True))
         return 0
-    print(
-        f"tournament {tournament_id}: {analysed} of {total} matches analysed; queued now "
-        f"{queued}; waiting {jobs[analysis_jobs.PENDING]}, running "
-        f"{jobs[analysis_jobs.RUNNING]}, failed {jobs[analysis_jobs.FAILED]}"
+    print_progress(
+        tournament_id,
+        (analysed, total),
+        queued,
+        (jobs[analysis_jobs.PENDING], jobs[analysis_jobs.RUNNING], jobs[analysis_jobs.FAILED]),
+        [(job.match_id, job.error) for job in failed],
     )
-    for job in failed:
-        print(f"  {job.match_id} failed: {job.error}")
     return 0
+
+
+def print_progress(
+    tournament_id: str,
+    analysed: tuple[int, int],
+    queued: int,
+    jobs: tuple[int, int, int],
+    failures: list[tuple[str, str]],
+) -> None:
+    """Print how far a tournament's analysis has got: ``analysed`` (of all), ``queued`` now,
+    the jobs waiting, running and failed, and the failures (match id, error)."""
+    waiting, running, failed = jobs
+    print(
+        f"tournament {tournament_id}: {analysed[0]} of {analysed[1]} matches analysed; queued "
+        f"now {queued}; waiting {waiting}, running {running}, failed {failed}"
+    )
+    for match_id, error in failures:
+        print(f"  {match_id} failed: {error}")
 
 
 HANDLERS: Final[Handlers] = {"analyse": Handler(_arguments, _run)}

@@ -180,15 +180,19 @@ def check_writable(path: str) -> None:
         raise CliError(f"--record: cannot write {path}: the folder {folder} is not writable")
 
 
-def server_arguments(parser: argparse.ArgumentParser, *, token: bool = True) -> None:
-    """Add ``--server`` and (for the admin API) ``--admin-token``, with their env defaults."""
-    default = os.environ.get(SERVER_ENV) or DEFAULT_SERVER
-    parser.add_argument(
-        "--server",
-        default=default,
-        metavar="HOST:PORT",
-        help=f"the referee (default ${SERVER_ENV}, else {DEFAULT_SERVER})",
-    )
+def server_arguments(
+    parser: argparse.ArgumentParser, *, token: bool = True, instead_of: str | None = None
+) -> None:
+    """Add ``--server`` and (for the admin API) ``--admin-token``, with their env defaults.
+
+    ``instead_of`` (e.g. "the database"): ``--server`` has no default, so a command that reads
+    the database unless told otherwise (``analyse``) asks the referee only when it is given."""
+    if instead_of is None:
+        default: str | None = os.environ.get(SERVER_ENV) or DEFAULT_SERVER
+        text = f"the referee (default ${SERVER_ENV}, else {DEFAULT_SERVER})"
+    else:
+        default, text = None, f"ask the referee at HOST:PORT instead of reading {instead_of}"
+    parser.add_argument("--server", default=default, metavar="HOST:PORT", help=text)
     if token:
         parser.add_argument(
             "--admin-token",

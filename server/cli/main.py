@@ -105,7 +105,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "analyse",
         "'analyse MATCH_ID [--seat K] [--json] --db URL': every decision of a stored match "
         "evaluated (loss per decision, accuracy); 'analyse --tournament ID': queue a "
-        "tournament's matches for the referee's analysis workers and show their progress",
+        "tournament's matches for the referee's analysis workers and show their progress; "
+        "'--server HOST:PORT' instead of --db: through the admin API",
         "analyse",
     ),
     Command(
@@ -160,7 +161,7 @@ SERVER_COMMANDS: Final = frozenset({"serve", "round-robin", "web", "import", "re
 """The commands that read a database or serve: they need ``domino-arena[server]``. The light
 install (``pip install domino-arena``) has every other one, the client commands included
 (docs/admin.md: the light install); within ``bot`` and ``verify``, ``--db`` needs the extra too,
-as does ``analyse`` (it reads a database)."""
+as does ``analyse`` without ``--server`` (it reads a database)."""
 
 
 def _handler(command: Command) -> Handler:

@@ -37,6 +37,7 @@ from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.ladder import elo
 from domino_arena.server.logs import MAX_MESSAGE, bounded, quote
+from domino_arena.server.net.admin_analyses import AnalysisRpcs
 from domino_arena.server.net.admin_answers import (
     LadderView,
     head_to_head_rows,
@@ -165,12 +166,15 @@ class AdminArena(TournamentArena, Protocol):
         course: str = DEFAULT_COURSE,
     ) -> None: ...
     async def stop_ladder(self, game_name: str, course: str = DEFAULT_COURSE) -> None: ...
+    async def wake_analysis(self) -> None:
+        """Tell the analysis runner that jobs were queued (:mod:`.admin_analyses`)."""
 
 
 # -- the servicer -------------------------------------------------------------------------------
 
 
 class AdminServicer(
+    AnalysisRpcs,
     BotRpcs,
     CheckRpcs,
     CourseRpcs,
@@ -185,7 +189,8 @@ class AdminServicer(
     The bot and token RPCs are :class:`~.admin_bots.BotRpcs`'s; CheckBot and PracticeMatch
     are :class:`~.admin_check.CheckRpcs`'s; courses and invites are
     :class:`~.admin_courses.CourseRpcs`'s; owners :class:`~.admin_owners.OwnerRpcs`'s; hosted
-    bots' versions and logs :class:`~.hosted_bots.HostedAdminRpcs`'s.
+    bots' versions and logs :class:`~.hosted_bots.HostedAdminRpcs`'s; analyses
+    :class:`~.admin_analyses.AnalysisRpcs`'s.
     """
 
     def __init__(

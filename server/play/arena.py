@@ -83,6 +83,9 @@ class Arena:
     think_times: bool = True
     """Keep each step's think time in the match records; False leaves them out, so a match
     played alike writes the same bytes (the round robin's: docs/referee.md)."""
+    analysis_waker: Callable[[], None] | None = None
+    """Wakes the analysis runner (trio side; set by the app while the runner runs), so a job
+    queued through the admin API starts at once rather than at the runner's next poll."""
     writer: Writer = field(init=False)
     _saving: set[trio.CancelScope] = field(default_factory=set)
     """The shielded scopes of the saves in progress."""
@@ -120,6 +123,21 @@ class Arena:
         )
 
     # -- ladders (called from asyncio: the admin API, the main job) -----------------------------
+
+    async def wake_analysis(self) -> None:
+        """Tell the analysis runner that jobs were queued (asyncio side). Nothing when no
+        runner runs, or the referee is starting or stopping: its jobs wait in the database."""
+        waker = self.analysis_waker
+        if waker is None or self.nursery is None or self.shutting_down:
+            return
+
+        async def wake() -> None:
+            waker()
+
+        try:
+            await self.in_trio(wake)
+        except NotAcceptingError:
+            return
 
     def check_running(self) -> trio.Nursery:
         """The nursery of the matches, while the arena accepts new work.

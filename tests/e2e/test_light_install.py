@@ -54,7 +54,11 @@ def test_every_client_command_starts_and_every_server_one_names_the_extra(
 ) -> None:
     lines = [f"{c.name} --help" for c in COMMANDS]
     lines += ["bot run --help", "bot register --help", "match run --help"]
-    database = {"bot add x": "bot add", "verify t1 --db sqlite:///x.db": "verify --db"}
+    database = {
+        "bot add x": "bot add",
+        "verify t1 --db sqlite:///x.db": "verify --db",
+        "analyse m1 --db sqlite:///x.db": "analyse",
+    }
     lines += list(database)
     code, output = Process(
         [sys.executable, "-c", _EVERY_HELP, *lines], tmp_path, light_env(tmp_path / "hook")
@@ -135,6 +139,11 @@ def test_a_students_client_jobs_run_on_the_light_install(served: Served) -> None
         assert code == 0 and "mine, rival" in output, output
         code, output = served.light("bot", "list")
         assert code == 0 and "cs101" in output, output
+        code, output = served.light("matches", "--bot", "rival", "--json")
+        assert code == 0, output
+        match_id = json.loads(output)["matches"][0]["match_id"]
+        code, output = served.light("analyse", match_id, "--seat", "0", "--precision", "5")
+        assert code == 0 and f"match {match_id}: queued for the referee's" in output, output
     finally:
         for player in players:
             player.stop()

@@ -114,6 +114,9 @@ class FakeArena:
     async def _set(self, tournament_id: str, state: TournamentState) -> None:
         await asyncio.to_thread(self.storage.set_tournament_state, tournament_id, state)
 
+    async def wake_analysis(self) -> None:
+        self.calls.append(("wake analysis", ""))
+
     def tournament_progress(self, tournament_id: str) -> Progress | None:
         return self.live.get(tournament_id)
 

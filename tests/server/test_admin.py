@@ -102,6 +102,9 @@ ALL_CALLS: Final[list[tuple[str, Any]]] = [
     ("IssueOwnerToken", admin_pb.OwnerRequest(name="x")),
     ("ListBotVersions", admin_pb.ListBotVersionsRequest(name="alice")),
     ("GetMatchLog", admin_pb.GetMatchLogRequest(match_id="x")),
+    ("GetAnalysis", admin_pb.GetAnalysisRequest(match_id="x")),
+    ("AnalyseMatch", admin_pb.AnalyseMatchRequest(match_id="x")),
+    ("AnalyseTournament", admin_pb.AnalyseTournamentRequest(tournament_id="x")),
 ]
 
 

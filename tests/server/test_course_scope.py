@@ -238,6 +238,10 @@ CASES: Final[list[Case]] = [
     _missing("ListBotVersions", admin_pb.ListBotVersionsRequest(name="b1")),
     _missing("GetMatchLog", admin_pb.GetMatchLogRequest(match_id=B_MATCH)),
     _missing("GetMatchLog", admin_pb.GetMatchLogRequest(match_id=B_MATCH, bot="b1")),
+    _missing("GetAnalysis", admin_pb.GetAnalysisRequest(match_id=B_MATCH)),
+    _missing("AnalyseMatch", admin_pb.AnalyseMatchRequest(match_id=B_MATCH)),
+    _missing("AnalyseMatch", admin_pb.AnalyseMatchRequest(match_id=B_MATCH, seats=[7])),
+    _missing("AnalyseTournament", admin_pb.AnalyseTournamentRequest(tournament_id=B_TOURNAMENT)),
 ]
 
 

@@ -299,6 +299,55 @@ PERSON_ROLE_ADMIN: PersonRole.ValueType  # 3
 """the referee's admin"""
 Global___PersonRole: _TypeAlias = PersonRole  # noqa: Y015
 
+class _AnalysisSeverity:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AnalysisSeverityEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AnalysisSeverity.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ANALYSIS_SEVERITY_UNSPECIFIED: _AnalysisSeverity.ValueType  # 0
+    """none: the decision lost less than an inaccuracy"""
+    ANALYSIS_SEVERITY_INACCURACY: _AnalysisSeverity.ValueType  # 1
+    ANALYSIS_SEVERITY_MISTAKE: _AnalysisSeverity.ValueType  # 2
+    ANALYSIS_SEVERITY_BLUNDER: _AnalysisSeverity.ValueType  # 3
+
+class AnalysisSeverity(_AnalysisSeverity, metaclass=_AnalysisSeverityEnumTypeWrapper):
+    """How bad a decision was, by its expected loss against the best action (docs/analysis.md)."""
+
+ANALYSIS_SEVERITY_UNSPECIFIED: AnalysisSeverity.ValueType  # 0
+"""none: the decision lost less than an inaccuracy"""
+ANALYSIS_SEVERITY_INACCURACY: AnalysisSeverity.ValueType  # 1
+ANALYSIS_SEVERITY_MISTAKE: AnalysisSeverity.ValueType  # 2
+ANALYSIS_SEVERITY_BLUNDER: AnalysisSeverity.ValueType  # 3
+Global___AnalysisSeverity: _TypeAlias = AnalysisSeverity  # noqa: Y015
+
+class _AnalysisJobState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AnalysisJobStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AnalysisJobState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ANALYSIS_JOB_STATE_UNSPECIFIED: _AnalysisJobState.ValueType  # 0
+    ANALYSIS_JOB_STATE_PENDING: _AnalysisJobState.ValueType  # 1
+    """queued: waiting for a worker"""
+    ANALYSIS_JOB_STATE_RUNNING: _AnalysisJobState.ValueType  # 2
+    ANALYSIS_JOB_STATE_DONE: _AnalysisJobState.ValueType  # 3
+    """stored: GetAnalysis reads it"""
+    ANALYSIS_JOB_STATE_FAILED: _AnalysisJobState.ValueType  # 4
+    """see error"""
+
+class AnalysisJobState(_AnalysisJobState, metaclass=_AnalysisJobStateEnumTypeWrapper): ...
+
+ANALYSIS_JOB_STATE_UNSPECIFIED: AnalysisJobState.ValueType  # 0
+ANALYSIS_JOB_STATE_PENDING: AnalysisJobState.ValueType  # 1
+"""queued: waiting for a worker"""
+ANALYSIS_JOB_STATE_RUNNING: AnalysisJobState.ValueType  # 2
+ANALYSIS_JOB_STATE_DONE: AnalysisJobState.ValueType  # 3
+"""stored: GetAnalysis reads it"""
+ANALYSIS_JOB_STATE_FAILED: AnalysisJobState.ValueType  # 4
+"""see error"""
+Global___AnalysisJobState: _TypeAlias = AnalysisJobState  # noqa: Y015
+
 @_typing.final
 class RunMatchRequest(_message.Message):
     """---------------------------------------------------------------------------------------------
@@ -4802,3 +4851,464 @@ class ListOpponentsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListOpponentsResponse: _TypeAlias = ListOpponentsResponse  # noqa: Y015
+
+@_typing.final
+class GetAnalysisRequest(_message.Message):
+    """-- analyses (docs/analysis.md) ------------------------------------------------------------"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetAnalysisRequest: _TypeAlias = GetAnalysisRequest  # noqa: Y015
+
+@_typing.final
+class ActionValue(_message.Message):
+    """One legal action's estimated value at a decision, for the deciding seat's side."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    WIN_FIELD_NUMBER: _builtins.int
+    action: _builtins.str
+    """in the record's notation"""
+    points: _builtins.float
+    """expected points of the deal: the side's gain minus the best other's"""
+    win: _builtins.float
+    """estimated probability that the side wins the game (0 to 1)"""
+    def __init__(
+        self,
+        *,
+        action: _builtins.str = ...,
+        points: _builtins.float = ...,
+        win: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "points", b"points", "win", b"win"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionValue: _TypeAlias = ActionValue  # noqa: Y015
+
+@_typing.final
+class AnalysedDecision(_message.Message):
+    """One decision of one seat, evaluated. Decision `step` is taken in the position after `step`
+    steps of the record (the replay's ?step=N); the record's steps[step] is the chosen action.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEP_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    CHOSEN_FIELD_NUMBER: _builtins.int
+    BEST_FIELD_NUMBER: _builtins.int
+    LOSS_POINTS_FIELD_NUMBER: _builtins.int
+    LOSS_WIN_FIELD_NUMBER: _builtins.int
+    STDERR_FIELD_NUMBER: _builtins.int
+    SAMPLES_FIELD_NUMBER: _builtins.int
+    SEVERITY_FIELD_NUMBER: _builtins.int
+    VALUES_FIELD_NUMBER: _builtins.int
+    step: _builtins.int
+    seat: _builtins.int
+    hand: _builtins.int
+    """the hand (deal) of the match, from 1"""
+    phase: _builtins.str
+    """"play"; Moon's "bid", "discard", "trump" or "play" """
+    chosen: _builtins.str
+    best: _builtins.str
+    loss_points: _builtins.float
+    """expected points lost against `best` (0: the best was chosen)"""
+    loss_win: _builtins.float
+    """probability of winning the game lost against `best` (0 to 1)"""
+    stderr: _builtins.float
+    """standard error of loss_points"""
+    samples: _builtins.int
+    severity: Global___AnalysisSeverity.ValueType
+    @_builtins.property
+    def values(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionValue]:
+        """every legal action, in the engine's order"""
+
+    def __init__(
+        self,
+        *,
+        step: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        hand: _builtins.int = ...,
+        phase: _builtins.str = ...,
+        chosen: _builtins.str = ...,
+        best: _builtins.str = ...,
+        loss_points: _builtins.float = ...,
+        loss_win: _builtins.float = ...,
+        stderr: _builtins.float = ...,
+        samples: _builtins.int = ...,
+        severity: Global___AnalysisSeverity.ValueType = ...,
+        values: _abc.Iterable[Global___ActionValue] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["best", b"best", "chosen", b"chosen", "hand", b"hand", "loss_points", b"loss_points", "loss_win", b"loss_win", "phase", b"phase", "samples", b"samples", "seat", b"seat", "severity", b"severity", "stderr", b"stderr", "step", b"step", "values", b"values"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnalysedDecision: _TypeAlias = AnalysedDecision  # noqa: Y015
+
+@_typing.final
+class SeatAnalysis(_message.Message):
+    """One analysed seat's figures over the match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class MeanLossByPhaseEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.float
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.float = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    MEAN_LOSS_POINTS_FIELD_NUMBER: _builtins.int
+    MEAN_LOSS_WIN_FIELD_NUMBER: _builtins.int
+    ACCURACY_FIELD_NUMBER: _builtins.int
+    INACCURACIES_FIELD_NUMBER: _builtins.int
+    MISTAKES_FIELD_NUMBER: _builtins.int
+    BLUNDERS_FIELD_NUMBER: _builtins.int
+    MEAN_LOSS_BY_PHASE_FIELD_NUMBER: _builtins.int
+    MEAN_LOSS_STDERR_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    name: _builtins.str
+    decisions: _builtins.int
+    """decisions with more than one legal action"""
+    mean_loss_points: _builtins.float
+    """per decision"""
+    mean_loss_win: _builtins.float
+    accuracy: _builtins.float
+    """0 to 100 (docs/analysis.md: accuracy)"""
+    inaccuracies: _builtins.int
+    mistakes: _builtins.int
+    blunders: _builtins.int
+    mean_loss_stderr: _builtins.float
+    """standard error of mean_loss_points"""
+    @_builtins.property
+    def mean_loss_by_phase(self) -> _containers.ScalarMap[_builtins.str, _builtins.float]:
+        """mean loss in points per decision, by phase"""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        name: _builtins.str = ...,
+        decisions: _builtins.int = ...,
+        mean_loss_points: _builtins.float = ...,
+        mean_loss_win: _builtins.float = ...,
+        accuracy: _builtins.float = ...,
+        inaccuracies: _builtins.int = ...,
+        mistakes: _builtins.int = ...,
+        blunders: _builtins.int = ...,
+        mean_loss_by_phase: _abc.Mapping[_builtins.str, _builtins.float] | None = ...,
+        mean_loss_stderr: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accuracy", b"accuracy", "blunders", b"blunders", "decisions", b"decisions", "inaccuracies", b"inaccuracies", "mean_loss_by_phase", b"mean_loss_by_phase", "mean_loss_points", b"mean_loss_points", "mean_loss_stderr", b"mean_loss_stderr", "mean_loss_win", b"mean_loss_win", "mistakes", b"mistakes", "name", b"name", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatAnalysis: _TypeAlias = SeatAnalysis  # noqa: Y015
+
+@_typing.final
+class HandPar(_message.Message):
+    """A hand's par: the result of perfect-information (double dummy) play of its deal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_FIELD_NUMBER: _builtins.int
+    PAR_FIELD_NUMBER: _builtins.int
+    ACTUAL_FIELD_NUMBER: _builtins.int
+    EXACT_FIELD_NUMBER: _builtins.int
+    hand: _builtins.int
+    exact: _builtins.bool
+    """false: the search ran out of its node budget (its best line so far)"""
+    @_builtins.property
+    def par(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """points each side scores under double-dummy play"""
+
+    @_builtins.property
+    def actual(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """points each side scored as played"""
+
+    def __init__(
+        self,
+        *,
+        hand: _builtins.int = ...,
+        par: _abc.Iterable[_builtins.int] | None = ...,
+        actual: _abc.Iterable[_builtins.int] | None = ...,
+        exact: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actual", b"actual", "exact", b"exact", "hand", b"hand", "par", b"par"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandPar: _TypeAlias = HandPar  # noqa: Y015
+
+@_typing.final
+class MatchAnalysis(_message.Message):
+    """The stored analysis of one match, every analysed seat merged."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    GAME_PRECISION_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
+    SUMMARIES_FIELD_NUMBER: _builtins.int
+    PARS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    game: _builtins.str
+    precision: _builtins.float
+    """the target standard error, in points, of each decision's loss"""
+    game_precision: _builtins.float
+    """set: the target of each seat's mean loss instead"""
+    seed: _builtins.int
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the seats analysed"""
+
+    @_builtins.property
+    def decisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___AnalysedDecision]:
+        """by step, then seat"""
+
+    @_builtins.property
+    def summaries(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatAnalysis]: ...
+    @_builtins.property
+    def pars(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandPar]:
+        """empty unless the match is one of a duplicate set"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        game: _builtins.str = ...,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+        precision: _builtins.float = ...,
+        game_precision: _builtins.float | None = ...,
+        seed: _builtins.int = ...,
+        decisions: _abc.Iterable[Global___AnalysedDecision] | None = ...,
+        summaries: _abc.Iterable[Global___SeatAnalysis] | None = ...,
+        pars: _abc.Iterable[Global___HandPar] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_game_precision", b"_game_precision", "game_precision", b"game_precision"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_game_precision", b"_game_precision", "decisions", b"decisions", "game", b"game", "game_precision", b"game_precision", "match_id", b"match_id", "pars", b"pars", "precision", b"precision", "seats", b"seats", "seed", b"seed", "summaries", b"summaries"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__game_precision: _TypeAlias = _typing.Literal["game_precision"]  # noqa: Y015
+    _WhichOneofArgType__game_precision: _TypeAlias = _typing.Literal["_game_precision", b"_game_precision"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__game_precision) -> _WhichOneofReturnType__game_precision | None: ...
+
+Global___MatchAnalysis: _TypeAlias = MatchAnalysis  # noqa: Y015
+
+@_typing.final
+class AnalyseMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    precision: _builtins.float
+    """Target standard error, in points, of each decision's loss: above 0 and finite; 0 (unset):
+    0.05. Larger is faster.
+    """
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the seats to analyse, each once; empty: every seat"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+        precision: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "precision", b"precision", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnalyseMatchRequest: _TypeAlias = AnalyseMatchRequest  # noqa: Y015
+
+@_typing.final
+class AnalysisJobStatus(_message.Message):
+    """A match's analysis job."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    state: Global___AnalysisJobState.ValueType
+    error: _builtins.str
+    """why it failed; empty otherwise"""
+    precision: _builtins.float
+    tournament_id: _builtins.str
+    """empty: the match is of no tournament"""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the seats it analyses; empty: every seat"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        state: Global___AnalysisJobState.ValueType = ...,
+        error: _builtins.str = ...,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+        precision: _builtins.float = ...,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "match_id", b"match_id", "precision", b"precision", "seats", b"seats", "state", b"state", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnalysisJobStatus: _TypeAlias = AnalysisJobStatus  # noqa: Y015
+
+@_typing.final
+class AnalyseTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    PRECISION_FIELD_NUMBER: _builtins.int
+    PROGRESS_ONLY_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    precision: _builtins.float
+    """as AnalyseMatchRequest.precision"""
+    progress_only: _builtins.bool
+    """True: queue nothing, only say how far it has got (queuing again retries the failed jobs,
+    which this leaves failed, with their errors).
+    """
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        precision: _builtins.float = ...,
+        progress_only: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["precision", b"precision", "progress_only", b"progress_only", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnalyseTournamentRequest: _TypeAlias = AnalyseTournamentRequest  # noqa: Y015
+
+@_typing.final
+class AnalysisFailure(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    error: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        error: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnalysisFailure: _TypeAlias = AnalysisFailure  # noqa: Y015
+
+@_typing.final
+class AnalysisProgress(_message.Message):
+    """How far the analysis of a tournament's matches has got."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    ANALYSED_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    QUEUED_NOW_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
+    RUNNING_FIELD_NUMBER: _builtins.int
+    FAILED_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    analysed: _builtins.int
+    """stored matches with an analysis of at least one seat"""
+    total: _builtins.int
+    """stored matches"""
+    queued_now: _builtins.int
+    """queued by this call"""
+    waiting: _builtins.int
+    """jobs pending"""
+    running: _builtins.int
+    failed: _builtins.int
+    @_builtins.property
+    def failures(self) -> _containers.RepeatedCompositeFieldContainer[Global___AnalysisFailure]:
+        """the latest failed jobs (at most 10), latest first"""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        analysed: _builtins.int = ...,
+        total: _builtins.int = ...,
+        queued_now: _builtins.int = ...,
+        waiting: _builtins.int = ...,
+        running: _builtins.int = ...,
+        failed: _builtins.int = ...,
+        failures: _abc.Iterable[Global___AnalysisFailure] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["analysed", b"analysed", "failed", b"failed", "failures", b"failures", "queued_now", b"queued_now", "running", b"running", "total", b"total", "tournament_id", b"tournament_id", "waiting", b"waiting"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AnalysisProgress: _TypeAlias = AnalysisProgress  # noqa: Y015

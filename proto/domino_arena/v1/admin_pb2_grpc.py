@@ -199,6 +199,21 @@ class AdminServiceStub:
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.SerializeToString,
                 response_deserializer=domino__arena_dot_v1_dot_admin__pb2.Grades.FromString,
                 _registered_method=True)
+        self.GetAnalysis = channel.unary_unary(
+                '/domino_arena.v1.AdminService/GetAnalysis',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.GetAnalysisRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.MatchAnalysis.FromString,
+                _registered_method=True)
+        self.AnalyseMatch = channel.unary_unary(
+                '/domino_arena.v1.AdminService/AnalyseMatch',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.AnalyseMatchRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.AnalysisJobStatus.FromString,
+                _registered_method=True)
+        self.AnalyseTournament = channel.unary_unary(
+                '/domino_arena.v1.AdminService/AnalyseTournament',
+                request_serializer=domino__arena_dot_v1_dot_admin__pb2.AnalyseTournamentRequest.SerializeToString,
+                response_deserializer=domino__arena_dot_v1_dot_admin__pb2.AnalysisProgress.FromString,
+                _registered_method=True)
         self.ListOwners = channel.unary_unary(
                 '/domino_arena.v1.AdminService/ListOwners',
                 request_serializer=domino__arena_dot_v1_dot_admin__pb2.ListOwnersRequest.SerializeToString,
@@ -477,6 +492,33 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetAnalysis(self, request, context):
+        """Analyses of matches (docs/analysis.md, docs/admin.md: analyses), for the admin or the
+        organizer of the match's (the tournament's) course; another course's is NOT_FOUND.
+        The stored analysis of a match, every analysed seat merged. NOT_FOUND when the match is not
+        stored or has no analysis and none is queued; FAILED_PRECONDITION, with the job's state
+        (and error), while its analysis is queued, running, or after it failed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnalyseMatch(self, request, context):
+        """Queue a match for the referee's analysis workers (again, if it was queued or analysed
+        before); answers with its job, pending until a worker takes it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnalyseTournament(self, request, context):
+        """Queue every match of a tournament that is neither analysed nor queued (a failed one again),
+        and say how far the analysis of its matches has got.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListOwners(self, request, context):
         """Owners (docs/courses.md: owners): the accounts an invite makes, each with its bots.
         """
@@ -688,6 +730,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetGrades,
                     request_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.FromString,
                     response_serializer=domino__arena_dot_v1_dot_admin__pb2.Grades.SerializeToString,
+            ),
+            'GetAnalysis': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetAnalysis,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.GetAnalysisRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.MatchAnalysis.SerializeToString,
+            ),
+            'AnalyseMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnalyseMatch,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.AnalyseMatchRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.AnalysisJobStatus.SerializeToString,
+            ),
+            'AnalyseTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnalyseTournament,
+                    request_deserializer=domino__arena_dot_v1_dot_admin__pb2.AnalyseTournamentRequest.FromString,
+                    response_serializer=domino__arena_dot_v1_dot_admin__pb2.AnalysisProgress.SerializeToString,
             ),
             'ListOwners': grpc.unary_unary_rpc_method_handler(
                     servicer.ListOwners,
@@ -1611,6 +1668,87 @@ class AdminService:
             '/domino_arena.v1.AdminService/GetGrades',
             domino__arena_dot_v1_dot_admin__pb2.GetGradesRequest.SerializeToString,
             domino__arena_dot_v1_dot_admin__pb2.Grades.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetAnalysis(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/GetAnalysis',
+            domino__arena_dot_v1_dot_admin__pb2.GetAnalysisRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.MatchAnalysis.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnalyseMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/AnalyseMatch',
+            domino__arena_dot_v1_dot_admin__pb2.AnalyseMatchRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.AnalysisJobStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnalyseTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/domino_arena.v1.AdminService/AnalyseTournament',
+            domino__arena_dot_v1_dot_admin__pb2.AnalyseTournamentRequest.SerializeToString,
+            domino__arena_dot_v1_dot_admin__pb2.AnalysisProgress.FromString,
             options,
             channel_credentials,
             insecure,

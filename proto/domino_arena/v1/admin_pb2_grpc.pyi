@@ -137,6 +137,21 @@ class AdminServiceStub:
     """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
     games, faults and the paired result against each frozen baseline.
     """
+    GetAnalysis: _grpc.UnaryUnaryMultiCallable[_admin_pb2.GetAnalysisRequest, _admin_pb2.MatchAnalysis]
+    """Analyses of matches (docs/analysis.md, docs/admin.md: analyses), for the admin or the
+    organizer of the match's (the tournament's) course; another course's is NOT_FOUND.
+    The stored analysis of a match, every analysed seat merged. NOT_FOUND when the match is not
+    stored or has no analysis and none is queued; FAILED_PRECONDITION, with the job's state
+    (and error), while its analysis is queued, running, or after it failed.
+    """
+    AnalyseMatch: _grpc.UnaryUnaryMultiCallable[_admin_pb2.AnalyseMatchRequest, _admin_pb2.AnalysisJobStatus]
+    """Queue a match for the referee's analysis workers (again, if it was queued or analysed
+    before); answers with its job, pending until a worker takes it.
+    """
+    AnalyseTournament: _grpc.UnaryUnaryMultiCallable[_admin_pb2.AnalyseTournamentRequest, _admin_pb2.AnalysisProgress]
+    """Queue every match of a tournament that is neither analysed nor queued (a failed one again),
+    and say how far the analysis of its matches has got.
+    """
     ListOwners: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListOwnersRequest, _admin_pb2.ListOwnersResponse]
     """Owners (docs/courses.md: owners): the accounts an invite makes, each with its bots."""
     DisableOwner: _grpc.UnaryUnaryMultiCallable[_admin_pb2.OwnerRequest, _admin_pb2.Owner]
@@ -245,6 +260,21 @@ class AdminServiceAsyncStub(AdminServiceStub):
     GetGrades: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetGradesRequest, _admin_pb2.Grades]  # type: ignore[assignment]
     """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
     games, faults and the paired result against each frozen baseline.
+    """
+    GetAnalysis: _aio.UnaryUnaryMultiCallable[_admin_pb2.GetAnalysisRequest, _admin_pb2.MatchAnalysis]  # type: ignore[assignment]
+    """Analyses of matches (docs/analysis.md, docs/admin.md: analyses), for the admin or the
+    organizer of the match's (the tournament's) course; another course's is NOT_FOUND.
+    The stored analysis of a match, every analysed seat merged. NOT_FOUND when the match is not
+    stored or has no analysis and none is queued; FAILED_PRECONDITION, with the job's state
+    (and error), while its analysis is queued, running, or after it failed.
+    """
+    AnalyseMatch: _aio.UnaryUnaryMultiCallable[_admin_pb2.AnalyseMatchRequest, _admin_pb2.AnalysisJobStatus]  # type: ignore[assignment]
+    """Queue a match for the referee's analysis workers (again, if it was queued or analysed
+    before); answers with its job, pending until a worker takes it.
+    """
+    AnalyseTournament: _aio.UnaryUnaryMultiCallable[_admin_pb2.AnalyseTournamentRequest, _admin_pb2.AnalysisProgress]  # type: ignore[assignment]
+    """Queue every match of a tournament that is neither analysed nor queued (a failed one again),
+    and say how far the analysis of its matches has got.
     """
     ListOwners: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListOwnersRequest, _admin_pb2.ListOwnersResponse]  # type: ignore[assignment]
     """Owners (docs/courses.md: owners): the accounts an invite makes, each with its bots."""
@@ -549,6 +579,39 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_admin_pb2.Grades, _abc.Awaitable[_admin_pb2.Grades]]:
         """What a teacher pastes into a gradebook: per owner, the batch standings with intervals,
         games, faults and the paired result against each frozen baseline.
+        """
+
+    @_abc_1.abstractmethod
+    def GetAnalysis(
+        self,
+        request: _admin_pb2.GetAnalysisRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.MatchAnalysis, _abc.Awaitable[_admin_pb2.MatchAnalysis]]:
+        """Analyses of matches (docs/analysis.md, docs/admin.md: analyses), for the admin or the
+        organizer of the match's (the tournament's) course; another course's is NOT_FOUND.
+        The stored analysis of a match, every analysed seat merged. NOT_FOUND when the match is not
+        stored or has no analysis and none is queued; FAILED_PRECONDITION, with the job's state
+        (and error), while its analysis is queued, running, or after it failed.
+        """
+
+    @_abc_1.abstractmethod
+    def AnalyseMatch(
+        self,
+        request: _admin_pb2.AnalyseMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.AnalysisJobStatus, _abc.Awaitable[_admin_pb2.AnalysisJobStatus]]:
+        """Queue a match for the referee's analysis workers (again, if it was queued or analysed
+        before); answers with its job, pending until a worker takes it.
+        """
+
+    @_abc_1.abstractmethod
+    def AnalyseTournament(
+        self,
+        request: _admin_pb2.AnalyseTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.AnalysisProgress, _abc.Awaitable[_admin_pb2.AnalysisProgress]]:
+        """Queue every match of a tournament that is neither analysed nor queued (a failed one again),
+        and say how far the analysis of its matches has got.
         """
 
     @_abc_1.abstractmethod

@@ -16,6 +16,8 @@ import random
 
 import pytest
 
+from domino_arena.sdk.match.records import record_from_state
+from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import (
     DoublesGame,
     GameState,
@@ -26,7 +28,7 @@ from domino_arena.sdk.rules import (
 )
 from domino_arena.sdk.rules.actions import DRAW, PASS, Action, Play
 from domino_arena.sdk.rules.tiles import DOUBLE_SIX, Tile, parse_tiles
-from domino_arena.server.analysis import Budget, Severity, evaluate
+from domino_arena.server.analysis import Budget, Severity, analyse_match, evaluate
 from domino_arena.server.analysis.grading import NOISE_Z, severity
 from domino_arena.server.analysis.scale import scale_of
 
@@ -231,3 +233,18 @@ def test_moon_two_tiles_that_can_never_win_are_the_same() -> None:
     assert state.current_seat == 1
     assert set(state.legal_actions()) == {Play(Tile(0, 0)), Play(Tile(4, 4))}
     assert_equivalent(state, Play(Tile(0, 0)), Play(Tile(4, 4)))
+
+
+def test_a_match_record_that_misses_the_moon_lead_is_marked_a_blunder() -> None:
+    """The same Moon position inside a match record, with seat 1 leading 4-3: the match
+    analysis names 3-3 as the best and grades the lead a blunder (docs/analysis.md)."""
+    state = replay(MoonGame().new_game(28, first_seat=0), MOON_28 + ";play 4-3")
+    step = len(state.history) - 1
+    record = record_from_state(
+        state, seats=["a", "b", "c"], seed=28, first_seat=0, termination=Termination.ABORTED
+    )
+    analysis = analyse_match(record, "moon-28", seats=[1], max_samples=32, min_samples=16)
+    decision = next(d for d in analysis.decisions if d.step == step)
+    assert (decision.seat, decision.chosen, decision.best) == (1, "play 4-3", "play 3-3")
+    assert decision.severity is Severity.BLUNDER
+    assert decision.loss_points > MARGIN_Z * decision.stderr

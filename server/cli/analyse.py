@@ -190,7 +190,6 @@ def print_analysis(analysis: MatchAnalysis, *, as_json: bool) -> None:
 
 def _tournament(engine: Any, args: argparse.Namespace) -> int:
     from domino_arena.server.store import analysis_jobs  # noqa: PLC0415
-    from domino_arena.server.store.analyses import analysis_progress  # noqa: PLC0415
     from domino_arena.server.store.tournaments import tournament  # noqa: PLC0415
 
     tournament_id: str = args.tournament
@@ -199,26 +198,25 @@ def _tournament(engine: Any, args: argparse.Namespace) -> int:
             f"--tournament: no tournament has id {tournament_id!r} in the database {args.db}"
         )
     queued = analysis_jobs.queue_tournament(engine, tournament_id, precision=args.precision)
-    analysed, total = analysis_progress(engine, tournament_id)
-    jobs = analysis_jobs.job_counts(engine, tournament_id)
-    failed = analysis_jobs.failed_jobs(engine, tournament_id)
+    status = analysis_jobs.tournament_status(engine, tournament_id)
+    jobs = status.jobs
     if args.json:
         document = {
             "tournament_id": tournament_id,
-            "analysed": analysed,
-            "total": total,
+            "analysed": status.analysed,
+            "total": status.total,
             "queued": queued,
             "jobs": jobs,
-            "failed": [{"match_id": j.match_id, "error": j.error} for j in failed],
+            "failed": [{"match_id": j.match_id, "error": j.error} for j in status.failed],
         }
         print(json.dumps(document, indent=2, sort_keys=True))
         return 0
     print_progress(
         tournament_id,
-        (analysed, total),
+        (status.analysed, status.total),
         queued,
         (jobs[analysis_jobs.PENDING], jobs[analysis_jobs.RUNNING], jobs[analysis_jobs.FAILED]),
-        [(job.match_id, job.error) for job in failed],
+        [(job.match_id, job.error) for job in status.failed],
     )
     return 0
 

@@ -32,7 +32,7 @@ from domino_arena.server.net.admin_scope import caller
 from domino_arena.server.net.admin_serving import Context, Serving
 from domino_arena.server.net.analysis_wire import analysis_to_proto
 from domino_arena.server.store import analysis_jobs
-from domino_arena.server.store.analyses import analysis_progress, load_analysis
+from domino_arena.server.store.analyses import load_analysis
 from domino_arena.server.store.analysis_jobs import AnalysisJob
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament
@@ -138,18 +138,18 @@ class AnalysisAdmin:
             if queue
             else 0
         )
-        analysed, total = analysis_progress(engine, tournament_id)
-        jobs = analysis_jobs.job_counts(engine, tournament_id)
-        failed = analysis_jobs.failed_jobs(engine, tournament_id)
+        status = analysis_jobs.tournament_status(engine, tournament_id)
         return admin_pb.AnalysisProgress(
             tournament_id=tournament_id,
-            analysed=analysed,
-            total=total,
+            analysed=status.analysed,
+            total=status.total,
             queued_now=queued,
-            waiting=jobs[analysis_jobs.PENDING],
-            running=jobs[analysis_jobs.RUNNING],
-            failed=jobs[analysis_jobs.FAILED],
-            failures=[admin_pb.AnalysisFailure(match_id=j.match_id, error=j.error) for j in failed],
+            waiting=status.jobs[analysis_jobs.PENDING],
+            running=status.jobs[analysis_jobs.RUNNING],
+            failed=status.jobs[analysis_jobs.FAILED],
+            failures=[
+                admin_pb.AnalysisFailure(match_id=j.match_id, error=j.error) for j in status.failed
+            ],
         )
 
     async def _seen_match(self, match_id: str) -> StoredMatch:

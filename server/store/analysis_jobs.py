@@ -17,6 +17,7 @@ from typing import Any, Final
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from domino_arena.server.store.analyses import analysis_progress
 from domino_arena.server.store.courses import UnknownCourseError
 from domino_arena.server.store.engine import writing
 from domino_arena.server.store.tables import (
@@ -211,6 +212,34 @@ def failed_jobs(engine: Engine, tournament_id: str, limit: int = 10) -> list[Ana
             .limit(limit)
         ).all()
     return [_job(row._mapping) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentAnalysis:
+    """How far the analysis of a tournament's matches has got: what the command line, the
+    admin API and the tournament's page all show."""
+
+    analysed: int
+    """Its stored matches with an analysis of at least one seat."""
+    total: int
+    """Its stored matches."""
+    jobs: dict[str, int]
+    """Its jobs by state (every state named, 0 when none)."""
+    failed: list[AnalysisJob]
+    """Its newest failed jobs (at most ten): what went wrong."""
+
+    @property
+    def asked(self) -> bool:
+        """Whether its analysis was ever asked for (anything analysed, or a job not done)."""
+        return self.analysed > 0 or any(self.jobs[state] for state in (PENDING, RUNNING, FAILED))
+
+
+def tournament_status(engine: Engine, tournament_id: str) -> TournamentAnalysis:
+    """How far the analysis of ``tournament_id``'s matches has got."""
+    analysed, total = analysis_progress(engine, tournament_id)
+    return TournamentAnalysis(
+        analysed, total, job_counts(engine, tournament_id), failed_jobs(engine, tournament_id)
+    )
 
 
 def _check_precision(precision: float) -> None:

@@ -20,12 +20,7 @@ from typing import Any, Final
 from sqlalchemy import Engine
 
 from domino_arena.server.store import analysis_jobs
-from domino_arena.server.store.analyses import (
-    BotAnalysis,
-    analysis_progress,
-    bot_analyses,
-    load_analysis,
-)
+from domino_arena.server.store.analyses import BotAnalysis, bot_analyses, load_analysis
 from domino_arena.server.web.analysis_charts import LossPoint, loss_chart
 from domino_arena.server.web.analysis_views import replay_analysis
 
@@ -147,17 +142,13 @@ def tournament_progress(engine: Engine, tournament_id: str) -> dict[str, int] | 
     """How far the analysis of a tournament's matches has got (docs/analysis.md: running
     analyses): analysed of all, and the jobs waiting, running and failed; None when it was
     never asked for (nothing analysed, nothing queued)."""
-    analysed, total = analysis_progress(engine, tournament_id)
-    jobs = analysis_jobs.job_counts(engine, tournament_id)
-    waiting = jobs[analysis_jobs.PENDING]
-    running = jobs[analysis_jobs.RUNNING]
-    failed = jobs[analysis_jobs.FAILED]
-    if analysed == 0 and waiting + running + failed == 0:
+    status = analysis_jobs.tournament_status(engine, tournament_id)
+    if not status.asked:
         return None
     return {
-        "analysed": analysed,
-        "total": total,
-        "waiting": waiting,
-        "running": running,
-        "failed": failed,
+        "analysed": status.analysed,
+        "total": status.total,
+        "waiting": status.jobs[analysis_jobs.PENDING],
+        "running": status.jobs[analysis_jobs.RUNNING],
+        "failed": status.jobs[analysis_jobs.FAILED],
     }

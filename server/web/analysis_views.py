@@ -4,8 +4,8 @@ markup; ``templates/analysis_macros.html`` draws it).
 - The **evaluation strip** under the timeline (:func:`strip`): one row per analysed seat, a bar
   at each of its decisions as tall as the points it lost there (scaled to the match's worst),
   coloured by severity; a severe one also carries a mark. Every bar is a link ``?step=N`` with
-  its text as title ("played 6-4, better 5-5: -3.2 points, -12% win"), so it works without
-  JavaScript (``static/replay.js`` follows the links in place).
+  its text as title ("chose play 6-4 E; play 5-5 W was better: -3.2 points, -12% win"), so it
+  works without JavaScript (``static/replay.js`` follows the links in place).
 - The **seat figures** beside the seats' names (:func:`seat_figures`): accuracy, mean loss and
   the count of each severity.
 - The **decision at the shown step** (:func:`decisions_at`), the line the step's panel shows.
@@ -48,12 +48,12 @@ def signed(value: float, digits: int = 1) -> str:
 
 
 def loss_text(d: Decision) -> str:
-    """What a decision cost: "played 6-4, better 5-5: -3.2 points, -12% win", or "played
-    6-4, the best" when it was."""
+    """What a decision cost: "chose play 6-4 E; play 5-5 W was better: -3.2 points, -12%
+    win", or "chose play 6-4 E, the best" when it was (actions in their notation, docs/rules.md)."""
     if d.chosen == d.best or (d.loss_points <= 0 and d.loss_win <= 0):
-        return f"played {d.chosen}, the best"
+        return f"chose {d.chosen}, the best"
     win = signed(100 * d.loss_win, 0)
-    return f"played {d.chosen}, better {d.best}: {signed(d.loss_points)} points, {win}% win"
+    return f"chose {d.chosen}; {d.best} was better: {signed(d.loss_points)} points, {win}% win"
 
 
 def who(seat: int, seats: Sequence[str]) -> str:
@@ -165,12 +165,15 @@ def replay_analysis(
     analysis: MatchAnalysis, timeline: Mapping[str, Any], seats: Sequence[str], step: int
 ) -> dict[str, Any]:
     """All the replay viewer shows of ``analysis`` at ``step``: the ``strip``, the ``figures``
-    by seat (as strings of seat numbers, as JSON keys are), the decisions ``here`` and the
-    stated ``precision``."""
+    by seat (as strings of seat numbers, as JSON keys are), the decisions ``here``, the
+    stated ``precision`` and the median standard error ``reached`` (a decision stops at its
+    sample budget short of the stated precision)."""
+    errors = sorted(d.stderr for d in analysis.decisions)
     return {
         "strip": strip(analysis, timeline, seats),
         "figures": {str(k): v for k, v in seat_figures(analysis).items()},
         "here": decisions_at(analysis, step, seats),
         "precision": analysis.precision,
+        "reached": errors[len(errors) // 2] if errors else None,
         "seats": list(analysis.seats),
     }

@@ -123,10 +123,10 @@ def analysed(site: Site) -> MatchAnalysis:
 
 def test_a_decision_says_what_was_played_what_was_better_and_the_cost() -> None:
     assert loss_text(decision(3, 0)) == (
-        f"played 6-4, better 5-5: {MINUS}3.2 points, {MINUS}12% win"
+        f"chose 6-4; 5-5 was better: {MINUS}3.2 points, {MINUS}12% win"
     )
     best = decision(3, 0, best="6-4", loss_points=0.0, loss_win=0.0, severity=None)
-    assert loss_text(best) == "played 6-4, the best"
+    assert loss_text(best) == "chose 6-4, the best"
 
 
 def test_the_strip_puts_each_decision_on_its_timeline_step_as_tall_as_its_loss() -> None:
@@ -140,7 +140,7 @@ def test_the_strip_puts_each_decision_on_its_timeline_step_as_tall_as_its_loss()
     assert worst["height"] == BAR_MAX and 2 < light["height"] < BAR_MAX
     assert (worst["severe"], light["severe"]) == (True, False)
     assert worst["title"] == (
-        f"Step 4, bob (seat 1), play: played 6-4, better 5-5: {MINUS}3.2 points, "
+        f"Step 4, bob (seat 1), play: chose 6-4; 5-5 was better: {MINUS}3.2 points, "
         f"{MINUS}12% win (blunder)"
     )
     assert [m["step"] for m in drawn["mistakes"]] == [4, 9]
@@ -237,7 +237,7 @@ def test_the_analysis_s_text_is_escaped(site: Site) -> None:
     save_analysis(site.storage.engine, hostile)
     for path in (f"/matches/{FORFEIT_ID}?step=2", f"/matches/{FORFEIT_ID}/table?step=2"):
         text = site.client.get(path).text
-        assert HOSTILE not in text and f"better {ESCAPED}" in text, path
+        assert HOSTILE not in text and f"; {ESCAPED} was better" in text, path
 
 
 def test_the_bot_page_shows_its_loss_only_when_it_has_analysed_games(
@@ -279,7 +279,7 @@ def _live_pages_without_analysis(referee: AdminServer) -> None:
         ):
             answer = client.get(path)
             assert answer.status_code == 200, path
-            for mark in ("an-bar", "an-here", "analysis", "better 5-5"):
+            for mark in ("an-bar", "an-here", "analysis", "5-5 was better"):
                 assert mark not in answer.text, (path, mark)
 
 

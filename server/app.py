@@ -49,6 +49,7 @@ from domino_arena.server.hosting.sandbox import SandboxUnavailableError, probe
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
 from domino_arena.server.net.cluster.broker import Broker
+from domino_arena.server.net.cluster.broker_security import PLAINTEXT, BrokerSecurity
 from domino_arena.server.net.cluster.hosting import BrokerLobby
 from domino_arena.server.net.cluster.spectating import WatchHost
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER
@@ -104,6 +105,8 @@ class Config:
     :data:`ROLE_GATEWAY` or :data:`ROLE_HOST` (docs/cluster.md)."""
     nats: str = ""
     """The broker's URL (a cluster role's; unused by :data:`ROLE_ALL`)."""
+    nats_security: BrokerSecurity = PLAINTEXT
+    """The broker's TLS and credentials (``serve --nats-*``)."""
     node: str = ""
     """This process's name in the cluster, in its logs, metrics and match records."""
     cluster: str = DEFAULT_CLUSTER
@@ -151,7 +154,9 @@ class App:
         self.lobby: Lobby | BrokerLobby
         steward: Steward | None = None
         if config.role == ROLE_HOST:
-            self.broker = Broker(config.nats, config.node, self._broker_state, config.cluster)
+            self.broker = Broker(
+                config.nats, config.node, self._broker_state, config.cluster, config.nats_security
+            )
             self.lobby = BrokerLobby(self.broker)
             steward = Steward(storage.engine, self.holder, config.node, config.lease_seconds)
         else:

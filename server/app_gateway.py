@@ -39,7 +39,9 @@ class Gateway:
         self.storage = storage
         self.lobby = Lobby()
         self.metrics = Metrics()
-        self.broker = Broker(config.nats, config.node, self._broker_state, config.cluster)
+        self.broker = Broker(
+            config.nats, config.node, self._broker_state, config.cluster, config.nats_security
+        )
         self.relay = Relay(self.lobby, self.broker)
         self.port: int | None = None
         self.metrics_port: int | None = None

@@ -22,7 +22,7 @@ from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
 from domino_arena.server.app import ROLE_ALL, ROLE_GATEWAY, ROLES, App, Config, run
 from domino_arena.server.app_gateway import Gateway
-from domino_arena.server.cli import serve_bounds, serve_runner, web_face
+from domino_arena.server.cli import broker_flags, serve_bounds, serve_runner, web_face
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
     PROG,
@@ -35,6 +35,7 @@ from domino_arena.server.cli.arguments import (
 from domino_arena.server.cli.keys import record_signer
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.net.cluster.broker import BrokerError
+from domino_arena.server.net.cluster.broker_security import PLAINTEXT, BrokerSecurity
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, default_node
 from domino_arena.server.net.grpc_server import ServerTls, TlsFileError
 from domino_arena.server.play import house
@@ -141,8 +142,10 @@ def _cluster_arguments(parser: argparse.ArgumentParser) -> None:
         "--nats",
         default=os.environ.get(NATS_ENV),
         metavar="URL",
-        help=f"the broker of a gateway or host (default ${NATS_ENV}), e.g. nats://127.0.0.1:4222",
+        help=f"the broker of a gateway or host (default ${NATS_ENV}), e.g. nats://127.0.0.1:4222 "
+        "or tls://nats.example.org:4222 (TLS); no credentials in it: see --nats-token-file",
     )
+    broker_flags.broker_arguments(group)
     group.add_argument(
         "--node",
         metavar="NAME",
@@ -269,21 +272,26 @@ def open_storage(url: str) -> RatedStorage:
     return storage
 
 
-def _cluster(args: argparse.Namespace) -> tuple[str, str, str]:
-    """The role, the broker's URL and the node name the options ask for.
+def _cluster(args: argparse.Namespace) -> tuple[str, str, str, BrokerSecurity]:
+    """The role, the broker's URL, the node name and the broker's TLS and credentials the
+    options ask for.
 
     Raises:
         CliError: a cluster role without a broker, a broker or node name without a role, a
-            bad lease time, or the web face asked of a cluster role.
+            bad lease time, the web face asked of a cluster role, or a broker's file or flag
+            that cannot be used.
     """
     role: str = args.role
     node: str = args.node or default_node(role)
     if role == ROLE_ALL:
         if args.node is not None:
             raise CliError("--node names a process of a cluster: give it with --role")
-        return role, "", node
+        if flags := broker_flags.given(args):
+            raise CliError(f"{flags[0]}: a broker's, for a cluster role: give it with --role")
+        return role, "", node, PLAINTEXT
     if not args.nats:
         raise CliError(f"--role {role}: give the broker with --nats URL (or ${NATS_ENV})")
+    security = broker_flags.security_of(args, args.nats)
     if not args.lease_seconds > 0:
         raise CliError(f"--lease-seconds: must be more than 0, got {args.lease_seconds}")
     for flag, name in (("--node", node), ("--cluster", args.cluster)):
@@ -293,7 +301,7 @@ def _cluster(args: argparse.Namespace) -> tuple[str, str, str]:
         raise CliError(
             f"--web-port: a {role} serves no web face; run `{PROG} web --db URL` beside it"
         )
-    return role, args.nats, node
+    return role, args.nats, node, security
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -313,7 +321,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise CliError(f"--metrics-port: must be 0-65535, got {args.metrics_port}")
-    role, nats, node = _cluster(args)
+    role, nats, node, nats_security = _cluster(args)
     sign_record = record_signer(args.record_key)
     storage = open_storage(args.db)
     admin_token: str = given_token or new_token()
@@ -337,6 +345,7 @@ def _serve(args: argparse.Namespace) -> int:
         people=people_bounds,
         role=role,
         nats=nats,
+        nats_security=nats_security,
         node=node,
         cluster=args.cluster,
         lease_seconds=args.lease_seconds,
@@ -347,7 +356,10 @@ def _serve(args: argparse.Namespace) -> int:
     def ready(port: int) -> None:
         print(f"{PROG}: database {display_url(args.db)}")
         if role != ROLE_ALL:
-            print(f"{PROG}: {role} {node} on the broker {display_url(nats)}")
+            print(
+                f"{PROG}: {role} {node} on the broker {display_url(nats)} "
+                f"({nats_security.describe()})"
+            )
         if not given_token and role != ROLE_GATEWAY:
             print(
                 f"{PROG}: admin token (made for this run; set ${ADMIN_TOKEN_ENV} to keep one): "

@@ -12,6 +12,12 @@ the subscriptions and buffers what is published meanwhile (up to :data:`PENDING_
 role's gRPC health check reports (Kubernetes readiness). Past the buffer a message is dropped
 and counted (:attr:`Broker.dropped`); what that costs a match is the match's own business (a
 request that never arrives is a timeout the referee voids, see docs/cluster.md).
+
+TLS and credentials come from :mod:`~domino_arena.server.net.cluster.broker_security`: before
+dialling, :func:`server_info` reads the broker's ``INFO`` line over a plain TCP connection (no
+credential is sent on it), so a broker that does not match the options is refused with one
+sentence naming the flag; a broker that refuses the credentials or the TLS handshake is a
+failure at once, not retried until the connect timeout.
 """
 
 from __future__ import annotations
@@ -19,15 +25,21 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import Any, Final
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.errors import Error as NatsError
 
+from domino_arena.server.net.cluster.broker_security import (
+    BrokerConfigError,
+    BrokerSecurity,
+    split_url,
+)
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, Subjects
 
 LOG: Final = logging.getLogger("domino_arena.server.cluster")
@@ -39,12 +51,39 @@ CONNECT_TIMEOUT: Final = 5.0
 """Seconds to reach the broker at start before the process gives up with an error."""
 RECONNECT_WAIT: Final = 0.5
 """Seconds between two reconnection attempts (nats-py's default is 2)."""
+MAX_INFO_BYTES: Final = 64 * 1024
+"""The longest ``INFO`` line :func:`server_info` reads (a server's is about 1 KiB; a
+cluster's lists its routes' URLs)."""
 
 Handler = Callable[[Msg], Awaitable[None]]
 
 
 class BrokerError(Exception):
-    """The broker cannot be reached at start: the message names the address and why."""
+    """The broker cannot be reached or used at start: the message names the address, and the
+    flag to fix when it is one's."""
+
+
+async def server_info(url: str) -> dict[str, Any]:
+    """The ``INFO`` the NATS server at ``url`` sends first to every client (whether it
+    requires TLS, authentication, ...), read over plain TCP before any TLS.
+
+    Raises:
+        OSError: nobody answers there.
+        ValueError: what answers is not a NATS server.
+    """
+    _, host, port = split_url(url)
+    reader, writer = await asyncio.open_connection(host, port, limit=MAX_INFO_BYTES)
+    try:
+        line = await reader.readline()
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+    verb, _, body = line.partition(b" ")
+    if verb != b"INFO":
+        raise ValueError(f"not a NATS server: it said {line[:40]!r}")
+    info: dict[str, Any] = json.loads(body)
+    return info
 
 
 class Broker:
@@ -61,9 +100,12 @@ class Broker:
         node: str,
         on_state: Callable[[bool], None] | None = None,
         cluster: str = DEFAULT_CLUSTER,
+        security: BrokerSecurity | None = None,
     ) -> None:
         self.url = url
         self.node = node
+        self.security: Final = security or BrokerSecurity()
+        """TLS and credentials (``serve --nats-*``; the default: plaintext, none)."""
         self.subjects: Final = Subjects(cluster)
         """The subjects of this process's cluster."""
         self.published = 0
@@ -90,7 +132,8 @@ class Broker:
         """Connect and start the publisher.
 
         Raises:
-            BrokerError: NATS is not reachable at ``url`` within :data:`CONNECT_TIMEOUT`.
+            BrokerError: NATS is not reachable at ``url`` within :data:`CONNECT_TIMEOUT`, does
+                not match :attr:`security`, or refuses its credentials or its TLS.
         """
 
         async def disconnected() -> None:
@@ -104,45 +147,79 @@ class Broker:
             self._state(True)
 
         last_error: list[Exception] = []
+        refused: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
         async def error(exc: Exception) -> None:
             LOG.debug("broker: %s", exc)
             last_error[:] = [exc]
+            why = self.security.refusal(self.url, exc)
+            if why is not None and not refused.done():
+                refused.set_result(why)
 
+        await self._check_broker()
         # nats-py retries the first connection as it reconnects, forever; a broker that cannot
-        # be reached at start is an error of the command line, reported at once.
+        # be reached at start is an error of the command line, reported at once, and so is one
+        # that refuses this process's credentials or TLS (``refused``).
         client = Client()
-        try:
-            await asyncio.wait_for(
-                client.connect(
-                    self.url,
-                    name=self.node,
-                    connect_timeout=int(CONNECT_TIMEOUT),
-                    allow_reconnect=True,
-                    max_reconnect_attempts=-1,
-                    reconnect_time_wait=RECONNECT_WAIT,  # type: ignore[arg-type]  # a float: it sleeps that long
-                    ping_interval=5,
-                    max_outstanding_pings=3,
-                    pending_size=PENDING_BYTES,
-                    disconnected_cb=disconnected,
-                    reconnected_cb=reconnected,
-                    error_cb=error,
-                ),
-                CONNECT_TIMEOUT,
-            )
-        except (OSError, NatsError, TimeoutError) as exc:
-            cause = last_error[0] if last_error and isinstance(exc, TimeoutError) else exc
-            self._closing = True
-            with contextlib.suppress(Exception):
-                await client.close()
-            raise BrokerError(
+        connecting = asyncio.create_task(
+            client.connect(
+                self.url,
+                name=self.node,
+                connect_timeout=int(CONNECT_TIMEOUT),
+                allow_reconnect=True,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=RECONNECT_WAIT,  # type: ignore[arg-type]  # a float: it sleeps that long
+                ping_interval=5,
+                max_outstanding_pings=3,
+                pending_size=PENDING_BYTES,
+                disconnected_cb=disconnected,
+                reconnected_cb=reconnected,
+                error_cb=error,
+                **self.security.options(),
+            ),
+            name="broker connect",
+        )
+        await asyncio.wait(
+            (connecting, refused), timeout=CONNECT_TIMEOUT, return_when="FIRST_COMPLETED"
+        )
+        failure: str | None = None
+        if refused.done():
+            failure = refused.result()
+        elif not connecting.done():
+            cause = last_error[0] if last_error else TimeoutError()
+            failure = (
                 f"--nats: cannot reach the broker at {self.url} within {CONNECT_TIMEOUT:g} s: "
                 f"{str(cause) or type(cause).__name__}"
-            ) from None
+            )
+        elif (exc := connecting.exception()) is not None:
+            failure = self.security.refusal(self.url, exc) or (
+                f"--nats: cannot reach the broker at {self.url}: {str(exc) or type(exc).__name__}"
+            )
+        if failure is not None:
+            self._closing = True
+            connecting.cancel()
+            with contextlib.suppress(BaseException):
+                await connecting
+            with contextlib.suppress(Exception):
+                await client.close()
+            raise BrokerError(failure)
         self._client = client
         self._publisher = asyncio.create_task(self._publish(), name="broker publisher")
-        LOG.info("broker connected: %s as %s", self.url, self.node)
+        LOG.info("broker connected: %s as %s (%s)", self.url, self.node, self.security.describe())
         self._state(True)
+
+    async def _check_broker(self) -> None:
+        """Refuse, before dialling, a broker that is absent or does not match the options."""
+        try:
+            info = await asyncio.wait_for(server_info(self.url), CONNECT_TIMEOUT)
+        except (OSError, ValueError, TimeoutError) as exc:
+            raise BrokerError(
+                f"--nats: cannot reach the broker at {self.url}: {str(exc) or type(exc).__name__}"
+            ) from None
+        try:
+            self.security.check(self.url, info)
+        except BrokerConfigError as exc:
+            raise BrokerError(str(exc)) from None
 
     def _state(self, up: bool) -> None:
         if self._on_state is not None:

@@ -12,11 +12,20 @@ which leases it to that host. Both must end with
 every game stored exactly once, each record replaying and naming, in its header, the host
 that ran it and the gateway of each seat's stream; and every log record of every role names
 its node. The waits are on the processes' output lines, never on a timer.
+
+The test runs twice: on the machine's NATS, and on a broker of its own that requires mutual TLS
+and an nkey (tests/fakes/secure_nats.py), which every role dials with ``--nats tls://...`` and
+the ``--nats-*`` files, as a deployment does (docs/cluster.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from domino_arena.server.store.tournaments import TournamentState
 from tests.fakes.cluster import cluster
@@ -29,18 +38,34 @@ from tests.fakes.cluster_play import (
     stored_once,
     tournament,
 )
+from tests.fakes.secure_nats import secure_nats
+
+
+@pytest.fixture(params=["machine", "tls-nkey"])
+def broker(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """The cluster's settings of its broker: the machine's NATS, or a secured one."""
+    with ExitStack() as stack:
+        if request.param == "machine":
+            yield {}
+            return
+        secured = stack.enter_context(secure_nats(tmp_path, "nkey"))
+        yield {"nats": secured.url, "nats_flags": secured.flags()}
 
 
 def test_bots_on_two_gateways_play_two_hosts_tournaments_each_game_stored_once(
-    tmp_path: Path,
+    tmp_path: Path, broker: dict[str, Any]
 ) -> None:
-    with cluster(tmp_path) as arena:
+    with cluster(tmp_path, **broker) as arena:
         first, first_total = tournament(arena.storage, seed=7)
         pair = ("random-1", "random-3")  # one on each gateway
         second, second_total = tournament(
             arena.storage, entrants=pair, seed=8, state=TournamentState.CREATED
         )
         arena.start(HOSTS, GATEWAYS)
+        if broker:  # every role, serving, said how it dials the broker
+            for role in (*arena.hosts.values(), *arena.gateways.values()):
+                said = f"on the broker {broker['nats']} (mutual TLS, nkey)"
+                assert any(said in line for line in role.lines), role
         # Both hosts found the first one RUNNING at their start: the lease gives it to one.
         owner, _ = arena.first_line(f"tournament running: id={first.id}", arena.hosts)
         (other,) = set(HOSTS) - {owner}

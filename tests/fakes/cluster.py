@@ -163,12 +163,15 @@ class Cluster:
         db: str,
         *,
         nats: str = NATS_URL,
+        nats_flags: Sequence[str] = (),
         lease_seconds: float = 30.0,
         reconnect_grace: float = 10.0,
     ) -> None:
         self.cwd = cwd
         self.db = db
         self.nats = nats
+        self.nats_flags = list(nats_flags)
+        """The roles' flags beside ``--nats``: TLS and credentials (tests/fakes/secure_nats.py)."""
         self.name = f"t-{uuid.uuid4().hex[:12]}"
         """The cluster's name: the prefix of its subjects, this test's alone."""
         self.lease_seconds = lease_seconds
@@ -212,7 +215,7 @@ class Cluster:
                 db = host_db if role == "host" and host_db is not None else self.db
                 nats = (brokers or {}).get(node, self.nats)
                 args = ["serve", "--role", role, "--node", node, "--cluster", self.name]
-                args += ["--nats", nats, "--db", db, "--port", "0"]
+                args += ["--nats", nats, *self.nats_flags, "--db", db, "--port", "0"]
                 args += ["--lease-seconds", str(self.lease_seconds)]
                 args += ["--reconnect-grace", str(self.reconnect_grace)]
                 args += ["--admin-token", ADMIN_TOKEN]

@@ -54,10 +54,9 @@ class SecureNats:
         return "--nats-token-file" if self.auth == "token" else "--nats-nkey"
 
     def flags(self, credential: str = "credential", ca: str = "ca.pem") -> list[str]:
-        """The ``serve`` flags of a role that dials this broker with the files named."""
+        """The ``serve`` flags beside ``--nats`` of a role that dials this broker with the
+        files named."""
         return [
-            "--nats",
-            self.url,
             self.credential_flag,
             self.file(credential),
             "--nats-tls-ca",

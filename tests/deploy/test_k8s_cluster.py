@@ -25,10 +25,13 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import kubernetes_validate  # type: ignore[import-untyped]
+import nkeys
 import pytest
+import trustme
 import yaml
 from sqlalchemy.engine import make_url
 
+from domino_arena.server.cli import broker_flags
 from domino_arena.server.cli.arguments import CliError
 from domino_arena.server.cli.main import build_parser, main
 
@@ -46,6 +49,18 @@ RUNTIME_CLASS: Final = "gvisor"
 RUNSC: Final = "runsc"
 NATS_IMAGE: Final = "nats:2.10-alpine"
 COMPONENT: Final = "app.kubernetes.io/component"
+NATS_CLIENT_SECRET: Final = "domino-arena-nats-client"
+NATS_TLS_SECRET: Final = "domino-arena-nats-tls"
+EXTERNAL_SECRETS: Final = frozenset({NATS_CLIENT_SECRET, NATS_TLS_SECRET})
+"""The Secrets the operator creates before applying (they hold keys and certificates, which no
+placeholder could stand for: nats.yaml's head)."""
+NATS_FILES: Final = {
+    "DOMINO_ARENA_NATS_NKEY": "nkey.seed",
+    "DOMINO_ARENA_NATS_TLS_CA": "ca.crt",
+    "DOMINO_ARENA_NATS_TLS_CERT": "tls.crt",
+    "DOMINO_ARENA_NATS_TLS_KEY": "tls.key",
+}
+"""What the roles' broker flags read (server/cli/broker_flags.py), and its key in the Secret."""
 PROXY: Final = "proxy"
 """The name of the nginx container in the web face's pod (deploy/nginx.conf)."""
 
@@ -141,6 +156,9 @@ def environment(obj: Object) -> dict[str, str]:
             values[variable["name"]] = re.sub(r"\$\((\w+)\)", lambda m: values[m.group(1)], text)
         elif "secretKeyRef" in variable["valueFrom"]:
             ref = variable["valueFrom"]["secretKeyRef"]
+            if ref["name"] in EXTERNAL_SECRETS:  # made by the operator: a stand-in
+                values[variable["name"]] = f"<{ref['name']}/{ref['key']}>"
+                continue
             values[variable["name"]] = objects()[("Secret", ref["name"])]["stringData"][ref["key"]]
         elif "configMapKeyRef" in variable["valueFrom"]:
             ref = variable["valueFrom"]["configMapKeyRef"]
@@ -323,7 +341,7 @@ def test_the_nats_url_the_pods_get_reaches_the_nats_client_service() -> None:
     urls = {environment(workload(role))["DOMINO_ARENA_NATS"] for role in ROLES}
     (url,) = urls
     parts = urlsplit(url)
-    assert parts.scheme == "nats"
+    assert parts.scheme == "tls", "the roles dial NATS with TLS"
     assert parts.username is None and parts.password is None, "no credentials in a ConfigMap"
     service = objects()[("Service", parts.hostname or "")]
     (port,) = [p for p in service["spec"]["ports"] if p["port"] == parts.port]
@@ -372,16 +390,71 @@ def test_nats_keeps_its_files_and_pid_where_they_are_mounted_and_drains_before_i
 
 @pytest.mark.skipif(shutil.which("nats-server") is None, reason="nats-server is not installed")
 def test_nats_accepts_its_configuration(tmp_path: Path) -> None:
+    """With the Secrets' files it would mount (a CA, a certificate, an nkey, made here)."""
+    ca = trustme.CA()
+    server = ca.issue_cert("domino-arena-nats", "*.domino-arena-nats-headless")
+    folder = tmp_path / "tls"
+    folder.mkdir()
+    (folder / "ca.crt").write_bytes(ca.cert_pem.bytes())
+    (folder / "tls.crt").write_bytes(b"".join(pem.bytes() for pem in server.cert_chain_pems))
+    (folder / "tls.key").write_bytes(server.private_key_pem.bytes())
+    mount = nats_mounts()["tls"]
     path = tmp_path / "nats.conf"
-    path.write_text(nats_conf(), encoding="utf-8")
+    path.write_text(nats_conf().replace(f"{mount}/", f"{folder}/"), encoding="utf-8")
+    seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+    public = nkeys.from_seed(bytearray(seed)).public_key.decode()
     done = subprocess.run(
         ["nats-server", "-t", "-c", str(path)],
         capture_output=True,
         text=True,
-        env={**os.environ, "POD_NAME": "domino-arena-nats-0"},
+        env={**os.environ, "POD_NAME": "domino-arena-nats-0", "ARENA_NKEY": public},
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def nats_mounts() -> dict[str, str]:
+    """Where the NATS container mounts each of its volumes, by volume name."""
+    return {m["name"]: m["mountPath"] for m in container(workload("nats"))["volumeMounts"]}
+
+
+def tls_blocks() -> list[str]:
+    """The bodies of nats.conf's ``tls { ... }`` blocks, in order."""
+    return re.findall(r"^\s*tls \{\n(.*?)^\s*\}", nats_conf(), re.MULTILINE | re.DOTALL)
+
+
+def test_nats_requires_verified_tls_from_clients_and_routes_and_lets_in_the_roles_nkey() -> None:
+    client_tls, route_tls = tls_blocks()
+    assert route_tls.strip() in nats_conf().split("cluster {", 1)[1], "the routes' TLS"
+    mount = nats_mounts()["tls"]
+    for block in (client_tls, route_tls):
+        settings = dict(re.findall(r"^\s*(\w+):\s*(\S+)\s*$", block, re.MULTILINE))
+        assert settings["verify"] == "true", block
+        for key, name in (("cert_file", "tls.crt"), ("key_file", "tls.key"), ("ca_file", "ca.crt")):
+            assert settings[key] == f"{mount}/{name}", block
+    volumes = {v["name"]: v for v in workload("nats")["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["tls"]["secret"]["secretName"] == NATS_TLS_SECRET
+    assert "token" not in nats_conf().split("authorization", 1)[1].split("}", 1)[0]
+    assert re.search(r"authorization \{\s*users: \[\s*\{ nkey: \$ARENA_NKEY \}", nats_conf())
+    (nkey,) = [v for v in container(workload("nats"))["env"] if v["name"] == "ARENA_NKEY"]
+    assert nkey["valueFrom"]["secretKeyRef"] == {"name": NATS_CLIENT_SECRET, "key": "nkey.pub"}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_dials_nats_with_the_files_of_the_mounted_client_secret(role: str) -> None:
+    """The roles' broker flags (by their variables) name files of domino-arena-nats-client,
+    mounted read-only and readable by the pod's group alone; ``serve`` accepts them."""
+    pod = workload(role)["spec"]["template"]["spec"]
+    (volume,) = [v for v in pod["volumes"] if "secret" in v]
+    assert volume["secret"] == {"secretName": NATS_CLIENT_SECRET, "defaultMode": 0o440}
+    (mount,) = [m for m in container(workload(role))["volumeMounts"] if m["name"] == volume["name"]]
+    assert mount["readOnly"] is True
+    values = environment(workload(role))
+    for variable, key in NATS_FILES.items():
+        assert values[variable] == f"{mount['mountPath']}/{key}", variable
+    flags = {f"{broker_flags.ENV_PREFIX}{env}" for env, _ in broker_flags.FLAGS.values()}
+    assert set(NATS_FILES) <= flags
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsUser"]
 
 
 # -- the runners ----------------------------------------------------------------------------------
@@ -495,11 +568,12 @@ def test_no_secret_is_written_in_clear() -> None:
             literal = yaml.safe_dump({"args": spec.get("args", []), "env": spec.get("env", [])})
             for value in secret["stringData"].values():
                 assert value not in literal, f"{obj['metadata']['name']} writes a secret in clear"
-    assert domino_variables(workload("gateway")) == {"DOMINO_ARENA_DB", "DOMINO_ARENA_NATS"}
+    broker = {"DOMINO_ARENA_NATS", *NATS_FILES}
+    assert domino_variables(workload("gateway")) == {"DOMINO_ARENA_DB", *broker}
     assert domino_variables(workload(RUNNER)) == {"DOMINO_ARENA_DB"}
     assert domino_variables(workload("host")) == {
         "DOMINO_ARENA_DB",
-        "DOMINO_ARENA_NATS",
+        *broker,
         "DOMINO_ARENA_ADMIN_TOKEN",
     }
     (token,) = [v for v in container(workload("host"))["env"] if "ADMIN_TOKEN" in v["name"]]

@@ -104,7 +104,7 @@ class BrokerSecurity:
                 f"--nats: the broker at {url} does not require TLS, and TLS was asked for "
                 f"(a tls:// URL or {CA_FLAG}/{CERT_FLAG}): its traffic and credentials would "
                 "cross the network in the clear; configure TLS on the broker "
-                "(deploy/nats/secure.conf) or dial it with nats:// and no --nats-tls-* flag"
+                "(docs/cluster.md) or dial it with nats:// and no --nats-tls-* flag"
             )
         if info.get("auth_required") and self.credential is None:
             kind = f"an nkey ({NKEY_FLAG} FILE)" if "nonce" in info else f"{TOKEN_FLAG} FILE"

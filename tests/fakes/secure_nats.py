@@ -8,8 +8,9 @@ broker's config as files under the test's directory, starts the broker on a rese
 yields once it logs that it is ready (an output line, not a timer). The broker verifies client
 certificates when ``verify_clients`` is set (mutual TLS).
 
-A token and nkey users cannot share one ``authorization`` block, so each broker takes one kind;
-the tests run both.
+The broker's config is the project's own example, deploy/nats/secure.conf (nkeys), with the
+test's files and port put in; a token and nkey users cannot share one ``authorization``
+block, so a token broker takes that file's commented-out token line instead. The tests run both.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import nkeys
 import trustme
@@ -68,16 +69,42 @@ class SecureNats:
         ]
 
 
-def _credentials(auth: Auth) -> tuple[str, str, str]:
-    """The broker's ``authorization`` block, the right credential and a wrong one."""
+EXAMPLE: Final = Path(__file__).resolve().parents[2] / "deploy" / "nats" / "secure.conf"
+"""The project's example config of a broker that requires TLS and an nkey."""
+TLS_DIR: Final = "/etc/nats-tls/"
+"""Where the example reads its certificates."""
+
+
+def _credentials(auth: Auth) -> tuple[dict[str, str], str, str]:
+    """The broker's environment (the example's variables), the right credential and a wrong
+    one."""
     if auth == "token":
         right, wrong = secrets.token_hex(16), secrets.token_hex(16)
-        return f'authorization {{ token: "{right}" }}', right, wrong
+        return {"ARENA_TOKEN": right}, right, wrong
     right_seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER).decode()
     wrong_seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER).decode()
     pair = nkeys.from_seed(bytearray(right_seed.encode()))
-    public = pair.public_key.decode()
-    return f'authorization {{ users: [ {{ nkey: "{public}" }} ] }}', right_seed, wrong_seed
+    return {"ARENA_NKEY": pair.public_key.decode()}, right_seed, wrong_seed
+
+
+def config(folder: Path, port: int, auth: Auth, verify_clients: bool) -> str:
+    """The example config, its certificates in ``folder``, listening on ``port`` of
+    127.0.0.1 with no monitoring port, with ``auth``."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    edits = {
+        "listen: 0.0.0.0:4222": f"listen: 127.0.0.1:{port}",
+        "http: 127.0.0.1:8222": "",
+        TLS_DIR: f"{folder}/",
+    }
+    if not verify_clients:
+        edits["verify: true"] = "verify: false"
+    if auth == "token":
+        users = text[text.index("authorization {\n") :]
+        edits[users] = "authorization { token: $ARENA_TOKEN }\n"
+    for old, new in edits.items():
+        assert old in text, f"{EXAMPLE} has no {old!r} any more"
+        text = text.replace(old, new)
+    return text
 
 
 @contextmanager
@@ -88,12 +115,13 @@ def secure_nats(cwd: Path, auth: Auth, *, verify_clients: bool = True) -> Iterat
     ca = trustme.CA()
     server = ca.issue_cert("127.0.0.1", "localhost")
     client = ca.issue_cert("arena.example")
-    authorization, right, wrong = _credentials(auth)
+    env, right, wrong = _credentials(auth)
     files = {
         "ca.pem": ca.cert_pem.bytes(),
+        "ca.crt": ca.cert_pem.bytes(),  # the broker's names (the example's)
         "other-ca.pem": trustme.CA().cert_pem.bytes(),
-        "server.pem": b"".join(pem.bytes() for pem in server.cert_chain_pems),
-        "server.key": server.private_key_pem.bytes(),
+        "tls.crt": b"".join(pem.bytes() for pem in server.cert_chain_pems),
+        "tls.key": server.private_key_pem.bytes(),
         "client.pem": b"".join(pem.bytes() for pem in client.cert_chain_pems),
         "client.key": client.private_key_pem.bytes(),
         "credential": f"{right}\n".encode(),
@@ -102,14 +130,9 @@ def secure_nats(cwd: Path, auth: Auth, *, verify_clients: bool = True) -> Iterat
     for name, data in files.items():
         (folder / name).write_bytes(data)
     with reserved_port() as port:
-        verify = "true" if verify_clients else "false"
-        (folder / "nats.conf").write_text(
-            f"listen: 127.0.0.1:{port}\n"
-            f"tls {{\n  cert_file: server.pem\n  key_file: server.key\n  ca_file: ca.pem\n"
-            f"  verify: {verify}\n  timeout: 5\n}}\n"
-            f"{authorization}\n"
-        )
-        process = Process([nats_binary(), "--config", "nats.conf"], folder, wait=WAIT)
+        (folder / "nats.conf").write_text(config(folder, port, auth, verify_clients))
+        args = [nats_binary(), "--config", "nats.conf"]
+        process = Process(args, folder, env, wait=WAIT)
         try:
             process.wait_line("Server is ready")
             yield SecureNats(port, auth, folder, process)

@@ -9,7 +9,6 @@ import asyncio
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from domino_arena.server.net.cluster import subjects
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.cluster.gateway import Relay
 from domino_arena.server.net.cluster.presence import GATEWAY_TIMEOUT
@@ -17,11 +16,14 @@ from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.v1 import referee_pb2 as pb
 
 
-def host_message(relay: Relay, bot: str, host: str, message: pb.RefereeMessage) -> Msg:
+def host_message(
+    relay: Relay, bot: str, host: str, message: pb.RefereeMessage, stream_id: str = ""
+) -> Msg:
+    """What the host ``host`` publishes for ``bot``'s stream here (or ``stream_id``)."""
     stream = relay.stream_of(bot)
     assert stream is not None
-    headers = {subjects.CONNECTION: stream.id, subjects.NODE: host}
-    return Msg(Client(), relay.subjects.bot(bot), "", message.SerializeToString(), headers)
+    subject = relay.subjects.to_stream(bot, stream_id or stream.id, host)
+    return Msg(Client(), subject, "", message.SerializeToString())
 
 
 def start(match_id: str, resumed: bool = False) -> pb.RefereeMessage:
@@ -64,9 +66,7 @@ def test_a_silent_hosts_matches_end_for_their_bots_and_a_replay_closes_the_old_f
         await relay._on_bot_message("alice", host_message(relay, "alice", "host-c", resumed))
         assert kinds(alice) == ["match_start"]
         # A message for another stream of the bot is dropped.
-        other = host_message(relay, "alice", "host-c", start("m3"))
-        assert other.headers is not None
-        other.headers[subjects.CONNECTION] = "gw-a/old/1"
+        other = host_message(relay, "alice", "host-c", start("m3"), "gw-a/old/1")
         await relay._on_bot_message("alice", other)
         assert kinds(alice) == [] and relay.refused == 1
 

@@ -9,6 +9,7 @@ import asyncio
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from domino_arena.server.net.cluster import subjects
 from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.cluster.gateway import Relay
 from domino_arena.server.net.cluster.presence import GATEWAY_TIMEOUT
@@ -69,5 +70,40 @@ def test_a_silent_hosts_matches_end_for_their_bots_and_a_replay_closes_the_old_f
         other = host_message(relay, "alice", "host-c", start("m3"), "gw-a/old/1")
         await relay._on_bot_message("alice", other)
         assert kinds(alice) == [] and relay.refused == 1
+
+    asyncio.run(main())
+
+
+def test_a_streams_replies_to_a_host_go_as_one_batch_per_turn_and_before_its_down() -> None:
+    """Two replies of alice's stream for host-a's matches in one turn of the loop are one
+    broker message (a ReplyBatch, on host-a's subject for that stream, no headers); a reply
+    due when the stream goes down is published before the "down"."""
+
+    async def main() -> None:
+        lobby = Lobby()
+        broker = Broker("nats://unused", "gw-a")
+        relay = Relay(lobby, broker)
+        alice = Connection("alice", ["passing"])
+        lobby.connect(alice)
+        for match_id in ("m1", "m2"):
+            start_message = host_message(relay, "alice", "host.a", start(match_id))
+            await relay._on_bot_message("alice", start_message)
+        stream = relay.stream_of("alice")
+        assert stream is not None
+        subject = relay.subjects.reply(subjects.token("host.a"), stream.id)
+        broker._queue.clear()
+        for match_id in ("m1", "m2"):
+            alice.routes[match_id].deliver(alice, pb.ActionReply(match_id=match_id, turn=1))
+        assert list(broker._queue) == []  # at the end of the turn, not at once
+        await asyncio.sleep(0)
+        ((to, payload, headers),) = list(broker._queue)
+        assert (to, headers) == (subject, None)
+        assert [r.match_id for r in pb.ReplyBatch.FromString(payload).replies] == ["m1", "m2"]
+        assert alice.routes["m1"].host == "host.a"  # type: ignore[attr-defined]
+        broker._queue.clear()
+        alice.routes["m1"].deliver(alice, pb.ActionReply(match_id="m1", turn=2))
+        lobby.disconnect(alice)
+        sent = [to for to, _, _ in broker._queue]
+        assert sent == [subject, relay.subjects.presence], sent
 
     asyncio.run(main())

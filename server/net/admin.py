@@ -139,6 +139,10 @@ class AdminArena(TournamentArena, Protocol):
     @property
     def admin_token(self) -> str: ...
     @property
+    def node(self) -> str:
+        """A cluster's match host's node name; empty on a single referee."""
+
+    @property
     def ladders(self) -> Mapping[tuple[str, str], LadderView]:
         """The running ladders by (course, game name)."""
 
@@ -471,7 +475,8 @@ class AdminServicer(
     ) -> admin_pb.StopLadderResponse:
         name = game_name(request.game)
         course = caller().course_of(request.course)
-        if (course, name) not in self.arena.ladders:
+        # A cluster's host also stops a ladder another host runs (through its stored settings).
+        if (course, name) not in self.arena.ladders and not self.arena.node:
             raise not_found(f"no {name} ladder is running{_in_course(course)[0]}")
         await arena_call(self.arena.stop_ladder(name, course))
         return admin_pb.StopLadderResponse()

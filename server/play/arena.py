@@ -29,12 +29,14 @@ from domino_arena.server.play import bridge
 from domino_arena.server.play import house as hosting
 from domino_arena.server.play.bridge import SHUTTING_DOWN, MatchAbortedError, NotAcceptingError
 from domino_arena.server.play.ladder_runner import LadderRunner, members_of, ratings_of
+from domino_arena.server.play.ladder_settings import LadderSettings, settings_of, stored
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
 from domino_arena.server.play.ownership import Steward
 from domino_arena.server.play.referee import play_match
 from domino_arena.server.play.roster import HostedSeat, Roster, SeatFactory, signed
 from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
+from domino_arena.server.store import ladders as stored_ladders
 from domino_arena.server.store import ownership
 from domino_arena.server.store.tables import DEFAULT_COURSE
 from domino_arena.server.store.writer import Writer
@@ -93,6 +95,8 @@ class Arena:
 
     def __post_init__(self) -> None:
         self.writer = Writer(self.storage)
+        if self.steward is not None:  # a dead host's ladders are taken over at each renewal
+            self.steward.adopters.append(self.resume_ladders)
 
     def abandon_saves(self) -> int:
         """Let shutdown cancel the saves still in progress (retrying an unreachable database).
@@ -166,29 +170,75 @@ class Arena:
         nursery, key = self.check_running(), (course, game.name)
         if key in self.ladders:
             raise ValueError(f"a {game.name} ladder runs already in '{course}': stop it first")
-        runner = LadderRunner(
-            game,
-            lobby=self.lobby,
-            play=self.play,
-            ratings=ratings_of(self.storage, game.name),
-            concurrency=concurrency,
-            time_control=time_control,
-            fault_policy=fault_policy,
-            max_strikes=max_strikes,
-            max_deals=max_deals,
-            seed=seed,
-            course=course,
-            members=members_of(self.storage, course),
+        settings = LadderSettings(
+            game, time_control, fault_policy, max_strikes, max_deals, concurrency, seed, course
         )
+        runner = self._ladder_runner(settings)
         if self.steward is not None:  # one ladder per pool in the whole cluster
             pool = ownership.ladder_key(course, game.name)
             what = f"a {game.name} ladder of course '{course}'"
             await asyncio.to_thread(self.steward.claim_or_refuse, pool, what)
             if key in self.ladders:  # started meanwhile by another call to this host
                 raise ValueError(f"a {game.name} ladder runs already in '{course}': stop it first")
+            try:  # kept for the host that takes it over if this one dies
+                await asyncio.to_thread(stored_ladders.save, self.storage.engine, stored(runner))
+            except BaseException:
+                await asyncio.to_thread(self.steward.drop, pool)
+                raise
             self.steward.hold(pool, runner.stop)
         self.ladders[key] = runner
         nursery.start_soon(self._run_ladder, runner, name=f"ladder {course}/{game.name}")
+
+    def _ladder_runner(self, settings: LadderSettings) -> LadderRunner:
+        return LadderRunner(
+            settings.game,
+            lobby=self.lobby,
+            play=self.play,
+            ratings=ratings_of(self.storage, settings.game.name),
+            concurrency=settings.concurrency,
+            time_control=settings.time_control,
+            fault_policy=settings.fault_policy,
+            max_strikes=settings.max_strikes,
+            max_deals=settings.max_deals,
+            seed=settings.seed,
+            course=settings.course,
+            members=members_of(self.storage, settings.course),
+        )
+
+    async def resume_ladders(self) -> None:
+        """A cluster's host, at each renewal of its leases (trio side): stop its ladders that
+        were stopped through another host (their settings deleted), and take over the stored
+        ladders no live host runs (their pool's lease expired or was released)."""
+        steward, engine = self.steward, self.storage.engine
+        if steward is None or self.nursery is None or self.shutting_down:
+            return
+        before = dict(self.ladders)  # each one's settings were stored before it was listed
+        found = await trio.to_thread.run_sync(stored_ladders.all_ladders, engine)
+        pools = {(ladder.course, ladder.game): ladder for ladder in found}
+        for key, runner in before.items():
+            if key not in pools and not runner.stopping and self.ladders.get(key) is runner:
+                LOG.info("ladder stopped through another host: course=%s game=%s", *key)
+                runner.stop()
+        for key, ladder in pools.items():
+            if key in self.ladders or self.nursery is None or self.shutting_down:
+                continue
+            pool = ownership.ladder_key(*key)
+            claim = await trio.to_thread.run_sync(steward.claim, pool)
+            if not claim.won or key in self.ladders:
+                continue
+            try:
+                runner = self._ladder_runner(settings_of(ladder))
+            except ValueError as error:  # its settings no longer valid: left to expire
+                LOG.error("ladder not resumed: course=%s game=%s: %s", *key, error)
+                continue
+            steward.hold(pool, runner.stop)
+            self.ladders[key] = runner
+            LOG.warning(
+                "ladder taken over: course=%s game=%s from=%s",
+                *key,
+                claim.taken_from or "(released)",
+            )
+            self.nursery.start_soon(self._run_ladder, runner, name=f"ladder {'/'.join(key)}")
 
     async def _run_ladder(self, runner: LadderRunner) -> None:
         key = (runner.course, runner.game.name)
@@ -206,11 +256,19 @@ class Arena:
 
     async def stop_ladder(self, game_name: str, course: str = DEFAULT_COURSE) -> None:
         """Start no new ladder game of ``game_name`` in ``course``; its running games finish.
+        On a cluster's host, its stored settings are deleted too, so no host takes it over: a
+        ladder another host runs stops at that host's next renewal (:meth:`resume_ladders`).
         Raises KeyError: no ladder of that game runs in the course."""
         runner = self.ladders.get((course, game_name))
-        if runner is None:
+        forgot = False
+        if self.steward is not None:
+            forgot = await asyncio.to_thread(
+                stored_ladders.delete, self.storage.engine, course, game_name
+            )
+        if runner is None and not forgot:
             raise KeyError(f"no {game_name} ladder is running in course '{course}'")
-        runner.stop()
+        if runner is not None:
+            runner.stop()
 
     def seat(self, name: str, match_id: str, seed: int, index: int) -> HostedSeat:
         """The seat ``index`` of ``name`` in a match of ``seed``: a hosted house bot for

@@ -180,6 +180,11 @@ class LadderRunner:
         self._error: Exception | None = None
         self._nursery: trio.Nursery | None = None
 
+    @property
+    def stopping(self) -> bool:
+        """Whether it starts no new game (stopped, or failed)."""
+        return self._stopping
+
     def stop(self) -> None:
         """Start no new game; :meth:`run` returns once the running games have ended."""
         self._stopping = True

@@ -14,8 +14,12 @@ The rule for the games a dead host was playing (docs/tournaments.md): a tourname
 was not stored is played again from its start with the same seed by the new owner; a game is
 never stored twice (one transaction per game; the unique (tournament, game index) as the
 backstop, should an old owner that has not noticed its loss still store one). Ladder games
-that were running are void: a ladder pool's lease keeps two hosts from running the same pool,
-but its ladder is not taken over (its settings live in the host that started it).
+that were running are void (never stored, so never rated); the ladder itself is taken over
+like a tournament: its settings are stored when it starts (``server/store/ladders.py``), and
+the arena's :meth:`~domino_arena.server.play.arena.Arena.resume_ladders`, one of the steward's
+:attr:`Steward.adopters`, claims the pool's expired lease and runs the ladder again with
+them. Each of its games has a match id of its own (the runner's session), stored and rated at
+most once (the unique match id of ``rated_games``).
 """
 
 from __future__ import annotations
@@ -84,6 +88,9 @@ class Steward:
     now: ownership.Clock = utc_now
     held: dict[str, Callable[[], None]] = field(default_factory=dict)
     """The keys this host holds -> what stops what each one names, if it is lost."""
+    adopters: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    """What else :meth:`keep` runs after its ``adopt`` at every renewal (the arena's ladders:
+    the director, which calls :meth:`keep`, knows only the tournaments)."""
 
     @property
     def renew_seconds(self) -> float:
@@ -165,7 +172,7 @@ class Steward:
 
     async def keep(self, adopt: Callable[[], Awaitable[None]]) -> None:
         """Every :attr:`renew_seconds`: renew the leases held, stop what was lost, then
-        ``adopt`` (claim what no live host runs); until cancelled.
+        ``adopt`` and the :attr:`adopters` (claim what no live host runs); until cancelled.
 
         A renewal's transient database error is retried (:func:`renewing`); a lease that
         expired meanwhile and that no other host took is still this host's. ``adopt``'s errors
@@ -182,13 +189,16 @@ class Steward:
                 if on_lost is not None:
                     LOG.error("lease %s lost: another match host took it over; stopping it", key)
                     on_lost()
-            try:
-                await adopt()
-            except Exception as error:  # tried again at the next renewal
-                if not is_transient(error):
-                    LOG.exception("what no live host runs could not be taken over")
-                else:
-                    LOG.warning("what no live host runs not looked for: %s", error_reason(error))
+            for job in (adopt, *self.adopters):
+                try:
+                    await job()
+                except Exception as error:  # tried again at the next renewal
+                    if not is_transient(error):
+                        LOG.exception("what no live host runs could not be taken over")
+                    else:
+                        LOG.warning(
+                            "what no live host runs not looked for: %s", error_reason(error)
+                        )
 
         await renewing(renew, renewed, every=self.renew_seconds, what="leases")
 

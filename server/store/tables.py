@@ -350,6 +350,26 @@ OWNERSHIP_LEASES: Final = sa.Table(
 one row per ``key`` (``tournament:ID``, ``ladder:COURSE/GAME``), held by one host process
 (``holder``, its uuid; ``node``, its name in the cluster) until ``expires_at``."""
 
+LADDERS: Final = sa.Table(
+    "ladders",
+    METADATA,
+    sa.Column("course", sa.String(64), primary_key=True),
+    sa.Column("game", sa.String(32), primary_key=True),
+    sa.Column("options", sa.JSON, nullable=False),
+    sa.Column("move_ms", sa.Integer, nullable=False),
+    sa.Column("bank_ms", sa.Integer, nullable=False),
+    sa.Column("grace_ms", sa.Integer, nullable=False),
+    sa.Column("fault_policy", sa.String(16), nullable=False),
+    sa.Column("max_strikes", sa.Integer, nullable=False),
+    sa.Column("max_deals", sa.Integer, nullable=False),
+    sa.Column("concurrency", sa.Integer, nullable=False),
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("started", sa.DateTime(timezone=True), nullable=False),
+)
+"""The ladders a cluster's match hosts run (``ladders.py``): one row per ladder pool (the
+course, the game name), with what ``StartLadder`` set, so another host resumes it when the
+pool's lease (``ladder:COURSE/GAME`` in ``ownership_leases``) expires; deleted when stopped."""
+
 
 BOT_VERSIONS: Final = sa.Table(
     "bot_versions",

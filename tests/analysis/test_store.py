@@ -127,4 +127,4 @@ def test_the_analyses_go_with_the_schema(storage: Storage) -> None:
     with storage.engine.connect() as connection:
         tables = set(sa.inspect(connection).get_table_names())
     assert {"analyses", "analysis_jobs"} <= tables
-    assert storage.schema_version() == "0017"
+    assert storage.schema_version() == "0018"

@@ -70,6 +70,8 @@ class FakeArena:
 
     storage: RatedStorage
     admin_token: str = TOKEN
+    node: str = ""
+    """A single referee's (the arena's on a cluster's host names it)."""
     lobby: Lobby = field(default_factory=Lobby)
     ladders: dict[tuple[str, str], FakeLadder] = field(default_factory=dict)
     house: dict[str, object] = field(

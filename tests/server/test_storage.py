@@ -224,7 +224,7 @@ def test_a_stored_hash_that_is_not_ours_matches_nothing() -> None:
 
 
 def test_the_schema_is_at_the_newest_revision(storage: Storage) -> None:
-    assert storage.schema_version() == migrations.head() == "0017"
+    assert storage.schema_version() == migrations.head() == "0018"
 
 
 def test_a_schema_that_is_no_identifier_is_refused() -> None:

@@ -4,13 +4,15 @@ A gateway is the bot service and the lobby of a single referee (authentication, 
 batching, takeover: :mod:`~domino_arena.server.net.service`, :mod:`~domino_arena.server.net.lobby`)
 without matches. The :class:`Relay` is the lobby's listener:
 
-- for each stream it admits, it subscribes to the bot's subject (:meth:`.subjects.Subjects.bot`) and
-  then announces the stream (``<cluster>.presence``); for each it drops, it says so;
-- what a host publishes on a bot's subject is written to the bot's stream if it is meant for
-  that very stream (the :data:`.subjects.CONNECTION` header), else dropped; a MatchStart binds
-  the match to a :class:`_Forward`, which publishes the bot's replies for that match to the
-  host's match subject, and a MatchEnd unbinds it (a reply for a match the stream does not play
-  gets ``UNKNOWN_MATCH`` from the bot service, as on a single referee);
+- for each stream it admits, it subscribes to the bot's subjects (:meth:`.subjects.Subjects.bot`)
+  and then announces the stream (``<cluster>.presence``); for each it drops, it says so;
+- what a host publishes for a bot is written to the bot's stream if it is meant for that very
+  stream (the stream's id is a token of the subject: :meth:`.subjects.Subjects.to_stream`),
+  else dropped; a MatchStart binds the match to a :class:`_Forward`, which publishes the bot's
+  replies for that match to the host's subject for the stream (those due in one turn of the
+  loop as one ``ReplyBatch``: :meth:`Relay.due`), and a MatchEnd unbinds it (a
+  reply for a match the stream does not play gets ``UNKNOWN_MATCH`` from the bot service, as on
+  a single referee);
 - a newer stream of one of its bots on another gateway closes the one here, as a takeover on
   one referee does (the bot reconnected elsewhere), and a host's revocation closes it;
 - every :data:`~.presence.HEARTBEAT_SECONDS` it publishes its whole list (and at once when a
@@ -59,16 +61,15 @@ LOG: Final = logging.getLogger("domino_arena.server.cluster")
 class _Forward:
     """The route of one match on a gateway's stream: the bot's replies go to its host."""
 
-    __slots__ = ("broker", "headers", "host", "subject")
+    __slots__ = ("host", "relay", "subject")
 
-    def __init__(self, broker: Broker, host: str, subject: str, headers: dict[str, str]) -> None:
-        self.broker = broker
+    def __init__(self, relay: Relay, host: str, subject: str) -> None:
+        self.relay = relay
         self.host = host
         self.subject = subject
-        self.headers = headers
 
     def deliver(self, connection: Link, reply: pb.ActionReply) -> None:
-        self.broker.post(self.subject, reply.SerializeToString(), self.headers)
+        self.relay.due(self.subject, reply)
 
     def connection_lost(self, connection: Link) -> None:
         """Nothing to do: the stream's "down" tells every host."""
@@ -88,6 +89,9 @@ class Relay:
         """Messages from hosts dropped: for a stream that is gone, or undecodable."""
         self._streams: dict[str, tuple[Connection, Stream]] = {}
         """The bot name -> its stream here and how it was announced."""
+        self._tokens: dict[str, str] = {}
+        """The bot name -> its stream's id here as a subject token (what a host's subject for
+        that stream holds)."""
         self._subscriptions: dict[str, Subscription] = {}
         self._ids = itertools.count(1)
         self._run = uuid.uuid4().hex[:12]
@@ -97,6 +101,9 @@ class Relay:
         self._heartbeat: asyncio.Task[None] | None = None
         self._hosts: dict[str, float] = {}
         """The match hosts heard from, and when (the monotonic clock)."""
+        self._due: dict[str, list[pb.ActionReply]] = {}
+        """The replies to publish at the end of this turn of the loop, by subject (a host and
+        a stream: :meth:`.subjects.Subjects.reply`), in order."""
         lobby.listener = self
 
     async def start(self) -> None:
@@ -128,6 +135,7 @@ class Relay:
             since=time.time(),
         )
         self._streams[connection.name] = (connection, stream)
+        self._tokens[connection.name] = subjects.token(stream.id)
         self._spawn(self._announce(stream))
 
     def disconnected(self, connection: Connection) -> None:
@@ -135,6 +143,8 @@ class Relay:
         if held is None or held[0] is not connection:
             return
         del self._streams[connection.name]
+        del self._tokens[connection.name]
+        self._flush()  # its last replies reach the hosts before its "down"
         self.broker.post(self.subjects.presence, encode_change("down", held[1]))
         self._spawn(self._unsubscribe(connection.name))
 
@@ -172,15 +182,14 @@ class Relay:
 
     async def _on_bot_message(self, name: str, msg: Msg) -> None:
         self.broker.received += 1
-        headers = msg.headers or {}
+        tokens = subjects.parts(msg.subject)  # cluster, "bot", bot, stream, host, kind
         held = self._streams.get(name)
-        if held is None or headers.get(subjects.CONNECTION) != held[1].id:
+        if held is None or len(tokens) != 6 or tokens[3] != self._tokens.get(name):
             self.refused += 1  # for a stream that is gone: the host learns it from "down"
             return
-        connection = held[0]
-        cut = headers.get(subjects.CUT)
-        if cut is not None:
-            limit, _, reason = cut.partition(" ")
+        connection, host, kind = held[0], tokens[4], tokens[5]
+        if kind == subjects.CUT:
+            limit, _, reason = msg.data.decode(errors="replace").partition(" ")
             connection.cut(reason, limit)
             return
         try:
@@ -189,7 +198,6 @@ class Relay:
             self.refused += 1
             LOG.error("a host's message for bot %s does not decode: %s", quote(name), exc)
             return
-        host = headers.get(subjects.NODE, "")
         messages = message.batch.messages if message.HasField("batch") else (message,)
         for one in messages:
             self._bind(connection, one, host)
@@ -197,6 +205,7 @@ class Relay:
             self.relayed += 1
 
     def _bind(self, connection: Connection, message: pb.RefereeMessage, host: str) -> None:
+        """Bind or unbind the match a host (its node name as a subject token) starts or ends."""
         kind = message.WhichOneof("message")
         if kind == "match_start":
             match_id = message.match_start.match_id
@@ -205,15 +214,33 @@ class Relay:
                 # Played again from its start (its first host died): the bot's client must
                 # close the first before it opens the new one under the same id.
                 _abort(connection, match_id, f"its match host {old.host} stopped")
-            headers = {subjects.CONNECTION: self._streams[connection.name][1].id}
-            headers[subjects.NODE] = self.node
-            forward = _Forward(self.broker, host, self.subjects.match(host, match_id), headers)
+            stream = self._streams[connection.name][1].id
+            reply = self.subjects.reply(host, stream)
+            forward = _Forward(self, subjects.untoken(host), reply)
             connection.bind(match_id, forward)
         elif kind == "match_end":
             match_id = message.match_end.match_id
             route = connection.routes.get(match_id)
             if route is not None:
                 connection.unbind(match_id, route)
+
+    def due(self, subject: str, reply: pb.ActionReply) -> None:
+        """Publish ``reply`` on ``subject`` once the current burst of work ends, with the other
+        replies of that stream to that host meanwhile: one broker message (a ``ReplyBatch``)
+        per stream and host and turn of the loop, whatever the bot batched."""
+        waiting = self._due.get(subject)
+        if waiting is None:
+            if not self._due:
+                asyncio.get_running_loop().call_soon(self._flush)
+            self._due[subject] = [reply]
+        else:
+            waiting.append(reply)
+
+    def _flush(self) -> None:
+        due, self._due = self._due, {}
+        post = self.broker.post
+        for subject, replies in due.items():
+            post(subject, pb.ReplyBatch(replies=replies).SerializeToString())
 
     async def _on_presence(self, msg: Msg) -> None:
         """A newer stream of a bot held here, on another gateway, closes the one here."""

@@ -10,10 +10,12 @@ unchanged; only where a message goes differs:
 
 - what a seat sends is queued on its link; the links with something queued are written once
   the current burst of trio work ends (``loop.call_soon``), each as one broker message on the
-  bot's subject (a ``RefereeBatch`` when there are several), with the stream's id and this
-  host's node name in the headers;
-- the bots' replies come back on this host's match subjects (one wildcard subscription) with
-  the stream's id, and are routed as the gRPC handler routes them on one referee;
+  stream's subject (a ``RefereeBatch`` when there are several), which names the stream's id
+  and this host's node (:meth:`.subjects.Subjects.to_stream`);
+- the bots' replies come back on this host's match subjects (one wildcard subscription), whose
+  last token is the stream's id, a ``ReplyBatch`` per stream and turn of the gateway's loop,
+  and are routed as the gRPC handler routes them on one
+  referee;
 - a stream that goes down, is replaced by a newer one, or whose gateway falls silent closes its
   link: the seats see a lost connection and wait for the bot within their reconnect grace,
   wherever it reconnects (:meth:`BrokerLobby.wait_connected`).
@@ -58,10 +60,14 @@ LOG: Final = logging.getLogger("domino_arena.server.cluster")
 class BrokerLink:
     """A bot stream some gateway holds, as a remote seat on this host writes to it."""
 
-    __slots__ = ("_lobby", "closed", "pending", "routes", "stream")
+    __slots__ = ("_lobby", "closed", "pending", "routes", "stream", "subject", "token")
 
     def __init__(self, lobby: BrokerLobby, stream: Stream) -> None:
         self.stream = stream
+        self.token = subjects.token(stream.id)
+        """The stream's id as a subject token: the last token of its replies' subject."""
+        self.subject = lobby.subjects.to_stream(stream.name, stream.id, lobby.node)
+        """Where what this host sends the stream goes (built once: a name's token is not free)."""
         self.closed = False
         self.routes: dict[str, Route] = {}
         """The match id -> the seat this stream plays in it (on this host)."""
@@ -99,7 +105,10 @@ class BrokerLink:
     def cut(self, reason: str, limit: str) -> None:
         """Ask the gateway holding the stream to cut it off (it sends the bot the Error)."""
         LOG.warning("bot cut off: name=%s limit=%s reason=%s", self.name, limit, reason)
-        self._lobby.publish(self, b"", {subjects.CUT: f"{limit} {reason}"})
+        cut = self._lobby.subjects.to_stream(
+            self.name, self.stream.id, self._lobby.node, subjects.CUT
+        )
+        self._lobby.broker.post(cut, f"{limit} {reason}".encode())
         self.close()
 
     def route(self, reply: pb.ActionReply) -> bool:
@@ -141,6 +150,7 @@ class BrokerLobby:
         self._links: dict[str, BrokerLink] = {}
         """The bot name -> the link of its stream now."""
         self._by_id: dict[str, BrokerLink] = {}
+        """The stream's id as a subject token -> its link."""
         self._waiters: dict[str, set[trio.Event]] = collections.defaultdict(set)
         self._ready: list[BrokerLink] = []
         self._expiry: asyncio.Task[None] | None = None
@@ -250,31 +260,24 @@ class BrokerLobby:
                 payload = pb.RefereeMessage(
                     batch=pb.RefereeBatch(messages=messages)
                 ).SerializeToString()
-            self.publish(link, payload)
-
-    def publish(
-        self, link: BrokerLink, payload: bytes, extra: dict[str, str] | None = None
-    ) -> None:
-        headers = {subjects.CONNECTION: link.stream.id, subjects.NODE: self.node}
-        if extra:
-            headers.update(extra)
-        self.broker.post(self.subjects.bot(link.name), payload, headers)
+            self.broker.post(link.subject, payload)
 
     # -- reading ------------------------------------------------------------------------------
 
     async def _on_reply(self, msg: Msg) -> None:
         self.broker.received += 1
-        link = self._by_id.get((msg.headers or {}).get(subjects.CONNECTION, ""))
+        link = self._by_id.get(msg.subject.rpartition(".")[2])
         if link is None or link.closed:
             self.stray += 1
             return
         try:
-            reply = pb.ActionReply.FromString(msg.data)
+            replies = pb.ReplyBatch.FromString(msg.data).replies
         except DecodeError as exc:
             LOG.error("a reply relayed by %s does not decode: %s", quote(link.gateway), exc)
             return
-        if not link.route(reply):
-            self.stray += 1
+        for reply in replies:
+            if link.closed or not link.route(reply):
+                self.stray += 1
 
     async def _on_presence(self, msg: Msg) -> None:
         try:
@@ -330,7 +333,7 @@ class BrokerLobby:
                 self._drop(old.stream)
             link = BrokerLink(self, stream)
             self._links[stream.name] = link
-            self._by_id[stream.id] = link
+            self._by_id[link.token] = link
             LOG.info(
                 "bot connected: name=%s games=%s gateway=%s",
                 stream.name,
@@ -343,7 +346,7 @@ class BrokerLobby:
             watcher()
 
     def _drop(self, stream: Stream) -> None:
-        link = self._by_id.pop(stream.id, None)
+        link = self._by_id.pop(subjects.token(stream.id), None)
         if link is None:
             return
         if self._links.get(stream.name) is link:

@@ -17,11 +17,14 @@ from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.v1 import referee_pb2 as pb
 
 
-def host_message(relay: Relay, bot: str, host: str, message: pb.RefereeMessage) -> Msg:
+def host_message(
+    relay: Relay, bot: str, host: str, message: pb.RefereeMessage, stream_id: str = ""
+) -> Msg:
+    """What the host ``host`` publishes for ``bot``'s stream here (or ``stream_id``)."""
     stream = relay.stream_of(bot)
     assert stream is not None
-    headers = {subjects.CONNECTION: stream.id, subjects.NODE: host}
-    return Msg(Client(), relay.subjects.bot(bot), "", message.SerializeToString(), headers)
+    subject = relay.subjects.to_stream(bot, stream_id or stream.id, host)
+    return Msg(Client(), subject, "", message.SerializeToString())
 
 
 def start(match_id: str, resumed: bool = False) -> pb.RefereeMessage:
@@ -64,10 +67,43 @@ def test_a_silent_hosts_matches_end_for_their_bots_and_a_replay_closes_the_old_f
         await relay._on_bot_message("alice", host_message(relay, "alice", "host-c", resumed))
         assert kinds(alice) == ["match_start"]
         # A message for another stream of the bot is dropped.
-        other = host_message(relay, "alice", "host-c", start("m3"))
-        assert other.headers is not None
-        other.headers[subjects.CONNECTION] = "gw-a/old/1"
+        other = host_message(relay, "alice", "host-c", start("m3"), "gw-a/old/1")
         await relay._on_bot_message("alice", other)
         assert kinds(alice) == [] and relay.refused == 1
+
+    asyncio.run(main())
+
+
+def test_a_streams_replies_to_a_host_go_as_one_batch_per_turn_and_before_its_down() -> None:
+    """Two replies of alice's stream for host-a's matches in one turn of the loop are one
+    broker message (a ReplyBatch, on host-a's subject for that stream, no headers); a reply
+    due when the stream goes down is published before the "down"."""
+
+    async def main() -> None:
+        lobby = Lobby()
+        broker = Broker("nats://unused", "gw-a")
+        relay = Relay(lobby, broker)
+        alice = Connection("alice", ["passing"])
+        lobby.connect(alice)
+        for match_id in ("m1", "m2"):
+            start_message = host_message(relay, "alice", "host.a", start(match_id))
+            await relay._on_bot_message("alice", start_message)
+        stream = relay.stream_of("alice")
+        assert stream is not None
+        subject = relay.subjects.reply(subjects.token("host.a"), stream.id)
+        broker._queue.clear()
+        for match_id in ("m1", "m2"):
+            alice.routes[match_id].deliver(alice, pb.ActionReply(match_id=match_id, turn=1))
+        assert list(broker._queue) == []  # at the end of the turn, not at once
+        await asyncio.sleep(0)
+        ((to, payload, headers),) = list(broker._queue)
+        assert (to, headers) == (subject, None)
+        assert [r.match_id for r in pb.ReplyBatch.FromString(payload).replies] == ["m1", "m2"]
+        assert alice.routes["m1"].host == "host.a"  # type: ignore[attr-defined]
+        broker._queue.clear()
+        alice.routes["m1"].deliver(alice, pb.ActionReply(match_id="m1", turn=2))
+        lobby.disconnect(alice)
+        sent = [to for to, _, _ in broker._queue]
+        assert sent == [subject, relay.subjects.presence], sent
 
     asyncio.run(main())

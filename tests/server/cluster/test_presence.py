@@ -19,7 +19,7 @@ from domino_arena.server.net.cluster.presence import (
     encode_change,
     encode_heartbeat,
 )
-from domino_arena.server.net.cluster.subjects import Subjects, token
+from domino_arena.server.net.cluster.subjects import MESSAGE, Subjects, parts, token, untoken
 
 
 def stream(name: str, gateway: str, n: int, since: float) -> Stream:
@@ -87,11 +87,17 @@ def test_subject_tokens_are_one_to_one_and_never_split_a_subject(a: str, b: str)
     for name in (a, b):
         assert "." not in token(name) and "*" not in token(name) and ">" not in token(name)
         assert not any(char.isspace() for char in token(name))
+        assert untoken(token(name)) == name
 
 
 def test_the_clusters_subjects_never_meet() -> None:
     one, two = Subjects("arena-1"), Subjects("arena-2")
     assert one.bot("alice") != two.bot("alice")
     assert one.presence != two.presence
-    assert one.match("host.a", "m1") == "arena-1.match.host~2ea.m1"
-    assert one.host_matches("host.a") == "arena-1.match.host~2ea.>"
+    assert one.reply(token("host.a"), "gw/r/1") == "arena-1.match.host~2ea.gw~2fr~2f1"
+    assert one.host_matches("host.a") == "arena-1.match.host~2ea.*"
+    # What a host writes to a stream: the bot, the stream and the host are tokens of their own.
+    subject = one.to_stream("bob.2", "gw/r/1", "host.a")
+    assert subject == "arena-1.bot.bob~2e2.gw~2fr~2f1.host~2ea.m"
+    assert parts(subject)[2:] == [token("bob.2"), token("gw/r/1"), token("host.a"), MESSAGE]
+    assert one.bot("bob.2") == "arena-1.bot.bob~2e2.>"

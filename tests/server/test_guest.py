@@ -62,8 +62,12 @@ def test_worker_threads_and_calls_from_other_threads_wake_the_guest() -> None:
         answered = trio.Event()
         said: list[str] = []
 
+        def say() -> None:
+            said.append("hello")
+            answered.set()
+
         def from_thread() -> None:
-            token.run_sync_soon(lambda: (said.append("hello"), answered.set()))
+            token.run_sync_soon(say)
 
         value = await trio.to_thread.run_sync(lambda: 6 * 7)
         threading.Thread(target=from_thread).start()

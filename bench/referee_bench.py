@@ -753,7 +753,7 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
             f"the referee exited with status {code}: "
             f"{cluster.log_path('referee').read_text()[-2000:]}"
         )
-    print_tables(results)
+    print_tables(results, len(pairs))
     if args.profile:
         print_profile(profile_file, args.profile_lines, "referee")
         if args.profile_out:
@@ -764,17 +764,36 @@ async def orchestrate(args: argparse.Namespace, cluster: Cluster) -> list[LevelR
     return results
 
 
-def print_tables(results: Sequence[LevelResult]) -> None:
-    """The verdict table, then where the time went."""
+def per_stream(level: int, pairs: int) -> float:
+    """Matches each bot's stream serves at once at ``level`` (lane i plays pair i mod pairs)."""
+    return level / min(level, pairs)
+
+
+def print_tables(results: Sequence[LevelResult], pairs: int) -> None:
+    """The verdict table, where the referee beats plain ping-pong, then where the time went."""
     print(
-        f"\n{'matches':>7} {'ours moves/s':>12} {'plain round trips/s':>19} "
+        f"\n{'matches':>7} {'per stream':>10} {'ours moves/s':>12} {'plain round trips/s':>19} "
         f"{'ours/plain':>10}  floor "
         + ", ".join(f"{floor} at {level}" for level, floor in FLOORS.items())
     )
     for r in results:
         print(
-            f"{r.level:>7} {r.ours.rate:>12.0f} {r.plain.rate:>19.0f} {r.ratio:>10.2f}  {r.verdict}"
+            f"{r.level:>7} {per_stream(r.level, pairs):>10.1f} {r.ours.rate:>12.0f} "
+            f"{r.plain.rate:>19.0f} {r.ratio:>10.2f}  {r.verdict}"
         )
+    beaten = [r for r in results if r.ratio > 1.0]
+    print(
+        "the referee beats plain one-message ping-pong (its batches: every message due to a "
+        "stream in one loop turn is one write) at "
+        + (
+            ", ".join(
+                f"{r.level} matches ({per_stream(r.level, pairs):g} per stream, {r.ratio:.2f}x)"
+                for r in beaten
+            )
+            if beaten
+            else "no level of this run (it can where many matches share a stream: --bots 2)"
+        )
+    )
     print(
         "\nwhere the time went (CPU in % of one core and in microseconds per move or round trip;"
         " busy: the whole machine, 100% per core):"

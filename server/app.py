@@ -2,7 +2,8 @@
 server and the trio guest.
 
 asyncio owns the process and gRPC (grpc.aio is bound to an asyncio loop); trio runs as a guest
-on the same thread (``trio.lowlevel.start_guest_run``) with one nursery that owns every match
+on the same thread (``trio.lowlevel.start_guest_run``'s guest, waiting on the asyncio loop:
+``server/play/guest.py``) with one nursery that owns every match
 (docs/decisions.md: decision 10). The app wires the network layer into the play
 layer: the arena gets the gRPC lobby as its roster and builds remote seats over it; the gRPC
 server (``server/net/grpc_server.py``) serves the bot stream, the admin API, the spectators,
@@ -59,6 +60,7 @@ from domino_arena.server.net.live_access import LiveAccess
 from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.net.remote import RemoteSeat
 from domino_arena.server.net.watch_limits import DEFAULT_WATCH_LIMITS, WatchLimits
+from domino_arena.server.play import guest
 from domino_arena.server.play.arena import LOG, Arena
 from domino_arena.server.play.ownership import Steward, renewing
 from domino_arena.server.play.people import DEFAULT_PEOPLE, PeopleBounds, Table
@@ -314,12 +316,9 @@ class App:
             if not trio_ready.done():
                 trio_ready.set_result(None)
 
-        trio.lowlevel.start_guest_run(
-            trio_main,
-            run_sync_soon_threadsafe=loop.call_soon_threadsafe,
-            run_sync_soon_not_threadsafe=loop.call_soon,
-            done_callback=trio_finished,
-            host_uses_signal_set_wakeup_fd=True,
+        # trio's guest run, waiting on this loop rather than in a thread (server/play/guest.py)
+        guest.start_guest_run(
+            trio_main, done_callback=trio_finished, host_uses_signal_set_wakeup_fd=True
         )
         hosting: asyncio.Task[None] | None = None
         try:

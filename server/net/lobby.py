@@ -1,9 +1,9 @@
 """Who is connected: one :class:`Connection` per authenticated bot, by name.
 
 A :class:`Connection` is the bridge of one ``Play`` stream (docs/decisions.md: decision 10): the
-gRPC handler (asyncio) drains its ``outbox`` onto the wire (everything waiting as one write, a
-``RefereeBatch``, see :meth:`Connection.next_write`), and hands every reply to the seat of its
-match through :meth:`Connection.route`; the seats (:mod:`.remote`, run by trio matches) put
+gRPC handler (asyncio) drains its ``outbox`` onto the wire (everything waiting as one write,
+a ``RefereeBatch``, see :meth:`Connection.next_write_nowait`), and hands every reply to the seat
+of its match through :meth:`Connection.route`; the seats (:mod:`.remote`, run by trio matches) put
 their messages in the outbox with :meth:`Connection.send`. Both loops share one thread, so these
 are plain calls, and none of them blocks or awaits.
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -112,14 +112,18 @@ class Outbox:
 
     An idle stream holds an empty list here and no future; ``asyncio.Queue`` held four deques
     (its items, getters, putters and an Event's waiters), about 3 KiB per connected bot
-    (``bench/idle_bots_bench.py``). The one waiter is the stream's writer.
+    (``bench/idle_bots_bench.py``). Whoever writes the stream is told of each item put either
+    by ``on_put`` (the ``Play`` handler's writer, :mod:`.stream_writer`, a callback: no task
+    waits while the stream is idle) or as the one waiter of :meth:`wait`.
     """
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_waiter", "on_put")
 
     def __init__(self) -> None:
         self._items: list[pb.RefereeMessage | Close] = []
         self._waiter: asyncio.Future[None] | None = None
+        self.on_put: Callable[[], object] | None = None
+        """Called (a plain call, never blocking) after every item put."""
 
     def qsize(self) -> int:
         return len(self._items)
@@ -132,6 +136,8 @@ class Outbox:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+        if self.on_put is not None:
+            self.on_put()
 
     def get_nowait(self) -> pb.RefereeMessage | Close:
         """The oldest item. Raises ``asyncio.QueueEmpty`` when there is none."""
@@ -139,15 +145,14 @@ class Outbox:
             raise asyncio.QueueEmpty
         return self._items.pop(0)
 
-    async def get(self) -> pb.RefereeMessage | Close:
-        """Wait for an item and return the oldest (one waiter at a time: the writer)."""
+    async def wait(self) -> None:
+        """Return once an item waits (one waiter at a time: the writer)."""
         while not self._items:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
-        return self._items.pop(0)
 
     def take(self) -> list[pb.RefereeMessage | Close]:
         """Everything waiting, oldest first, up to and including the first Close (what
@@ -166,13 +171,16 @@ class Outbox:
 
 class Flag:
     """A flag a task can wait for: ``asyncio.Event``'s ``set``, ``is_set`` and ``wait``, with
-    a future only while someone waits (an Event holds a deque from the start)."""
+    a future only while someone waits (an Event holds a deque from the start), and a callback
+    (``on_set``) for whoever would rather not keep a task waiting."""
 
-    __slots__ = ("_set", "_waiters")
+    __slots__ = ("_set", "_waiters", "on_set")
 
     def __init__(self) -> None:
         self._set = False
         self._waiters: list[asyncio.Future[None]] | None = None
+        self.on_set: Callable[[], object] | None = None
+        """Called (a plain call) when the flag is set."""
 
     def is_set(self) -> bool:
         return self._set
@@ -183,6 +191,8 @@ class Flag:
         for waiter in waiters or ():
             if not waiter.done():
                 waiter.set_result(None)
+        if self.on_set is not None:
+            self.on_set()
 
     async def wait(self) -> None:
         if self._set:
@@ -296,7 +306,16 @@ class Connection:
         self.was_cut.set()
 
     async def next_write(self) -> pb.RefereeMessage | Close:
-        """Wait for the next thing to write: a message, or the Close that ends the stream.
+        """Wait for the next thing to write (see :meth:`next_write_nowait`)."""
+        item = self.next_write_nowait()
+        while item is None:
+            await self.outbox.wait()
+            item = self.next_write_nowait()
+        return item
+
+    def next_write_nowait(self) -> pb.RefereeMessage | Close | None:
+        """The next thing to write: a message, the Close that ends the stream, or None while
+        nothing waits.
 
         Everything waiting in the outbox goes out as one message, a ``RefereeBatch`` when there
         is more than one, so a busy stream pays for one gRPC write instead of one per message;
@@ -304,7 +323,12 @@ class Connection:
         company. A Close found while batching is returned by the next call, after the batch.
         """
         held, self._held = self._held, None
-        item = held if held is not None else await self.outbox.get()
+        if held is not None:
+            item: pb.RefereeMessage | Close = held
+        elif self.outbox.empty():
+            return None
+        else:
+            item = self.outbox.get_nowait()
         self._written += 1
         if isinstance(item, Close) or self._written == 1 or self.outbox.empty():
             return item

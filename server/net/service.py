@@ -2,9 +2,10 @@
 
 It runs in asyncio (grpc.aio); matches run in trio (:mod:`.arena`). The two meet only through
 plain calls on one thread: the handler reads the stream and routes each reply to its seat (the
-seat's inbox, which wakes the match's trio task), and writes what the seats queue in the
-connection's ``asyncio.Queue``, all that waits in one write. A gRPC read is never cancelled by a
-deadline: the referee's deadlines act on the seat's inbox.
+seat's inbox, which wakes the match's trio task); what the seats queue in the connection's
+outbox is written by a :class:`~.stream_writer.StreamWriter`, all that waits in one write, with
+no task of its own while nothing waits. A gRPC read is never cancelled by a deadline: the
+referee's deadlines act on the seat's inbox; only the stream's end stops it.
 
 The first message must be a Hello with a known, enabled bot's name, its token, and games the
 referee knows (or a person's seat name ``person:NAME#N`` and its one-time seat token, checked
@@ -43,7 +44,8 @@ from domino_arena.server.net.limits import (
     echo,
     peer_host,
 )
-from domino_arena.server.net.lobby import Close, Connection, Lobby
+from domino_arena.server.net.lobby import Connection, Lobby
+from domino_arena.server.net.stream_writer import StreamWriter
 from domino_arena.server.play.arena import LOG, SHUTTING_DOWN
 from domino_arena.server.store.bots import NAME_PATTERN, BotCheck
 from domino_arena.v1 import referee_pb2 as pb
@@ -232,33 +234,26 @@ class BotServicer(pb_grpc.BotServiceServicer):
         connection = await self._authenticate(context)
         if connection is None:
             return
-        reader = asyncio.create_task(self._read(connection, context))
-        writer = asyncio.create_task(self._write(connection, context))
-        cut = asyncio.create_task(connection.was_cut.wait())
+        handler = asyncio.current_task()
+        assert handler is not None
+        # One task per stream, this one, which reads; the writes run only while something
+        # waits to be written (server/net/stream_writer.py).
+        writer = StreamWriter(connection, context, handler, self.limits.close_grace)
         try:
-            await asyncio.wait((writer, cut), return_when=asyncio.FIRST_COMPLETED)
-            if not writer.done():  # cut off: a short grace to read the Error, then the status
-                await asyncio.wait((writer,), timeout=self.limits.close_grace)
-            if writer.done():
-                end = writer.result()
-            else:
-                writer.cancel()
-                end = connection.ending or Close(None)
+            writer.reading(True)
+            try:
+                await self._read(connection, context)
+            except asyncio.CancelledError:
+                if not writer.interrupted() or handler.uncancel() > 0:
+                    raise
+            finally:
+                writer.reading(False)
+            end = await writer.ended()
             if end.status is not None:
                 await context.abort(end.status, end.details)
         finally:
-            for task in (reader, writer, cut):
-                task.cancel()
+            writer.stop()
             self.lobby.disconnect(connection)
-
-    @staticmethod
-    async def _write(connection: Connection, context: _Context) -> Close:
-        """Write what the seats queue until the Close that ends the stream; return it."""
-        while True:
-            item = await connection.next_write()
-            if isinstance(item, Close):
-                return item
-            await context.write(item)
 
     async def _first(self, context: _Context) -> object:
         """Return the first message; a late or undecodable one raises :class:`HelloError`."""

@@ -120,6 +120,11 @@ Outgoing = tuple[Posted, bool]
 """What a watcher writes next: a posted item, and whether with its table."""
 
 
+_Unseen = tuple[LogEntry, tuple[int, ...], int, Sequence[HandResult]]
+"""A step nobody watched: its entry (not yet public), the scores and the deal after it, the
+hands it ended."""
+
+
 @dataclass(slots=True)
 class _Watched:
     """A running match as spectators see it: its feed and who follows it."""
@@ -137,6 +142,10 @@ class _Watched:
     steps: int = 0
     scores: tuple[int, ...] = ()
     deal: int = 1
+    unseen: list[_Unseen] = field(default_factory=list)
+    """The steps since the last time somebody watched, as the engine logged them: made public
+    and posted (``SpectatorHub._catch_up``) only when somebody subscribes, so a step of a
+    match nobody watches costs a tuple and an append."""
 
 
 class Subscription(Cursor[Outgoing]):
@@ -229,6 +238,7 @@ class SpectatorHub:
         watched = self._matches.pop(match_id, None)
         if watched is None:
             return
+        watched.unseen = []  # nobody watched them, and nobody can now
         self._ended[match_id] = None
         while len(self._ended) > REMEMBERED_ENDS:
             self._ended.popitem(last=False)
@@ -237,16 +247,40 @@ class SpectatorHub:
 
     def on_step(self, match_id: str) -> Callable[[Step], None]:
         """Return an ``on_step`` callback for :func:`~.referee.play_match` that feeds the hub
-        every step of ``match_id`` and every hand it ends."""
+        every step of ``match_id`` and every hand it ends.
+
+        While nobody watches the match, a step is only kept as it is (``_Watched.unseen``);
+        the first watcher's :meth:`subscribe` makes the kept steps public and posts them.
+        """
+        matches = self._matches
 
         def feed(step: Step) -> None:
             after = step.after
             entry = LogEntry(step.seat, step.action)
-            self.step(match_id, entry, after.scores, after.deal_number, after)
-            for hand in after.hand_results[len(step.before.hand_results) :]:
-                self.hand_end(match_id, hand, after.scores)
+            hands = after.hand_results[len(step.before.hand_results) :]
+            watched = matches.get(match_id)
+            if watched is None or watched.subscribers:
+                self.step(match_id, entry, after.scores, after.deal_number, after)
+                for hand in hands:
+                    self.hand_end(match_id, hand, after.scores)
+                return
+            scores = tuple(after.scores)
+            watched.unseen.append((entry, scores, after.deal_number, hands))
+            watched.state = after
+            watched.steps += 1
+            watched.scores = scores
+            watched.deal = after.deal_number
 
         return feed
+
+    def _catch_up(self, watched: _Watched) -> None:
+        """Post the steps kept while nobody watched (without tables: nobody saw them live)."""
+        unseen, watched.unseen = watched.unseen, []
+        feed = watched.feed
+        for entry, scores, deal, hands in unseen:
+            feed.post((Posted(PublicStep(public_entry(entry, SPECTATOR), scores, deal)), True))
+            for hand in hands:
+                feed.post((Posted(PublicHandEnd(hand, scores)), True))
 
     # -- the spectators' side -----------------------------------------------------------------
 
@@ -261,6 +295,7 @@ class SpectatorHub:
         watched = self._matches.get(match_id)
         if watched is None:
             raise NotWatchableError(f"no running match has id '{match_id}'")
+        self._catch_up(watched)
         backlog: list[Outgoing] = [(watched.start, False)]
         backlog.extend((posted, False) for posted, _ in watched.feed.log)
         last_step = next(

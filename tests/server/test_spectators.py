@@ -452,3 +452,35 @@ def test_the_sdk_spectator_lists_and_follows_a_match_in_the_rules_own_types(
     assert any(isinstance(i, WatchedHandEnd) for i in rest)
     end = rest[-1]
     assert isinstance(end, WatchedEnd) and end.termination is Termination.NORMAL
+
+
+@pytest.mark.parametrize("game", CONFIGS, ids=CONFIG_IDS)
+def test_steps_nobody_watched_reach_the_first_watcher_as_a_watched_match_would_send_them(
+    game: Game,
+) -> None:
+    seed = seeds_for(game)[0]
+    watched, unwatched = SpectatorHub(max_pending=100_000), SpectatorHub(max_pending=100_000)
+    for hub in (watched, unwatched):
+        hub.started(spec_of(game, seed))
+    always = watched.subscribe(MATCH_ID)
+    feeds = (watched.on_step(MATCH_ID), unwatched.on_step(MATCH_ID))
+    state = game.new_game(seed)
+    seen: list[admin_pb.SpectatorMessage] = []
+    fed = 0
+    for number, step in enumerate(steps(game, seed)):
+        fed += 1
+        for feed in feeds:
+            feed(step)
+        state = step.after
+        seen.extend(m for m in drain(always) if isinstance(m, admin_pb.SpectatorMessage))
+        if number == 60:
+            break
+    (live,) = unwatched.live()
+    assert (live.steps, live.deal, live.scores) == (fed, state.deal_number, tuple(state.scores))
+    late = unwatched.subscribe(MATCH_ID)
+    backlog = [m for m in drain(late) if isinstance(m, admin_pb.SpectatorMessage)]
+    # The same public messages as a watched match's (whose hidden tiles the test above checks).
+    assert [without_table(m) for m in backlog] == [without_table(m) for m in seen]
+    events = [i for i, m in enumerate(backlog) if m.WhichOneof("message") == "event"]
+    assert [i for i, m in enumerate(backlog) if m.HasField("table")] == events[-1:]
+    assert backlog[events[-1]].table == seen[events[-1]].table, "the table after the last step"

@@ -515,19 +515,26 @@ def report(raw: Figures, referee: Figures, traced: Figures | None) -> list[str]:
 
     print(f"\nwhere the referee's {mib(referee.idle_rss)} go (raw grpc.aio beside it):")
     raw_steps = dict(_deltas(raw.imports))
-    lines: list[tuple[str, str, str]] = []
-    for label, delta in _deltas(referee.imports):
-        lines.append(
-            (f"  import {label}", mib(delta), mib(raw_steps[label]) if label in raw_steps else "-")
-        )
+    parts: list[tuple[str, float, float | None]] = [
+        (f"import {label}", delta, raw_steps.get(label))
+        for label, delta in _deltas(referee.imports)
+    ]
     started = (referee.start_rss - referee.imports[-1][1], raw.start_rss - raw.imports[-1][1])
-    lines.append(("  started: database, gRPC server, threads", mib(started[0]), mib(started[1])))
-    own = referee.per_bot - raw.per_bot
-    lines.append(
-        (f"  {n} bots: what raw grpc.aio needs per bot", mib(raw.per_bot * n), mib(raw.per_bot * n))
+    parts.append(("started: database, gRPC server, threads", started[0], started[1]))
+    parts.append((f"{n} bots: gRPC's own per-bot cost (raw's)", raw.per_bot * n, raw.per_bot * n))
+    parts.append(
+        (f"{n} bots: the referee's own per-bot state", (referee.per_bot - raw.per_bot) * n, None)
     )
-    lines.append((f"  {n} bots: the referee's own per-bot state", mib(own * n), "-"))
-    _table([("", "referee", "raw"), *lines])
+    lines = [
+        (
+            f"  {label}",
+            mib(value),
+            f"{100 * value / referee.idle_rss:.0f}%",
+            "-" if beside is None else mib(beside),
+        )
+        for label, value, beside in parts
+    ]
+    _table([("", "referee", "share", "raw"), *lines])
 
     if traced is not None:
         total = sum(size for _, size, _ in traced.traced)
@@ -540,6 +547,9 @@ def report(raw: Figures, referee: Figures, traced: Figures | None) -> list[str]:
         )
         for where, size, count in traced.traced[:15]:
             print(f"  {size / n:8.0f} B/bot  {count / n:6.1f} blocks/bot  {where}")
+        print("By file (the referee's own innermost file; the rest: no frame of the referee's):")
+        for where, size in _by_file(traced.traced)[:8]:
+            print(f"  {size / n:8.0f} B/bot  {where}")
 
     problems = []
     if referee.listed != n:
@@ -548,6 +558,16 @@ def report(raw: Figures, referee: Figures, traced: Figures | None) -> list[str]:
         if figures is not None and figures.exit_code != 0:
             problems.append(f"{figures.name} exited with status {figures.exit_code} on SIGTERM")
     return problems
+
+
+def _by_file(traced: list[tuple[str, int, int]]) -> list[tuple[str, int]]:
+    """The traced bytes summed by file: the referee's own files by name, the rest as one."""
+    own = ("server/", "sdk/", "bots/")
+    sizes: Counter[str] = Counter()
+    for where, size, _ in traced:
+        path = where.rsplit(":", 1)[0]
+        sizes[path if path.startswith(own) else "(gRPC's aio objects, asyncio, the rest)"] += size
+    return sizes.most_common()
 
 
 def _deltas(steps: list[tuple[str, int]]) -> list[tuple[str, int]]:

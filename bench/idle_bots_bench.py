@@ -43,6 +43,7 @@ import argparse
 import datetime as dt
 import importlib
 import json
+import linecache
 import os
 import queue
 import signal
@@ -53,7 +54,7 @@ import threading
 import time
 import tracemalloc
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
@@ -70,6 +71,8 @@ STARTUP_WAIT: Final = 60.0
 PREFIX: Final = "idle-"
 CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
 MIB: Final = 1024 * 1024
+LOOP_CALLBACK: Final = (os.path.join("asyncio", "events.py"), "self._context.run(")
+"""The line where the event loop runs a callback or a task's step (``Handle._run``)."""
 TRACE_FRAMES: Final = 12
 """Frames kept per traced allocation: enough to find the referee's own line under asyncio's."""
 
@@ -459,7 +462,10 @@ def _where(frame: tracemalloc.Frame) -> str:
 
 def _traced(before: Path, after: Path) -> list[tuple[str, int, int]]:
     """What the logins added, by allocating line: the innermost line of the referee's own
-    code (server/, sdk/, bots/) where there is one, else the innermost line."""
+    code (server/, sdk/, bots/) where there is one, else the innermost line.
+
+    Only the frames below the event loop's callback count: what gRPC's aio layer allocates in
+    a callback of the loop has the referee's ``asyncio.run`` far above it, and is gRPC's."""
     own = tuple(str(ROOT / part) + os.sep for part in ("server", "sdk", "bots"))
     skip = [tracemalloc.Filter(False, tracemalloc.__file__)]
     old = tracemalloc.Snapshot.load(str(before)).filter_traces(skip)
@@ -468,7 +474,7 @@ def _traced(before: Path, after: Path) -> list[tuple[str, int, int]]:
     counts: Counter[str] = Counter()
     for diff in new.compare_to(old, "traceback"):
         frames = list(reversed(diff.traceback))  # innermost first
-        mine = next((f for f in frames if f.filename.startswith(own)), frames[0])
+        mine = next((f for f in _below_loop(frames) if f.filename.startswith(own)), frames[0])
         sizes[_where(mine)] += diff.size_diff
         counts[_where(mine)] += diff.count_diff
     return [(where, size, counts[where]) for where, size in sizes.most_common()]
@@ -558,6 +564,17 @@ def report(raw: Figures, referee: Figures, traced: Figures | None) -> list[str]:
         if figures is not None and figures.exit_code != 0:
             problems.append(f"{figures.name} exited with status {figures.exit_code} on SIGTERM")
     return problems
+
+
+def _below_loop(frames: list[tracemalloc.Frame]) -> Iterator[tracemalloc.Frame]:
+    """``frames`` (innermost first) up to the event loop's running of a callback
+    (``Handle._run`` in ``asyncio/events.py``), which starts every task step and callback."""
+    for frame in frames:
+        if frame.filename.endswith(LOOP_CALLBACK[0]) and LOOP_CALLBACK[1] in linecache.getline(
+            frame.filename, frame.lineno
+        ):
+            return
+        yield frame
 
 
 def _by_file(traced: list[tuple[str, int, int]]) -> list[tuple[str, int]]:

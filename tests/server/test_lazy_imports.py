@@ -2,12 +2,13 @@
 
 The packages below cost a referee memory it never uses while it serves: Alembic and Mako
 (about 12 MiB) are for migrating a database, NumPy and SciPy (about 55 MiB) for the batch fit
-of the official standings, rich for the command line's tables, Starlette and Jinja2 for the
-web face (its own process), cryptography for signing records (only with ``--record-key``).
-So ``domino-arena serve`` on a database at the newest revision must start, serve and stop
-without importing any of them; the test runs the real command in a
-subprocess and reads its ``sys.modules`` after the shutdown. Nor does a referee on SQLite load
-SQLAlchemy's PostgreSQL dialect or a PostgreSQL driver (issue 34: about 2.5 MiB).
+of the official standings, the analysis engine for its worker processes, rich for the command
+line's tables, Starlette and Jinja2 for the web face (its own process), cryptography for
+signing records (only with ``--record-key``). So ``domino-arena serve`` on a database at the
+newest revision must start, serve and stop without importing any of them; the test runs the
+real command in a subprocess and reads its ``sys.modules`` after the shutdown. Nor does a
+referee on SQLite load SQLAlchemy's PostgreSQL dialect or a PostgreSQL driver (issue 34: about
+2.5 MiB).
 
 The web face's child process (``domino-arena web``) serves pages, not bots: it starts without
 the referee (gRPC's server, trio, the cluster's NATS client) and without NumPy and SciPy, which
@@ -42,6 +43,8 @@ NOT_FOR_SERVING: Final = (
     "jinja2",
     "uvicorn",
     "cryptography",  # only with --record-key (server/play/record_signing.py)
+    "domino_arena.server.analysis.evaluate",  # the analysis engine: in its worker processes
+    "domino_arena.server.analysis.match",
 )
 
 POSTGRESQL: Final = ("sqlalchemy.dialects.postgresql", "psycopg", "psycopg2", "asyncpg")

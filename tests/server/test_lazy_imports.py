@@ -58,9 +58,11 @@ NOT_FOR_THE_WEB_FACE: Final = (
     "nats",
     "domino_arena.server.app",
     "domino_arena.server.net.grpc_server",
+    "domino_arena.server.analysis.evaluate",
     *POSTGRESQL,
 )
-"""What the web face's child must not import to start: fits, the referee, PostgreSQL."""
+"""What the web face's child must not import to start: fits, the referee, the analysis
+engine, PostgreSQL."""
 
 # The referee stops itself (SIGTERM, as an operator would) once it says it serves; then the
 # probe prints every top-level package it imported.

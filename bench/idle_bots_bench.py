@@ -43,6 +43,7 @@ import argparse
 import datetime as dt
 import importlib
 import json
+import linecache
 import os
 import queue
 import signal
@@ -53,7 +54,7 @@ import threading
 import time
 import tracemalloc
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
@@ -70,6 +71,8 @@ STARTUP_WAIT: Final = 60.0
 PREFIX: Final = "idle-"
 CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
 MIB: Final = 1024 * 1024
+LOOP_CALLBACK: Final = (os.path.join("asyncio", "events.py"), "self._context.run(")
+"""The line where the event loop runs a callback or a task's step (``Handle._run``)."""
 TRACE_FRAMES: Final = 12
 """Frames kept per traced allocation: enough to find the referee's own line under asyncio's."""
 
@@ -459,7 +462,10 @@ def _where(frame: tracemalloc.Frame) -> str:
 
 def _traced(before: Path, after: Path) -> list[tuple[str, int, int]]:
     """What the logins added, by allocating line: the innermost line of the referee's own
-    code (server/, sdk/, bots/) where there is one, else the innermost line."""
+    code (server/, sdk/, bots/) where there is one, else the innermost line.
+
+    Only the frames below the event loop's callback count: what gRPC's aio layer allocates in
+    a callback of the loop has the referee's ``asyncio.run`` far above it, and is gRPC's."""
     own = tuple(str(ROOT / part) + os.sep for part in ("server", "sdk", "bots"))
     skip = [tracemalloc.Filter(False, tracemalloc.__file__)]
     old = tracemalloc.Snapshot.load(str(before)).filter_traces(skip)
@@ -468,7 +474,7 @@ def _traced(before: Path, after: Path) -> list[tuple[str, int, int]]:
     counts: Counter[str] = Counter()
     for diff in new.compare_to(old, "traceback"):
         frames = list(reversed(diff.traceback))  # innermost first
-        mine = next((f for f in frames if f.filename.startswith(own)), frames[0])
+        mine = next((f for f in _below_loop(frames) if f.filename.startswith(own)), frames[0])
         sizes[_where(mine)] += diff.size_diff
         counts[_where(mine)] += diff.count_diff
     return [(where, size, counts[where]) for where, size in sizes.most_common()]
@@ -515,19 +521,26 @@ def report(raw: Figures, referee: Figures, traced: Figures | None) -> list[str]:
 
     print(f"\nwhere the referee's {mib(referee.idle_rss)} go (raw grpc.aio beside it):")
     raw_steps = dict(_deltas(raw.imports))
-    lines: list[tuple[str, str, str]] = []
-    for label, delta in _deltas(referee.imports):
-        lines.append(
-            (f"  import {label}", mib(delta), mib(raw_steps[label]) if label in raw_steps else "-")
-        )
+    parts: list[tuple[str, float, float | None]] = [
+        (f"import {label}", delta, raw_steps.get(label))
+        for label, delta in _deltas(referee.imports)
+    ]
     started = (referee.start_rss - referee.imports[-1][1], raw.start_rss - raw.imports[-1][1])
-    lines.append(("  started: database, gRPC server, threads", mib(started[0]), mib(started[1])))
-    own = referee.per_bot - raw.per_bot
-    lines.append(
-        (f"  {n} bots: what raw grpc.aio needs per bot", mib(raw.per_bot * n), mib(raw.per_bot * n))
+    parts.append(("started: database, gRPC server, threads", started[0], started[1]))
+    parts.append((f"{n} bots: gRPC's own per-bot cost (raw's)", raw.per_bot * n, raw.per_bot * n))
+    parts.append(
+        (f"{n} bots: the referee's own per-bot state", (referee.per_bot - raw.per_bot) * n, None)
     )
-    lines.append((f"  {n} bots: the referee's own per-bot state", mib(own * n), "-"))
-    _table([("", "referee", "raw"), *lines])
+    lines = [
+        (
+            f"  {label}",
+            mib(value),
+            f"{100 * value / referee.idle_rss:.0f}%",
+            "-" if beside is None else mib(beside),
+        )
+        for label, value, beside in parts
+    ]
+    _table([("", "referee", "share", "raw"), *lines])
 
     if traced is not None:
         total = sum(size for _, size, _ in traced.traced)
@@ -540,6 +553,9 @@ def report(raw: Figures, referee: Figures, traced: Figures | None) -> list[str]:
         )
         for where, size, count in traced.traced[:15]:
             print(f"  {size / n:8.0f} B/bot  {count / n:6.1f} blocks/bot  {where}")
+        print("By file (the referee's own innermost file; the rest: no frame of the referee's):")
+        for where, size in _by_file(traced.traced)[:8]:
+            print(f"  {size / n:8.0f} B/bot  {where}")
 
     problems = []
     if referee.listed != n:
@@ -548,6 +564,27 @@ def report(raw: Figures, referee: Figures, traced: Figures | None) -> list[str]:
         if figures is not None and figures.exit_code != 0:
             problems.append(f"{figures.name} exited with status {figures.exit_code} on SIGTERM")
     return problems
+
+
+def _below_loop(frames: list[tracemalloc.Frame]) -> Iterator[tracemalloc.Frame]:
+    """``frames`` (innermost first) up to the event loop's running of a callback
+    (``Handle._run`` in ``asyncio/events.py``), which starts every task step and callback."""
+    for frame in frames:
+        if frame.filename.endswith(LOOP_CALLBACK[0]) and LOOP_CALLBACK[1] in linecache.getline(
+            frame.filename, frame.lineno
+        ):
+            return
+        yield frame
+
+
+def _by_file(traced: list[tuple[str, int, int]]) -> list[tuple[str, int]]:
+    """The traced bytes summed by file: the referee's own files by name, the rest as one."""
+    own = ("server/", "sdk/", "bots/")
+    sizes: Counter[str] = Counter()
+    for where, size, _ in traced:
+        path = where.rsplit(":", 1)[0]
+        sizes[path if path.startswith(own) else "(gRPC's aio objects, asyncio, the rest)"] += size
+    return sizes.most_common()
 
 
 def _deltas(steps: list[tuple[str, int]]) -> list[tuple[str, int]]:

@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.again:
         raise CliError("--again: only with --server (a local analysis always runs again)")
     with server_extra("analyse"):
-        from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415
+        from domino_arena.server.cli.storage_open import open_storage  # noqa: PLC0415
     storage = open_storage(args.db)
     try:
         if args.tournament is not None:

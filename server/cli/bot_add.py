@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from domino_arena.server.cli.arguments import PROG, CliError
-from domino_arena.server.cli.serve import open_storage
+from domino_arena.server.cli.storage_open import open_storage
 from domino_arena.server.store.bots import BadBotNameError, DuplicateBotError, check_name
 from domino_arena.server.store.engine import display_url
 

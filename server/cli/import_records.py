@@ -56,7 +56,7 @@ from domino_arena.sdk.match.records import (
 from domino_arena.sdk.match.results import Termination
 from domino_arena.sdk.rules import make_game
 from domino_arena.server.cli.arguments import CliError, Handler, Handlers, db_argument
-from domino_arena.server.cli.serve import open_storage
+from domino_arena.server.cli.storage_open import open_storage
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.logs import bounded, escape
 from domino_arena.server.net.limits import ECHO_CHARS

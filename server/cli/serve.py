@@ -33,7 +33,7 @@ from domino_arena.server.cli.arguments import (
     db_argument,
 )
 from domino_arena.server.cli.keys import record_signer
-from domino_arena.server.ladder.ratings_store import RatedStorage
+from domino_arena.server.cli.storage_open import open_storage
 from domino_arena.server.net.cluster.broker import BrokerError
 from domino_arena.server.net.cluster.broker_security import PLAINTEXT, BrokerSecurity
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, default_node
@@ -260,16 +260,6 @@ def _tls_and_token(args: argparse.Namespace) -> tuple[ServerTls | None, str | No
         raise CliError(str(exc)) from None
     token: str | None = args.admin_token
     return tls, token
-
-
-def open_storage(url: str) -> RatedStorage:
-    """Open the database at ``url``; a failure to is reported with exit status 1."""
-    storage = RatedStorage(url)
-    try:
-        storage.open()
-    except StorageError as exc:
-        raise CliError(str(exc), code=1) from None
-    return storage
 
 
 def _cluster(args: argparse.Namespace) -> tuple[str, str, str, BrokerSecurity]:

@@ -23,6 +23,7 @@ from typing import Final
 from domino_arena.sdk.client.tls import ClientTls, TlsConfigError
 from domino_arena.server import logs
 from domino_arena.server.cli.arguments import PROG, CliError
+from domino_arena.server.cli.storage_open import open_storage
 from domino_arena.server.hosting.runner import Hosting, Runner, RunnerConfig
 from domino_arena.server.hosting.sandbox import SandboxUnavailableError, probe
 from domino_arena.server.store import lease
@@ -118,8 +119,6 @@ def serve_runner(args: argparse.Namespace, node: str) -> int:
         tls = None if args.referee_tls_ca is None else ClientTls.load(args.referee_tls_ca)
     except TlsConfigError as error:
         raise CliError(str(error).replace("--tls-ca", "--referee-tls-ca")) from None
-    from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415 - a cycle otherwise
-
     storage = open_storage(args.db)
     handler = logs.configure(args.log_level, args.log_format, sys.stdout, node=node)
     try:

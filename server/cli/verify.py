@@ -285,7 +285,7 @@ def from_database(url: str, tournament_id: str) -> tuple[Revealed, Iterator[Stor
             does not: docs/admin.md, the light install).
     """
     with server_extra("verify --db"):
-        from domino_arena.server.cli.serve import open_storage  # noqa: PLC0415
+        from domino_arena.server.cli.storage_open import open_storage  # noqa: PLC0415
         from domino_arena.server.tournaments.lifecycle import games_of  # noqa: PLC0415
     storage = open_storage(url)
     try:

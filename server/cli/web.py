@@ -25,7 +25,7 @@ from domino_arena.server.cli.arguments import (
     db_argument,
     positive,
 )
-from domino_arena.server.cli.serve import open_storage
+from domino_arena.server.cli.storage_open import open_storage
 from domino_arena.server.cli.web_face import DEFAULT_HOST, DEFAULT_PORT
 from domino_arena.server.store.engine import display_url
 from domino_arena.server.tournaments.lifecycle import games_of

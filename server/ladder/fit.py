@@ -54,19 +54,22 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import permutations, product
-from typing import Final
-
-import numpy as np
-import numpy.typing as npt
-from scipy import optimize, sparse
-from scipy.sparse import csgraph
-from threadpoolctl import threadpool_limits
+from typing import TYPE_CHECKING, Final
 
 from domino_arena.sdk.match.records import parse_record
 from domino_arena.sdk.rules.dealing import first_seat as random_first_seat
 from domino_arena.server.ladder.elo import INITIAL_RATING, RatedGame
 from domino_arena.server.ladder.ratings_store import rated_game_of
 from domino_arena.server.store.matches import StoredMatch
+
+# numpy and scipy (some 40 MiB and 0.4 s) are imported by the functions that fit, not here:
+# the web face and the referee import this module's types at start and may never fit.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from threadpoolctl import threadpool_limits
+
+    Vector = npt.NDArray[np.float64]
 
 MODEL: Final = "plackett-luce/1"
 """The model and its version, stored with what it produced (a game record says which fed it)."""
@@ -76,8 +79,6 @@ ELO_PER_NATURAL: Final = 400 / math.log(10)
 
 PRIOR_SIGMA: Final = 1000.0
 """Standard deviation, in Elo, of the Gaussian prior on every strength and seat term."""
-
-Vector = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +191,8 @@ def fit(
             ``fixed`` with an anchor, with a bot that played none of the games or a rating that
             is not finite.
     """
+    import numpy as np  # noqa: PLC0415
+
     if fixed and anchor is not None:
         raise ValueError(
             f"anchor: {anchor!r} given with fixed baselines; expected one way to anchor the scale"
@@ -212,6 +215,8 @@ def fit(
 def one_thread() -> threadpool_limits:
     """A context that keeps BLAS on one thread: the solves are far too small to gain from
     threads, and on a busy machine OpenBLAS's waiting threads made each one 13 times slower."""
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
     return threadpool_limits(limits=1, user_api="blas")
 
 
@@ -234,6 +239,8 @@ class Problem:
         prior_sigma: float,
         fixed: Mapping[str, float] | None = None,
     ) -> None:
+        import numpy as np  # noqa: PLC0415
+
         if not games:
             raise ValueError("games: expected at least one rated game to fit, got none")
         if not (math.isfinite(prior_sigma) and prior_sigma > 0):
@@ -267,6 +274,8 @@ class Problem:
         """Check the frozen baselines and set the constants that hold them: a mask of their
         parameters and their values in natural units, centred on their mean rating (the
         prior's centre and the offset of every rating)."""
+        import numpy as np  # noqa: PLC0415
+
         for bot, rating in self.fixed.items():
             if bot not in self.index:
                 shown = ", ".join(self.bots[:10]) + (", ..." if len(self.bots) > 10 else "")
@@ -286,6 +295,9 @@ class Problem:
             self.constants[self.index[bot]] = (rating - self.centre) / ELO_PER_NATURAL
 
     def _build(self) -> None:
+        import numpy as np  # noqa: PLC0415
+        from scipy import sparse  # noqa: PLC0415
+
         rows: list[int] = []
         cols: list[int] = []
         values: list[float] = []
@@ -350,6 +362,10 @@ class Problem:
     def components(self, weights: Vector) -> list[tuple[str, ...]]:
         """The parts of the bots linked by the games of positive weight (largest first);
         bots without such a game are left out."""
+        import numpy as np  # noqa: PLC0415
+        from scipy import sparse  # noqa: PLC0415
+        from scipy.sparse import csgraph  # noqa: PLC0415
+
         active = sparse.diags_array(weights > 0, dtype=np.float64) @ self.incidence
         present = np.asarray(active.sum(axis=0)).ravel() > 0
         linked = active.T @ active
@@ -362,6 +378,8 @@ class Problem:
 
     def log_likelihood(self, params: Vector, weights: Vector) -> tuple[float, Vector]:
         """The weighted log-likelihood of the games at ``params``, and its gradient."""
+        import numpy as np  # noqa: PLC0415
+
         strength = self.design @ params
         total = 0.0
         by_side = np.zeros(self.side_rows)
@@ -397,6 +415,9 @@ class Problem:
         Raises:
             RuntimeError: the optimiser stopped far from a stationary point.
         """
+        import numpy as np  # noqa: PLC0415
+        from scipy import optimize  # noqa: PLC0415
+
         free = self.free
 
         def objective(x: Vector) -> tuple[float, Vector]:
@@ -435,6 +456,8 @@ class Problem:
 
     def result(self, params: Vector, anchor: str | None, anchor_rating: float) -> FitResult:
         """The fit at ``params`` as the standings report it."""
+        import numpy as np  # noqa: PLC0415
+
         elo = self.elo(params)
         if self.fixed:
             offset = self.centre
@@ -460,6 +483,8 @@ class Problem:
 
     def start_of(self, point: FitResult) -> Vector:
         """The parameters of a fit's result: a warm start for refits of the same games."""
+        import numpy as np  # noqa: PLC0415
+
         ratings = np.array([point.ratings[bot] for bot in self.bots])
         centre = self.centre if self.fixed else ratings.mean()
         strengths = (ratings - centre) / ELO_PER_NATURAL

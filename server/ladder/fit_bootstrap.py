@@ -33,17 +33,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Final
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Final
 
 from domino_arena.server.ladder.fit import FitGame, FitResult, Problem, one_thread
 
 DEFAULT_ROUNDS: Final = 200
 DEFAULT_LEVEL: Final = 0.95
 
-Matrix = npt.NDArray[np.float64]
+# numpy and scipy (some 40 MiB and 0.4 s) are imported by the functions that fit, not here:
+# the web face and the referee import this module's types at start and may never fit.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,8 @@ def bootstrap(
         ValueError: ``rounds`` below 1, ``level`` outside (0, 1), or a ``point`` that was not
             fitted on these games (other bots or seats), and whatever :func:`.fit.fit` refuses.
     """
+    import numpy as np  # noqa: PLC0415
+
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds: expected a whole number of rounds, at least 1, got {rounds!r}")
     if not 0 < level < 1:
@@ -163,6 +168,8 @@ def superiority(ratings: Matrix) -> Matrix:
     """``LOS[i, j]`` from a rounds x bots matrix of ratings (NaN: not rated that round): the
     fraction of the rounds rating both where bot ``i`` is above ``j``, ties half; 0.5 where no
     round rates both."""
+    import numpy as np  # noqa: PLC0415
+
     here = ~np.isnan(ratings)
     filled = np.where(here, ratings, 0.0)
     above = filled[:, :, None] > filled[:, None, :]
@@ -176,6 +183,8 @@ def superiority(ratings: Matrix) -> Matrix:
 def _rated(problem: Problem, weights: Matrix, anchor: str | None) -> npt.NDArray[np.bool_]:
     """Which bots a round rates: those in the anchor's part, in a part holding a frozen
     baseline, or else in the largest part."""
+    import numpy as np  # noqa: PLC0415
+
     parts = problem.components(weights)
     chosen: tuple[str, ...] = parts[0] if parts else ()
     if problem.fixed:

@@ -47,14 +47,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import permutations
-from typing import Final
-
-import numpy as np
-from scipy import optimize, sparse
-from scipy.sparse import csgraph
+from typing import TYPE_CHECKING, Final
 
 from domino_arena.server.ladder.fit import ELO_PER_NATURAL, FitGame, FitResult
 from domino_arena.server.ladder.fit_bootstrap import DEFAULT_LEVEL
+
+# numpy and scipy (some 40 MiB and 0.4 s) are imported by the functions that fit, not here:
+# the web face and the referee import this module's types at start and may never fit.
+if TYPE_CHECKING:
+    import numpy as np
 
 TAIL: Final = (1 - DEFAULT_LEVEL) / 2
 """The chance left beyond a one-sided bound: 2.5%, as each end of a two-sided 95% interval."""
@@ -92,6 +93,8 @@ class Separation:
 def separation(games: Sequence[FitGame], point: FitResult) -> Separation:
     """Find which ratings of ``point`` (the fit of ``games``) the games bound, and the
     one-sided bounds of those bounded on one side (see the module doc)."""
+    import numpy as np  # noqa: PLC0415
+
     bots = sorted(point.ratings)
     index = {bot: i for i, bot in enumerate(bots)}
     edges: set[tuple[int, int]] = set()
@@ -189,6 +192,10 @@ def main_part(
 
 def _reachability(size: int, edges: Iterable[tuple[int, int]]) -> np.ndarray:
     """``reach[a, b]``: a chain of edges leads from ``a`` to ``b`` (every bot reaches itself)."""
+    import numpy as np  # noqa: PLC0415
+    from scipy import sparse  # noqa: PLC0415
+    from scipy.sparse import csgraph  # noqa: PLC0415
+
     pairs = list(edges)
     graph = sparse.csr_array(
         (np.ones(len(pairs)), ([a for a, _ in pairs], [b for _, b in pairs])),
@@ -203,6 +210,8 @@ def _reference(bots: Sequence[str], reach: np.ndarray, point: FitResult) -> list
     """The bots that fix the scale: the frozen baselines, the anchor, or the largest strongly
     connected group of two or more bots (most games, then first name, among equals); None
     when there is no such group."""
+    import numpy as np  # noqa: PLC0415
+
     if point.fixed:
         return [i for i, bot in enumerate(bots) if bot in point.fixed]
     if point.anchor is not None:
@@ -226,6 +235,8 @@ def _reference(bots: Sequence[str], reach: np.ndarray, point: FitResult) -> list
 def _shift(games: Iterable[FitGame], point: FitResult, top: set[str]) -> float:
     """The shift, in natural units, of the ``top`` group's strengths at which the chance that
     its sides took the top places in every one of ``games`` (as they did) is :data:`TAIL`."""
+    from scipy import optimize  # noqa: PLC0415
+
     terms: list[tuple[list[float], list[float], list[int]]] = []
     for item in games:
         game = item.game

@@ -10,7 +10,8 @@ import pytest
 from domino_arena.sdk.rules import Action, PassingGame, PassingState, make_game
 from domino_arena.sdk.rules.actions import DRAW, PASS, Play
 from domino_arena.sdk.rules.tiles import Tile
-from domino_arena.server.analysis import Budget, Severity, evaluate
+from domino_arena.server.analysis import Budget, Severity
+from domino_arena.server.analysis.evaluate import evaluate
 from domino_arena.server.analysis.grading import accuracy, severity
 from domino_arena.server.analysis.scale import SCALES, scale_of, win_chance
 

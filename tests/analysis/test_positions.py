@@ -28,7 +28,8 @@ from domino_arena.sdk.rules import (
 )
 from domino_arena.sdk.rules.actions import DRAW, PASS, Action, Play
 from domino_arena.sdk.rules.tiles import DOUBLE_SIX, Tile, parse_tiles
-from domino_arena.server.analysis import Budget, Severity, analyse_match, evaluate
+from domino_arena.server.analysis import Budget, Severity, analyse_match
+from domino_arena.server.analysis.evaluate import evaluate
 from domino_arena.server.analysis.grading import NOISE_Z, severity
 from domino_arena.server.analysis.scale import scale_of
 

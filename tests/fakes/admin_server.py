@@ -36,7 +36,8 @@ from domino_arena.server.play.spectators import SpectatorHub
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import TournamentState
-from domino_arena.server.tournaments.lifecycle import Progress, games_of
+from domino_arena.server.tournaments.lifecycle import games_of
+from domino_arena.server.tournaments.lifecycle.runner import Progress
 from domino_arena.v1 import admin_pb2_grpc as admin_pb_grpc
 from tests.fakes.referee_server import WAIT
 

@@ -10,7 +10,7 @@ import trio.testing
 from domino_arena.server.net.lobby import Connection, Lobby
 from domino_arena.server.store.storage import Storage
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from domino_arena.server.tournaments.lifecycle import TournamentRunner
+from domino_arena.server.tournaments.lifecycle.runner import TournamentRunner
 from tests.fakes.play import FakePlay, strongest_wins
 
 

@@ -25,12 +25,12 @@ from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.matches import StoredMatch
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.lifecycle import (
-    TournamentRunner,
     compare,
     match_spec,
     schedule_of,
 )
 from domino_arena.server.tournaments.lifecycle.compare import CompareError, SprtPlan, new_comparison
+from domino_arena.server.tournaments.lifecycle.runner import TournamentRunner
 
 BOTS = ("new", "old", "opp1", "opp2", "opp3")
 TWO: Game = make_game("straight", players=2)

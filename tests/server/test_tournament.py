@@ -25,11 +25,11 @@ from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.lifecycle import (
     TournamentError,
-    TournamentRunner,
     match_spec,
     new_tournament,
     schedule_of,
 )
+from domino_arena.server.tournaments.lifecycle.runner import TournamentRunner
 from domino_arena.server.tournaments.scheduler import DealMode
 from tests.fakes.play import FakePlay, finished_match
 

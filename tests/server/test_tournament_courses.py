@@ -33,13 +33,13 @@ from domino_arena.server.store.bots import BotState, StoredBot
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.lifecycle import (
     TournamentError,
-    TournamentRunner,
     match_spec,
     new_tournament,
     schedule_of,
 )
 from domino_arena.server.tournaments.lifecycle.director import Director
 from domino_arena.server.tournaments.lifecycle.regrade import RegradeError, regrade_of
+from domino_arena.server.tournaments.lifecycle.runner import TournamentRunner
 from domino_arena.server.tournaments.lifecycle.start import cancelled_reason, chosen_entrants
 from tests.fakes.play import FakePlay, no_seats
 

@@ -25,11 +25,11 @@ from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.lifecycle import (
     TournamentError,
-    TournamentRunner,
     new_tournament,
     schedule_of,
 )
 from domino_arena.server.tournaments.lifecycle.regrade import regrade_of
+from domino_arena.server.tournaments.lifecycle.runner import TournamentRunner
 from domino_arena.server.tournaments.lifecycle.schedule import design_of
 from domino_arena.server.tournaments.planner import MAX_ROUND_ROBIN_GAMES
 from domino_arena.server.tournaments.scheduler import ScheduledGame

@@ -22,7 +22,6 @@ from types import TracebackType
 from typing import Final
 
 from domino_arena.sdk.match.records import parse_record
-from domino_arena.server.analysis.match import analyse_match
 from domino_arena.server.analysis.report import MatchAnalysis
 
 DEFAULT_WORKERS: Final = 1
@@ -61,6 +60,10 @@ def analyse_request(request: AnalysisRequest) -> MatchAnalysis:
         RecordError: the record cannot be read.
         ValueError: a bad seat or precision (the analysis names it).
     """
+    # The engine is imported here, in the worker process: the referee that only submits
+    # requests never loads it (issue 34: about 1.7 MiB).
+    from domino_arena.server.analysis.match import analyse_match  # noqa: PLC0415
+
     return analyse_match(
         parse_record(request.record),
         request.match_id,

@@ -9,12 +9,13 @@ each other (a paired comparison: ``compare.py``). The director (``director.py``)
 tournament's life on a referee: create, start at once or at its ``start_at``, resume after a
 restart, pause, cancel. The arena below it only runs matches (``Arena.play``).
 
-Callers import the names they share from here.
+Callers import the names they share from here; the runner's (``Progress``,
+``TournamentRunner``) from ``runner.py``, which plays games under trio: the web face's process
+imports this package for a tournament's schedule and has no use for trio (issue 34: 4 MiB).
 """
 
 from domino_arena.server.tournaments.lifecycle.adaptive import games_of
 from domino_arena.server.tournaments.lifecycle.request import new_tournament
-from domino_arena.server.tournaments.lifecycle.runner import Progress, TournamentRunner
 from domino_arena.server.tournaments.lifecycle.schedule import (
     MAX_GAMES,
     TournamentError,
@@ -29,9 +30,7 @@ from domino_arena.server.tournaments.lifecycle.schedule import (
 
 __all__ = [
     "MAX_GAMES",
-    "Progress",
     "TournamentError",
-    "TournamentRunner",
     "check_schedule",
     "deal_seed",
     "game_of",

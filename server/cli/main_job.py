@@ -14,11 +14,13 @@ match ids and deal seeds do; every house bot plays each match from the seed the 
 for its seat, never from its process or the order its matches arrive in; the search bot plays
 at a fixed budget of samples, not against the clock; and the records leave the think times out.
 
-Nothing waits idle. The bot processes start first, so they load while the database is made and
-the referee starts; each then reads the referee's address and its token on its standard input
-(``--from-stdin``) and dials at once. The job waits for the bots on the lobby's own events and
-for a bot process's death on its pidfd, not by polling; at the end the bots are stopped while
-the referee shuts down, and reaped as they exit.
+Nothing waits idle. The bot processes start first, from one interpreter that forks one process
+per bot (:mod:`.bot_processes`), so they load while the database is made and the referee starts;
+each then reads the referee's address and its token on its standard input (``--from-stdin``)
+and dials at once. The job waits for the bots on the lobby's own events and for a bot process's
+death on its launcher's report, not by polling; the games' tournaments then run at once, each
+game's standings printed whole in the games' order as soon as it and those before it are over;
+at the end the bots are stopped while the referee shuts down, and reaped as they exit.
 
 The web face (``domino-arena web``, a child process: :mod:`.web_face`) serves the same database
 while the job runs, following its matches live; with ``keep_web`` it stays up after the last
@@ -35,22 +37,29 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
-from domino_arena.bots import HOSTED_SEARCH_SAMPLES, HOUSE_BOTS, is_bot_spec, player_factory
+from domino_arena.bots import HOUSE_BOTS, is_bot_spec, player_factory
 from domino_arena.sdk.match.results import FaultPolicy
 from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config, serving_gc
 from domino_arena.server.cli import web_face
+from domino_arena.server.cli.bot_processes import STOP_TIMEOUT, BotGroup, BotProcess
 from domino_arena.server.cli.standings import print_batch
 from domino_arena.server.cli.tables import standings_table
 from domino_arena.server.ladder.elo import Rating, standings
@@ -71,8 +80,6 @@ CONNECT_TIMEOUT: Final = 60.0
 WEB_NICENESS: Final = 10
 """The web face's lower CPU priority while the job plays (its start-up takes a second of CPU
 the referee and the bots would otherwise share)."""
-STOP_TIMEOUT: Final = 10.0
-"""Seconds a bot process gets to exit after SIGTERM before it is killed."""
 
 
 class MainJobError(Exception):
@@ -168,8 +175,8 @@ def run(
     """
     with contextlib.ExitStack() as stack:
         # First, so that they load while the database is made and the referee starts.
-        bots = [_start_bot(e) for e in settings.entrants]
-        stack.callback(_kill_bots, bots)  # when the job fails before _main reaps them
+        bots = BotGroup.start(settings.entrants)
+        stack.callback(bots.kill)  # when the job fails before _main reaps them
         kept: list[bool] = []
         if settings.db_url is None:
             folder = tempfile.mkdtemp(prefix="domino-arena-")
@@ -224,7 +231,7 @@ async def _main(
     settings: Settings,
     storage: RatedStorage,
     tokens: dict[str, str],
-    bots: list[BotProcess],
+    bots: BotGroup,
     console: Console,
     *,
     results: list[GameStandings],
@@ -245,10 +252,11 @@ async def _main(
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     serving = asyncio.ensure_future(app.serve(stop, ready.set_result))
     web: web_face.WebChild | None = None
+    bots.attach()
     try:
         port = await _first(ready, serving)
         console.print(f"referee listening on 127.0.0.1:{port}")
-        for bot in bots:
+        for bot in bots.bots:
             bot.dial(f"127.0.0.1:{port}", tokens[bot.entrant.name])
         if web_socket is not None:
             web = web_face.start(
@@ -261,28 +269,28 @@ async def _main(
             console.print(f"web face on {web.url} (standings, replays, live matches)")
         await _wait_connected(app, bots, serving)
         console.print(
-            f"{len(bots)} bots connected as separate processes: "
-            + ", ".join(bot.entrant.name for bot in bots)
+            f"{len(bots.bots)} bots connected as separate processes: "
+            + ", ".join(bot.entrant.name for bot in bots.bots)
         )
         for game in settings.games:
             if game not in playable(settings):
                 console.print(f"{game.describe()}: skipped, it needs {game.num_players} entrants")
-                continue
-            results.append(await _play_game(app, storage, settings, game, console))
+        await _play_games(app, storage, settings, console, results)
         if web is not None and settings.keep_web:
             await _until_ctrl_c(web, console)
         elif web is not None:
             console.print(f"the web face on {web.url} stops with the job: --web keeps it up")
     finally:
         # The bots and the web face stop while the referee shuts down.
-        children = [bot.process for bot in bots] + ([web.process] if web is not None else [])
-        for child in children:
-            if child.poll() is None:
-                child.terminate()
+        stopping = asyncio.ensure_future(bots.stop())
+        if web is not None and web.process.poll() is None:
+            web.process.terminate()
         stop.set()
         with contextlib.suppress(Exception):
             await serving
-        await _reap(bots, web)
+        await stopping
+        if web is not None:
+            await _reap_web(web)
 
 
 def playable(settings: Settings) -> list[Game]:
@@ -311,50 +319,6 @@ async def _first(ready: asyncio.Future[int], serving: asyncio.Future[None]) -> i
     return ready.result()
 
 
-@dataclass(frozen=True, slots=True)
-class BotProcess:
-    """An entrant's process (``python -m domino_arena.bots NAME --from-stdin``) and its log."""
-
-    entrant: Entrant
-    process: subprocess.Popen[bytes]
-    log: IO[str]
-
-    def dial(self, address: str, token: str) -> None:
-        """Tell the bot where the referee is and its token (two lines on its standard input);
-        it dials at once. A bot that died meanwhile is reported by :func:`_wait_connected`."""
-        stdin = self.process.stdin
-        assert stdin is not None
-        with contextlib.suppress(BrokenPipeError):
-            stdin.write(f"{address}\n{token}\n".encode())
-        with contextlib.suppress(BrokenPipeError):
-            stdin.close()
-
-    def output(self) -> str:
-        """The end of what the process printed."""
-        self.log.seek(0)
-        return self.log.read()[-2000:].strip()
-
-
-def _start_bot(entrant: Entrant) -> BotProcess:
-    """Start ``entrant``'s process. No seed: each match's comes from the referee. The search
-    bot plays at the hosted budget, not against the clock, so its moves do not depend on how
-    busy the machine is (module docstring)."""
-    log = tempfile.TemporaryFile("w+", prefix=f"{entrant.name}-")  # noqa: SIM115
-    command = [
-        sys.executable,
-        "-m",
-        "domino_arena.bots",
-        entrant.name,
-        "--from-stdin",
-        "--bot",
-        entrant.kind,
-    ]
-    if entrant.kind == "search":
-        command += ["--samples", str(HOSTED_SEARCH_SAMPLES)]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
-    return BotProcess(entrant, process, log)
-
-
 async def _exited(process: subprocess.Popen[bytes]) -> int:
     """Wait for ``process`` to exit, on its pidfd (no polling, no thread); its status."""
     if process.poll() is not None:
@@ -376,37 +340,14 @@ async def _exited(process: subprocess.Popen[bytes]) -> int:
     return process.wait()
 
 
-async def _reap(bots: Sequence[BotProcess], web: web_face.WebChild | None) -> None:
-    """Wait for every bot process and the web face to exit (they were sent SIGTERM), at once;
-    kill what still runs after :data:`STOP_TIMEOUT`; close the logs."""
-    try:
-        waits = [_exited(bot.process) for bot in bots]
-        if web is not None:
-            waits.append(_exited(web.process))
-        await asyncio.wait_for(asyncio.gather(*waits), STOP_TIMEOUT)
-    except TimeoutError:
-        pass
-    finally:
-        if web is not None:
-            web.stop()
-        _kill_bots(bots)
+async def _reap_web(web: web_face.WebChild) -> None:
+    """Wait for the web face to exit (it was sent SIGTERM); kill it after :data:`STOP_TIMEOUT`."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_exited(web.process), STOP_TIMEOUT)
+    web.stop()
 
 
-def _kill_bots(bots: Sequence[BotProcess]) -> None:
-    """Kill what still runs of ``bots`` and close their logs (the job is over)."""
-    for bot in bots:
-        if bot.process.poll() is None:
-            bot.process.kill()
-            bot.process.wait()
-        if bot.process.stdin is not None:
-            with contextlib.suppress(BrokenPipeError):
-                bot.process.stdin.close()
-        bot.log.close()
-
-
-async def _wait_connected(
-    app: App, bots: Sequence[BotProcess], serving: asyncio.Future[None]
-) -> None:
+async def _wait_connected(app: App, group: BotGroup, serving: asyncio.Future[None]) -> None:
     """Return once every bot is connected (the lobby's events, in the arena's trio nursery).
 
     Raises:
@@ -414,13 +355,14 @@ async def _wait_connected(
             :data:`CONNECT_TIMEOUT` passed.
     """
     lobby = app.lobby
+    bots: Sequence[BotProcess] = group.bots
 
     async def all_connected() -> None:
         for bot in bots:
             await lobby.wait_connected(bot.entrant.name)
 
     connected = asyncio.ensure_future(app.arena.in_trio(all_connected))
-    exits = {asyncio.ensure_future(_exited(bot.process)): bot for bot in bots}
+    exits = {asyncio.ensure_future(group.exited(bot)): bot for bot in bots}
     try:
         waits: list[asyncio.Future[Any]] = [connected, serving, *exits]
         done, _ = await asyncio.wait(
@@ -453,9 +395,80 @@ def _read_outcome(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+@dataclass(frozen=True, slots=True)
+class _Played:
+    """A game's tournament, over: what :func:`_show` prints in the games' order."""
+
+    standings: GameStandings
+    unfitted: str | None
+    """Why there are no official standings (None: there are)."""
+    bar: TaskID
+
+
+async def _play_games(
+    app: App,
+    storage: RatedStorage,
+    settings: Settings,
+    console: Console,
+    results: list[GameStandings],
+) -> None:
+    """Play every playable game's tournament at once (each at ``settings.concurrency`` tables),
+    a progress bar each; print each game's standings whole, in the games' order, as soon as it
+    and the games before it are over, and append them to ``results`` in that order.
+
+    Every record is the one sequential play would store: a tournament's match ids and deal
+    seeds come from its own id (:func:`tournament_id`), and each bot plays a match from the
+    seed the referee sends for its seat, whatever else it plays meanwhile.
+    """
+    games = playable(settings)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+        tasks = [
+            asyncio.ensure_future(_play_game(app, storage, settings, game, progress))
+            for game in games
+        ]
+        try:
+            shown = 0
+            pending: set[asyncio.Future[_Played]] = set(tasks)
+            while shown < len(tasks):
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # a tournament that failed fails the job now
+                while shown < len(tasks) and tasks[shown].done():
+                    played = tasks[shown].result()
+                    progress.remove_task(played.bar)  # its line below says it all
+                    results.append(_show(played, console))
+                    shown += 1
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _show(played: _Played, console: Console) -> GameStandings:
+    """Print a game's outcome: its games and seconds, its official standings (or why there are
+    none, and the live ladder instead)."""
+    outcome = played.standings
+    described = outcome.game.describe()
+    console.print(f"{described}: {outcome.games_played} games in {outcome.seconds:.1f} s")
+    if outcome.official is not None:
+        print_batch(console, outcome.official, los=False)
+    else:
+        console.print(f"{described}: no official standings: {played.unfitted}")
+        console.print(standings_table(f"{described}: live Elo ladder", outcome.table))
+    return outcome
+
+
 async def _play_game(
-    app: App, storage: RatedStorage, settings: Settings, game: Game, console: Console
-) -> GameStandings:
+    app: App, storage: RatedStorage, settings: Settings, game: Game, progress: Progress
+) -> _Played:
+    """Play ``game``'s tournament to its end with a progress bar; its standings, unprinted."""
     tournament: StoredTournament = new_tournament(
         name=f"round robin: {game.describe()}",
         game=game,
@@ -472,32 +485,22 @@ async def _play_game(
     )
     started = time.monotonic()
     await app.director.create_tournament(tournament, start=True)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task(game.describe(), total=None)
-        # The runner is registered by create_tournament and removed when it stops.
-        while (status := app.director.tournament_progress(tournament.id)) is not None:
-            progress.update(task, total=status.total, completed=status.done)
-            await asyncio.sleep(0.1)
-        row = await asyncio.to_thread(storage.tournament, tournament.id)
-        if row is None or row.state is not TournamentState.FINISHED:
-            state = "missing" if row is None else row.state.value
-            raise MainJobError(f"tournament {tournament.id} stopped unfinished ({state})")
-        played = len(await asyncio.to_thread(storage.tournament_game_indexes, tournament.id))
-        progress.update(task, total=played, completed=played)
+    task = progress.add_task(game.describe(), total=None)
+    # The runner is registered by create_tournament and removed when it stops.
+    while (status := app.director.tournament_progress(tournament.id)) is not None:
+        progress.update(task, total=status.total, completed=status.done)
+        await asyncio.sleep(0.1)
+    row = await asyncio.to_thread(storage.tournament, tournament.id)
+    if row is None or row.state is not TournamentState.FINISHED:
+        state = "missing" if row is None else row.state.value
+        raise MainJobError(f"tournament {tournament.id} stopped unfinished ({state})")
+    played = len(await asyncio.to_thread(storage.tournament_game_indexes, tournament.id))
+    progress.update(task, total=played, completed=played)
     seconds = time.monotonic() - started
-    console.print(f"{game.describe()}: {played} games in {seconds:.1f} s")
     live = standings(await asyncio.to_thread(storage.ratings, game.name))
-    official = await _official(storage, game, tournament.id, console)
-    if official is None:
-        console.print(standings_table(f"{game.describe()}: live Elo ladder", live))
-    return GameStandings(game, tournament.id, played, seconds, official, live)
+    official, unfitted = await _official(storage, game, tournament.id)
+    outcome = GameStandings(game, tournament.id, played, seconds, official, live)
+    return _Played(outcome, unfitted, task)
 
 
 def tournament_id(settings: Settings, game: Game) -> str:
@@ -511,10 +514,11 @@ def tournament_id(settings: Settings, game: Game) -> str:
 
 
 async def _official(
-    storage: RatedStorage, game: Game, tournament: str, console: Console
-) -> admin_pb2.BatchStandings | None:
-    """Print the tournament's official standings as ``domino-arena standings --tournament``
-    does (the same fit, the same table); None, said in a line, when its games cannot be fitted.
+    storage: RatedStorage, game: Game, tournament: str
+) -> tuple[admin_pb2.BatchStandings | None, str | None]:
+    """The tournament's official standings as ``domino-arena standings --tournament`` fits them
+    (the same fit, printed as the same table by :func:`_show`); None and the reason when its
+    games cannot be fitted.
 
     The matches are fitted in the order of their ids, not of their storing, so that the
     bootstrap's intervals are the same on every run too.
@@ -525,9 +529,6 @@ async def _official(
 
     request = admin_pb2.GetStandingsRequest(game=game.name, batch=True, tournament_id=tournament)
     try:
-        batch = await batch_answer(matches, request, game.name, tournament)
+        return await batch_answer(matches, request, game.name, tournament), None
     except RequestError as exc:
-        console.print(f"{game.describe()}: no official standings: {exc}")
-        return None
-    print_batch(console, batch, los=False)
-    return batch
+        return None, str(exc)

@@ -31,135 +31,54 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
-import re
 import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
-from domino_arena.bots import HOUSE_BOTS, is_bot_spec, player_factory
-from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config, serving_gc
 from domino_arena.server.cli import web_face
 from domino_arena.server.cli.bot_processes import STOP_TIMEOUT, BotGroup, BotProcess
-from domino_arena.server.cli.standings import print_batch
-from domino_arena.server.cli.tables import standings_table
-from domino_arena.server.ladder.elo import Rating, standings
+from domino_arena.server.cli.main_job_games import play_games
+from domino_arena.server.cli.main_job_settings import (
+    Entrant,
+    GameStandings,
+    MainJobError,
+    Settings,
+    StoppedError,
+    entrant_of,
+    playable,
+    tournament_id,
+)
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.net.admin_requests import RequestError
-from domino_arena.server.net.admin_standings import batch_answer
-from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS
-from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE, DuplicateBotError, new_token
+from domino_arena.server.store.bots import DuplicateBotError, new_token
 from domino_arena.server.store.engine import display_url
-from domino_arena.server.store.matches import StoredMatch
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from domino_arena.server.tournaments.lifecycle import new_tournament
-from domino_arena.v1 import admin_pb2
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "WEB_NICENESS",
+    "Entrant",
+    "GameStandings",
+    "MainJobError",
+    "Settings",
+    "StoppedError",
+    "entrant_of",
+    "playable",
+    "run",
+    "tournament_id",
+]
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""
 WEB_NICENESS: Final = 10
 """The web face's lower CPU priority while the job plays (its start-up takes a second of CPU
 the referee and the bots would otherwise share)."""
-
-
-class MainJobError(Exception):
-    """The job cannot run (a bot process died, a bot never connected); the message says why."""
-
-
-class StoppedError(MainJobError):
-    """Ctrl-C stopped the job; the message says where the results so far are."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    """A bot taking part: its bot name in the referee and what it runs, a house bot's name or
-    a bot of one's own (``MODULE:NAME``), each in its own process."""
-
-    name: str
-    kind: str
-
-
-def entrant_of(text: str) -> Entrant:
-    """Parse ``greedy`` or ``greedy-2`` (a house bot with an optional suffix), or a bot of
-    one's own: ``mine=./mybot.py:HeavyFirst`` (named ``mine``) or ``./mybot.py:HeavyFirst``
-    (named after the class, ``heavyfirst``).
-
-    Raises:
-        ValueError: neither, a bad bot name, or a bot that cannot be loaded.
-    """
-    name, equals, spec = text.rpartition("=")
-    if not equals:
-        spec, name = text, ""
-    if is_bot_spec(spec):
-        name = name or re.sub(r"[^A-Za-z0-9_.-]", "-", spec.rpartition(":")[2]).lower()
-        if not NAME_PATTERN.match(name):
-            raise ValueError(f"'{text}': bad bot name {name!r}: {NAME_RULE}")
-        try:
-            player_factory(spec, 0)
-        except (ImportError, AttributeError, OSError, ValueError) as exc:
-            raise ValueError(f"'{text}': cannot load {spec}: {type(exc).__name__}: {exc}") from None
-        return Entrant(name, spec)
-    kind = text.split("-", 1)[0]
-    if kind not in HOUSE_BOTS or equals:
-        raise ValueError(
-            f"'{text}' is not a house bot ({', '.join(sorted(HOUSE_BOTS))}) "
-            "with an optional '-suffix', nor a bot of your own as [NAME=]MODULE:CLASS"
-        )
-    return Entrant(text, kind)
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What to play: the games, the entrants, how often, and how."""
-
-    games: tuple[Game, ...]
-    entrants: tuple[Entrant, ...]
-    games_per_pairing: int = 1
-    seed: int = 1
-    concurrency: int = 4
-    time_control: TimeControl = field(
-        default_factory=lambda: TimeControl(move=1.0, bank=10.0, grace=0.5)
-    )
-    fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
-    max_deals: int = DEFAULT_MAX_DEALS
-    """The referee's cap on deals: a game nobody has won by then is adjudicated."""
-    db_url: str | None = None
-    """None: a fresh SQLite file in a temporary folder."""
-    keep_web: bool = False
-    """Keep the web face (and the referee) up after the tournaments, until Ctrl-C."""
-
-
-@dataclass(frozen=True, slots=True)
-class GameStandings:
-    """The outcome of one game's tournament: its id, its official standings (None when its
-    games cannot be fitted) and the live ladder after it."""
-
-    game: Game
-    tournament_id: str
-    games_played: int
-    seconds: float
-    official: admin_pb2.BatchStandings | None
-    table: list[tuple[str, Rating]]
 
 
 def run(
@@ -275,7 +194,7 @@ async def _main(
         for game in settings.games:
             if game not in playable(settings):
                 console.print(f"{game.describe()}: skipped, it needs {game.num_players} entrants")
-        await _play_games(app, storage, settings, console, results)
+        await play_games(app, storage, settings, console, results)
         if web is not None and settings.keep_web:
             await _until_ctrl_c(web, console)
         elif web is not None:
@@ -291,11 +210,6 @@ async def _main(
         await stopping
         if web is not None:
             await _reap_web(web)
-
-
-def playable(settings: Settings) -> list[Game]:
-    """The games with enough entrants for a table."""
-    return [g for g in settings.games if len(settings.entrants) >= g.num_players]
 
 
 async def _until_ctrl_c(web: web_face.WebChild, console: Console) -> None:
@@ -393,142 +307,3 @@ async def _wait_connected(app: App, group: BotGroup, serving: asyncio.Future[Non
 def _read_outcome(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
-
-
-@dataclass(frozen=True, slots=True)
-class _Played:
-    """A game's tournament, over: what :func:`_show` prints in the games' order."""
-
-    standings: GameStandings
-    unfitted: str | None
-    """Why there are no official standings (None: there are)."""
-    bar: TaskID
-
-
-async def _play_games(
-    app: App,
-    storage: RatedStorage,
-    settings: Settings,
-    console: Console,
-    results: list[GameStandings],
-) -> None:
-    """Play every playable game's tournament at once (each at ``settings.concurrency`` tables),
-    a progress bar each; print each game's standings whole, in the games' order, as soon as it
-    and the games before it are over, and append them to ``results`` in that order.
-
-    Every record is the one sequential play would store: a tournament's match ids and deal
-    seeds come from its own id (:func:`tournament_id`), and each bot plays a match from the
-    seed the referee sends for its seat, whatever else it plays meanwhile.
-    """
-    games = playable(settings)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        tasks = [
-            asyncio.ensure_future(_play_game(app, storage, settings, game, progress))
-            for game in games
-        ]
-        try:
-            shown = 0
-            pending: set[asyncio.Future[_Played]] = set(tasks)
-            while shown < len(tasks):
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()  # a tournament that failed fails the job now
-                while shown < len(tasks) and tasks[shown].done():
-                    played = tasks[shown].result()
-                    progress.remove_task(played.bar)  # its line below says it all
-                    results.append(_show(played, console))
-                    shown += 1
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _show(played: _Played, console: Console) -> GameStandings:
-    """Print a game's outcome: its games and seconds, its official standings (or why there are
-    none, and the live ladder instead)."""
-    outcome = played.standings
-    described = outcome.game.describe()
-    console.print(f"{described}: {outcome.games_played} games in {outcome.seconds:.1f} s")
-    if outcome.official is not None:
-        print_batch(console, outcome.official, los=False)
-    else:
-        console.print(f"{described}: no official standings: {played.unfitted}")
-        console.print(standings_table(f"{described}: live Elo ladder", outcome.table))
-    return outcome
-
-
-async def _play_game(
-    app: App, storage: RatedStorage, settings: Settings, game: Game, progress: Progress
-) -> _Played:
-    """Play ``game``'s tournament to its end with a progress bar; its standings, unprinted."""
-    tournament: StoredTournament = new_tournament(
-        name=f"round robin: {game.describe()}",
-        game=game,
-        entrants=[e.name for e in settings.entrants],
-        known_bots=[e.name for e in settings.entrants],
-        games_per_pairing=settings.games_per_pairing,
-        time_control=settings.time_control,
-        fault_policy=settings.fault_policy,
-        max_deals=settings.max_deals,
-        concurrency=settings.concurrency,
-        wait_seconds=10.0,
-        seed=settings.seed,
-        tournament_id=tournament_id(settings, game),
-    )
-    started = time.monotonic()
-    await app.director.create_tournament(tournament, start=True)
-    task = progress.add_task(game.describe(), total=None)
-    # The runner is registered by create_tournament and removed when it stops.
-    while (status := app.director.tournament_progress(tournament.id)) is not None:
-        progress.update(task, total=status.total, completed=status.done)
-        await asyncio.sleep(0.1)
-    row = await asyncio.to_thread(storage.tournament, tournament.id)
-    if row is None or row.state is not TournamentState.FINISHED:
-        state = "missing" if row is None else row.state.value
-        raise MainJobError(f"tournament {tournament.id} stopped unfinished ({state})")
-    played = len(await asyncio.to_thread(storage.tournament_game_indexes, tournament.id))
-    progress.update(task, total=played, completed=played)
-    seconds = time.monotonic() - started
-    live = standings(await asyncio.to_thread(storage.ratings, game.name))
-    official, unfitted = await _official(storage, game, tournament.id)
-    outcome = GameStandings(game, tournament.id, played, seconds, official, live)
-    return _Played(outcome, unfitted, task)
-
-
-def tournament_id(settings: Settings, game: Game) -> str:
-    """The id of ``game``'s tournament: the same for the same settings (so are its match ids,
-    which the records hold), another for other entrants or seeds (one database may keep
-    several runs)."""
-    entrants = ",".join(f"{e.name}={e.kind}" for e in settings.entrants)
-    key = f"{settings.seed}/{game.name}/{sorted(game.options().items())}/{entrants}"
-    key += f"/{settings.games_per_pairing}/{settings.max_deals}"
-    return "rr-" + hashlib.sha256(key.encode()).hexdigest()[:14]
-
-
-async def _official(
-    storage: RatedStorage, game: Game, tournament: str
-) -> tuple[admin_pb2.BatchStandings | None, str | None]:
-    """The tournament's official standings as ``domino-arena standings --tournament`` fits them
-    (the same fit, printed as the same table by :func:`_show`); None and the reason when its
-    games cannot be fitted.
-
-    The matches are fitted in the order of their ids, not of their storing, so that the
-    bootstrap's intervals are the same on every run too.
-    """
-
-    def matches(*args: Any, **kwargs: Any) -> list[StoredMatch]:
-        return sorted(storage.matches(*args, **kwargs), key=lambda m: m.id)
-
-    request = admin_pb2.GetStandingsRequest(game=game.name, batch=True, tournament_id=tournament)
-    try:
-        return await batch_answer(matches, request, game.name, tournament), None
-    except RequestError as exc:
-        return None, str(exc)

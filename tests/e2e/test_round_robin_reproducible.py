@@ -38,6 +38,8 @@ def play(
         == 0
     )
     out = capsys.readouterr().out
+    # In the games' order, whichever ends first (Straight's games are the shorter).
+    assert out.index("Passing Game, 2 players") < out.index("Straight Dominoes, 2 players")
     # The standings from the first game's on, without the seconds each game took.
     table = re.sub(r"games in [\d.]+ s", "games in ? s", out[out.index("official standings") :])
     storage = RatedStorage(url)

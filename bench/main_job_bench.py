@@ -14,13 +14,15 @@ run, reading its output line by line as it comes, and marks when each step is an
 - **tournaments**: from there to the last game's standings (one tournament per game);
 - **shutdown**: from there to the exit (the referee and the bot processes stop).
 
-Every 0.1 s it also reads the CPU time of the job's process and of each of its children from
-``/proc``: CPU seconds of the referee process and of the bots, whole runs.
+Every 0.1 s it also reads the CPU time of the job's process and of each of its descendants from
+``/proc``: CPU seconds of the referee process, of the bots (their launcher included) and of the
+web face, whole runs.
 
 The job runs as it does after ``pip install``: with Python's bytecode cache, even when this
 shell sets ``PYTHONDONTWRITEBYTECODE`` (every process would compile its modules at every start:
 about 1 s of CPU per bot process). The cache goes to a folder of the bench's own
-(``PYTHONPYCACHEPREFIX``), filled by the warm-up run, so no source tree is written to.
+(``PYTHONPYCACHEPREFIX``), filled by the warm-up run, so no source tree is written to; the
+warm-up's own phases are printed too: what the first run after an editable install costs.
 
 With ``--against`` another installation's ``domino-arena`` (e.g. a checkout of main) runs
 interleaved with this one, run for run, and the medians are compared as a ratio measured in the
@@ -67,6 +69,7 @@ class Run:
     wall: float = 0.0
     referee_cpu: float = 0.0
     bots_cpu: dict[int, float] = field(default_factory=dict)
+    web_cpu: dict[int, float] = field(default_factory=dict)
 
     def phases(self) -> dict[str, float]:
         """The four phases' seconds (see the module docstring)."""
@@ -103,6 +106,25 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (the bots are their launcher's children)."""
+    found: list[int] = []
+    queue = _children(pid)
+    while queue:
+        child = queue.pop()
+        found.append(child)
+        queue += _children(child)
+    return found
+
+
+def _is_web_face(pid: int) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"web" in argv and b"--socket-fd" in argv
+
+
 def run_once(command: Sequence[str], cache: Path) -> Run:
     """Run the job once (its bytecode cache in ``cache``); return its marks and CPU."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "120"}
@@ -137,9 +159,10 @@ def run_once(command: Sequence[str], cache: Path) -> Run:
         cpu = _cpu(process.pid)
         if cpu is not None:
             result.referee_cpu = cpu
-        for child in _children(process.pid):
+        for child in _descendants(process.pid):
             if (seconds := _cpu(child)) is not None:
-                result.bots_cpu[child] = seconds
+                where = result.web_cpu if _is_web_face(child) else result.bots_cpu
+                where[child] = seconds
         time.sleep(0.1)
     result.wall = time.perf_counter() - started
     reader.join(10.0)
@@ -164,11 +187,14 @@ def summary(name: str, runs: list[Run]) -> dict[str, float]:
     medians["wall"] = statistics.median(run.wall for run in runs)
     referee = statistics.median(run.referee_cpu for run in runs)
     bots = statistics.median(sum(run.bots_cpu.values()) for run in runs)
+    web = statistics.median(sum(run.web_cpu.values()) for run in runs)
     walls = ", ".join(f"{run.wall:.1f}" for run in runs)
     print(f"\n{name}: median of {len(runs)} runs ({walls} s), {runs[0].games} games a run")
     for phase in ("start", "bots", "tournaments", "shutdown", "wall"):
         print(f"  {phase:<12} {medians[phase]:6.2f} s")
-    print(f"  CPU: the job's process {referee:.1f} s, its children (bots, web face) {bots:.1f} s")
+    print(
+        f"  CPU: the job's process {referee:.1f} s, the bots {bots:.1f} s, the web face {web:.1f} s"
+    )
     return medians
 
 
@@ -209,7 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for name, command in commands.items():
             warm = run_once(command, caches[name])
-            print(f"warm-up {name}: {warm.wall:.2f} s (fills the bytecode cache)", flush=True)
+            phases = " ".join(f"{k} {v:.2f}" for k, v in warm.phases().items())
+            print(
+                f"warm-up {name}: {warm.wall:.2f} s ({phases}; fills the bytecode cache)",
+                flush=True,
+            )
         for index in range(args.runs):
             for name, command in commands.items():
                 run = run_once(command, caches[name])

@@ -14,11 +14,13 @@ match ids and deal seeds do; every house bot plays each match from the seed the 
 for its seat, never from its process or the order its matches arrive in; the search bot plays
 at a fixed budget of samples, not against the clock; and the records leave the think times out.
 
-Nothing waits idle. The bot processes start first, so they load while the database is made and
-the referee starts; each then reads the referee's address and its token on its standard input
-(``--from-stdin``) and dials at once. The job waits for the bots on the lobby's own events and
-for a bot process's death on its pidfd, not by polling; at the end the bots are stopped while
-the referee shuts down, and reaped as they exit.
+Nothing waits idle. The bot processes start first, from one interpreter that forks one process
+per bot (:mod:`.bot_processes`), so they load while the database is made and the referee starts;
+each then reads the referee's address and its token on its standard input (``--from-stdin``)
+and dials at once. The job waits for the bots on the lobby's own events and for a bot process's
+death on its launcher's report, not by polling; the games' tournaments then run at once, each
+game's standings printed whole in the games' order as soon as it and those before it are over;
+at the end the bots are stopped while the referee shuts down, and reaped as they exit.
 
 The web face (``domino-arena web``, a child process: :mod:`.web_face`) serves the same database
 while the job runs, following its matches live; with ``keep_web`` it stays up after the last
@@ -28,131 +30,57 @@ tournament, until Ctrl-C, so the first run ends in a browser showing the standin
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
-import hashlib
+import gc
 import os
-import re
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from domino_arena.bots import HOSTED_SEARCH_SAMPLES, HOUSE_BOTS, is_bot_spec, player_factory
-from domino_arena.sdk.match.results import FaultPolicy
-from domino_arena.sdk.rules import Game
 from domino_arena.server.app import App, Config, serving_gc
 from domino_arena.server.cli import web_face
-from domino_arena.server.cli.standings import print_batch
-from domino_arena.server.cli.tables import standings_table
-from domino_arena.server.ladder.elo import Rating, standings
+from domino_arena.server.cli.bot_processes import STOP_TIMEOUT, BotGroup, BotProcess
+from domino_arena.server.cli.main_job_games import play_games
+from domino_arena.server.cli.main_job_settings import (
+    Entrant,
+    GameStandings,
+    MainJobError,
+    Settings,
+    StoppedError,
+    entrant_of,
+    playable,
+    tournament_id,
+)
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.net.admin_requests import RequestError
-from domino_arena.server.net.admin_standings import batch_answer
-from domino_arena.server.play.match_spec import DEFAULT_MAX_DEALS
-from domino_arena.server.play.timecontrol import TimeControl
-from domino_arena.server.store.bots import NAME_PATTERN, NAME_RULE, DuplicateBotError, new_token
+from domino_arena.server.store.bots import DuplicateBotError, new_token
 from domino_arena.server.store.engine import display_url
-from domino_arena.server.store.matches import StoredMatch
-from domino_arena.server.store.tournaments import StoredTournament, TournamentState
-from domino_arena.server.tournaments.lifecycle import new_tournament
-from domino_arena.v1 import admin_pb2
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "WEB_NICENESS",
+    "Entrant",
+    "GameStandings",
+    "MainJobError",
+    "Settings",
+    "StoppedError",
+    "entrant_of",
+    "playable",
+    "run",
+    "tournament_id",
+]
 
 CONNECT_TIMEOUT: Final = 60.0
 """Seconds the house bots get to start and dial in."""
 WEB_NICENESS: Final = 10
 """The web face's lower CPU priority while the job plays (its start-up takes a second of CPU
 the referee and the bots would otherwise share)."""
-STOP_TIMEOUT: Final = 10.0
-"""Seconds a bot process gets to exit after SIGTERM before it is killed."""
-
-
-class MainJobError(Exception):
-    """The job cannot run (a bot process died, a bot never connected); the message says why."""
-
-
-class StoppedError(MainJobError):
-    """Ctrl-C stopped the job; the message says where the results so far are."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    """A bot taking part: its bot name in the referee and what it runs, a house bot's name or
-    a bot of one's own (``MODULE:NAME``), each in its own process."""
-
-    name: str
-    kind: str
-
-
-def entrant_of(text: str) -> Entrant:
-    """Parse ``greedy`` or ``greedy-2`` (a house bot with an optional suffix), or a bot of
-    one's own: ``mine=./mybot.py:HeavyFirst`` (named ``mine``) or ``./mybot.py:HeavyFirst``
-    (named after the class, ``heavyfirst``).
-
-    Raises:
-        ValueError: neither, a bad bot name, or a bot that cannot be loaded.
-    """
-    name, equals, spec = text.rpartition("=")
-    if not equals:
-        spec, name = text, ""
-    if is_bot_spec(spec):
-        name = name or re.sub(r"[^A-Za-z0-9_.-]", "-", spec.rpartition(":")[2]).lower()
-        if not NAME_PATTERN.match(name):
-            raise ValueError(f"'{text}': bad bot name {name!r}: {NAME_RULE}")
-        try:
-            player_factory(spec, 0)
-        except (ImportError, AttributeError, OSError, ValueError) as exc:
-            raise ValueError(f"'{text}': cannot load {spec}: {type(exc).__name__}: {exc}") from None
-        return Entrant(name, spec)
-    kind = text.split("-", 1)[0]
-    if kind not in HOUSE_BOTS or equals:
-        raise ValueError(
-            f"'{text}' is not a house bot ({', '.join(sorted(HOUSE_BOTS))}) "
-            "with an optional '-suffix', nor a bot of your own as [NAME=]MODULE:CLASS"
-        )
-    return Entrant(text, kind)
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """What to play: the games, the entrants, how often, and how."""
-
-    games: tuple[Game, ...]
-    entrants: tuple[Entrant, ...]
-    games_per_pairing: int = 1
-    seed: int = 1
-    concurrency: int = 4
-    time_control: TimeControl = field(
-        default_factory=lambda: TimeControl(move=1.0, bank=10.0, grace=0.5)
-    )
-    fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
-    max_deals: int = DEFAULT_MAX_DEALS
-    """The referee's cap on deals: a game nobody has won by then is adjudicated."""
-    db_url: str | None = None
-    """None: a fresh SQLite file in a temporary folder."""
-    keep_web: bool = False
-    """Keep the web face (and the referee) up after the tournaments, until Ctrl-C."""
-
-
-@dataclass(frozen=True, slots=True)
-class GameStandings:
-    """The outcome of one game's tournament: its id, its official standings (None when its
-    games cannot be fitted) and the live ladder after it."""
-
-    game: Game
-    tournament_id: str
-    games_played: int
-    seconds: float
-    official: admin_pb2.BatchStandings | None
-    table: list[tuple[str, Rating]]
 
 
 def run(
@@ -166,10 +94,11 @@ def run(
         MainJobError: the job cannot run; :class:`StoppedError` after Ctrl-C, naming the
             database that holds the results so far (a temporary one is then kept).
     """
+    _exit_without_collecting()
     with contextlib.ExitStack() as stack:
         # First, so that they load while the database is made and the referee starts.
-        bots = [_start_bot(e) for e in settings.entrants]
-        stack.callback(_kill_bots, bots)  # when the job fails before _main reaps them
+        bots = BotGroup.start(settings.entrants)
+        stack.callback(bots.kill)  # when the job fails before _main reaps them
         kept: list[bool] = []
         if settings.db_url is None:
             folder = tempfile.mkdtemp(prefix="domino-arena-")
@@ -213,6 +142,20 @@ def run(
         return results
 
 
+def _exit_without_collecting() -> None:
+    """Have the interpreter's exit skip its last collection: it would scan every object the
+    referee loaded (numpy, scipy, SQLAlchemy, grpc), which took 1-5 s of the job's shutdown on
+    a busy two-core machine, 0.1-0.2 s without (bench/README.md). Everything the job owns is
+    closed by then (its database, its children, their logs); the standard streams are flushed
+    by the interpreter anyway. Registered once, at exit it freezes the heap (``gc.freeze``)."""
+    if not _EXIT_HOOK:
+        _EXIT_HOOK.append(True)
+        atexit.register(gc.freeze)
+
+
+_EXIT_HOOK: list[bool] = []
+
+
 def _remove_unless(kept: list[bool], folder: str) -> None:
     """Remove the temporary ``folder`` of the database, unless ``kept`` says it holds what a
     stopped job's user was told to look at."""
@@ -224,7 +167,7 @@ async def _main(
     settings: Settings,
     storage: RatedStorage,
     tokens: dict[str, str],
-    bots: list[BotProcess],
+    bots: BotGroup,
     console: Console,
     *,
     results: list[GameStandings],
@@ -245,10 +188,11 @@ async def _main(
     ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     serving = asyncio.ensure_future(app.serve(stop, ready.set_result))
     web: web_face.WebChild | None = None
+    bots.attach()
     try:
         port = await _first(ready, serving)
         console.print(f"referee listening on 127.0.0.1:{port}")
-        for bot in bots:
+        for bot in bots.bots:
             bot.dial(f"127.0.0.1:{port}", tokens[bot.entrant.name])
         if web_socket is not None:
             web = web_face.start(
@@ -261,33 +205,28 @@ async def _main(
             console.print(f"web face on {web.url} (standings, replays, live matches)")
         await _wait_connected(app, bots, serving)
         console.print(
-            f"{len(bots)} bots connected as separate processes: "
-            + ", ".join(bot.entrant.name for bot in bots)
+            f"{len(bots.bots)} bots connected as separate processes: "
+            + ", ".join(bot.entrant.name for bot in bots.bots)
         )
         for game in settings.games:
             if game not in playable(settings):
                 console.print(f"{game.describe()}: skipped, it needs {game.num_players} entrants")
-                continue
-            results.append(await _play_game(app, storage, settings, game, console))
+        await play_games(app, storage, settings, console, results)
         if web is not None and settings.keep_web:
             await _until_ctrl_c(web, console)
         elif web is not None:
             console.print(f"the web face on {web.url} stops with the job: --web keeps it up")
     finally:
         # The bots and the web face stop while the referee shuts down.
-        children = [bot.process for bot in bots] + ([web.process] if web is not None else [])
-        for child in children:
-            if child.poll() is None:
-                child.terminate()
+        stopping = asyncio.ensure_future(bots.stop())
+        if web is not None and web.process.poll() is None:
+            web.process.terminate()
         stop.set()
         with contextlib.suppress(Exception):
             await serving
-        await _reap(bots, web)
-
-
-def playable(settings: Settings) -> list[Game]:
-    """The games with enough entrants for a table."""
-    return [g for g in settings.games if len(settings.entrants) >= g.num_players]
+        await stopping
+        if web is not None:
+            await _reap_web(web)
 
 
 async def _until_ctrl_c(web: web_face.WebChild, console: Console) -> None:
@@ -311,50 +250,6 @@ async def _first(ready: asyncio.Future[int], serving: asyncio.Future[None]) -> i
     return ready.result()
 
 
-@dataclass(frozen=True, slots=True)
-class BotProcess:
-    """An entrant's process (``python -m domino_arena.bots NAME --from-stdin``) and its log."""
-
-    entrant: Entrant
-    process: subprocess.Popen[bytes]
-    log: IO[str]
-
-    def dial(self, address: str, token: str) -> None:
-        """Tell the bot where the referee is and its token (two lines on its standard input);
-        it dials at once. A bot that died meanwhile is reported by :func:`_wait_connected`."""
-        stdin = self.process.stdin
-        assert stdin is not None
-        with contextlib.suppress(BrokenPipeError):
-            stdin.write(f"{address}\n{token}\n".encode())
-        with contextlib.suppress(BrokenPipeError):
-            stdin.close()
-
-    def output(self) -> str:
-        """The end of what the process printed."""
-        self.log.seek(0)
-        return self.log.read()[-2000:].strip()
-
-
-def _start_bot(entrant: Entrant) -> BotProcess:
-    """Start ``entrant``'s process. No seed: each match's comes from the referee. The search
-    bot plays at the hosted budget, not against the clock, so its moves do not depend on how
-    busy the machine is (module docstring)."""
-    log = tempfile.TemporaryFile("w+", prefix=f"{entrant.name}-")  # noqa: SIM115
-    command = [
-        sys.executable,
-        "-m",
-        "domino_arena.bots",
-        entrant.name,
-        "--from-stdin",
-        "--bot",
-        entrant.kind,
-    ]
-    if entrant.kind == "search":
-        command += ["--samples", str(HOSTED_SEARCH_SAMPLES)]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
-    return BotProcess(entrant, process, log)
-
-
 async def _exited(process: subprocess.Popen[bytes]) -> int:
     """Wait for ``process`` to exit, on its pidfd (no polling, no thread); its status."""
     if process.poll() is not None:
@@ -376,37 +271,14 @@ async def _exited(process: subprocess.Popen[bytes]) -> int:
     return process.wait()
 
 
-async def _reap(bots: Sequence[BotProcess], web: web_face.WebChild | None) -> None:
-    """Wait for every bot process and the web face to exit (they were sent SIGTERM), at once;
-    kill what still runs after :data:`STOP_TIMEOUT`; close the logs."""
-    try:
-        waits = [_exited(bot.process) for bot in bots]
-        if web is not None:
-            waits.append(_exited(web.process))
-        await asyncio.wait_for(asyncio.gather(*waits), STOP_TIMEOUT)
-    except TimeoutError:
-        pass
-    finally:
-        if web is not None:
-            web.stop()
-        _kill_bots(bots)
+async def _reap_web(web: web_face.WebChild) -> None:
+    """Wait for the web face to exit (it was sent SIGTERM); kill it after :data:`STOP_TIMEOUT`."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(_exited(web.process), STOP_TIMEOUT)
+    web.stop()
 
 
-def _kill_bots(bots: Sequence[BotProcess]) -> None:
-    """Kill what still runs of ``bots`` and close their logs (the job is over)."""
-    for bot in bots:
-        if bot.process.poll() is None:
-            bot.process.kill()
-            bot.process.wait()
-        if bot.process.stdin is not None:
-            with contextlib.suppress(BrokenPipeError):
-                bot.process.stdin.close()
-        bot.log.close()
-
-
-async def _wait_connected(
-    app: App, bots: Sequence[BotProcess], serving: asyncio.Future[None]
-) -> None:
+async def _wait_connected(app: App, group: BotGroup, serving: asyncio.Future[None]) -> None:
     """Return once every bot is connected (the lobby's events, in the arena's trio nursery).
 
     Raises:
@@ -414,13 +286,14 @@ async def _wait_connected(
             :data:`CONNECT_TIMEOUT` passed.
     """
     lobby = app.lobby
+    bots: Sequence[BotProcess] = group.bots
 
     async def all_connected() -> None:
         for bot in bots:
             await lobby.wait_connected(bot.entrant.name)
 
     connected = asyncio.ensure_future(app.arena.in_trio(all_connected))
-    exits = {asyncio.ensure_future(_exited(bot.process)): bot for bot in bots}
+    exits = {asyncio.ensure_future(group.exited(bot)): bot for bot in bots}
     try:
         waits: list[asyncio.Future[Any]] = [connected, serving, *exits]
         done, _ = await asyncio.wait(
@@ -451,83 +324,3 @@ async def _wait_connected(
 def _read_outcome(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
-
-
-async def _play_game(
-    app: App, storage: RatedStorage, settings: Settings, game: Game, console: Console
-) -> GameStandings:
-    tournament: StoredTournament = new_tournament(
-        name=f"round robin: {game.describe()}",
-        game=game,
-        entrants=[e.name for e in settings.entrants],
-        known_bots=[e.name for e in settings.entrants],
-        games_per_pairing=settings.games_per_pairing,
-        time_control=settings.time_control,
-        fault_policy=settings.fault_policy,
-        max_deals=settings.max_deals,
-        concurrency=settings.concurrency,
-        wait_seconds=10.0,
-        seed=settings.seed,
-        tournament_id=tournament_id(settings, game),
-    )
-    started = time.monotonic()
-    await app.director.create_tournament(tournament, start=True)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task(game.describe(), total=None)
-        # The runner is registered by create_tournament and removed when it stops.
-        while (status := app.director.tournament_progress(tournament.id)) is not None:
-            progress.update(task, total=status.total, completed=status.done)
-            await asyncio.sleep(0.1)
-        row = await asyncio.to_thread(storage.tournament, tournament.id)
-        if row is None or row.state is not TournamentState.FINISHED:
-            state = "missing" if row is None else row.state.value
-            raise MainJobError(f"tournament {tournament.id} stopped unfinished ({state})")
-        played = len(await asyncio.to_thread(storage.tournament_game_indexes, tournament.id))
-        progress.update(task, total=played, completed=played)
-    seconds = time.monotonic() - started
-    console.print(f"{game.describe()}: {played} games in {seconds:.1f} s")
-    live = standings(await asyncio.to_thread(storage.ratings, game.name))
-    official = await _official(storage, game, tournament.id, console)
-    if official is None:
-        console.print(standings_table(f"{game.describe()}: live Elo ladder", live))
-    return GameStandings(game, tournament.id, played, seconds, official, live)
-
-
-def tournament_id(settings: Settings, game: Game) -> str:
-    """The id of ``game``'s tournament: the same for the same settings (so are its match ids,
-    which the records hold), another for other entrants or seeds (one database may keep
-    several runs)."""
-    entrants = ",".join(f"{e.name}={e.kind}" for e in settings.entrants)
-    key = f"{settings.seed}/{game.name}/{sorted(game.options().items())}/{entrants}"
-    key += f"/{settings.games_per_pairing}/{settings.max_deals}"
-    return "rr-" + hashlib.sha256(key.encode()).hexdigest()[:14]
-
-
-async def _official(
-    storage: RatedStorage, game: Game, tournament: str, console: Console
-) -> admin_pb2.BatchStandings | None:
-    """Print the tournament's official standings as ``domino-arena standings --tournament``
-    does (the same fit, the same table); None, said in a line, when its games cannot be fitted.
-
-    The matches are fitted in the order of their ids, not of their storing, so that the
-    bootstrap's intervals are the same on every run too.
-    """
-
-    def matches(*args: Any, **kwargs: Any) -> list[StoredMatch]:
-        return sorted(storage.matches(*args, **kwargs), key=lambda m: m.id)
-
-    request = admin_pb2.GetStandingsRequest(game=game.name, batch=True, tournament_id=tournament)
-    try:
-        batch = await batch_answer(matches, request, game.name, tournament)
-    except RequestError as exc:
-        console.print(f"{game.describe()}: no official standings: {exc}")
-        return None
-    print_batch(console, batch, los=False)
-    return batch

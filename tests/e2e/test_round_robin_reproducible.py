@@ -7,6 +7,7 @@ referee's concurrent tables start them; and Ctrl-C stops it with one line naming
 from __future__ import annotations
 
 import json
+import re
 import signal
 from pathlib import Path
 from typing import Final
@@ -19,8 +20,9 @@ from domino_arena.server.store.matches import StoredMatch
 from tests.fakes.processes import Process, command
 
 BOTS: Final = "greedy-1,greedy-2,random-1,random-2"
-"""Four bot processes, six tables of Passing at two seat rotations: each process plays six
-matches, four at a time, so arrival order varies between runs."""
+"""Four bot processes, six tables of Passing and six of Straight at two seat rotations, both
+tournaments at once: each process plays twelve matches, up to eight at a time, so arrival order
+varies between runs."""
 
 
 def play(
@@ -28,10 +30,18 @@ def play(
 ) -> tuple[dict[str, StoredMatch], str]:
     """Run the job once into its own database; its stored matches by id and its standings."""
     url = f"sqlite:///{tmp_path / name}"
-    argv = ["round-robin", "--games", "passing", "--bots", BOTS, "--seed", "7"]
-    assert main([*argv, "--games-per-pairing", "1", "--concurrency", "4", "--db", url]) == 0
+    # Two games: their tournaments play at once, each as it would alone.
+    argv = ["round-robin", "--games", "passing,straight", "--bots", BOTS, "--seed", "7"]
+    # No web face: its line names port 8080 only when the port is free (this machine is shared).
+    assert (
+        main([*argv, "--games-per-pairing", "1", "--concurrency", "4", "--db", url, "--no-web"])
+        == 0
+    )
     out = capsys.readouterr().out
-    table = out[out.index("official standings") :]
+    # In the games' order, whichever ends first (Straight's games are the shorter).
+    assert out.index("Passing Game, 2 players") < out.index("Straight Dominoes, 2 players")
+    # The standings from the first game's on, without the seconds each game took.
+    table = re.sub(r"games in [\d.]+ s", "games in ? s", out[out.index("official standings") :])
     storage = RatedStorage(url)
     storage.open()
     try:
@@ -46,7 +56,7 @@ def test_the_same_seed_gives_byte_identical_records_results_and_standings(
 ) -> None:
     first, first_table = play(tmp_path, "one.db", capsys)
     second, second_table = play(tmp_path, "two.db", capsys)
-    assert len(first) == 12
+    assert len(first) == 24
     assert first.keys() == second.keys()
     for match_id, match in first.items():
         again = second[match_id]
@@ -63,6 +73,7 @@ def test_the_same_seed_gives_byte_identical_records_results_and_standings(
         assert all(s["think_ms"] is None for s in steps if s["type"] == "step")
     assert first_table == second_table
     assert "random-1" in first_table and "greedy-1" in first_table
+    assert "straight 2p: official standings" in first_table
 
 
 def test_ctrl_c_stops_the_job_with_one_line_naming_where_the_results_are(tmp_path: Path) -> None:

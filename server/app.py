@@ -38,7 +38,7 @@ import gc
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import outcome as outcome_module
 import trio
@@ -49,10 +49,7 @@ from domino_arena.server.hosting.runner import Hosting, Runner, RunnerConfig
 from domino_arena.server.hosting.sandbox import SandboxUnavailableError, probe
 from domino_arena.server.ladder.ratings_store import RatedStorage
 from domino_arena.server.metrics import MetricsServer
-from domino_arena.server.net.cluster.broker import Broker
 from domino_arena.server.net.cluster.broker_security import PLAINTEXT, BrokerSecurity
-from domino_arena.server.net.cluster.hosting import BrokerLobby
-from domino_arena.server.net.cluster.spectating import WatchHost
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER
 from domino_arena.server.net.grpc_server import BotSide, GrpcServer, ServerTls
 from domino_arena.server.net.limits import DEFAULT_LIMITS, StreamLimits
@@ -67,6 +64,10 @@ from domino_arena.server.play.people import DEFAULT_PEOPLE, PeopleBounds, Table
 from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.engine import error_reason
 from domino_arena.server.tournaments.lifecycle.director import Director
+
+if TYPE_CHECKING:  # the broker's modules load nats-py: only a cluster's match host imports them
+    from domino_arena.server.net.cluster.broker import Broker
+    from domino_arena.server.net.cluster.hosting import BrokerLobby
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 50051
@@ -156,6 +157,9 @@ class App:
         self.lobby: Lobby | BrokerLobby
         steward: Steward | None = None
         if config.role == ROLE_HOST:
+            from domino_arena.server.net.cluster.broker import Broker  # noqa: PLC0415
+            from domino_arena.server.net.cluster.hosting import BrokerLobby  # noqa: PLC0415
+
             self.broker = Broker(
                 config.nats, config.node, self._broker_state, config.cluster, config.nats_security
             )
@@ -219,6 +223,9 @@ class App:
     async def _serve_host(self, stop: asyncio.Event, on_ready: Callable[[int], None]) -> None:
         """Serve as a cluster's match host: the broker first, then as a single referee, without
         the database's one lease (tournaments and ladder pools are leased one by one)."""
+        from domino_arena.server.net.cluster.hosting import BrokerLobby  # noqa: PLC0415
+        from domino_arena.server.net.cluster.spectating import WatchHost  # noqa: PLC0415
+
         assert self.broker is not None and isinstance(self.lobby, BrokerLobby)
         await asyncio.to_thread(lease.check_free, self.storage.engine, self.holder)
         await self.broker.connect()
@@ -245,6 +252,8 @@ class App:
 
     def _broker_state(self, up: bool) -> None:
         """The broker connection went down or came back: health follows (readiness)."""
+        from domino_arena.server.net.cluster.hosting import BrokerLobby  # noqa: PLC0415
+
         if isinstance(self.lobby, BrokerLobby):
             self.lobby.broker_state(up)
         if self._server is not None:

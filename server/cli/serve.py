@@ -14,14 +14,14 @@ import os
 import re
 import socket
 import sys
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
 from domino_arena.bots import HOSTED_BOTS
 from domino_arena.sdk.client.tls import TlsConfigError, read_secret
 from domino_arena.sdk.rules import GAMES, Game, RulesError, make_game
 from domino_arena.server import logs
-from domino_arena.server.app import ROLE_ALL, ROLE_GATEWAY, ROLES, App, Config, run
-from domino_arena.server.app_gateway import Gateway
+from domino_arena.server.app import ROLE_ALL, ROLE_GATEWAY, ROLES, App, Config, Served, run
 from domino_arena.server.cli import broker_flags, serve_bounds, serve_runner, web_face
 from domino_arena.server.cli.arguments import (
     ADMIN_TOKEN_ENV,
@@ -34,13 +34,15 @@ from domino_arena.server.cli.arguments import (
 )
 from domino_arena.server.cli.keys import record_signer
 from domino_arena.server.cli.storage_open import open_storage
-from domino_arena.server.net.cluster.broker import BrokerError
-from domino_arena.server.net.cluster.broker_security import PLAINTEXT, BrokerSecurity
+from domino_arena.server.net.cluster.broker_security import PLAINTEXT, BrokerError, BrokerSecurity
 from domino_arena.server.net.cluster.subjects import DEFAULT_CLUSTER, default_node
 from domino_arena.server.net.grpc_server import ServerTls, TlsFileError
 from domino_arena.server.play import house
 from domino_arena.server.store.bots import new_token
 from domino_arena.server.store.engine import StorageError, display_url
+
+if TYPE_CHECKING:
+    from domino_arena.server.ladder.ratings_store import RatedStorage
 
 # -- serve ---------------------------------------------------------------------------------------
 
@@ -262,6 +264,14 @@ def _tls_and_token(args: argparse.Namespace) -> tuple[ServerTls | None, str | No
     return tls, token
 
 
+def _gateway() -> Callable[[Config, RatedStorage], Served]:
+    """The gateway's application class, imported only for that role: it loads nats-py, which a
+    single referee never uses (bench/idle_bots_bench.py counts what each import costs)."""
+    from domino_arena.server.app_gateway import Gateway  # noqa: PLC0415
+
+    return Gateway
+
+
 def _cluster(args: argparse.Namespace) -> tuple[str, str, str, BrokerSecurity]:
     """The role, the broker's URL, the node name and the broker's TLS and credentials the
     options ask for.
@@ -374,7 +384,7 @@ def _serve(args: argparse.Namespace) -> int:
             if role == ROLE_ALL:
                 hosting = serve_runner.single_referee_hosting(args, workdir)
                 config = dataclasses.replace(config, hosting=hosting)
-            run(config, storage, ready, Gateway if role == ROLE_GATEWAY else App)
+            run(config, storage, ready, _gateway() if role == ROLE_GATEWAY else App)
     except (OSError, StorageError, BrokerError) as exc:  # StorageError: the lease is held
         raise CliError(str(exc), code=1) from None
     finally:

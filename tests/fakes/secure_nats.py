@@ -79,7 +79,9 @@ def _credentials(auth: Auth) -> tuple[dict[str, str], str, str]:
     """The broker's environment (the example's variables), the right credential and a wrong
     one."""
     if auth == "token":
-        right, wrong = secrets.token_hex(16), secrets.token_hex(16)
+        # Starting with a letter: the broker reads $ARENA_TOKEN as a config value, and one
+        # that starts with a digit is parsed as a number (deploy/nats/secure.conf says so).
+        right, wrong = "arena" + secrets.token_hex(16), "arena" + secrets.token_hex(16)
         return {"ARENA_TOKEN": right}, right, wrong
     right_seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER).decode()
     wrong_seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER).decode()

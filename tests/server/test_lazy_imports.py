@@ -43,6 +43,7 @@ NOT_FOR_SERVING: Final = (
     "jinja2",
     "uvicorn",
     "cryptography",  # only with --record-key (server/play/record_signing.py)
+    "nats",  # a cluster's gateway or match host only (server/cli/serve.py, server/app.py)
     "domino_arena.server.analysis.evaluate",  # the analysis engine: in its worker processes
     "domino_arena.server.analysis.match",
 )

@@ -37,6 +37,7 @@ from nats.errors import Error as NatsError
 
 from domino_arena.server.net.cluster.broker_security import (
     BrokerConfigError,
+    BrokerError,
     BrokerSecurity,
     split_url,
 )
@@ -56,11 +57,6 @@ MAX_INFO_BYTES: Final = 64 * 1024
 cluster's lists its routes' URLs)."""
 
 Handler = Callable[[Msg], Awaitable[None]]
-
-
-class BrokerError(Exception):
-    """The broker cannot be reached or used at start: the message names the address, and the
-    flag to fix when it is one's."""
 
 
 async def server_info(url: str) -> dict[str, Any]:

@@ -40,6 +40,12 @@ USER_SEED_PREFIX: Final = "SU"
 lists the public key (``U...``) beside it."""
 
 
+class BrokerError(Exception):
+    """The broker cannot be reached or used at start: the message names the address, and the
+    flag to fix when it is one's. (Here, beside the flags' checks, rather than in broker.py, so
+    the command line catches it without loading nats-py.)"""
+
+
 class BrokerConfigError(ValueError):
     """The broker's options cannot be used: the message names the flag and why."""
 

@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 
 from domino_arena.server.net.cluster import broker_security
-from domino_arena.server.net.cluster.broker import Broker, BrokerError
-from domino_arena.server.net.cluster.broker_security import BrokerConfigError, BrokerSecurity
+from domino_arena.server.net.cluster.broker import Broker
+from domino_arena.server.net.cluster.broker_security import (
+    BrokerConfigError,
+    BrokerError,
+    BrokerSecurity,
+)
 from tests.fakes.cluster import NATS_URL
 from tests.fakes.secure_nats import Auth, SecureNats, secure_nats
 
@@ -71,7 +75,13 @@ def test_the_right_files_carry_messages_through_the_broker(broker: SecureNats) -
             await taker.subscribe("t.secure", take)
             await taker.flush()
             sender.post("t.secure", b"a move")
-            return await asyncio.wait_for(got, 30)
+            try:
+                return await asyncio.wait_for(got, 30)
+            except TimeoutError:
+                connected = (sender.connected, taker.connected)
+                raise AssertionError(
+                    f"no message in 30 s; connected {connected}; {broker.process}"
+                ) from None
         finally:
             await sender.close()
             await taker.close()

@@ -11,6 +11,7 @@ import dataclasses
 import datetime as dt
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,6 +111,21 @@ def test_opening_again_keeps_the_data(
         assert again.match("m1") == a_match("m1")
     finally:
         again.close()
+
+
+def test_every_sqlite_connection_logs_ahead_and_syncs_at_checkpoints(tmp_path: Path) -> None:
+    # The durability promise of docs/deploy.md: WAL with synchronous=NORMAL (1), on every
+    # connection of the pool, the first and those opened later.
+    storage = Storage(f"sqlite:///{tmp_path / 'arena.db'}")
+    storage.open()
+    try:
+        with storage.engine.connect() as first, storage.engine.connect() as second:
+            for connection in (first, second):
+                assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+                assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+                assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    finally:
+        storage.close()
 
 
 # -- matches --------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ The call goes downward only: the ladder imports the store and the store never ca
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -113,24 +112,21 @@ def store_and_rate(engine: Engine, batch: Sequence[StoredMatch]) -> list[bool]:
             names the match, the field and why); nothing is written.
         Exception: what the database raised; nothing is written.
     """
-    named = [
-        dataclasses.replace(match, rating_model=elo.MODEL) if match.moves_ratings else match
-        for match in batch
-    ]
     # A damaged match is refused before the transaction; a game outside a tournament is
     # rated as found here (a tournament's baselines are read in the transaction).
     games: dict[str, elo.RatedGame] = {}
-    for match in named:
+    for match in batch:
         matches.check_match(match)
         if match.moves_ratings:
             games[match.id] = rated_game_of(match)
     try:
         with writing(engine) as connection:
-            fresh = matches.insert_batch(connection, named)
-            stored = [match for match, new in zip(named, fresh, strict=True) if new]
+            # Each rated match's row names the model that rates it (elo.MODEL).
+            fresh = matches.insert_batch(connection, batch, rating_model=elo.MODEL)
+            stored = [match for match, new in zip(batch, fresh, strict=True) if new]
             _rate_batch(connection, stored, games)
     except IntegrityError:
-        if matches.stored_meanwhile(engine, named):
+        if matches.stored_meanwhile(engine, batch):
             return [False]
         raise
     return fresh

@@ -21,6 +21,8 @@ The call goes downward only: the ladder imports the store and the store never ca
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -295,15 +297,27 @@ class _RatedColumns:
 
 _RATED_COLUMNS: Final = (
     MATCHES.c.id,
-    MATCHES.c.seats,
+    sa.cast(MATCHES.c.seats, sa.Text).label("seats"),
     MATCHES.c.termination,
     MATCHES.c.winner,
-    MATCHES.c.scores,
+    sa.cast(MATCHES.c.scores, sa.Text).label("scores"),
     MATCHES.c.faulted_seat,
-    MATCHES.c.side_of_seat,
-    MATCHES.c.faults,
+    sa.cast(MATCHES.c.side_of_seat, sa.Text).label("side_of_seat"),
+    sa.cast(MATCHES.c.faults, sa.Text).label("faults"),
     MATCHES.c.tournament_id,
 )
+"""The JSON arrays are read as their text, and parsed by :func:`_array` (once per distinct
+text), not by the driver or SQLAlchemy once per row."""
+
+_DISTINCT_ARRAYS: Final = 8_192
+"""Distinct JSON arrays a replay keeps parsed: a pool's rows repeat few of them (its bots'
+seatings, the sides, the faults; scores vary more)."""
+
+
+@functools.lru_cache(maxsize=_DISTINCT_ARRAYS)
+def _array(text: str) -> tuple[Any, ...]:
+    """A JSON array column's text as a tuple (immutable, so one parse serves every row)."""
+    return tuple(json.loads(text))
 
 
 def _game_of_row(
@@ -313,13 +327,13 @@ def _game_of_row(
     baselines."""
     columns = _RatedColumns(
         row.id,
-        tuple(row.seats),
+        _array(row.seats),
         row.termination,
         row.winner,
-        tuple(row.scores),
+        _array(row.scores),
         row.faulted_seat,
-        tuple(row.side_of_seat),
-        tuple(row.faults),
+        _array(row.side_of_seat),
+        _array(row.faults),
     )
     return rated_game_of(columns, baselines.get(row.tournament_id or "", ()))
 

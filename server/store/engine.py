@@ -159,10 +159,10 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     # Write-ahead logging: readers (the admin API, the CLI, another process) never block the
     # referee's writes, nor do they wait for them. A no-op for an in-memory database.
     dbapi_connection.execute("PRAGMA journal_mode=WAL")
-    # The durability promise (docs/deploy.md: durability): with WAL, NORMAL syncs the log at
-    # each checkpoint, not at each commit, so a committed game survives the process's death
-    # (SIGKILL, a crash: it is in the operating system's hands) and the file is never left
-    # corrupt, but a power cut or a kernel crash may lose the last transactions.
+    # The durability promise (docs/deploy.md: what a stored game survives): with WAL, NORMAL
+    # syncs the log at each checkpoint, not at each commit, so a committed game survives the
+    # process's death (SIGKILL, a crash: it is in the operating system's hands) and the file
+    # is never left corrupt, but a power cut or a kernel crash may lose the last transactions.
     dbapi_connection.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
 
 

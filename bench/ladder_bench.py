@@ -421,6 +421,16 @@ def _total(result: BackendResult) -> float:
     return result.store_seconds + sum(p.recompute for p in result.pools)
 
 
+def sqlite_settings(storage: RatedStorage) -> str:
+    """The settings of the store's SQLite connections that its write speed hangs on."""
+    with storage.engine.connect() as connection:
+        values = {
+            name: connection.exec_driver_sql(f"PRAGMA {name}").scalar()
+            for name in ("journal_mode", "synchronous", "page_size", "wal_autocheckpoint")
+        }
+    return ", ".join(f"{name}={value}" for name, value in values.items())
+
+
 def run_one(
     backend: str,
     matches: Sequence[StoredMatch],
@@ -435,6 +445,7 @@ def run_one(
         with tempfile.TemporaryDirectory(prefix="ladder-bench-") as folder:
             storage = RatedStorage(f"sqlite:///{Path(folder) / 'ladder.db'}")
             storage.open()
+            print(f"  sqlite: {sqlite_settings(storage)}", file=sys.stderr)
             try:
                 return run_backend(backend, storage, matches, pools, path=path, in_flight=in_flight)
             finally:

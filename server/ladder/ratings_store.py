@@ -21,7 +21,8 @@ The call goes downward only: the ladder imports the store and the store never ca
 
 from __future__ import annotations
 
-import dataclasses
+import functools
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -112,24 +113,21 @@ def store_and_rate(engine: Engine, batch: Sequence[StoredMatch]) -> list[bool]:
             names the match, the field and why); nothing is written.
         Exception: what the database raised; nothing is written.
     """
-    named = [
-        dataclasses.replace(match, rating_model=elo.MODEL) if match.moves_ratings else match
-        for match in batch
-    ]
     # A damaged match is refused before the transaction; a game outside a tournament is
     # rated as found here (a tournament's baselines are read in the transaction).
     games: dict[str, elo.RatedGame] = {}
-    for match in named:
+    for match in batch:
         matches.check_match(match)
         if match.moves_ratings:
             games[match.id] = rated_game_of(match)
     try:
         with writing(engine) as connection:
-            fresh = matches.insert_batch(connection, named)
-            stored = [match for match, new in zip(named, fresh, strict=True) if new]
+            # Each rated match's row names the model that rates it (elo.MODEL).
+            fresh = matches.insert_batch(connection, batch, rating_model=elo.MODEL)
+            stored = [match for match, new in zip(batch, fresh, strict=True) if new]
             _rate_batch(connection, stored, games)
     except IntegrityError:
-        if matches.stored_meanwhile(engine, named):
+        if matches.stored_meanwhile(engine, batch):
             return [False]
         raise
     return fresh
@@ -298,15 +296,27 @@ class _RatedColumns:
 
 _RATED_COLUMNS: Final = (
     MATCHES.c.id,
-    MATCHES.c.seats,
+    sa.cast(MATCHES.c.seats, sa.Text).label("seats"),
     MATCHES.c.termination,
     MATCHES.c.winner,
-    MATCHES.c.scores,
+    sa.cast(MATCHES.c.scores, sa.Text).label("scores"),
     MATCHES.c.faulted_seat,
-    MATCHES.c.side_of_seat,
-    MATCHES.c.faults,
+    sa.cast(MATCHES.c.side_of_seat, sa.Text).label("side_of_seat"),
+    sa.cast(MATCHES.c.faults, sa.Text).label("faults"),
     MATCHES.c.tournament_id,
 )
+"""The JSON arrays are read as their text, and parsed by :func:`_array` (once per distinct
+text), not by the driver or SQLAlchemy once per row."""
+
+_DISTINCT_ARRAYS: Final = 8_192
+"""Distinct JSON arrays a replay keeps parsed: a pool's rows repeat few of them (its bots'
+seatings, the sides, the faults; scores vary more)."""
+
+
+@functools.lru_cache(maxsize=_DISTINCT_ARRAYS)
+def _array(text: str) -> tuple[Any, ...]:
+    """A JSON array column's text as a tuple (immutable, so one parse serves every row)."""
+    return tuple(json.loads(text))
 
 
 def _game_of_row(
@@ -316,13 +326,13 @@ def _game_of_row(
     baselines."""
     columns = _RatedColumns(
         row.id,
-        tuple(row.seats),
+        _array(row.seats),
         row.termination,
         row.winner,
-        tuple(row.scores),
+        _array(row.scores),
         row.faulted_seat,
-        tuple(row.side_of_seat),
-        tuple(row.faults),
+        _array(row.side_of_seat),
+        _array(row.faults),
     )
     return rated_game_of(columns, baselines.get(row.tournament_id or "", ()))
 

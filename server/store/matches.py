@@ -26,6 +26,7 @@ from domino_arena.server.store.engine import writing
 from domino_arena.server.store.tables import DEFAULT_COURSE, MATCH_SEATS, MATCHES, utc
 
 _TERMINATIONS: Final = tuple(termination.value for termination in Termination)
+_RATED_TERMINATIONS: Final = frozenset(t.value for t in Termination if t.rated)
 _FAULT_KINDS: Final = tuple(kind.value for kind in FaultKind)
 SUMMARY_COLUMNS: Final = (
     *(column for column in MATCHES.c if column.name != "record"),
@@ -78,8 +79,9 @@ class StoredMatch:
 
     @property
     def moves_ratings(self) -> bool:
-        """Whether saving it moves ratings: marked rated, and ended in a rated way."""
-        return self.rated and Termination(self.termination).rated
+        """Whether saving it moves ratings: marked rated, and ended in a rated way (a
+        termination that is none is no rated way: :func:`check_match` refuses it)."""
+        return self.rated and self.termination in _RATED_TERMINATIONS
 
 
 class SeatedResult(Protocol):
@@ -143,9 +145,15 @@ def check_match(match: StoredMatch) -> None:
         )
 
 
-def insert_batch(connection: sa.Connection, batch: Sequence[StoredMatch]) -> list[bool]:
+def insert_batch(
+    connection: sa.Connection, batch: Sequence[StoredMatch], *, rating_model: str = ""
+) -> list[bool]:
     """Insert the matches of ``batch`` that are not stored yet, in order, in the transaction
     the caller holds on ``connection``: with one statement per table, whatever the batch's size.
+
+    ``rating_model``, when given, is stored as the rating model of each match that
+    :attr:`~StoredMatch.moves_ratings` (the ladder names the model it rates them by; the store
+    knows none), without copying the matches.
 
     A match stored already (same id, or the same game of the same tournament, also earlier in
     ``batch``) is skipped: it is written once, so a retry writes nothing twice.
@@ -165,7 +173,12 @@ def insert_batch(connection: sa.Connection, batch: Sequence[StoredMatch]) -> lis
     fresh = _not_stored(connection, batch)
     written = [match for match, new in zip(batch, fresh, strict=True) if new]
     if written:
-        connection.execute(MATCHES.insert(), [match_row(match) for match in written])
+        rows = [match_row(match) for match in written]
+        if rating_model:
+            for match, row in zip(written, rows, strict=True):
+                if match.moves_ratings:
+                    row["rating_model"] = rating_model
+        connection.execute(MATCHES.insert(), rows)
         seats = [row for match in written for row in seat_rows(match)]
         connection.execute(MATCH_SEATS.insert(), seats)
     return fresh

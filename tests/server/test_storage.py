@@ -11,6 +11,8 @@ import dataclasses
 import datetime as dt
 import math
 import re
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,6 +112,38 @@ def test_opening_again_keeps_the_data(
         assert again.match("m1") == a_match("m1")
     finally:
         again.close()
+
+
+def test_every_sqlite_connection_logs_ahead_and_syncs_at_checkpoints(tmp_path: Path) -> None:
+    # The durability promise of docs/deploy.md: WAL with synchronous=NORMAL (1), on every
+    # connection of the pool, the first and those opened later.
+    storage = Storage(f"sqlite:///{tmp_path / 'arena.db'}")
+    storage.open()
+    try:
+        with storage.engine.connect() as first, storage.engine.connect() as second:
+            for connection in (first, second):
+                assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+                assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+                assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    finally:
+        storage.close()
+
+
+def test_every_postgresql_connection_plans_each_statement_for_its_parameters() -> None:
+    # A prepared "which of these ids are stored" planned once for any ids scanned every match
+    # (bench/README.md: ladder_bench); a fresh connection and the pool's next one both say so.
+    storage = Storage(POSTGRES_URL, schema=f"test_plans_{uuid.uuid4().hex[:12]}")
+    storage.open()
+    try:
+        with storage.engine.connect() as first, storage.engine.connect() as second:
+            for connection in (first, second):
+                mode = connection.exec_driver_sql("SHOW plan_cache_mode").scalar()
+                assert mode == "force_custom_plan"
+                path = connection.exec_driver_sql("SHOW search_path").scalar()
+                assert path == storage.schema
+    finally:
+        storage.drop()
+        storage.close()
 
 
 # -- matches --------------------------------------------------------------------------------------

@@ -96,3 +96,9 @@ def test_a_deadline_already_passed_cancels_and_the_run_ends_with_its_outcome() -
     cancelled, watched = run_guest(trio_main, host)
     assert cancelled is True
     assert watched == 1, "only asyncio's own self-pipe is left"
+
+
+def test_the_installed_trio_runs_on_the_loop_not_in_a_thread() -> None:
+    """The fast path is the one in use: a trio outside ``TESTED_TRIO``, or one whose run loop
+    moved, falls back to trio's own guest run, silently slower; this says so."""
+    assert guest._USABLE, f"trio {trio.__version__}: guest.py falls back to the threaded run"

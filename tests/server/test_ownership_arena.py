@@ -6,9 +6,8 @@ its copy when it finds out. Trio time is MockClock's, and the lease rows' clock 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -18,36 +17,19 @@ from trio.testing import MockClock
 
 from domino_arena.server.app import App, Config
 from domino_arena.server.ladder.ratings_store import RatedStorage
-from domino_arena.server.net.lobby import Lobby
 from domino_arena.server.play.arena import Arena
 from domino_arena.server.play.match_spec import FinishedMatch, MatchSpec
-from domino_arena.server.play.ownership import OwnedElsewhereError, Steward
+from domino_arena.server.play.ownership import OwnedElsewhereError
 from domino_arena.server.store import lease, ownership
 from domino_arena.server.store.lease import Holder, LeaseHeldError
 from domino_arena.server.store.tournaments import StoredTournament, TournamentState
 from domino_arena.server.tournaments.lifecycle import schedule_of
 from domino_arena.server.tournaments.lifecycle.director import Director
-from tests.fakes.play import FakePlay, no_seats
+from tests.fakes.hosts import LEASE, T0, eventually, host, trio_now
+from tests.fakes.play import FakePlay
 from tests.fakes.store import running_tournament
 
-T0: Final = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 BOTS: Final = ("ann", "bob", "cid", "dan")
-LEASE: Final = 30.0
-
-
-def trio_now(clock: MockClock) -> ownership.Clock:
-    """The lease rows' clock: ``clock``'s time from T0 (read from worker threads too)."""
-    return lambda: T0 + dt.timedelta(seconds=clock.current_time())
-
-
-def host(path: Path, node: str, clock: MockClock) -> Arena:
-    """A match host's arena on the SQLite file ``path``, with its own storage and steward
-    (whose lease rows follow ``clock``)."""
-    storage = RatedStorage(f"sqlite:///{path}")
-    storage.open()
-    holder = Holder(host=f"pod-{node}", pid=1, id=node.ljust(36, "0"))
-    steward = Steward(storage.engine, holder, node, LEASE, now=trio_now(clock))
-    return Arena(storage, lobby=Lobby(), seats=no_seats, steward=steward)
 
 
 @pytest.fixture
@@ -69,16 +51,6 @@ def stored_running(arena: Arena) -> StoredTournament:
     t = running_tournament("two hosts", BOTS)
     arena.storage.add_tournament(t)
     return t
-
-
-async def eventually(done: Callable[[], object]) -> None:
-    """Let trio time pass (MockClock jumps) until ``done()`` holds; bounded in steps, not time
-    (trio.fail_after would fire while worker threads run)."""
-    for _ in range(10_000):
-        if done():
-            return
-        await trio.sleep(0.5)
-    raise AssertionError("never happened")
 
 
 def test_a_stalled_hosts_tournament_moves_to_the_other_host_and_each_game_is_stored_once(

@@ -2,7 +2,7 @@
 a host stored when it started a ladder are taken up by another host once the pool's lease
 expired, and a ladder whose settings were deleted (StopLadder through another host) stops on
 its owner. Two match hosts' arenas on one SQLite file; trio time is MockClock's, and the lease
-rows' clock follows it (tests/server/test_ownership_arena.py)."""
+rows' clock follows it (tests/fakes/hosts.py)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from domino_arena.server.play.ladder_runner import LadderRunner, ratings_of
 from domino_arena.server.play.ladder_settings import settings_of, stored
 from domino_arena.server.play.timecontrol import TimeControl
 from domino_arena.server.store import ladders, ownership
+from tests.fakes.hosts import LEASE, eventually, host, trio_now
 from tests.fakes.play import FakePlay
-from tests.server.test_ownership_arena import LEASE, eventually, host, trio_now
 
 
 def a_ladder(arena: Arena) -> LadderRunner:

@@ -37,12 +37,11 @@ class LadderSettings:
 
 def stored(runner: LadderRunner) -> StoredLadder:
     """The settings of ``runner`` as stored."""
-    tc = runner.time_control
     return StoredLadder(
         course=runner.course,
         game=runner.game.name,
         options=runner.game.options(),
-        time_control_ms=(_ms(tc.move), _ms(tc.bank), _ms(tc.grace)),
+        time_control_ms=runner.time_control.to_ms(),
         fault_policy=runner.fault_policy.value,
         max_strikes=runner.max_strikes,
         max_deals=runner.max_deals,
@@ -69,7 +68,3 @@ def settings_of(ladder: StoredLadder) -> LadderSettings:
         seed=ladder.seed,
         course=ladder.course,
     )
-
-
-def _ms(seconds: float) -> int:
-    return round(seconds * 1000)
